@@ -1,0 +1,57 @@
+# Ruckus — `make run` starts everything, `make test` runs every test.
+# When DATABASE_URL is unset both start a private PostgreSQL from this
+# machine's binaries (see README).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+GO      ?= go
+export CGO_ENABLED ?= 1
+
+.PHONY: help build run test test-go check-generated generate lint fmt deps clean
+
+help: ## Show this help
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+
+build: ## Build bin/ruckus and bin/agentd
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ruckus ./app
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentd ./agentd
+
+deps: ## Install what this machine lacks (PostgreSQL binaries) where we can
+	@./.ci/ensure-postgres
+
+run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd
+	./bin/ruckus dev
+
+test: deps check-generated build ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set)
+	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory test-go; \
+	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory test-go; fi
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+generate: ## Regenerate templ files
+	$(GO) tool templ generate -path views
+
+check-generated: ## Fail when generated files are stale
+	@$(GO) tool templ generate -path views >/dev/null 2>&1
+	@if [ -d .git ] && ! git diff --quiet -- views; then \
+		echo "generated templ files were stale; run 'make generate' and commit:"; git status --short -- views; exit 1; fi
+	@if [ -d .git ] && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
+		echo "generated templ files are not committed:"; git ls-files --others --exclude-standard -- 'views/*_templ.go'; exit 1; fi
+
+lint: ## gofmt, go vet, staticcheck
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
+		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+fmt: ## Format Go and templ sources
+	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
+	$(GO) tool templ fmt views
+
+clean: ## Remove build output (keeps .data, the private cluster)
+	rm -rf bin

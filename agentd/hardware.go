@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// detectHardware reads the CPU and memory from /proc. GPU detection through
+// NVML joins it when agentd drives GPU runtimes.
+func detectHardware() jobs.Hardware {
+	h := jobs.Hardware{CPUCores: runtime.NumCPU(), GPUs: []jobs.GPU{}}
+	h.CPUModel = procField("/proc/cpuinfo", "model name")
+	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
+		n, _ := strconv.ParseUint(strings.Fields(kb)[0], 10, 64)
+		h.MemoryBytes = n * 1024
+	}
+	return h
+}
+
+// procField returns the value of the first "key: value" line with key.
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

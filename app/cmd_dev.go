@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/devdb"
+	"github.com/ruckus/ruckus/migrations"
+)
+
+// cmdDev is `make run`: a private PostgreSQL cluster (unless DATABASE_URL is
+// set), migrations, the first admin, the server and one agentd with the
+// simulated runtime. Ctrl-C stops all of it, the cluster last.
+func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("dev", "ruckus dev [--pgdata DIR] [--pg-port N] [--agentd PATH]", stdout)
+	pgdata := fs.String("pgdata", envOr("RUCKUS_PGDATA", ".data/postgres"), "data directory of the private cluster (RUCKUS_PGDATA)")
+	pgPort := fs.Int("pg-port", envInt("RUCKUS_PG_PORT", 54329), "port of the private cluster (RUCKUS_PG_PORT)")
+	agentdPath := fs.String("agentd", "", "agentd binary to start (default: beside this binary)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	if os.Getenv("DATABASE_URL") == "" {
+		bin, err := devdb.FindBinaries()
+		if err != nil {
+			return err
+		}
+		dir, err := filepath.Abs(*pgdata)
+		if err != nil {
+			return err
+		}
+		cluster := &devdb.Cluster{Dir: dir, Port: *pgPort, BinDir: bin, Log: stderr}
+		if err := cluster.Ensure(ctx); err != nil {
+			return err
+		}
+		if err := cluster.Start(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Fprintln(stderr, "stopping PostgreSQL")
+			if err := cluster.Stop(context.Background()); err != nil {
+				fmt.Fprintln(stderr, "stop PostgreSQL:", err)
+			}
+		}()
+		url, err := cluster.CreateDatabase(ctx, "ruckus")
+		if err != nil {
+			return err
+		}
+		os.Setenv("DATABASE_URL", url)
+		fmt.Fprintf(stderr, "PostgreSQL: private cluster in %s on 127.0.0.1:%d\n", dir, *pgPort)
+	}
+
+	cfg, err := config.FromEnvironment()
+	if err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m, err := migrations.New(pool)
+	if err == nil {
+		var applied []int
+		applied, err = m.Up(ctx)
+		if len(applied) > 0 {
+			fmt.Fprintf(stderr, "applied migrations %v\n", applied)
+		}
+	}
+	pool.Close()
+	if err != nil {
+		return err
+	}
+
+	// The server runs in this process; agentd is a child process, started
+	// once the server listens and stopped before it.
+	sctx, stopServer := context.WithCancel(context.Background())
+	defer stopServer()
+	ready := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- serve(sctx, cfg, stdout, stderr, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-served:
+		return err
+	}
+
+	agentd := *agentdPath
+	if agentd == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		agentd = filepath.Join(filepath.Dir(self), "agentd")
+	}
+	host, _ := os.Hostname()
+	child := exec.Command(agentd, "run", "--database-url", cfg.DatabaseURL, "--name", host+"-sim", "--runtime", "sim")
+	child.Stdout, child.Stderr = stderr, stderr
+	// Its own process group: the terminal's Ctrl-C reaches only us, and we
+	// stop the agent in order.
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(); err != nil {
+		stopServer()
+		<-served
+		return fmt.Errorf("start agentd (%s): %w; run `make build` first", agentd, err)
+	}
+	agentDone := make(chan error, 1)
+	go func() { agentDone <- child.Wait() }()
+	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n\n", browsable(addr))
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		runErr = err
+	case err := <-agentDone:
+		runErr = fmt.Errorf("agentd exited: %v", err)
+		agentDone = nil
+	}
+	fmt.Fprintln(stderr, "stopping agentd and the server")
+	if agentDone != nil {
+		_ = child.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-agentDone:
+		case <-time.After(10 * time.Second):
+			_ = child.Process.Kill()
+			<-agentDone
+		}
+	}
+	stopServer()
+	if err := <-served; err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// cmdDevDB runs a command against a throwaway cluster (what `make test`
+// uses when DATABASE_URL is not set) and returns its exit code.
+func cmdDevDB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) < 3 || args[0] != "exec" || args[1] != "--" {
+		fmt.Fprintln(stderr, "usage: ruckus dev-db exec -- CMD [ARGS…]")
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "ruckus dev-db:", err)
+		return 1
+	}
+	bin, err := devdb.FindBinaries()
+	if err != nil {
+		return fail(err)
+	}
+	dir, err := os.MkdirTemp("", "ruckus-pg-")
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	port, err := devdb.FreePort()
+	if err != nil {
+		return fail(err)
+	}
+	cluster := &devdb.Cluster{Dir: filepath.Join(dir, "data"), Port: port, BinDir: bin, Throwaway: true, Log: io.Discard}
+	start := time.Now()
+	if err := cluster.Ensure(ctx); err != nil {
+		return fail(err)
+	}
+	if err := cluster.Start(ctx); err != nil {
+		return fail(err)
+	}
+	defer cluster.Stop(context.Background()) //nolint:errcheck // the directory is removed anyway
+	url, err := cluster.CreateDatabase(ctx, "ruckus")
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stderr, "throwaway PostgreSQL on 127.0.0.1:%d ready in %.1fs\n", port, time.Since(start).Seconds())
+
+	cmd := exec.CommandContext(ctx, args[2], args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+url)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}
+
+// browsable turns a listen address such as [::]:8080 into one a browser
+// can open.
+func browsable(addr string) string {
+	for _, p := range []string{"[::]:", "0.0.0.0:"} {
+		if len(addr) > len(p) && addr[:len(p)] == p {
+			return "localhost:" + addr[len(p):]
+		}
+	}
+	return addr
+}

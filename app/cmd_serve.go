@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/assets"
+	"github.com/ruckus/ruckus/handlers"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/migrations"
+)
+
+// agentStaleAfter: agents beat every 5 s by default; three missed beats
+// make one stale.
+const agentStaleAfter = 15 * time.Second
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "ruckus serve", stdout)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.FromEnvironment()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, stdout, stderr, nil)
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("cannot reach the database at DATABASE_URL: %w", err)
+	}
+	return pool, nil
+}
+
+// serve runs the web server until ctx ends, then shuts down gracefully.
+// ready, when not nil, is closed once the server listens.
+func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, ready chan<- string) error {
+	logger := newLogger(cfg, stderr)
+	pool, err := openPool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+
+	mig, err := migrations.New(pool)
+	if err != nil {
+		return err
+	}
+	if app, rv, err := mig.Pending(ctx); err != nil {
+		return err
+	} else if app+rv > 0 {
+		return fmt.Errorf("the database schema is behind this binary (%d Ruckus and %d River migrations pending): run `ruckus migrate up`", app, rv)
+	}
+
+	passwords, err := auth.NewPasswords(cfg.PasswordCost)
+	if err != nil {
+		return err
+	}
+	if err := bootstrapAdmin(ctx, st, passwords, cfg, stdout); err != nil {
+		return err
+	}
+	key := []byte(cfg.SessionKey)
+	if len(key) == 0 {
+		key, err = st.ServerSecret(ctx, "session_hash_key", func() []byte {
+			b := make([]byte, 64)
+			_, _ = rand.Read(b)
+			return b
+		})
+		if err != nil {
+			return err
+		}
+	}
+	manifest, err := assets.New()
+	if err != nil {
+		return err
+	}
+
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Logger:  logger,
+		Queues:  map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
+		Workers: workers,
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	if err := rc.Start(ctx); err != nil {
+		return fmt.Errorf("start river: %w", err)
+	}
+
+	app := handlers.New(handlers.Deps{
+		Store:           st,
+		Logger:          logger,
+		Version:         version,
+		Assets:          manifest,
+		Passwords:       passwords,
+		SessionKey:      key,
+		SessionTTL:      cfg.SessionTTL,
+		SignInAttempts:  cfg.SignInAttempts,
+		SignInWindow:    cfg.SignInWindow,
+		MaxRequestBytes: cfg.MaxRequestBytes,
+		AgentStaleAfter: agentStaleAfter,
+		Ready: func(ctx context.Context) error {
+			if err := st.Ping(ctx); err != nil {
+				return fmt.Errorf("database unreachable: %w", err)
+			}
+			app, rv, err := mig.Pending(ctx)
+			if err != nil {
+				return err
+			}
+			if app+rv > 0 {
+				return fmt.Errorf("%d Ruckus and %d River migrations pending", app, rv)
+			}
+			return nil
+		},
+	})
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("RUCKUS_ADDR: cannot listen on %s: %w", cfg.Addr, err)
+	}
+	logger.Info("ruckus listening", "addr", ln.Addr().String(), "version", version)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	herr := app.ShutdownWithContext(sctx)
+	rerr := rc.Stop(sctx)
+	logger.Info("stopped")
+	return errors.Join(herr, rerr)
+}
+
+// bootstrapAdmin creates the first administrator when there is no active
+// one: from RUCKUS_ADMIN_EMAIL/RUCKUS_ADMIN_PASSWORD, else with a
+// generated password printed once.
+func bootstrapAdmin(ctx context.Context, st *store.Store, pw *auth.Passwords, cfg config.Config, out io.Writer) error {
+	return st.InTx(ctx, func(q *store.Queries) error {
+		// One bootstrapper at a time when several servers start together.
+		if err := q.AdvisoryXactLock(ctx, "bootstrap_admin"); err != nil {
+			return err
+		}
+		n, err := q.CountActiveAdmins(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		email := cfg.AdminEmail
+		if email == "" {
+			email = "admin@ruckus.local"
+		}
+		password, generated := cfg.AdminPassword, false
+		if password == "" {
+			password, generated = auth.GeneratePassword(), true
+		}
+		hash, err := pw.Hash(password)
+		if err != nil {
+			return err
+		}
+		_, err = q.CreateUser(ctx, store.NewUser{Email: email, Name: "Administrator", PasswordHash: hash, Role: store.RoleAdmin})
+		if errors.Is(err, store.ErrEmailTaken) {
+			return fmt.Errorf("there is no active administrator and RUCKUS_ADMIN_EMAIL (%s) belongs to an existing account: choose another email, or run `ruckus user create --admin`", email)
+		}
+		if err != nil {
+			return err
+		}
+		if generated {
+			fmt.Fprintf(out, "\n  Created the first administrator.\n    email:    %s\n    password: %s\n  This password is shown once; change it under Settings after signing in.\n\n", email, password)
+		} else {
+			fmt.Fprintf(out, "Created the first administrator %s (password from RUCKUS_ADMIN_PASSWORD).\n", email)
+		}
+		return nil
+	})
+}

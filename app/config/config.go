@@ -1,0 +1,237 @@
+// Package config reads the server's settings from environment variables and
+// an optional YAML file, and validates them with validator/v10. Every error
+// names the setting by its environment variable, so an operator knows what to
+// change whichever way they set it.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is every setting of the ruckus server. Each field names its
+// environment variable (env) and YAML key (yaml); the environment wins.
+type Config struct {
+	DatabaseURL     string        `env:"DATABASE_URL" yaml:"database_url" validate:"required,postgres_url"`
+	Addr            string        `env:"RUCKUS_ADDR" yaml:"addr" validate:"required,listen_addr"`
+	LogLevel        string        `env:"RUCKUS_LOG_LEVEL" yaml:"log_level" validate:"oneof=debug info warn error"`
+	LogFormat       string        `env:"RUCKUS_LOG_FORMAT" yaml:"log_format" validate:"oneof=text json"`
+	SessionTTL      time.Duration `env:"RUCKUS_SESSION_TTL" yaml:"session_ttl" validate:"min=5m,max=8760h"`
+	SessionKey      string        `env:"RUCKUS_SESSION_KEY" yaml:"session_key" validate:"omitempty,min=32"`
+	PasswordCost    int           `env:"RUCKUS_PASSWORD_COST" yaml:"password_cost" validate:"min=4,max=16"`
+	SignInAttempts  int           `env:"RUCKUS_SIGNIN_ATTEMPTS" yaml:"signin_attempts" validate:"min=1,max=1000"`
+	SignInWindow    time.Duration `env:"RUCKUS_SIGNIN_WINDOW" yaml:"signin_window" validate:"min=1s,max=24h"`
+	MaxRequestBytes int64         `env:"RUCKUS_MAX_REQUEST_BYTES" yaml:"max_request_bytes" validate:"min=1024"`
+	ShutdownTimeout time.Duration `env:"RUCKUS_SHUTDOWN_TIMEOUT" yaml:"shutdown_timeout" validate:"min=1s,max=10m"`
+	AdminEmail      string        `env:"RUCKUS_ADMIN_EMAIL" yaml:"admin_email" validate:"omitempty,email"`
+	AdminPassword   string        `env:"RUCKUS_ADMIN_PASSWORD" yaml:"admin_password" validate:"omitempty,min=8,max=72"`
+}
+
+// Defaults returns the settings used where neither the file nor the
+// environment says otherwise.
+func Defaults() Config {
+	return Config{
+		Addr:            ":8080",
+		LogLevel:        "info",
+		LogFormat:       "text",
+		SessionTTL:      30 * 24 * time.Hour,
+		PasswordCost:    12,
+		SignInAttempts:  10,
+		SignInWindow:    15 * time.Minute,
+		MaxRequestBytes: 8 << 20,
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+// Error lists every invalid setting at once.
+type Error struct {
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// Load builds the configuration: defaults, then the YAML file at path (when
+// path is not empty), then environment variables looked up with getenv.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Defaults()
+	if path != "" {
+		if err := loadFile(path, &cfg); err != nil {
+			return cfg, err
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, Validate(cfg)
+}
+
+// FromEnvironment is Load with the process environment, taking the file
+// from RUCKUS_CONFIG when set.
+func FromEnvironment() (Config, error) {
+	return Load(os.Getenv("RUCKUS_CONFIG"), os.Getenv)
+}
+
+func loadFile(path string, cfg *Config) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return &Error{Problems: []string{fmt.Sprintf("RUCKUS_CONFIG: cannot open %s: %v", path, err)}}
+	}
+	defer f.Close()
+	// The file uses the same types as the struct except durations, which YAML
+	// cannot decode into time.Duration from "15s"; read into strings first.
+	raw := map[string]yaml.Node{}
+	if err := yaml.NewDecoder(f).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return &Error{Problems: []string{fmt.Sprintf("RUCKUS_CONFIG: %s is not valid YAML: %v", path, err)}}
+	}
+	var problems []string
+	known := map[string]bool{}
+	forEachField(cfg, func(f field) {
+		known[f.yaml] = true
+		node, ok := raw[f.yaml]
+		if !ok {
+			return
+		}
+		if node.Kind != yaml.ScalarNode {
+			problems = append(problems, fmt.Sprintf("%s (%s line %d): must be a single value", f.yaml, path, node.Line))
+			return
+		}
+		if err := f.set(node.Value); err != nil {
+			problems = append(problems, fmt.Sprintf("%s (%s line %d): %v", f.yaml, path, node.Line, err))
+		}
+	})
+	for k, node := range raw {
+		if !known[k] {
+			problems = append(problems, fmt.Sprintf("%s (%s line %d): unknown setting", k, path, node.Line))
+		}
+	}
+	if len(problems) > 0 {
+		return &Error{Problems: problems}
+	}
+	return nil
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	var problems []string
+	forEachField(cfg, func(f field) {
+		v := getenv(f.env)
+		if v == "" {
+			return
+		}
+		if err := f.set(v); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", f.env, err))
+		}
+	})
+	if len(problems) > 0 {
+		return &Error{Problems: problems}
+	}
+	return nil
+}
+
+type field struct {
+	env, yaml string
+	value     reflect.Value
+}
+
+func (f field) set(s string) error {
+	switch f.value.Kind() {
+	case reflect.String:
+		f.value.SetString(s)
+	case reflect.Int, reflect.Int64:
+		if f.value.Type() == reflect.TypeOf(time.Duration(0)) {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("%q is not a duration (use a number with a unit, such as 30s, 15m or 720h)", s)
+			}
+			f.value.SetInt(int64(d))
+			return nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		f.value.SetInt(n)
+	default:
+		return fmt.Errorf("unsupported setting type %s", f.value.Kind())
+	}
+	return nil
+}
+
+func forEachField(cfg *Config, fn func(field)) {
+	v := reflect.ValueOf(cfg).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		fn(field{env: sf.Tag.Get("env"), yaml: sf.Tag.Get("yaml"), value: v.Field(i)})
+	}
+}
+
+// Validate checks every setting and reports all problems together.
+func Validate(cfg Config) error {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(sf reflect.StructField) string { return sf.Tag.Get("env") })
+	_ = v.RegisterValidation("listen_addr", func(fl validator.FieldLevel) bool {
+		_, port, err := net.SplitHostPort(fl.Field().String())
+		if err != nil {
+			return false
+		}
+		n, err := strconv.Atoi(port)
+		return err == nil && n >= 0 && n <= 65535
+	})
+	_ = v.RegisterValidation("postgres_url", func(fl validator.FieldLevel) bool {
+		s := fl.Field().String()
+		return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+	})
+	err := v.Struct(cfg)
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return err
+	}
+	problems := make([]string, 0, len(verrs))
+	for _, fe := range verrs {
+		problems = append(problems, fmt.Sprintf("%s: %s", fe.Field(), describe(fe)))
+	}
+	return &Error{Problems: problems}
+}
+
+func describe(fe validator.FieldError) string {
+	secret := strings.Contains(fe.Field(), "PASSWORD") || strings.Contains(fe.Field(), "KEY")
+	got := ""
+	if !secret {
+		got = fmt.Sprintf(" (got %q)", fmt.Sprint(fe.Value()))
+	}
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "postgres_url":
+		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got
+	case "listen_addr":
+		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(fe.Param(), " ", ", ") + got
+	case "email":
+		return "must be an email address" + got
+	case "min":
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at least %s characters long", fe.Param())
+		}
+		return fmt.Sprintf("must be at least %s%s", fe.Param(), got)
+	case "max":
+		if fe.Kind() == reflect.String {
+			return fmt.Sprintf("must be at most %s characters long", fe.Param())
+		}
+		return fmt.Sprintf("must be at most %s%s", fe.Param(), got)
+	}
+	return fmt.Sprintf("fails the %q check%s", fe.Tag(), got)
+}

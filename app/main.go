@@ -1,0 +1,100 @@
+// Command ruckus is the Ruckus server: the web UI and JSON API, plus the
+// commands that manage its database, users and tokens.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ruckus/ruckus/app/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `ruckus — benchmark open-weight LLMs on real hardware.
+
+Usage:
+  ruckus serve                          run the web server (settings from the environment)
+  ruckus migrate up|down [--all]|status manage the database schema (Ruckus's and River's)
+  ruckus user create --email E [--password P] [--name N] [--admin]
+  ruckus token create --email E [--name N]   print a new API token for a user
+  ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
+  ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
+  ruckus version                        print the version
+
+Settings come from environment variables (DATABASE_URL, RUCKUS_ADDR, …) and
+an optional YAML file named by RUCKUS_CONFIG; see the README.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "ruckus", version)
+		return 0
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		err = cmdMigrate(ctx, args[1:], stdout)
+	case "user":
+		err = cmdUser(ctx, args[1:], stdout)
+	case "token":
+		err = cmdToken(ctx, args[1:], stdout)
+	case "dev":
+		err = cmdDev(ctx, args[1:], stdout, stderr)
+	case "dev-db":
+		return cmdDevDB(ctx, args[1:], stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "ruckus: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ruckus:", err)
+		var cerr *config.Error
+		if errors.As(err, &cerr) || errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+// newFlags makes a flag set that prints its usage to stdout on --help and
+// returns errors instead of exiting.
+func newFlags(name, synopsis string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,80 @@
+// Package store holds all of Ruckus's SQL. It is the only package that talks
+// to PostgreSQL; everything else asks it through small interfaces.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrNotFound is returned when the row asked for does not exist (or is not
+// visible to the caller).
+var ErrNotFound = errors.New("not found")
+
+// ErrEmailTaken is returned when a user with the same email already exists.
+var ErrEmailTaken = errors.New("a user with this email already exists")
+
+// DBTX is what both *pgxpool.Pool and pgx.Tx offer; queries run on either.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// Queries runs the store's statements on one querier: the pool, or a
+// transaction when writes belong together.
+type Queries struct {
+	db DBTX
+}
+
+// Store is the database: Queries on the pool plus transactions.
+type Store struct {
+	*Queries
+	pool *pgxpool.Pool
+}
+
+// New returns a store over pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{Queries: &Queries{db: pool}, pool: pool}
+}
+
+// Pool is the underlying connection pool, for River and the migrator.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// InTx runs fn in one transaction, committed when fn returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return fn(&Queries{db: tx})
+	})
+}
+
+// WithTx returns Queries bound to an outside transaction (for River's
+// InsertTx alongside the rows a job refers to).
+func WithTx(tx pgx.Tx) *Queries { return &Queries{db: tx} }
+
+// mapErr turns driver errors into the store's sentinels, in one place.
+func mapErr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		switch pgErr.ConstraintName {
+		case "users_email_key":
+			return fmt.Errorf("%s: %w", what, ErrEmailTaken)
+		}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

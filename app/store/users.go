@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Roles a user can have.
+const (
+	RoleAdmin = "admin"
+	RoleUser  = "user"
+)
+
+// User is an account.
+type User struct {
+	ID                int64
+	Email             string
+	Name              string
+	PasswordHash      string
+	Role              string
+	DisabledAt        *time.Time
+	PasswordChangedAt time.Time
+	CreatedAt         time.Time
+}
+
+// IsAdmin reports whether the user has the admin role.
+func (u User) IsAdmin() bool { return u.Role == RoleAdmin }
+
+// Disabled reports whether the account was disabled by an admin.
+func (u User) Disabled() bool { return u.DisabledAt != nil }
+
+const userColumns = `id, email, name, password_hash, role, disabled_at, password_changed_at, created_at`
+
+func scanUser(row pgx.CollectableRow) (User, error) {
+	var u User
+	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.DisabledAt, &u.PasswordChangedAt, &u.CreatedAt)
+	return u, err
+}
+
+// NewUser is what CreateUser needs. Email must already be lower-case.
+type NewUser struct {
+	Email        string
+	Name         string
+	PasswordHash string
+	Role         string
+}
+
+// CreateUser inserts a user; ErrEmailTaken when the email is in use.
+func (q *Queries) CreateUser(ctx context.Context, nu NewUser) (User, error) {
+	rows, _ := q.db.Query(ctx, `INSERT INTO users (email, name, password_hash, role)
+		VALUES (@email, @name, @hash, @role) RETURNING `+userColumns,
+		pgx.NamedArgs{"email": nu.Email, "name": nu.Name, "hash": nu.PasswordHash, "role": nu.Role})
+	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
+	return u, mapErr(err, "create user")
+}
+
+// UserByID returns one user.
+func (q *Queries) UserByID(ctx context.Context, id int64) (User, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE id = @id`, pgx.NamedArgs{"id": id})
+	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
+	return u, mapErr(err, "user by id")
+}
+
+// UserByEmail returns the user with this (lower-case) email.
+func (q *Queries) UserByEmail(ctx context.Context, email string) (User, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE email = @email`, pgx.NamedArgs{"email": email})
+	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
+	return u, mapErr(err, "user by email")
+}
+
+// ListUsers returns every user, oldest first.
+func (q *Queries) ListUsers(ctx context.Context) ([]User, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users ORDER BY id`)
+	us, err := pgx.CollectRows(rows, scanUser)
+	return us, mapErr(err, "list users")
+}
+
+// CountActiveAdmins counts admins that are not disabled.
+func (q *Queries) CountActiveAdmins(ctx context.Context) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, `SELECT count(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL`).Scan(&n)
+	return n, mapErr(err, "count admins")
+}
+
+// SetUserDisabled disables or re-enables an account. Disabling also ends
+// every session of that user.
+func (q *Queries) SetUserDisabled(ctx context.Context, id int64, disabled bool) error {
+	tag, err := q.db.Exec(ctx, `UPDATE users
+		SET disabled_at = CASE WHEN @disabled THEN coalesce(disabled_at, now()) END, updated_at = now()
+		WHERE id = @id`, pgx.NamedArgs{"id": id, "disabled": disabled})
+	if err != nil {
+		return mapErr(err, "set user disabled")
+	}
+	if tag.RowsAffected() == 0 {
+		return mapErr(pgx.ErrNoRows, "set user disabled")
+	}
+	if disabled {
+		return q.DeleteUserSessions(ctx, id, nil)
+	}
+	return nil
+}
+
+// SetUserRole changes a user's role.
+func (q *Queries) SetUserRole(ctx context.Context, id int64, role string) error {
+	tag, err := q.db.Exec(ctx, `UPDATE users SET role = @role, updated_at = now() WHERE id = @id`,
+		pgx.NamedArgs{"id": id, "role": role})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "set user role")
+}
+
+// SetUserPassword stores a new password hash and ends every session of the
+// user except keepSession (the one that made the change, if any).
+func (q *Queries) SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error {
+	tag, err := q.db.Exec(ctx, `UPDATE users SET password_hash = @hash, password_changed_at = now(), updated_at = now()
+		WHERE id = @id`, pgx.NamedArgs{"id": id, "hash": hash})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	if err != nil {
+		return mapErr(err, "set user password")
+	}
+	return q.DeleteUserSessions(ctx, id, keepSession)
+}

@@ -1,0 +1,137 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/admin"
+)
+
+type userStore interface {
+	UserByID(ctx context.Context, id int64) (store.User, error)
+	UserByEmail(ctx context.Context, email string) (store.User, error)
+	ListUsers(ctx context.Context) ([]store.User, error)
+	CreateUser(ctx context.Context, nu store.NewUser) (store.User, error)
+	SetUserDisabled(ctx context.Context, id int64, disabled bool) error
+	SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error
+}
+
+// newUserRequest is the create-user form, validated with validator/v10.
+type newUserRequest struct {
+	Email    string `form:"email" validate:"required,email,max=254"`
+	Name     string `form:"name" validate:"max=200"`
+	Password string `form:"password" validate:"min=8,max=72"`
+	Admin    bool   `form:"admin"`
+}
+
+var fieldMessages = map[string]string{
+	"email":    "Enter a valid email address.",
+	"name":     "The name may be at most 200 characters long.",
+	"password": "The password must be 8 to 72 characters long.",
+}
+
+func (s *server) showUsersPage(c *fiber.Ctx) error {
+	return s.usersResult(c, fiber.StatusOK, admin.UsersData{})
+}
+
+func (s *server) usersResult(c *fiber.Ctx, status int, d admin.UsersData) error {
+	users, err := s.Store.ListUsers(c.UserContext())
+	if err != nil {
+		return err
+	}
+	d.Users = users
+	d.SelfID = currentUser(c).ID
+	if c.Get("HX-Request") != "" {
+		return render(c, status, admin.UsersSection(d))
+	}
+	return render(c, status, admin.UsersPage(d))
+}
+
+func (s *server) createUser(c *fiber.Ctx) error {
+	var req newUserRequest
+	if err := c.BodyParser(&req); err != nil {
+		return fiber.NewError(fiber.StatusBadRequest, "The form could not be read.")
+	}
+	req.Email = strings.ToLower(strings.TrimSpace(req.Email))
+	req.Name = strings.TrimSpace(req.Name)
+	form := admin.NewUserForm{Email: req.Email, Name: req.Name, Admin: req.Admin, Errors: map[string]string{}}
+	var verrs validator.ValidationErrors
+	if errors.As(s.validate.Struct(req), &verrs) {
+		for _, fe := range verrs {
+			form.Errors[fe.Field()] = fieldMessages[fe.Field()]
+		}
+		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
+	}
+	hash, err := s.Passwords.Hash(req.Password)
+	if err != nil {
+		return err
+	}
+	role := store.RoleUser
+	if req.Admin {
+		role = store.RoleAdmin
+	}
+	_, err = s.Store.CreateUser(c.UserContext(), store.NewUser{Email: req.Email, Name: req.Name, PasswordHash: hash, Role: role})
+	if errors.Is(err, store.ErrEmailTaken) {
+		form.Errors["email"] = "A user with this email already exists."
+		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
+	}
+	if err != nil {
+		return err
+	}
+	s.Logger.Info("user created", "by", currentUser(c).ID, "email", req.Email, "role", role)
+	return s.usersResult(c, fiber.StatusOK, admin.UsersData{Created: req.Email})
+}
+
+// targetUser reads :id and refuses actions on the admin's own account, so
+// an admin cannot lock themselves out.
+func (s *server) targetUser(c *fiber.Ctx) (store.User, error) {
+	id, err := c.ParamsInt("id")
+	if err != nil {
+		return store.User{}, fiber.ErrNotFound
+	}
+	if int64(id) == currentUser(c).ID {
+		return store.User{}, fiber.NewError(fiber.StatusUnprocessableEntity, "You cannot do this to your own account.")
+	}
+	u, err := s.Store.UserByID(c.UserContext(), int64(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return u, fiber.NewError(fiber.StatusNotFound, "There is no such user.")
+	}
+	return u, err
+}
+
+func (s *server) setUserDisabled(disabled bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		u, err := s.targetUser(c)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.SetUserDisabled(c.UserContext(), u.ID, disabled); err != nil {
+			return err
+		}
+		s.Logger.Info("user disabled changed", "by", currentUser(c).ID, "user_id", u.ID, "disabled", disabled)
+		return s.usersResult(c, fiber.StatusOK, admin.UsersData{})
+	}
+}
+
+func (s *server) resetPassword(c *fiber.Ctx) error {
+	u, err := s.targetUser(c)
+	if err != nil {
+		return err
+	}
+	pw := auth.GeneratePassword()
+	hash, err := s.Passwords.Hash(pw)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.SetUserPassword(c.UserContext(), u.ID, hash, nil); err != nil {
+		return err
+	}
+	s.Logger.Info("password reset", "by", currentUser(c).ID, "user_id", u.ID)
+	return s.usersResult(c, fiber.StatusOK, admin.UsersData{ResetEmail: u.Email, ResetPassword: pw})
+}

@@ -1,0 +1,286 @@
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gorilla/sessions"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/layout"
+)
+
+const (
+	sessionCookie = "ruckus_session"
+	csrfCookie    = "ruckus_csrf"
+	flashCookie   = "ruckus_flash"
+	csrfField     = "_csrf"
+	csrfHeader    = "X-CSRF-Token"
+
+	localSession = "session"
+	localUser    = "user"
+)
+
+func (s *server) logRequests(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	if err != nil {
+		// Let the error handler write the response now, so the log line
+		// carries the status the client really gets.
+		if herr := s.handleError(c, err); herr != nil {
+			s.Logger.Error("error handler failed", "err", herr)
+		}
+	}
+	level := slog.LevelInfo
+	status := c.Response().StatusCode()
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	s.Logger.Log(c.UserContext(), level, "request",
+		"method", c.Method(), "path", c.Path(), "status", status,
+		"duration_ms", float64(time.Since(start).Microseconds())/1000,
+		"bytes", len(c.Response().Body()), "ip", c.IP())
+	return nil
+}
+
+func securityHeaders(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'")
+	return c.Next()
+}
+
+// httpRequest converts the Fiber request for gorilla/sessions, carrying the
+// user context so database calls honour the request's deadline.
+func httpRequest(c *fiber.Ctx) (*http.Request, error) {
+	r, err := adaptor.ConvertRequest(c, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.WithContext(c.UserContext()), nil
+}
+
+// cookieWriter is the http.ResponseWriter gorilla/sessions writes to; only
+// the Set-Cookie headers it produces are copied onto the Fiber response.
+type cookieWriter struct {
+	header http.Header
+}
+
+func (w *cookieWriter) Header() http.Header         { return w.header }
+func (w *cookieWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *cookieWriter) WriteHeader(int)             {}
+
+func (w *cookieWriter) copyTo(c *fiber.Ctx) {
+	for _, v := range w.header.Values("Set-Cookie") {
+		c.Response().Header.Add("Set-Cookie", v)
+	}
+}
+
+// saveSession writes a gorilla session (store row or flash cookie) and
+// copies its cookie onto the response.
+func saveSession(c *fiber.Ctx, sess *sessions.Session) error {
+	r, err := httpRequest(c)
+	if err != nil {
+		return err
+	}
+	sess.Options.Secure = c.Protocol() == "https"
+	w := &cookieWriter{header: http.Header{}}
+	if err := sess.Save(r, w); err != nil {
+		return err
+	}
+	w.copyTo(c)
+	return nil
+}
+
+// loadSession reads the session cookie, the CSRF cookie and pending
+// flashes, and puts the user and the layout's Info in the request context.
+// A bad, expired or revoked session just means nobody is signed in.
+func (s *server) loadSession(c *fiber.Ctx) error {
+	r, err := httpRequest(c)
+	if err != nil {
+		return err
+	}
+	sess, err := s.sessions.New(r, sessionCookie)
+	if err != nil {
+		return err
+	}
+	info := &layout.Info{
+		Path:     c.Path(),
+		Version:  s.Version,
+		AssetURL: s.Assets.URL,
+	}
+	c.Locals(localSession, sess)
+	if uid, ok := sess.Values[auth.UserIDKey].(int64); ok && !sess.IsNew {
+		u, err := s.Store.UserByID(c.UserContext(), uid)
+		switch {
+		case err == nil && !u.Disabled():
+			info.User = &u
+			c.Locals(localUser, &u)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	info.CSRFToken = s.csrfToken(c)
+	if c.Method() == fiber.MethodGet && c.Get("HX-Request") == "" {
+		if err := s.takeFlashes(c, r, info); err != nil {
+			return err
+		}
+	}
+	c.SetUserContext(layout.WithInfo(c.UserContext(), info))
+	return c.Next()
+}
+
+// csrfToken returns the visitor's CSRF token from its signed cookie,
+// minting one (and the cookie) when there is none or it does not verify.
+func (s *server) csrfToken(c *fiber.Ctx) string {
+	var token string
+	if raw := c.Cookies(csrfCookie); raw != "" {
+		if s.csrf.Decode(csrfCookie, raw, &token) == nil && token != "" {
+			return token
+		}
+	}
+	return s.newCSRFToken(c)
+}
+
+func (s *server) newCSRFToken(c *fiber.Ctx) string {
+	token := auth.RandomString(32)
+	encoded, err := s.csrf.Encode(csrfCookie, token)
+	if err != nil {
+		return token
+	}
+	c.Cookie(&fiber.Cookie{
+		Name: csrfCookie, Value: encoded, Path: "/", HTTPOnly: true, SameSite: "Lax",
+		Secure: c.Protocol() == "https",
+	})
+	return token
+}
+
+// checkCSRF refuses state-changing requests whose form field or header
+// does not match the visitor's CSRF cookie.
+func (s *server) checkCSRF(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	want := layout.InfoFrom(c.UserContext()).CSRFToken
+	got := c.Get(csrfHeader)
+	if got == "" {
+		got = c.FormValue(csrfField)
+	}
+	// want came from the signed cookie; when the cookie was missing or
+	// forged it is freshly minted and no form can know it.
+	if got == "" || !auth.Equal(got, want) {
+		return fiber.NewError(fiber.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+	}
+	return c.Next()
+}
+
+func (s *server) takeFlashes(c *fiber.Ctx, r *http.Request, info *layout.Info) error {
+	if c.Cookies(flashCookie) == "" {
+		return nil
+	}
+	fs, _ := s.flashes.Get(r, flashCookie)
+	for _, f := range fs.Flashes() {
+		if v, ok := f.(string); ok {
+			kind, msg, _ := strings.Cut(v, ":")
+			info.Flashes = append(info.Flashes, layout.Flash{Kind: kind, Message: msg})
+		}
+	}
+	fs.Options.MaxAge = -1
+	return saveSession(c, fs)
+}
+
+// flash queues a message for the next page the visitor sees.
+func (s *server) flash(c *fiber.Ctx, kind, msg string) error {
+	r, err := httpRequest(c)
+	if err != nil {
+		return err
+	}
+	fs, _ := s.flashes.Get(r, flashCookie)
+	fs.AddFlash(kind + ":" + msg)
+	return saveSession(c, fs)
+}
+
+func currentUser(c *fiber.Ctx) *store.User {
+	u, _ := c.Locals(localUser).(*store.User)
+	return u
+}
+
+func currentSession(c *fiber.Ctx) *sessions.Session {
+	sess, _ := c.Locals(localSession).(*sessions.Session)
+	return sess
+}
+
+// requireUser sends visitors who are not signed in to the sign-in page,
+// remembering where they were going.
+func requireUser(c *fiber.Ctx) error {
+	if currentUser(c) != nil {
+		return c.Next()
+	}
+	target := "/signin"
+	if c.Method() == fiber.MethodGet && c.Get("HX-Request") == "" {
+		target += "?next=" + url.QueryEscape(string(c.Request().URI().RequestURI()))
+	}
+	return redirect(c, target)
+}
+
+func requireAdmin(c *fiber.Ctx) error {
+	if u := currentUser(c); u != nil && u.IsAdmin() {
+		return c.Next()
+	}
+	return fiber.NewError(fiber.StatusForbidden, "This page is for administrators.")
+}
+
+// redirect answers with a 303, or HX-Redirect for htmx requests so the
+// whole page moves rather than a fragment being swapped for the target.
+func redirect(c *fiber.Ctx, to string) error {
+	if c.Get("HX-Request") != "" {
+		c.Set("HX-Redirect", to)
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// requireToken authenticates API calls by bearer token.
+func (s *server) requireToken(c *fiber.Ctx) error {
+	h := c.Get(fiber.HeaderAuthorization)
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || strings.TrimSpace(token) == "" {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus"`)
+		return fiber.NewError(fiber.StatusUnauthorized, "missing API token: send Authorization: Bearer <token>")
+	}
+	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(strings.TrimSpace(token)))
+	if errors.Is(err, store.ErrNotFound) {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus", error="invalid_token"`)
+		return fiber.NewError(fiber.StatusUnauthorized, "invalid or revoked API token")
+	}
+	if err != nil {
+		return err
+	}
+	c.Locals(localUser, &u)
+	return c.Next()
+}
+
+func requireAPIAdmin(c *fiber.Ctx) error {
+	if u := currentUser(c); u != nil && u.IsAdmin() {
+		return c.Next()
+	}
+	return fiber.NewError(fiber.StatusForbidden, "this endpoint is for administrators")
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}

@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/views/layout"
+)
+
+// render writes a templ component as the HTML response: the one helper for
+// every page and fragment.
+func render(c *fiber.Ctx, status int, component templ.Component) error {
+	c.Type("html", "utf-8")
+	c.Status(status)
+	return component.Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") }
+
+// handleError turns an error into the response: JSON for the API, a page in
+// the layout otherwise. Details of unexpected errors go to the log only.
+func (s *server) handleError(c *fiber.Ctx, err error) error {
+	status := fiber.StatusInternalServerError
+	msg := "Something went wrong on our side. It has been logged; please try again."
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		status = fe.Code
+		msg = fe.Message
+		if status == fiber.StatusRequestEntityTooLarge {
+			msg = "The request is too large."
+		}
+	} else {
+		s.Logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	c.Response().ResetBody()
+	if isAPI(c) {
+		if status == fiber.StatusInternalServerError {
+			msg = "internal error"
+		}
+		return c.Status(status).JSON(fiber.Map{"error": msg})
+	}
+	title := map[int]string{
+		fiber.StatusNotFound:              "Page not found",
+		fiber.StatusForbidden:             "Not allowed",
+		fiber.StatusRequestEntityTooLarge: "Too large",
+		fiber.StatusTooManyRequests:       "Too many requests",
+	}[status]
+	if title == "" {
+		title = "Error"
+		if status >= 500 {
+			title = "Server error"
+		}
+	}
+	if layout.InfoFrom(c.UserContext()).AssetURL("") == "" {
+		// Errors raised before loadSession ran still get styled pages.
+		c.SetUserContext(layout.WithInfo(c.UserContext(), &layout.Info{Path: c.Path(), Version: s.Version, AssetURL: s.Assets.URL}))
+	}
+	return render(c, status, layout.ErrorPage(status, title, msg))
+}
+
+func (s *server) notFound(c *fiber.Ctx) error {
+	return fiber.NewError(fiber.StatusNotFound, "There is nothing at "+c.Path()+".")
+}
+
+func apiNotFound(c *fiber.Ctx) error {
+	return fiber.NewError(fiber.StatusNotFound, "no such endpoint: "+c.Method()+" "+c.Path())
+}
+
+func (s *server) serveAsset(c *fiber.Ctx) error {
+	a, ok := s.Assets.Lookup(c.Path())
+	if !ok {
+		return fiber.NewError(fiber.StatusNotFound, "There is nothing at "+c.Path()+".")
+	}
+	c.Set(fiber.HeaderContentType, a.ContentType)
+	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	return c.Send(a.Body)
+}
+
+func (s *server) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok", "version": s.Version})
+}
+
+func (s *server) readyz(c *fiber.Ctx) error {
+	if err := s.Ready(c.UserContext()); err != nil {
+		s.Logger.Warn("not ready", "err", err)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": err.Error()})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

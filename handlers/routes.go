@@ -1,0 +1,121 @@
+// Package handlers is the web layer: one route table, the middleware, and a
+// handler per page, fragment and API resource.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gorilla/securecookie"
+	"github.com/gorilla/sessions"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/assets"
+)
+
+// Deps is everything the web layer needs from the rest of the program.
+type Deps struct {
+	Store     Store
+	Logger    *slog.Logger
+	Version   string
+	Assets    *assets.Manifest
+	Passwords *auth.Passwords
+	// SessionKey signs the session, CSRF and flash cookies (32+ bytes).
+	SessionKey []byte
+	SessionTTL time.Duration
+	// SignInAttempts failed sign-ins per SignInWindow per client address
+	// are allowed; more get 429 until the window passes.
+	SignInAttempts  int
+	SignInWindow    time.Duration
+	MaxRequestBytes int64
+	// Ready reports whether the database answers and its schema is current.
+	Ready func(ctx context.Context) error
+	// AgentStaleAfter is how old a heartbeat may be before the agent shows
+	// as stale.
+	AgentStaleAfter time.Duration
+}
+
+// Store is the database as the handlers use it; *store.Store satisfies it.
+type Store interface {
+	userStore
+	sessionStore
+	tokenStore
+	agentStore
+}
+
+type server struct {
+	Deps
+	sessions *auth.SessionStore
+	flashes  *sessions.CookieStore
+	csrf     *securecookie.SecureCookie
+	validate *validator.Validate
+}
+
+// New builds the Fiber app with every route.
+func New(d Deps) *fiber.App {
+	s := &server{
+		Deps:     d,
+		sessions: auth.NewSessionStore(d.Store, d.SessionKey, d.SessionTTL),
+		flashes:  sessions.NewCookieStore(d.SessionKey),
+		csrf:     securecookie.New(d.SessionKey, nil),
+		validate: validator.New(validator.WithRequiredStructEnabled()),
+	}
+	s.validate.RegisterTagNameFunc(func(f reflect.StructField) string { return f.Tag.Get("form") })
+	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+
+	app := fiber.New(fiber.Config{
+		AppName:               "ruckus",
+		BodyLimit:             int(d.MaxRequestBytes),
+		ErrorHandler:          s.handleError,
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+	})
+	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
+	app.Use(s.logRequests, securityHeaders)
+
+	app.Get("/healthz", s.healthz)
+	app.Get("/readyz", s.readyz)
+	app.Get(assets.Prefix+"*", s.serveAsset)
+
+	api := app.Group("/api/v1", s.requireToken)
+	api.Get("/me", s.apiMe)
+	api.Get("/users", requireAPIAdmin, s.apiListUsers)
+	api.Use(apiNotFound)
+
+	web := app.Group("", s.loadSession, s.checkCSRF)
+	web.Get("/signin", s.showSignInPage)
+	web.Post("/signin", limiter.New(limiter.Config{
+		Max:                    d.SignInAttempts,
+		Expiration:             d.SignInWindow,
+		SkipSuccessfulRequests: true,
+		LimitReached:           s.signInLimitReached,
+	}), s.signIn)
+	web.Post("/signout", s.signOut)
+
+	web.Get("/", requireUser, s.showHomePage)
+	web.Get("/fragments/agents", requireUser, s.agentsFragment)
+	web.Get("/settings", requireUser, s.showSettingsPage)
+	web.Post("/settings/password", requireUser, s.changePassword)
+	web.Post("/settings/tokens", requireUser, s.createToken)
+	web.Post("/settings/tokens/:id<int>/revoke", requireUser, s.revokeToken)
+
+	admin := web.Group("/admin", requireUser, requireAdmin)
+	admin.Get("/users", s.showUsersPage)
+	admin.Post("/users", s.createUser)
+	admin.Post("/users/:id<int>/disable", s.setUserDisabled(true))
+	admin.Post("/users/:id<int>/enable", s.setUserDisabled(false))
+	admin.Post("/users/:id<int>/reset-password", s.resetPassword)
+
+	// Whatever matched nothing above: a 404 page in the layout.
+	app.Use(s.notFound)
+	return app
+}

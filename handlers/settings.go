@@ -1,0 +1,126 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/account"
+)
+
+type tokenStore interface {
+	CreateAPIToken(ctx context.Context, userID int64, name, prefix string, hash []byte) (store.APIToken, error)
+	ListAPITokens(ctx context.Context, userID int64) ([]store.APIToken, error)
+	RevokeAPIToken(ctx context.Context, userID, id int64) error
+	UserByAPIToken(ctx context.Context, hash []byte) (store.User, error)
+}
+
+func (s *server) showSettingsPage(c *fiber.Ctx) error {
+	u := currentUser(c)
+	tokens, err := s.Store.ListAPITokens(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, account.SettingsPage(account.SettingsData{
+		Email:  u.Email,
+		Tokens: account.TokensData{Tokens: tokens},
+	}))
+}
+
+// changePassword checks the current password and stores the new one; every
+// other session of the user is signed out, this one stays.
+func (s *server) changePassword(c *fiber.Ctx) error {
+	u := currentUser(c)
+	current, next, confirm := c.FormValue("current"), c.FormValue("new"), c.FormValue("confirm")
+	form := account.PasswordForm{Errors: map[string]string{}}
+	if !s.Passwords.Match(u.PasswordHash, current) {
+		form.Errors["current"] = "This is not your current password."
+	}
+	if err := auth.CheckPolicy(next); err != nil {
+		form.Errors["new"] = "The new password must be 8 to 72 characters long."
+	}
+	if next != confirm {
+		form.Errors["confirm"] = "The two new passwords differ."
+	}
+	if len(form.Errors) > 0 {
+		return s.passwordResult(c, fiber.StatusUnprocessableEntity, form)
+	}
+	hash, err := s.Passwords.Hash(next)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.SetUserPassword(c.UserContext(), u.ID, hash, auth.TokenHash(currentSession(c))); err != nil {
+		return err
+	}
+	form.Done = true
+	return s.passwordResult(c, fiber.StatusOK, form)
+}
+
+// passwordResult answers htmx with the section alone and plain form posts
+// with the whole page.
+func (s *server) passwordResult(c *fiber.Ctx, status int, form account.PasswordForm) error {
+	if c.Get("HX-Request") != "" {
+		return render(c, status, account.PasswordSection(form))
+	}
+	u := currentUser(c)
+	tokens, err := s.Store.ListAPITokens(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Password: form, Tokens: account.TokensData{Tokens: tokens}}))
+}
+
+func (s *server) createToken(c *fiber.Ctx) error {
+	u := currentUser(c)
+	name := strings.TrimSpace(c.FormValue("name"))
+	d := account.TokensData{}
+	status := fiber.StatusOK
+	switch {
+	case name == "":
+		d.Error = "Give the token a name, so you know later what uses it."
+		status = fiber.StatusUnprocessableEntity
+	case len(name) > 100:
+		d.Error = "The name may be at most 100 characters long."
+		status = fiber.StatusUnprocessableEntity
+	default:
+		token, prefix, hash := auth.NewAPIToken()
+		if _, err := s.Store.CreateAPIToken(c.UserContext(), u.ID, name, prefix, hash); err != nil {
+			return err
+		}
+		d.NewToken, d.NewName = token, name
+	}
+	return s.tokensResult(c, status, d)
+}
+
+func (s *server) revokeToken(c *fiber.Ctx) error {
+	u := currentUser(c)
+	id, err := c.ParamsInt("id")
+	if err != nil {
+		return fiber.ErrNotFound
+	}
+	err = s.Store.RevokeAPIToken(c.UserContext(), u.ID, int64(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such active token.")
+	}
+	if err != nil {
+		return err
+	}
+	return s.tokensResult(c, fiber.StatusOK, account.TokensData{})
+}
+
+func (s *server) tokensResult(c *fiber.Ctx, status int, d account.TokensData) error {
+	u := currentUser(c)
+	tokens, err := s.Store.ListAPITokens(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	d.Tokens = tokens
+	if c.Get("HX-Request") != "" {
+		return render(c, status, account.TokensSection(d))
+	}
+	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Tokens: d}))
+}
