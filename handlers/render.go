@@ -54,7 +54,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 			title = "Server error"
 		}
 	}
-	if layout.InfoFrom(c.UserContext()).AssetURL("") == "" {
+	if !layout.HasInfo(c.UserContext()) {
 		// Errors raised before loadSession ran still get styled pages.
 		c.SetUserContext(layout.WithInfo(c.UserContext(), &layout.Info{Path: c.Path(), Version: s.Version, AssetURL: s.Assets.URL}))
 	}

@@ -48,3 +48,9 @@ func (i *Info) current(prefix string) string {
 	}
 	return ""
 }
+
+// HasInfo reports whether ctx carries the request's Info yet.
+func HasInfo(ctx context.Context) bool {
+	_, ok := ctx.Value(infoKey{}).(*Info)
+	return ok
+}

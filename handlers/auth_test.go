@@ -1,0 +1,216 @@
+package handlers_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+func TestSignIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	disabled := e.createUser("bob@example.com", "correct horse", store.RoleUser)
+	if err := e.store.SetUserDisabled(context.Background(), disabled.ID, true); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name, email, password string
+		wantStatus            int
+	}{
+		{"ok", "ada@example.com", "correct horse", 303},
+		{"email case and spaces ignored", "  ADA@example.com ", "correct horse", 303},
+		{"wrong password", "ada@example.com", "wrong horse", 401},
+		{"unknown email", "nobody@example.com", "correct horse", 401},
+		{"disabled user", "bob@example.com", "correct horse", 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.client()
+			res := c.signIn(tc.email, tc.password)
+			if res.status != tc.wantStatus {
+				t.Fatalf("status = %d, want %d; body: %.300s", res.status, tc.wantStatus, res.body)
+			}
+			if tc.wantStatus == 401 {
+				if got := res.text(`[data-testid="signin-error"]`); got != "Wrong email or password, or the account is disabled." {
+					t.Errorf("error message = %q, want the one generic message", got)
+				}
+				if _, ok := c.cookies["ruckus_session"]; ok {
+					t.Error("a failed sign-in set a session cookie")
+				}
+				return
+			}
+			home := c.get("/")
+			if home.status != 200 {
+				t.Fatalf("GET / after sign-in = %d", home.status)
+			}
+			if got := home.text(`[data-testid="nav-settings"]`); got != "ada@example.com" {
+				t.Errorf("navigation shows %q, want the signed-in email", got)
+			}
+		})
+	}
+}
+
+func TestSignInRedirectsToNextOnSiteOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	for next, want := range map[string]string{"/settings": "/settings", "//evil.example": "/", "https://evil.example/": "/"} {
+		c := e.client()
+		c.get("/signin")
+		res := c.post("/signin", url.Values{"email": {"ada@example.com"}, "password": {"correct horse"}, "next": {next}})
+		if loc := res.header.Get("Location"); loc != want {
+			t.Errorf("next=%q: redirected to %q, want %q", next, loc, want)
+		}
+	}
+}
+
+func TestSignOutRevokesTheSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	stolen := c.cookies["ruckus_session"]
+	if stolen == "" {
+		t.Fatal("no session cookie after sign-in")
+	}
+	c.get("/")
+	res := c.post("/signout", nil)
+	if res.status != 303 || res.header.Get("Location") != "/signin" {
+		t.Fatalf("sign out = %d to %q", res.status, res.header.Get("Location"))
+	}
+	page := c.get("/signin")
+	if got := page.text(`[data-testid="flash"]`); got != "You have been signed out." {
+		t.Errorf("flash after sign-out = %q", got)
+	}
+
+	// The old cookie, replayed, is worth nothing: the row is gone.
+	thief := e.client()
+	thief.cookies["ruckus_session"] = stolen
+	res = thief.get("/settings")
+	if res.status != 303 || !strings.HasPrefix(res.header.Get("Location"), "/signin") {
+		t.Fatalf("replayed session after sign-out: %d to %q, want redirect to sign-in", res.status, res.header.Get("Location"))
+	}
+}
+
+func TestBadOrExpiredSessionGoesToSignIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+
+	// Expire every session of the user in the database.
+	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	for name, cookie := range map[string]string{"expired": c.cookies["ruckus_session"], "forged": "garbage-value", "empty": ""} {
+		b := e.client()
+		b.cookies["ruckus_session"] = cookie
+		res := b.get("/settings")
+		if res.status != 303 || res.header.Get("Location") != "/signin?next=%2Fsettings" {
+			t.Errorf("%s session: %d to %q, want 303 to sign-in", name, res.status, res.header.Get("Location"))
+		}
+	}
+}
+
+func TestDisablingAUserEndsTheirSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	if res := c.get("/settings"); res.status != 200 {
+		t.Fatalf("settings = %d", res.status)
+	}
+	if err := e.store.SetUserDisabled(context.Background(), u.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.get("/settings"); res.status != 303 {
+		t.Fatalf("settings after disable = %d, want 303 to sign-in", res.status)
+	}
+}
+
+func TestPostWithoutCSRFTokenIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
+	c := e.client()
+	c.signIn("root@example.com", "correct horse")
+	c.get("/admin/users")
+
+	for name, token := range map[string]string{"missing": "", "wrong": "not-the-token"} {
+		form := url.Values{"email": {"eve@example.com"}, "password": {"correct horse"}}
+		if token != "" {
+			form.Set("_csrf", token)
+		}
+		res := c.postRaw("/admin/users", form)
+		if res.status != 403 {
+			t.Errorf("%s token: status %d, want 403", name, res.status)
+		}
+		if !strings.Contains(res.text(`[data-testid="error-page"]`), "did not come from this site") {
+			t.Errorf("%s token: page does not explain the refusal: %.200s", name, res.body)
+		}
+	}
+	if _, err := e.store.UserByEmail(context.Background(), "eve@example.com"); err == nil {
+		t.Fatal("a POST without a valid CSRF token created a user")
+	}
+	// Sign-in itself is protected too.
+	anon := e.client()
+	if res := anon.postRaw("/signin", url.Values{"email": {"root@example.com"}, "password": {"correct horse"}}); res.status != 403 {
+		t.Errorf("sign-in without CSRF token: %d, want 403", res.status)
+	}
+}
+
+func TestSignInIsRateLimited(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t) // 5 failures per minute
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.get("/signin")
+	for i := 0; i < 5; i++ {
+		if res := c.post("/signin", url.Values{"email": {"ada@example.com"}, "password": {"wrong"}}); res.status != 401 {
+			t.Fatalf("attempt %d: %d, want 401", i+1, res.status)
+		}
+	}
+	res := c.post("/signin", url.Values{"email": {"ada@example.com"}, "password": {"correct horse"}})
+	if res.status != 429 {
+		t.Fatalf("attempt 6 (right password): %d, want 429", res.status)
+	}
+	if !strings.Contains(res.text(`[data-testid="signin-error"]`), "Too many failed sign-in attempts") {
+		t.Errorf("429 page does not say why: %.300s", res.body)
+	}
+}
+
+func TestNonAdminIsKeptOutOfAdminPagesAndAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	if res := c.get("/admin/users"); res.status != 403 {
+		t.Errorf("GET /admin/users as user: %d, want 403", res.status)
+	}
+	if res := c.post("/admin/users", url.Values{"email": {"x@example.com"}, "password": {"correct horse"}}); res.status != 403 {
+		t.Errorf("POST /admin/users as user: %d, want 403", res.status)
+	}
+	if res := c.get("/"); res.doc.Find(`[data-testid="nav-admin-users"]`).Length() != 0 {
+		t.Error("a non-admin sees the admin navigation")
+	}
+	token, prefix, hash := auth.NewAPIToken()
+	if _, err := e.store.CreateAPIToken(context.Background(), u.ID, "t", prefix, hash); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := apiGet(e, "/api/v1/users", token); status != 403 || body["error"] == nil {
+		t.Errorf("GET /api/v1/users as user: %d %v, want 403 with an error", status, body)
+	}
+	// Anonymous visitors are sent to sign in.
+	if res := e.client().get("/admin/users"); res.status != 303 {
+		t.Errorf("GET /admin/users anonymous: %d, want 303", res.status)
+	}
+}

@@ -1,0 +1,168 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/assets"
+	"github.com/ruckus/ruckus/handlers"
+)
+
+// env is one test's server over its own database.
+type env struct {
+	t     *testing.T
+	app   *fiber.App
+	store *store.Store
+	pw    *auth.Passwords
+	ready func(context.Context) error
+}
+
+func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
+	t.Helper()
+	st := store.New(pgtest.NewDB(t))
+	pw, err := auth.NewPasswords(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := assets.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, store: st, pw: pw}
+	d := handlers.Deps{
+		Store:           st,
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Version:         "test-1.2.3",
+		Assets:          m,
+		Passwords:       pw,
+		SessionKey:      []byte("0123456789abcdef0123456789abcdef"),
+		SessionTTL:      time.Hour,
+		SignInAttempts:  5,
+		SignInWindow:    time.Minute,
+		MaxRequestBytes: 64 << 10,
+		AgentStaleAfter: 15 * time.Second,
+		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
+	}
+	e.ready = st.Ping
+	for _, f := range tweak {
+		f(&d)
+	}
+	e.app = handlers.New(d)
+	return e
+}
+
+// createUser makes an account with the given role.
+func (e *env) createUser(email, password, role string) store.User {
+	e.t.Helper()
+	h, err := e.pw.Hash(password)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u, err := e.store.CreateUser(context.Background(), store.NewUser{Email: email, PasswordHash: h, Role: role})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+// client is a browser: it keeps cookies and reads CSRF tokens from pages.
+type client struct {
+	e       *env
+	cookies map[string]string
+	csrf    string
+}
+
+func (e *env) client() *client { return &client{e: e, cookies: map[string]string{}} }
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+	doc    *goquery.Document
+}
+
+func (r response) text(sel string) string { return strings.TrimSpace(r.doc.Find(sel).Text()) }
+
+func (c *client) do(req *http.Request) response {
+	c.e.t.Helper()
+	for k, v := range c.cookies {
+		req.AddCookie(&http.Cookie{Name: k, Value: v})
+	}
+	res, err := c.e.app.Test(req, -1)
+	if err != nil {
+		c.e.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	for _, ck := range res.Cookies() {
+		if ck.MaxAge < 0 || ck.Value == "" {
+			delete(c.cookies, ck.Name)
+		} else {
+			c.cookies[ck.Name] = ck.Value
+		}
+	}
+	b, _ := io.ReadAll(res.Body)
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(string(b)))
+	if tok, ok := doc.Find(`input[name="_csrf"]`).First().Attr("value"); ok {
+		c.csrf = tok
+	}
+	return response{status: res.StatusCode, header: res.Header, body: string(b), doc: doc}
+}
+
+func (c *client) get(path string) response {
+	return c.do(httptest.NewRequest(http.MethodGet, path, nil))
+}
+
+// post sends a form with the CSRF token the client last saw.
+func (c *client) post(path string, form url.Values) response {
+	if form == nil {
+		form = url.Values{}
+	}
+	if form.Get("_csrf") == "" && c.csrf != "" {
+		form.Set("_csrf", c.csrf)
+	}
+	return c.postRaw(path, form)
+}
+
+func (c *client) postRaw(path string, form url.Values) response {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req)
+}
+
+func (c *client) signIn(email, password string) response {
+	c.e.t.Helper()
+	c.get("/signin")
+	return c.post("/signin", url.Values{"email": {email}, "password": {password}})
+}
+
+func apiGet(e *env, path, token string) (int, map[string]any) {
+	e.t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := e.app.Test(req, -1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		e.t.Fatalf("GET %s: response is not JSON: %v", path, err)
+	}
+	return res.StatusCode, body
+}
