@@ -250,4 +250,3 @@ func TestHomeShowsAgents(t *testing.T) {
 func apiGetPlain(e *env, path string) (int, map[string]any) { return apiGet(e, path, "") }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "agentd run --database-url") {
+		t.Fatalf("--help: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"run", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-heartbeat") {
+		t.Fatalf("run --help: %d %q", code, out.String())
+	}
+}
+
+func TestRunFlagsAreValidated(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	for args, want := range map[string]string{
+		"": "--database-url (or DATABASE_URL) is required",
+		"--database-url postgres://x --runtime vllm":   `--runtime "vllm" is not available`,
+		"--database-url postgres://x --heartbeat 10ms": "--heartbeat must be between 1s and 1m",
+		"--database-url postgres://x --name ":          "--name must not be empty",
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"run"}, strings.Fields(args)...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), want) {
+			t.Errorf("run %s: code %d, stderr %q, want %q", args, code, errb.String(), want)
+		}
+	}
+}
+
+func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDB(t)
+	st := store.New(pool)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runAgent(ctx, runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "node-a", Runtime: "sim", Heartbeat: time.Second},
+			slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+
+	// Wait for registration, then for a heartbeat later than it.
+	var registered store.Agent
+	waitFor(t, "registration", func() bool {
+		as, err := st.ListAgents(context.Background())
+		if err != nil || len(as) != 1 {
+			return false
+		}
+		registered = as[0]
+		return true
+	})
+	if registered.Name != "node-a" || registered.ProtocolVersion != jobs.ProtocolVersion || strings.Join(registered.Runtimes, ",") != "sim" {
+		t.Fatalf("registered agent = %+v", registered)
+	}
+	var caps jobs.Capabilities
+	if err := json.Unmarshal(registered.Capabilities, &caps); err != nil || caps.Hardware.CPUCores < 1 || caps.Hardware.ProfileSlug() == "" {
+		t.Fatalf("capabilities = %s (%v)", registered.Capabilities, err)
+	}
+	waitFor(t, "a heartbeat", func() bool {
+		as, err := st.ListAgents(context.Background())
+		return err == nil && as[0].LastHeartbeatAt.After(registered.LastHeartbeatAt)
+	})
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("agent stopped with %v", err)
+	}
+	as, err := st.ListAgents(context.Background())
+	if err != nil || as[0].Status(time.Now(), time.Minute) != store.AgentOffline {
+		t.Fatalf("after stop: %+v %v, want offline", as, err)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpAndUsage(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}} {
+		code, out, _ := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "ruckus serve") || !strings.Contains(out, "ruckus migrate up|down") {
+			t.Errorf("%v: code %d, out %q", args, code, out)
+		}
+	}
+	if code, _, errOut := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: code %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := runCLI(t, "user", "create", "--help"); code != 0 || !strings.Contains(out, "-email") {
+		t.Errorf("user create --help: code %d, out %q", code, out)
+	}
+}
+
+func TestInvalidConfigurationStopsWithTheSettingNamed(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://x@localhost/db")
+	t.Setenv("RUCKUS_ADDR", "nonsense")
+	code, _, errOut := runCLI(t, "serve")
+	if code != 2 || !strings.Contains(errOut, "RUCKUS_ADDR: must be host:port") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestUserAndTokenCommands(t *testing.T) {
+	pool := pgtest.NewDB(t)
+	t.Setenv("DATABASE_URL", pgtest.URL(t, pool))
+	t.Setenv("RUCKUS_PASSWORD_COST", "4")
+
+	code, out, errOut := runCLI(t, "user", "create", "--email", "Ada@Example.com", "--admin")
+	if code != 0 || !strings.Contains(out, "created admin ada@example.com") || !strings.Contains(out, "password: ") {
+		t.Fatalf("user create: %d %q %q", code, out, errOut)
+	}
+	password := strings.TrimSpace(out[strings.Index(out, "password: ")+len("password: "):])
+	st := store.New(pool)
+	u, err := st.UserByEmail(context.Background(), "ada@example.com")
+	if err != nil || !u.IsAdmin() {
+		t.Fatalf("user not stored as admin: %+v %v", u, err)
+	}
+	pw, _ := auth.NewPasswords(4)
+	if !pw.Match(u.PasswordHash, password) {
+		t.Fatal("the printed password does not match the stored hash")
+	}
+	if code, _, errOut := runCLI(t, "user", "create", "--email", "ada@example.com", "--password", "correct horse"); code != 1 || !strings.Contains(errOut, "already exists") {
+		t.Fatalf("duplicate user: %d %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "user", "create", "--email", "b@example.com", "--password", "short"); code != 2 || !strings.Contains(errOut, "8 to 72") {
+		t.Fatalf("short password: %d %q", code, errOut)
+	}
+
+	code, out, errOut = runCLI(t, "token", "create", "--email", "ada@example.com", "--name", "laptop")
+	token := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(token, auth.TokenPrefix) {
+		t.Fatalf("token create: %d %q %q", code, out, errOut)
+	}
+	if got, err := st.UserByAPIToken(context.Background(), auth.HashToken(token)); err != nil || got.ID != u.ID {
+		t.Fatalf("printed token does not authenticate: %v", err)
+	}
+	if code, _, errOut := runCLI(t, "token", "create", "--email", "nobody@example.com"); code != 1 || !strings.Contains(errOut, "no user") {
+		t.Fatalf("token for unknown user: %d %q", code, errOut)
+	}
+
+	code, out, _ = runCLI(t, "migrate", "status")
+	if code != 0 || !strings.Contains(out, "0001 accounts") || !strings.Contains(out, "River: 0 migrations pending") {
+		t.Fatalf("migrate status: %d %q", code, out)
+	}
+}
+
+func TestBootstrapAdminOnlyWhenNoneExists(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(pgtest.NewDB(t))
+	pw, _ := auth.NewPasswords(4)
+	cfg := config.Defaults()
+	var out bytes.Buffer
+	if err := bootstrapAdmin(ctx, st, pw, cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "admin@ruckus.local") || !strings.Contains(out.String(), "shown once") {
+		t.Fatalf("bootstrap output %q", out.String())
+	}
+	out.Reset()
+	if err := bootstrapAdmin(ctx, st, pw, cfg, &out); err != nil || out.Len() != 0 {
+		t.Fatalf("second bootstrap: %v, printed %q", err, out.String())
+	}
+
+	st2 := store.New(pgtest.NewDB(t))
+	cfg.AdminEmail, cfg.AdminPassword = "root@example.com", "correct horse"
+	if err := bootstrapAdmin(ctx, st2, pw, cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	u, err := st2.UserByEmail(ctx, "root@example.com")
+	if err != nil || !u.IsAdmin() || !pw.Match(u.PasswordHash, "correct horse") || strings.Contains(out.String(), "correct horse") {
+		t.Fatalf("bootstrap from settings: %+v %v, output %q", u, err, out.String())
+	}
+}
