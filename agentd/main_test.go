@@ -32,7 +32,7 @@ func TestRunFlagsAreValidated(t *testing.T) {
 		"": "--database-url (or DATABASE_URL) is required",
 		"--database-url postgres://x --runtime vllm":   `--runtime "vllm" is not available`,
 		"--database-url postgres://x --heartbeat 10ms": "--heartbeat must be between 1s and 1m",
-		"--database-url postgres://x --name ":          "--name must not be empty",
+		"--database-url postgres://x --name=":          "--name must not be empty",
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append([]string{"run"}, strings.Fields(args)...), &out, &errb)
