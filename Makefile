@@ -25,7 +25,7 @@ deps: ## Install what this machine lacks (PostgreSQL binaries) where we can
 run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd
 	./bin/ruckus dev
 
-test: deps check-generated build ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set)
+test: deps check-generated lint build ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set)
 	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory test-go; \
 	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory test-go; fi
 

@@ -1,6 +1,6 @@
 module github.com/ruckus/ruckus
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
