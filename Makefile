@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run test test-go check-generated generate lint fmt deps clean
+.PHONY: help build run test test-go e2e e2e-go check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -30,8 +30,18 @@ test: deps check-generated lint build ## Run every test (a throwaway PostgreSQL 
 	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory test-go; fi
 
 test-go:
-	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory e2e-go
+
+E2E_DRIVER := $(CURDIR)/e2e/.driver
+
+e2e: deps build ## Run the browser tests alone (Chromium from Debian, driver from npm)
+	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory e2e-go; \
+	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory e2e-go; fi
+
+e2e-go:
+	./e2e/install-browser.sh $(E2E_DRIVER)
+	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) $(GO) test -tags e2e -count=1 ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
@@ -47,7 +57,9 @@ lint: ## gofmt, go vet, staticcheck
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/
 	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags e2e ./e2e/
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')

@@ -1,0 +1,274 @@
+//go:build e2e
+
+// Package e2e drives the real programs in a real Chromium: each test starts
+// its own `ruckus serve` on its own database and clicks through it as a
+// person would. Run with `make e2e` (part of `make test`).
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/ruckus/ruckus/app/pgtest"
+)
+
+var (
+	ruckusBin     string
+	browser       playwright.Browser
+	screenshotDir string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "ruckus-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	ruckusBin = filepath.Join(tmp, "ruckus")
+	build := exec.Command("go", "build", "-o", ruckusBin, "../app")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ruckus:", err)
+		return 1
+	}
+
+	screenshotDir = os.Getenv("RUCKUS_SCREENSHOTS")
+	if screenshotDir == "" {
+		screenshotDir, _ = filepath.Abs("../bin/screenshots")
+	}
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("e2e: screenshots in", screenshotDir)
+
+	// The driver comes from e2e/install-browser.sh; nothing is downloaded.
+	pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true, Verbose: false})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "playwright (run e2e/install-browser.sh and set PLAYWRIGHT_DRIVER_PATH):", err)
+		return 1
+	}
+	defer pw.Stop() //nolint:errcheck
+	browser, err = pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String("/usr/bin/chromium"),
+		Headless:       playwright.Bool(true),
+		Args: []string{"--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+			"--disable-component-update", "--disable-sync", "--no-first-run"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "launch chromium:", err)
+		return 1
+	}
+	defer browser.Close() //nolint:errcheck
+	return m.Run()
+}
+
+// server is one running `ruckus serve`.
+type server struct {
+	URL string
+}
+
+const (
+	adminEmail    = "admin@example.com"
+	adminPassword = "admin-password-1"
+)
+
+// startServer runs ruckus serve on a fresh database and waits until it is
+// ready.
+func startServer(t *testing.T) *server {
+	t.Helper()
+	pool := pgtest.NewDB(t)
+	dbURL := pgtest.URL(t, pool)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(ruckusBin, "serve")
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+dbURL, "RUCKUS_ADDR="+addr, "RUCKUS_PASSWORD_COST=4",
+		"RUCKUS_ADMIN_EMAIL="+adminEmail, "RUCKUS_ADMIN_PASSWORD="+adminPassword)
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile.Name())
+			t.Logf("server log:\n%s", b)
+		}
+	})
+	s := &server{URL: "http://" + addr}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(s.URL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not become ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// newPage opens a page in a fresh browser context (its own cookies).
+func newPage(t *testing.T, width, height int) playwright.Page {
+	t.Helper()
+	ctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport: &playwright.Size{Width: width, Height: height},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ctx.Close() })
+	ctx.SetDefaultTimeout(10000)
+	page, err := ctx.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expect(t *testing.T) playwright.PlaywrightAssertions {
+	return playwright.NewPlaywrightAssertions(10000)
+}
+
+func signIn(t *testing.T, page playwright.Page, base, email, password string) {
+	t.Helper()
+	_, err := page.Goto(base + "/signin")
+	must(t, err)
+	must(t, page.GetByLabel("Email").Fill(email))
+	must(t, page.GetByLabel("Password").Fill(password))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in"}).Click())
+}
+
+func screenshot(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	_, err := page.Screenshot(playwright.PageScreenshotOptions{
+		Path:     playwright.String(filepath.Join(screenshotDir, name+".png")),
+		FullPage: playwright.Bool(true),
+	})
+	must(t, err)
+}
+
+func TestSignInSettingsAndSignOut(t *testing.T) {
+	s := startServer(t)
+	page := newPage(t, 1280, 800)
+	ex := expect(t)
+
+	// A visitor is sent to sign in and comes back where they were going.
+	_, err := page.Goto(s.URL + "/settings")
+	must(t, err)
+	must(t, ex.Page(page).ToHaveURL(s.URL+"/signin?next=%2Fsettings"))
+	must(t, page.GetByLabel("Email").Fill(adminEmail))
+	must(t, page.GetByLabel("Password").Fill("wrong password"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in"}).Click())
+	must(t, ex.Locator(page.GetByTestId("signin-error")).ToHaveText("Wrong email or password, or the account is disabled."))
+	must(t, page.GetByLabel("Password").Fill(adminPassword))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in"}).Click())
+	must(t, ex.Page(page).ToHaveURL(s.URL+"/settings"))
+
+	// Create an API token through htmx; it is shown once and works.
+	must(t, page.GetByLabel("Token name").Fill("ci"))
+	must(t, page.GetByTestId("create-token").Click())
+	tokenLoc := page.GetByTestId("new-token")
+	must(t, ex.Locator(tokenLoc).ToContainText("rk_"))
+	token, err := tokenLoc.TextContent()
+	must(t, err)
+	screenshot(t, page, "settings-desktop")
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
+	res, err := http.DefaultClient.Do(req)
+	must(t, err)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("token made in the browser: API answered %d", res.StatusCode)
+	}
+
+	// Revoke it, confirming the dialog.
+	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Revoke"}).Click())
+	must(t, ex.Locator(page.Locator(`table[data-testid="tokens"] tbody tr`)).ToContainText("revoked"))
+	res, err = http.DefaultClient.Do(req)
+	must(t, err)
+	res.Body.Close()
+	if res.StatusCode != 401 {
+		t.Fatalf("revoked token: API answered %d, want 401", res.StatusCode)
+	}
+
+	// Home shows the (empty) fleet; signing out says so.
+	must(t, page.GetByTestId("brand").Click())
+	must(t, ex.Locator(page.GetByTestId("no-agents")).ToBeVisible())
+	must(t, page.GetByTestId("signout").Click())
+	must(t, ex.Page(page).ToHaveURL(s.URL+"/signin"))
+	must(t, ex.Locator(page.GetByTestId("flash")).ToHaveText("You have been signed out."))
+	_, err = page.Goto(s.URL + "/")
+	must(t, err)
+	must(t, ex.Page(page).ToHaveURL(s.URL+"/signin?next=%2F"))
+}
+
+func TestAdminCreatesUserWhoIsKeptOutOfAdmin(t *testing.T) {
+	s := startServer(t)
+	admin := newPage(t, 1280, 800)
+	ex := expect(t)
+	signIn(t, admin, s.URL, adminEmail, adminPassword)
+	must(t, admin.GetByTestId("nav-admin-users").Click())
+	must(t, admin.GetByLabel("Email").Fill("grace@example.com"))
+	must(t, admin.GetByLabel("Name").Fill("Grace"))
+	must(t, admin.GetByLabel("Password (8 to 72 characters)").Fill("grace-password"))
+	must(t, admin.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create user"}).Click())
+	must(t, ex.Locator(admin.GetByTestId("user-created")).ToHaveText("User grace@example.com created."))
+	must(t, ex.Locator(admin.Locator(`table[data-testid="users"]`)).ToContainText("grace@example.com"))
+	screenshot(t, admin, "admin-users-desktop")
+
+	user := newPage(t, 390, 844)
+	signIn(t, user, s.URL, "grace@example.com", "grace-password")
+	must(t, ex.Locator(user.GetByRole("heading", playwright.PageGetByRoleOptions{Name: "Welcome, Grace"})).ToBeVisible())
+	must(t, ex.Locator(user.GetByTestId("nav-admin-users")).ToHaveCount(0))
+	screenshot(t, user, "home-mobile")
+	_, err := user.Goto(s.URL + "/admin/users")
+	must(t, err)
+	must(t, ex.Locator(user.GetByTestId("error-page")).ToContainText("This page is for administrators."))
+
+	// Disabling her signs her out at once.
+	admin.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
+	row := admin.Locator(`tr:has-text("grace@example.com")`)
+	must(t, row.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Disable"}).Click())
+	must(t, ex.Locator(row).ToContainText("disabled"))
+	_, err = user.Goto(s.URL + "/settings")
+	must(t, err)
+	must(t, ex.Page(user).ToHaveURL(s.URL+"/signin?next=%2Fsettings"))
+	screenshot(t, user, "signin-mobile")
+}
