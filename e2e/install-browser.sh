@@ -1,38 +1,116 @@
 #!/usr/bin/env bash
-# Prepares browser tests without downloading anything at test time:
-#   - Debian's chromium (installed with apt when missing and we are root),
-#   - the Playwright driver playwright-go expects: DRIVER_DIR/package is the
-#     npm package playwright-core at exactly the version playwright-go pins,
-#     and DRIVER_DIR/node is this machine's node.
-# Usage: e2e/install-browser.sh DRIVER_DIR      (idempotent; fast when done)
+# Prepares the browser tests so that nothing is downloaded while they run:
+#   - Chromium from Debian at /usr/bin/chromium (apt-get when missing, as root),
+#   - the Playwright driver that playwright-go v0.5700.0 looks for in
+#     PLAYWRIGHT_DRIVER_PATH: DRIVER_DIR/package is the npm package
+#     playwright-core at exactly its playwrightCliVersion (1.57.0), and
+#     DRIVER_DIR/node is a link to this machine's node (18 or later).
+# playwright.Run then finds `DRIVER_DIR/node DRIVER_DIR/package/cli.js --version`
+# printing "Version 1.57.0" and downloads nothing.
+#
+# Usage:   e2e/install-browser.sh DRIVER_DIR
+#          eval "$(e2e/install-browser.sh DRIVER_DIR)"   # exports the variable
+# Idempotent: a second run checks and returns in well under a second.
+# Messages go to stderr; stdout carries only the `export ...` line(s).
 set -euo pipefail
-dir=${1:?usage: $0 DRIVER_DIR}
-version=1.57.0 # playwright-go v0.5700.0's playwrightCliVersion
 
-need_root() {
-	echo "e2e: $1 is missing. Install it with: sudo apt-get update && sudo apt-get install -y --no-install-recommends $2" >&2
-	exit 1
+PW_VERSION=1.57.0 # must equal playwrightCliVersion in playwright-go's run.go
+CHROMIUM=/usr/bin/chromium
+NODE_MIN_MAJOR=18 # playwright-core's engines.node
+
+say() { echo "install-browser: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+if [ $# -ne 1 ] || [ -z "$1" ]; then die "usage: $0 DRIVER_DIR"; fi
+dir=$(realpath -m -- "$1")
+case "$dir" in /) die "refusing to use / as DRIVER_DIR" ;; esac
+
+# --- system packages (Debian) ---------------------------------------------
+apt_updated=
+apt_install() { # PACKAGE...
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		say "missing: $*. Install as root with:"
+		say "  apt-get update && apt-get install -y --no-install-recommends $*"
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	# apt-get update only when there are no package lists, or when the
+	# install fails with the lists we have (stale lists give 404s).
+	if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
+		say "apt-get update"
+		apt-get update -qq >&2
+		apt_updated=1
+	fi
+	say "apt-get install $*"
+	# No recommends: keeps it small (chromium-sandbox is not needed headless
+	# with --no-sandbox) and avoids failures midway seen with a full install.
+	if ! apt-get install -y -qq --no-install-recommends "$@" >&2; then
+		[ -z "$apt_updated" ] || die "apt-get install $* failed"
+		say "install failed with the current package lists: apt-get update and retry"
+		apt-get update -qq >&2
+		apt_updated=1
+		apt-get install -y -qq --no-install-recommends "$@" >&2
+	fi
 }
-apt_install() {
-	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || need_root "$1" "$2"
-	echo "e2e: installing $2 from Debian" >&2
-	if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
-	# Without recommends: a plain install has been seen to fail midway here.
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null
-}
 
-[ -x /usr/bin/chromium ] || apt_install chromium chromium
-command -v node >/dev/null || apt_install node nodejs
-command -v npm >/dev/null || apt_install npm npm
+[ -x "$CHROMIUM" ] || apt_install chromium
+[ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"
 
-if [ -x "$dir/node" ] && [ -f "$dir/package/cli.js" ] && grep -q "\"version\": \"$version\"" "$dir/package/package.json" 2>/dev/null; then
-	exit 0
+if ! command -v node >/dev/null; then
+	apt_install nodejs
+	command -v npm >/dev/null || apt_install npm
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && npm pack --silent "playwright-core@$version" >/dev/null)
-rm -rf "$dir"
-mkdir -p "$dir"
-tar -xzf "$tmp/playwright-core-$version.tgz" -C "$dir"
-ln -sf "$(command -v node)" "$dir/node"
-echo "e2e: Playwright driver $version ready in $dir" >&2
+node_bin=$(command -v node)
+"$node_bin" -e "process.exit(+process.versions.node.split('.')[0] >= $NODE_MIN_MAJOR ? 0 : 1)" ||
+	die "node $("$node_bin" --version) at $node_bin is too old: playwright-core $PW_VERSION needs node >= $NODE_MIN_MAJOR"
+
+# --- Playwright driver ----------------------------------------------------
+# One run at a time per DRIVER_DIR (the lock lives outside the work tree).
+if command -v flock >/dev/null; then
+	lock="${TMPDIR:-/tmp}/install-browser-$(printf %s "$dir" | cksum | cut -d' ' -f1).lock"
+	exec 9>"$lock"
+	flock 9
+fi
+
+# Exactly the check playwright-go makes before it would download anything.
+driver_ok() {
+	[ -f "$dir/package/cli.js" ] && [ -x "$dir/node" ] &&
+		[ "$("$dir/node" "$dir/package/cli.js" --version 2>/dev/null)" = "Version $PW_VERSION" ]
+}
+# A driver dir whose package is right but whose node link is stale or
+# dangling (node moved) only needs the link redone.
+if [ -f "$dir/package/cli.js" ] && [ "$(readlink "$dir/node" 2>/dev/null || true)" != "$node_bin" ] &&
+	{ [ -L "$dir/node" ] || [ ! -e "$dir/node" ]; }; then
+	ln -sfn "$node_bin" "$dir/node"
+fi
+
+if driver_ok; then
+	say "Playwright driver $PW_VERSION already in $dir"
+else
+	# Never wipe a directory that is not a driver directory.
+	if [ -e "$dir" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ] && [ ! -e "$dir/package" ] && [ ! -L "$dir/node" ]; then
+		die "$dir exists, is not empty and is not a Playwright driver directory"
+	fi
+	command -v npm >/dev/null || apt_install npm
+	rm -rf "$dir".new.* # left by a run that was killed
+	say "fetching playwright-core@$PW_VERSION from npm into $dir"
+	mkdir -p "$(dirname "$dir")"
+	new=$(mktemp -d "$dir.new.XXXXXX")
+	trap 'rm -rf "$new"' EXIT
+	chmod 755 "$new" # mktemp makes it 700; other users run the tests too
+	(cd "$new" && npm pack --silent --loglevel=error --prefer-offline "playwright-core@$PW_VERSION" >/dev/null)
+	tar -xzf "$new/playwright-core-$PW_VERSION.tgz" -C "$new"
+	rm -f "$new/playwright-core-$PW_VERSION.tgz"
+	ln -s "$node_bin" "$new/node"
+	[ "$("$new/node" "$new/package/cli.js" --version)" = "Version $PW_VERSION" ] ||
+		die "the fetched driver does not report version $PW_VERSION"
+	# Swap in the finished directory so an interrupted run leaves no half driver.
+	rm -rf "$dir"
+	mv "$new" "$dir"
+	trap - EXIT
+	driver_ok || die "driver in $dir does not work"
+	say "Playwright driver $PW_VERSION ready in $dir"
+fi
+
+say "chromium: $("$CHROMIUM" --version 2>/dev/null || echo '?') at $CHROMIUM"
+echo "export PLAYWRIGHT_DRIVER_PATH=$(printf %q "$dir")"
