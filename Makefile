@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run test test-go e2e e2e-go check-generated generate lint fmt deps clean
+.PHONY: help build run test test-go e2e e2e-go bench-ingest check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -tags e2e ./e2e/
+
+bench-ingest: deps build ## Upload 1,000,000 generated items over HTTP and compare with psql \copy
+	./bin/ruckus dev-db exec -- $(GO) run ./app/ingest/ingestbench --ruckus bin/ruckus
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')

@@ -12,8 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/devdb"
+	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/migrations"
 )
 
@@ -73,6 +76,17 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		applied, err = m.Up(ctx)
 		if len(applied) > 0 {
 			fmt.Fprintf(stderr, "applied migrations %v\n", applied)
+		}
+	}
+	if err == nil {
+		// The first admin owns the starter datasets, so create both now.
+		st := store.New(pool)
+		var pw *auth.Passwords
+		if pw, err = auth.NewPasswords(cfg.PasswordCost); err == nil {
+			err = bootstrapAdmin(ctx, st, pw, cfg, stdout)
+		}
+		if err == nil {
+			err = seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, stderr)
 		}
 	}
 	pool.Close()

@@ -16,6 +16,8 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
@@ -126,8 +128,11 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		return fmt.Errorf("start river: %w", err)
 	}
 
+	limits := datasetLimits(cfg)
 	app := handlers.New(handlers.Deps{
 		Store:           st,
+		Uploader:        &ingest.Uploader{Store: st, Limits: limits},
+		DatasetLimits:   limits,
 		Logger:          logger,
 		Version:         version,
 		Assets:          manifest,
@@ -176,6 +181,10 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	rerr := rc.Stop(sctx)
 	logger.Info("stopped")
 	return errors.Join(herr, rerr)
+}
+
+func datasetLimits(cfg config.Config) dataset.Limits {
+	return dataset.Limits{MaxFileBytes: cfg.DatasetMaxBytes, MaxLineBytes: cfg.DatasetMaxLine, MaxItems: cfg.DatasetMaxItems}
 }
 
 // bootstrapAdmin creates the first administrator when there is no active

@@ -25,6 +25,7 @@ Usage:
   ruckus migrate up|down [--all]|status manage the database schema (Ruckus's and River's)
   ruckus user create --email E [--password P] [--name N] [--admin]
   ruckus token create --email E [--name N]   print a new API token for a user
+  ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
   ruckus version                        print the version
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdUser(ctx, args[1:], stdout)
 	case "token":
 		err = cmdToken(ctx, args[1:], stdout)
+	case "dataset":
+		err = cmdDataset(ctx, args[1:], stdout)
 	case "dev":
 		err = cmdDev(ctx, args[1:], stdout, stderr)
 	case "dev-db":

@@ -272,3 +272,51 @@ func TestAdminCreatesUserWhoIsKeptOutOfAdmin(t *testing.T) {
 	must(t, ex.Page(user).ToHaveURL(s.URL+"/signin?next=%2Fsettings"))
 	screenshot(t, user, "signin-mobile")
 }
+
+func TestUploadDatasetByDragAndDrop(t *testing.T) {
+	s := startServer(t)
+	page := newPage(t, 1280, 800)
+	ex := expect(t)
+	signIn(t, page, s.URL, adminEmail, adminPassword)
+	must(t, page.GetByTestId("nav-datasets").Click())
+	must(t, ex.Locator(page.GetByTestId("no-datasets")).ToBeVisible())
+
+	// A file with an error first: the errors appear under the form, by line.
+	drop(t, page, "broken.jsonl", "{\"prompt\":\"fine\"}\n{\"prompt\":\n")
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())
+	must(t, ex.Locator(page.GetByTestId("upload-error")).ToHaveCount(1))
+	must(t, ex.Locator(page.GetByTestId("upload-error").First()).ToContainText("2"))
+	screenshot(t, page, "datasets-errors-desktop")
+
+	content := ""
+	for i := 1; i <= 30; i++ {
+		content += fmt.Sprintf("{\"id\":\"q%d\",\"prompt\":\"Question %d?\",\"reference\":\"%d\"}\n", i, i, i)
+	}
+	must(t, page.GetByLabel("Name").Fill("Thirty questions"))
+	drop(t, page, "thirty.jsonl", content)
+	must(t, ex.Locator(page.Locator("#dropzone-text")).ToContainText("thirty.jsonl"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())
+	must(t, ex.Locator(page.GetByTestId("dataset-name")).ToHaveText("Thirty questions"))
+	must(t, ex.Locator(page.GetByTestId("dataset-count")).ToHaveText("30"))
+	must(t, ex.Locator(page.Locator(`table[data-testid="preview"] tbody tr`)).ToHaveCount(20))
+	must(t, ex.Locator(page.GetByTestId("flash")).ToContainText("30 items"))
+	screenshot(t, page, "dataset-desktop")
+
+	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
+	must(t, page.GetByTestId("delete-dataset").Click())
+	must(t, ex.Page(page).ToHaveURL(s.URL+"/datasets"))
+	must(t, ex.Locator(page.GetByTestId("no-datasets")).ToBeVisible())
+}
+
+// drop drops a file onto the upload zone as a person dragging it from
+// their desktop would.
+func drop(t *testing.T, page playwright.Page, name, content string) {
+	t.Helper()
+	dt, err := page.EvaluateHandle(`([name, content]) => {
+		const dt = new DataTransfer();
+		dt.items.add(new File([content], name, { type: "application/json" }));
+		return dt;
+	}`, []string{name, content})
+	must(t, err)
+	must(t, page.GetByTestId("dropzone").DispatchEvent("drop", map[string]any{"dataTransfer": dt}))
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/assets"
@@ -55,6 +57,8 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		SignInWindow:    time.Minute,
 		MaxRequestBytes: 64 << 10,
 		AgentStaleAfter: 15 * time.Second,
+		Uploader:        &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()},
+		DatasetLimits:   dataset.DefaultLimits(),
 		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
 	}
 	e.ready = st.Ping

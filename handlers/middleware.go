@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gorilla/sessions"
 
 	"github.com/ruckus/ruckus/app/auth"
@@ -59,14 +58,43 @@ func securityHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// httpRequest converts the Fiber request for gorilla/sessions, carrying the
-// user context so database calls honour the request's deadline.
+// isUpload reports whether the request is a dataset upload, the one kind
+// of request whose body may exceed MaxRequestBytes.
+func isUpload(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodPost && (c.Path() == "/datasets" || c.Path() == "/api/v1/datasets")
+}
+
+// limitBody refuses bodies over MaxRequestBytes outside uploads. Bodies
+// stream (see New), so fasthttp's own limit no longer applies; chunked
+// bodies of unknown length are refused for the same reason.
+func (s *server) limitBody(c *fiber.Ctx) error {
+	if isUpload(c) {
+		return c.Next()
+	}
+	n := c.Request().Header.ContentLength()
+	if n > int(s.MaxRequestBytes) {
+		return fiber.NewError(fiber.StatusRequestEntityTooLarge, "The request is too large.")
+	}
+	if n == -1 {
+		return fiber.NewError(fiber.StatusLengthRequired, "Send a Content-Length with the request body.")
+	}
+	return c.Next()
+}
+
+// httpRequest builds the net/http view of the request that gorilla/sessions
+// needs: headers (cookies), address and context, but not the body, which
+// must stay a stream for uploads (adaptor.ConvertRequest would read it
+// whole).
 func httpRequest(c *fiber.Ctx) (*http.Request, error) {
-	r, err := adaptor.ConvertRequest(c, false)
+	r, err := http.NewRequestWithContext(c.UserContext(), c.Method(), c.OriginalURL(), nil)
 	if err != nil {
 		return nil, err
 	}
-	return r.WithContext(c.UserContext()), nil
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		r.Header.Add(string(k), string(v))
+	})
+	r.RemoteAddr = c.Context().RemoteAddr().String()
+	return r, nil
 }
 
 // cookieWriter is the http.ResponseWriter gorilla/sessions writes to; only
@@ -173,7 +201,11 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 	}
 	want := layout.InfoFrom(c.UserContext()).CSRFToken
 	got := c.Get(csrfHeader)
-	if got == "" {
+	if got == "" && isUpload(c) {
+		// A multipart body is streamed, not parsed up front; the upload form
+		// carries its token in the query string instead.
+		got = c.Query(csrfField)
+	} else if got == "" {
 		got = c.FormValue(csrfField)
 	}
 	// want came from the signed cookie; when the cookie was missing or

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/assets"
 )
 
@@ -37,6 +38,9 @@ type Deps struct {
 	MaxRequestBytes int64
 	// Ready reports whether the database answers and its schema is current.
 	Ready func(ctx context.Context) error
+	// Uploader stores uploaded datasets within DatasetLimits.
+	Uploader      Uploader
+	DatasetLimits dataset.Limits
 	// AgentStaleAfter is how old a heartbeat may be before the agent shows
 	// as stale.
 	AgentStaleAfter time.Duration
@@ -45,6 +49,7 @@ type Deps struct {
 // Store is the database as the handlers use it; *store.Store satisfies it.
 type Store interface {
 	userStore
+	datasetStore
 	sessionStore
 	tokenStore
 	agentStore
@@ -71,16 +76,20 @@ func New(d Deps) *fiber.App {
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 
 	app := fiber.New(fiber.Config{
-		AppName:               "ruckus",
-		BodyLimit:             int(d.MaxRequestBytes),
-		ErrorHandler:          s.handleError,
-		DisableStartupMessage: true,
-		ReadTimeout:           60 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		AppName: "ruckus",
+		// Bodies stream, so a dataset upload never sits in memory whole;
+		// limitBody keeps every other route to MaxRequestBytes.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    int(d.MaxRequestBytes),
+		ErrorHandler:                 s.handleError,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  60 * time.Second,
+		WriteTimeout:                 60 * time.Second,
+		IdleTimeout:                  120 * time.Second,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
-	app.Use(s.logRequests, securityHeaders)
+	app.Use(s.logRequests, securityHeaders, s.limitBody)
 
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
@@ -89,6 +98,11 @@ func New(d Deps) *fiber.App {
 	api := app.Group("/api/v1", s.requireToken)
 	api.Get("/me", s.apiMe)
 	api.Get("/users", requireAPIAdmin, s.apiListUsers)
+	api.Post("/datasets", s.apiUploadDataset)
+	api.Get("/datasets", s.apiListDatasets)
+	api.Get("/datasets/:id", s.apiGetDataset)
+	api.Get("/datasets/:id/items", s.apiDatasetItems)
+	api.Delete("/datasets/:id", s.apiDeleteDataset)
 	api.Use(apiNotFound)
 
 	web := app.Group("", s.loadSession, s.checkCSRF)
@@ -103,6 +117,10 @@ func New(d Deps) *fiber.App {
 
 	web.Get("/", requireUser, s.showHomePage)
 	web.Get("/fragments/agents", requireUser, s.agentsFragment)
+	web.Get("/datasets", requireUser, s.showDatasetsPage)
+	web.Post("/datasets", requireUser, s.uploadDataset)
+	web.Get("/datasets/:id", requireUser, s.showDatasetPage)
+	web.Post("/datasets/:id/delete", requireUser, s.deleteDataset)
 	web.Get("/settings", requireUser, s.showSettingsPage)
 	web.Post("/settings/password", requireUser, s.changePassword)
 	web.Post("/settings/tokens", requireUser, s.createToken)

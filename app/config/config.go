@@ -33,6 +33,9 @@ type Config struct {
 	SignInWindow    time.Duration `env:"RUCKUS_SIGNIN_WINDOW" yaml:"signin_window" validate:"min=1s,max=24h"`
 	MaxRequestBytes int64         `env:"RUCKUS_MAX_REQUEST_BYTES" yaml:"max_request_bytes" validate:"min=1024"`
 	ShutdownTimeout time.Duration `env:"RUCKUS_SHUTDOWN_TIMEOUT" yaml:"shutdown_timeout" validate:"min=1s,max=10m"`
+	DatasetMaxBytes int64         `env:"RUCKUS_DATASET_MAX_BYTES" yaml:"dataset_max_bytes" validate:"min=1024"`
+	DatasetMaxLine  int           `env:"RUCKUS_DATASET_MAX_LINE_BYTES" yaml:"dataset_max_line_bytes" validate:"min=256"`
+	DatasetMaxItems int           `env:"RUCKUS_DATASET_MAX_ITEMS" yaml:"dataset_max_items" validate:"min=1"`
 	AdminEmail      string        `env:"RUCKUS_ADMIN_EMAIL" yaml:"admin_email" validate:"omitempty,email"`
 	AdminPassword   string        `env:"RUCKUS_ADMIN_PASSWORD" yaml:"admin_password" validate:"omitempty,min=8,max=72"`
 }
@@ -50,6 +53,9 @@ func Defaults() Config {
 		SignInWindow:    15 * time.Minute,
 		MaxRequestBytes: 8 << 20,
 		ShutdownTimeout: 15 * time.Second,
+		DatasetMaxBytes: 1 << 30,
+		DatasetMaxLine:  1 << 20,
+		DatasetMaxItems: 2_000_000,
 	}
 }
 

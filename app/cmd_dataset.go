@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// cmdDataset is `ruckus dataset upload FILE`: an API client, so it works
+// against any server (RUCKUS_URL) with a token (RUCKUS_TOKEN).
+func cmdDataset(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "upload" {
+		return fmt.Errorf("%w: ruckus dataset upload FILE [--name N] [--shared] [--allow-duplicate]", errUsage)
+	}
+	fs := newFlags("dataset upload", "ruckus dataset upload FILE [--name N] [--shared] [--allow-duplicate]", out)
+	name := fs.String("name", "", "dataset name (default: the file name)")
+	shared := fs.Bool("shared", false, "share with all users (default: private)")
+	dup := fs.Bool("allow-duplicate", false, "store a copy even when an identical dataset exists")
+	// Accept flags before or after FILE.
+	var file string
+	rest := args[1:]
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if file != "" {
+			return fmt.Errorf("%w: one FILE at a time", errUsage)
+		}
+		file, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	if file == "" {
+		return fmt.Errorf("%w: ruckus dataset upload FILE", errUsage)
+	}
+	base, token, err := apiSettings()
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	// Stream the file: the multipart body is written while it is sent.
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		err := func() error {
+			if *name != "" {
+				if err := mw.WriteField("name", *name); err != nil {
+					return err
+				}
+			}
+			vis := "private"
+			if *shared {
+				vis = "shared"
+			}
+			if err := mw.WriteField("visibility", vis); err != nil {
+				return err
+			}
+			if *dup {
+				if err := mw.WriteField("allow_duplicate", "true"); err != nil {
+					return err
+				}
+			}
+			part, err := mw.CreateFormFile("file", filepath.Base(file))
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(part, f); err != nil {
+				return err
+			}
+			return mw.Close()
+		}()
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/datasets", pr)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("upload to %s: %w", base, err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		ID       int64  `json:"dataset_id"`
+		Name     string `json:"name"`
+		Format   string `json:"format"`
+		Count    int    `json:"count"`
+		Bytes    int64  `json:"bytes"`
+		Error    string `json:"error"`
+		Existing []struct {
+			ID   int64  `json:"dataset_id"`
+			Name string `json:"name"`
+		} `json:"existing"`
+		Errors []struct {
+			Line    int    `json:"line"`
+			Field   string `json:"field"`
+			Message string `json:"message"`
+		} `json:"errors"`
+		ErrorCount int `json:"error_count"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		return fmt.Errorf("the server answered %s without JSON", res.Status)
+	}
+	switch res.StatusCode {
+	case http.StatusCreated:
+		fmt.Fprintf(out, "dataset %d %q: %d items, format %s, %d bytes\n", body.ID, body.Name, body.Count, body.Format, body.Bytes)
+		return nil
+	case http.StatusConflict:
+		var ids []string
+		for _, e := range body.Existing {
+			ids = append(ids, fmt.Sprintf("%d (%s)", e.ID, e.Name))
+		}
+		return fmt.Errorf("an identical dataset exists: %s; pass --allow-duplicate to store a copy", strings.Join(ids, ", "))
+	case http.StatusUnprocessableEntity:
+		var b strings.Builder
+		fmt.Fprintf(&b, "the file has %d problem(s); nothing was stored:", body.ErrorCount)
+		for _, e := range body.Errors {
+			fmt.Fprintf(&b, "\n  line %d: %s: %s", e.Line, e.Field, e.Message)
+		}
+		return fmt.Errorf("%s", b.String())
+	}
+	return fmt.Errorf("the server answered %s: %s", res.Status, body.Error)
+}
+
+// apiSettings reads the server URL and token the API commands use.
+func apiSettings() (base, token string, err error) {
+	base = strings.TrimRight(envOr("RUCKUS_URL", "http://localhost:8080"), "/")
+	token = os.Getenv("RUCKUS_TOKEN")
+	if token == "" {
+		return "", "", fmt.Errorf("RUCKUS_TOKEN is not set: create a token under Settings in the web UI, or with `ruckus token create --email E`")
+	}
+	return base, token, nil
+}

@@ -1,0 +1,447 @@
+// Package dataset reads an uploaded JSONL dataset as a stream and turns every
+// line into one normalised item, so the rest of the system deals with a
+// single request shape (the OpenAI batch request) whatever the upload looked
+// like.
+//
+// Uploads can be large (hundreds of megabytes) and arrive over the network,
+// so the parser never holds the file: it reads one line at a time through a
+// buffer bounded by Limits.MaxLineBytes, hands each valid item to the caller
+// and forgets it. The only state that grows with the file is a compact set
+// of hashes of the custom_ids seen, needed to reject duplicates.
+//
+// A file is stored whole or not at all, so the parser does not stop at the
+// first bad line: it records every problem (keeping the first 50 for people
+// to read) and keeps going, so one upload reports everything that is wrong.
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/maphash"
+	"io"
+	"math"
+)
+
+// Limits bound what one upload may cost the server. A zero or negative field
+// means "use the default", so a zero Limits is safe to pass.
+type Limits struct {
+	MaxFileBytes int64 // uncompressed bytes; default 1 GiB
+	MaxLineBytes int   // default 1 MiB
+	MaxItems     int   // default 2,000,000
+}
+
+// DefaultLimits returns limits generous enough for public benchmark sets yet
+// small enough that a hostile upload cannot exhaust memory or disk.
+func DefaultLimits() Limits {
+	return Limits{MaxFileBytes: 1 << 30, MaxLineBytes: 1 << 20, MaxItems: 2_000_000}
+}
+
+// withDefaults fills unset fields so callers may configure only some.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxLineBytes <= 0 {
+		l.MaxLineBytes = d.MaxLineBytes
+	}
+	if l.MaxItems <= 0 {
+		l.MaxItems = d.MaxItems
+	}
+	return l
+}
+
+// Format names the shape of an uploaded file. It is stored with the dataset
+// so people can see how their file was understood.
+type Format string
+
+// The accepted formats. A file has one format, fixed by its first line whose
+// shape is recognised; every other line must have the same shape.
+const (
+	// FormatOpenAIBatch is OpenAI's batch input: custom_id, method, url, body.
+	FormatOpenAIBatch Format = "openai-batch"
+	// FormatSimple is the hand-written shape: prompt or messages, optional
+	// id and reference/answer or choices+label.
+	FormatSimple Format = "simple"
+	// FormatGSM8K is the GSM8K release: question and answer ("… #### 42").
+	FormatGSM8K Format = "gsm8k"
+	// FormatHumanEval is the HumanEval release: task_id, prompt, test,
+	// entry_point and canonical_solution.
+	FormatHumanEval Format = "humaneval"
+)
+
+// Item is one normalised dataset line.
+type Item struct {
+	Index     int             // 0-based position among valid items
+	Line      int             // 1-based line number in the (decompressed) file
+	CustomID  string          // unique within the file
+	Request   json.RawMessage // always the OpenAI batch request shape: {"method":"POST","url":"/v1/chat/completions"|"/v1/completions","body":{...}}
+	Reference json.RawMessage // nil when the line has none
+}
+
+// LineError names the line and field that are wrong, so the person who
+// uploaded the file can fix it without guessing. Line 0 = the file as a
+// whole; Field "" = the line as a whole.
+type LineError struct {
+	Line    int    `json:"line"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+const (
+	maxKeptErrors    = 50       // errors kept for people to read; more are only counted
+	maxCustomIDRunes = 256      // as OpenAI's batch API allows
+	readBufSize      = 64 << 10 // lines shorter than this are parsed in place, without a copy
+)
+
+// errTooLarge ends reading when the decompressed input passes MaxFileBytes.
+var errTooLarge = errors.New("the decompressed input is larger than the limit")
+
+// Parser reads one upload. Use NewParser, call Next until it returns false,
+// then look at Err, Errors and the totals. A Parser is not safe for
+// concurrent use.
+type Parser struct {
+	lim Limits
+	raw *rawCounter
+	br  *bufio.Reader
+
+	started, done, eof, gzipped bool
+	err                         error
+
+	line      int    // lines read so far
+	long      []byte // accumulates lines longer than the read buffer
+	format    Format
+	formatAt  int // line where the format was recognised
+	count     int
+	seed      maphash.Seed
+	seen      map[uint64]int32 // hash of custom_id → line; collisions (~2⁻⁶⁴ per pair) would be reported as duplicates
+	errs      []LineError      // line errors, at most maxKeptErrors
+	fileErrs  []LineError      // Line 0 errors; always kept
+	nErrs     int
+	nAnswer   int // items whose reference carries an answer
+	nChoices  int // items whose reference carries choices and a label
+	nComplete int // items sent to /v1/completions
+
+	encBuf bytes.Buffer
+	enc    *json.Encoder
+}
+
+// NewParser returns a parser over r, the upload exactly as received (gzip or
+// not). It reads nothing until the first call to Next. Unset fields of lim
+// take their defaults.
+func NewParser(r io.Reader, lim Limits) *Parser {
+	p := &Parser{
+		lim:  lim.withDefaults(),
+		raw:  &rawCounter{r: r, h: sha256.New()},
+		seed: maphash.MakeSeed(),
+		seen: make(map[uint64]int32),
+	}
+	p.enc = json.NewEncoder(&p.encBuf)
+	p.enc.SetEscapeHTML(false) // keep "<" as "<" in stored text
+	return p
+}
+
+// Next returns the next valid item. Invalid lines are recorded (see Errors)
+// and skipped, so a caller that only wants to know whether the file is good
+// can simply drain Next and then check ErrorCount. It returns false at the
+// end of the input or when a fatal problem (read error, a limit passed)
+// stops the parse; after that it keeps returning false.
+func (p *Parser) Next() (Item, bool) {
+	if p.done {
+		return Item{}, false
+	}
+	if !p.started && !p.start() {
+		p.done = true
+		return Item{}, false
+	}
+	for {
+		line, tooLong, err := p.readLine()
+		if err != nil {
+			p.stop(err)
+			return Item{}, false
+		}
+		p.line++
+		if tooLong {
+			p.lineError(p.line, "", fmt.Sprintf("the line is longer than the limit of %d bytes", p.lim.MaxLineBytes))
+			continue
+		}
+		it, ok := p.parseLine(line)
+		if p.done {
+			return Item{}, false
+		}
+		if ok {
+			return it, true
+		}
+	}
+}
+
+// Errors returns the first 50 errors in line order (file-wide errors, Line 0,
+// first). It returns nil when there are none.
+func (p *Parser) Errors() []LineError {
+	if len(p.fileErrs)+len(p.errs) == 0 {
+		return nil
+	}
+	out := make([]LineError, 0, min(len(p.fileErrs)+len(p.errs), maxKeptErrors))
+	out = append(out, p.fileErrs...)
+	for _, e := range p.errs {
+		if len(out) == maxKeptErrors {
+			break
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// ErrorCount counts every error, including those past the 50 that Errors
+// keeps, so a page can say "and 1,234 more".
+func (p *Parser) ErrorCount() int { return p.nErrs }
+
+// Err reports why reading stopped early for reasons that are not the file's
+// content: the upload's reader failed or the gzip data is corrupt. Problems
+// with the content, including passing a limit, are in Errors instead.
+func (p *Parser) Err() error { return p.err }
+
+// Format returns the detected format, "" until a line's shape has been
+// recognised.
+func (p *Parser) Format() Format { return p.format }
+
+// Count returns the number of valid items so far.
+func (p *Parser) Count() int { return p.count }
+
+// Bytes returns how many bytes of the upload, as uploaded (compressed if
+// gzip), have been read so far; once Next returned false after a complete
+// parse it is the upload's size.
+func (p *Parser) Bytes() int64 { return p.raw.n }
+
+// SHA256 returns the hex SHA-256 of the upload as uploaded, used to spot
+// identical uploads. It covers the whole upload only once Next has returned
+// false without a fatal problem; a parse stopped by a limit or a read error
+// has not read (and will not read) the rest.
+func (p *Parser) SHA256() string { return hex.EncodeToString(p.raw.h.Sum(nil)) }
+
+// SuggestedScorer proposes a default scorer from the file's shape so people
+// rarely have to pick one: "numeric" for GSM8K; "choice" when every item has
+// choices and a label; "exact" when every item has a reference answer;
+// otherwise "" (no sensible default, e.g. HumanEval needs code execution).
+func (p *Parser) SuggestedScorer() string {
+	switch p.format {
+	case FormatGSM8K:
+		return "numeric"
+	case FormatSimple, FormatOpenAIBatch:
+		switch {
+		case p.count == 0:
+			return ""
+		case p.nChoices == p.count:
+			return "choice"
+		case p.nAnswer == p.count:
+			return "exact"
+		}
+	}
+	return ""
+}
+
+// TaskKind gives a one-word description of the task, for listing and
+// filtering datasets: "math" (GSM8K), "code" (HumanEval), "multiple-choice"
+// (every item has choices), "qa" (every simple item has a reference answer),
+// "completion" (every OpenAI batch item goes to /v1/completions), otherwise
+// "chat"; "" before any line was recognised.
+func (p *Parser) TaskKind() string {
+	switch p.format {
+	case FormatGSM8K:
+		return "math"
+	case FormatHumanEval:
+		return "code"
+	case FormatSimple:
+		switch {
+		case p.count > 0 && p.nChoices == p.count:
+			return "multiple-choice"
+		case p.count > 0 && p.nAnswer == p.count:
+			return "qa"
+		}
+		return "chat"
+	case FormatOpenAIBatch:
+		if p.count > 0 && p.nComplete == p.count {
+			return "completion"
+		}
+		return "chat"
+	}
+	return ""
+}
+
+// start sniffs the gzip magic bytes and builds the reader chain:
+// upload → hash/count → (gunzip) → size limit → line buffer.
+func (p *Parser) start() bool {
+	p.started = true
+	var head [2]byte
+	n, err := io.ReadFull(p.raw, head[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		p.err = fmt.Errorf("read the upload: %w", err)
+		return false
+	}
+	src := io.MultiReader(bytes.NewReader(head[:n]), p.raw)
+	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(bufio.NewReaderSize(src, readBufSize))
+		if err != nil {
+			p.err = fmt.Errorf("read the gzip header of the upload: %w", err)
+			return false
+		}
+		p.gzipped = true
+		src = zr
+	}
+	p.br = bufio.NewReaderSize(&limitReader{r: src, max: p.lim.MaxFileBytes}, readBufSize)
+	return true
+}
+
+// stop ends the parse for the reason readLine gave.
+func (p *Parser) stop(err error) {
+	p.done = true
+	switch {
+	case err == io.EOF:
+		if p.count == 0 && p.nErrs == 0 {
+			p.fileError("the file has no items")
+		}
+	case errors.Is(err, errTooLarge):
+		p.fileError(fmt.Sprintf("the file is larger than the limit of %d bytes", p.lim.MaxFileBytes))
+	case p.gzipped:
+		p.err = fmt.Errorf("decompress the upload (gzip) after line %d: %w", p.line, err)
+	default:
+		p.err = fmt.Errorf("read the upload after line %d: %w", p.line, err)
+	}
+}
+
+// readLine returns the next line without its line end (and without a
+// leading BOM on the first line). A line longer than the limit is skipped up
+// to its newline without being buffered, and reported as tooLong. err is
+// io.EOF at the end, or what stopped the input; a partial line before a
+// non-EOF error is dropped.
+func (p *Parser) readLine() (line []byte, tooLong bool, err error) {
+	if p.eof {
+		return nil, false, io.EOF
+	}
+	// Room for "\r\n" and, on the first line, a BOM; trimLine checks exactly.
+	budget := p.lim.MaxLineBytes + 5
+	p.long = p.long[:0]
+	got := false
+	for {
+		frag, err := p.br.ReadSlice('\n')
+		if len(frag) > 0 {
+			got = true
+		}
+		switch {
+		case err == nil && !tooLong && len(p.long) == 0:
+			return p.trimLine(frag)
+		case tooLong:
+			// discard up to the newline
+		case len(p.long)+len(frag) > budget:
+			tooLong = true
+			p.long = p.long[:0]
+		default:
+			p.long = append(p.long, frag...)
+		}
+		if err == nil {
+			break
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != io.EOF {
+			return nil, false, err
+		}
+		p.eof = true
+		if !got {
+			return nil, false, io.EOF
+		}
+		break
+	}
+	if tooLong {
+		return nil, true, nil
+	}
+	return p.trimLine(p.long)
+}
+
+// trimLine drops the line end and the first line's BOM, then applies the
+// exact line limit.
+func (p *Parser) trimLine(b []byte) ([]byte, bool, error) {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if p.line == 0 {
+		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	}
+	if len(b) > p.lim.MaxLineBytes {
+		return nil, true, nil
+	}
+	return b, false, nil
+}
+
+// lineError records a problem with one line.
+func (p *Parser) lineError(line int, field, msg string) {
+	p.nErrs++
+	if len(p.errs) < maxKeptErrors {
+		p.errs = append(p.errs, LineError{Line: line, Field: field, Message: msg})
+	}
+}
+
+// fileError records a problem with the file as a whole. These are few (at
+// most two) and always kept, because they explain why the parse stopped.
+func (p *Parser) fileError(msg string) {
+	p.nErrs++
+	p.fileErrs = append(p.fileErrs, LineError{Line: 0, Message: msg})
+}
+
+// checkID registers a custom_id, reporting the earlier line if it was seen.
+func (p *Parser) checkID(id string) (earlier int, dup bool) {
+	h := maphash.String(p.seed, id)
+	if l, ok := p.seen[h]; ok {
+		return int(l), true
+	}
+	p.seen[h] = int32(min(p.line, math.MaxInt32))
+	return 0, false
+}
+
+// rawCounter counts and hashes the bytes exactly as uploaded.
+type rawCounter struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+// Read passes the upload through, counting and hashing what it returns.
+func (c *rawCounter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if n > 0 {
+		c.h.Write(b[:n])
+		c.n += int64(n)
+	}
+	return n, err
+}
+
+// limitReader fails with errTooLarge once more than max bytes have passed.
+// It asks for at most one byte beyond the limit, so a file of exactly max
+// bytes is accepted.
+type limitReader struct {
+	r      io.Reader
+	n, max int64
+}
+
+// Read passes data through until the limit is passed.
+func (l *limitReader) Read(b []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errTooLarge
+	}
+	if rem := l.max - l.n + 1; int64(len(b)) > rem {
+		b = b[:rem]
+	}
+	n, err := l.r.Read(b)
+	l.n += int64(n)
+	if l.n > l.max {
+		return n, errTooLarge
+	}
+	return n, err
+}

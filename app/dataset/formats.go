@@ -1,0 +1,661 @@
+package dataset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The two endpoints a normalised request may target.
+const (
+	urlChat       = "/v1/chat/completions"
+	urlCompletion = "/v1/completions"
+)
+
+// fields holds the raw values of the top-level keys any format uses; nil
+// means the key is absent. When a key appears twice the last one wins, as
+// with encoding/json and Python's json module.
+type fields struct {
+	customID, method, url, body                           []byte
+	id, prompt, messages, reference, answer               []byte
+	choices, label                                        []byte
+	question, taskID, test, entryPoint, canonicalSolution []byte
+}
+
+// set records one top-level member; key is as written between its quotes.
+func (f *fields) set(key, v []byte) {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		key = []byte(keyName(key))
+	}
+	switch string(key) {
+	case "custom_id":
+		f.customID = v
+	case "method":
+		f.method = v
+	case "url":
+		f.url = v
+	case "body":
+		f.body = v
+	case "id":
+		f.id = v
+	case "prompt":
+		f.prompt = v
+	case "messages":
+		f.messages = v
+	case "reference":
+		f.reference = v
+	case "answer":
+		f.answer = v
+	case "choices":
+		f.choices = v
+	case "label":
+		f.label = v
+	case "question":
+		f.question = v
+	case "task_id":
+		f.taskID = v
+	case "test":
+		f.test = v
+	case "entry_point":
+		f.entryPoint = v
+	case "canonical_solution":
+		f.canonicalSolution = v
+	}
+}
+
+// is reports whether the line has the keys that identify format fm.
+func (f *fields) is(fm Format) bool {
+	switch fm {
+	case FormatOpenAIBatch:
+		return f.customID != nil && f.body != nil
+	case FormatGSM8K:
+		return f.question != nil && f.answer != nil
+	case FormatHumanEval:
+		return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil
+	case FormatSimple:
+		return f.prompt != nil || f.messages != nil
+	}
+	return false
+}
+
+// detectionOrder is the order in which shapes are tried: the more specific
+// first, since a HumanEval line also has a "prompt".
+var detectionOrder = []Format{FormatOpenAIBatch, FormatGSM8K, FormatHumanEval, FormatSimple}
+
+// shape returns the first format whose keys the line has, or "".
+func (f *fields) shape() Format {
+	for _, fm := range detectionOrder {
+		if f.is(fm) {
+			return fm
+		}
+	}
+	return ""
+}
+
+// needs describes a format's identifying keys for error messages.
+func needs(fm Format) string {
+	switch fm {
+	case FormatOpenAIBatch:
+		return `"custom_id" and "body"`
+	case FormatGSM8K:
+		return `"question" and "answer"`
+	case FormatHumanEval:
+		return `"task_id", "prompt", "test" and "entry_point"`
+	}
+	return `"prompt" or "messages"`
+}
+
+// hasOwnKey reports whether the line has a key only format fm uses, which
+// makes it an incomplete fm line rather than a line of another format.
+func (f *fields) hasOwnKey(fm Format) bool {
+	switch fm {
+	case FormatOpenAIBatch:
+		return f.customID != nil || f.body != nil || f.method != nil || f.url != nil
+	case FormatGSM8K:
+		return f.question != nil
+	case FormatHumanEval:
+		return f.taskID != nil || f.test != nil || f.entryPoint != nil
+	}
+	return false
+}
+
+// missing names the first identifying key of fm the line lacks.
+func (f *fields) missing(fm Format) *LineError {
+	miss := func(field string) *LineError {
+		return &LineError{Field: field, Message: fmt.Sprintf("%q is missing", field)}
+	}
+	switch fm {
+	case FormatOpenAIBatch:
+		if f.customID == nil {
+			return miss("custom_id")
+		}
+		return miss("body")
+	case FormatGSM8K:
+		if f.question == nil {
+			return miss("question")
+		}
+		return miss("answer")
+	case FormatHumanEval:
+		switch {
+		case f.taskID == nil:
+			return miss("task_id")
+		case f.prompt == nil:
+			return miss("prompt")
+		case f.test == nil:
+			return miss("test")
+		}
+		return miss("entry_point")
+	}
+	return &LineError{Field: "prompt", Message: `the line has neither "prompt" nor "messages"`}
+}
+
+// norm is one line turned into an item, before it is numbered.
+type norm struct {
+	id              string
+	idField         string // the key the id came from, for the duplicate message
+	req, ref        []byte
+	answer, choices bool // what the reference carries, for the suggestions
+	completion      bool // the request targets /v1/completions
+}
+
+// parseLine validates one line and returns its item; ok is false for blank
+// and invalid lines (the latter are recorded).
+func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
+	n := p.line
+	b, lead := trimWS(raw)
+	if len(b) == 0 {
+		return Item{}, false // blank lines are allowed and skipped
+	}
+	if !utf8.Valid(b) {
+		p.lineError(n, "", fmt.Sprintf("the line is not valid UTF-8 (at byte %d)", lead+firstInvalidUTF8(b)+1))
+		return Item{}, false
+	}
+	if !validJSON(b) {
+		p.lineError(n, "", jsonErrorMessage(b, lead))
+		return Item{}, false
+	}
+	if b[0] != '{' {
+		p.lineError(n, "", fmt.Sprintf("the line must be a JSON object, not %s", kindOf(b)))
+		return Item{}, false
+	}
+	var f fields
+	eachField(b, func(k, v []byte) bool {
+		f.set(k, v)
+		return true
+	})
+
+	fm := p.format
+	if fm == "" {
+		fm = f.shape()
+		if fm == "" {
+			p.lineError(n, "", `cannot tell the format: expected "custom_id" and "body" (OpenAI batch), `+
+				`"question" and "answer" (GSM8K), "task_id", "prompt", "test" and "entry_point" (HumanEval), `+
+				`or "prompt" or "messages" (simple)`)
+			return Item{}, false
+		}
+		p.format, p.formatAt = fm, n
+	} else if !f.is(fm) {
+		if other := f.shape(); other != "" && !f.hasOwnKey(fm) {
+			p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
+				fm, p.formatAt, needs(fm), other))
+		} else {
+			le := f.missing(fm)
+			p.lineError(n, le.Field, le.Message)
+		}
+		return Item{}, false
+	}
+
+	itemNo := p.count + 1
+	var (
+		r  norm
+		le *LineError
+	)
+	switch fm {
+	case FormatOpenAIBatch:
+		r, le = p.openAIBatch(&f)
+	case FormatSimple:
+		r, le = p.simple(&f, itemNo)
+	case FormatGSM8K:
+		r, le = p.gsm8k(&f, itemNo)
+	case FormatHumanEval:
+		r, le = p.humanEval(&f)
+	}
+	if le != nil {
+		p.lineError(n, le.Field, le.Message)
+		return Item{}, false
+	}
+	if earlier, dup := p.checkID(r.id); dup {
+		src := r.idField
+		if src == "" {
+			src = "the generated id"
+		}
+		p.lineError(n, "custom_id", fmt.Sprintf("%s %q is already used on line %d", src, r.id, earlier))
+		return Item{}, false
+	}
+	if p.count >= p.lim.MaxItems {
+		p.fileError(fmt.Sprintf("the file has more than the limit of %d items", p.lim.MaxItems))
+		p.done = true
+		return Item{}, false
+	}
+	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref}
+	p.count++
+	if r.answer {
+		p.nAnswer++
+	}
+	if r.choices {
+		p.nChoices++
+	}
+	if r.completion {
+		p.nComplete++
+	}
+	return it, true
+}
+
+// jsonErrorMessage says what the JSON decoder found wrong, and where.
+func jsonErrorMessage(b []byte, lead int) string {
+	err := json.Unmarshal(b, &struct{}{})
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON at byte %d: %s", int64(lead)+se.Offset, se.Error())
+	}
+	if err == nil {
+		return "invalid JSON"
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+// customID validates an id that is given as a string.
+func customID(raw []byte, field string) (string, *LineError) {
+	s, ok := decodeString(raw)
+	switch {
+	case !ok:
+		return "", &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+	case s == "":
+		return "", &LineError{Field: field, Message: field + " must not be empty"}
+	case utf8.RuneCountInString(s) > maxCustomIDRunes:
+		return "", &LineError{Field: field, Message: fmt.Sprintf("%s may be at most %d characters long", field, maxCustomIDRunes)}
+	}
+	return s, nil
+}
+
+// openAIBatch checks an OpenAI batch line; the body goes through as given
+// so anything OpenAI accepts (tools, response_format, …) survives.
+func (p *Parser) openAIBatch(f *fields) (norm, *LineError) {
+	var r norm
+	id, le := customID(f.customID, "custom_id")
+	if le != nil {
+		return r, le
+	}
+	if m, _ := decodeString(f.method); m != "POST" {
+		return r, &LineError{Field: "method", Message: `method must be "POST"`}
+	}
+	url, _ := decodeString(f.url)
+	if url != urlChat && url != urlCompletion {
+		return r, &LineError{Field: "url", Message: `url must be "` + urlChat + `" or "` + urlCompletion + `"`}
+	}
+	if !isObject(f.body) {
+		return r, &LineError{Field: "body", Message: fmt.Sprintf("body must be a JSON object, not %s", kindOf(f.body))}
+	}
+	var msgs, prompt []byte
+	eachField(f.body, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "messages"):
+			msgs = v
+		case keyIs(k, "prompt"):
+			prompt = v
+		}
+		return true
+	})
+	if url == urlChat {
+		if le := checkBatchMessages(msgs); le != nil {
+			return r, le
+		}
+	} else {
+		switch {
+		case absent(prompt):
+			return r, &LineError{Field: "body.prompt", Message: `a body for ` + urlCompletion + ` needs a "prompt"`}
+		case !isString(prompt) && !isArray(prompt):
+			return r, &LineError{Field: "body.prompt", Message: fmt.Sprintf("prompt must be a string or an array, not %s", kindOf(prompt))}
+		}
+		r.completion = true
+	}
+	r.id, r.idField = id, "custom_id"
+	r.req = make([]byte, 0, len(url)+len(f.body)+40)
+	r.req = append(r.req, `{"method":"POST","url":"`...)
+	r.req = append(r.req, url...)
+	r.req = append(r.req, `","body":`...)
+	r.req = append(r.req, f.body...)
+	r.req = append(r.req, '}')
+	if !absent(f.reference) {
+		r.ref = appendAnswerRef(nil, f.reference, nil, nil)
+		r.answer = true
+	}
+	return r, nil
+}
+
+// checkBatchMessages checks an OpenAI batch chat body's messages loosely:
+// the body is OpenAI's own format, so only what every request needs.
+func checkBatchMessages(msgs []byte) *LineError {
+	const field = "body.messages"
+	switch {
+	case msgs == nil:
+		return &LineError{Field: field, Message: `a body for ` + urlChat + ` needs a "messages" array`}
+	case !isArray(msgs):
+		return &LineError{Field: field, Message: fmt.Sprintf("messages must be an array, not %s", kindOf(msgs))}
+	}
+	var le *LineError
+	i := 0
+	eachElem(msgs, func(v []byte) bool {
+		if !isObject(v) {
+			le = &LineError{Field: fmt.Sprintf("%s[%d]", field, i), Message: fmt.Sprintf("a message must be an object, not %s", kindOf(v))}
+			return false
+		}
+		i++
+		return true
+	})
+	if le == nil && i == 0 {
+		le = &LineError{Field: field, Message: "messages must not be empty"}
+	}
+	return le
+}
+
+// roles are the chat roles OpenAI-compatible servers accept.
+var roles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true, "developer": true}
+
+// checkMessages checks a simple line's messages: a non-empty array of
+// {role, content}; content is a string or an array of parts, or null on an
+// assistant message (one that only calls tools).
+func checkMessages(msgs []byte) *LineError {
+	if !isArray(msgs) {
+		return &LineError{Field: "messages", Message: fmt.Sprintf("messages must be an array of {role, content} objects, not %s", kindOf(msgs))}
+	}
+	var le *LineError
+	i := 0
+	eachElem(msgs, func(v []byte) bool {
+		at := func(sub string) string { return fmt.Sprintf("messages[%d]%s", i, sub) }
+		if !isObject(v) {
+			le = &LineError{Field: at(""), Message: fmt.Sprintf("a message must be a {role, content} object, not %s", kindOf(v))}
+			return false
+		}
+		var role, content []byte
+		eachField(v, func(k, v []byte) bool {
+			switch {
+			case keyIs(k, "role"):
+				role = v
+			case keyIs(k, "content"):
+				content = v
+			}
+			return true
+		})
+		r, ok := decodeString(role)
+		switch {
+		case role == nil:
+			le = &LineError{Field: at(".role"), Message: `"role" is missing`}
+		case !ok:
+			le = &LineError{Field: at(".role"), Message: fmt.Sprintf("role must be a string, not %s", kindOf(role))}
+		case !roles[r]:
+			le = &LineError{Field: at(".role"), Message: fmt.Sprintf("role %q is not one of system, user, assistant, tool, developer", r)}
+		case content == nil:
+			le = &LineError{Field: at(".content"), Message: `"content" is missing`}
+		case isString(content) || isArray(content) || (isNull(content) && r == "assistant"):
+		default:
+			le = &LineError{Field: at(".content"), Message: fmt.Sprintf("content must be a string or an array of parts, not %s", kindOf(content))}
+		}
+		i++
+		return le == nil
+	})
+	if le == nil && i == 0 {
+		le = &LineError{Field: "messages", Message: "messages must not be empty"}
+	}
+	return le
+}
+
+// simple normalises the hand-written shape. Without an "id" the item is
+// called "item-<n>", n its 1-based position among valid items.
+func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	if f.prompt != nil && f.messages != nil {
+		return r, &LineError{Field: "messages", Message: `give either "prompt" or "messages", not both`}
+	}
+	switch {
+	case absent(f.id):
+		r.id = "item-" + strconv.Itoa(itemNo)
+	case isString(f.id):
+		id, le := customID(f.id, "id")
+		if le != nil {
+			return r, le
+		}
+		r.id, r.idField = id, "id"
+	default:
+		if !isIntegerLiteral(f.id) {
+			return r, &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(f.id))}
+		}
+		r.id, r.idField = string(f.id), "id"
+	}
+	if f.prompt != nil {
+		if le := checkText(f.prompt, "prompt"); le != nil {
+			return r, le
+		}
+		r.req = chatPrompt(f.prompt)
+	} else {
+		if le := checkMessages(f.messages); le != nil {
+			return r, le
+		}
+		r.req = make([]byte, 0, len(f.messages)+64)
+		r.req = append(r.req, `{"method":"POST","url":"`+urlChat+`","body":{"messages":`...)
+		r.req = append(r.req, f.messages...)
+		r.req = append(r.req, "}}"...)
+	}
+
+	ans := f.reference
+	if absent(ans) {
+		ans = f.answer
+	}
+	if absent(ans) {
+		ans = nil
+	}
+	choices, label := f.choices, f.label
+	if absent(choices) {
+		choices = nil
+	}
+	if absent(label) {
+		label = nil
+	}
+	switch {
+	case choices != nil && label == nil:
+		return r, &LineError{Field: "label", Message: `"choices" needs a "label": the index (from 0) or letter of the right choice`}
+	case choices == nil && label != nil:
+		return r, &LineError{Field: "choices", Message: `"label" needs "choices"`}
+	case choices != nil:
+		if le := checkChoices(choices, label); le != nil {
+			return r, le
+		}
+		r.choices = true
+	}
+	if ans != nil || choices != nil {
+		r.ref = appendAnswerRef(nil, ans, choices, label)
+		r.answer = ans != nil
+	}
+	return r, nil
+}
+
+// checkText requires a non-empty string.
+func checkText(raw []byte, field string) *LineError {
+	switch {
+	case !isString(raw):
+		return &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+	case isEmptyString(raw):
+		return &LineError{Field: field, Message: field + " must not be empty"}
+	}
+	return nil
+}
+
+// checkChoices requires a non-empty array of strings and a label that
+// points into it: an integer index from 0, or a letter ("A" or "a" = 0).
+func checkChoices(choices, label []byte) *LineError {
+	if !isArray(choices) {
+		return &LineError{Field: "choices", Message: fmt.Sprintf("choices must be an array of strings, not %s", kindOf(choices))}
+	}
+	var le *LineError
+	n := 0
+	eachElem(choices, func(v []byte) bool {
+		if !isString(v) {
+			le = &LineError{Field: fmt.Sprintf("choices[%d]", n), Message: fmt.Sprintf("a choice must be a string, not %s", kindOf(v))}
+			return false
+		}
+		n++
+		return true
+	})
+	if le != nil {
+		return le
+	}
+	if n == 0 {
+		return &LineError{Field: "choices", Message: "choices must not be empty"}
+	}
+	idx := int64(-1)
+	if s, ok := decodeString(label); ok {
+		if len(s) == 1 && s[0] >= 'A' && s[0] <= 'Z' {
+			idx = int64(s[0] - 'A')
+		} else if len(s) == 1 && s[0] >= 'a' && s[0] <= 'z' {
+			idx = int64(s[0] - 'a')
+		} else {
+			return &LineError{Field: "label", Message: fmt.Sprintf("label %q is not a letter A–Z", s)}
+		}
+	} else if v, ok := integer(label); ok {
+		idx = v
+	} else {
+		return &LineError{Field: "label", Message: fmt.Sprintf("label must be an index (from 0) or a letter, not %s", kindOf(label))}
+	}
+	if idx < 0 || idx >= int64(n) {
+		return &LineError{Field: "label", Message: fmt.Sprintf("label %s is out of range for %d choices", label, n)}
+	}
+	return nil
+}
+
+// appendAnswerRef builds the reference {"answer":…,"choices":…,"label":…}
+// from raw values, leaving out those that are nil.
+func appendAnswerRef(dst, ans, choices, label []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(ans)+len(choices)+len(label)+32)
+	}
+	dst = append(dst, '{')
+	if ans != nil {
+		dst = append(dst, `"answer":`...)
+		dst = append(dst, ans...)
+	}
+	if choices != nil {
+		if ans != nil {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"choices":`...)
+		dst = append(dst, choices...)
+		dst = append(dst, `,"label":`...)
+		dst = append(dst, label...)
+	}
+	return append(dst, '}')
+}
+
+// chatPrompt wraps a raw JSON string as the one user message of a chat
+// completions request. The string is copied as written, escapes and all.
+func chatPrompt(prompt []byte) []byte {
+	req := make([]byte, 0, len(prompt)+100)
+	req = append(req, `{"method":"POST","url":"`+urlChat+`","body":{"messages":[{"role":"user","content":`...)
+	req = append(req, prompt...)
+	return append(req, "}]}}"...)
+}
+
+// gsm8k normalises a GSM8K line: the question becomes a chat message; the
+// reference keeps the full worked answer and, as "final", the text after
+// the last "####" (trimmed, thousands separators removed) that numeric
+// scoring compares against. An answer without "####" is taken whole as the
+// final answer; a numeric answer is used as is. Items are called
+// "gsm8k-<n>", n their 1-based position.
+func (p *Parser) gsm8k(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	if le := checkText(f.question, "question"); le != nil {
+		return r, le
+	}
+	var final string
+	if s, ok := decodeString(f.answer); ok {
+		if i := strings.LastIndex(s, "####"); i >= 0 {
+			s = s[i+len("####"):]
+		}
+		final = strings.ReplaceAll(strings.TrimSpace(s), ",", "")
+	} else if len(f.answer) > 0 && (f.answer[0] == '-' || (f.answer[0] >= '0' && f.answer[0] <= '9')) {
+		final = string(f.answer)
+	} else {
+		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer must be a string or a number, not %s", kindOf(f.answer))}
+	}
+	r.id = "gsm8k-" + strconv.Itoa(itemNo)
+	r.req = chatPrompt(f.question)
+	r.ref = make([]byte, 0, len(f.answer)+len(final)+24)
+	r.ref = append(r.ref, `{"answer":`...)
+	r.ref = append(r.ref, f.answer...)
+	r.ref = append(r.ref, `,"final":`...)
+	r.ref = p.appendString(r.ref, final)
+	r.ref = append(r.ref, '}')
+	r.answer = true
+	return r, nil
+}
+
+// humanEval normalises a HumanEval line into a plain completions request:
+// the prompt is the start of a Python file (signature and docstring) that
+// the model must continue verbatim, and the tests run prompt+completion.
+// Wrapped in a chat message, models answer with prose and Markdown fences
+// instead of the function body. The reference keeps what execution-based
+// scoring needs; the item is called by its task_id.
+func (p *Parser) humanEval(f *fields) (norm, *LineError) {
+	var r norm
+	id, le := customID(f.taskID, "task_id")
+	if le != nil {
+		return r, le
+	}
+	if le := checkText(f.prompt, "prompt"); le != nil {
+		return r, le
+	}
+	if !isString(f.test) {
+		return r, &LineError{Field: "test", Message: fmt.Sprintf("test must be a string, not %s", kindOf(f.test))}
+	}
+	if le := checkText(f.entryPoint, "entry_point"); le != nil {
+		return r, le
+	}
+	sol := f.canonicalSolution
+	if absent(sol) {
+		sol = nil
+	} else if !isString(sol) {
+		return r, &LineError{Field: "canonical_solution", Message: fmt.Sprintf("canonical_solution must be a string, not %s", kindOf(sol))}
+	}
+	r.id, r.idField = id, "task_id"
+	r.completion = true
+	r.req = make([]byte, 0, len(f.prompt)+64)
+	r.req = append(r.req, `{"method":"POST","url":"`+urlCompletion+`","body":{"prompt":`...)
+	r.req = append(r.req, f.prompt...)
+	r.req = append(r.req, "}}"...)
+	r.ref = make([]byte, 0, len(f.taskID)+len(f.test)+len(f.entryPoint)+len(sol)+80)
+	r.ref = append(r.ref, `{"task_id":`...)
+	r.ref = append(r.ref, f.taskID...)
+	r.ref = append(r.ref, `,"test":`...)
+	r.ref = append(r.ref, f.test...)
+	r.ref = append(r.ref, `,"entry_point":`...)
+	r.ref = append(r.ref, f.entryPoint...)
+	if sol != nil {
+		r.ref = append(r.ref, `,"canonical_solution":`...)
+		r.ref = append(r.ref, sol...)
+	}
+	r.ref = append(r.ref, '}')
+	return r, nil
+}
+
+// appendString appends s as a JSON string without HTML escaping, so "<"
+// stays "<" in what is stored and shown.
+func (p *Parser) appendString(dst []byte, s string) []byte {
+	p.encBuf.Reset()
+	if err := p.enc.Encode(s); err != nil {
+		return strconv.AppendQuote(dst, s) // unreachable: strings always encode
+	}
+	return append(dst, bytes.TrimSuffix(p.encBuf.Bytes(), []byte("\n"))...)
+}

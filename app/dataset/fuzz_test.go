@@ -1,0 +1,117 @@
+package dataset_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/dataset"
+)
+
+// FuzzParser checks what must hold for any upload: no panic, every item's
+// request is valid JSON, errors are well formed and capped, and no line is
+// counted both as an item and an error.
+func FuzzParser(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"\xef\xbb\xbf{\"prompt\":\"a\"}\r\n\r\n{\"messages\":[{\"role\":\"user\",\"content\":\"b\"}],\"id\":3}",
+		`{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"x"}]},"reference":"y"}` + "\n" +
+			`{"custom_id":"a","method":"POST","url":"/v1/completions","body":{"prompt":"p"}}`,
+		`{"question":"q","answer":"x\n#### 1,000"}` + "\n" + `{"prompt":"x"}`,
+		`{"task_id":"H/0","prompt":"def f():\n","test":"t","entry_point":"f","canonical_solution":null}`,
+		`{"prompt":"a","choices":["x","y"],"label":"b","answer":null}` + "\n" + `{"prompt":"a","choices":[],"label":-1}`,
+		`{"pro\u006dpt":"\u003c\"\\"}` + "\n[1]\n\"s\"\nnull\n{\"prompt\":\"\xff\"}\n{\"prompt\":\"x\"",
+		"{\"prompt\":\"x\"}\n\x1f\x8b",
+		`[-0.5e+10,1E2,0,-0,true,false,null,{},[],"\u00e9\ud83d\"\\\/\b\f\n\r\t"]`,
+		"[01]\n[1.]\n[.5]\n[1e]\n[\"\\x\"]\n[\"\\u12\"]\n[\"\x01\"]\n{\"a\" 1}\n{,}\n[1,]\n[tru]\n 1 2",
+	} {
+		f.Add([]byte(s))
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(`{"prompt":"a"}` + "\n" + `{"prompt":"a","id":"item-1"}` + "\n"))
+	zw.Close()
+	f.Add(zb.Bytes())
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := dataset.ValidJSON(data), json.Valid(data); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, json.Valid says %v", data, got, want)
+		}
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			if got, want := dataset.ValidJSON(line), json.Valid(line); got != want {
+				t.Fatalf("ValidJSON(%q) = %v, json.Valid says %v", line, got, want)
+			}
+		}
+		lines := countLines(data)
+		for _, lim := range []dataset.Limits{
+			{},
+			{MaxFileBytes: 512, MaxLineBytes: 64, MaxItems: 3},
+		} {
+			p := dataset.NewParser(bytes.NewReader(data), lim)
+			seen := map[string]bool{}
+			last := 0
+			for {
+				it, ok := p.Next()
+				if !ok {
+					break
+				}
+				if !json.Valid(it.Request) {
+					t.Fatalf("line %d: request is not JSON: %q", it.Line, it.Request)
+				}
+				if it.Reference != nil && !json.Valid(it.Reference) {
+					t.Fatalf("line %d: reference is not JSON: %q", it.Line, it.Reference)
+				}
+				if it.Line <= last || it.CustomID == "" || seen[it.CustomID] {
+					t.Fatalf("item %+v after line %d (seen %v)", it, last, seen[it.CustomID])
+				}
+				seen[it.CustomID], last = true, it.Line
+			}
+			if _, ok := p.Next(); ok {
+				t.Fatal("Next returned an item after the end")
+			}
+			errs := p.Errors()
+			if len(errs) > 50 || p.ErrorCount() < len(errs) {
+				t.Fatalf("len(Errors()) = %d, ErrorCount() = %d", len(errs), p.ErrorCount())
+			}
+			errLines := map[int]bool{}
+			prev := 0
+			for _, e := range errs {
+				if e.Line < 0 || e.Message == "" || e.Line < prev {
+					t.Fatalf("bad or unordered error %+v", e)
+				}
+				prev = e.Line
+				if e.Line > 0 {
+					if errLines[e.Line] {
+						t.Fatalf("two errors for line %d", e.Line)
+					}
+					errLines[e.Line] = true
+				}
+			}
+			if lines >= 0 && p.Count()+len(errLines) > lines {
+				t.Fatalf("%d items + %d lines with errors > %d lines", p.Count(), len(errLines), lines)
+			}
+			if p.Bytes() > int64(len(data)) {
+				t.Fatalf("Bytes() = %d > %d", p.Bytes(), len(data))
+			}
+		}
+	})
+}
+
+// countLines counts the lines of the (decompressed) input, or returns -1
+// when gzip data cannot be decompressed to the end.
+func countLines(data []byte) int {
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return -1
+		}
+		b, err := io.ReadAll(io.LimitReader(zr, 1<<24))
+		if err != nil {
+			return -1
+		}
+		data = b
+	}
+	return bytes.Count(data, []byte("\n")) + 1
+}

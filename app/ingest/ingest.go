@@ -1,0 +1,156 @@
+// Package ingest stores an uploaded dataset: it streams the file through the
+// parser into PostgreSQL with COPY inside one transaction, so a file is
+// stored whole or not at all and memory does not grow with its size.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// ErrInvalid means some lines are wrong; Result.Errors says which.
+var ErrInvalid = errors.New("the file has errors; nothing was stored")
+
+// ErrDuplicate means the viewer can already see a dataset with the same
+// content; Result.Duplicates lists them.
+var ErrDuplicate = errors.New("an identical dataset exists")
+
+// Request is an upload's settings. Fields may still change while the file
+// is read (multipart fields after the file); see Upload's rest argument.
+type Request struct {
+	Viewer         store.Viewer
+	FileName       string
+	Name           string
+	Visibility     string
+	AllowDuplicate bool
+	Starter        bool
+}
+
+// Result is what an upload produced.
+type Result struct {
+	Dataset    store.Dataset
+	Errors     []dataset.LineError
+	ErrorCount int
+	Duplicates []store.Dataset
+}
+
+// Uploader stores datasets.
+type Uploader struct {
+	Store  *store.Store
+	Limits dataset.Limits
+}
+
+// DefaultName derives a dataset name from a file name: the base name
+// without .jsonl/.json/.gz.
+func DefaultName(fileName string) string {
+	n := path.Base(strings.ReplaceAll(fileName, `\`, "/"))
+	for _, ext := range []string{".gz", ".jsonl", ".json", ".ndjson"} {
+		n = strings.TrimSuffix(n, ext)
+	}
+	if n == "" || n == "." || n == "/" {
+		return "dataset"
+	}
+	if len(n) > 200 {
+		n = n[:200]
+	}
+	return n
+}
+
+// CheckSettings validates a dataset's name and visibility.
+func CheckSettings(name, visibility string) *dataset.LineError {
+	if len(name) > 200 {
+		return &dataset.LineError{Field: "name", Message: "the name may be at most 200 characters long"}
+	}
+	if visibility != store.VisibilityPrivate && visibility != store.VisibilityShared {
+		return &dataset.LineError{Field: "visibility", Message: `visibility must be "private" or "shared"`}
+	}
+	return nil
+}
+
+// Upload parses file and stores it. rest, when not nil, runs after the file
+// is read and before the commit, so the caller can read settings that came
+// after the file (it may change req's Name, Visibility, AllowDuplicate).
+func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest func(*Request) error) (Result, error) {
+	var res Result
+	if req.Visibility == "" {
+		req.Visibility = store.VisibilityPrivate
+	}
+	err := u.Store.InTx(ctx, func(q *store.Queries) error {
+		id, err := q.CreateDataset(ctx, store.NewDataset{
+			OwnerID: req.Viewer.UserID, Name: "uploading", Format: "pending", Visibility: store.VisibilityPrivate, Starter: req.Starter,
+		})
+		if err != nil {
+			return err
+		}
+		p := dataset.NewParser(file, u.Limits)
+		// The reason a copy was aborted is kept here: PostgreSQL answers an
+		// aborted COPY with its own error, which does not wrap ours.
+		var abort error
+		_, err = q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
+			for {
+				it, ok := p.Next()
+				if !ok {
+					if err := p.Err(); err != nil {
+						abort = fmt.Errorf("read the file: %w", err)
+						return store.DatasetItem{}, false, abort
+					}
+					if p.ErrorCount() > 0 {
+						abort = ErrInvalid
+						return store.DatasetItem{}, false, abort
+					}
+					return store.DatasetItem{}, false, nil
+				}
+				if p.ErrorCount() > 0 {
+					continue // keep reading to report every error, but store nothing more
+				}
+				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference}, true, nil
+			}
+		})
+		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
+		if abort != nil {
+			return abort
+		}
+		if err != nil {
+			return err
+		}
+		if rest != nil {
+			if err := rest(&req); err != nil {
+				return err
+			}
+		}
+		name := strings.TrimSpace(req.Name)
+		if name == "" {
+			name = DefaultName(req.FileName)
+		}
+		if le := CheckSettings(name, req.Visibility); le != nil {
+			res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
+			return ErrInvalid
+		}
+		if !req.AllowDuplicate {
+			dups, err := q.DatasetsBySHA256(ctx, req.Viewer, p.SHA256())
+			if err != nil {
+				return err
+			}
+			if len(dups) > 0 {
+				res.Duplicates = dups
+				return ErrDuplicate
+			}
+		}
+		if err := q.FinishDataset(ctx, id, store.DatasetTotals{
+			Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
+			DefaultScorer: p.SuggestedScorer(), ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
+		}); err != nil {
+			return err
+		}
+		res.Dataset, err = q.DatasetByID(ctx, req.Viewer, id)
+		return err
+	})
+	return res, err
+}

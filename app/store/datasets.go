@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Dataset visibilities.
+const (
+	VisibilityPrivate = "private"
+	VisibilityShared  = "shared"
+)
+
+// Dataset is an uploaded set of benchmark items.
+type Dataset struct {
+	ID            int64
+	OwnerID       int64
+	OwnerEmail    string
+	Name          string
+	Format        string
+	TaskKind      string
+	DefaultScorer string
+	Visibility    string
+	ItemCount     int
+	Bytes         int64
+	SHA256        string
+	Starter       bool
+	CreatedAt     time.Time
+	DeletedAt     *time.Time
+}
+
+// DatasetItem is one item of a dataset.
+type DatasetItem struct {
+	Idx       int
+	CustomID  string
+	Request   json.RawMessage
+	Reference json.RawMessage
+}
+
+const datasetColumns = `d.id, d.owner_id, u.email, d.name, d.format, d.task_kind, d.default_scorer, d.visibility,
+	d.item_count, d.bytes, d.sha256, d.starter, d.created_at, d.deleted_at`
+
+const datasetFrom = ` FROM datasets d JOIN users u ON u.id = d.owner_id `
+
+func scanDataset(row pgx.CollectableRow) (Dataset, error) {
+	var d Dataset
+	err := row.Scan(&d.ID, &d.OwnerID, &d.OwnerEmail, &d.Name, &d.Format, &d.TaskKind, &d.DefaultScorer, &d.Visibility,
+		&d.ItemCount, &d.Bytes, &d.SHA256, &d.Starter, &d.CreatedAt, &d.DeletedAt)
+	return d, err
+}
+
+// Viewer is who is asking: datasets are visible to their owner, to admins,
+// and to everyone when shared.
+type Viewer struct {
+	UserID int64
+	Admin  bool
+}
+
+const visibleTo = ` (d.owner_id = @viewer OR d.visibility = 'shared' OR @admin) `
+
+// NewDataset is the row created before an upload's items are copied in.
+type NewDataset struct {
+	OwnerID    int64
+	Name       string
+	Format     string
+	Visibility string
+	Starter    bool
+}
+
+// CreateDataset inserts the dataset row; call within the transaction that
+// copies its items, and FinishDataset when they are all in.
+func (q *Queries) CreateDataset(ctx context.Context, nd NewDataset) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO datasets (owner_id, name, format, visibility, starter)
+		VALUES (@owner, @name, @format, @visibility, @starter) RETURNING id`,
+		pgx.NamedArgs{"owner": nd.OwnerID, "name": nd.Name, "format": nd.Format, "visibility": nd.Visibility, "starter": nd.Starter}).Scan(&id)
+	return id, mapErr(err, "create dataset")
+}
+
+// DatasetTotals is what is known once every item is stored.
+type DatasetTotals struct {
+	Name          string
+	Visibility    string
+	Format        string
+	TaskKind      string
+	DefaultScorer string
+	ItemCount     int
+	Bytes         int64
+	SHA256        string
+}
+
+// FinishDataset records the totals of a completed upload.
+func (q *Queries) FinishDataset(ctx context.Context, id int64, t DatasetTotals) error {
+	_, err := q.db.Exec(ctx, `UPDATE datasets SET name = @name, visibility = @visibility, format = @format,
+		task_kind = @task_kind, default_scorer = @scorer, item_count = @count, bytes = @bytes, sha256 = @sha256
+		WHERE id = @id`, pgx.NamedArgs{"id": id, "name": t.Name, "visibility": t.Visibility, "format": t.Format,
+		"task_kind": t.TaskKind, "scorer": t.DefaultScorer, "count": t.ItemCount, "bytes": t.Bytes, "sha256": t.SHA256})
+	return mapErr(err, "finish dataset")
+}
+
+// CopyDatasetItems streams items into dataset_items with COPY. next returns
+// the next item and false at the end; an error from it aborts the copy.
+func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next func() (DatasetItem, bool, error)) (int64, error) {
+	src := &itemSource{datasetID: datasetID, next: next}
+	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference"}, src)
+	return n, mapErr(err, "copy dataset items")
+}
+
+type itemSource struct {
+	datasetID int64
+	next      func() (DatasetItem, bool, error)
+	cur       DatasetItem
+	err       error
+	row       [5]any
+}
+
+func (s *itemSource) Next() bool {
+	it, ok, err := s.next()
+	if err != nil {
+		s.err = err
+		return false
+	}
+	s.cur = it
+	return ok
+}
+
+func (s *itemSource) Values() ([]any, error) {
+	s.row[0], s.row[1], s.row[2] = s.datasetID, s.cur.Idx, s.cur.CustomID
+	// json.RawMessage as string: pgx sends it as jsonb text without
+	// re-encoding.
+	s.row[3] = string(s.cur.Request)
+	if s.cur.Reference == nil {
+		s.row[4] = nil
+	} else {
+		s.row[4] = string(s.cur.Reference)
+	}
+	return s.row[:], nil
+}
+
+func (s *itemSource) Err() error { return s.err }
+
+// DatasetByID returns a dataset the viewer may see (deleted ones included,
+// so past results stay readable).
+func (q *Queries) DatasetByID(ctx context.Context, v Viewer, id int64) (Dataset, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+datasetColumns+datasetFrom+`WHERE d.id = @id AND `+visibleTo,
+		pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+	d, err := pgx.CollectExactlyOneRow(rows, scanDataset)
+	return d, mapErr(err, "dataset by id")
+}
+
+// ListDatasets returns the live datasets the viewer may see, newest first.
+func (q *Queries) ListDatasets(ctx context.Context, v Viewer) ([]Dataset, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+datasetColumns+datasetFrom+`WHERE d.deleted_at IS NULL AND `+visibleTo+`ORDER BY d.id DESC`,
+		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
+	ds, err := pgx.CollectRows(rows, scanDataset)
+	return ds, mapErr(err, "list datasets")
+}
+
+// DatasetsBySHA256 finds live datasets with identical content that the
+// viewer may see, to offer reuse instead of a second copy.
+func (q *Queries) DatasetsBySHA256(ctx context.Context, v Viewer, sha string) ([]Dataset, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+datasetColumns+datasetFrom+`WHERE d.sha256 = @sha AND d.deleted_at IS NULL AND `+visibleTo+`ORDER BY d.id`,
+		pgx.NamedArgs{"sha": sha, "viewer": v.UserID, "admin": v.Admin})
+	ds, err := pgx.CollectRows(rows, scanDataset)
+	return ds, mapErr(err, "datasets by sha256")
+}
+
+// DatasetItems returns up to limit items after index after (keyset paging).
+func (q *Queries) DatasetItems(ctx context.Context, datasetID int64, after, limit int) ([]DatasetItem, error) {
+	rows, _ := q.db.Query(ctx, `SELECT idx, custom_id, request, reference FROM dataset_items
+		WHERE dataset_id = @id AND idx > @after ORDER BY idx LIMIT @limit`,
+		pgx.NamedArgs{"id": datasetID, "after": after, "limit": limit})
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DatasetItem, error) {
+		var it DatasetItem
+		err := row.Scan(&it.Idx, &it.CustomID, &it.Request, &it.Reference)
+		return it, err
+	})
+	return items, mapErr(err, "dataset items")
+}
+
+// DeleteDataset removes a dataset the viewer owns (or any, for admins). No
+// benchmark can refer to a dataset yet, so the rows go; once benchmarks
+// exist, a dataset they used is only marked deleted.
+func (q *Queries) DeleteDataset(ctx context.Context, v Viewer, id int64) error {
+	tag, err := q.db.Exec(ctx, `DELETE FROM datasets d WHERE d.id = @id AND (d.owner_id = @viewer OR @admin)`,
+		pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "delete dataset")
+}
+
+// CountStarterDatasets counts the live starter datasets.
+func (q *Queries) CountStarterDatasets(ctx context.Context) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, `SELECT count(*) FROM datasets WHERE starter AND deleted_at IS NULL`).Scan(&n)
+	return n, mapErr(err, "count starter datasets")
+}
+
+// FirstAdmin returns the oldest active administrator.
+func (q *Queries) FirstAdmin(ctx context.Context) (User, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id LIMIT 1`)
+	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
+	return u, mapErr(err, "first admin")
+}

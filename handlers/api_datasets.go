@@ -1,0 +1,149 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// apiDataset is a dataset as the JSON API shows it.
+type apiDataset struct {
+	ID            int64     `json:"dataset_id"`
+	Name          string    `json:"name"`
+	Format        string    `json:"format"`
+	Count         int       `json:"count"`
+	Bytes         int64     `json:"bytes"`
+	SHA256        string    `json:"sha256"`
+	UploadedAt    time.Time `json:"uploaded_at"`
+	Owner         string    `json:"owner"`
+	Visibility    string    `json:"visibility"`
+	TaskKind      string    `json:"task_kind"`
+	DefaultScorer string    `json:"default_scorer"`
+}
+
+func toAPIDataset(d store.Dataset) apiDataset {
+	return apiDataset{ID: d.ID, Name: d.Name, Format: d.Format, Count: d.ItemCount, Bytes: d.Bytes, SHA256: d.SHA256,
+		UploadedAt: d.CreatedAt, Owner: d.OwnerEmail, Visibility: d.Visibility, TaskKind: d.TaskKind, DefaultScorer: d.DefaultScorer}
+}
+
+func (s *server) apiUploadDataset(c *fiber.Ctx) error {
+	out, err := s.receiveUpload(c)
+	if err != nil {
+		return err
+	}
+	switch out.status {
+	case fiber.StatusCreated:
+		return c.Status(fiber.StatusCreated).JSON(toAPIDataset(out.res.Dataset))
+	case fiber.StatusConflict:
+		existing := make([]apiDataset, len(out.res.Duplicates))
+		for i, d := range out.res.Duplicates {
+			existing[i] = toAPIDataset(d)
+		}
+		return c.Status(fiber.StatusConflict).JSON(fiber.Map{
+			"error":    "an identical dataset exists; reuse it, or send allow_duplicate=true to store a copy",
+			"existing": existing,
+		})
+	case fiber.StatusUnprocessableEntity:
+		errs := out.res.Errors
+		if errs == nil {
+			errs = []dataset.LineError{}
+		}
+		return c.Status(out.status).JSON(fiber.Map{"errors": errs, "error_count": out.res.ErrorCount})
+	}
+	return c.Status(out.status).JSON(fiber.Map{"error": out.msg})
+}
+
+func (s *server) apiListDatasets(c *fiber.Ctx) error {
+	ds, err := s.Store.ListDatasets(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	out := make([]apiDataset, len(ds))
+	for i, d := range ds {
+		out[i] = toAPIDataset(d)
+	}
+	return c.JSON(fiber.Map{"datasets": out})
+}
+
+func (s *server) apiDatasetParam(c *fiber.Ctx) (store.Dataset, error) {
+	d, err := s.datasetParam(c)
+	var fe *fiber.Error
+	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound {
+		return d, fiber.NewError(fiber.StatusNotFound, "no such dataset")
+	}
+	return d, err
+}
+
+func (s *server) apiGetDataset(c *fiber.Ctx) error {
+	d, err := s.apiDatasetParam(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(toAPIDataset(d))
+}
+
+// apiDatasetItems pages through items by index: ?after=<cursor>&limit=N.
+func (s *server) apiDatasetItems(c *fiber.Ctx) error {
+	d, err := s.apiDatasetParam(c)
+	if err != nil {
+		return err
+	}
+	after, limit := -1, 100
+	if v := c.Query("after"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fiber.NewError(fiber.StatusBadRequest, "after must be a cursor returned as next")
+		}
+		after = n
+	}
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return fiber.NewError(fiber.StatusBadRequest, "limit must be between 1 and 1000")
+		}
+		limit = n
+	}
+	items, err := s.Store.DatasetItems(c.UserContext(), d.ID, after, limit)
+	if err != nil {
+		return err
+	}
+	type apiItem struct {
+		CustomID  string          `json:"custom_id"`
+		Request   json.RawMessage `json:"request"`
+		Reference json.RawMessage `json:"reference"`
+	}
+	out := make([]apiItem, len(items))
+	for i, it := range items {
+		ref := it.Reference
+		if ref == nil {
+			ref = json.RawMessage("null")
+		}
+		out[i] = apiItem{CustomID: it.CustomID, Request: it.Request, Reference: ref}
+	}
+	var next any
+	if len(items) == limit {
+		next = strconv.Itoa(items[len(items)-1].Idx)
+	}
+	return c.JSON(fiber.Map{"items": out, "next": next})
+}
+
+func (s *server) apiDeleteDataset(c *fiber.Ctx) error {
+	d, err := s.apiDatasetParam(c)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusForbidden, "only the owner or an administrator may delete this dataset")
+	}
+	if err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}

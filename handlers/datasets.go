@@ -1,0 +1,200 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/datasets"
+)
+
+type datasetStore interface {
+	ListDatasets(ctx context.Context, v store.Viewer) ([]store.Dataset, error)
+	DatasetByID(ctx context.Context, v store.Viewer, id int64) (store.Dataset, error)
+	DatasetItems(ctx context.Context, datasetID int64, after, limit int) ([]store.DatasetItem, error)
+	DeleteDataset(ctx context.Context, v store.Viewer, id int64) error
+}
+
+// Uploader stores an uploaded dataset; *ingest.Uploader satisfies it.
+type Uploader interface {
+	Upload(ctx context.Context, file io.Reader, req ingest.Request, rest func(*ingest.Request) error) (ingest.Result, error)
+}
+
+func viewer(c *fiber.Ctx) store.Viewer {
+	u := currentUser(c)
+	return store.Viewer{UserID: u.ID, Admin: u.IsAdmin()}
+}
+
+func (s *server) showDatasetsPage(c *fiber.Ctx) error {
+	return s.datasetsPage(c, fiber.StatusOK, datasets.UploadState{})
+}
+
+func (s *server) datasetsPage(c *fiber.Ctx, status int, up datasets.UploadState) error {
+	ds, err := s.Store.ListDatasets(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	return render(c, status, datasets.ListPage(datasets.ListData{Datasets: ds, Upload: up, MaxBytes: s.DatasetLimits.MaxFileBytes}))
+}
+
+// uploadOutcome is an upload's result in the terms both the page and the
+// API answer with.
+type uploadOutcome struct {
+	status int
+	res    ingest.Result
+	req    ingest.Request
+	msg    string
+}
+
+// receiveUpload streams a multipart upload (fields name, visibility,
+// allow_duplicate, file, in any order) into the uploader. The body is
+// never held in memory.
+func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
+	out := uploadOutcome{req: ingest.Request{Viewer: viewer(c), Visibility: store.VisibilityPrivate}}
+	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		out.status, out.msg = fiber.StatusUnsupportedMediaType, `send the file as multipart/form-data in the field "file"`
+		return out, nil
+	}
+	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
+	mr := multipart.NewReader(body, params["boundary"])
+	readField := func(p *multipart.Part, req *ingest.Request) error {
+		v, err := io.ReadAll(io.LimitReader(p, 1024))
+		if err != nil {
+			return err
+		}
+		val := strings.TrimSpace(string(v))
+		switch p.FormName() {
+		case "name":
+			req.Name = val
+		case "visibility":
+			req.Visibility = val
+		case "allow_duplicate":
+			req.AllowDuplicate = val == "1" || val == "true" || val == "on"
+		}
+		return nil
+	}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			out.status = fiber.StatusUnprocessableEntity
+			out.res.Errors = []dataset.LineError{{Field: "file", Message: `no file was sent: use the multipart field "file"`}}
+			out.res.ErrorCount = 1
+			return out, nil
+		}
+		if err != nil {
+			out.status, out.msg = fiber.StatusBadRequest, "the upload could not be read: "+err.Error()
+			return out, nil
+		}
+		if p.FormName() != "file" {
+			if err := readField(p, &out.req); err != nil {
+				out.status, out.msg = fiber.StatusBadRequest, "the upload could not be read: "+err.Error()
+				return out, nil
+			}
+			continue
+		}
+		out.req.FileName = p.FileName()
+		res, err := s.Uploader.Upload(c.UserContext(), p, out.req, func(req *ingest.Request) error {
+			for {
+				p, err := mr.NextPart()
+				if errors.Is(err, io.EOF) {
+					out.req = *req
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if err := readField(p, req); err != nil {
+					return err
+				}
+			}
+		})
+		out.res = res
+		switch {
+		case err == nil:
+			out.status = fiber.StatusCreated
+		case errors.Is(err, ingest.ErrInvalid):
+			out.status = fiber.StatusUnprocessableEntity
+		case errors.Is(err, ingest.ErrDuplicate):
+			out.status = fiber.StatusConflict
+		default:
+			return out, err
+		}
+		return out, nil
+	}
+}
+
+func (s *server) uploadDataset(c *fiber.Ctx) error {
+	out, err := s.receiveUpload(c)
+	if err != nil {
+		return err
+	}
+	if out.status == fiber.StatusCreated {
+		s.Logger.Info("dataset uploaded", "id", out.res.Dataset.ID, "items", out.res.Dataset.ItemCount, "bytes", out.res.Dataset.Bytes)
+		if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” stored: %d items.", out.res.Dataset.Name, out.res.Dataset.ItemCount)); err != nil {
+			return err
+		}
+		return redirect(c, fmt.Sprintf("/datasets/%d", out.res.Dataset.ID))
+	}
+	up := datasets.UploadState{
+		Errors: out.res.Errors, ErrorCount: out.res.ErrorCount, Duplicates: out.res.Duplicates,
+		Message: out.msg, Name: out.req.Name, Visibility: out.req.Visibility,
+	}
+	if c.Get("HX-Request") != "" {
+		return render(c, out.status, datasets.UploadResult(up))
+	}
+	return s.datasetsPage(c, out.status, up)
+}
+
+func (s *server) datasetParam(c *fiber.Ctx) (store.Dataset, error) {
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil {
+		return store.Dataset{}, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+	}
+	d, err := s.Store.DatasetByID(c.UserContext(), viewer(c), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return d, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+	}
+	return d, err
+}
+
+func (s *server) showDatasetPage(c *fiber.Ctx) error {
+	d, err := s.datasetParam(c)
+	if err != nil {
+		return err
+	}
+	items, err := s.Store.DatasetItems(c.UserContext(), d.ID, -1, 20)
+	if err != nil {
+		return err
+	}
+	v := viewer(c)
+	return render(c, fiber.StatusOK, datasets.DetailPage(datasets.DetailData{Dataset: d, Items: items, CanEdit: v.Admin || v.UserID == d.OwnerID}))
+}
+
+func (s *server) deleteDataset(c *fiber.Ctx) error {
+	d, err := s.datasetParam(c)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may delete this dataset.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” deleted.", d.Name)); err != nil {
+		return err
+	}
+	return redirect(c, "/datasets")
+}

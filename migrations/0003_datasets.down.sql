@@ -1,0 +1,2 @@
+DROP TABLE dataset_items;
+DROP TABLE datasets;
