@@ -3,13 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/assets"
+	"github.com/ruckus/ruckus/handlers"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -113,5 +123,86 @@ func TestBootstrapAdminOnlyWhenNoneExists(t *testing.T) {
 	u, err := st2.UserByEmail(ctx, "root@example.com")
 	if err != nil || !u.IsAdmin() || !pw.Match(u.PasswordHash, "correct horse") || strings.Contains(out.String(), "correct horse") {
 		t.Fatalf("bootstrap from settings: %+v %v, output %q", u, err, out.String())
+	}
+}
+
+func TestDatasetUploadCommand(t *testing.T) {
+	pool := pgtest.NewDB(t)
+	st := store.New(pool)
+	ctx := context.Background()
+	u, err := st.CreateUser(ctx, store.NewUser{Email: "ada@example.com", PasswordHash: "x", Role: store.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, prefix, hash := auth.NewAPIToken()
+	if _, err := st.CreateAPIToken(ctx, u.ID, "cli", prefix, hash); err != nil {
+		t.Fatal(err)
+	}
+	m, err := assets.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := auth.NewPasswords(4)
+	limits := dataset.DefaultLimits()
+	app := handlers.New(handlers.Deps{
+		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
+		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
+		MaxRequestBytes: 1 << 20, Uploader: &ingest.Uploader{Store: st, Limits: limits}, DatasetLimits: limits,
+		Ready: st.Ping,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() { _ = app.Shutdown() })
+	t.Setenv("RUCKUS_URL", "http://"+ln.Addr().String())
+
+	t.Setenv("RUCKUS_TOKEN", "")
+	if code, _, errOut := runCLI(t, "dataset", "upload", "x.jsonl"); code != 1 || !strings.Contains(errOut, "RUCKUS_TOKEN is not set") {
+		t.Fatalf("without token: %d %q", code, errOut)
+	}
+	t.Setenv("RUCKUS_TOKEN", token)
+	code, out, errOut := runCLI(t, "dataset", "upload", "../../shared/datasets/gsm8k/test.jsonl", "--name", "GSM8K test")
+	if code != 0 || !strings.Contains(out, `"GSM8K test": 1319 items, format gsm8k`) {
+		t.Fatalf("upload: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "dataset", "upload", "../../shared/datasets/gsm8k/test.jsonl"); code != 1 || !strings.Contains(errOut, "an identical dataset exists") {
+		t.Fatalf("duplicate: %d %q", code, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"prompt\":\"ok\"}\n{\"prompt\":1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "dataset", "upload", bad); code != 1 || !strings.Contains(errOut, "line 2: prompt:") {
+		t.Fatalf("bad file: %d %q", code, errOut)
+	}
+}
+
+func TestDevSeedsStarterDatasetsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := store.New(pgtest.NewDB(t))
+	pw, _ := auth.NewPasswords(4)
+	if err := bootstrapAdmin(ctx, st, pw, config.Defaults(), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
+	for i := 0; i < 2; i++ {
+		if err := seedStarterDatasets(ctx, up, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := st.ListDatasets(ctx, store.Viewer{UserID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 {
+		t.Fatalf("starter datasets visible to another user: %d, want 2 shared", len(ds))
+	}
+	for _, d := range ds {
+		if !d.Starter || d.Visibility != store.VisibilityShared || d.ItemCount < 20 {
+			t.Errorf("starter dataset %+v", d)
+		}
 	}
 }
