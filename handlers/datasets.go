@@ -67,6 +67,9 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 		return out, nil
 	}
 	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
+	// Read what follows the closing boundary (an epilogue, the end of a
+	// chunked body), so the connection is left at the next request.
+	defer io.Copy(io.Discard, io.LimitReader(body, 1<<20)) //nolint:errcheck // best effort
 	mr := multipart.NewReader(body, params["boundary"])
 	readField := func(p *multipart.Part, req *ingest.Request) error {
 		v, err := io.ReadAll(io.LimitReader(p, 1024))
