@@ -425,7 +425,7 @@ func sharedDataset(t *testing.T, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("../../../shared/datasets/" + rel)
 	if err != nil {
-		t.Fatalf("the starter datasets live in ../shared beside the repository: %v", err)
+		t.Fatalf("the public test datasets live in ../shared beside the repository: %v", err)
 	}
 	return b
 }
