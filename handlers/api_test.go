@@ -56,10 +56,7 @@ func TestAPIUnknownRouteIsJSON404(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
-	tok, prefix, hash := auth.NewAPIToken()
-	if _, err := e.store.CreateAPIToken(context.Background(), u.ID, "t", prefix, hash); err != nil {
-		t.Fatal(err)
-	}
+	tok := e.token(u)
 	status, body := apiGet(e, "/api/v1/nothing-here", tok)
 	if status != 404 || !strings.Contains(body["error"].(string), "no such endpoint") {
 		t.Fatalf("unknown API route: %d %v", status, body)

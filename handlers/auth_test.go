@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -202,10 +201,7 @@ func TestNonAdminIsKeptOutOfAdminPagesAndAPI(t *testing.T) {
 	if res := c.get("/"); res.doc.Find(`[data-testid="nav-admin-users"]`).Length() != 0 {
 		t.Error("a non-admin sees the admin navigation")
 	}
-	token, prefix, hash := auth.NewAPIToken()
-	if _, err := e.store.CreateAPIToken(context.Background(), u.ID, "t", prefix, hash); err != nil {
-		t.Fatal(err)
-	}
+	token := e.token(u)
 	if status, body := apiGet(e, "/api/v1/users", token); status != 403 || body["error"] == nil {
 		t.Errorf("GET /api/v1/users as user: %d %v, want 403 with an error", status, body)
 	}
