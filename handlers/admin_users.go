@@ -66,6 +66,12 @@ func (s *server) createUser(c *fiber.Ctx) error {
 		for _, fe := range verrs {
 			form.Errors[fe.Field()] = fieldMessages[fe.Field()]
 		}
+	}
+	// bcrypt counts bytes, the validator characters: check the bytes too.
+	if auth.CheckPolicy(req.Password) != nil {
+		form.Errors["password"] = fieldMessages["password"]
+	}
+	if len(form.Errors) > 0 {
 		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
 	}
 	hash, err := s.Passwords.Hash(req.Password)

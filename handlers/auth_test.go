@@ -58,7 +58,10 @@ func TestSignInRedirectsToNextOnSiteOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.createUser("ada@example.com", "correct horse", store.RoleUser)
-	for next, want := range map[string]string{"/settings": "/settings", "//evil.example": "/", "https://evil.example/": "/"} {
+	for next, want := range map[string]string{
+		"/settings": "/settings", "//evil.example": "/", "https://evil.example/": "/",
+		"/\t/evil.example": "/", "/\\evil.example": "/", "/\r\nSet-Cookie: x=1": "/",
+	} {
 		c := e.client()
 		c.get("/signin")
 		res := c.post("/signin", url.Values{"email": {"ada@example.com"}, "password": {"correct horse"}, "next": {next}})

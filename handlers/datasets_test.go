@@ -205,6 +205,10 @@ func TestDatasetUploadWithErrorsStoresNothing(t *testing.T) {
 			t.Errorf("error %d = %v, want line %v field %q", i, got, w.line, w.field)
 		}
 	}
+	// A value PostgreSQL refuses (NUL in a string) is the file's error too.
+	if r := e.upload(tok, "nul.jsonl", []byte(`{"prompt":"a\u0000b"}`+"\n"), nil); r.status != 422 || len(r.body["errors"].([]any)) != 1 {
+		t.Fatalf("NUL in a string: %d %v", r.status, r.body)
+	}
 	if n := e.countRows("datasets") + e.countRows("dataset_items"); n != 0 {
 		t.Fatalf("%d rows stored after a failed upload", n)
 	}

@@ -310,8 +310,19 @@ func requireAPIAdmin(c *fiber.Ctx) error {
 }
 
 // safeNext keeps a post-sign-in redirect on this site.
+// Control characters and backslashes are refused outright: browsers drop
+// tabs and newlines ("/\t/evil" becomes "//evil") and fasthttp would copy
+// them into the Location header.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if next[i] < 0x20 || next[i] == 0x7f || next[i] == '\\' {
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next

@@ -102,6 +102,10 @@ func TestAdminManagesUsers(t *testing.T) {
 	if res.status != 422 || res.text(`[data-testid="error-email"]`) == "" || res.text(`[data-testid="error-password"]`) == "" {
 		t.Fatalf("invalid new user: %d, want 422 with messages beside email and password: %.400s", res.status, res.body)
 	}
+	// 40 characters but 80 bytes: too long for bcrypt, said beside the field.
+	if res := c.post("/admin/users", url.Values{"email": {"e@example.com"}, "password": {strings.Repeat("é", 40)}}); res.status != 422 || res.text(`[data-testid="error-password"]`) == "" {
+		t.Fatalf("over-long multibyte password: %d", res.status)
+	}
 	res = c.post("/admin/users", url.Values{"email": {"Bob@Example.com"}, "name": {"Bob"}, "password": {"correct horse"}})
 	if res.status != 200 || res.text(`[data-testid="user-created"]`) != "User bob@example.com created." {
 		t.Fatalf("create user: %d %.300s", res.status, res.body)

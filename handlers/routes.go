@@ -84,9 +84,13 @@ func New(d Deps) *fiber.App {
 		BodyLimit:                    int(d.MaxRequestBytes),
 		ErrorHandler:                 s.handleError,
 		DisableStartupMessage:        true,
-		ReadTimeout:                  60 * time.Second,
-		WriteTimeout:                 60 * time.Second,
-		IdleTimeout:                  120 * time.Second,
+		// fasthttp's read deadline covers the whole body, and dataset
+		// uploads stream up to a gigabyte: allow for a slow link.
+		ReadTimeout:   30 * time.Minute,
+		CaseSensitive: true,
+		StrictRouting: true,
+		WriteTimeout:  60 * time.Second,
+		IdleTimeout:   120 * time.Second,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(s.logRequests, securityHeaders, s.limitBody)

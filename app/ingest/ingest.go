@@ -10,6 +10,9 @@ import (
 	"io"
 	"path"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
@@ -57,14 +60,18 @@ func DefaultName(fileName string) string {
 	if n == "" || n == "." || n == "/" {
 		return "dataset"
 	}
-	if len(n) > 200 {
-		n = n[:200]
+	for len(n) > 200 {
+		_, size := utf8.DecodeLastRuneInString(n)
+		n = n[:len(n)-size]
 	}
 	return n
 }
 
 // CheckSettings validates a dataset's name and visibility.
 func CheckSettings(name, visibility string) *dataset.LineError {
+	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return &dataset.LineError{Field: "name", Message: "the name must be UTF-8 text"}
+	}
 	if len(name) > 200 {
 		return &dataset.LineError{Field: "name", Message: "the name may be at most 200 characters long"}
 	}
@@ -116,6 +123,14 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
 		if abort != nil {
 			return abort
+		}
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+			// A value the parser let through that PostgreSQL refuses (such
+			// as \u0000 in a string): still the file's fault, not ours.
+			res.Errors = []dataset.LineError{{Message: "PostgreSQL refused a value in the file: " + pgErr.Message}}
+			res.ErrorCount = 1
+			return ErrInvalid
 		}
 		if err != nil {
 			return err

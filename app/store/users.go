@@ -87,19 +87,18 @@ func (q *Queries) CountActiveAdmins(ctx context.Context) (int, error) {
 // SetUserDisabled disables or re-enables an account. Disabling also ends
 // every session of that user.
 func (q *Queries) SetUserDisabled(ctx context.Context, id int64, disabled bool) error {
-	tag, err := q.db.Exec(ctx, `UPDATE users
-		SET disabled_at = CASE WHEN @disabled THEN coalesce(disabled_at, now()) END, updated_at = now()
-		WHERE id = @id`, pgx.NamedArgs{"id": id, "disabled": disabled})
-	if err != nil {
-		return mapErr(err, "set user disabled")
+	// One statement, so the account never ends up disabled with its
+	// sessions still alive.
+	var found bool
+	err := q.db.QueryRow(ctx, `WITH u AS (
+			UPDATE users SET disabled_at = CASE WHEN @disabled THEN coalesce(disabled_at, now()) END, updated_at = now()
+			WHERE id = @id RETURNING id),
+		s AS (DELETE FROM sessions WHERE @disabled AND user_id IN (SELECT id FROM u))
+		SELECT EXISTS (SELECT 1 FROM u)`, pgx.NamedArgs{"id": id, "disabled": disabled}).Scan(&found)
+	if err == nil && !found {
+		err = pgx.ErrNoRows
 	}
-	if tag.RowsAffected() == 0 {
-		return mapErr(pgx.ErrNoRows, "set user disabled")
-	}
-	if disabled {
-		return q.DeleteUserSessions(ctx, id, nil)
-	}
-	return nil
+	return mapErr(err, "set user disabled")
 }
 
 // SetUserRole changes a user's role.
@@ -115,13 +114,16 @@ func (q *Queries) SetUserRole(ctx context.Context, id int64, role string) error 
 // SetUserPassword stores a new password hash and ends every session of the
 // user except keepSession (the one that made the change, if any).
 func (q *Queries) SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error {
-	tag, err := q.db.Exec(ctx, `UPDATE users SET password_hash = @hash, password_changed_at = now(), updated_at = now()
-		WHERE id = @id`, pgx.NamedArgs{"id": id, "hash": hash})
-	if err == nil && tag.RowsAffected() == 0 {
+	// One statement: the new password and the end of the other sessions
+	// take effect together or not at all.
+	var found bool
+	err := q.db.QueryRow(ctx, `WITH u AS (
+			UPDATE users SET password_hash = @hash, password_changed_at = now(), updated_at = now()
+			WHERE id = @id RETURNING id),
+		s AS (DELETE FROM sessions WHERE user_id IN (SELECT id FROM u) AND (@keep::bytea IS NULL OR id <> @keep))
+		SELECT EXISTS (SELECT 1 FROM u)`, pgx.NamedArgs{"id": id, "hash": hash, "keep": keepSession}).Scan(&found)
+	if err == nil && !found {
 		err = pgx.ErrNoRows
 	}
-	if err != nil {
-		return mapErr(err, "set user password")
-	}
-	return q.DeleteUserSessions(ctx, id, keepSession)
+	return mapErr(err, "set user password")
 }
