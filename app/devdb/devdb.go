@@ -160,6 +160,11 @@ func (c *Cluster) passwordPath() string { return filepath.Join(c.Dir, "ruckus-pa
 // already running on this directory (left by an interrupted run) is reused.
 func (c *Cluster) Start(ctx context.Context) error {
 	if c.running(ctx) {
+		// postmaster.pid's fourth line is the port it listens on.
+		pid, _ := os.ReadFile(filepath.Join(c.Dir, "postmaster.pid"))
+		if lines := strings.Split(string(pid), "\n"); len(lines) > 3 && strings.TrimSpace(lines[3]) != strconv.Itoa(c.Port) {
+			return fmt.Errorf("PostgreSQL is already running in %s on port %s, not %d: stop it (pg_ctl -D %s stop) or use that port", c.Dir, strings.TrimSpace(lines[3]), c.Port, c.Dir)
+		}
 		fmt.Fprintf(c.Log, "PostgreSQL already running in %s\n", c.Dir)
 		return nil
 	}
