@@ -88,6 +88,9 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err == nil {
 			err = seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, stderr)
 		}
+		if err == nil {
+			err = seedModels(ctx, st, stderr)
+		}
 	}
 	pool.Close()
 	if err != nil {

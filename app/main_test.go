@@ -205,4 +205,12 @@ func TestDevSeedsStarterDatasetsOnce(t *testing.T) {
 			t.Errorf("starter dataset %+v", d)
 		}
 	}
+	for i := 0; i < 2; i++ {
+		if err := seedModels(ctx, st, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := st.CountModels(ctx); err != nil || n != len(starterModels) {
+		t.Fatalf("models after seeding twice: %d %v, want %d", n, err, len(starterModels))
+	}
 }

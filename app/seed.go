@@ -38,3 +38,29 @@ func seedStarterDatasets(ctx context.Context, up *ingest.Uploader, out io.Writer
 	}
 	return nil
 }
+
+// starterModels are common open models, names and sizes only, so the
+// registry is not empty on a first run.
+var starterModels = []store.ModelFields{
+	{Name: "Qwen/Qwen2.5-0.5B-Instruct", DisplayName: "Qwen2.5 0.5B Instruct", Family: "qwen2.5", ParamsB: 0.49, Quantization: "bf16", ContextLength: 32768, License: "apache-2.0"},
+	{Name: "Qwen/Qwen2.5-7B-Instruct", DisplayName: "Qwen2.5 7B Instruct", Family: "qwen2.5", ParamsB: 7.6, Quantization: "bf16", ContextLength: 131072, License: "apache-2.0"},
+	{Name: "meta-llama/Llama-3.1-8B-Instruct", DisplayName: "Llama 3.1 8B Instruct", Family: "llama3.1", ParamsB: 8.0, Quantization: "bf16", ContextLength: 131072, License: "llama3.1"},
+	{Name: "mistralai/Mistral-7B-Instruct-v0.3", DisplayName: "Mistral 7B Instruct v0.3", Family: "mistral", ParamsB: 7.2, Quantization: "bf16", ContextLength: 32768, License: "apache-2.0"},
+	{Name: "google/gemma-2-9b-it", DisplayName: "Gemma 2 9B IT", Family: "gemma2", ParamsB: 9.2, Quantization: "bf16", ContextLength: 8192, License: "gemma"},
+	{Name: "microsoft/Phi-3.5-mini-instruct", DisplayName: "Phi-3.5 mini instruct", Family: "phi3.5", ParamsB: 3.8, Quantization: "bf16", ContextLength: 131072, License: "mit"},
+}
+
+// seedModels fills an empty model registry with starterModels.
+func seedModels(ctx context.Context, st *store.Store, out io.Writer) error {
+	n, err := st.CountModels(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	for _, m := range starterModels {
+		if _, err := st.CreateModel(ctx, m); err != nil {
+			return fmt.Errorf("seed model %s: %w", m.Name, err)
+		}
+	}
+	fmt.Fprintf(out, "seeded %d models into the registry\n", len(starterModels))
+	return nil
+}

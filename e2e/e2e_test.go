@@ -320,3 +320,22 @@ func drop(t *testing.T, page playwright.Page, name, content string) {
 	must(t, err)
 	must(t, page.GetByTestId("dropzone").DispatchEvent("drop", map[string]any{"dataTransfer": dt}))
 }
+
+func TestAdminAddsModelWithEstimatedMemory(t *testing.T) {
+	s := startServer(t)
+	page := newPage(t, 1280, 800)
+	ex := expect(t)
+	signIn(t, page, s.URL, adminEmail, adminPassword)
+	must(t, page.GetByTestId("nav-admin-models").Click())
+	must(t, page.GetByLabel("Name (Hugging Face id)").Fill("meta-llama/Llama-3.1-8B-Instruct"))
+	must(t, page.GetByLabel("Parameters (billions)").Fill("8"))
+	_, err := page.GetByLabel("Quantisation").SelectOption(playwright.SelectOptionValues{Values: &[]string{"fp8"}})
+	must(t, err)
+	must(t, page.GetByLabel("Context length (tokens)").Fill("131072"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Add model"}).Click())
+	row := page.GetByTestId("model-meta-llama/Llama-3.1-8B-Instruct")
+	must(t, ex.Locator(row.GetByTestId("model-memory")).ToHaveText("≈ 9.6 GB (estimated)"))
+	screenshot(t, page, "admin-models-desktop")
+	must(t, row.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Retire"}).Click())
+	must(t, ex.Locator(page.GetByTestId("model-meta-llama/Llama-3.1-8B-Instruct")).ToContainText("retired"))
+}

@@ -50,6 +50,7 @@ type Deps struct {
 type Store interface {
 	userStore
 	datasetStore
+	modelStore
 	sessionStore
 	tokenStore
 	agentStore
@@ -136,6 +137,12 @@ func New(d Deps) *fiber.App {
 	admin.Post("/users/:id<int>/disable", s.setUserDisabled(true))
 	admin.Post("/users/:id<int>/enable", s.setUserDisabled(false))
 	admin.Post("/users/:id<int>/reset-password", s.resetPassword)
+	admin.Get("/models", s.showModelsPage)
+	admin.Post("/models", s.createModel)
+	admin.Get("/models/:id<int>", s.showModelEditPage)
+	admin.Post("/models/:id<int>", s.updateModel)
+	admin.Post("/models/:id<int>/retire", s.setModelRetired(true))
+	admin.Post("/models/:id<int>/restore", s.setModelRetired(false))
 
 	// Whatever matched nothing above: a 404 page in the layout.
 	app.Use(s.notFound)
