@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -37,4 +38,14 @@ func procField(path, key string) string {
 		}
 	}
 	return ""
+}
+
+// profileOf is the hardware profile an agent registers under.
+func profileOf(h jobs.Hardware) store.HardwareProfile {
+	p := store.HardwareProfile{Slug: h.ProfileSlug(), GPUCount: len(h.GPUs), CPUCores: h.CPUCores}
+	if len(h.GPUs) > 0 {
+		p.GPUName = h.GPUs[0].Name
+		p.GPUMemoryBytes = int64(h.GPUs[0].MemoryBytes)
+	}
+	return p
 }

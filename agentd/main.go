@@ -127,10 +127,14 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	}
 	a, err := st.RegisterAgent(ctx, store.AgentRegistration{
 		Name: cfg.Name, Host: host, Version: version, ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: caps.Runtimes, Capabilities: capsJSON,
+		Runtimes: caps.Runtimes, Capabilities: capsJSON, Profile: profileOf(caps.Hardware),
 	})
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
+	}
+	if a.DeactivatedAt != nil {
+		_ = st.SetAgentOffline(ctx, a.ID)
+		return fmt.Errorf("the agent %q is deactivated by an administrator (Agents page); reactivate it there to run it", a.Name)
 	}
 	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", caps.Hardware.ProfileSlug(), "runtimes", caps.Runtimes)
 

@@ -83,6 +83,19 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	if err != nil || as[0].Status(time.Now(), time.Minute) != store.AgentOffline {
 		t.Fatalf("after stop: %+v %v, want offline", as, err)
 	}
+	if as[0].Profile != caps.Hardware.ProfileSlug() {
+		t.Fatalf("hardware profile %q, want %q", as[0].Profile, caps.Hardware.ProfileSlug())
+	}
+
+	// A deactivated agent refuses to start.
+	if err := st.SetAgentDeactivated(context.Background(), as[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	err = runAgent(context.Background(), runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "node-a", Runtime: "sim", Heartbeat: time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "deactivated by an administrator") {
+		t.Fatalf("deactivated agent started: %v", err)
+	}
 }
 
 // waitFor polls cond until it holds, failing the test after 20 s.

@@ -51,6 +51,7 @@ type Store interface {
 	userStore
 	datasetStore
 	modelStore
+	fleetStore
 	sessionStore
 	tokenStore
 	agentStore
@@ -137,6 +138,13 @@ func New(d Deps) *fiber.App {
 	admin.Post("/users/:id<int>/disable", s.setUserDisabled(true))
 	admin.Post("/users/:id<int>/enable", s.setUserDisabled(false))
 	admin.Post("/users/:id<int>/reset-password", s.resetPassword)
+	admin.Get("/agents", s.showAgentsPage)
+	admin.Post("/agents/:id<int>/drain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, true) }))
+	admin.Post("/agents/:id<int>/undrain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
+	admin.Post("/agents/:id<int>/deactivate", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
+	admin.Post("/agents/:id<int>/reactivate", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
+	admin.Get("/hardware", s.showHardwarePage)
+	admin.Post("/hardware/:slug/price", s.setHardwarePrice)
 	admin.Get("/models", s.showModelsPage)
 	admin.Post("/models", s.createModel)
 	admin.Get("/models/:id<int>", s.showModelEditPage)

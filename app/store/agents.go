@@ -17,6 +17,7 @@ type Agent struct {
 	ProtocolVersion int
 	Runtimes        []string
 	Capabilities    json.RawMessage
+	Profile         string
 	State           string
 	Drained         bool
 	DeactivatedAt   *time.Time
@@ -51,12 +52,12 @@ func (a Agent) Status(now time.Time, staleAfter time.Duration) string {
 	return AgentOnline
 }
 
-const agentColumns = `id, name, host, version, protocol_version, runtimes, capabilities, state, drained,
+const agentColumns = `id, name, host, version, protocol_version, runtimes, capabilities, coalesce(hardware_profile, ''), state, drained,
 	deactivated_at, started_at, last_heartbeat_at, registered_at`
 
 func scanAgent(row pgx.CollectableRow) (Agent, error) {
 	var a Agent
-	err := row.Scan(&a.ID, &a.Name, &a.Host, &a.Version, &a.ProtocolVersion, &a.Runtimes, &a.Capabilities,
+	err := row.Scan(&a.ID, &a.Name, &a.Host, &a.Version, &a.ProtocolVersion, &a.Runtimes, &a.Capabilities, &a.Profile,
 		&a.State, &a.Drained, &a.DeactivatedAt, &a.StartedAt, &a.LastHeartbeatAt, &a.RegisteredAt)
 	return a, err
 }
@@ -69,6 +70,7 @@ type AgentRegistration struct {
 	ProtocolVersion int
 	Runtimes        []string
 	Capabilities    json.RawMessage
+	Profile         HardwareProfile
 }
 
 // RegisterAgent creates the agent or, for a name seen before, records the
@@ -79,14 +81,28 @@ func (q *Queries) RegisterAgent(ctx context.Context, r AgentRegistration) (Agent
 	if len(caps) == 0 {
 		caps = json.RawMessage(`{}`)
 	}
-	rows, _ := q.db.Query(ctx, `INSERT INTO agents (name, host, version, protocol_version, runtimes, capabilities)
-		VALUES (@name, @host, @version, @protocol, @runtimes, @caps)
+	p := r.Profile
+	if r.Runtimes == nil {
+		r.Runtimes = []string{}
+	}
+	// The profile is created the first time an agent reports it; its price
+	// is the administrators' and is never touched here.
+	rows, _ := q.db.Query(ctx, `WITH hp AS (
+			INSERT INTO hardware_profiles (slug, gpu_name, gpu_count, gpu_memory_bytes, cpu_cores)
+			SELECT @slug::text, @gpu_name::text, @gpu_count::int, @gpu_mem::bigint, @cores::int WHERE @slug::text <> ''
+			ON CONFLICT (slug) DO UPDATE SET gpu_name = excluded.gpu_name, gpu_count = excluded.gpu_count,
+				gpu_memory_bytes = excluded.gpu_memory_bytes, cpu_cores = excluded.cpu_cores
+			RETURNING slug)
+		INSERT INTO agents (name, host, version, protocol_version, runtimes, capabilities, hardware_profile)
+		VALUES (@name, @host, @version, @protocol, @runtimes, @caps, (SELECT slug FROM hp))
 		ON CONFLICT (name) DO UPDATE SET host = excluded.host, version = excluded.version,
 			protocol_version = excluded.protocol_version, runtimes = excluded.runtimes,
-			capabilities = excluded.capabilities, state = 'online', started_at = now(), last_heartbeat_at = now()
+			capabilities = excluded.capabilities, hardware_profile = excluded.hardware_profile,
+			state = 'online', started_at = now(), last_heartbeat_at = now()
 		RETURNING `+agentColumns,
 		pgx.NamedArgs{"name": r.Name, "host": r.Host, "version": r.Version, "protocol": r.ProtocolVersion,
-			"runtimes": r.Runtimes, "caps": caps})
+			"runtimes": r.Runtimes, "caps": caps, "slug": p.Slug, "gpu_name": p.GPUName, "gpu_count": p.GPUCount,
+			"gpu_mem": p.GPUMemoryBytes, "cores": p.CPUCores})
 	a, err := pgx.CollectExactlyOneRow(rows, scanAgent)
 	return a, mapErr(err, "register agent")
 }
@@ -111,4 +127,63 @@ func (q *Queries) ListAgents(ctx context.Context) ([]Agent, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+agentColumns+` FROM agents ORDER BY name`)
 	as, err := pgx.CollectRows(rows, scanAgent)
 	return as, mapErr(err, "list agents")
+}
+
+// SetAgentDrained drains an agent (it finishes its run and takes no new
+// ones) or undrains it.
+func (q *Queries) SetAgentDrained(ctx context.Context, id int64, drained bool) error {
+	tag, err := q.db.Exec(ctx, `UPDATE agents SET drained = @drained WHERE id = @id`, pgx.NamedArgs{"id": id, "drained": drained})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "drain agent")
+}
+
+// SetAgentDeactivated deactivates an agent (it stops at its next heartbeat
+// and may not work until reactivated) or reactivates it.
+func (q *Queries) SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error {
+	tag, err := q.db.Exec(ctx, `UPDATE agents SET deactivated_at = CASE WHEN @off THEN coalesce(deactivated_at, now()) END
+		WHERE id = @id`, pgx.NamedArgs{"id": id, "off": deactivated})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "deactivate agent")
+}
+
+// HardwareProfile is a kind of machine agents run on.
+type HardwareProfile struct {
+	Slug           string
+	GPUName        string
+	GPUCount       int
+	GPUMemoryBytes int64
+	CPUCores       int
+	PricePerHour   *float64
+	Agents         int // agents registered with this profile
+	OnlineAgents   int // of which heartbeating recently
+}
+
+// ListHardwareProfiles returns the profiles with their agent counts; an
+// agent counts as online when it beat within staleAfter.
+func (q *Queries) ListHardwareProfiles(ctx context.Context, staleAfter time.Duration) ([]HardwareProfile, error) {
+	rows, _ := q.db.Query(ctx, `SELECT h.slug, h.gpu_name, h.gpu_count, h.gpu_memory_bytes, h.cpu_cores, h.price_per_hour::float8,
+			count(a.id), count(a.id) FILTER (WHERE a.state = 'online' AND a.deactivated_at IS NULL
+				AND a.last_heartbeat_at > now() - @stale::interval)
+		FROM hardware_profiles h LEFT JOIN agents a ON a.hardware_profile = h.slug
+		GROUP BY h.slug ORDER BY h.slug`, pgx.NamedArgs{"stale": staleAfter})
+	hs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (HardwareProfile, error) {
+		var h HardwareProfile
+		err := row.Scan(&h.Slug, &h.GPUName, &h.GPUCount, &h.GPUMemoryBytes, &h.CPUCores, &h.PricePerHour, &h.Agents, &h.OnlineAgents)
+		return h, err
+	})
+	return hs, mapErr(err, "list hardware profiles")
+}
+
+// SetHardwarePrice sets (or with nil clears) a profile's price per hour.
+func (q *Queries) SetHardwarePrice(ctx context.Context, slug string, price *float64) error {
+	tag, err := q.db.Exec(ctx, `UPDATE hardware_profiles SET price_per_hour = @price, updated_at = now() WHERE slug = @slug`,
+		pgx.NamedArgs{"slug": slug, "price": price})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "set hardware price")
 }

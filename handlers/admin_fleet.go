@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/admin"
+)
+
+type fleetStore interface {
+	SetAgentDrained(ctx context.Context, id int64, drained bool) error
+	SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error
+	ListHardwareProfiles(ctx context.Context, staleAfter time.Duration) ([]store.HardwareProfile, error)
+	SetHardwarePrice(ctx context.Context, slug string, price *float64) error
+}
+
+func (s *server) showAgentsPage(c *fiber.Ctx) error {
+	rows, err := s.agentRows(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, admin.AgentsPage(rows))
+}
+
+// agentAction applies drain/undrain/deactivate/reactivate to :id.
+func (s *server) agentAction(set func(ctx context.Context, id int64) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+		if err != nil {
+			return fiber.ErrNotFound
+		}
+		err = set(c.UserContext(), id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fiber.NewError(fiber.StatusNotFound, "There is no such agent.")
+		}
+		if err != nil {
+			return err
+		}
+		s.Logger.Info("agent changed", "by", currentUser(c).ID, "agent_id", id, "action", c.Path())
+		return redirect(c, "/admin/agents")
+	}
+}
+
+func (s *server) showHardwarePage(c *fiber.Ctx) error {
+	return s.hardwareResult(c, fiber.StatusOK, nil)
+}
+
+func (s *server) hardwareResult(c *fiber.Ctx, status int, errs map[string]string) error {
+	hs, err := s.Store.ListHardwareProfiles(c.UserContext(), s.AgentStaleAfter)
+	if err != nil {
+		return err
+	}
+	return render(c, status, admin.HardwarePage(hs, errs))
+}
+
+func (s *server) setHardwarePrice(c *fiber.Ctx) error {
+	slug := strings.Clone(c.Params("slug"))
+	raw := strings.TrimSpace(c.FormValue("price"))
+	var price *float64
+	if raw != "" {
+		p, err := strconv.ParseFloat(strings.TrimPrefix(raw, "$"), 64)
+		if err != nil || p < 0 || p > 1e6 {
+			return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: "Enter a price in USD per hour, such as 2.49, or leave it empty."})
+		}
+		price = &p
+	}
+	err := s.Store.SetHardwarePrice(c.UserContext(), slug, price)
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such hardware profile.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.flash(c, "info", "Price for "+slug+" saved."); err != nil {
+		return err
+	}
+	return redirect(c, "/admin/hardware")
+}

@@ -1,0 +1,92 @@
+package handlers_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+func TestAdminAgentsAndHardware(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
+	a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{
+		Name: "gpu-1", Host: "node1", Version: "v1", ProtocolVersion: 1, Runtimes: []string{"vllm"},
+		Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9, CPUCores: 32},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("root@example.com", "correct horse")
+
+	page := c.get("/admin/agents")
+	row := `[data-testid="agent-gpu-1"]`
+	if page.text(row+` [data-testid="agent-state"]`) != "online" || !strings.Contains(page.text(row), "h100-80gb-x2") {
+		t.Fatalf("agents page: %.400s", page.text(row))
+	}
+	if res := c.post("/admin/agents/"+itoa(a.ID)+"/drain", nil); res.status != 303 {
+		t.Fatalf("drain: %d", res.status)
+	}
+	if got := c.get("/admin/agents").text(row + ` [data-testid="agent-state"]`); got != "drained" {
+		t.Fatalf("after drain: %q", got)
+	}
+	c.post("/admin/agents/"+itoa(a.ID)+"/deactivate", nil)
+	if got := c.get("/admin/agents").text(row + ` [data-testid="agent-state"]`); got != "deactivated" {
+		t.Fatalf("after deactivate: %q", got)
+	}
+	// The agent learns it at its next heartbeat.
+	hb, err := e.store.AgentHeartbeat(ctx, a.ID)
+	if err != nil || hb.DeactivatedAt == nil || !hb.Drained {
+		t.Fatalf("heartbeat after deactivate: %+v %v", hb, err)
+	}
+	c.post("/admin/agents/"+itoa(a.ID)+"/reactivate", nil)
+	c.post("/admin/agents/"+itoa(a.ID)+"/undrain", nil)
+	if got := c.get("/admin/agents").text(row + ` [data-testid="agent-state"]`); got != "online" {
+		t.Fatalf("after reactivate and undrain: %q", got)
+	}
+	if res := c.post("/admin/agents/999999/drain", nil); res.status != 404 {
+		t.Fatalf("drain unknown agent: %d", res.status)
+	}
+
+	hw := c.get("/admin/hardware")
+	hrow := `[data-testid="hardware-h100-80gb-x2"]`
+	if !strings.Contains(hw.text(hrow), "2 × NVIDIA H100 80GB HBM3") || !strings.Contains(hw.text(hrow), "1 (1)") {
+		t.Fatalf("hardware page: %q", hw.text(hrow))
+	}
+	if res := c.post("/admin/hardware/h100-80gb-x2/price", url.Values{"price": {"cheap"}}); res.status != 422 || res.text(`[data-testid="error-h100-80gb-x2"]`) == "" {
+		t.Fatalf("bad price: %d", res.status)
+	}
+	if res := c.post("/admin/hardware/h100-80gb-x2/price", url.Values{"price": {"4.98"}}); res.status != 303 {
+		t.Fatalf("set price: %d", res.status)
+	}
+	hw = c.get("/admin/hardware")
+	if v, _ := hw.doc.Find(hrow + ` input[name="price"]`).Attr("value"); v != "4.98" {
+		t.Fatalf("price shown = %q", v)
+	}
+	// Re-registering keeps the administrators' price.
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-2", ProtocolVersion: 1,
+		Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9}}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := e.store.ListHardwareProfiles(ctx, 15e9)
+	if err != nil || len(hs) != 1 || hs[0].PricePerHour == nil || *hs[0].PricePerHour != 4.98 || hs[0].Agents != 2 {
+		t.Fatalf("profiles after a second agent: %+v %v", hs, err)
+	}
+	if res := c.post("/admin/hardware/no-such/price", url.Values{"price": {"1"}}); res.status != 404 {
+		t.Fatalf("unknown profile: %d", res.status)
+	}
+
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	u := e.client()
+	u.signIn("ada@example.com", "correct horse")
+	for _, p := range []string{"/admin/agents", "/admin/hardware"} {
+		if res := u.get(p); res.status != 403 {
+			t.Errorf("user on %s: %d", p, res.status)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+ALTER TABLE agents DROP COLUMN hardware_profile;
+DROP TABLE hardware_profiles;
