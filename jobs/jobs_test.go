@@ -2,10 +2,14 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
@@ -27,8 +31,17 @@ func TestProfileSlug(t *testing.T) {
 			t.Errorf("%+v: slug %q, want %q", tc.hw.GPUs, got, tc.want)
 		}
 	}
-	if q := jobs.Queue("h100-80gb-x1", "vllm"); q != "h100-80gb-x1.vllm" {
-		t.Errorf("queue = %q", q)
+	// River's own rule for queue names (client.go, validateQueueName).
+	riverName := regexp.MustCompile(`^(?:[a-z0-9])+(?:[_|\-]?[a-z0-9]+)*$`)
+	for _, tc := range []struct{ profile, runtime, want string }{
+		{"h100-80gb-x1", "vllm", "h100-80gb-x1_vllm"},
+		{"cpu-2c", "sim", "cpu-2c_sim"},
+		{jobs.Hardware{GPUs: []jobs.GPU{{Name: "NVIDIA GeForce RTX 4090", MemoryBytes: 24 << 30}}}.ProfileSlug(), "llama-cpp", "rtx-4090-24gb-x1_llama-cpp"},
+	} {
+		q := jobs.Queue(tc.profile, tc.runtime)
+		if q != tc.want || !riverName.MatchString(q) || len(q) > 64 {
+			t.Errorf("queue(%q, %q) = %q, want %q and a valid River queue name", tc.profile, tc.runtime, q, tc.want)
+		}
 	}
 }
 
@@ -56,5 +69,65 @@ func TestSessionCleanupDeletesOnlyExpired(t *testing.T) {
 	var total int
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM sessions`).Scan(&total); err != nil || total != 1 {
 		t.Fatalf("sessions left = %d (%v), want 1", total, err)
+	}
+}
+
+func TestRunArgsInsertOnTheirQueueInTheCallersTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewDB(t)
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp := 0.0
+	args := jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: 7, BenchmarkID: 3, DatasetID: 2,
+		Model: "Qwen/Qwen2.5-0.5B-Instruct", Runtime: "sim", HardwareProfile: "cpu-2c",
+		Load:     jobs.LoadProfile{Kind: jobs.LoadConcurrency, Concurrency: 4, MaxDuration: jobs.Duration(time.Minute)},
+		Sampling: jobs.Sampling{Temperature: &temp, MaxTokens: 64}}
+
+	// Rolled back with the caller's transaction: no job.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.InsertTx(ctx, tx, args, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("jobs after rollback = %d (%v)", n, err)
+	}
+
+	res, err := rc.Insert(ctx, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Job.Queue != "cpu-2c_sim" || res.Job.Kind != "benchmark_run" {
+		t.Fatalf("job on queue %q kind %q", res.Job.Queue, res.Job.Kind)
+	}
+	var back jobs.RunArgs
+	if err := json.Unmarshal(res.Job.EncodedArgs, &back); err != nil || back.RunID != 7 || back.Load.MaxDuration != jobs.Duration(time.Minute) || *back.Sampling.Temperature != 0 {
+		t.Fatalf("args round trip: %+v %v (%s)", back, err, res.Job.EncodedArgs)
+	}
+	var raw struct {
+		Load map[string]any `json:"load"`
+	}
+	if err := json.Unmarshal(res.Job.EncodedArgs, &raw); err != nil || raw.Load["max_duration"] != "1m0s" {
+		t.Errorf("durations should read as text in the job: %s", res.Job.EncodedArgs)
+	}
+}
+
+func TestCheckProtocol(t *testing.T) {
+	t.Parallel()
+	if err := jobs.CheckProtocol(jobs.ProtocolVersion); err != nil {
+		t.Fatal(err)
+	}
+	err := jobs.CheckProtocol(jobs.ProtocolVersion + 1)
+	if err == nil || !strings.Contains(err.Error(), "protocol") || !strings.Contains(err.Error(), "same release") {
+		t.Fatalf("other version: %v", err)
 	}
 }

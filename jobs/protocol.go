@@ -59,5 +59,8 @@ func (h Hardware) ProfileSlug() string {
 }
 
 // Queue is the River queue for one hardware profile and runtime, such as
-// "h100-80gb-x1.vllm". Agents listen only to queues they can serve.
-func Queue(profile, runtime string) string { return profile + "." + runtime }
+// "h100-80gb-x1_vllm". Agents listen only to queues they can serve. River
+// allows only lower-case letters and digits separated by single "_", "-" or
+// "|" (no dots), 64 characters at most; profile slugs use "-", so "_"
+// separates the runtime unambiguously.
+func Queue(profile, runtime string) string { return profile + "_" + runtime }

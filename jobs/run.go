@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// Load profile kinds (DESIGN.md § Agent modes and runtimes).
+const (
+	LoadSequential  = "sequential"
+	LoadConcurrency = "concurrency"
+	LoadConstant    = "constant-rate"
+	LoadPoisson     = "poisson"
+	LoadSweep       = "sweep"
+)
+
+// Duration is a time.Duration that reads and writes as "30s" in JSON and
+// YAML manifests.
+type Duration time.Duration
+
+// MarshalText writes the duration as Go's duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads "30s", "5m", "1h30m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (use a number with a unit, such as 500ms, 30s or 5m)", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// LoadProfile is how requests are sent.
+type LoadProfile struct {
+	Kind string `json:"kind" yaml:"kind"`
+	// Concurrency is the number of requests in flight (concurrency; the
+	// ceiling of a sweep).
+	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
+	// Rate is requests per second (constant-rate, poisson).
+	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
+	// Steps is how many rates a sweep tries between sequential and the
+	// highest throughput.
+	Steps int `json:"steps,omitempty" yaml:"steps,omitempty"`
+	// Warmup requests are sent first and excluded from every figure.
+	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty"`
+	// Limits; zero means none.
+	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests,omitempty"`
+	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty"`
+	MaxErrors   int      `json:"max_errors,omitempty" yaml:"max_errors,omitempty"`
+}
+
+// Sampling is passed to the runtime with every request.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens"`
+	Seed        *int64   `json:"seed,omitempty" yaml:"seed,omitempty"`
+	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty"`
+}
+
+// SLO is the service level a request must meet to count towards goodput;
+// zero means no bound.
+type SLO struct {
+	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty"`
+	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty"`
+	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty"`
+}
+
+// RunArgs is the River job of one run: a target (model × runtime ×
+// hardware profile) on a dataset. The agent reads the dataset's items from
+// PostgreSQL itself; everything else it needs is here.
+type RunArgs struct {
+	ProtocolVersion int         `json:"protocol_version"`
+	RunID           int64       `json:"run_id"`
+	BenchmarkID     int64       `json:"benchmark_id"`
+	DatasetID       int64       `json:"dataset_id"`
+	Model           string      `json:"model"`
+	Runtime         string      `json:"runtime"`
+	HardwareProfile string      `json:"hardware_profile"`
+	Load            LoadProfile `json:"load"`
+	Sampling        Sampling    `json:"sampling"`
+	SLO             SLO         `json:"slo"`
+}
+
+// Kind is the job kind, stable across versions.
+func (RunArgs) Kind() string { return "benchmark_run" }
+
+// InsertOpts puts the run on the queue of its hardware profile and
+// runtime, so only agents that can serve it lease it.
+func (a RunArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue(a.HardwareProfile, a.Runtime), MaxAttempts: 5}
+}
+
+// CheckProtocol refuses a job written for another protocol version, with a
+// message each side can act on.
+func CheckProtocol(jobVersion int) error {
+	if jobVersion != ProtocolVersion {
+		return fmt.Errorf("this job was written for protocol %d but this agent speaks protocol %d: run an agentd and server of the same release", jobVersion, ProtocolVersion)
+	}
+	return nil
+}
