@@ -1,0 +1,209 @@
+// Package bench holds the benchmark manifest: one schema for the create
+// form, the YAML/JSON manifest and the API, its decoding and its
+// validation, with every error naming the field path it is about.
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// Runtimes agentd can drive or will drive; a target names one.
+var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
+
+// Scorers a benchmark can name ("" scores nothing).
+var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "rouge"}
+
+// Target is one model on one runtime on one hardware profile.
+type Target struct {
+	Model    string `json:"model" yaml:"model"`
+	Runtime  string `json:"runtime" yaml:"runtime"`
+	Hardware string `json:"hardware" yaml:"hardware"`
+}
+
+// Manifest describes a benchmark: a dataset × targets, under one load
+// profile, sampling and scorer.
+type Manifest struct {
+	Name      string           `json:"name" yaml:"name"`
+	DatasetID int64            `json:"dataset_id" yaml:"dataset_id"`
+	Targets   []Target         `json:"targets" yaml:"targets"`
+	Load      jobs.LoadProfile `json:"load" yaml:"load"`
+	Sampling  jobs.Sampling    `json:"sampling" yaml:"sampling"`
+	Scorer    string           `json:"scorer" yaml:"scorer"`
+	SLO       jobs.SLO         `json:"slo" yaml:"slo"`
+}
+
+// FieldError names the manifest field that is wrong, as a path such as
+// "targets[1].runtime" or "load.rate".
+type FieldError struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Errors is a list of field errors; it is itself an error.
+type Errors []FieldError
+
+func (e Errors) Error() string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		parts[i] = fe.Path + ": " + fe.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// MaxManifestBytes bounds a manifest upload.
+const MaxManifestBytes = 1 << 20
+
+
+// Decode reads a manifest in YAML or JSON (JSON is YAML). Unknown fields
+// are errors, so a typo does not silently fall back to a default.
+func Decode(r io.Reader) (Manifest, error) {
+	var m Manifest
+	b, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
+	if err != nil {
+		return m, err
+	}
+	if len(b) > MaxManifestBytes {
+		return m, Errors{{Path: "", Message: fmt.Sprintf("the manifest is larger than %d bytes", MaxManifestBytes)}}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return m, Errors{{Path: "", Message: "the manifest is empty"}}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&m); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			out := make(Errors, 0, len(te.Errors))
+			for _, e := range te.Errors {
+				out = append(out, FieldError{Path: "", Message: e})
+			}
+			return m, out
+		}
+		return m, Errors{{Path: "", Message: "not valid YAML or JSON: " + err.Error()}}
+	}
+	return m, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks everything that needs no database. The checks against
+// what exists (dataset, models, hardware, agents) are the planner's.
+func (m Manifest) Validate() Errors {
+	var errs Errors
+	add := func(path, format string, args ...any) {
+		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if strings.TrimSpace(m.Name) == "" {
+		add("name", "give the benchmark a name")
+	} else if len(m.Name) > 200 {
+		add("name", "at most 200 characters")
+	}
+	if m.DatasetID <= 0 {
+		add("dataset_id", "choose a dataset")
+	}
+	switch n := len(m.Targets); {
+	case n == 0:
+		add("targets", "add at least one target (model, runtime, hardware)")
+	case n > 50:
+		add("targets", "at most 50 targets per benchmark (got %d)", n)
+	}
+	seen := map[Target]int{}
+	for i, t := range m.Targets {
+		p := fmt.Sprintf("targets[%d]", i)
+		if t.Model == "" {
+			add(p+".model", "choose a model")
+		}
+		if !contains(Runtimes, t.Runtime) {
+			add(p+".runtime", "must be one of %s (got %q)", strings.Join(Runtimes, ", "), t.Runtime)
+		}
+		if t.Hardware == "" {
+			add(p+".hardware", "choose a hardware profile")
+		}
+		if j, dup := seen[t]; dup {
+			add(p, "the same target as targets[%d]", j)
+		}
+		seen[t] = i
+	}
+
+	l := m.Load
+	switch l.Kind {
+	case jobs.LoadSequential:
+	case jobs.LoadConcurrency:
+		if l.Concurrency < 1 || l.Concurrency > 4096 {
+			add("load.concurrency", "between 1 and 4096 requests in flight")
+		}
+	case jobs.LoadConstant, jobs.LoadPoisson:
+		if l.Rate <= 0 || l.Rate > 100000 {
+			add("load.rate", "a rate above 0 and at most 100000 requests per second")
+		}
+	case jobs.LoadSweep:
+		if l.Concurrency < 1 || l.Concurrency > 4096 {
+			add("load.concurrency", "the sweep's highest concurrency, between 1 and 4096")
+		}
+		if l.Steps < 2 || l.Steps > 20 {
+			add("load.steps", "between 2 and 20 steps")
+		}
+	default:
+		add("load.kind", "must be one of %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
+			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, l.Kind)
+	}
+	if l.Warmup < 0 {
+		add("load.warmup", "cannot be negative")
+	}
+	if l.MaxRequests < 0 {
+		add("load.max_requests", "cannot be negative (0 means all items)")
+	}
+	if l.MaxDuration < 0 {
+		add("load.max_duration", "cannot be negative (0 means no limit)")
+	}
+	if l.MaxErrors < 0 {
+		add("load.max_errors", "cannot be negative (0 means no limit)")
+	}
+
+	s := m.Sampling
+	if s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2) {
+		add("sampling.temperature", "between 0 and 2")
+	}
+	if s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1) {
+		add("sampling.top_p", "above 0 and at most 1")
+	}
+	if s.MaxTokens < 1 || s.MaxTokens > 1_000_000 {
+		add("sampling.max_tokens", "between 1 and 1000000 (always set it: some runtimes generate without end otherwise)")
+	}
+	if len(s.Stop) > 4 {
+		add("sampling.stop", "at most 4 stop sequences")
+	}
+	for i, st := range s.Stop {
+		if st == "" {
+			add(fmt.Sprintf("sampling.stop[%d]", i), "cannot be empty")
+		}
+	}
+	if !contains(Scorers, m.Scorer) {
+		add("scorer", "must be one of %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), m.Scorer)
+	}
+	if m.SLO.TTFT < 0 {
+		add("slo.ttft", "cannot be negative")
+	}
+	if m.SLO.TPOT < 0 {
+		add("slo.tpot", "cannot be negative")
+	}
+	if m.SLO.E2E < 0 {
+		add("slo.e2e", "cannot be negative")
+	}
+	return errs
+}

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+const goodYAML = `
+name: Qwen vs Llama on GSM8K
+dataset_id: 4
+targets:
+  - {model: Qwen/Qwen2.5-7B-Instruct, runtime: vllm, hardware: h100-80gb-x1}
+  - {model: meta-llama/Llama-3.1-8B-Instruct, runtime: sglang, hardware: h100-80gb-x1}
+load: {kind: concurrency, concurrency: 8, warmup: 5, max_duration: 10m}
+sampling: {temperature: 0, max_tokens: 256, stop: ["\n\n"]}
+scorer: numeric
+slo: {ttft: 500ms, e2e: 10s}
+`
+
+func TestDecodeYAMLAndJSON(t *testing.T) {
+	t.Parallel()
+	m, err := Decode(strings.NewReader(goodYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := m.Validate(); len(errs) != 0 {
+		t.Fatalf("valid manifest: %v", errs)
+	}
+	if m.Load.MaxDuration != jobs.Duration(10*time.Minute) || m.SLO.TTFT != jobs.Duration(500*time.Millisecond) ||
+		*m.Sampling.Temperature != 0 || m.Targets[1].Runtime != "sglang" {
+		t.Fatalf("decoded %+v", m)
+	}
+	j, err := Decode(strings.NewReader(`{"name":"j","dataset_id":1,"targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],
+		"load":{"kind":"sequential"},"sampling":{"max_tokens":16}}`))
+	if err != nil || len(j.Validate()) != 0 || j.Targets[0].Hardware != "cpu-2c" {
+		t.Fatalf("JSON manifest: %+v %v %v", j, err, j.Validate())
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ in, want string }{
+		"empty":         {"  \n", "the manifest is empty"},
+		"not yaml":      {"name: [unclosed", "not valid YAML or JSON"},
+		"unknown field": {"name: x\nsampling: {max_token: 5}\n", "line 2: field max_token not found"},
+		"bad duration":  {"load: {kind: sequential, max_duration: forever}\n", `"forever" is not a duration`},
+		"wrong type":    {"dataset_id: four\n", "line 1: cannot unmarshal"},
+		"too large":     {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
+	} {
+		_, err := Decode(strings.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestValidateNamesFieldPaths(t *testing.T) {
+	t.Parallel()
+	valid := func() Manifest {
+		m, err := Decode(strings.NewReader(goodYAML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	neg, big := -1.0, 1.5
+	for _, tc := range []struct {
+		name   string
+		change func(*Manifest)
+		path   string
+	}{
+		{"no name", func(m *Manifest) { m.Name = " " }, "name"},
+		{"no dataset", func(m *Manifest) { m.DatasetID = 0 }, "dataset_id"},
+		{"no targets", func(m *Manifest) { m.Targets = nil }, "targets"},
+		{"bad runtime", func(m *Manifest) { m.Targets[1].Runtime = "magic" }, "targets[1].runtime"},
+		{"no model", func(m *Manifest) { m.Targets[0].Model = "" }, "targets[0].model"},
+		{"no hardware", func(m *Manifest) { m.Targets[0].Hardware = "" }, "targets[0].hardware"},
+		{"duplicate target", func(m *Manifest) { m.Targets[1] = m.Targets[0] }, "targets[1]"},
+		{"bad kind", func(m *Manifest) { m.Load.Kind = "burst" }, "load.kind"},
+		{"no concurrency", func(m *Manifest) { m.Load.Concurrency = 0 }, "load.concurrency"},
+		{"no rate", func(m *Manifest) { m.Load = jobs.LoadProfile{Kind: jobs.LoadPoisson} }, "load.rate"},
+		{"sweep steps", func(m *Manifest) { m.Load = jobs.LoadProfile{Kind: jobs.LoadSweep, Concurrency: 8, Steps: 1} }, "load.steps"},
+		{"negative warmup", func(m *Manifest) { m.Load.Warmup = -1 }, "load.warmup"},
+		{"negative duration", func(m *Manifest) { m.Load.MaxDuration = -1 }, "load.max_duration"},
+		{"temperature", func(m *Manifest) { m.Sampling.Temperature = &neg }, "sampling.temperature"},
+		{"top_p", func(m *Manifest) { m.Sampling.TopP = &big }, "sampling.top_p"},
+		{"max_tokens", func(m *Manifest) { m.Sampling.MaxTokens = 0 }, "sampling.max_tokens"},
+		{"empty stop", func(m *Manifest) { m.Sampling.Stop = []string{""} }, "sampling.stop[0]"},
+		{"scorer", func(m *Manifest) { m.Scorer = "vibes" }, "scorer"},
+		{"slo", func(m *Manifest) { m.SLO.TPOT = -1 }, "slo.tpot"},
+	} {
+		m := valid()
+		tc.change(&m)
+		errs := m.Validate()
+		if len(errs) != 1 || errs[0].Path != tc.path || errs[0].Message == "" {
+			t.Errorf("%s: errors %v, want one at %q", tc.name, errs, tc.path)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(goodYAML)
+	f.Add(`{"name":"j","dataset_id":1,"targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],"load":{"kind":"sequential"},"sampling":{"max_tokens":16}}`)
+	f.Add("load: {kind: sweep, concurrency: 64, steps: 5}\nslo: {tpot: 50ms}\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		m, err := Decode(strings.NewReader(in))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an error without a message")
+			}
+			return
+		}
+		for _, fe := range m.Validate() {
+			if fe.Message == "" {
+				t.Fatalf("a validation error without a message at %q", fe.Path)
+			}
+		}
+	})
+}
