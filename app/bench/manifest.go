@@ -61,7 +61,6 @@ func (e Errors) Error() string {
 // MaxManifestBytes bounds a manifest upload.
 const MaxManifestBytes = 1 << 20
 
-
 // Decode reads a manifest in YAML or JSON (JSON is YAML). Unknown fields
 // are errors, so a typo does not silently fall back to a default.
 func Decode(r io.Reader) (Manifest, error) {
