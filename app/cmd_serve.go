@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
@@ -111,6 +112,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
+	river.AddWorker(workers, &jobs.ServerRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger:  logger,
 		Queues:  map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
@@ -132,6 +134,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	app := handlers.New(handlers.Deps{
 		Store:           st,
 		Uploader:        &ingest.Uploader{Store: st, Limits: limits},
+		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: agentStaleAfter},
 		DatasetLimits:   limits,
 		Logger:          logger,
 		Version:         version,

@@ -14,8 +14,11 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gofiber/fiber/v2"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
@@ -36,6 +39,10 @@ type env struct {
 func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	t.Helper()
 	st := store.New(pgtest.NewDB(t))
+	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pw, err := auth.NewPasswords(4)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +65,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		MaxRequestBytes: 64 << 10,
 		AgentStaleAfter: 15 * time.Second,
 		Uploader:        &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()},
+		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: 15 * time.Second},
 		DatasetLimits:   dataset.DefaultLimits(),
 		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
 	}

@@ -41,6 +41,8 @@ type Deps struct {
 	// Uploader stores uploaded datasets within DatasetLimits.
 	Uploader      Uploader
 	DatasetLimits dataset.Limits
+	// Benchmarks plans and creates benchmarks.
+	Benchmarks Benchmarks
 	// AgentStaleAfter is how old a heartbeat may be before the agent shows
 	// as stale.
 	AgentStaleAfter time.Duration
@@ -52,6 +54,7 @@ type Store interface {
 	datasetStore
 	modelStore
 	fleetStore
+	benchmarkStore
 	sessionStore
 	tokenStore
 	agentStore
@@ -109,6 +112,8 @@ func New(d Deps) *fiber.App {
 	api.Get("/datasets/:id", s.apiGetDataset)
 	api.Get("/datasets/:id/items", s.apiDatasetItems)
 	api.Delete("/datasets/:id", s.apiDeleteDataset)
+	api.Post("/benchmarks", s.apiCreateBenchmark)
+	api.Get("/benchmarks/:id<int>", s.apiGetBenchmark)
 	api.Use(apiNotFound)
 
 	web := app.Group("", s.loadSession, s.checkCSRF)

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -101,4 +103,16 @@ func CheckProtocol(jobVersion int) error {
 		return fmt.Errorf("this job was written for protocol %d but this agent speaks protocol %d: run an agentd and server of the same release", jobVersion, ProtocolVersion)
 	}
 	return nil
+}
+
+// ServerRunWorker registers the run kind with the server's River client,
+// which must know every kind (its rescuer discards jobs of unknown kinds)
+// but never listens to the run queues: agents work runs.
+type ServerRunWorker struct {
+	river.WorkerDefaults[RunArgs]
+}
+
+// Work is reached only if the server were configured with a run queue.
+func (ServerRunWorker) Work(context.Context, *river.Job[RunArgs]) error {
+	return river.JobCancel(errors.New("benchmark runs are worked by agentd, not by the server"))
 }

@@ -78,3 +78,12 @@ func mapErr(err error, what string) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// InTxWith runs fn in one transaction and hands it the pgx.Tx too, for
+// writes outside the store that must commit with the rows (River's
+// InsertTx).
+func (s *Store) InTxWith(ctx context.Context, fn func(tx pgx.Tx, q *Queries) error) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return fn(tx, &Queries{db: tx})
+	})
+}

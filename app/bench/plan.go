@@ -1,0 +1,161 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// PlannedRun is one run a manifest will create.
+type PlannedRun struct {
+	Model      string  `json:"model"`
+	Runtime    string  `json:"runtime"`
+	Hardware   string  `json:"hardware"`
+	Queue      string  `json:"queue"`
+	MemoryGB   float64 `json:"memory_gb"`
+	CapacityGB float64 `json:"capacity_gb"` // 0 for CPU-only profiles
+	Items      int     `json:"items"`
+	// WaitingForAgent: no live agent serves this profile and runtime now;
+	// the run is queued and starts when one does.
+	WaitingForAgent bool `json:"waiting_for_agent"`
+
+	modelID int64
+}
+
+// Plan is what a manifest becomes.
+type Plan struct {
+	Manifest Manifest
+	Dataset  store.Dataset
+	Runs     []PlannedRun
+}
+
+// Planner checks a manifest against what exists and creates benchmarks.
+type Planner struct {
+	Store      *store.Store
+	River      Inserter
+	StaleAfter time.Duration
+}
+
+// Inserter is the part of the River client that queues runs.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Plan validates m for viewer and lists the runs it would create.
+func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, error) {
+	plan := Plan{Manifest: m}
+	if errs := m.Validate(); len(errs) > 0 {
+		return plan, errs
+	}
+	var errs Errors
+	ds, err := p.Store.DatasetByID(ctx, v, m.DatasetID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil):
+		errs = append(errs, FieldError{Path: "dataset_id", Message: fmt.Sprintf("no dataset %d that you can use", m.DatasetID)})
+	case err != nil:
+		return plan, err
+	}
+	plan.Dataset = ds
+	items := ds.ItemCount
+	if m.Load.MaxRequests > 0 && m.Load.MaxRequests < items {
+		items = m.Load.MaxRequests
+	}
+	for i, t := range m.Targets {
+		path := fmt.Sprintf("targets[%d]", i)
+		model, err := p.Store.ModelByName(ctx, t.Model)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
+			errs = append(errs, FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", t.Model)})
+			continue
+		}
+		if err != nil {
+			return plan, err
+		}
+		hw, err := p.Store.HardwareProfileBySlug(ctx, t.Hardware)
+		if errors.Is(err, store.ErrNotFound) {
+			errs = append(errs, FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", t.Hardware)})
+			continue
+		}
+		if err != nil {
+			return plan, err
+		}
+		need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
+		if model.MemoryGB != nil {
+			need = *model.MemoryGB
+		}
+		capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
+		if hw.GPUCount > 0 && need > capacity {
+			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)})
+			continue
+		}
+		n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, p.StaleAfter)
+		if err != nil {
+			return plan, err
+		}
+		plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
+			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
+			WaitingForAgent: n == 0, modelID: model.ID})
+	}
+	if len(errs) > 0 {
+		return plan, errs
+	}
+	return plan, nil
+}
+
+// Created is a benchmark just created.
+type Created struct {
+	BenchmarkID int64        `json:"benchmark_id"`
+	RunIDs      []int64      `json:"run_ids"`
+	Runs        []PlannedRun `json:"runs"`
+}
+
+// Create plans m and, in one transaction, inserts the benchmark, its runs
+// and their River jobs: all of it or nothing.
+func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Created, error) {
+	plan, err := p.Plan(ctx, v, m)
+	if err != nil {
+		return Created{}, err
+	}
+	snapshot, err := json.Marshal(m)
+	if err != nil {
+		return Created{}, err
+	}
+	out := Created{Runs: plan.Runs}
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		id, err := q.CreateBenchmark(ctx, v.UserID, m.Name, plan.Dataset.ID, snapshot)
+		if err != nil {
+			return err
+		}
+		out.BenchmarkID = id
+		for _, r := range plan.Runs {
+			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
+				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items})
+			if err != nil {
+				return err
+			}
+			res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
+				ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
+				Model: r.Model, Runtime: r.Runtime, HardwareProfile: r.Hardware,
+				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
+			}, nil)
+			if err != nil {
+				return fmt.Errorf("queue run %d: %w", runID, err)
+			}
+			if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
+				return err
+			}
+			out.RunIDs = append(out.RunIDs, runID)
+		}
+		return nil
+	})
+	return out, err
+}

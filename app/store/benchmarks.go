@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ModelByName returns the registry entry with this name.
+func (q *Queries) ModelByName(ctx context.Context, name string) (Model, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+modelColumns+modelFrom+`WHERE m.name = @name`, pgx.NamedArgs{"name": name})
+	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
+	return m, mapErr(err, "model by name")
+}
+
+// HardwareProfileBySlug returns one profile (without agent counts).
+func (q *Queries) HardwareProfileBySlug(ctx context.Context, slug string) (HardwareProfile, error) {
+	var h HardwareProfile
+	err := q.db.QueryRow(ctx, `SELECT slug, gpu_name, gpu_count, gpu_memory_bytes, cpu_cores, price_per_hour::float8
+		FROM hardware_profiles WHERE slug = @slug`, pgx.NamedArgs{"slug": slug}).
+		Scan(&h.Slug, &h.GPUName, &h.GPUCount, &h.GPUMemoryBytes, &h.CPUCores, &h.PricePerHour)
+	return h, mapErr(err, "hardware profile")
+}
+
+// CountServingAgents counts agents that could take a run now: online,
+// heartbeating within staleAfter, not drained or deactivated, with this
+// hardware profile and runtime.
+func (q *Queries) CountServingAgents(ctx context.Context, profile, runtime string, staleAfter time.Duration) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, `SELECT count(*) FROM agents WHERE hardware_profile = @profile AND @runtime = ANY (runtimes)
+		AND state = 'online' AND NOT drained AND deactivated_at IS NULL AND last_heartbeat_at > now() - @stale::interval`,
+		pgx.NamedArgs{"profile": profile, "runtime": runtime, "stale": staleAfter}).Scan(&n)
+	return n, mapErr(err, "count serving agents")
+}
+
+// CreateBenchmark inserts the benchmark row.
+func (q *Queries) CreateBenchmark(ctx context.Context, ownerID int64, name string, datasetID int64, manifest json.RawMessage) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO benchmarks (owner_id, name, dataset_id, manifest)
+		VALUES (@owner, @name, @dataset, @manifest) RETURNING id`,
+		pgx.NamedArgs{"owner": ownerID, "name": name, "dataset": datasetID, "manifest": string(manifest)}).Scan(&id)
+	return id, mapErr(err, "create benchmark")
+}
+
+// NewRun is a run to insert.
+type NewRun struct {
+	BenchmarkID     int64
+	ModelID         int64
+	Runtime         string
+	HardwareProfile string
+	WaitingForAgent bool
+	Total           int
+}
+
+// CreateRun inserts a run row.
+func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total) RETURNING id`,
+		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent, "total": r.Total}).Scan(&id)
+	return id, mapErr(err, "create run")
+}
+
+// SetRunJob records the River job that works a run.
+func (q *Queries) SetRunJob(ctx context.Context, runID, jobID int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE runs SET river_job_id = @job WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID})
+	return mapErr(err, "set run job")
+}
+
+// Run is one target of a benchmark.
+type Run struct {
+	ID              int64
+	BenchmarkID     int64
+	ModelName       string
+	Runtime         string
+	HardwareProfile string
+	RiverJobID      *int64
+	State           string
+	WaitingForAgent bool
+	Total           int
+	Completed       int
+	Errors          int
+	CreatedAt       time.Time
+}
+
+// Benchmark is a benchmark with its runs.
+type Benchmark struct {
+	ID          int64
+	OwnerID     int64
+	Name        string
+	DatasetID   int64
+	DatasetName string
+	CreatedAt   time.Time
+	Runs        []Run
+}
+
+// BenchmarkByID returns a benchmark the viewer owns (or any, for admins)
+// with its runs.
+func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchmark, error) {
+	var b Benchmark
+	err := q.db.QueryRow(ctx, `SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
+		WHERE b.id = @id AND (b.owner_id = @viewer OR @admin)`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).
+		Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt)
+	if err != nil {
+		return b, mapErr(err, "benchmark by id")
+	}
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
+			r.waiting_for_agent, r.total, r.completed, r.errors, r.created_at
+		FROM runs r JOIN models m ON m.id = r.model_id WHERE r.benchmark_id = @id ORDER BY r.id`, pgx.NamedArgs{"id": id})
+	b.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
+		var r Run
+		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+			&r.WaitingForAgent, &r.Total, &r.Completed, &r.Errors, &r.CreatedAt)
+		return r, err
+	})
+	return b, mapErr(err, "benchmark runs")
+}

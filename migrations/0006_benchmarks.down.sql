@@ -1,0 +1,2 @@
+DROP TABLE runs;
+DROP TABLE benchmarks;
