@@ -26,6 +26,7 @@ Usage:
   ruckus user create --email E [--password P] [--name N] [--admin]
   ruckus token create --email E [--name N]   print a new API token for a user
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
+  ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
   ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
   ruckus version                        print the version
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdUser(ctx, args[1:], stdout)
 	case "token":
 		err = cmdToken(ctx, args[1:], stdout)
+	case "bench":
+		err = cmdBench(ctx, args[1:], stdout)
 	case "dataset":
 		err = cmdDataset(ctx, args[1:], stdout)
 	case "dev":

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
@@ -144,11 +149,15 @@ func TestDatasetUploadCommand(t *testing.T) {
 	}
 	pw, _ := auth.NewPasswords(4)
 	limits := dataset.DefaultLimits()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	app := handlers.New(handlers.Deps{
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
 		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
 		MaxRequestBytes: 1 << 20, Uploader: &ingest.Uploader{Store: st, Limits: limits}, DatasetLimits: limits,
-		Ready: st.Ping,
+		Ready: st.Ping, Benchmarks: &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -176,6 +185,36 @@ func TestDatasetUploadCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "dataset", "upload", bad); code != 1 || !strings.Contains(errOut, "line 2: prompt:") {
 		t.Fatalf("bad file: %d %q", code, errOut)
+	}
+
+	// bench submit: a dry run, then the real thing, then a bad manifest.
+	ds, err := st.ListDatasets(ctx, store.Viewer{UserID: u.ID})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("datasets: %v %v", ds, err)
+	}
+	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu", ProtocolVersion: 1, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(t.TempDir(), "bench.yaml")
+	body := fmt.Sprintf("name: CLI\ndataset_id: %d\ntargets: [{model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu-2c}]\nload: {kind: sequential}\nsampling: {max_tokens: 16}\n", ds[0].ID)
+	if err := os.WriteFile(manifest, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, "bench", "submit", manifest, "--dry-run"); code != 0 || !strings.Contains(out, "valid; it would create 1 run(s)") {
+		t.Fatalf("dry run: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "bench", "submit", manifest); code != 0 || !strings.Contains(out, "created with 1 run(s)") || !strings.Contains(out, "1319 items") {
+		t.Fatalf("submit: %d %q %q", code, out, errOut)
+	}
+	if err := os.WriteFile(manifest, []byte(strings.Replace(body, "runtime: sim", "runtime: magic", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "bench", "submit", manifest); code != 1 || !strings.Contains(errOut, "targets[0].runtime: must be one of") {
+		t.Fatalf("bad manifest: %d %q", code, errOut)
 	}
 }
 
