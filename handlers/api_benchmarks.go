@@ -21,6 +21,7 @@ type Benchmarks interface {
 
 type benchmarkStore interface {
 	BenchmarkByID(ctx context.Context, v store.Viewer, id int64) (store.Benchmark, error)
+	ListBenchmarks(ctx context.Context, v store.Viewer) ([]store.BenchmarkSummary, error)
 }
 
 // apiCreateBenchmark takes a manifest in JSON or YAML. With ?dry_run=true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -118,5 +119,58 @@ scorer: exact
 	}
 	if e.countRows("runs") != before {
 		t.Fatal("a refused manifest created runs")
+	}
+}
+
+func TestCreateBenchmarkPagePreviewsThenLaunches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	ds := e.upload(e.token(u), "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get("/benchmarks/new")
+	if page.doc.Find(`select[name="target_0_model"] option[value="Qwen/Qwen2.5-0.5B-Instruct"]`).Length() != 1 ||
+		page.doc.Find(`select[name="target_0_hardware"] option[value="cpu-2c"]`).Length() != 1 {
+		t.Fatal("the form does not offer the registry's models and the known hardware")
+	}
+	form := url.Values{"name": {"First"}, "dataset_id": {fmt.Sprint(ds.body["dataset_id"])},
+		"target_0_model": {"Qwen/Qwen2.5-0.5B-Instruct"}, "target_0_runtime": {"sim"}, "target_0_hardware": {"cpu-2c"},
+		"target_1_model": {"Qwen/Qwen2.5-0.5B-Instruct"}, "target_1_runtime": {"ollama"}, "target_1_hardware": {"cpu-2c"},
+		"load_kind": {"concurrency"}, "concurrency": {"lots"}, "max_tokens": {"64"}, "action": {"preview"}}
+
+	res := c.post("/benchmarks/new", form)
+	if res.status != 422 || !strings.Contains(res.text(`[data-testid="benchmark-errors"]`), `load.concurrency: "lots" is not a whole number`) {
+		t.Fatalf("bad number: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	form.Set("concurrency", "2")
+	res = c.post("/benchmarks/new", form)
+	if res.status != 200 || res.doc.Find(`[data-testid="plan-run"]`).Length() != 2 ||
+		!strings.Contains(res.doc.Find(`[data-testid="plan-run"]`).Eq(1).Text(), "waiting for an agent") {
+		t.Fatalf("preview: %d %.400s", res.status, res.text(`[data-testid="plan"]`))
+	}
+	if e.countRows("benchmarks") != 0 {
+		t.Fatal("a preview created a benchmark")
+	}
+	form.Set("action", "launch")
+	res = c.post("/benchmarks/new", form)
+	if res.status != 303 {
+		t.Fatalf("launch: %d %.300s", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	detail := c.get(res.header.Get("Location"))
+	if detail.text(`[data-testid="benchmark-name"]`) != "First" || detail.doc.Find(`[data-testid="run-waiting"]`).Length() != 1 ||
+		detail.doc.Find(`table[data-testid="runs"] tbody tr`).Length() != 2 || !strings.Contains(detail.text(`[data-testid="flash"]`), "2 run(s) queued") {
+		t.Fatalf("benchmark page: %.500s", detail.text("main"))
+	}
+	if list := c.get("/benchmarks"); !strings.Contains(list.text(`table[data-testid="benchmarks"]`), "First") {
+		t.Fatal("benchmark not listed")
 	}
 }

@@ -118,3 +118,26 @@ func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchm
 	})
 	return b, mapErr(err, "benchmark runs")
 }
+
+// BenchmarkSummary is a benchmark in a list.
+type BenchmarkSummary struct {
+	ID          int64
+	Name        string
+	DatasetName string
+	Runs        int
+	CreatedAt   time.Time
+}
+
+// ListBenchmarks returns the viewer's benchmarks (all, for admins), newest
+// first.
+func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSummary, error) {
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, (SELECT count(*) FROM runs r WHERE r.benchmark_id = b.id), b.created_at
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
+		WHERE b.owner_id = @viewer OR @admin ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
+	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {
+		var b BenchmarkSummary
+		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.CreatedAt)
+		return b, err
+	})
+	return bs, mapErr(err, "list benchmarks")
+}

@@ -1,0 +1,192 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/benchmarks"
+)
+
+// formTargets is how many target rows the create form offers.
+const formTargets = 4
+
+func (s *server) showBenchmarksPage(c *fiber.Ctx) error {
+	bs, err := s.Store.ListBenchmarks(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.ListPage(bs))
+}
+
+func (s *server) benchmarkChoices(c *fiber.Ctx) (benchmarks.Choices, error) {
+	var ch benchmarks.Choices
+	var err error
+	if ch.Datasets, err = s.Store.ListDatasets(c.UserContext(), viewer(c)); err != nil {
+		return ch, err
+	}
+	if ch.Models, err = s.Store.ListModels(c.UserContext()); err != nil {
+		return ch, err
+	}
+	ch.Hardware, err = s.Store.ListHardwareProfiles(c.UserContext(), s.AgentStaleAfter)
+	return ch, err
+}
+
+func (s *server) newBenchmarkPage(c *fiber.Ctx, status int, d benchmarks.NewData) error {
+	ch, err := s.benchmarkChoices(c)
+	if err != nil {
+		return err
+	}
+	d.Choices = ch
+	for len(d.Form.Targets) < formTargets {
+		d.Form.Targets = append(d.Form.Targets, benchmarks.TargetRow{})
+	}
+	return render(c, status, benchmarks.NewPage(d))
+}
+
+func (s *server) showNewBenchmarkPage(c *fiber.Ctx) error {
+	f := benchmarks.Form{LoadKind: jobs.LoadSequential, MaxTokens: "256", Temperature: "0"}
+	if id := c.Query("dataset"); id != "" {
+		f.DatasetID = strings.Clone(id)
+	}
+	return s.newBenchmarkPage(c, fiber.StatusOK, benchmarks.NewData{Form: f})
+}
+
+// readBenchmarkForm turns the form into a manifest; numbers that do not
+// parse become errors at the manifest path they belong to.
+func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Errors) {
+	v := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
+	f := benchmarks.Form{
+		Name: v("name"), DatasetID: v("dataset_id"), LoadKind: v("load_kind"), Concurrency: v("concurrency"),
+		Rate: v("rate"), Steps: v("steps"), Warmup: v("warmup"), MaxRequests: v("max_requests"),
+		MaxDuration: v("max_duration"), MaxErrors: v("max_errors"), Temperature: v("temperature"), TopP: v("top_p"),
+		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"),
+		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"),
+	}
+	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Kind: f.LoadKind}}
+	var errs bench.Errors
+	bad := func(path, msg string) { errs = append(errs, bench.FieldError{Path: path, Message: msg}) }
+	integer := func(s, path string, dst *int) {
+		if s == "" {
+			return
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			bad(path, fmt.Sprintf("%q is not a whole number", s))
+		}
+		*dst = n
+	}
+	decimal := func(s, path string) *float64 {
+		if s == "" {
+			return nil
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			bad(path, fmt.Sprintf("%q is not a number", s))
+			return nil
+		}
+		return &x
+	}
+	duration := func(s, path string, dst *jobs.Duration) {
+		if s == "" {
+			return
+		}
+		if err := dst.UnmarshalText([]byte(s)); err != nil {
+			bad(path, err.Error())
+		}
+	}
+	if f.DatasetID != "" {
+		id, err := strconv.ParseInt(f.DatasetID, 10, 64)
+		if err != nil {
+			bad("dataset_id", "choose a dataset")
+		}
+		m.DatasetID = id
+	}
+	for i := 0; i < formTargets; i++ {
+		t := benchmarks.TargetRow{Model: v(fmt.Sprintf("target_%d_model", i)), Runtime: v(fmt.Sprintf("target_%d_runtime", i)),
+			Hardware: v(fmt.Sprintf("target_%d_hardware", i))}
+		f.Targets = append(f.Targets, t)
+		if t != (benchmarks.TargetRow{}) {
+			m.Targets = append(m.Targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
+		}
+	}
+	integer(f.Concurrency, "load.concurrency", &m.Load.Concurrency)
+	if r := decimal(f.Rate, "load.rate"); r != nil {
+		m.Load.Rate = *r
+	}
+	integer(f.Steps, "load.steps", &m.Load.Steps)
+	integer(f.Warmup, "load.warmup", &m.Load.Warmup)
+	integer(f.MaxRequests, "load.max_requests", &m.Load.MaxRequests)
+	duration(f.MaxDuration, "load.max_duration", &m.Load.MaxDuration)
+	integer(f.MaxErrors, "load.max_errors", &m.Load.MaxErrors)
+	m.Sampling.Temperature = decimal(f.Temperature, "sampling.temperature")
+	m.Sampling.TopP = decimal(f.TopP, "sampling.top_p")
+	integer(f.MaxTokens, "sampling.max_tokens", &m.Sampling.MaxTokens)
+	if f.Seed != "" {
+		seed, err := strconv.ParseInt(f.Seed, 10, 64)
+		if err != nil {
+			bad("sampling.seed", fmt.Sprintf("%q is not a whole number", f.Seed))
+		}
+		m.Sampling.Seed = &seed
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(f.Stop, "\r\n", "\n"), "\n") {
+		if line != "" {
+			m.Sampling.Stop = append(m.Sampling.Stop, line)
+		}
+	}
+	duration(f.SLOTTFT, "slo.ttft", &m.SLO.TTFT)
+	duration(f.SLOTPOT, "slo.tpot", &m.SLO.TPOT)
+	duration(f.SLOE2E, "slo.e2e", &m.SLO.E2E)
+	return f, m, errs
+}
+
+// createBenchmark previews (action=preview) or launches a benchmark from
+// the form.
+func (s *server) createBenchmark(c *fiber.Ctx) error {
+	f, m, errs := readBenchmarkForm(c)
+	d := benchmarks.NewData{Form: f}
+	if len(errs) > 0 {
+		d.Errors = errs
+		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
+	}
+	var err error
+	if c.FormValue("action") == "launch" {
+		var created bench.Created
+		created, err = s.Benchmarks.Create(c.UserContext(), viewer(c), m)
+		if err == nil {
+			if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.RunIDs))); err != nil {
+				return err
+			}
+			return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))
+		}
+	} else {
+		var plan bench.Plan
+		plan, err = s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
+		if err == nil {
+			d.Plan = plan.Runs
+			return s.newBenchmarkPage(c, fiber.StatusOK, d)
+		}
+	}
+	if errors.As(err, &d.Errors) {
+		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
+	}
+	return err
+}
+
+func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
+	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark.")
+	}
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b))
+}
