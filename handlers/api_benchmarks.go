@@ -17,6 +17,9 @@ import (
 type Benchmarks interface {
 	Plan(ctx context.Context, v store.Viewer, m bench.Manifest) (bench.Plan, error)
 	Create(ctx context.Context, v store.Viewer, m bench.Manifest) (bench.Created, error)
+	CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
+	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
+	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 }
 
 type benchmarkStore interface {

@@ -190,3 +190,38 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	}
 	return render(c, fiber.StatusOK, benchmarks.DetailPage(b))
 }
+
+// runControl cancels or retries a run (or cancels the whole benchmark
+// when there is no :run), then shows the benchmark again.
+func (s *server) runControl(action string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+		runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
+		var err error
+		var msg string
+		switch action {
+		case "cancel-benchmark":
+			var n int
+			n, err = s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), id)
+			msg = fmt.Sprintf("%d run(s) cancelled.", n)
+		case "cancel":
+			err = s.Benchmarks.CancelRun(c.UserContext(), viewer(c), id, runID)
+			msg = fmt.Sprintf("Run %d cancelled.", runID)
+		case "retry":
+			err = s.Benchmarks.RetryRun(c.UserContext(), viewer(c), id, runID)
+			msg = fmt.Sprintf("Run %d queued again.", runID)
+		}
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark or run.")
+		case errors.Is(err, bench.ErrRunState):
+			return fiber.NewError(fiber.StatusConflict, "That run cannot be "+map[string]string{"cancel": "cancelled", "retry": "retried"}[action]+" in its present state.")
+		case err != nil:
+			return err
+		}
+		if err := s.flash(c, "info", msg); err != nil {
+			return err
+		}
+		return redirect(c, fmt.Sprintf("/benchmarks/%d", id))
+	}
+}

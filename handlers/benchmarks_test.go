@@ -174,3 +174,81 @@ func TestCreateBenchmarkPagePreviewsThenLaunches(t *testing.T) {
 		t.Fatal("benchmark not listed")
 	}
 }
+
+func TestCancelAndRetryRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(u)
+	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim", "ollama"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`{"name":"c","dataset_id":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},
+		{"model":"m/small","runtime":"ollama","hardware":"cpu-2c"}],"load":{"kind":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	b := fmt.Sprint(r.body["benchmark_id"])
+	runs := r.body["run_ids"].([]any)
+	run0, run1 := fmt.Sprint(runs[0]), fmt.Sprint(runs[1])
+	jobState := func(run string) string {
+		var s string
+		if err := e.store.Pool().QueryRow(ctx, `SELECT j.state FROM runs r JOIN river_job j ON j.id = r.river_job_id WHERE r.id = $1`, run).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	c.get("/benchmarks/" + b)
+	if res := c.post("/benchmarks/"+b+"/runs/"+run0+"/retry", nil); res.status != 409 {
+		t.Fatalf("retry a queued run: %d", res.status)
+	}
+	if res := c.post("/benchmarks/"+b+"/runs/"+run0+"/cancel", nil); res.status != 303 {
+		t.Fatalf("cancel run: %d", res.status)
+	}
+	page := c.get("/benchmarks/" + b)
+	if page.text(`[data-testid="run-`+run0+`"] [data-testid="run-state"]`) != "cancelled" || jobState(run0) != "cancelled" {
+		t.Fatalf("after cancel: run %q, job %q", page.text(`[data-testid="run-`+run0+`"] [data-testid="run-state"]`), jobState(run0))
+	}
+	oldJob := 0
+	if err := e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, run0).Scan(&oldJob); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.post("/benchmarks/"+b+"/runs/"+run0+"/retry", nil); res.status != 303 {
+		t.Fatalf("retry: %d", res.status)
+	}
+	var state string
+	var attempt, newJob int
+	if err := e.store.Pool().QueryRow(ctx, `SELECT state, attempt, river_job_id FROM runs WHERE id = $1`, run0).Scan(&state, &attempt, &newJob); err != nil {
+		t.Fatal(err)
+	}
+	if state != "queued" || attempt != 1 || newJob == oldJob || jobState(run0) != "available" {
+		t.Fatalf("after retry: %s attempt %d job %d→%d (%s)", state, attempt, oldJob, newJob, jobState(run0))
+	}
+
+	// Cancel the whole benchmark: both queued runs.
+	if res := c.post("/benchmarks/"+b+"/cancel", nil); res.status != 303 {
+		t.Fatalf("cancel benchmark: %d", res.status)
+	}
+	if page := c.get("/benchmarks/" + b); !strings.Contains(page.text(`[data-testid="flash"]`), "2 run(s) cancelled") ||
+		jobState(run1) != "cancelled" || jobState(run0) != "cancelled" {
+		t.Fatalf("cancel benchmark: %q, jobs %s %s", page.text(`[data-testid="flash"]`), jobState(run0), jobState(run1))
+	}
+	// Someone else cannot.
+	e.createUser("eve@example.com", "correct horse", store.RoleUser)
+	eve := e.client()
+	eve.signIn("eve@example.com", "correct horse")
+	eve.get("/benchmarks")
+	if res := eve.post("/benchmarks/"+b+"/runs/"+run0+"/retry", nil); res.status != 404 {
+		t.Fatalf("another user's retry: %d", res.status)
+	}
+}

@@ -42,13 +42,15 @@ type Plan struct {
 // Planner checks a manifest against what exists and creates benchmarks.
 type Planner struct {
 	Store      *store.Store
-	River      Inserter
+	River      Queue
 	StaleAfter time.Duration
 }
 
-// Inserter is the part of the River client that queues runs.
-type Inserter interface {
+// Queue is the part of the River client that queues and cancels runs;
+// *river.Client[pgx.Tx] satisfies it.
+type Queue interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	JobCancelTx(ctx context.Context, tx pgx.Tx, jobID int64) (*rivertype.JobRow, error)
 }
 
 // Plan validates m for viewer and lists the runs it would create.

@@ -141,3 +141,43 @@ func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSumm
 	})
 	return bs, mapErr(err, "list benchmarks")
 }
+
+// RunForUpdate locks a run of a benchmark the viewer may change and returns
+// it with the arguments needed to queue it again.
+func (q *Queries) RunForUpdate(ctx context.Context, v Viewer, benchmarkID, runID int64) (Run, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
+			r.waiting_for_agent, r.total, r.completed, r.errors, r.created_at
+		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
+		WHERE r.id = @run AND r.benchmark_id = @b AND (b.owner_id = @viewer OR @admin)
+		FOR UPDATE OF r`, pgx.NamedArgs{"run": runID, "b": benchmarkID, "viewer": v.UserID, "admin": v.Admin})
+	r, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (Run, error) {
+		var r Run
+		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+			&r.WaitingForAgent, &r.Total, &r.Completed, &r.Errors, &r.CreatedAt)
+		return r, err
+	})
+	return r, mapErr(err, "run for update")
+}
+
+// SetRunCancelled marks a run cancelled.
+func (q *Queries) SetRunCancelled(ctx context.Context, runID int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now() WHERE id = @id`, pgx.NamedArgs{"id": runID})
+	return mapErr(err, "cancel run")
+}
+
+// RequeueRun starts a new attempt of a run: counters reset, queued on a new
+// job.
+func (q *Queries) RequeueRun(ctx context.Context, runID, jobID int64, waiting bool) error {
+	_, err := q.db.Exec(ctx, `UPDATE runs SET state = 'queued', attempt = attempt + 1, river_job_id = @job,
+		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL
+		WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
+	return mapErr(err, "requeue run")
+}
+
+// BenchmarkManifest returns the manifest a benchmark was created from.
+func (q *Queries) BenchmarkManifest(ctx context.Context, id int64) (json.RawMessage, int64, error) {
+	var m json.RawMessage
+	var ds int64
+	err := q.db.QueryRow(ctx, `SELECT manifest, dataset_id FROM benchmarks WHERE id = @id`, pgx.NamedArgs{"id": id}).Scan(&m, &ds)
+	return m, ds, mapErr(err, "benchmark manifest")
+}
