@@ -150,9 +150,34 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 // the form.
 func (s *server) createBenchmark(c *fiber.Ctx) error {
 	f, m, errs := readBenchmarkForm(c)
-	d := benchmarks.NewData{Form: f}
-	if len(errs) > 0 {
-		d.Errors = errs
+	return s.planOrLaunch(c, benchmarks.NewData{Form: f, Errors: errs}, m)
+}
+
+// createBenchmarkFromManifest does the same from an uploaded manifest.
+func (s *server) createBenchmarkFromManifest(c *fiber.Ctx) error {
+	d := benchmarks.NewData{Form: benchmarks.Form{LoadKind: jobs.LoadSequential}}
+	fh, err := c.FormFile("manifest")
+	if err != nil {
+		d.Errors = bench.Errors{{Message: "choose a manifest file to upload"}}
+		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	m, err := bench.Decode(file)
+	if errors.As(err, &d.Errors) {
+		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
+	}
+	if err != nil {
+		return err
+	}
+	return s.planOrLaunch(c, d, m)
+}
+
+func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manifest) error {
+	if len(d.Errors) > 0 {
 		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
 	}
 	var err error

@@ -1,9 +1,12 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -250,5 +253,49 @@ func TestCancelAndRetryRuns(t *testing.T) {
 	eve.get("/benchmarks")
 	if res := eve.post("/benchmarks/"+b+"/runs/"+run0+"/retry", nil); res.status != 404 {
 		t.Fatalf("another user's retry: %d", res.status)
+	}
+}
+
+func TestManifestUploadOnThePage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	ds := e.upload(e.token(u), "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	c.get("/benchmarks/new")
+	send := func(action, manifest string) response {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("_csrf", c.csrf)
+		_ = mw.WriteField("action", action)
+		fw, _ := mw.CreateFormFile("manifest", "bench.yaml")
+		_, _ = fw.Write([]byte(manifest))
+		_ = mw.Close()
+		req := httptest.NewRequest(http.MethodPost, "/benchmarks/manifest", &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return c.do(req)
+	}
+	manifest := fmt.Sprintf("name: From a file\ndataset_id: %v\ntargets: [{model: m/small, runtime: sim, hardware: cpu-2c}]\nload: {kind: sequential}\nsampling: {max_tokens: 8}\n", ds.body["dataset_id"])
+	if res := send("preview", manifest+"colour: blue\n"); res.status != 422 || !strings.Contains(res.text(`[data-testid="benchmark-errors"]`), "field colour not found") {
+		t.Fatalf("bad manifest: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	if res := send("preview", manifest); res.status != 200 || res.doc.Find(`[data-testid="plan-run"]`).Length() != 1 {
+		t.Fatalf("preview: %d", res.status)
+	}
+	res := send("launch", manifest)
+	if res.status != 303 {
+		t.Fatalf("launch: %d", res.status)
+	}
+	if page := c.get(res.header.Get("Location")); page.text(`[data-testid="benchmark-name"]`) != "From a file" {
+		t.Fatalf("benchmark page: %q", page.text("main"))
 	}
 }

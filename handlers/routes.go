@@ -135,6 +135,7 @@ func New(d Deps) *fiber.App {
 	web.Get("/benchmarks", requireUser, s.showBenchmarksPage)
 	web.Get("/benchmarks/new", requireUser, s.showNewBenchmarkPage)
 	web.Post("/benchmarks/new", requireUser, s.createBenchmark)
+	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
 	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))
