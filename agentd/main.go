@@ -20,6 +20,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/migrations"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -118,6 +119,15 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	}
 	defer pool.Close()
 	st := store.New(pool)
+	// The job protocol travels with the schema: refuse a database of
+	// another release rather than misread its rows.
+	mig, err := migrations.New(pool)
+	if err != nil {
+		return err
+	}
+	if err := mig.Check(ctx); err != nil {
+		return err
+	}
 
 	host, _ := os.Hostname()
 	caps := jobs.Capabilities{ProtocolVersion: jobs.ProtocolVersion, Hardware: detectHardware(), Runtimes: []string{cfg.Runtime}}

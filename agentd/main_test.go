@@ -98,6 +98,16 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	}
 }
 
+func TestAgentRefusesADatabaseOfAnotherRelease(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.EmptyDB(t)
+	err := runAgent(context.Background(), runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "n", Runtime: "sim", Heartbeat: time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "older than this program") {
+		t.Fatalf("unmigrated database: %v", err)
+	}
+}
+
 // waitFor polls cond until it holds, failing the test after 20 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

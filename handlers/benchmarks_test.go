@@ -46,6 +46,11 @@ func TestBenchmarkAPIPlansAndQueuesRunsInOneTransaction(t *testing.T) {
 	if err := e.store.SetAgentDrained(ctx, gpu.ID, true); err != nil {
 		t.Fatal(err)
 	}
+	// An agent of another protocol version does not count as serving.
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-old", ProtocolVersion: 99, Runtimes: []string{"vllm"},
+		Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}}); err != nil {
+		t.Fatal(err)
+	}
 
 	manifest := fmt.Sprintf(`name: Small vs 7B
 dataset_id: %d

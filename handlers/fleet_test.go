@@ -81,6 +81,15 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 		t.Fatalf("unknown profile: %d", res.status)
 	}
 
+	// An agent of another protocol version is shown as incompatible.
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "old-1", ProtocolVersion: 99, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.get("/admin/agents").text(`[data-testid="agent-old-1"] [data-testid="agent-state"]`); got != "incompatible" {
+		t.Fatalf("agent of protocol 99: %q", got)
+	}
+
 	e.createUser("ada@example.com", "correct horse", store.RoleUser)
 	u := e.client()
 	u.signIn("ada@example.com", "correct horse")

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/home"
 )
 
@@ -22,7 +23,12 @@ func (s *server) agentRows(ctx context.Context) ([]home.AgentRow, error) {
 	now := time.Now()
 	rows := make([]home.AgentRow, len(agents))
 	for i, a := range agents {
-		rows[i] = home.AgentRow{Agent: a, Status: a.Status(now, s.AgentStaleAfter), Ago: now.Sub(a.LastHeartbeatAt)}
+		status := a.Status(now, s.AgentStaleAfter)
+		if a.ProtocolVersion != jobs.ProtocolVersion && status != store.AgentOffline && status != store.AgentDeactivated {
+			// Its runs would be refused; say so rather than "online".
+			status = "incompatible"
+		}
+		rows[i] = home.AgentRow{Agent: a, Status: status, Ago: now.Sub(a.LastHeartbeatAt)}
 	}
 	return rows, nil
 }

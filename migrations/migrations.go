@@ -282,3 +282,33 @@ func appliedVersions(ctx context.Context, conn *pgxpool.Conn) (map[int]time.Time
 	}
 	return out, nil
 }
+
+// ErrSchemaMismatch is returned by Check when the database's schema and
+// this binary's migrations differ.
+var ErrSchemaMismatch = errors.New("schema mismatch")
+
+// Check reports whether the database is at exactly this binary's schema,
+// with a message for either direction: a program of another release must
+// not read or write it.
+func (m *Migrator) Check(ctx context.Context) error {
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Release()
+	done, err := appliedVersions(ctx, conn)
+	if err != nil {
+		return err
+	}
+	newest := 0
+	for v := range done {
+		newest = max(newest, v)
+	}
+	switch {
+	case newest > m.Latest():
+		return fmt.Errorf("%w: the database is at schema %04d, newer than this program's %04d; run the same release as the server", ErrSchemaMismatch, newest, m.Latest())
+	case len(done) < len(m.migrations):
+		return fmt.Errorf("%w: the database is at schema %04d, older than this program's %04d; run `ruckus migrate up` (or the same release as the server)", ErrSchemaMismatch, newest, m.Latest())
+	}
+	return nil
+}

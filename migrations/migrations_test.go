@@ -2,6 +2,8 @@ package migrations_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -100,5 +102,30 @@ func TestLoadRejectsBrokenSets(t *testing.T) {
 	}
 	if ms, err := migrations.Load(migrations.Files()); err != nil || len(ms) == 0 {
 		t.Fatalf("embedded migrations: %v", err)
+	}
+}
+
+func TestCheckRefusesOtherReleases(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.EmptyDB(t)
+	m, err := migrations.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(ctx); !errors.Is(err, migrations.ErrSchemaMismatch) || !strings.Contains(err.Error(), "ruckus migrate up") {
+		t.Fatalf("empty database: %v", err)
+	}
+	if _, err := m.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(ctx); err != nil {
+		t.Fatalf("current schema: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES (9999, 'future')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(ctx); !errors.Is(err, migrations.ErrSchemaMismatch) || !strings.Contains(err.Error(), "newer than this program") {
+		t.Fatalf("newer schema: %v", err)
 	}
 }

@@ -86,7 +86,7 @@ func (p *Planner) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, run
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("read benchmark %d's manifest: %w", benchmarkID, err)
 		}
-		n, err := q.CountServingAgents(ctx, r.HardwareProfile, r.Runtime, p.StaleAfter)
+		n, err := q.CountServingAgents(ctx, r.HardwareProfile, r.Runtime, jobs.ProtocolVersion, p.StaleAfter)
 		if err != nil {
 			return err
 		}

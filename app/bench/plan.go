@@ -99,7 +99,7 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)})
 			continue
 		}
-		n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, p.StaleAfter)
+		n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
 		if err != nil {
 			return plan, err
 		}

@@ -27,11 +27,13 @@ func (q *Queries) HardwareProfileBySlug(ctx context.Context, slug string) (Hardw
 // CountServingAgents counts agents that could take a run now: online,
 // heartbeating within staleAfter, not drained or deactivated, with this
 // hardware profile and runtime.
-func (q *Queries) CountServingAgents(ctx context.Context, profile, runtime string, staleAfter time.Duration) (int, error) {
+// Agents of another protocol version do not count.
+func (q *Queries) CountServingAgents(ctx context.Context, profile, runtime string, protocol int, staleAfter time.Duration) (int, error) {
 	var n int
 	err := q.db.QueryRow(ctx, `SELECT count(*) FROM agents WHERE hardware_profile = @profile AND @runtime = ANY (runtimes)
+		AND protocol_version = @protocol
 		AND state = 'online' AND NOT drained AND deactivated_at IS NULL AND last_heartbeat_at > now() - @stale::interval`,
-		pgx.NamedArgs{"profile": profile, "runtime": runtime, "stale": staleAfter}).Scan(&n)
+		pgx.NamedArgs{"profile": profile, "runtime": runtime, "protocol": protocol, "stale": staleAfter}).Scan(&n)
 	return n, mapErr(err, "count serving agents")
 }
 
