@@ -29,6 +29,9 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 	if page.text(row+` [data-testid="agent-state"]`) != "online" || !strings.Contains(page.text(row), "h100-80gb-x2") {
 		t.Fatalf("agents page: %.400s", page.text(row))
 	}
+	if got := page.text(row + ` td:nth-child(8)`); got != "idle" {
+		t.Fatalf("current run of an idle agent: %q", got)
+	}
 	if res := c.post("/admin/agents/"+itoa(a.ID)+"/drain", nil); res.status != 303 {
 		t.Fatalf("drain: %d", res.status)
 	}

@@ -18,7 +18,10 @@ type Agent struct {
 	Runtimes        []string
 	Capabilities    json.RawMessage
 	Profile         string
-	State           string
+	// CurrentRun is the run the agent is working, if any, and its benchmark.
+	CurrentRun          *int64
+	CurrentRunBenchmark *int64
+	State               string
 	Drained         bool
 	DeactivatedAt   *time.Time
 	StartedAt       time.Time
@@ -53,12 +56,14 @@ func (a Agent) Status(now time.Time, staleAfter time.Duration) string {
 }
 
 const agentColumns = `id, name, host, version, protocol_version, runtimes, capabilities, coalesce(hardware_profile, ''), state, drained,
-	deactivated_at, started_at, last_heartbeat_at, registered_at`
+	deactivated_at, started_at, last_heartbeat_at, registered_at,
+	(SELECT r.id FROM runs r WHERE r.agent_id = agents.id AND r.state = 'running' ORDER BY r.id DESC LIMIT 1),
+	(SELECT r.benchmark_id FROM runs r WHERE r.agent_id = agents.id AND r.state = 'running' ORDER BY r.id DESC LIMIT 1)`
 
 func scanAgent(row pgx.CollectableRow) (Agent, error) {
 	var a Agent
 	err := row.Scan(&a.ID, &a.Name, &a.Host, &a.Version, &a.ProtocolVersion, &a.Runtimes, &a.Capabilities, &a.Profile,
-		&a.State, &a.Drained, &a.DeactivatedAt, &a.StartedAt, &a.LastHeartbeatAt, &a.RegisteredAt)
+		&a.State, &a.Drained, &a.DeactivatedAt, &a.StartedAt, &a.LastHeartbeatAt, &a.RegisteredAt, &a.CurrentRun, &a.CurrentRunBenchmark)
 	return a, err
 }
 
