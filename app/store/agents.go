@@ -22,11 +22,11 @@ type Agent struct {
 	CurrentRun          *int64
 	CurrentRunBenchmark *int64
 	State               string
-	Drained         bool
-	DeactivatedAt   *time.Time
-	StartedAt       time.Time
-	LastHeartbeatAt time.Time
-	RegisteredAt    time.Time
+	Drained             bool
+	DeactivatedAt       *time.Time
+	StartedAt           time.Time
+	LastHeartbeatAt     time.Time
+	RegisteredAt        time.Time
 }
 
 // Agent statuses as shown to people. Only online and offline are stored;
