@@ -6,6 +6,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 var (
@@ -79,7 +82,8 @@ func runMain(m *testing.M) int {
 
 // server is one running `ruckus serve`.
 type server struct {
-	URL string
+	URL   string
+	Store *store.Store
 }
 
 const (
@@ -119,7 +123,7 @@ func startServer(t *testing.T) *server {
 			t.Logf("server log:\n%s", b)
 		}
 	})
-	s := &server{URL: "http://" + addr}
+	s := &server{URL: "http://" + addr, Store: store.New(pool)}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get(s.URL + "/readyz")
@@ -338,4 +342,50 @@ func TestAdminAddsModelWithEstimatedMemory(t *testing.T) {
 	screenshot(t, page, "admin-models-desktop")
 	must(t, row.GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Retire"}).Click())
 	must(t, ex.Locator(page.GetByTestId("model-meta-llama/Llama-3.1-8B-Instruct")).ToContainText("retired"))
+}
+
+func TestCreateBenchmarkWithPreview(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	page := newPage(t, 1280, 800)
+	ex := expect(t)
+	signIn(t, page, s.URL, adminEmail, adminPassword)
+	if _, err := s.Store.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, page.GetByTestId("nav-datasets").Click())
+	drop(t, page, "three.jsonl", "{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n{\"prompt\":\"c\"}\n")
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())
+	must(t, ex.Locator(page.GetByTestId("dataset-count")).ToHaveText("3"))
+
+	must(t, page.GetByTestId("nav-benchmarks").Click())
+	must(t, page.GetByTestId("new-benchmark").Click())
+	must(t, page.GetByLabel("Name", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill("Browser benchmark"))
+	_, err := page.Locator(`select[name="dataset_id"]`).SelectOption(playwright.SelectOptionValues{Labels: &[]string{"three (3 items)"}})
+	must(t, err)
+	for i, rt := range []string{"sim", "vllm"} {
+		sel := func(field, v string) {
+			_, err := page.Locator(fmt.Sprintf(`select[name="target_%d_%s"]`, i, field)).SelectOption(playwright.SelectOptionValues{Values: &[]string{v}})
+			must(t, err)
+		}
+		sel("model", "Qwen/Qwen2.5-0.5B-Instruct")
+		sel("runtime", rt)
+		sel("hardware", "cpu-2c")
+	}
+	must(t, page.GetByTestId("preview").Click())
+	must(t, ex.Locator(page.GetByTestId("plan-run")).ToHaveCount(2))
+	must(t, ex.Locator(page.GetByTestId("plan-run").Nth(1)).ToContainText("waiting for an agent"))
+	screenshot(t, page, "benchmark-new-desktop")
+	must(t, page.GetByTestId("launch").Click())
+	must(t, ex.Locator(page.GetByTestId("benchmark-name")).ToHaveText("Browser benchmark"))
+	must(t, ex.Locator(page.GetByTestId("run-waiting")).ToHaveCount(1))
+	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
+	must(t, page.GetByTestId("cancel-benchmark").Click())
+	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText("cancelled"))
+	must(t, ex.Locator(page.GetByTestId("run-state").Nth(1)).ToHaveText("cancelled"))
+	screenshot(t, page, "benchmark-desktop")
 }
