@@ -200,7 +200,7 @@ func TestDatasetUploadCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(t.TempDir(), "bench.yaml")
-	body := fmt.Sprintf("name: CLI\ndataset_id: %d\ntargets: [{model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu-2c}]\nload: {kind: sequential}\nsampling: {max_tokens: 16}\n", ds[0].ID)
+	body := fmt.Sprintf("name: CLI\ndataset: %d\ntargets: [{model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu-2c}]\nload: {profile: sequential}\nsampling: {max_tokens: 16}\n", ds[0].ID)
 	if err := os.WriteFile(manifest, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

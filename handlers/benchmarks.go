@@ -69,7 +69,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"),
 		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"),
 	}
-	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Kind: f.LoadKind}}
+	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
 	var errs bench.Errors
 	bad := func(path, msg string) { errs = append(errs, bench.FieldError{Path: path, Message: msg}) }
 	integer := func(s, path string, dst *int) {
@@ -104,9 +104,9 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 	if f.DatasetID != "" {
 		id, err := strconv.ParseInt(f.DatasetID, 10, 64)
 		if err != nil {
-			bad("dataset_id", "choose a dataset")
+			bad("dataset", "choose a dataset")
 		}
-		m.DatasetID = id
+		m.Dataset.ID = id
 	}
 	for i := 0; i < formTargets; i++ {
 		t := benchmarks.TargetRow{Model: v(fmt.Sprintf("target_%d_model", i)), Runtime: v(fmt.Sprintf("target_%d_runtime", i)),

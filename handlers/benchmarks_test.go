@@ -53,11 +53,11 @@ func TestBenchmarkAPIPlansAndQueuesRunsInOneTransaction(t *testing.T) {
 	}
 
 	manifest := fmt.Sprintf(`name: Small vs 7B
-dataset_id: %d
+dataset: %d
 targets:
   - {model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu-2c}
   - {model: Qwen/Qwen2.5-7B-Instruct, runtime: vllm, hardware: h100-80gb-x1}
-load: {kind: concurrency, concurrency: 2, max_requests: 2}
+load: {profile: concurrency, concurrency: 2, max_requests: 2}
 sampling: {temperature: 0, max_tokens: 32}
 scorer: exact
 `, datasetID)
@@ -112,12 +112,13 @@ scorer: exact
 	// Errors name the field path; nothing is created.
 	before := e.countRows("runs")
 	for name, tc := range map[string]struct{ body, path string }{
-		"unknown model":   {strings.Replace(manifest, "Qwen/Qwen2.5-0.5B-Instruct", "nobody/nothing", 1), "targets[0].model"},
-		"does not fit":    {strings.Replace(manifest, "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", 1), "targets[1]"},
-		"unknown profile": {strings.Replace(manifest, "hardware: cpu-2c", "hardware: tpu-v5", 1), "targets[0].hardware"},
-		"bad runtime":     {strings.Replace(manifest, "runtime: sim", "runtime: magic", 1), "targets[0].runtime"},
-		"no dataset":      {strings.Replace(manifest, fmt.Sprintf("dataset_id: %d", datasetID), "dataset_id: 999999", 1), "dataset_id"},
-		"unknown field":   {manifest + "colour: blue\n", ""},
+		"unknown model":        {strings.Replace(manifest, "Qwen/Qwen2.5-0.5B-Instruct", "nobody/nothing", 1), "targets[0].model"},
+		"does not fit":         {strings.Replace(manifest, "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", 1), "targets[1]"},
+		"unknown profile":      {strings.Replace(manifest, "hardware: cpu-2c", "hardware: tpu-v5", 1), "targets[0].hardware"},
+		"bad runtime":          {strings.Replace(manifest, "runtime: sim", "runtime: magic", 1), "targets[0].runtime"},
+		"no dataset":           {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: 999999", 1), "dataset"},
+		"unknown dataset name": {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: nothing-by-this-name", 1), "dataset"},
+		"unknown field":        {manifest + "colour: blue\n", ""},
 	} {
 		r := post("/api/v1/benchmarks", tc.body)
 		errs, _ := r.body["errors"].([]any)
@@ -197,8 +198,8 @@ func TestCancelAndRetryRuns(t *testing.T) {
 		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	manifest := fmt.Sprintf(`{"name":"c","dataset_id":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},
-		{"model":"m/small","runtime":"ollama","hardware":"cpu-2c"}],"load":{"kind":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
+	manifest := fmt.Sprintf(`{"name":"c","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},
+		{"model":"m/small","runtime":"ollama","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
 	if r.status != 201 {
 		t.Fatalf("create: %v", r.body)
@@ -289,7 +290,7 @@ func TestManifestUploadOnThePage(t *testing.T) {
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		return c.do(req)
 	}
-	manifest := fmt.Sprintf("name: From a file\ndataset_id: %v\ntargets: [{model: m/small, runtime: sim, hardware: cpu-2c}]\nload: {kind: sequential}\nsampling: {max_tokens: 8}\n", ds.body["dataset_id"])
+	manifest := fmt.Sprintf("name: From a file\ndataset: %v\ntargets: [{model: m/small, runtime: sim, hardware: cpu-2c}]\nload: {profile: sequential}\nsampling: {max_tokens: 8}\n", ds.body["dataset_id"])
 	if res := send("preview", manifest+"colour: blue\n"); res.status != 422 || !strings.Contains(res.text(`[data-testid="benchmark-errors"]`), "field colour not found") {
 		t.Fatalf("bad manifest: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
 	}
@@ -302,5 +303,48 @@ func TestManifestUploadOnThePage(t *testing.T) {
 	}
 	if page := c.get(res.header.Get("Location")); page.text(`[data-testid="benchmark-name"]`) != "From a file" {
 		t.Fatalf("benchmark page: %q", page.text("main"))
+	}
+}
+
+// The manifest the project promises to accept, by dataset name, on a
+// CPU-only agent's "cpu" profile with the simulated runtime (which loads
+// nothing, so a 7B model is no memory problem there).
+func TestReferenceManifest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	if r := e.upload(tok, "gsm8k.jsonl", []byte(simpleJSONL), map[string]string{"name": "gsm8k-test"}); r.status != 201 {
+		t.Fatalf("dataset: %v", r.body)
+	}
+	for _, m := range []store.ModelFields{
+		{Name: "Qwen/Qwen2.5-7B-Instruct", ParamsB: 7.6, Quantization: "bf16", ContextLength: 32768},
+		{Name: "meta-llama/Llama-3.1-8B-Instruct", ParamsB: 8, Quantization: "bf16", ContextLength: 131072},
+	} {
+		if _, err := e.store.CreateModel(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "laptop", ProtocolVersion: 1, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `name: gsm8k-on-sim
+dataset: gsm8k-test
+targets:
+  - {model: Qwen/Qwen2.5-7B-Instruct, runtime: sim, hardware: cpu}
+  - {model: meta-llama/Llama-3.1-8B-Instruct, runtime: sim, hardware: cpu}
+load: {profile: concurrency, concurrency: 8, max_requests: 200}
+sampling: {max_tokens: 64, temperature: 0}
+scorer: numeric
+`
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/yaml")
+	if r.status != 201 || len(r.body["run_ids"].([]any)) != 2 {
+		t.Fatalf("reference manifest: %d %v", r.status, r.body)
+	}
+	for _, run := range r.body["runs"].([]any) {
+		if run := run.(map[string]any); run["queue"] != "cpu_sim" || run["waiting_for_agent"] != false {
+			t.Errorf("run %v", run)
+		}
 	}
 }

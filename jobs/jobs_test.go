@@ -22,7 +22,7 @@ func TestProfileSlug(t *testing.T) {
 		hw   jobs.Hardware
 		want string
 	}{
-		{jobs.Hardware{CPUCores: 8}, "cpu-8c"},
+		{jobs.Hardware{CPUCores: 8}, "cpu"},
 		{jobs.Hardware{GPUs: []jobs.GPU{{Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 80 << 30}}}, "h100-80gb-hbm3-x1"},
 		{jobs.Hardware{GPUs: []jobs.GPU{{Name: "NVIDIA L4", MemoryBytes: 23034 << 20}, {Name: "NVIDIA L4", MemoryBytes: 23034 << 20}}}, "l4-22gb-x2"},
 		{jobs.Hardware{GPUs: []jobs.GPU{{Name: "NVIDIA GeForce RTX 4090", MemoryBytes: 24 << 30}}}, "rtx-4090-24gb-x1"},
@@ -83,7 +83,7 @@ func TestRunArgsInsertOnTheirQueueInTheCallersTransaction(t *testing.T) {
 	temp := 0.0
 	args := jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: 7, BenchmarkID: 3, DatasetID: 2,
 		Model: "Qwen/Qwen2.5-0.5B-Instruct", Runtime: "sim", HardwareProfile: "cpu-2c",
-		Load:     jobs.LoadProfile{Kind: jobs.LoadConcurrency, Concurrency: 4, MaxDuration: jobs.Duration(time.Minute)},
+		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4, MaxDuration: jobs.Duration(time.Minute)},
 		Sampling: jobs.Sampling{Temperature: &temp, MaxTokens: 64}}
 
 	// Rolled back with the caller's transaction: no job.

@@ -40,11 +40,11 @@ type Capabilities struct {
 
 var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
 
-// ProfileSlug names the hardware profile, such as "h100-80gb-x1" or, for a
-// machine without GPUs, "cpu-8c".
+// ProfileSlug names the hardware profile, such as "h100-80gb-x1" or, for
+// any machine without GPUs, "cpu".
 func (h Hardware) ProfileSlug() string {
 	if len(h.GPUs) == 0 {
-		return fmt.Sprintf("cpu-%dc", h.CPUCores)
+		return "cpu"
 	}
 	name := strings.ToLower(h.GPUs[0].Name)
 	for _, vendor := range []string{"nvidia", "geforce", "tesla"} {

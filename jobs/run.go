@@ -9,7 +9,7 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// Load profile kinds (DESIGN.md § Agent modes and runtimes).
+// Load profiles (DESIGN.md § Agent modes and runtimes).
 const (
 	LoadSequential  = "sequential"
 	LoadConcurrency = "concurrency"
@@ -37,7 +37,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // LoadProfile is how requests are sent.
 type LoadProfile struct {
-	Kind string `json:"kind" yaml:"kind"`
+	Profile string `json:"profile" yaml:"profile"`
 	// Concurrency is the number of requests in flight (concurrency; the
 	// ceiling of a sweep).
 	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`

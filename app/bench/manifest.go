@@ -5,6 +5,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,12 +33,46 @@ type Target struct {
 // profile, sampling and scorer.
 type Manifest struct {
 	Name      string           `json:"name" yaml:"name"`
-	DatasetID int64            `json:"dataset_id" yaml:"dataset_id"`
+	Dataset   DatasetRef       `json:"dataset" yaml:"dataset"`
 	Targets   []Target         `json:"targets" yaml:"targets"`
 	Load      jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling  jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer    string           `json:"scorer" yaml:"scorer"`
 	SLO       jobs.SLO         `json:"slo" yaml:"slo"`
+}
+
+// DatasetRef names a dataset by id (a number) or by name (a string).
+type DatasetRef struct {
+	ID   int64
+	Name string
+}
+
+// UnmarshalYAML reads a number as the id and anything else as the name.
+func (d *DatasetRef) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: dataset must be a dataset id or name", n.Line)
+	}
+	if n.Tag == "!!int" {
+		return n.Decode(&d.ID)
+	}
+	d.Name = n.Value
+	return nil
+}
+
+// MarshalJSON writes the id when there is one, else the name.
+func (d DatasetRef) MarshalJSON() ([]byte, error) {
+	if d.ID > 0 {
+		return json.Marshal(d.ID)
+	}
+	return json.Marshal(d.Name)
+}
+
+// UnmarshalJSON reads a number as the id and a string as the name.
+func (d *DatasetRef) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &d.ID); err == nil {
+		return nil
+	}
+	return json.Unmarshal(b, &d.Name)
 }
 
 // FieldError names the manifest field that is wrong, as a path such as
@@ -112,8 +147,8 @@ func (m Manifest) Validate() Errors {
 	} else if len(m.Name) > 200 {
 		add("name", "at most 200 characters")
 	}
-	if m.DatasetID <= 0 {
-		add("dataset_id", "choose a dataset")
+	if m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "" {
+		add("dataset", "choose a dataset (its id or its name)")
 	}
 	switch n := len(m.Targets); {
 	case n == 0:
@@ -140,7 +175,7 @@ func (m Manifest) Validate() Errors {
 	}
 
 	l := m.Load
-	switch l.Kind {
+	switch l.Profile {
 	case jobs.LoadSequential:
 	case jobs.LoadConcurrency:
 		if l.Concurrency < 1 || l.Concurrency > 4096 {
@@ -158,8 +193,8 @@ func (m Manifest) Validate() Errors {
 			add("load.steps", "between 2 and 20 steps")
 		}
 	default:
-		add("load.kind", "must be one of %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
-			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, l.Kind)
+		add("load.profile", "must be one of %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
+			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, l.Profile)
 	}
 	if l.Warmup < 0 {
 		add("load.warmup", "cannot be negative")

@@ -10,11 +10,11 @@ import (
 
 const goodYAML = `
 name: Qwen vs Llama on GSM8K
-dataset_id: 4
+dataset: 4
 targets:
   - {model: Qwen/Qwen2.5-7B-Instruct, runtime: vllm, hardware: h100-80gb-x1}
   - {model: meta-llama/Llama-3.1-8B-Instruct, runtime: sglang, hardware: h100-80gb-x1}
-load: {kind: concurrency, concurrency: 8, warmup: 5, max_duration: 10m}
+load: {profile: concurrency, concurrency: 8, warmup: 5, max_duration: 10m}
 sampling: {temperature: 0, max_tokens: 256, stop: ["\n\n"]}
 scorer: numeric
 slo: {ttft: 500ms, e2e: 10s}
@@ -33,9 +33,9 @@ func TestDecodeYAMLAndJSON(t *testing.T) {
 		*m.Sampling.Temperature != 0 || m.Targets[1].Runtime != "sglang" {
 		t.Fatalf("decoded %+v", m)
 	}
-	j, err := Decode(strings.NewReader(`{"name":"j","dataset_id":1,"targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],
-		"load":{"kind":"sequential"},"sampling":{"max_tokens":16}}`))
-	if err != nil || len(j.Validate()) != 0 || j.Targets[0].Hardware != "cpu-2c" {
+	j, err := Decode(strings.NewReader(`{"name":"j","dataset":"GSM8K test","targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],
+		"load":{"profile":"sequential"},"sampling":{"max_tokens":16}}`))
+	if err != nil || len(j.Validate()) != 0 || j.Targets[0].Hardware != "cpu-2c" || j.Dataset.Name != "GSM8K test" {
 		t.Fatalf("JSON manifest: %+v %v %v", j, err, j.Validate())
 	}
 }
@@ -46,8 +46,8 @@ func TestDecodeErrors(t *testing.T) {
 		"empty":         {"  \n", "the manifest is empty"},
 		"not yaml":      {"name: [unclosed", "not valid YAML or JSON"},
 		"unknown field": {"name: x\nsampling: {max_token: 5}\n", "line 2: field max_token not found"},
-		"bad duration":  {"load: {kind: sequential, max_duration: forever}\n", `"forever" is not a duration`},
-		"wrong type":    {"dataset_id: four\n", "line 1: cannot unmarshal"},
+		"bad duration":  {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},
+		"wrong type":    {"dataset: [4]\n", "dataset must be a dataset id or name"},
 		"too large":     {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
 	} {
 		_, err := Decode(strings.NewReader(tc.in))
@@ -73,16 +73,16 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		path   string
 	}{
 		{"no name", func(m *Manifest) { m.Name = " " }, "name"},
-		{"no dataset", func(m *Manifest) { m.DatasetID = 0 }, "dataset_id"},
+		{"no dataset", func(m *Manifest) { m.Dataset = DatasetRef{} }, "dataset"},
 		{"no targets", func(m *Manifest) { m.Targets = nil }, "targets"},
 		{"bad runtime", func(m *Manifest) { m.Targets[1].Runtime = "magic" }, "targets[1].runtime"},
 		{"no model", func(m *Manifest) { m.Targets[0].Model = "" }, "targets[0].model"},
 		{"no hardware", func(m *Manifest) { m.Targets[0].Hardware = "" }, "targets[0].hardware"},
 		{"duplicate target", func(m *Manifest) { m.Targets[1] = m.Targets[0] }, "targets[1]"},
-		{"bad kind", func(m *Manifest) { m.Load.Kind = "burst" }, "load.kind"},
+		{"bad profile", func(m *Manifest) { m.Load.Profile = "burst" }, "load.profile"},
 		{"no concurrency", func(m *Manifest) { m.Load.Concurrency = 0 }, "load.concurrency"},
-		{"no rate", func(m *Manifest) { m.Load = jobs.LoadProfile{Kind: jobs.LoadPoisson} }, "load.rate"},
-		{"sweep steps", func(m *Manifest) { m.Load = jobs.LoadProfile{Kind: jobs.LoadSweep, Concurrency: 8, Steps: 1} }, "load.steps"},
+		{"no rate", func(m *Manifest) { m.Load = jobs.LoadProfile{Profile: jobs.LoadPoisson} }, "load.rate"},
+		{"sweep steps", func(m *Manifest) { m.Load = jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8, Steps: 1} }, "load.steps"},
 		{"negative warmup", func(m *Manifest) { m.Load.Warmup = -1 }, "load.warmup"},
 		{"negative duration", func(m *Manifest) { m.Load.MaxDuration = -1 }, "load.max_duration"},
 		{"temperature", func(m *Manifest) { m.Sampling.Temperature = &neg }, "sampling.temperature"},
@@ -103,8 +103,8 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add(goodYAML)
-	f.Add(`{"name":"j","dataset_id":1,"targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],"load":{"kind":"sequential"},"sampling":{"max_tokens":16}}`)
-	f.Add("load: {kind: sweep, concurrency: 64, steps: 5}\nslo: {tpot: 50ms}\n")
+	f.Add(`{"name":"j","dataset":"GSM8K test","targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":16}}`)
+	f.Add("load: {profile: sweep, concurrency: 64, steps: 5}\nslo: {tpot: 50ms}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := Decode(strings.NewReader(in))
 		if err != nil {

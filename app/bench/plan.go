@@ -60,10 +60,20 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		return plan, errs
 	}
 	var errs Errors
-	ds, err := p.Store.DatasetByID(ctx, v, m.DatasetID)
+	var ds store.Dataset
+	var err error
+	if m.Dataset.ID > 0 {
+		ds, err = p.Store.DatasetByID(ctx, v, m.Dataset.ID)
+	} else {
+		ds, err = p.Store.DatasetByName(ctx, v, m.Dataset.Name)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil):
-		errs = append(errs, FieldError{Path: "dataset_id", Message: fmt.Sprintf("no dataset %d that you can use", m.DatasetID)})
+		ref := fmt.Sprintf("%q", m.Dataset.Name)
+		if m.Dataset.ID > 0 {
+			ref = fmt.Sprint(m.Dataset.ID)
+		}
+		errs = append(errs, FieldError{Path: "dataset", Message: fmt.Sprintf("no dataset %s that you can use", ref)})
 	case err != nil:
 		return plan, err
 	}
@@ -95,7 +105,8 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 			need = *model.MemoryGB
 		}
 		capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
-		if hw.GPUCount > 0 && need > capacity {
+		// The simulated runtime loads nothing, so memory does not limit it.
+		if t.Runtime != "sim" && hw.GPUCount > 0 && need > capacity {
 			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)})
 			continue
 		}

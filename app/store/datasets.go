@@ -206,3 +206,12 @@ func (q *Queries) FirstAdmin(ctx context.Context) (User, error) {
 	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
 	return u, mapErr(err, "first admin")
 }
+
+// DatasetByName returns the newest live dataset with this name that the
+// viewer may see.
+func (q *Queries) DatasetByName(ctx context.Context, v Viewer, name string) (Dataset, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+datasetColumns+datasetFrom+`WHERE d.name = @name AND d.deleted_at IS NULL AND `+visibleTo+`
+		ORDER BY d.id DESC LIMIT 1`, pgx.NamedArgs{"name": name, "viewer": v.UserID, "admin": v.Admin})
+	d, err := pgx.CollectExactlyOneRow(rows, scanDataset)
+	return d, mapErr(err, "dataset by name")
+}
