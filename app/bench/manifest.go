@@ -32,13 +32,13 @@ type Target struct {
 // Manifest describes a benchmark: a dataset × targets, under one load
 // profile, sampling and scorer.
 type Manifest struct {
-	Name      string           `json:"name" yaml:"name"`
-	Dataset   DatasetRef       `json:"dataset" yaml:"dataset"`
-	Targets   []Target         `json:"targets" yaml:"targets"`
-	Load      jobs.LoadProfile `json:"load" yaml:"load"`
-	Sampling  jobs.Sampling    `json:"sampling" yaml:"sampling"`
-	Scorer    string           `json:"scorer" yaml:"scorer"`
-	SLO       jobs.SLO         `json:"slo" yaml:"slo"`
+	Name     string           `json:"name" yaml:"name"`
+	Dataset  DatasetRef       `json:"dataset" yaml:"dataset"`
+	Targets  []Target         `json:"targets" yaml:"targets"`
+	Load     jobs.LoadProfile `json:"load" yaml:"load"`
+	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
+	Scorer   string           `json:"scorer" yaml:"scorer"`
+	SLO      jobs.SLO         `json:"slo" yaml:"slo"`
 }
 
 // DatasetRef names a dataset by id (a number) or by name (a string).
