@@ -63,9 +63,9 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer res.Body.Close()
 	var body struct {
-		BenchmarkID int64   `json:"benchmark_id"`
-		RunIDs      []int64 `json:"run_ids"`
+		BenchmarkID int64 `json:"benchmark_id"`
 		Runs        []struct {
+			RunID                           int64 `json:"run_id"`
 			Model, Runtime, Hardware, Queue string
 			MemoryGB                        float64 `json:"memory_gb"`
 			Items                           int
@@ -84,10 +84,10 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 		} else {
 			fmt.Fprintf(out, "benchmark %d created with %d run(s):\n", body.BenchmarkID, len(body.Runs))
 		}
-		for i, r := range body.Runs {
+		for _, r := range body.Runs {
 			id := ""
-			if i < len(body.RunIDs) {
-				id = fmt.Sprintf("run %d: ", body.RunIDs[i])
+			if r.RunID > 0 {
+				id = fmt.Sprintf("run %d: ", r.RunID)
 			}
 			wait := ""
 			if r.WaitingForAgent {

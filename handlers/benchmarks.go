@@ -185,7 +185,7 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 		var created bench.Created
 		created, err = s.Benchmarks.Create(c.UserContext(), viewer(c), m)
 		if err == nil {
-			if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.RunIDs))); err != nil {
+			if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.Runs))); err != nil {
 				return err
 			}
 			return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))

@@ -80,7 +80,8 @@ scorer: exact
 	}
 
 	r = post("/api/v1/benchmarks", manifest)
-	if r.status != 201 || len(r.body["run_ids"].([]any)) != 2 {
+	if r.status != 201 || len(r.body["runs"].([]any)) != 2 || r.body["runs"].([]any)[0].(map[string]any)["state"] != "queued" ||
+		r.body["runs"].([]any)[0].(map[string]any)["run_id"] == nil {
 		t.Fatalf("create: %d %v", r.status, r.body)
 	}
 	var queues []string
@@ -205,8 +206,8 @@ func TestCancelAndRetryRuns(t *testing.T) {
 		t.Fatalf("create: %v", r.body)
 	}
 	b := fmt.Sprint(r.body["benchmark_id"])
-	runs := r.body["run_ids"].([]any)
-	run0, run1 := fmt.Sprint(runs[0]), fmt.Sprint(runs[1])
+	runs := r.body["runs"].([]any)
+	run0, run1 := fmt.Sprint(runs[0].(map[string]any)["run_id"]), fmt.Sprint(runs[1].(map[string]any)["run_id"])
 	jobState := func(run string) string {
 		var s string
 		if err := e.store.Pool().QueryRow(ctx, `SELECT j.state FROM runs r JOIN river_job j ON j.id = r.river_job_id WHERE r.id = $1`, run).Scan(&s); err != nil {
@@ -339,7 +340,7 @@ sampling: {max_tokens: 64, temperature: 0}
 scorer: numeric
 `
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/yaml")
-	if r.status != 201 || len(r.body["run_ids"].([]any)) != 2 {
+	if r.status != 201 || len(r.body["runs"].([]any)) != 2 {
 		t.Fatalf("reference manifest: %d %v", r.status, r.body)
 	}
 	for _, run := range r.body["runs"].([]any) {

@@ -18,6 +18,9 @@ import (
 
 // PlannedRun is one run a manifest will create.
 type PlannedRun struct {
+	// RunID and State are set once the run exists.
+	RunID      int64   `json:"run_id,omitempty"`
+	State      string  `json:"state,omitempty"`
 	Model      string  `json:"model"`
 	Runtime    string  `json:"runtime"`
 	Hardware   string  `json:"hardware"`
@@ -127,7 +130,6 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 // Created is a benchmark just created.
 type Created struct {
 	BenchmarkID int64        `json:"benchmark_id"`
-	RunIDs      []int64      `json:"run_ids"`
 	Runs        []PlannedRun `json:"runs"`
 }
 
@@ -142,7 +144,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 	if err != nil {
 		return Created{}, err
 	}
-	out := Created{Runs: plan.Runs}
+	out := Created{Runs: make([]PlannedRun, 0, len(plan.Runs))}
 	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		id, err := q.CreateBenchmark(ctx, v.UserID, m.Name, plan.Dataset.ID, snapshot)
 		if err != nil {
@@ -166,7 +168,8 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 			if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
 				return err
 			}
-			out.RunIDs = append(out.RunIDs, runID)
+			r.RunID, r.State = runID, "queued"
+			out.Runs = append(out.Runs, r)
 		}
 		return nil
 	})
