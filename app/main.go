@@ -27,6 +27,7 @@ Usage:
   ruckus token create --email E [--name N]   print a new API token for a user
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
+  ruckus seed                           load the starter datasets and models (idempotent)
   ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
   ruckus version                        print the version
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdUser(ctx, args[1:], stdout)
 	case "token":
 		err = cmdToken(ctx, args[1:], stdout)
+	case "seed":
+		err = cmdSeed(ctx, args[1:], stdout)
 	case "bench":
 		err = cmdBench(ctx, args[1:], stdout)
 	case "dataset":

@@ -96,6 +96,14 @@ func TestUserAndTokenCommands(t *testing.T) {
 		t.Fatalf("token for unknown user: %d %q", code, errOut)
 	}
 
+	code, out, errOut = runCLI(t, "seed")
+	if code != 0 || !strings.Contains(out, "seeded starter dataset") || !strings.Contains(out, "models into the registry") {
+		t.Fatalf("seed: %d %q %q", code, out, errOut)
+	}
+	if code, out, _ := runCLI(t, "seed"); code != 0 || out != "" {
+		t.Fatalf("second seed: %d %q, want no change", code, out)
+	}
+
 	code, out, _ = runCLI(t, "migrate", "status")
 	if code != 0 || !strings.Contains(out, "0001 accounts") || !strings.Contains(out, "River: 0 migrations pending") {
 		t.Fatalf("migrate status: %d %q", code, out)

@@ -20,7 +20,7 @@ func seedStarterDatasets(ctx context.Context, up *ingest.Uploader, out io.Writer
 	}
 	admin, err := up.Store.FirstAdmin(ctx)
 	if err != nil {
-		return fmt.Errorf("seed starter datasets: %w", err)
+		return fmt.Errorf("seed starter datasets: an administrator owns them; create one first (ruckus user create --admin): %w", err)
 	}
 	for _, d := range starter.All {
 		b, err := starter.Open(d)
@@ -63,4 +63,22 @@ func seedModels(ctx context.Context, st *store.Store, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "seeded %d models into the registry\n", len(starterModels))
 	return nil
+}
+
+// cmdSeed is `ruckus seed`: the starter datasets and models, as `make run`
+// loads them into a new database. Running it again changes nothing.
+func cmdSeed(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("seed", "ruckus seed", out)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	st, cfg, closeDB, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, out); err != nil {
+		return err
+	}
+	return seedModels(ctx, st, out)
 }

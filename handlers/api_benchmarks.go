@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -25,6 +26,7 @@ type Benchmarks interface {
 type benchmarkStore interface {
 	BenchmarkByID(ctx context.Context, v store.Viewer, id int64) (store.Benchmark, error)
 	ListBenchmarks(ctx context.Context, v store.Viewer) ([]store.BenchmarkSummary, error)
+	BenchmarkOfRun(ctx context.Context, runID int64) (int64, error)
 }
 
 // apiCreateBenchmark takes a manifest in JSON or YAML. With ?dry_run=true
@@ -82,4 +84,80 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
 		"created_at": b.CreatedAt, "runs": runs})
+}
+
+func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
+	bs, err := s.Store.ListBenchmarks(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	out := make([]fiber.Map, len(bs))
+	for i, b := range bs {
+		out[i] = fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset": b.DatasetName, "runs": b.Runs, "created_at": b.CreatedAt}
+	}
+	return c.JSON(fiber.Map{"benchmarks": out})
+}
+
+// apiRunControl is cancel/retry of one run, or cancel of a benchmark.
+func (s *server) apiRunControl(action string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+		var err error
+		var n int
+		switch action {
+		case "cancel-benchmark":
+			n, err = s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), id)
+		default:
+			var b int64
+			b, err = s.Store.BenchmarkOfRun(c.UserContext(), id)
+			if err == nil && action == "cancel" {
+				err = s.Benchmarks.CancelRun(c.UserContext(), viewer(c), b, id)
+			} else if err == nil {
+				err = s.Benchmarks.RetryRun(c.UserContext(), viewer(c), b, id)
+			}
+			n = 1
+		}
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fiber.NewError(fiber.StatusNotFound, "no such benchmark or run")
+		case errors.Is(err, bench.ErrRunState):
+			return fiber.NewError(fiber.StatusConflict, err.Error())
+		case err != nil:
+			return err
+		}
+		return c.JSON(fiber.Map{"changed": n})
+	}
+}
+
+func (s *server) apiListModels(c *fiber.Ctx) error {
+	ms, err := s.Store.ListModels(c.UserContext())
+	if err != nil {
+		return err
+	}
+	out := make([]fiber.Map, len(ms))
+	for i, m := range ms {
+		mem := advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
+		if m.MemoryGB != nil {
+			mem = *m.MemoryGB
+		}
+		out[i] = fiber.Map{"model_id": m.ID, "name": m.Name, "display_name": m.DisplayName, "family": m.Family,
+			"params_b": m.ParamsB, "quantization": m.Quantization, "context_length": m.ContextLength, "license": m.License,
+			"memory_gb": mem, "memory_estimated": m.MemoryGB == nil, "base_model": m.BaseModelName, "adapter": m.Adapter,
+			"retired": m.RetiredAt != nil}
+	}
+	return c.JSON(fiber.Map{"models": out})
+}
+
+func (s *server) apiListAgents(c *fiber.Ctx) error {
+	rows, err := s.agentRows(c.UserContext())
+	if err != nil {
+		return err
+	}
+	out := make([]fiber.Map, len(rows))
+	for i, r := range rows {
+		out[i] = fiber.Map{"agent_id": r.Agent.ID, "name": r.Agent.Name, "host": r.Agent.Host, "version": r.Agent.Version,
+			"protocol_version": r.Agent.ProtocolVersion, "hardware": r.Agent.Profile, "runtimes": r.Agent.Runtimes,
+			"state": r.Status, "last_heartbeat_at": r.Agent.LastHeartbeatAt, "current_run": r.Agent.CurrentRun}
+	}
+	return c.JSON(fiber.Map{"agents": out})
 }

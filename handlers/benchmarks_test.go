@@ -253,6 +253,33 @@ func TestCancelAndRetryRuns(t *testing.T) {
 		jobState(run1) != "cancelled" || jobState(run0) != "cancelled" {
 		t.Fatalf("cancel benchmark: %q, jobs %s %s", page.text(`[data-testid="flash"]`), jobState(run0), jobState(run1))
 	}
+	// The same through the API.
+	apiPost := func(path string) apiResult { return e.api(http.MethodPost, path, tok, nil, "") }
+	if r := apiPost("/api/v1/runs/" + run1 + "/retry"); r.status != 200 || jobState(run1) != "available" {
+		t.Fatalf("API retry: %d %v", r.status, r.body)
+	}
+	if r := apiPost("/api/v1/runs/" + run1 + "/retry"); r.status != 409 {
+		t.Fatalf("API retry of a queued run: %d", r.status)
+	}
+	if r := apiPost("/api/v1/runs/" + run1 + "/cancel"); r.status != 200 || jobState(run1) != "cancelled" {
+		t.Fatalf("API cancel: %d %v", r.status, r.body)
+	}
+	if r := apiPost("/api/v1/runs/999999/cancel"); r.status != 404 {
+		t.Fatalf("API cancel of no run: %d", r.status)
+	}
+	if r := apiPost("/api/v1/benchmarks/" + b + "/cancel"); r.status != 200 || r.body["changed"] != 0.0 {
+		t.Fatalf("API cancel of a finished benchmark: %d %v", r.status, r.body)
+	}
+	if r := e.api(http.MethodGet, "/api/v1/benchmarks", tok, nil, ""); len(r.body["benchmarks"].([]any)) != 1 {
+		t.Fatalf("API list: %v", r.body)
+	}
+	if r := e.api(http.MethodGet, "/api/v1/models", tok, nil, ""); r.status != 200 || r.body["models"].([]any)[0].(map[string]any)["memory_gb"] != 1.2 {
+		t.Fatalf("API models: %v", r.body)
+	}
+	if r := e.api(http.MethodGet, "/api/v1/agents", tok, nil, ""); r.status != 200 || r.body["agents"].([]any)[0].(map[string]any)["state"] != "online" {
+		t.Fatalf("API agents: %v", r.body)
+	}
+
 	// Someone else cannot.
 	e.createUser("eve@example.com", "correct horse", store.RoleUser)
 	eve := e.client()

@@ -113,7 +113,13 @@ func New(d Deps) *fiber.App {
 	api.Get("/datasets/:id/items", s.apiDatasetItems)
 	api.Delete("/datasets/:id", s.apiDeleteDataset)
 	api.Post("/benchmarks", s.apiCreateBenchmark)
+	api.Get("/benchmarks", s.apiListBenchmarks)
 	api.Get("/benchmarks/:id<int>", s.apiGetBenchmark)
+	api.Post("/benchmarks/:id<int>/cancel", s.apiRunControl("cancel-benchmark"))
+	api.Post("/runs/:id<int>/cancel", s.apiRunControl("cancel"))
+	api.Post("/runs/:id<int>/retry", s.apiRunControl("retry"))
+	api.Get("/models", s.apiListModels)
+	api.Get("/agents", s.apiListAgents)
 	api.Use(apiNotFound)
 
 	web := app.Group("", s.loadSession, s.checkCSRF)

@@ -183,3 +183,10 @@ func (q *Queries) BenchmarkManifest(ctx context.Context, id int64) (json.RawMess
 	err := q.db.QueryRow(ctx, `SELECT manifest, dataset_id FROM benchmarks WHERE id = @id`, pgx.NamedArgs{"id": id}).Scan(&m, &ds)
 	return m, ds, mapErr(err, "benchmark manifest")
 }
+
+// BenchmarkOfRun returns the benchmark a run belongs to.
+func (q *Queries) BenchmarkOfRun(ctx context.Context, runID int64) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `SELECT benchmark_id FROM runs WHERE id = @id`, pgx.NamedArgs{"id": runID}).Scan(&id)
+	return id, mapErr(err, "benchmark of run")
+}
