@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"riverqueue.com/riverui"
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
@@ -114,9 +115,14 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger:  logger,
-		Queues:  map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
-		Workers: workers,
+		Logger: logger,
+		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
+		// Finished jobs are kept a while for the job UI and then removed by
+		// River's own cleaner; failures longer, to be looked into.
+		CompletedJobRetentionPeriod: 7 * 24 * time.Hour,
+		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
+		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
+		Workers:                     workers,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
@@ -130,11 +136,23 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		return fmt.Errorf("start river: %w", err)
 	}
 
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(rc, nil),
+		Logger:    logger,
+		Prefix:    "/admin/jobs",
+	})
+	if err != nil {
+		return fmt.Errorf("river UI: %w", err)
+	}
+	if err := ui.Start(ctx); err != nil {
+		return fmt.Errorf("start river UI: %w", err)
+	}
 	limits := datasetLimits(cfg)
 	app := handlers.New(handlers.Deps{
 		Store:           st,
 		Uploader:        &ingest.Uploader{Store: st, Limits: limits},
 		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: agentStaleAfter},
+		JobsUI:          ui,
 		DatasetLimits:   limits,
 		Logger:          logger,
 		Version:         version,

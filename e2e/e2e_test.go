@@ -19,6 +19,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -388,4 +389,36 @@ func TestCreateBenchmarkWithPreview(t *testing.T) {
 	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText("cancelled"))
 	must(t, ex.Locator(page.GetByTestId("run-state").Nth(1)).ToHaveText("cancelled"))
 	screenshot(t, page, "benchmark-desktop")
+}
+
+func TestJobUIIsForAdminsOnly(t *testing.T) {
+	s := startServer(t)
+	admin := newPage(t, 1280, 800)
+	ex := expect(t)
+	signIn(t, admin, s.URL, adminEmail, adminPassword)
+	must(t, admin.GetByTestId("nav-admin-jobs").Click())
+	// River's UI lists its queues; the server's own queue is there.
+	must(t, admin.GetByText("Queues").First().Click())
+	must(t, ex.Locator(admin.GetByText("server", playwright.PageGetByTextOptions{Exact: playwright.Bool(true)}).First()).ToBeVisible())
+	screenshot(t, admin, "admin-jobs-desktop")
+
+	if _, err := s.Store.CreateUser(context.Background(), store.NewUser{Email: "u@example.com", PasswordHash: mustHash(t, "user-password"), Role: store.RoleUser}); err != nil {
+		t.Fatal(err)
+	}
+	user := newPage(t, 1280, 800)
+	signIn(t, user, s.URL, "u@example.com", "user-password")
+	res, err := user.Goto(s.URL + "/admin/jobs")
+	must(t, err)
+	if res.Status() != 403 {
+		t.Fatalf("a user on the job UI: %d", res.Status())
+	}
+}
+
+func mustHash(t *testing.T, pw string) string {
+	t.Helper()
+	p, err := auth.NewPasswords(4)
+	must(t, err)
+	h, err := p.Hash(pw)
+	must(t, err)
+	return h
 }

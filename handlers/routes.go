@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gorilla/securecookie"
@@ -43,6 +44,9 @@ type Deps struct {
 	DatasetLimits dataset.Limits
 	// Benchmarks plans and creates benchmarks.
 	Benchmarks Benchmarks
+	// JobsUI is River's web UI (riverui), mounted at /admin/jobs for
+	// administrators; nil leaves it out.
+	JobsUI http.Handler
 	// AgentStaleAfter is how old a heartbeat may be before the agent shows
 	// as stale.
 	AgentStaleAfter time.Duration
@@ -157,6 +161,17 @@ func New(d Deps) *fiber.App {
 	admin.Post("/users/:id<int>/disable", s.setUserDisabled(true))
 	admin.Post("/users/:id<int>/enable", s.setUserDisabled(false))
 	admin.Post("/users/:id<int>/reset-password", s.resetPassword)
+	if d.JobsUI != nil {
+		ui := adaptor.HTTPHandler(d.JobsUI)
+		// River's UI is a single-page application with its own inline
+		// bootstrap script and fonts.
+		relaxCSP := func(c *fiber.Ctx) error {
+			c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+			return c.Next()
+		}
+		admin.All("/jobs", relaxCSP, ui)
+		admin.All("/jobs/*", relaxCSP, ui)
+	}
 	admin.Get("/agents", s.showAgentsPage)
 	admin.Post("/agents/:id<int>/drain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, true) }))
 	admin.Post("/agents/:id<int>/undrain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
