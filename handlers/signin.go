@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 
 type sessionStore interface {
 	auth.SessionRows
-	DeleteUserSessions(ctx context.Context, userID int64, keep []byte) error
 }
 
 // badCredentials is the one message for every failed sign-in, so the page

@@ -61,13 +61,6 @@ func (q *Queries) DeleteSession(ctx context.Context, id []byte) error {
 	return mapErr(err, "delete session")
 }
 
-// DeleteUserSessions ends every session of a user except keep (may be nil).
-func (q *Queries) DeleteUserSessions(ctx context.Context, userID int64, keep []byte) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM sessions WHERE user_id = @user_id AND (@keep::bytea IS NULL OR id <> @keep)`,
-		pgx.NamedArgs{"user_id": userID, "keep": keep})
-	return mapErr(err, "delete user sessions")
-}
-
 // CountUserSessions counts a user's live sessions.
 func (q *Queries) CountUserSessions(ctx context.Context, userID int64) (int, error) {
 	var n int

@@ -57,10 +57,6 @@ func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
 	})
 }
 
-// WithTx returns Queries bound to an outside transaction (for River's
-// InsertTx alongside the rows a job refers to).
-func WithTx(tx pgx.Tx) *Queries { return &Queries{db: tx} }
-
 // mapErr turns driver errors into the store's sentinels, in one place.
 func mapErr(err error, what string) error {
 	if err == nil {

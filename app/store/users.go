@@ -101,16 +101,6 @@ func (q *Queries) SetUserDisabled(ctx context.Context, id int64, disabled bool) 
 	return mapErr(err, "set user disabled")
 }
 
-// SetUserRole changes a user's role.
-func (q *Queries) SetUserRole(ctx context.Context, id int64, role string) error {
-	tag, err := q.db.Exec(ctx, `UPDATE users SET role = @role, updated_at = now() WHERE id = @id`,
-		pgx.NamedArgs{"id": id, "role": role})
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
-	return mapErr(err, "set user role")
-}
-
 // SetUserPassword stores a new password hash and ends every session of the
 // user except keepSession (the one that made the change, if any).
 func (q *Queries) SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error {
