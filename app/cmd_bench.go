@@ -18,22 +18,9 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fs := newFlags("bench submit", "ruckus bench submit FILE [--dry-run]", out)
 	dry := fs.Bool("dry-run", false, "validate and show the plan without creating anything")
-	var file string
-	rest := args[1:]
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if file != "" {
-			return fmt.Errorf("%w: one FILE at a time", errUsage)
-		}
-		file, rest = fs.Arg(0), fs.Args()[1:]
-	}
-	if file == "" {
-		return fmt.Errorf("%w: ruckus bench submit FILE [--dry-run]", errUsage)
+	file, err := parseFileArg(fs, args[1:])
+	if err != nil {
+		return err
 	}
 	base, token, err := apiSettings()
 	if err != nil {

@@ -22,23 +22,9 @@ func cmdDataset(ctx context.Context, args []string, out io.Writer) error {
 	name := fs.String("name", "", "dataset name (default: the file name)")
 	shared := fs.Bool("shared", false, "share with all users (default: private)")
 	dup := fs.Bool("allow-duplicate", false, "store a copy even when an identical dataset exists")
-	// Accept flags before or after FILE.
-	var file string
-	rest := args[1:]
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if file != "" {
-			return fmt.Errorf("%w: one FILE at a time", errUsage)
-		}
-		file, rest = fs.Arg(0), fs.Args()[1:]
-	}
-	if file == "" {
-		return fmt.Errorf("%w: ruckus dataset upload FILE", errUsage)
+	file, err := parseFileArg(fs, args[1:])
+	if err != nil {
+		return err
 	}
 	base, token, err := apiSettings()
 	if err != nil {

@@ -96,6 +96,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 var errUsage = errors.New("usage")
 
+// parseFileArg parses args with fs, accepting flags before or after the one
+// FILE argument the API commands take, and returns that FILE.
+func parseFileArg(fs *flag.FlagSet, args []string) (string, error) {
+	var file string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if file != "" {
+			return "", fmt.Errorf("%w: one FILE at a time", errUsage)
+		}
+		file, args = fs.Arg(0), fs.Args()[1:]
+	}
+	if file == "" {
+		return "", fmt.Errorf("%w: ruckus %s needs a FILE", errUsage, fs.Name())
+	}
+	return file, nil
+}
+
 // newFlags makes a flag set that prints its usage to stdout on --help and
 // returns errors instead of exiting.
 func newFlags(name, synopsis string, out io.Writer) *flag.FlagSet {

@@ -261,3 +261,14 @@ func TestDevSeedsStarterDatasetsOnce(t *testing.T) {
 		t.Fatalf("models after seeding twice: %d %v, want %d", n, err, len(starterModels))
 	}
 }
+
+func TestAPICommandsNeedOneFile(t *testing.T) {
+	for _, args := range [][]string{{"dataset", "upload", "--shared"}, {"bench", "submit", "--dry-run"}} {
+		if code, _, errOut := runCLI(t, args...); code != 2 || !strings.Contains(errOut, "ruckus "+args[0]+" "+args[1]+" needs a FILE") {
+			t.Errorf("%v: %d %q", args, code, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, "dataset", "upload", "a.jsonl", "--shared", "b.jsonl"); code != 2 || !strings.Contains(errOut, "one FILE at a time") {
+		t.Errorf("two files: %d %q", code, errOut)
+	}
+}
