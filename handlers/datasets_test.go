@@ -205,6 +205,10 @@ func TestDatasetUploadWithErrorsStoresNothing(t *testing.T) {
 			t.Errorf("error %d = %v, want line %v field %q", i, got, w.line, w.field)
 		}
 	}
+	if r := e.upload(tok, "ok.jsonl", []byte(simpleJSONL), map[string]string{"visibility": "public"}); r.status != 422 ||
+		r.body["errors"].([]any)[0].(map[string]any)["field"] != "visibility" {
+		t.Fatalf("bad visibility: %d %v", r.status, r.body)
+	}
 	// A value PostgreSQL refuses (NUL in a string) is the file's error too.
 	if r := e.upload(tok, "nul.jsonl", []byte(`{"prompt":"a\u0000b"}`+"\n"), nil); r.status != 422 || len(r.body["errors"].([]any)) != 1 {
 		t.Fatalf("NUL in a string: %d %v", r.status, r.body)

@@ -89,6 +89,12 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 	if req.Visibility == "" {
 		req.Visibility = store.VisibilityPrivate
 	}
+	// Settings that came before the file are checked before reading it, so
+	// a wrong visibility does not cost a gigabyte's parse and copy.
+	if le := CheckSettings(strings.TrimSpace(req.Name), req.Visibility); le != nil {
+		res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
+		return res, ErrInvalid
+	}
 	err := u.Store.InTx(ctx, func(q *store.Queries) error {
 		id, err := q.CreateDataset(ctx, store.NewDataset{
 			OwnerID: req.Viewer.UserID, Name: "uploading", Format: "pending", Visibility: store.VisibilityPrivate, Starter: req.Starter,
