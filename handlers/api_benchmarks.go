@@ -101,21 +101,18 @@ func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
 // apiRunControl is cancel/retry of one run, or cancel of a benchmark.
 func (s *server) apiRunControl(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		// :id is the benchmark for "cancel-benchmark", else the run, whose
+		// benchmark is looked up.
 		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+		benchmarkID, runID := id, int64(0)
 		var err error
-		var n int
-		switch action {
-		case "cancel-benchmark":
-			n, err = s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), id)
-		default:
-			var b int64
-			b, err = s.Store.BenchmarkOfRun(c.UserContext(), id)
-			if err == nil && action == "cancel" {
-				err = s.Benchmarks.CancelRun(c.UserContext(), viewer(c), b, id)
-			} else if err == nil {
-				err = s.Benchmarks.RetryRun(c.UserContext(), viewer(c), b, id)
-			}
-			n = 1
+		if action != "cancel-benchmark" {
+			runID = id
+			benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID)
+		}
+		n := 0
+		if err == nil {
+			n, err = s.controlRuns(c, action, benchmarkID, runID)
 		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):

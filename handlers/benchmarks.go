@@ -216,26 +216,33 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, benchmarks.DetailPage(b))
 }
 
+// controlRuns carries out a run action for both the pages and the API:
+// "cancel-benchmark" (every unfinished run), "cancel" or "retry" (one run).
+// It returns how many runs changed.
+func (s *server) controlRuns(c *fiber.Ctx, action string, benchmarkID, runID int64) (int, error) {
+	switch action {
+	case "cancel-benchmark":
+		return s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), benchmarkID)
+	case "cancel":
+		return 1, s.Benchmarks.CancelRun(c.UserContext(), viewer(c), benchmarkID, runID)
+	case "retry":
+		return 1, s.Benchmarks.RetryRun(c.UserContext(), viewer(c), benchmarkID, runID)
+	}
+	return 0, fmt.Errorf("unknown run action %q", action)
+}
+
 // runControl cancels or retries a run (or cancels the whole benchmark
 // when there is no :run), then shows the benchmark again.
 func (s *server) runControl(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
 		runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
-		var err error
-		var msg string
-		switch action {
-		case "cancel-benchmark":
-			var n int
-			n, err = s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), id)
-			msg = fmt.Sprintf("%d run(s) cancelled.", n)
-		case "cancel":
-			err = s.Benchmarks.CancelRun(c.UserContext(), viewer(c), id, runID)
-			msg = fmt.Sprintf("Run %d cancelled.", runID)
-		case "retry":
-			err = s.Benchmarks.RetryRun(c.UserContext(), viewer(c), id, runID)
-			msg = fmt.Sprintf("Run %d queued again.", runID)
-		}
+		n, err := s.controlRuns(c, action, id, runID)
+		msg := map[string]string{
+			"cancel-benchmark": fmt.Sprintf("%d run(s) cancelled.", n),
+			"cancel":           fmt.Sprintf("Run %d cancelled.", runID),
+			"retry":            fmt.Sprintf("Run %d queued again.", runID),
+		}[action]
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark or run.")
