@@ -80,7 +80,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 		t.Fatalf("agent stopped with %v", err)
 	}
 	as, err := st.ListAgents(context.Background())
-	if err != nil || as[0].Status(time.Now(), time.Minute) != store.AgentOffline {
+	if err != nil || as[0].Status(time.Now(), time.Minute, jobs.ProtocolVersion) != store.AgentOffline {
 		t.Fatalf("after stop: %+v %v, want offline", as, err)
 	}
 	if as[0].Profile != caps.Hardware.ProfileSlug() {

@@ -23,12 +23,7 @@ func (s *server) agentRows(ctx context.Context) ([]home.AgentRow, error) {
 	now := time.Now()
 	rows := make([]home.AgentRow, len(agents))
 	for i, a := range agents {
-		status := a.Status(now, s.AgentStaleAfter)
-		if a.ProtocolVersion != jobs.ProtocolVersion && status != store.AgentOffline && status != store.AgentDeactivated {
-			// Its runs would be refused; say so rather than "online".
-			status = "incompatible"
-		}
-		rows[i] = home.AgentRow{Agent: a, Status: status, Ago: now.Sub(a.LastHeartbeatAt)}
+		rows[i] = home.AgentRow{Agent: a, Status: a.Status(now, s.AgentStaleAfter, jobs.ProtocolVersion), Ago: now.Sub(a.LastHeartbeatAt)}
 	}
 	return rows, nil
 }

@@ -37,16 +37,22 @@ const (
 	AgentOffline     = "offline"
 	AgentDrained     = "drained"
 	AgentDeactivated = "deactivated"
+	// AgentIncompatible: alive, but speaking another job protocol, so
+	// its runs would be refused.
+	AgentIncompatible = "incompatible"
 )
 
 // Status is what the agent is doing as of now: an agent whose last
-// heartbeat is older than staleAfter is stale, whatever it last said.
-func (a Agent) Status(now time.Time, staleAfter time.Duration) string {
+// heartbeat is older than staleAfter is stale, whatever it last said; one
+// of another protocol than protocol is incompatible.
+func (a Agent) Status(now time.Time, staleAfter time.Duration, protocol int) string {
 	switch {
 	case a.DeactivatedAt != nil:
 		return AgentDeactivated
 	case a.State == AgentOffline:
 		return AgentOffline
+	case a.ProtocolVersion != protocol:
+		return AgentIncompatible
 	case now.Sub(a.LastHeartbeatAt) > staleAfter:
 		return AgentStale
 	case a.Drained:
