@@ -1,0 +1,71 @@
+package jobs
+
+import "time"
+
+// Per-request outcome of one dataset item (DESIGN.md § Metric definitions).
+const (
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
+// Error classes a failed request is counted under.
+const (
+	ErrConnect    = "connect"     // the runtime could not be reached
+	ErrTimeout    = "timeout"     // no answer within the request timeout
+	ErrHTTP4xx    = "http_4xx"    // the runtime refused the request (other than 429)
+	ErrHTTP429    = "http_429"    // rate limited / overloaded
+	ErrHTTP5xx    = "http_5xx"    // the runtime failed
+	ErrDisconnect = "disconnect"  // the stream ended before it finished
+	ErrMalformed  = "malformed"   // an event or body that is not the protocol
+	ErrStall      = "stall"       // no event for longer than the stall timeout
+	ErrCancelled  = "cancelled"   // the run was cancelled while the request was in flight
+	ErrRuntime    = "runtime"     // the runtime reported an error event in the stream
+	ErrInvalidReq = "invalid_req" // the dataset item could not be turned into a request
+)
+
+// Metric names, one meaning everywhere: UI, API and exports.
+const (
+	MetricTTFT       = "ttft_ms" // send → first event carrying generated content
+	MetricE2E        = "e2e_ms"  // send → last content event (or the final response)
+	MetricTPOT       = "tpot_ms" // (E2E − TTFT) / (output tokens − 1)
+	MetricITL        = "itl_ms"  // gaps between content events, split among their tokens
+	MetricOutputTPS  = "output_tokens_per_s"
+	MetricRequestsPS = "requests_per_s"
+	MetricGoodput    = "goodput_rps" // requests/s meeting every SLO
+)
+
+// Result is the record of one request: one dataset item sent once. Times
+// are durations from the send, taken on Go's monotonic clock.
+type Result struct {
+	Idx      int    `json:"idx"`
+	CustomID string `json:"custom_id"`
+	Status   string `json:"status"` // StatusOK or StatusError
+	Output   string `json:"output"`
+	// FinishReason as the runtime reported it ("stop", "length", …).
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Tokens from the runtime's usage; TokensEstimated is set when the
+	// runtime gave none and the completion tokens were counted client-side.
+	PromptTokens     int  `json:"prompt_tokens"`
+	CompletionTokens int  `json:"completion_tokens"`
+	TokensEstimated  bool `json:"tokens_estimated,omitempty"`
+	// StartOffset is when the request was sent, from the run's start.
+	StartOffset time.Duration `json:"start_offset"`
+	TTFT        time.Duration `json:"ttft"` // zero when no content arrived
+	E2E         time.Duration `json:"e2e"`
+	TPOT        time.Duration `json:"tpot"` // zero with fewer than two output tokens
+	// ITL statistics over the request's inter-token latencies.
+	ITLMean time.Duration `json:"itl_mean"`
+	ITLP50  time.Duration `json:"itl_p50"`
+	ITLP99  time.Duration `json:"itl_p99"`
+	ITLMax  time.Duration `json:"itl_max"`
+	// ContentEvents counts SSE events that carried generated content.
+	ContentEvents int `json:"content_events"`
+	HTTPStatus    int `json:"http_status,omitempty"`
+	// RequestID is the runtime's response id, when it sent one.
+	RequestID  string `json:"request_id,omitempty"`
+	ErrorClass string `json:"error_class,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// Phase names the step of a sweep ("sequential", "max", "rate 2.50/s");
+	// empty for the other load profiles.
+	Phase string `json:"phase,omitempty"`
+}
