@@ -27,10 +27,6 @@ import (
 	"github.com/ruckus/ruckus/migrations"
 )
 
-// agentStaleAfter: agents beat every 5 s by default; three missed beats
-// make one stale.
-const agentStaleAfter = 15 * time.Second
-
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", "ruckus serve", stdout)
 	if err := fs.Parse(args); err != nil {
@@ -111,19 +107,31 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		return err
 	}
 
+	// The planner queues runs and, as the reaper, hands on the runs of
+	// agents that stopped heartbeating; it gets the River client below.
+	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
+	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
 		// Finished jobs are kept a while for the job UI and then removed by
-		// River's own cleaner; failures longer, to be looked into.
-		CompletedJobRetentionPeriod: 7 * 24 * time.Hour,
+		// River's own cleaner; failures longer, to be looked into. (Results
+		// live in the app's tables, not in River's.)
+		CompletedJobRetentionPeriod: 24 * time.Hour,
 		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
 		Workers:                     workers,
+		// A run is worked for at most jobs.MaxRunTime; River's rescuer must
+		// not take a live run from its agent before that. Dead agents' runs
+		// are handed on by the reaper long before.
+		RescueStuckJobsAfter: jobs.MaxRunTime + time.Hour,
 		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(jobs.ReaperInterval(cfg.AgentStaleAfter)),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.ReaperArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
@@ -132,6 +140,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
+	planner.River = rc
 	if err := rc.Start(ctx); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}
@@ -151,7 +160,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	app := handlers.New(handlers.Deps{
 		Store:           st,
 		Uploader:        &ingest.Uploader{Store: st, Limits: limits},
-		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: agentStaleAfter},
+		Benchmarks:      planner,
 		JobsUI:          ui,
 		DatasetLimits:   limits,
 		Logger:          logger,
@@ -163,7 +172,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		SignInAttempts:  cfg.SignInAttempts,
 		SignInWindow:    cfg.SignInWindow,
 		MaxRequestBytes: cfg.MaxRequestBytes,
-		AgentStaleAfter: agentStaleAfter,
+		AgentStaleAfter: cfg.AgentStaleAfter,
 		Ready: func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return fmt.Errorf("database unreachable: %w", err)

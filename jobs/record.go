@@ -69,3 +69,46 @@ type Result struct {
 	// empty for the other load profiles.
 	Phase string `json:"phase,omitempty"`
 }
+
+// Dist summarises one metric over a run's requests: mean, extremes and
+// percentiles by linear interpolation between closest ranks (numpy's
+// default, PostgreSQL's percentile_cont).
+type Dist struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+}
+
+// RunSummary is a run's aggregate figures, computed from its stored
+// results when it finishes, so a run worked by several agents in turn is
+// summarised over all of them.
+type RunSummary struct {
+	Requests      int            `json:"requests"`
+	OK            int            `json:"ok"`
+	Errors        int            `json:"errors"`
+	ErrorsByClass map[string]int `json:"errors_by_class"`
+	PromptTokens  int64          `json:"prompt_tokens"`
+	OutputTokens  int64          `json:"output_tokens"`
+	// EstimatedTokens counts requests whose output tokens were counted
+	// client-side because the runtime reported no usage.
+	EstimatedTokens int `json:"estimated_tokens"`
+	// MeasuredSeconds is the measured window (warm-up excluded), summed
+	// over the agents that worked the run.
+	MeasuredSeconds  float64 `json:"measured_seconds"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	RequestsPerS     float64 `json:"requests_per_s"`
+	// GoodRequests met every SLO the benchmark set; GoodputRPS is their
+	// rate. Without SLOs every successful request counts.
+	GoodRequests int     `json:"good_requests"`
+	GoodputRPS   float64 `json:"goodput_rps"`
+	TTFT         Dist    `json:"ttft_ms"`
+	TPOT         Dist    `json:"tpot_ms"`
+	E2E          Dist    `json:"e2e_ms"`
+	// ITL is the distribution of each request's mean inter-token latency
+	// (per-token gaps are summarised per request, not stored one by one).
+	ITL Dist `json:"itl_ms"`
+}

@@ -90,6 +90,10 @@ type RunArgs struct {
 // Kind is the job kind, stable across versions.
 func (RunArgs) Kind() string { return "benchmark_run" }
 
+// MaxRunTime is the longest a run may be worked; a run without a
+// max_duration is stopped there. River's rescuer is tuned past it.
+const MaxRunTime = 24 * time.Hour
+
 // InsertOpts puts the run on the queue of its hardware profile and
 // runtime, so only agents that can serve it lease it.
 func (a RunArgs) InsertOpts() river.InsertOpts {

@@ -78,26 +78,83 @@ func (p *Planner) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, run
 		if r.State != "failed" && r.State != "cancelled" {
 			return fmt.Errorf("run %d is %s: %w", r.ID, r.State, ErrRunState)
 		}
-		raw, datasetID, err := q.BenchmarkManifest(ctx, benchmarkID)
+		jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
 		if err != nil {
 			return err
 		}
-		var m Manifest
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return fmt.Errorf("read benchmark %d's manifest: %w", benchmarkID, err)
-		}
-		n, err := q.CountServingAgents(ctx, r.HardwareProfile, r.Runtime, jobs.ProtocolVersion, p.StaleAfter)
-		if err != nil {
-			return err
-		}
-		res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
-			ProtocolVersion: jobs.ProtocolVersion, RunID: r.ID, BenchmarkID: benchmarkID, DatasetID: datasetID,
-			Model: r.ModelName, Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
-			Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
-		}, nil)
-		if err != nil {
-			return err
-		}
-		return q.RequeueRun(ctx, r.ID, res.Job.ID, n == 0)
+		return q.RequeueRun(ctx, r.ID, jobID, waiting)
 	})
+}
+
+// queueAgain inserts a new River job for run r from its benchmark's
+// manifest and says whether it waits for an agent.
+func (p *Planner) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r store.Run) (int64, bool, error) {
+	raw, datasetID, err := q.BenchmarkManifest(ctx, r.BenchmarkID)
+	if err != nil {
+		return 0, false, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, false, fmt.Errorf("read benchmark %d's manifest: %w", r.BenchmarkID, err)
+	}
+	n, err := q.CountServingAgents(ctx, r.HardwareProfile, r.Runtime, jobs.ProtocolVersion, p.StaleAfter)
+	if err != nil {
+		return 0, false, err
+	}
+	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
+		ProtocolVersion: jobs.ProtocolVersion, RunID: r.ID, BenchmarkID: r.BenchmarkID, DatasetID: datasetID,
+		Model: r.ModelName, Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
+		Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
+	}, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	return res.Job.ID, n == 0, nil
+}
+
+// HandOnStaleRuns is the reaper: every run held by an agent that stopped
+// heartbeating is taken from it (its fence moves on, so it can write no
+// more even if it comes back), its old job is cancelled and a new job
+// queues it for another agent, which resumes from the persisted results.
+// This happens long before River's own rescuer would act, which is tuned
+// for the longest allowed run.
+func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
+	stale, err := p.Store.StaleRuns(ctx, p.StaleAfter)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range stale {
+		err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+			r, err := q.RunForUpdate(ctx, store.Viewer{Admin: true}, s.BenchmarkID, s.RunID)
+			if err != nil {
+				return err
+			}
+			if r.State != "running" || r.AgentID == nil {
+				return nil // finished or handed back meanwhile
+			}
+			if stillStale, err := q.AgentIsStale(ctx, *r.AgentID, p.StaleAfter); err != nil || !stillStale {
+				return err
+			}
+			if r.RiverJobID != nil {
+				if _, err := p.River.JobCancelTx(ctx, tx, *r.RiverJobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("cancel job of run %d: %w", r.ID, err)
+				}
+			}
+			jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
+			if err != nil {
+				return err
+			}
+			if err := q.HandOnRun(ctx, r.ID, r.Fence, jobID, waiting,
+				fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
+				return err
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			return n, fmt.Errorf("hand on run %d: %w", s.RunID, err)
+		}
+	}
+	return n, nil
 }

@@ -38,6 +38,9 @@ type Config struct {
 	DatasetMaxItems int           `env:"RUCKUS_DATASET_MAX_ITEMS" yaml:"dataset_max_items" validate:"min=1"`
 	AdminEmail      string        `env:"RUCKUS_ADMIN_EMAIL" yaml:"admin_email" validate:"omitempty,email"`
 	AdminPassword   string        `env:"RUCKUS_ADMIN_PASSWORD" yaml:"admin_password" validate:"omitempty,min=8,max=72"`
+	// AgentStaleAfter: an agent whose last heartbeat is older is stale and
+	// its run is handed on to another agent.
+	AgentStaleAfter time.Duration `env:"RUCKUS_AGENT_STALE_AFTER" yaml:"agent_stale_after" validate:"min=2s,max=1h"`
 }
 
 // Defaults returns the settings used where neither the file nor the
@@ -56,6 +59,7 @@ func Defaults() Config {
 		DatasetMaxBytes: 1 << 30,
 		DatasetMaxLine:  1 << 20,
 		DatasetMaxItems: 2_000_000,
+		AgentStaleAfter: 15 * time.Second,
 	}
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,10 +82,48 @@ type Run struct {
 	RiverJobID      *int64
 	State           string
 	WaitingForAgent bool
+	Attempt         int
+	Fence           int64
+	AgentID         *int64
+	AgentName       string
+	Mode            string
 	Total           int
 	Completed       int
 	Errors          int
-	CreatedAt       time.Time
+	OutputTokens    int64
+	// Throughput is output tokens/s and RequestsPerS requests/s, live
+	// while running and over the whole measured window once finished.
+	Throughput   float64
+	RequestsPerS float64
+	ETASeconds   *float64
+	Resumed      int
+	StoppedBy    string
+	Error        string
+	CreatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+}
+
+// Progress is the share of the run's items done, 0 to 1.
+func (r Run) Progress() float64 {
+	if r.Total == 0 {
+		return 0
+	}
+	return float64(r.Completed) / float64(r.Total)
+}
+
+const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
+	r.waiting_for_agent, r.attempt, r.fence, r.agent_id, coalesce(a.name, ''), r.mode, r.total, r.completed, r.errors,
+	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
+	r.created_at, r.started_at, r.finished_at`
+
+func scanRun(row pgx.CollectableRow) (Run, error) {
+	var r Run
+	err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+		&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
+		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
+		&r.CreatedAt, &r.StartedAt, &r.FinishedAt)
+	return r, err
 }
 
 // Benchmark is a benchmark with its runs.
@@ -109,15 +148,9 @@ func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchm
 	if err != nil {
 		return b, mapErr(err, "benchmark by id")
 	}
-	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
-			r.waiting_for_agent, r.total, r.completed, r.errors, r.created_at
-		FROM runs r JOIN models m ON m.id = r.model_id WHERE r.benchmark_id = @id ORDER BY r.id`, pgx.NamedArgs{"id": id})
-	b.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
-		var r Run
-		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
-			&r.WaitingForAgent, &r.Total, &r.Completed, &r.Errors, &r.CreatedAt)
-		return r, err
-	})
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
+		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id WHERE r.benchmark_id = @id ORDER BY r.id`, pgx.NamedArgs{"id": id})
+	b.Runs, err = pgx.CollectRows(rows, scanRun)
 	return b, mapErr(err, "benchmark runs")
 }
 
@@ -147,17 +180,11 @@ func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSumm
 // RunForUpdate locks a run of a benchmark the viewer may change and returns
 // it with the arguments needed to queue it again.
 func (q *Queries) RunForUpdate(ctx context.Context, v Viewer, benchmarkID, runID int64) (Run, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
-			r.waiting_for_agent, r.total, r.completed, r.errors, r.created_at
-		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
+		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id JOIN benchmarks b ON b.id = r.benchmark_id
 		WHERE r.id = @run AND r.benchmark_id = @b AND (b.owner_id = @viewer OR @admin)
 		FOR UPDATE OF r`, pgx.NamedArgs{"run": runID, "b": benchmarkID, "viewer": v.UserID, "admin": v.Admin})
-	r, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (Run, error) {
-		var r Run
-		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
-			&r.WaitingForAgent, &r.Total, &r.Completed, &r.Errors, &r.CreatedAt)
-		return r, err
-	})
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
 	return r, mapErr(err, "run for update")
 }
 
@@ -167,13 +194,78 @@ func (q *Queries) SetRunCancelled(ctx context.Context, runID int64) error {
 	return mapErr(err, "cancel run")
 }
 
-// RequeueRun starts a new attempt of a run: counters reset, queued on a new
-// job.
+// RequeueRun starts a new attempt of a run: counters reset, the earlier
+// attempt's results, samples and figures removed, queued on a new job.
 func (q *Queries) RequeueRun(ctx context.Context, runID, jobID int64, waiting bool) error {
-	_, err := q.db.Exec(ctx, `UPDATE runs SET state = 'queued', attempt = attempt + 1, river_job_id = @job,
-		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL
+	_, err := q.db.Exec(ctx, `DELETE FROM results WHERE run_id = @id`, pgx.NamedArgs{"id": runID})
+	if err != nil {
+		return mapErr(err, "requeue run: drop results")
+	}
+	_, err = q.db.Exec(ctx, `DELETE FROM run_samples WHERE run_id = @id`, pgx.NamedArgs{"id": runID})
+	if err != nil {
+		return mapErr(err, "requeue run: drop samples")
+	}
+	_, err = q.db.Exec(ctx, `UPDATE runs SET state = 'queued', attempt = attempt + 1, fence = fence + 1, river_job_id = @job,
+		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL,
+		resumed = 0, prompt_tokens = 0, output_tokens = 0, measured_seconds = 0, segment_started_at = NULL, throughput = 0,
+		requests_per_s = 0, eta_seconds = NULL, progress_at = NULL, stopped_by = '', summary = NULL, gpu_summary = NULL,
+		load_time_ms = NULL, runtime_log = ''
 		WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
-	return mapErr(err, "requeue run")
+	if err != nil {
+		return mapErr(err, "requeue run")
+	}
+	return q.AddRunEvent(ctx, runID, nil, "retried", "a new attempt starts from the first item")
+}
+
+// StaleRun is a running run whose agent stopped heartbeating.
+type StaleRun struct {
+	RunID       int64
+	BenchmarkID int64
+	AgentName   string
+}
+
+// StaleRuns lists running runs whose agent has not beaten within
+// staleAfter, went offline or was deactivated without handing them back.
+func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name FROM runs r JOIN agents a ON a.id = r.agent_id
+		WHERE r.state = 'running' AND (a.last_heartbeat_at < now() - @stale::interval OR a.state = 'offline' OR a.deactivated_at IS NOT NULL)
+		ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
+	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
+		var r StaleRun
+		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName)
+		return r, err
+	})
+	return rs, mapErr(err, "stale runs")
+}
+
+// AgentIsStale says whether the agent has not beaten within staleAfter (or
+// is offline or deactivated), read inside the reaper's transaction.
+func (q *Queries) AgentIsStale(ctx context.Context, agentID int64, staleAfter time.Duration) (bool, error) {
+	var stale bool
+	err := q.db.QueryRow(ctx, `SELECT last_heartbeat_at < now() - @stale::interval OR state = 'offline' OR deactivated_at IS NOT NULL
+		FROM agents WHERE id = @id`, pgx.NamedArgs{"id": agentID, "stale": staleAfter}).Scan(&stale)
+	return stale, mapErr(err, "agent is stale")
+}
+
+// HandOnRun takes a run away from the agent holding it under fence (the
+// fence moves on, so that agent's writes are refused from now on) and
+// queues it on a new job; the next agent resumes from the persisted
+// results. The dead segment's measured time is counted up to its last
+// progress report.
+func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
+	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
+			waiting_for_agent = @waiting, eta_seconds = NULL,
+			measured_seconds = measured_seconds + coalesce(extract(epoch FROM progress_at - segment_started_at)::float8, 0),
+			segment_started_at = NULL
+		WHERE id = @id AND fence = @fence AND state = 'running'`,
+		pgx.NamedArgs{"id": runID, "fence": fence, "job": jobID, "waiting": waiting})
+	if err != nil {
+		return mapErr(err, "hand on run")
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("hand on run %d: %w", runID, ErrFenced)
+	}
+	return q.AddRunEvent(ctx, runID, nil, "handed_on", why)
 }
 
 // BenchmarkManifest returns the manifest a benchmark was created from.

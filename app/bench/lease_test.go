@@ -1,0 +1,216 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+func result(idx int, status string, ttftMS, e2eMS float64, tokens int) store.ResultRecord {
+	r := jobs.Result{Idx: idx, CustomID: "x", Status: status, CompletionTokens: tokens, PromptTokens: 3}
+	if status == jobs.StatusOK {
+		r.ContentEvents = tokens
+		r.TTFT = time.Duration(ttftMS * float64(time.Millisecond))
+		r.E2E = time.Duration(e2eMS * float64(time.Millisecond))
+	} else {
+		r.ErrorClass, r.Error = jobs.ErrHTTP5xx, "boom"
+	}
+	return store.ResultRecord{Result: r, SentAt: time.Now()}
+}
+
+// A run changes hands: the first agent's lease is fenced off by the reaper,
+// the second resumes from the persisted results, and no item is counted
+// twice.
+func TestLeaseFenceHandOnAndResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, v, m := fixture(t)
+	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	created, err := p.Create(ctx, v, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := created.Runs[0].RunID
+	b, err := st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job1 := *b.Runs[0].RiverJobID
+	agents, err := st.ListAgents(ctx)
+	if err != nil || len(agents) != 1 {
+		t.Fatalf("agents: %v %v", agents, err)
+	}
+	a1 := agents[0].ID
+
+	if _, err := st.ClaimRun(ctx, runID, a1, job1+1000, "sim"); !errors.Is(err, store.ErrStaleJob) {
+		t.Fatalf("claim with another job: %v, want ErrStaleJob", err)
+	}
+	c1, err := st.ClaimRun(ctx, runID, a1, job1, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.Resumed || c1.Total != 2 || c1.Completed != 0 {
+		t.Fatalf("first claim: %+v", c1)
+	}
+	pending, err := st.PendingItems(ctx, runID, c1.DatasetID, c1.Total)
+	if err != nil || len(pending) != 2 || pending[0].Idx != 0 || pending[1].Idx != 1 {
+		t.Fatalf("pending: %+v %v", pending, err)
+	}
+	n, err := st.WriteResults(ctx, c1.Lease, []store.ResultRecord{result(0, jobs.StatusOK, 100, 400, 10)})
+	if err != nil || n != 1 {
+		t.Fatalf("write: %d %v", n, err)
+	}
+	// The same item again (a retried write after a lost answer) is not
+	// counted twice.
+	n, err = st.WriteResults(ctx, c1.Lease, []store.ResultRecord{result(0, jobs.StatusOK, 100, 400, 10)})
+	if err != nil || n != 0 {
+		t.Fatalf("rewrite: %d %v", n, err)
+	}
+	if err := st.UpdateProgress(ctx, c1.Lease, store.Progress{Throughput: 25}, store.Sample{At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nobody is stale yet: the reaper leaves the run alone.
+	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 0 {
+		t.Fatalf("reaper on a live agent: %d %v", n, err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`, a1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 1 {
+		t.Fatalf("reaper: %d %v", n, err)
+	}
+	b, _ = st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	r := b.Runs[0]
+	if r.State != "queued" || r.AgentID != nil || *r.RiverJobID == job1 || r.Completed != 1 {
+		t.Fatalf("after hand-on: %+v", r)
+	}
+
+	// The first agent comes back: every write is refused, nothing lands.
+	if _, err := st.WriteResults(ctx, c1.Lease, []store.ResultRecord{result(1, jobs.StatusOK, 100, 400, 10)}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("fenced write: %v", err)
+	}
+	if err := st.UpdateProgress(ctx, c1.Lease, store.Progress{}, store.Sample{At: time.Now()}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("fenced progress: %v", err)
+	}
+	if err := st.FinishRun(ctx, c1.Lease, store.Finish{State: "succeeded"}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("fenced finish: %v", err)
+	}
+	// Its old job no longer drives the run.
+	if _, err := st.ClaimRun(ctx, runID, a1, job1, "sim"); !errors.Is(err, store.ErrStaleJob) {
+		t.Fatalf("claim with the old job: %v", err)
+	}
+
+	// A second agent takes the new job and resumes with the one item left.
+	a2, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-2", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := st.ClaimRun(ctx, runID, a2.ID, *r.RiverJobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c2.Resumed || c2.Completed != 1 || c2.Fence <= c1.Fence {
+		t.Fatalf("second claim: %+v (first %+v)", c2, c1)
+	}
+	pending, err = st.PendingItems(ctx, runID, c2.DatasetID, c2.Total)
+	if err != nil || len(pending) != 1 || pending[0].Idx != 1 {
+		t.Fatalf("pending after resume: %+v %v", pending, err)
+	}
+	if _, err := st.WriteResults(ctx, c2.Lease, []store.ResultRecord{result(1, jobs.StatusError, 0, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := st.RunAggregate(ctx, runID, jobs.SLO{}, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Requests != 2 || sum.OK != 1 || sum.Errors != 1 || sum.ErrorsByClass[jobs.ErrHTTP5xx] != 1 || sum.OutputTokens != 10 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	if err := st.FinishRun(ctx, c2.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	r = b.Runs[0]
+	if r.State != "succeeded" || r.Completed != 2 || r.Errors != 1 || r.Resumed != 1 {
+		t.Fatalf("finished: %+v", r)
+	}
+	events, err := st.RunEvents(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []string{"started", "handed_on", "resumed", "succeeded"}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+
+	// A retry starts over: the earlier attempt's results are gone.
+	if err := p.RetryRun(ctx, v, created.BenchmarkID, runID); err == nil {
+		t.Fatal("retry of a succeeded run was allowed")
+	}
+}
+
+// Percentiles follow numpy's linear interpolation; goodput counts only
+// requests meeting every SLO.
+func TestRunAggregateFigures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, v, m := fixture(t)
+	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	created, err := p.Create(ctx, v, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	agents, _ := st.ListAgents(ctx)
+	c, err := st.ClaimRun(ctx, b.Runs[0].ID, agents[0].ID, *b.Runs[0].RiverJobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TTFTs 100 and 300 ms; E2E 400 and 1000 ms; 10 and 30 tokens.
+	if _, err := st.WriteResults(ctx, c.Lease, []store.ResultRecord{result(0, jobs.StatusOK, 100, 400, 10), result(1, jobs.StatusOK, 300, 1000, 30)}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{TTFT: jobs.Duration(200 * time.Millisecond)}, 4*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	// numpy.percentile([100, 300], 95) = 100 + 0.95*200 = 290.
+	if !near(sum.TTFT.P50, 200) || !near(sum.TTFT.P95, 290) || !near(sum.TTFT.Mean, 200) || !near(sum.E2E.P99, 994) {
+		t.Fatalf("ttft %+v e2e %+v", sum.TTFT, sum.E2E)
+	}
+	if sum.OutputTokens != 40 || !near(sum.OutputTokensPerS, 10) || !near(sum.RequestsPerS, 0.5) {
+		t.Fatalf("throughput: %+v", sum)
+	}
+	if sum.GoodRequests != 1 || !near(sum.GoodputRPS, 0.25) {
+		t.Fatalf("goodput: %d %v", sum.GoodRequests, sum.GoodputRPS)
+	}
+}

@@ -1,0 +1,384 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// ErrFenced is returned to an agent whose hold on a run is gone: the run
+// was handed on to another agent (or handed back) and its writes are
+// refused. The agent stops working the run.
+var ErrFenced = errors.New("this agent no longer holds the run (it was handed on): its writes are refused")
+
+// ErrStaleJob is returned when a job no longer drives its run: the run was
+// cancelled, finished, or re-queued on another job.
+var ErrStaleJob = errors.New("the run is no longer worked by this job")
+
+// Lease is an agent's hold on a run. Every write an agent makes names it;
+// a write under an older fence changes nothing and returns ErrFenced.
+type Lease struct {
+	RunID   int64
+	AgentID int64
+	Fence   int64
+}
+
+// ClaimedRun is what an agent learns when it takes a run.
+type ClaimedRun struct {
+	Lease
+	DatasetID int64
+	Total     int
+	Completed int
+	Errors    int
+	// Resumed is true when the run had been started before (by this or
+	// another agent) and continues from its persisted results.
+	Resumed bool
+}
+
+// ClaimRun takes a run for an agent working River job jobID: the fence is
+// bumped (so whoever held it before can no longer write), the run is
+// running under this agent, and the event is recorded. A job that no
+// longer drives the run (cancelled, finished, re-queued on another job)
+// gets ErrStaleJob.
+func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mode string) (ClaimedRun, error) {
+	var c ClaimedRun
+	err := q.db.QueryRow(ctx, `WITH old AS (
+			SELECT id, started_at IS NOT NULL AS was_started FROM runs
+			WHERE id = @run AND river_job_id = @job AND state IN ('queued', 'running') FOR UPDATE
+		)
+		UPDATE runs r SET fence = r.fence + 1, agent_id = @agent, state = 'running', mode = @mode,
+			waiting_for_agent = false, started_at = coalesce(r.started_at, now()), segment_started_at = now(),
+			resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
+		FROM benchmarks b, old
+		WHERE r.id = old.id AND b.id = r.benchmark_id
+		RETURNING r.fence, b.dataset_id, r.total, r.completed, r.errors, old.was_started`,
+		pgx.NamedArgs{"run": runID, "agent": agentID, "job": jobID, "mode": mode}).
+		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Completed, &c.Errors, &c.Resumed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("run %d, job %d: %w", runID, jobID, ErrStaleJob)
+	}
+	if err != nil {
+		return c, mapErr(err, "claim run")
+	}
+	c.RunID, c.AgentID = runID, agentID
+	kind, msg := "started", "started"
+	if c.Resumed {
+		kind, msg = "resumed", fmt.Sprintf("resumed after %d of %d items", c.Completed, c.Total)
+	}
+	return c, q.AddRunEvent(ctx, runID, &agentID, kind, msg)
+}
+
+// AddRunEvent appends to a run's story.
+func (q *Queries) AddRunEvent(ctx context.Context, runID int64, agentID *int64, kind, message string) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO run_events (run_id, agent_id, kind, message) VALUES (@run, @agent, @kind, @msg)`,
+		pgx.NamedArgs{"run": runID, "agent": agentID, "kind": kind, "msg": message})
+	return mapErr(err, "add run event")
+}
+
+// RunEvent is one line of a run's story.
+type RunEvent struct {
+	At        time.Time
+	AgentName string
+	Kind      string
+	Message   string
+}
+
+// RunEvents returns a run's story, oldest first.
+func (q *Queries) RunEvents(ctx context.Context, runID int64) ([]RunEvent, error) {
+	rows, _ := q.db.Query(ctx, `SELECT e.at, coalesce(a.name, ''), e.kind, e.message
+		FROM run_events e LEFT JOIN agents a ON a.id = e.agent_id WHERE e.run_id = @run ORDER BY e.id`, pgx.NamedArgs{"run": runID})
+	es, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RunEvent, error) {
+		var e RunEvent
+		err := row.Scan(&e.At, &e.AgentName, &e.Kind, &e.Message)
+		return e, err
+	})
+	return es, mapErr(err, "run events")
+}
+
+// PendingItem is a dataset item a run has yet to send.
+type PendingItem struct {
+	Idx      int
+	CustomID string
+	Request  []byte
+}
+
+// PendingItems returns the run's items (the first total of its dataset)
+// that have no result yet, in order: all of them for a new run, the rest
+// for a resumed one.
+func (q *Queries) PendingItems(ctx context.Context, runID, datasetID int64, total int) ([]PendingItem, error) {
+	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, i.request::text FROM dataset_items i
+		WHERE i.dataset_id = @ds AND i.idx < @total
+		AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = @run AND r.idx = i.idx)
+		ORDER BY i.idx`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PendingItem, error) {
+		var it PendingItem
+		var req string
+		err := row.Scan(&it.Idx, &it.CustomID, &req)
+		it.Request = []byte(req)
+		return it, err
+	})
+	return items, mapErr(err, "pending items")
+}
+
+// ResultRecord is a result as the agent writes it: the protocol's record
+// and the wall-clock time it was sent.
+type ResultRecord struct {
+	jobs.Result
+	SentAt time.Time
+}
+
+func ms(d time.Duration) *float64 {
+	v := float64(d) / float64(time.Millisecond)
+	return &v
+}
+
+func msOrNull(d time.Duration) *float64 {
+	if d <= 0 {
+		return nil
+	}
+	return ms(d)
+}
+
+// WriteResults stores a batch of results under the lease, in one
+// statement: rows already stored for the same item are left as they are
+// (a resumed run never counts an item twice) and the run's counters grow
+// by what was new. Returns how many rows were new, or ErrFenced (nothing
+// written) when the lease is gone.
+func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) (int, error) {
+	n := len(rs)
+	var (
+		idx, promptT, complT, events, httpStatus                         = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]*int32, n)
+		customID, status, output, finish, reqID, errClass, errMsg, phase = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		estimated                                                        = make([]bool, n)
+		sentAt                                                           = make([]time.Time, n)
+		ttft, e2e, tpot, itlMean, itlP50, itlP99, itlMax                 = make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+	)
+	for i, r := range rs {
+		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int32(r.PromptTokens), int32(r.CompletionTokens), int32(r.ContentEvents)
+		if r.HTTPStatus != 0 {
+			s := int32(r.HTTPStatus)
+			httpStatus[i] = &s
+		}
+		customID[i], status[i], output[i], finish[i] = r.CustomID, r.Status, r.Output, r.FinishReason
+		reqID[i], errClass[i], errMsg[i], phase[i] = r.RequestID, r.ErrorClass, r.Error, r.Phase
+		estimated[i], sentAt[i] = r.TokensEstimated, r.SentAt
+		if r.ContentEvents > 0 {
+			ttft[i] = ms(r.TTFT)
+		}
+		if r.E2E > 0 {
+			e2e[i] = ms(r.E2E)
+		}
+		tpot[i], itlMean[i], itlP50[i], itlP99[i], itlMax[i] = msOrNull(r.TPOT), msOrNull(r.ITLMean), msOrNull(r.ITLP50), msOrNull(r.ITLP99), msOrNull(r.ITLMax)
+	}
+	var inserted int
+	err := q.db.QueryRow(ctx, `WITH lease AS (
+			SELECT id FROM runs WHERE id = @run AND fence = @fence FOR UPDATE
+		), ins AS (
+			INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens, completion_tokens,
+				tokens_estimated, sent_at, ttft_ms, e2e_ms, tpot_ms, itl_mean_ms, itl_p50_ms, itl_p99_ms, itl_max_ms,
+				content_events, http_status, request_id, error_class, error, phase, agent_id)
+			SELECT @run, u.* , @agent FROM unnest(@idx::int4[], @custom_id::text[], @status::text[], @output::text[], @finish::text[],
+				@prompt::int4[], @compl::int4[], @estimated::bool[], @sent_at::timestamptz[], @ttft::float8[], @e2e::float8[],
+				@tpot::float8[], @itl_mean::float8[], @itl_p50::float8[], @itl_p99::float8[], @itl_max::float8[],
+				@events::int4[], @http::int4[], @req_id::text[], @err_class::text[], @err::text[], @phase::text[]) AS u
+			WHERE EXISTS (SELECT 1 FROM lease)
+			ON CONFLICT (run_id, idx) DO NOTHING
+			RETURNING status, prompt_tokens, completion_tokens
+		)
+		UPDATE runs SET completed = completed + (SELECT count(*) FROM ins),
+			errors = errors + (SELECT count(*) FROM ins WHERE status = 'error'),
+			prompt_tokens = prompt_tokens + (SELECT coalesce(sum(prompt_tokens), 0) FROM ins),
+			output_tokens = output_tokens + (SELECT coalesce(sum(completion_tokens), 0) FROM ins)
+		WHERE id = (SELECT id FROM lease)
+		RETURNING (SELECT count(*) FROM ins)`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "agent": l.AgentID,
+			"idx": idx, "custom_id": customID, "status": status, "output": output, "finish": finish,
+			"prompt": promptT, "compl": complT, "estimated": estimated, "sent_at": sentAt, "ttft": ttft, "e2e": e2e,
+			"tpot": tpot, "itl_mean": itlMean, "itl_p50": itlP50, "itl_p99": itlP99, "itl_max": itlMax,
+			"events": events, "http": httpStatus, "req_id": reqID, "err_class": errClass, "err": errMsg, "phase": phase,
+		}).Scan(&inserted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("write results of run %d: %w", l.RunID, ErrFenced)
+	}
+	return inserted, mapErr(err, "write results")
+}
+
+// Progress is the live figures of a run in flight.
+type Progress struct {
+	// Throughput is output tokens/s and RequestsPerS requests/s over the
+	// current segment's measured window.
+	Throughput   float64
+	RequestsPerS float64
+	// ETA is the time left at the present pace; nil when unknown.
+	ETA *time.Duration
+}
+
+// Sample is one point of a run's charts.
+type Sample struct {
+	At          time.Time
+	GPUUtil     *float64
+	GPUMemBytes *int64
+	GPUPowerW   *float64
+	EnergyJ     *float64
+	Running     *float64
+	Waiting     *float64
+	KVCache     *float64
+}
+
+// UpdateProgress sets the run's live figures and appends a sample for its
+// charts, under the lease.
+func (q *Queries) UpdateProgress(ctx context.Context, l Lease, p Progress, s Sample) error {
+	var eta *float64
+	if p.ETA != nil {
+		v := p.ETA.Seconds()
+		eta = &v
+	}
+	var ok bool
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET throughput = @tps, requests_per_s = @rps, eta_seconds = @eta, progress_at = now()
+			WHERE id = @run AND fence = @fence RETURNING id, completed, errors, output_tokens
+		), smp AS (
+			INSERT INTO run_samples (run_id, t, completed, errors, output_tokens, throughput, gpu_util, gpu_mem_bytes,
+				gpu_power_w, energy_j, running, waiting, kv_cache)
+			SELECT id, @t, completed, errors, output_tokens, @tps, @util, @mem, @power, @energy, @running, @waiting, @kv FROM upd
+			ON CONFLICT (run_id, t) DO NOTHING
+		)
+		SELECT EXISTS (SELECT 1 FROM upd)`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "tps": p.Throughput, "rps": p.RequestsPerS, "eta": eta,
+			"t": s.At, "util": s.GPUUtil, "mem": s.GPUMemBytes, "power": s.GPUPowerW, "energy": s.EnergyJ,
+			"running": s.Running, "waiting": s.Waiting, "kv": s.KVCache}).Scan(&ok)
+	if err != nil {
+		return mapErr(err, "update progress")
+	}
+	if !ok {
+		return fmt.Errorf("progress of run %d: %w", l.RunID, ErrFenced)
+	}
+	return nil
+}
+
+// Finish is how an agent closes its work on a run.
+type Finish struct {
+	// State is succeeded, failed or cancelled; a run the user cancelled
+	// stays cancelled whatever the agent says.
+	State      string
+	StoppedBy  string
+	Error      string
+	Segment    time.Duration // measured load time of this agent's segment
+	Summary    []byte        // JSON: jobs.RunSummary
+	GPUSummary []byte        // JSON, nil without GPUs
+	LoadTime   *time.Duration
+	RuntimeLog string
+	// Final figures over the whole measured window.
+	Throughput   float64
+	RequestsPerS float64
+}
+
+// FinishRun closes the run under the lease.
+func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
+	var load *float64
+	if f.LoadTime != nil {
+		load = ms(*f.LoadTime)
+	}
+	var summary, gpu *string
+	if f.Summary != nil {
+		s := string(f.Summary)
+		summary = &s
+	}
+	if f.GPUSummary != nil {
+		s := string(f.GPUSummary)
+		gpu = &s
+	}
+	tag, err := q.db.Exec(ctx, `UPDATE runs SET state = CASE WHEN state = 'cancelled' THEN 'cancelled' ELSE @state END,
+			stopped_by = @stopped, error = @error, throughput = @tps, requests_per_s = @rps, finished_at = coalesce(finished_at, now()),
+			measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL,
+			summary = coalesce(@summary::jsonb, summary), gpu_summary = coalesce(@gpu::jsonb, gpu_summary),
+			load_time_ms = coalesce(@load, load_time_ms), runtime_log = CASE WHEN @log = '' THEN runtime_log ELSE @log END
+		WHERE id = @run AND fence = @fence`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "state": f.State, "stopped": f.StoppedBy, "error": f.Error,
+			"seg": f.Segment.Seconds(), "tps": f.Throughput, "rps": f.RequestsPerS, "summary": summary, "gpu": gpu, "load": load, "log": f.RuntimeLog})
+	if err != nil {
+		return mapErr(err, "finish run")
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("finish run %d: %w", l.RunID, ErrFenced)
+	}
+	return q.AddRunEvent(ctx, l.RunID, &l.AgentID, f.State, f.StoppedBy)
+}
+
+// HandBackRun gives a run back to the queue (agentd stopping with the run
+// unfinished): the fence moves on, so the next agent to take it resumes
+// from the persisted results.
+func (q *Queries) HandBackRun(ctx context.Context, l Lease, segment time.Duration, why string) error {
+	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL,
+			state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
+			measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL
+		WHERE id = @run AND fence = @fence`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "seg": segment.Seconds()})
+	if err != nil {
+		return mapErr(err, "hand back run")
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("hand back run %d: %w", l.RunID, ErrFenced)
+	}
+	return q.AddRunEvent(ctx, l.RunID, &l.AgentID, "handed_back", why)
+}
+
+// RunAggregate computes a run's summary from its stored results; slo
+// decides which successful requests count towards goodput, and open is the
+// measured time of a segment not yet closed with FinishRun.
+func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
+	s := jobs.RunSummary{ErrorsByClass: map[string]int{}}
+	bound := func(d jobs.Duration) *float64 {
+		if d <= 0 {
+			return nil
+		}
+		return ms(time.Duration(d))
+	}
+	dist := func(col string) string {
+		return `coalesce(avg(` + col + `) FILTER (WHERE status = 'ok'), 0), coalesce(min(` + col + `) FILTER (WHERE status = 'ok'), 0),
+			coalesce(max(` + col + `) FILTER (WHERE status = 'ok'), 0),
+			coalesce(percentile_cont(ARRAY[0.5, 0.9, 0.95, 0.99]) WITHIN GROUP (ORDER BY ` + col + `) FILTER (WHERE status = 'ok'), ARRAY[0, 0, 0, 0]::float8[])`
+	}
+	var ttftP, tpotP, e2eP, itlP []float64
+	err := q.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
+			coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE tokens_estimated),
+			count(*) FILTER (WHERE status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
+				AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)),
+			(SELECT measured_seconds + @open FROM runs WHERE id = @run),
+			`+dist("ttft_ms")+`, `+dist("tpot_ms")+`, `+dist("e2e_ms")+`, `+dist("itl_mean_ms")+`
+		FROM results WHERE run_id = @run`,
+		pgx.NamedArgs{"run": runID, "open": open.Seconds(), "ttft": bound(slo.TTFT), "tpot": bound(slo.TPOT), "e2e": bound(slo.E2E)}).Scan(
+		&s.Requests, &s.OK, &s.Errors, &s.PromptTokens, &s.OutputTokens, &s.EstimatedTokens, &s.GoodRequests, &s.MeasuredSeconds,
+		&s.TTFT.Mean, &s.TTFT.Min, &s.TTFT.Max, &ttftP,
+		&s.TPOT.Mean, &s.TPOT.Min, &s.TPOT.Max, &tpotP,
+		&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP,
+		&s.ITL.Mean, &s.ITL.Min, &s.ITL.Max, &itlP)
+	if err != nil {
+		return s, mapErr(err, "run aggregate")
+	}
+	for _, p := range []struct {
+		d  *jobs.Dist
+		ps []float64
+	}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}, {&s.ITL, itlP}} {
+		p.d.P50, p.d.P90, p.d.P95, p.d.P99 = p.ps[0], p.ps[1], p.ps[2], p.ps[3]
+	}
+	if s.MeasuredSeconds > 0 {
+		s.OutputTokensPerS = float64(s.OutputTokens) / s.MeasuredSeconds
+		s.RequestsPerS = float64(s.Requests) / s.MeasuredSeconds
+		s.GoodputRPS = float64(s.GoodRequests) / s.MeasuredSeconds
+	}
+	rows, _ := q.db.Query(ctx, `SELECT error_class, count(*) FROM results WHERE run_id = @run AND status = 'error' GROUP BY 1`,
+		pgx.NamedArgs{"run": runID})
+	var class string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&class, &n}, func() error {
+		s.ErrorsByClass[class] = n
+		return nil
+	})
+	return s, mapErr(err, "run errors by class")
+}

@@ -1,0 +1,44 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// ReaperArgs hands the runs of agents that stopped heartbeating on to
+// other agents; the server runs it periodically, a few times per stale
+// period.
+type ReaperArgs struct{}
+
+// Kind is the job kind, stable across versions.
+func (ReaperArgs) Kind() string { return "agent_reaper" }
+
+// InsertOpts puts the job on the server's queue, once per period.
+func (ReaperArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: ServerQueue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
+}
+
+// Reaper is the part of the planner the worker needs.
+type Reaper interface {
+	HandOnStaleRuns(ctx context.Context) (int, error)
+}
+
+// ReaperWorker runs the reaper.
+type ReaperWorker struct {
+	river.WorkerDefaults[ReaperArgs]
+	Reaper Reaper
+}
+
+// Work hands on every stale agent's runs.
+func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error {
+	_, err := w.Reaper.HandOnStaleRuns(ctx)
+	return err
+}
+
+// ReaperInterval is how often the server looks for stale agents' runs:
+// three times per stale period, at most every 10 s, at least every second.
+func ReaperInterval(staleAfter time.Duration) time.Duration {
+	return min(max(staleAfter/3, time.Second), 10*time.Second)
+}
