@@ -29,18 +29,24 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9._:-
 
 // parseModelForm reads and checks the model form; errors are keyed by field.
 func parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.ModelFields) {
+	return checkModel(func(k string) string { return c.FormValue(k) }, id)
+}
+
+// checkModel reads the model's fields by name from get (a form or a JSON
+// body) and checks them; errors are keyed by field.
+func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.ModelFields) {
 	f := admin.ModelForm{
 		ID:            id,
-		Name:          strings.TrimSpace(c.FormValue("name")),
-		DisplayName:   strings.TrimSpace(c.FormValue("display_name")),
-		Family:        strings.TrimSpace(c.FormValue("family")),
-		ParamsB:       strings.TrimSpace(c.FormValue("params_b")),
-		Quantization:  strings.ToLower(strings.TrimSpace(c.FormValue("quantization"))),
-		ContextLength: strings.TrimSpace(c.FormValue("context_length")),
-		License:       strings.TrimSpace(c.FormValue("license")),
-		MemoryGB:      strings.TrimSpace(c.FormValue("memory_gb")),
-		BaseModelID:   strings.TrimSpace(c.FormValue("base_model_id")),
-		Adapter:       c.FormValue("adapter") != "",
+		Name:          strings.TrimSpace(get("name")),
+		DisplayName:   strings.TrimSpace(get("display_name")),
+		Family:        strings.TrimSpace(get("family")),
+		ParamsB:       strings.TrimSpace(get("params_b")),
+		Quantization:  strings.ToLower(strings.TrimSpace(get("quantization"))),
+		ContextLength: strings.TrimSpace(get("context_length")),
+		License:       strings.TrimSpace(get("license")),
+		MemoryGB:      strings.TrimSpace(get("memory_gb")),
+		BaseModelID:   strings.TrimSpace(get("base_model_id")),
+		Adapter:       get("adapter") != "" && get("adapter") != "false",
 		Errors:        map[string]string{},
 	}
 	out := store.ModelFields{Name: f.Name, DisplayName: f.DisplayName, Family: f.Family, Quantization: f.Quantization,

@@ -56,16 +56,39 @@ func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
 }
 
 type apiRun struct {
-	ID              int64     `json:"run_id"`
-	Model           string    `json:"model"`
-	Runtime         string    `json:"runtime"`
-	Hardware        string    `json:"hardware"`
-	State           string    `json:"state"`
-	WaitingForAgent bool      `json:"waiting_for_agent"`
-	Total           int       `json:"total"`
-	Completed       int       `json:"completed"`
-	Errors          int       `json:"errors"`
-	CreatedAt       time.Time `json:"created_at"`
+	ID              int64   `json:"run_id"`
+	Model           string  `json:"model"`
+	Runtime         string  `json:"runtime"`
+	Hardware        string  `json:"hardware"`
+	Mode            string  `json:"mode"`
+	State           string  `json:"state"`
+	WaitingForAgent bool    `json:"waiting_for_agent"`
+	Agent           string  `json:"agent"`
+	Progress        float64 `json:"progress"`
+	Total           int     `json:"total"`
+	Completed       int     `json:"completed"`
+	Errors          int     `json:"errors"`
+	OutputTokens    int64   `json:"output_tokens"`
+	// Throughput is output tokens/s: live while running, over the whole
+	// measured window once finished.
+	Throughput   float64    `json:"throughput"`
+	RequestsPerS float64    `json:"requests_per_s"`
+	ETASeconds   *float64   `json:"eta_seconds"`
+	Resumed      int        `json:"resumed"`
+	StoppedBy    string     `json:"stopped_by,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	Attempt      int        `json:"attempt"`
+	CreatedAt    time.Time  `json:"created_at"`
+	StartedAt    *time.Time `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
+}
+
+func toAPIRun(r store.Run) apiRun {
+	return apiRun{ID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
+		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
+		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
+		ETASeconds: r.ETASeconds, Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
 func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
@@ -79,8 +102,7 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	}
 	runs := make([]apiRun, len(b.Runs))
 	for i, r := range b.Runs {
-		runs[i] = apiRun{ID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, State: r.State,
-			WaitingForAgent: r.WaitingForAgent, Total: r.Total, Completed: r.Completed, Errors: r.Errors, CreatedAt: r.CreatedAt}
+		runs[i] = toAPIRun(r)
 	}
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
 		"created_at": b.CreatedAt, "runs": runs})

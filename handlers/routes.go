@@ -123,7 +123,16 @@ func New(d Deps) *fiber.App {
 	api.Post("/runs/:id<int>/cancel", s.apiRunControl("cancel"))
 	api.Post("/runs/:id<int>/retry", s.apiRunControl("retry"))
 	api.Get("/models", s.apiListModels)
+	api.Post("/models", requireAPIAdmin, s.apiCreateModel)
+	api.Put("/models/:id<int>", requireAPIAdmin, s.apiUpdateModel)
+	api.Post("/models/:id<int>/retire", requireAPIAdmin, s.apiSetModelRetired(true))
+	api.Post("/models/:id<int>/restore", requireAPIAdmin, s.apiSetModelRetired(false))
 	api.Get("/agents", s.apiListAgents)
+	for _, action := range []string{"drain", "undrain", "deactivate", "reactivate"} {
+		api.Post("/agents/:id<int>/"+action, requireAPIAdmin, s.apiAgentAction(action))
+	}
+	api.Get("/hardware", s.apiListHardware)
+	api.Put("/hardware/:slug/price", requireAPIAdmin, s.apiSetHardwarePrice)
 	api.Use(apiNotFound)
 
 	web := app.Group("", s.loadSession, s.checkCSRF)

@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// apiFieldErrors answers 422 with one entry per field, as the benchmark
+// API does.
+func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
+	type fieldError struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	}
+	out := make([]fieldError, 0, len(errs))
+	for f, m := range errs {
+		out = append(out, fieldError{f, m})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": out})
+}
+
+// jsonFields decodes a flat JSON object into strings by key, so the API
+// checks a model with the same rules as the admin form.
+func jsonFields(body []byte) (func(string) string, error) {
+	raw := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+err.Error())
+	}
+	return func(k string) string {
+		v, ok := raw[k]
+		if !ok || string(v) == "null" {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return strings.TrimSpace(string(v))
+	}, nil
+}
+
+// apiCreateModel registers a model (admins): 201 {"model_id"}.
+func (s *server) apiCreateModel(c *fiber.Ctx) error {
+	get, err := jsonFields(c.Body())
+	if err != nil {
+		return err
+	}
+	form, fields := checkModel(get, 0)
+	if len(form.Errors) > 0 {
+		return apiFieldErrors(c, form.Errors)
+	}
+	id, err := s.Store.CreateModel(c.UserContext(), fields)
+	if errors.Is(err, store.ErrModelNameTaken) {
+		return apiFieldErrors(c, map[string]string{"name": "a model with this name is already registered"})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"model_id": id, "name": fields.Name})
+}
+
+// apiUpdateModel replaces a model's fields (admins).
+func (s *server) apiUpdateModel(c *fiber.Ctx) error {
+	m, err := s.modelParam(c)
+	if err != nil {
+		return err
+	}
+	get, err := jsonFields(c.Body())
+	if err != nil {
+		return err
+	}
+	form, fields := checkModel(get, m.ID)
+	if len(form.Errors) > 0 {
+		return apiFieldErrors(c, form.Errors)
+	}
+	err = s.Store.UpdateModel(c.UserContext(), m.ID, fields)
+	if errors.Is(err, store.ErrModelNameTaken) {
+		return apiFieldErrors(c, map[string]string{"name": "a model with this name is already registered"})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"model_id": m.ID, "name": fields.Name})
+}
+
+// apiSetModelRetired retires or restores a model (admins).
+func (s *server) apiSetModelRetired(retired bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		m, err := s.modelParam(c)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.SetModelRetired(c.UserContext(), m.ID, retired); err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"model_id": m.ID, "retired": retired})
+	}
+}
+
+// apiAgentAction drains, undrains, deactivates or reactivates an agent
+// (admins).
+func (s *server) apiAgentAction(action string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+		if err != nil {
+			return fiber.NewError(fiber.StatusNotFound, "no such agent")
+		}
+		ctx := c.UserContext()
+		switch action {
+		case "drain":
+			err = s.Store.SetAgentDrained(ctx, id, true)
+		case "undrain":
+			err = s.Store.SetAgentDrained(ctx, id, false)
+		case "deactivate":
+			err = s.Store.SetAgentDeactivated(ctx, id, true)
+		case "reactivate":
+			err = s.Store.SetAgentDeactivated(ctx, id, false)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return fiber.NewError(fiber.StatusNotFound, "no such agent")
+		}
+		if err != nil {
+			return err
+		}
+		s.Logger.Info("agent changed", "by", currentUser(c).ID, "agent_id", id, "action", action)
+		return c.JSON(fiber.Map{"agent_id": id, "action": action})
+	}
+}
+
+// apiListHardware lists hardware profiles with their prices and agents.
+func (s *server) apiListHardware(c *fiber.Ctx) error {
+	hs, err := s.Store.ListHardwareProfiles(c.UserContext(), s.AgentStaleAfter)
+	if err != nil {
+		return err
+	}
+	out := make([]fiber.Map, len(hs))
+	for i, h := range hs {
+		out[i] = fiber.Map{"slug": h.Slug, "gpu_name": h.GPUName, "gpu_count": h.GPUCount, "gpu_memory_bytes": h.GPUMemoryBytes,
+			"cpu_cores": h.CPUCores, "price_per_hour": h.PricePerHour, "agents": h.Agents, "online_agents": h.OnlineAgents}
+	}
+	return c.JSON(fiber.Map{"hardware": out})
+}
+
+// apiSetHardwarePrice sets a profile's price per hour in USD, or clears it
+// with null (admins).
+func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
+	slug := strings.Clone(c.Params("slug"))
+	var body struct {
+		Price *float64 `json:"price_per_hour"`
+	}
+	if err := json.Unmarshal(c.Body(), &body); err != nil {
+		return apiFieldErrors(c, map[string]string{"price_per_hour": "a number of USD per hour, or null: " + err.Error()})
+	}
+	if body.Price != nil && (*body.Price < 0 || *body.Price > 1e6) {
+		return apiFieldErrors(c, map[string]string{"price_per_hour": fmt.Sprintf("must be between 0 and 1000000 (got %g)", *body.Price)})
+	}
+	err := s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
+	if errors.Is(err, store.ErrNotFound) {
+		return fiber.NewError(fiber.StatusNotFound, "no such hardware profile")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"slug": slug, "price_per_hour": body.Price})
+}
