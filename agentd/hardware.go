@@ -11,8 +11,8 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// detectHardware reads the CPU and memory from /proc. GPU detection through
-// NVML joins it when agentd drives GPU runtimes.
+// detectHardware reads the CPU and memory from /proc. (GPUs are not read
+// yet: every agent registers under its CPU profile.)
 func detectHardware() jobs.Hardware {
 	h := jobs.Hardware{CPUCores: runtime.NumCPU(), GPUs: []jobs.GPU{}}
 	h.CPUModel = procField("/proc/cpuinfo", "model name")

@@ -16,7 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -29,12 +32,23 @@ var version = "dev"
 const usage = `agentd — the Ruckus agent for GPU nodes.
 
 Usage:
-  agentd run --database-url URL [--name NAME] [--runtime sim] [--heartbeat 5s]
+  agentd run --database-url URL [--name NAME] [--runtime sim|openai] [flags]
+  agentd sim [--listen 127.0.0.1:8000] [--sim-… flags]
   agentd version
 
-agentd registers its hardware and runtimes with Ruckus (through the same
-PostgreSQL database the server uses), heartbeats, and marks itself offline
-when stopped with SIGINT or SIGTERM.
+agentd run registers the machine and its runtime with Ruckus (through the
+same PostgreSQL database the server uses), heartbeats, and works the
+benchmark runs queued for its hardware profile and runtime: it sends the
+requests, measures them and writes results and progress as it goes. On
+SIGINT or SIGTERM it stops sending, hands an unfinished run back for
+another agent to resume, and marks itself offline.
+
+  --runtime sim     the simulated runtime built in (distributions and faults:
+                    agentd run --help lists the --sim-… flags)
+  --runtime openai  any OpenAI-compatible server: --endpoint URL, the key in
+                    $OPENAI_API_KEY (--api-key-env), --serves vllm|sglang|tgi|…
+
+agentd sim serves the simulated runtime on its own.
 `
 
 func main() {
@@ -56,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "agentd", version, "protocol", jobs.ProtocolVersion)
 		return 0
+	case "sim":
+		return simCommand(ctx, args[1:], stdout, stderr)
 	case "run":
 		cfg, err := parseRunFlags(args[1:], stdout)
 		if errors.Is(err, flag.ErrHelp) {
@@ -76,42 +92,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// runConfig is agentd run's settings.
-type runConfig struct {
-	DatabaseURL string
-	Name        string
-	Runtime     string
-	Heartbeat   time.Duration
-}
-
-// runtimes agentd can drive in this version.
-var knownRuntimes = map[string]bool{"sim": true}
-
-func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(out)
-	host, _ := os.Hostname()
-	var c runConfig
-	fs.StringVar(&c.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL shared with the server (default $DATABASE_URL)")
-	fs.StringVar(&c.Name, "name", host, "agent name, unique in the fleet")
-	fs.StringVar(&c.Runtime, "runtime", "sim", "inference runtime to drive: sim")
-	fs.DurationVar(&c.Heartbeat, "heartbeat", 5*time.Second, "heartbeat interval")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	switch {
-	case c.DatabaseURL == "":
-		return c, errors.New("--database-url (or DATABASE_URL) is required")
-	case c.Name == "":
-		return c, errors.New("--name must not be empty")
-	case !knownRuntimes[c.Runtime]:
-		return c, fmt.Errorf("--runtime %q is not available in this version (available: sim)", c.Runtime)
-	case c.Heartbeat < time.Second || c.Heartbeat > time.Minute:
-		return c, fmt.Errorf("--heartbeat must be between 1s and 1m (got %s)", c.Heartbeat)
-	}
-	return c, nil
-}
-
 func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -129,8 +109,15 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		return err
 	}
 
+	hw := detectHardware()
+	be, err := newBackend(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+
 	host, _ := os.Hostname()
-	caps := jobs.Capabilities{ProtocolVersion: jobs.ProtocolVersion, Hardware: detectHardware(), Runtimes: []string{cfg.Runtime}}
+	caps := jobs.Capabilities{ProtocolVersion: jobs.ProtocolVersion, Hardware: hw, Runtimes: []string{cfg.Serves}}
 	capsJSON, err := json.Marshal(caps)
 	if err != nil {
 		return err
@@ -146,13 +133,70 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		_ = st.SetAgentOffline(ctx, a.ID)
 		return fmt.Errorf("the agent %q is deactivated by an administrator (Agents page); reactivate it there to run it", a.Name)
 	}
-	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", caps.Hardware.ProfileSlug(), "runtimes", caps.Runtimes)
+	queue := jobs.Queue(hw.ProfileSlug(), cfg.Serves)
+	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
+		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
+
+	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, logger: logger, drain: make(chan struct{})}
+	var rc *river.Client[pgx.Tx]
+	startWorking := func() error {
+		workers := river.NewWorkers()
+		river.AddWorker(workers, w)
+		rc, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
+			Logger: logger,
+			// One run at a time: a benchmark must not share the machine.
+			Queues:                 map[string]river.QueueConfig{queue: {MaxWorkers: 1}},
+			Workers:                workers,
+			LeaderElectionDisabled: true,
+			FetchOnlyKnownKinds:    true,
+			FetchPollInterval:      time.Second,
+		})
+		if err != nil {
+			return fmt.Errorf("river client: %w", err)
+		}
+		return rc.Start(ctx)
+	}
+	// stopWorking stops taking runs; a run in progress finishes (drain) or,
+	// when handBack, stops sending and goes back to the queue for another
+	// agent to resume.
+	stop := func(c *river.Client[pgx.Tx], handBack bool) {
+		if handBack {
+			w.beginDrain()
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.Stop(sctx); err != nil {
+			logger.Warn("stopping the job client", "err", err)
+			_ = c.StopAndCancel(context.Background())
+		}
+	}
+	// draining is closed when a drain's client has stopped (its run done).
+	var draining chan struct{}
+	stopWorking := func(handBack bool) {
+		if handBack {
+			w.beginDrain()
+		}
+		if draining != nil {
+			<-draining
+		}
+		if rc != nil {
+			stop(rc, handBack)
+			rc = nil
+		}
+	}
+	if !a.Drained {
+		if err := startWorking(); err != nil {
+			return err
+		}
+	}
 
 	t := time.NewTicker(cfg.Heartbeat)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			logger.Info("stopping: taking no more runs; a run in progress is handed back")
+			stopWorking(true)
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := st.SetAgentOffline(sctx, a.ID); err != nil {
@@ -170,9 +214,29 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 				logger.Warn("heartbeat failed", "err", err)
 				continue
 			}
-			if hb.DeactivatedAt != nil {
+			switch {
+			case hb.DeactivatedAt != nil:
 				logger.Warn("deactivated by an administrator; stopping")
-				return st.SetAgentOffline(ctx, a.ID)
+				stopWorking(true)
+				return st.SetAgentOffline(context.Background(), a.ID)
+			case hb.Drained && rc != nil:
+				logger.Info("drained by an administrator: finishing the current run, taking no more")
+				c, done := rc, make(chan struct{})
+				rc, draining = nil, done
+				go func() { stop(c, false); close(done) }()
+			case !hb.Drained && rc == nil:
+				if draining != nil {
+					select {
+					case <-draining:
+						draining = nil
+					default:
+						continue // the drained run is still finishing
+					}
+				}
+				logger.Info("undrained: taking runs again")
+				if err := startWorking(); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -30,7 +30,9 @@ func TestRunFlagsAreValidated(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
 	for args, want := range map[string]string{
 		"": "--database-url (or DATABASE_URL) is required",
-		"--database-url postgres://x --runtime vllm":   `--runtime "vllm" is not available`,
+		"--database-url postgres://x --runtime vllm":   `--runtime "vllm": use sim or openai`,
+		"--database-url postgres://x --runtime openai": "--runtime openai needs --endpoint",
+		"--database-url postgres://x --sim-itl fast":   "--sim-itl",
 		"--database-url postgres://x --heartbeat 10ms": "--heartbeat must be between 1s and 1m",
 		"--database-url postgres://x --name=":          "--name must not be empty",
 	} {
@@ -49,7 +51,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgent(ctx, runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "node-a", Runtime: "sim", Heartbeat: time.Second},
+		done <- runAgent(ctx, testConfig(t, pgtest.URL(t, pool), "node-a"),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 
@@ -91,7 +93,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	if err := st.SetAgentDeactivated(context.Background(), as[0].ID, true); err != nil {
 		t.Fatal(err)
 	}
-	err = runAgent(context.Background(), runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "node-a", Runtime: "sim", Heartbeat: time.Second},
+	err = runAgent(context.Background(), testConfig(t, pgtest.URL(t, pool), "node-a"),
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "deactivated by an administrator") {
 		t.Fatalf("deactivated agent started: %v", err)
@@ -101,7 +103,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 func TestAgentRefusesADatabaseOfAnotherRelease(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.EmptyDB(t)
-	err := runAgent(context.Background(), runConfig{DatabaseURL: pgtest.URL(t, pool), Name: "n", Runtime: "sim", Heartbeat: time.Second},
+	err := runAgent(context.Background(), testConfig(t, pgtest.URL(t, pool), "n"),
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "older than this program") {
 		t.Fatalf("unmigrated database: %v", err)
@@ -118,4 +120,15 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// testConfig is a validated sim agent configuration.
+func testConfig(t *testing.T, url, name string) runConfig {
+	t.Helper()
+	c := defaultRunConfig()
+	c.DatabaseURL, c.Name, c.Heartbeat = url, name, time.Second
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -382,3 +382,11 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 	})
 	return s, mapErr(err, "run errors by class")
 }
+
+// SetRunRefused fails a queued run whose job an agent refused (another
+// protocol version), so the page says why instead of waiting forever.
+func (q *Queries) SetRunRefused(ctx context.Context, runID, jobID int64, why string) error {
+	_, err := q.db.Exec(ctx, `UPDATE runs SET state = 'failed', error = @why, finished_at = now()
+		WHERE id = @run AND river_job_id = @job AND state = 'queued'`, pgx.NamedArgs{"run": runID, "job": jobID, "why": why})
+	return mapErr(err, "refuse run")
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/agentd/sim"
+)
+
+// Agent runtimes: how agentd reaches the inference server.
+const (
+	// modeSim serves runs with the simulated runtime built into agentd.
+	modeSim = "sim"
+	// modeOpenAI sends runs to an OpenAI-compatible endpoint already
+	// running (black-box; gray-box with --metrics-url or GPUs).
+	modeOpenAI = "openai"
+)
+
+// servable runtime names an openai-mode agent may advertise.
+var servable = []string{"openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
+
+// runConfig is agentd run's settings, from flags and an optional YAML file
+// (--config); flags win.
+type runConfig struct {
+	DatabaseURL string        `yaml:"database_url"`
+	Name        string        `yaml:"name"`
+	Runtime     string        `yaml:"runtime"`
+	Heartbeat   time.Duration `yaml:"heartbeat"`
+	// Serves is the runtime name the agent advertises (the runs it takes):
+	// "sim" for --runtime sim, the endpoint's kind for openai.
+	Serves string `yaml:"serves"`
+	// openai mode.
+	Endpoint    string `yaml:"endpoint"`
+	APIKeyEnv   string `yaml:"api_key_env"`
+	TLSCA       string `yaml:"tls_ca"`
+	TLSInsecure bool   `yaml:"tls_insecure"`
+	// ModelAliases maps registry names to the names the runtime serves
+	// (Ollama's "qwen2.5:0.5b" for Qwen/Qwen2.5-0.5B-Instruct).
+	ModelAliases map[string]string `yaml:"model_aliases"`
+	// Requests.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	StallTimeout   time.Duration `yaml:"stall_timeout"`
+	// ProgressInterval is how often progress and samples are written.
+	ProgressInterval time.Duration `yaml:"progress_interval"`
+	Sim              sim.Config    `yaml:"sim"`
+}
+
+func defaultRunConfig() runConfig {
+	host, _ := os.Hostname()
+	return runConfig{
+		DatabaseURL: os.Getenv("DATABASE_URL"), Name: host, Runtime: modeSim, Heartbeat: 5 * time.Second,
+		APIKeyEnv: "OPENAI_API_KEY", RequestTimeout: 10 * time.Minute,
+		StallTimeout: 2 * time.Minute, ProgressInterval: time.Second, Sim: sim.DefaultConfig(),
+	}
+}
+
+// mapFlag is a repeatable KEY=VALUE flag.
+type mapFlag struct{ m *map[string]string }
+
+func (f mapFlag) String() string { return "" }
+func (f mapFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" || v == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	if *f.m == nil {
+		*f.m = map[string]string{}
+	}
+	(*f.m)[k] = v
+	return nil
+}
+
+// configPath finds --config FILE before the flags are defined, so the
+// file's values become the flags' defaults.
+func configPath(args []string) string {
+	for i, a := range args {
+		for _, p := range []string{"--config", "-config"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
+	c := defaultRunConfig()
+	if path := configPath(args); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("--config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+			return c, fmt.Errorf("--config %s: %w", path, err)
+		}
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.String("config", "", "YAML file with these settings (keys as in the README); flags win")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL shared with the server (default $DATABASE_URL)")
+	fs.StringVar(&c.Name, "name", c.Name, "agent name, unique in the fleet")
+	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in) or openai (an endpoint already running)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", c.Heartbeat, "heartbeat interval")
+	fs.StringVar(&c.Serves, "serves", c.Serves, "runtime name to take runs for: with openai one of "+strings.Join(servable, ", "))
+	fs.StringVar(&c.Endpoint, "endpoint", c.Endpoint, "openai: base URL of the OpenAI-compatible server, such as http://127.0.0.1:8000")
+	fs.StringVar(&c.APIKeyEnv, "api-key-env", c.APIKeyEnv, "environment variable holding the endpoint's API key (sent as a Bearer token when set)")
+	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "PEM file of a CA to trust for https endpoints")
+	fs.BoolVar(&c.TLSInsecure, "tls-insecure", c.TLSInsecure, "do not verify the endpoint's certificate (testing only)")
+	fs.Var(mapFlag{&c.ModelAliases}, "model-alias", "NAME=SERVED: the name the runtime knows a registry model by (repeatable)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "longest one request may take")
+	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "longest a stream may stay silent")
+	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress and samples are written")
+	c.Sim.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, c.validate()
+}
+
+func (c *runConfig) validate() error {
+	switch {
+	case c.DatabaseURL == "":
+		return errors.New("--database-url (or DATABASE_URL) is required")
+	case c.Name == "":
+		return errors.New("--name must not be empty")
+	case c.Heartbeat < time.Second || c.Heartbeat > time.Minute:
+		return fmt.Errorf("--heartbeat must be between 1s and 1m (got %s)", c.Heartbeat)
+	case c.ProgressInterval < 100*time.Millisecond || c.ProgressInterval > 2*time.Second:
+		return fmt.Errorf("--progress-interval must be between 100ms and 2s (got %s)", c.ProgressInterval)
+	case c.RequestTimeout <= 0 || c.StallTimeout <= 0:
+		return errors.New("--request-timeout and --stall-timeout must be positive")
+	}
+	switch c.Runtime {
+	case modeSim:
+		if c.Serves != "" && c.Serves != modeSim {
+			return fmt.Errorf("--serves %q: the simulated runtime serves only sim runs", c.Serves)
+		}
+		c.Serves = modeSim
+		return c.Sim.Validate()
+	case modeOpenAI:
+		if c.Endpoint == "" {
+			return errors.New("--runtime openai needs --endpoint, the base URL of the OpenAI-compatible server")
+		}
+		if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
+			return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
+		}
+		if c.Serves == "" {
+			c.Serves = modeOpenAI
+		}
+		if !slices.Contains(servable, c.Serves) {
+			return fmt.Errorf("--serves %q: with --runtime openai use one of %s", c.Serves, strings.Join(servable, ", "))
+		}
+	default:
+		return fmt.Errorf("--runtime %q: use sim or openai", c.Runtime)
+	}
+	return nil
+}
+
+// servedModel is the name the runtime knows the registry model by.
+func (c *runConfig) servedModel(name string) string {
+	if a, ok := c.ModelAliases[name]; ok {
+		return a
+	}
+	return name
+}

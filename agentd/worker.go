@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ruckus/ruckus/agentd/load"
+	"github.com/ruckus/ruckus/agentd/openai"
+	"github.com/ruckus/ruckus/agentd/report"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// runWorker works benchmark runs: it takes the run under a fenced lease,
+// prepares the runtime, sends the run's pending items with the load
+// generator and reports results, progress and samples as it goes.
+type runWorker struct {
+	river.WorkerDefaults[jobs.RunArgs]
+	st      *store.Store
+	agentID int64
+	cfg     runConfig
+	backend backend
+	logger  *slog.Logger
+
+	drainOnce sync.Once
+	drain     chan struct{}
+}
+
+// beginDrain asks a run in progress to stop sending, finish what is in
+// flight and go back to the queue.
+func (w *runWorker) beginDrain() { w.drainOnce.Do(func() { close(w.drain) }) }
+
+// Timeout lets a run go on for the longest allowed run; its own limits
+// (max duration, max requests) and cancellation end it sooner.
+func (w *runWorker) Timeout(*river.Job[jobs.RunArgs]) time.Duration { return jobs.MaxRunTime }
+
+// Work runs one run (or the rest of it, when resumed).
+func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) error {
+	a := job.Args
+	log := w.logger.With("run", a.RunID, "job", job.ID)
+	if err := jobs.CheckProtocol(a.ProtocolVersion); err != nil {
+		log.Error("refusing run", "err", err)
+		if ferr := w.st.SetRunRefused(ctx, a.RunID, job.ID, fmt.Sprintf("agent %s refused the run: %v", w.cfg.Name, err)); ferr != nil {
+			log.Warn("recording the refusal", "err", ferr)
+		}
+		return river.JobCancel(err)
+	}
+	claim, err := w.st.ClaimRun(ctx, a.RunID, w.agentID, job.ID, w.backend.Mode())
+	if errors.Is(err, store.ErrStaleJob) {
+		log.Info("job no longer drives its run; dropping it")
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err // the database may be away: River tries again
+	}
+	lease := claim.Lease
+	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
+
+	tgt, err := w.backend.Prepare(ctx, w.cfg.servedModel(a.Model))
+	if err != nil {
+		log.Error("runtime not ready", "err", err)
+		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error(), RuntimeLog: tgt.LogTail()}
+		return w.finish(lease, f, log)
+	}
+	defer func() {
+		if err := tgt.Stop(); err != nil {
+			log.Warn("stopping the runtime", "err", err)
+		}
+	}()
+
+	items, err := w.st.PendingItems(ctx, lease.RunID, claim.DatasetID, claim.Total)
+	if err != nil {
+		return err
+	}
+	byIdx := make(map[int]store.PendingItem, len(items))
+	indices := make([]int, len(items))
+	for i, it := range items {
+		byIdx[it.Idx], indices[i] = it, it.Idx
+	}
+
+	client, err := w.backend.Client(tgt)
+	if err != nil {
+		return w.finish(lease, store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}, log)
+	}
+	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval}, log)
+
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	repCtx, stopRep := context.WithCancel(context.Background())
+	repDone := make(chan error, 1)
+	go func() {
+		err := rep.Run(repCtx)
+		if errors.Is(err, store.ErrFenced) {
+			stopLoad() // the run was handed on: stop sending at once
+		}
+		repDone <- err
+	}()
+
+	model := w.cfg.servedModel(a.Model)
+	out, err := load.Run(loadCtx, load.Config{
+		Indices: indices,
+		Profile: a.Load,
+		Seed:    uint64(a.RunID),
+		Drain:   w.drain,
+		OnStart: rep.Start,
+		Send: func(ctx context.Context, idx int, phase string) jobs.Result {
+			it := byIdx[idx]
+			var res jobs.Result
+			req, err := openai.BuildRequest(it.Request, model, a.Sampling)
+			if err != nil {
+				res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
+			} else {
+				res = client.Do(ctx, req)
+			}
+			res.Idx, res.CustomID, res.Phase = idx, it.CustomID, phase
+			return res
+		},
+		Record: rep.Add,
+	})
+	stopRep()
+	fenceErr := <-repDone
+	if err != nil {
+		log.Error("load generator", "err", err)
+	}
+
+	// The last results go in even if the run was cancelled: partial
+	// results are kept.
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if fenceErr == nil {
+		fenceErr = rep.Close(cctx)
+	}
+	if errors.Is(fenceErr, store.ErrFenced) {
+		log.Warn("the run was handed on to another agent; stopping")
+		return river.JobCancel(fenceErr)
+	}
+	_, _, segment := rep.Figures()
+
+	remotelyCancelled := errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely)
+	switch {
+	case remotelyCancelled || (ctx.Err() != nil && out.StoppedBy == load.StoppedCancelled):
+		f := w.finishFigures(cctx, lease, a, segment, tgt, log)
+		f.State, f.StoppedBy = "cancelled", load.StoppedCancelled
+		if err := w.finish(lease, f, log); err != nil {
+			return err
+		}
+		return river.JobCancel(errors.New("run cancelled"))
+	case out.StoppedBy == load.StoppedDrained:
+		if err := w.st.HandBackRun(cctx, lease, segment, "agent "+w.cfg.Name+" is stopping"); err != nil {
+			log.Warn("handing the run back", "err", err)
+			return err
+		}
+		log.Info("run handed back for another agent to resume")
+		return river.JobSnooze(time.Second)
+	}
+	f := w.finishFigures(cctx, lease, a, segment, tgt, log)
+	f.State, f.StoppedBy = "succeeded", out.StoppedBy
+	if out.StoppedBy == load.StoppedMaxErrors {
+		f.State = "failed"
+		f.Error = fmt.Sprintf("stopped after %d failed requests (max_errors is %d)", out.Errors, a.Load.MaxErrors)
+	}
+	return w.finish(lease, f, log)
+}
+
+// finishFigures computes the run's summary over all its stored results
+// (every agent's share) plus this segment's GPU figures.
+func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.RunArgs, segment time.Duration, tgt target, log *slog.Logger) store.Finish {
+	f := store.Finish{Segment: segment, LoadTime: tgt.LoadTime(), RuntimeLog: tgt.LogTail()}
+	sum, err := w.st.RunAggregate(ctx, l.RunID, a.SLO, segment)
+	if err != nil {
+		log.Warn("summarising the run", "err", err)
+		return f
+	}
+	f.Summary, _ = json.Marshal(sum)
+	f.Throughput, f.RequestsPerS = sum.OutputTokensPerS, sum.RequestsPerS
+	return f
+}
+
+// finish closes the run under the lease; a lost lease means another agent
+// has it, which is not this job's failure.
+func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	backoff := 200 * time.Millisecond
+	for {
+		err := w.st.FinishRun(ctx, l, f)
+		if err == nil {
+			log.Info("run finished", "state", f.State, "stopped_by", f.StoppedBy)
+			return nil
+		}
+		if errors.Is(err, store.ErrFenced) {
+			return river.JobCancel(err)
+		}
+		log.Warn("recording the run's end", "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+			backoff = min(2*backoff, 5*time.Second)
+		}
+	}
+}
