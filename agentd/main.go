@@ -110,7 +110,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	}
 
 	hw := detectHardware()
-	be, err := newBackend(ctx, cfg, logger)
+	be, err := newBackend(context.WithoutCancel(ctx), cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,9 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("river client: %w", err)
 		}
-		return rc.Start(ctx)
+		// The client is stopped explicitly (draining first), not by the
+		// signal context, which would cancel the run in progress.
+		return rc.Start(context.WithoutCancel(ctx))
 	}
 	// stopWorking stops taking runs; a run in progress finishes (drain) or,
 	// when handBack, stops sending and goes back to the queue for another

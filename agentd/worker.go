@@ -143,16 +143,19 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 	_, _, segment := rep.Figures()
 
-	remotelyCancelled := errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely)
 	switch {
-	case remotelyCancelled || (ctx.Err() != nil && out.StoppedBy == load.StoppedCancelled):
+	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		// The user cancelled the run (or the reaper took it, and the fence
+		// will refuse what follows).
 		f := w.finishFigures(cctx, lease, a, segment, tgt, log)
 		f.State, f.StoppedBy = "cancelled", load.StoppedCancelled
 		if err := w.finish(lease, f, log); err != nil {
 			return err
 		}
 		return river.JobCancel(errors.New("run cancelled"))
-	case out.StoppedBy == load.StoppedDrained:
+	case out.StoppedBy == load.StoppedDrained || ctx.Err() != nil:
+		// agentd is stopping: what was sent is stored; another agent (or
+		// this one, restarted) resumes from there.
 		if err := w.st.HandBackRun(cctx, lease, segment, "agent "+w.cfg.Name+" is stopping"); err != nil {
 			log.Warn("handing the run back", "err", err)
 			return err

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/devdb"
+	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/migrations"
+)
+
+// TestMain lets the tests start this test binary as a real agentd process
+// (RUCKUS_AGENTD_MAIN=1), so crash tests kill real processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("RUCKUS_AGENTD_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// world is a database with one benchmark's worth of fixtures and the
+// server side's planner (reaper included).
+type world struct {
+	t       *testing.T
+	st      *store.Store
+	url     string
+	viewer  store.Viewer
+	planner *bench.Planner
+	dataset int64
+}
+
+func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
+	t.Helper()
+	ctx := context.Background()
+	st := store.New(pool)
+	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range items {
+		fmt.Fprintf(&b, "{\"custom_id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
+	}
+	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
+	res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, FileName: "d.jsonl"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{t: t, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.Dataset.ID,
+		planner: &bench.Planner{Store: st, River: rc, StaleAfter: 3 * time.Second}}
+}
+
+// launch creates a one-run benchmark on the cpu/sim queue.
+func (w *world) launch(load jobs.LoadProfile) int64 {
+	w.t.Helper()
+	c, err := w.planner.Create(context.Background(), w.viewer, bench.Manifest{Name: "crash", Dataset: bench.DatasetRef{ID: w.dataset},
+		Targets: []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: "cpu"}}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return c.BenchmarkID
+}
+
+func (w *world) run(benchmarkID int64) store.Run {
+	w.t.Helper()
+	b, err := w.st.BenchmarkByID(context.Background(), store.Viewer{Admin: true}, benchmarkID)
+	if err != nil {
+		return store.Run{}
+	}
+	return b.Runs[0]
+}
+
+// reap runs the server's reaper every 200 ms until the test ends.
+func (w *world) reap() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_, _ = w.planner.HandOnStaleRuns(ctx)
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	w.t.Cleanup(func() { cancel(); <-done })
+}
+
+// exactlyOnce checks the run's result rows: one per item, none missing.
+func (w *world) exactlyOnce(runID int64, n int) {
+	w.t.Helper()
+	var rows, distinct, maxIdx int
+	err := w.st.Pool().QueryRow(context.Background(), `SELECT count(*), count(DISTINCT idx), coalesce(max(idx), -1) FROM results WHERE run_id = $1`, runID).
+		Scan(&rows, &distinct, &maxIdx)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if rows != n || distinct != n || maxIdx != n-1 {
+		w.t.Fatalf("results: %d rows, %d distinct items, last idx %d; want exactly %d", rows, distinct, maxIdx, n)
+	}
+}
+
+// agentProcess is agentd run as a real child process.
+type agentProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited; err is its end
+	err  error
+	log  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func startAgent(t *testing.T, url, name string, extra ...string) *agentProcess {
+	t.Helper()
+	args := append([]string{"run", "--database-url", url, "--name", name, "--heartbeat", "1s", "--progress-interval", "200ms",
+		"--sim-ttft", "const:5ms", "--sim-itl", "const:2ms", "--sim-output-tokens", "const:10"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "RUCKUS_AGENTD_MAIN=1")
+	p := &agentProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("agent %s log:\n%s", name, p.log.String())
+		}
+	})
+	return p
+}
+
+// until polls cond every 50 ms, failing after limit.
+func until(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func eventKinds(t *testing.T, st *store.Store, runID int64) string {
+	es, err := st.RunEvents(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k []string
+	for _, e := range es {
+		k = append(k, e.Kind)
+	}
+	return strings.Join(k, ",")
+}
+
+// kill -9 of the agent working a run, with a second agent running: the
+// reaper hands the run on and it completes with exactly N results.
+func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), n)
+	w.reap()
+	a := startAgent(t, w.url, "node-a")
+	until(t, 20*time.Second, "agent a online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "agent a to get through some items", func() bool { r := w.run(id); return r.State == "running" && r.Completed >= 40 })
+	startAgent(t, w.url, "node-b")
+	until(t, 20*time.Second, "agent b online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 2 })
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "succeeded" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, n)
+	if r.Completed != n || r.Resumed != 1 || r.AgentName != "node-b" {
+		t.Fatalf("run %+v", r)
+	}
+	if k := eventKinds(t, w.st, r.ID); k != "started,handed_on,resumed,succeeded" {
+		t.Fatalf("events %s", k)
+	}
+}
+
+// SIGTERM: the agent stops sending, hands the run back, and another agent
+// resumes it.
+func TestSIGTERMHandsTheRunBack(t *testing.T) {
+	t.Parallel()
+	const n = 300
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), n)
+	a := startAgent(t, w.url, "node-a")
+	until(t, 20*time.Second, "agent a online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "agent a to get through some items", func() bool { return w.run(id).Completed >= 40 })
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.done:
+		if a.err != nil {
+			t.Fatalf("agent a exited with %v", a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent a did not stop within 30 s of SIGTERM")
+	}
+	if r := w.run(id); r.State != "queued" || r.Completed >= n {
+		t.Fatalf("after SIGTERM: %+v", r)
+	}
+	startAgent(t, w.url, "node-b")
+	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "succeeded" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, n)
+	if k := eventKinds(t, w.st, r.ID); k != "started,handed_back,resumed,succeeded" {
+		t.Fatalf("events %s", k)
+	}
+}
+
+// The runtime failing: errors are recorded by class and the run completes;
+// past max_errors it stops, failed, with the reason.
+func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), 200)
+	startAgent(t, w.url, "node-f", "--sim-fault-5xx", "0.1", "--sim-fault-429", "0.1", "--sim-fault-malformed", "0.05", "--sim-fault-disconnect", "0.05")
+	until(t, 20*time.Second, "agent online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
+	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, 200)
+	sum, err := w.st.RunAggregate(context.Background(), r.ID, jobs.SLO{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != "succeeded" || r.Errors == 0 || r.Errors != sum.Errors {
+		t.Fatalf("run %+v, summary %+v", r, sum)
+	}
+	for _, class := range []string{jobs.ErrHTTP5xx, jobs.ErrHTTP429, jobs.ErrMalformed, jobs.ErrDisconnect} {
+		if sum.ErrorsByClass[class] == 0 {
+			t.Errorf("no %s errors recorded: %v", class, sum.ErrorsByClass)
+		}
+	}
+
+	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential, MaxErrors: 3})
+	until(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	r = w.run(id)
+	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "max_errors is 3") || r.Completed >= 200 {
+		t.Fatalf("max errors: %+v", r)
+	}
+}
+
+// PostgreSQL restarted mid-run: the agent keeps its results, reconnects
+// and completes the run.
+func TestPostgresRestartMidRun(t *testing.T) {
+	t.Parallel()
+	bin, err := devdb.FindBinaries()
+	if err != nil {
+		t.Skipf("no PostgreSQL binaries to run a private cluster: %v", err)
+	}
+	port, err := devdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	// As root the cluster runs as postgres, which must reach the directory.
+	for d := tmp; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(tmp, "pg")
+	c := &devdb.Cluster{BinDir: bin, Dir: dir, Port: port, Throwaway: true}
+	ctx := context.Background()
+	if err := c.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	url, err := c.CreateDatabase(ctx, "ruckus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	mig, err := migrations.New(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mig.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	w := newWorld(t, pool, url, n)
+	startAgent(t, url, "node-p")
+	until(t, 20*time.Second, "agent online", func() bool { as, _ := w.st.ListAgents(ctx); return len(as) == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "succeeded" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, n)
+	if r.Completed != n || r.Resumed != 0 {
+		t.Fatalf("run %+v", r)
+	}
+}
