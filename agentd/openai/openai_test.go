@@ -160,10 +160,10 @@ func TestStreamErrors(t *testing.T) {
 		"disconnect":      {sse(step{0, data(content("par"))}, step{0, data(content("tial"))}), jobs.ErrDisconnect, "partial"},
 		"error event":     {sse(step{0, data(content("x"))}, step{0, data(`{"error":{"message":"out of memory"}}`)}), jobs.ErrRuntime, "x"},
 		"429": {http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, `{"error":{"message":"slow down"}}`, 429)
+			http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
 		}), jobs.ErrHTTP429, ""},
-		"500": {http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }), jobs.ErrHTTP5xx, ""},
-		"400": {http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad model", 400) }), jobs.ErrHTTP4xx, ""},
+		"500": {http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) }), jobs.ErrHTTP5xx, ""},
+		"400": {http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad model", http.StatusBadRequest) }), jobs.ErrHTTP4xx, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
