@@ -85,6 +85,7 @@ type gen struct {
 	ctx   context.Context
 	stop  chan struct{} // closed: send nothing more
 	once  sync.Once
+	whyMu sync.Mutex // why is written by halt from any goroutine
 	why   string
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -100,12 +101,17 @@ type gen struct {
 
 func (g *gen) halt(why string) {
 	g.once.Do(func() {
+		g.whyMu.Lock()
 		g.why = why
+		g.whyMu.Unlock()
 		close(g.stop)
 	})
 }
 
 func (g *gen) stopped() bool {
+	if g.ctx.Err() != nil {
+		return true
+	}
 	select {
 	case <-g.stop:
 		return true
@@ -161,9 +167,11 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	defer g.mu.Unlock()
 	out := g.out
 	out.StoppedBy = StoppedCompleted
-	if g.stopped() {
+	g.whyMu.Lock()
+	if g.why != "" {
 		out.StoppedBy = g.why
 	}
+	g.whyMu.Unlock()
 	if ctx.Err() != nil {
 		out.StoppedBy = StoppedCancelled
 	}
@@ -171,7 +179,10 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		out.Window = g.last.Sub(g.start)
 	}
 	for _, name := range g.phaseOrder() {
-		ph := Phase{Name: name, Requests: g.phaseN[name], Window: g.phaseLast[name].Sub(g.phaseFirst[name])}
+		ph := Phase{Name: name, Requests: g.phaseN[name]}
+		if last, ok := g.phaseLast[name]; ok {
+			ph.Window = last.Sub(g.phaseFirst[name])
+		}
 		if s := ph.Window.Seconds(); s > 0 {
 			ph.RequestsPerS = float64(ph.Requests) / s
 			ph.OutputTokensPerS = float64(g.phaseTokens[name]) / s
