@@ -283,7 +283,7 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential, MaxErrors: 3})
 	until(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
 	r = w.run(id)
-	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "max_errors is 3") || r.Completed >= 200 {
+	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "more than max_errors (3)") || r.Completed >= 200 {
 		t.Fatalf("max errors: %+v", r)
 	}
 }

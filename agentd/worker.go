@@ -110,6 +110,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		Seed:    uint64(a.RunID),
 		Drain:   w.drain,
 		OnStart: rep.Start,
+		// Limits count what earlier segments of a resumed run used.
+		Done: load.Progress{Requests: claim.Completed, Errors: claim.Errors, Measured: claim.Measured},
 		Send: func(ctx context.Context, idx int, phase string) jobs.Result {
 			it := byIdx[idx]
 			var res jobs.Result
@@ -127,7 +129,9 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	stopRep()
 	fenceErr := <-repDone
 	if err != nil {
-		log.Error("load generator", "err", err)
+		// The load profile cannot be honoured (the manifest's validation
+		// should have refused it): nothing was sent.
+		return w.finish(lease, store.Finish{State: "failed", StoppedBy: "invalid_load", Error: err.Error(), RuntimeLog: tgt.LogTail()}, log)
 	}
 
 	// The last results go in even if the run was cancelled: partial
@@ -165,9 +169,9 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 	f := w.finishFigures(cctx, lease, a, segment, tgt, log)
 	f.State, f.StoppedBy = "succeeded", out.StoppedBy
-	if out.StoppedBy == load.StoppedMaxErrors {
-		f.State = "failed"
-		f.Error = fmt.Sprintf("stopped after %d failed requests (max_errors is %d)", out.Errors, a.Load.MaxErrors)
+	if errs := claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (a.Load.MaxErrors > 0 && errs > a.Load.MaxErrors) {
+		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
+		f.Error = fmt.Sprintf("%d requests failed, more than max_errors (%d)", errs, a.Load.MaxErrors)
 	}
 	return w.finish(lease, f, log)
 }

@@ -1,118 +1,320 @@
-// Package load is agentd's load generator: it sends a run's items to the
-// runtime following the benchmark's load profile — sequential, fixed
-// concurrency, constant rate, Poisson rate or a sweep — with warm-up
-// excluded from the figures and the limits applied (max duration, max
-// errors; max requests is applied earlier, when the run's items are
-// chosen, so that a resumed run keeps the same budget).
 package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// Why the generator stopped.
+// Why Run stopped (Outcome.StoppedBy); agentd stores it with the run so a
+// user can tell a finished run from one cut short by a limit.
 const (
-	StoppedCompleted   = "completed"
+	// StoppedCompleted: every item was sent and answered. A limit or a
+	// drain that came after the last item was sent does not change it,
+	// since nothing was left unsent.
+	StoppedCompleted = "completed"
+	// StoppedMaxRequests: every item within MaxRequests was sent; the
+	// rest were not.
+	StoppedMaxRequests = "max_requests"
+	// StoppedMaxDuration: the measured window reached MaxDuration.
 	StoppedMaxDuration = "max_duration"
-	StoppedMaxErrors   = "max_errors"
-	StoppedCancelled   = "cancelled"
-	// StoppedDrained: asked to stop (agentd shutting down); in-flight
-	// requests finished and were recorded, the rest were not sent.
+	// StoppedMaxErrors: more than MaxErrors measured requests failed.
+	StoppedMaxErrors = "max_errors"
+	// StoppedCancelled: ctx ended while items were unsent or in flight;
+	// the requests it cut short were not recorded.
+	StoppedCancelled = "cancelled"
+	// StoppedDrained: Config.Drain was closed (agentd is stopping);
+	// requests in flight finished and were recorded, the rest were not
+	// sent.
 	StoppedDrained = "drained"
 )
 
 // DefaultSweepConcurrency is the concurrency of a sweep's "max" step when
-// the profile sets none; OpenLoopCeiling bounds requests in flight for
-// rate profiles without a concurrency.
+// the profile sets none: enough to saturate a batching runtime on one GPU.
+// OpenLoopCeiling bounds the requests in flight of a rate profile without
+// a concurrency, so an overloaded runtime cannot make the agent open
+// connections without end.
 const (
 	DefaultSweepConcurrency = 32
 	OpenLoopCeiling         = 1024
 )
 
-// Config is one segment of a run.
+// Phase names passed to Send and set in Result.Phase, so results and
+// figures can be grouped by the step of a sweep that produced them.
+const (
+	// PhaseWarmup is passed to Send for warm-up requests, whose results
+	// are dropped.
+	PhaseWarmup     = "warmup"
+	PhaseSequential = "sequential"
+	PhaseMax        = "max"
+)
+
+// ratePhase names a sweep's constant-rate step.
+func ratePhase(rate float64) string { return fmt.Sprintf("rate %.2f/s", rate) }
+
+// Config is one segment of a run: the whole run, or what is left of it
+// when it is resumed.
 type Config struct {
-	// Indices are the dataset items to send, in order (a resumed run
-	// passes only those without a result).
+	// Indices are the dataset items to send, in the order to send them; a
+	// resumed run passes only those without a result.
 	Indices []int
 	Profile jobs.LoadProfile
-	// Seed makes Poisson arrivals repeatable.
+	// Seed makes Poisson arrivals repeatable: the same seed gives the
+	// same schedule.
 	Seed uint64
-	// Send sends item idx and returns its record; it must return promptly
-	// when ctx ends.
+	// Send sends item idx and returns its record. It is called from many
+	// goroutines at once and must return promptly when ctx ends (with
+	// Status error; ErrorClass jobs.ErrCancelled is expected). phase is
+	// the sweep step (empty for other profiles, PhaseWarmup for warm-up);
+	// Run sets Idx, Phase and StartOffset on what it returns.
 	Send func(ctx context.Context, idx int, phase string) jobs.Result
-	// Record receives every measured result (never warm-up ones, never
-	// requests cut short by cancellation); calls are serialised.
+	// Record receives every measured result: never warm-up ones, never
+	// those cut short by cancellation. Calls are serialised (one at a
+	// time, in completion order), and each happens before the request's
+	// slot is given to the next one, so Record needs no lock of its own
+	// and a slow Record slows the load rather than queueing results.
 	Record func(jobs.Result)
-	// OnStart is told when the measured window starts (after warm-up).
+	// OnStart, when set, is told when the measured window starts (after
+	// warm-up), before any measured send: StartOffsets count from there.
 	OnStart func(time.Time)
-	// Drain, when closed, stops sending; requests in flight finish and are
-	// recorded.
+	// Drain, when closed, stops sending without cancelling anything:
+	// requests in flight finish and are recorded. Nil never drains.
 	Drain <-chan struct{}
+	// Done is what earlier segments of a resumed run already used of its
+	// limits; zero for a fresh run.
+	Done Progress
 }
 
-// Phase is one step of a sweep (or the whole run for other profiles).
+// Progress is a run's use of its limits before this segment, so that
+// max_requests, max_duration and max_errors bound the whole run rather
+// than each agent's share of it.
+type Progress struct {
+	Requests int           // measured requests already recorded
+	Errors   int           // of which failed
+	Measured time.Duration // measured window already spent
+}
+
+// Phase is the figures of one step of a sweep, which a sweep exists to
+// compare: the rate and throughput each load achieved.
 type Phase struct {
-	Name             string        `json:"name"`
-	Requests         int           `json:"requests"`
+	Name string `json:"name"`
+	// OfferedRate is the rate a constant-rate step aimed at; zero for the
+	// sequential and max steps.
+	OfferedRate float64 `json:"offered_rate,omitempty"`
+	Sent        int     `json:"sent"`
+	Requests    int     `json:"requests"` // recorded
+	Errors      int     `json:"errors"`
+	// Window runs from the step's first send to its last recorded
+	// completion.
 	Window           time.Duration `json:"window"`
 	RequestsPerS     float64       `json:"requests_per_s"`
 	OutputTokensPerS float64       `json:"output_tokens_per_s"`
+	CapDelays        int           `json:"cap_delays,omitempty"`
 }
 
-// Outcome is what the generator did.
+// Outcome is what Run did, for the run's log, its stop reason and the
+// sweep's table.
 type Outcome struct {
-	Sent      int
-	Recorded  int
-	Errors    int
-	Warmup    int
-	Window    time.Duration // first measured send → last measured completion
-	StoppedBy string
-	// CapDelays counts sends of a rate profile that waited for a free slot:
-	// the offered rate was not achieved.
+	Sent     int // measured requests sent (warm-up excluded)
+	Recorded int // results passed to Record
+	// Dropped counts requests cut short by cancellation: sent, not
+	// recorded, to be sent again by whoever resumes the run.
+	Dropped int
+	Errors  int // recorded results with Status error
+	Warmup  int // warm-up requests sent
+	// Window is the measured window: first measured send → last recorded
+	// completion.
+	Window time.Duration
+	// RequestsPerS and OutputTokensPerS are the achieved rates over Window
+	// (recorded requests; their CompletionTokens).
+	RequestsPerS     float64
+	OutputTokensPerS float64
+	StoppedBy        string
+	// CapDelays counts sends of an open loop that had to wait for a slot
+	// under the in-flight cap: the offered rate was not achieved.
 	CapDelays int
-	Phases    []Phase
+	// Phases are the steps of a sweep, in order; nil for other profiles,
+	// whose figures are the ones above.
+	Phases []Phase
+}
+
+// phaseStat accumulates one step's figures; guarded by gen.mu.
+type phaseStat struct {
+	name                              string
+	offered                           float64
+	first, last                       time.Time
+	sent, recorded, errors, capDelays int
+	tokens                            int64
+}
+
+func (p *phaseStat) window() time.Duration {
+	if p.first.IsZero() || p.last.IsZero() {
+		return 0
+	}
+	return p.last.Sub(p.first)
+}
+
+// rate is the step's recorded requests per second; zero when nothing was
+// recorded.
+func (p *phaseStat) rate() float64 {
+	if w := p.window().Seconds(); w > 0 {
+		return float64(p.recorded) / w
+	}
+	return 0
 }
 
 // gen is one Run's shared state.
 type gen struct {
-	cfg   Config
-	ctx   context.Context
-	stop  chan struct{} // closed: send nothing more
-	once  sync.Once
-	whyMu sync.Mutex // why is written by halt from any goroutine
+	cfg      Config
+	ctx      context.Context
+	start    time.Time // measured window start
+	deadline time.Time // zero: no max_duration
+	wg       sync.WaitGroup
+
+	// whyMu guards why and the closing of stop; it may be taken under mu,
+	// never the other way round.
+	whyMu sync.Mutex
 	why   string
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	out   Outcome
-	start time.Time
-	last  time.Time
-	// Per-phase figures.
-	phaseN      map[string]int
-	phaseTokens map[string]int64
-	phaseFirst  map[string]time.Time
-	phaseLast   map[string]time.Time
+	stop  chan struct{} // closed by the first halt
+
+	recordMu sync.Mutex // serialises Record
+
+	mu          sync.Mutex
+	out         Outcome
+	first, last time.Time
+	tokens      int64
+	errors      int // including Done.Errors, for max_errors
+	phases      []*phaseStat
 }
 
-func (g *gen) halt(why string) {
-	g.once.Do(func() {
-		g.whyMu.Lock()
-		g.why = why
-		g.whyMu.Unlock()
-		close(g.stop)
-	})
-}
-
-func (g *gen) stopped() bool {
-	if g.ctx.Err() != nil {
-		return true
+// Run sends cfg.Indices following cfg.Profile and returns once every
+// request it sent has finished. The error reports an unusable Config, in
+// which case nothing was sent; every other ending is told by
+// Outcome.StoppedBy.
+func Run(ctx context.Context, cfg Config) (Outcome, error) {
+	if err := check(cfg); err != nil {
+		return Outcome{}, err
 	}
+	g := &gen{cfg: cfg, ctx: ctx, stop: make(chan struct{})}
+	p := cfg.Profile
+
+	items := cfg.Indices
+	truncated := false
+	if p.MaxRequests > 0 {
+		budget := max(p.MaxRequests-cfg.Done.Requests, 0)
+		if budget < len(items) {
+			items, truncated = items[:budget], true
+		}
+	}
+	g.errors = cfg.Done.Errors
+	if p.MaxErrors > 0 && g.errors > p.MaxErrors {
+		g.halt(StoppedMaxErrors)
+	}
+	var budget time.Duration
+	if p.MaxDuration > 0 {
+		budget = time.Duration(p.MaxDuration) - cfg.Done.Measured
+		if budget <= 0 {
+			g.halt(StoppedMaxDuration)
+		}
+	}
+
+	if len(items) > 0 && !g.stopping() {
+		g.warmup(items)
+	}
+	g.start = time.Now()
+	if budget > 0 {
+		g.deadline = g.start.Add(budget)
+		// The timer wakes a dispatcher waiting for a slot or a send time;
+		// the deadline itself is checked at every send.
+		t := time.AfterFunc(budget, func() { g.halt(StoppedMaxDuration) })
+		defer t.Stop()
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(g.start)
+	}
+
+	switch p.Profile {
+	case jobs.LoadConcurrency:
+		g.closedLoop(items, p.Concurrency, g.newPhase("", 0))
+	case jobs.LoadConstant, jobs.LoadPoisson:
+		g.openLoop(items, newArrivals(p.Rate, p.Profile == jobs.LoadPoisson, cfg.Seed), openCap(p.Concurrency), g.newPhase("", 0))
+	case jobs.LoadSweep:
+		g.sweep(items)
+	default: // sequential, or unset
+		g.closedLoop(items, 1, g.newPhase("", 0))
+	}
+	g.wg.Wait()
+	return g.outcome(len(items), truncated), nil
+}
+
+// check refuses a Config Run cannot honour, rather than sending a load
+// that is not the one asked for.
+func check(cfg Config) error {
+	p := cfg.Profile
+	var errs []error
+	if cfg.Send == nil || cfg.Record == nil {
+		errs = append(errs, errors.New("Send and Record are required"))
+	}
+	switch p.Profile {
+	case "", jobs.LoadSequential, jobs.LoadSweep:
+	case jobs.LoadConcurrency:
+		if p.Concurrency < 1 {
+			errs = append(errs, fmt.Errorf("the concurrency profile needs a concurrency of at least 1 (got %d)", p.Concurrency))
+		}
+	case jobs.LoadConstant, jobs.LoadPoisson:
+		if !(p.Rate > 0) || math.IsInf(p.Rate, 0) {
+			errs = append(errs, fmt.Errorf("the %s profile needs a rate above 0 (got %v)", p.Profile, p.Rate))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("unknown load profile %q", p.Profile))
+	}
+	if p.Concurrency < 0 || p.Steps < 0 || p.Warmup < 0 || p.MaxRequests < 0 || p.MaxDuration < 0 || p.MaxErrors < 0 {
+		errs = append(errs, errors.New("concurrency, steps, warmup and the limits cannot be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	return nil
+}
+
+// openCap is the in-flight cap of an open loop.
+func openCap(concurrency int) int {
+	if concurrency > 0 {
+		return concurrency
+	}
+	return OpenLoopCeiling
+}
+
+// halt stops sending; the first reason given is kept.
+func (g *gen) halt(why string) {
+	g.whyMu.Lock()
+	defer g.whyMu.Unlock()
+	if g.why == "" {
+		g.why = why
+		close(g.stop)
+	}
+}
+
+func (g *gen) reason() string {
+	g.whyMu.Lock()
+	defer g.whyMu.Unlock()
+	return g.why
+}
+
+// stopping reports whether nothing more may be sent, noting why.
+func (g *gen) stopping() bool {
 	select {
+	case <-g.ctx.Done():
+		g.halt(StoppedCancelled)
+		return true
+	case <-g.cfg.Drain:
+		g.halt(StoppedDrained)
+		return true
 	case <-g.stop:
 		return true
 	default:
@@ -120,278 +322,229 @@ func (g *gen) stopped() bool {
 	}
 }
 
-// Run sends the items and returns when every request sent has finished.
-func Run(ctx context.Context, cfg Config) (Outcome, error) {
-	if cfg.Send == nil || cfg.Record == nil {
-		return Outcome{}, fmt.Errorf("load: Send and Record are required")
+// acquire takes a slot of sem, or reports false when the generator must
+// stop first.
+func (g *gen) acquire(sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+	case <-g.stop:
+		return false
+	case <-g.ctx.Done():
+		g.halt(StoppedCancelled)
+		return false
+	case <-g.cfg.Drain:
+		g.halt(StoppedDrained)
+		return false
 	}
-	g := &gen{cfg: cfg, ctx: ctx, stop: make(chan struct{}),
-		phaseN: map[string]int{}, phaseTokens: map[string]int64{}, phaseFirst: map[string]time.Time{}, phaseLast: map[string]time.Time{}}
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go func() {
-		select {
-		case <-ctx.Done():
-			g.halt(StoppedCancelled)
-		case <-cfg.Drain:
-			g.halt(StoppedDrained)
-		case <-watchDone:
-		}
-	}()
-
-	p := cfg.Profile
-	g.warmup(p)
-	g.start = time.Now()
-	if cfg.OnStart != nil {
-		cfg.OnStart(g.start)
+	if g.stopping() { // select picks at random among ready cases
+		<-sem
+		return false
 	}
-	if p.MaxDuration > 0 {
-		t := time.AfterFunc(time.Duration(p.MaxDuration), func() { g.halt(StoppedMaxDuration) })
-		defer t.Stop()
-	}
-
-	items := cfg.Indices
-	switch p.Profile {
-	case jobs.LoadConcurrency:
-		g.closedLoop(items, max(p.Concurrency, 1), "")
-	case jobs.LoadConstant, jobs.LoadPoisson:
-		g.openLoop(items, p.Rate, p.Profile == jobs.LoadPoisson, p.Concurrency, "")
-	case jobs.LoadSweep:
-		g.sweep(items, p)
-	default: // sequential
-		g.closedLoop(items, 1, "")
-	}
-	g.wg.Wait()
-
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := g.out
-	out.StoppedBy = StoppedCompleted
-	g.whyMu.Lock()
-	if g.why != "" {
-		out.StoppedBy = g.why
-	}
-	g.whyMu.Unlock()
-	if ctx.Err() != nil {
-		out.StoppedBy = StoppedCancelled
-	}
-	if !g.last.IsZero() {
-		out.Window = g.last.Sub(g.start)
-	}
-	for _, name := range g.phaseOrder() {
-		ph := Phase{Name: name, Requests: g.phaseN[name]}
-		if last, ok := g.phaseLast[name]; ok {
-			ph.Window = last.Sub(g.phaseFirst[name])
-		}
-		if s := ph.Window.Seconds(); s > 0 {
-			ph.RequestsPerS = float64(ph.Requests) / s
-			ph.OutputTokensPerS = float64(g.phaseTokens[name]) / s
-		}
-		out.Phases = append(out.Phases, ph)
-	}
-	return out, nil
+	return true
 }
 
-func (g *gen) phaseOrder() []string {
-	names := make([]string, 0, len(g.phaseFirst))
-	for n := range g.phaseFirst {
-		names = append(names, n)
+// sleepUntil waits for t, or reports false when the generator must stop
+// first.
+func (g *gen) sleepUntil(t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return !g.stopping()
 	}
-	// Order by first send.
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && g.phaseFirst[names[j]].Before(g.phaseFirst[names[j-1]]); j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return !g.stopping()
+	case <-g.stop:
+	case <-g.ctx.Done():
+		g.halt(StoppedCancelled)
+	case <-g.cfg.Drain:
+		g.halt(StoppedDrained)
 	}
-	return names
+	return false
 }
 
-// warmup sends the first items (cyclically) before the measured window,
-// at the profile's concurrency, and throws their results away.
-func (g *gen) warmup(p jobs.LoadProfile) {
-	if p.Warmup <= 0 || len(g.cfg.Indices) == 0 {
-		return
-	}
+// warmup sends the first items cyclically before the measured window and
+// drops their results: the runtime's first requests pay for loading,
+// compiling and filling caches, which is not what the benchmark measures.
+func (g *gen) warmup(items []int) {
+	p := g.cfg.Profile
 	conc := 1
 	if p.Profile == jobs.LoadConcurrency {
-		conc = max(p.Concurrency, 1)
+		conc = p.Concurrency // warm the batch shapes the run will use
 	}
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	for i := 0; i < p.Warmup && !g.stopped(); i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-g.stop:
-			continue
+	for i := range p.Warmup {
+		if !g.acquire(sem) {
+			break
 		}
+		g.out.Warmup++ // only this goroutine touches it
 		wg.Add(1)
-		idx := g.cfg.Indices[i%len(g.cfg.Indices)]
-		go func() {
+		go func(idx int) {
 			defer wg.Done()
-			_ = g.cfg.Send(g.ctx, idx, "warmup")
-			<-sem
-		}()
-		g.mu.Lock()
-		g.out.Warmup++
-		g.mu.Unlock()
+			defer func() { <-sem }()
+			_ = g.cfg.Send(g.ctx, idx, PhaseWarmup)
+		}(items[i%len(items)])
 	}
 	wg.Wait()
 }
 
-// send starts one measured request in its own goroutine; release is
-// called when it finishes.
-func (g *gen) send(idx int, phase string, release func()) {
-	sentAt := time.Now()
+func (g *gen) newPhase(name string, offered float64) *phaseStat {
+	ph := &phaseStat{name: name, offered: offered}
+	g.mu.Lock()
+	g.phases = append(g.phases, ph)
+	g.mu.Unlock()
+	return ph
+}
+
+// send starts one measured request holding a slot of sem, which it frees
+// once the result is counted and recorded. It reports false, freeing the
+// slot, when the generator must stop: checked here, at the last moment,
+// so that no request leaves at or after the max_duration deadline and a
+// halt from another goroutine is seen as early as possible.
+func (g *gen) send(idx int, ph *phaseStat, sem chan struct{}) bool {
+	at := time.Now()
+	if !g.deadline.IsZero() && !at.Before(g.deadline) {
+		g.halt(StoppedMaxDuration)
+	}
+	if g.stopping() {
+		<-sem
+		return false
+	}
 	g.mu.Lock()
 	g.out.Sent++
-	if _, ok := g.phaseFirst[phase]; !ok {
-		g.phaseFirst[phase] = sentAt
+	ph.sent++
+	if g.first.IsZero() {
+		g.first = at
+	}
+	if ph.first.IsZero() {
+		ph.first = at
 	}
 	g.mu.Unlock()
+
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		res := g.cfg.Send(g.ctx, idx, phase)
-		release()
-		done := time.Now()
-		if g.ctx.Err() != nil && res.Status == jobs.StatusError {
-			return // cut short by cancellation: whoever resumes sends it again
+		defer func() { <-sem }()
+		res := g.cfg.Send(g.ctx, idx, ph.name)
+		end := time.Now()
+		if res.Status == jobs.StatusError && g.ctx.Err() != nil {
+			// Cut short by the cancellation, whatever class the transport
+			// gave it: not the runtime's failure, and whoever resumes the
+			// run sends the item again.
+			g.mu.Lock()
+			g.out.Dropped++
+			g.mu.Unlock()
+			return
 		}
-		res.StartOffset, res.Phase = sentAt.Sub(g.start), phase
+		res.Idx, res.Phase, res.StartOffset = idx, ph.name, at.Sub(g.start)
+
 		g.mu.Lock()
-		defer g.mu.Unlock()
 		g.out.Recorded++
+		ph.recorded++
+		g.tokens += int64(res.CompletionTokens)
+		ph.tokens += int64(res.CompletionTokens)
+		if end.After(g.last) {
+			g.last = end
+		}
+		if end.After(ph.last) {
+			ph.last = end
+		}
 		if res.Status == jobs.StatusError {
 			g.out.Errors++
-			if limit := g.cfg.Profile.MaxErrors; limit > 0 && g.out.Errors > limit {
-				g.halt(StoppedMaxErrors)
+			ph.errors++
+			g.errors++
+			if limit := g.cfg.Profile.MaxErrors; limit > 0 && g.errors > limit {
+				g.halt(StoppedMaxErrors) // before the slot is freed
 			}
 		}
-		g.last = done
-		g.phaseN[phase]++
-		g.phaseTokens[phase] += int64(res.CompletionTokens)
-		g.phaseLast[phase] = done
+		g.mu.Unlock()
+
+		g.recordMu.Lock()
+		defer g.recordMu.Unlock()
 		g.cfg.Record(res)
 	}()
+	return true
 }
 
-// closedLoop keeps conc requests in flight.
-func (g *gen) closedLoop(items []int, conc int, phase string) {
+// closedLoop keeps conc requests in flight until items run out; false
+// means it stopped early.
+func (g *gen) closedLoop(items []int, conc int, ph *phaseStat) bool {
 	sem := make(chan struct{}, conc)
 	for _, idx := range items {
-		select {
-		case sem <- struct{}{}:
-		case <-g.stop:
-			return
+		if !g.acquire(sem) || !g.send(idx, ph, sem) {
+			return false
 		}
-		if g.stopped() {
-			<-sem
-			return
-		}
-		g.send(idx, phase, func() { <-sem })
 	}
+	return true
 }
 
-// openLoop sends at rate per second, evenly spaced or with exponential
-// gaps (Poisson), whatever the answers; at most ceiling requests are in
-// flight.
-func (g *gen) openLoop(items []int, rate float64, poisson bool, ceiling int, phase string) {
-	if rate <= 0 {
-		g.closedLoop(items, 1, phase)
-		return
-	}
-	if ceiling <= 0 {
-		ceiling = OpenLoopCeiling
-	}
+// openLoop sends items on the arrivals' schedule, whatever the answers,
+// with at most ceiling in flight; false means it stopped early.
+func (g *gen) openLoop(items []int, arr *arrivals, ceiling int, ph *phaseStat) bool {
 	sem := make(chan struct{}, ceiling)
-	arrivals := newArrivals(rate, poisson, g.cfg.Seed)
 	next := time.Now()
 	for _, idx := range items {
-		if wait := time.Until(next); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-g.stop:
-				t.Stop()
-				return
-			}
+		if !g.sleepUntil(next) {
+			return false
 		}
 		select {
 		case sem <- struct{}{}:
 		default:
 			g.mu.Lock()
 			g.out.CapDelays++
+			ph.capDelays++
 			g.mu.Unlock()
-			select {
-			case sem <- struct{}{}:
-			case <-g.stop:
-				return
+			if !g.acquire(sem) {
+				return false
 			}
 		}
-		if g.stopped() {
-			<-sem
-			return
+		if !g.send(idx, ph, sem) {
+			return false
 		}
-		g.send(idx, phase, func() { <-sem })
-		next = next.Add(arrivals.next())
+		next = next.Add(arr.next())
 	}
+	return true
 }
 
-// arrivals yields the gaps between sends.
-type arrivals struct {
-	mean    time.Duration
-	poisson bool
-	rng     *rand.Rand
-}
-
-func newArrivals(rate float64, poisson bool, seed uint64) *arrivals {
-	return &arrivals{mean: time.Duration(float64(time.Second) / rate), poisson: poisson, rng: rand.New(rand.NewPCG(seed, 0x5eed))}
-}
-
-func (a *arrivals) next() time.Duration {
-	if !a.poisson {
-		return a.mean
-	}
-	return time.Duration(a.rng.ExpFloat64() * float64(a.mean))
-}
-
-// sweep splits the items into equal shares: sequential, then the highest
-// throughput (closed loop at the profile's concurrency), then Steps
-// constant rates evenly spaced strictly between the two rates measured.
-// Each step waits for the previous one to finish.
-func (g *gen) sweep(items []int, p jobs.LoadProfile) {
-	steps := max(p.Steps, 0)
-	shares := split(items, 2+steps)
-	conc := p.Concurrency
-	if conc <= 0 {
-		conc = DefaultSweepConcurrency
-	}
-	g.closedLoop(shares[0], 1, "sequential")
-	g.wg.Wait()
-	g.closedLoop(shares[1], conc, "max")
-	g.wg.Wait()
+// outcome sums up once every request has finished; n is the number of
+// items this Run meant to send.
+func (g *gen) outcome(n int, truncated bool) Outcome {
 	g.mu.Lock()
-	rate := func(name string) float64 {
-		w := g.phaseLast[name].Sub(g.phaseFirst[name]).Seconds()
-		if w <= 0 {
-			return 0
+	defer g.mu.Unlock()
+	out := g.out
+	unsent := n - out.Sent
+	switch {
+	case g.ctx.Err() != nil && (unsent > 0 || out.Dropped > 0):
+		out.StoppedBy = StoppedCancelled
+	case unsent > 0:
+		out.StoppedBy = g.reason() // only a halt leaves items unsent
+	case truncated:
+		out.StoppedBy = StoppedMaxRequests
+	default:
+		out.StoppedBy = StoppedCompleted
+	}
+	if out.Recorded > 0 {
+		out.Window = g.last.Sub(g.first)
+		if s := out.Window.Seconds(); s > 0 {
+			out.RequestsPerS = float64(out.Recorded) / s
+			out.OutputTokensPerS = float64(g.tokens) / s
 		}
-		return float64(g.phaseN[name]) / w
 	}
-	lo, hi := rate("sequential"), rate("max")
-	g.mu.Unlock()
-	for i := 1; i <= steps && !g.stopped(); i++ {
-		r := lo + (hi-lo)*float64(i)/float64(steps+1)
-		g.openLoop(shares[1+i], r, false, conc, fmt.Sprintf("rate %.2f/s", r))
-		g.wg.Wait()
-	}
-}
-
-// split divides items into n consecutive shares of near-equal size.
-func split(items []int, n int) [][]int {
-	out := make([][]int, n)
-	for i := range n {
-		out[i] = items[len(items)*i/n : len(items)*(i+1)/n]
+	if g.cfg.Profile.Profile == jobs.LoadSweep {
+		for _, ph := range g.phases {
+			if ph.sent == 0 {
+				continue // a step never reached
+			}
+			f := Phase{Name: ph.name, OfferedRate: ph.offered, Sent: ph.sent, Requests: ph.recorded,
+				Errors: ph.errors, Window: ph.window(), CapDelays: ph.capDelays}
+			if s := f.Window.Seconds(); s > 0 {
+				f.RequestsPerS = float64(ph.recorded) / s
+				f.OutputTokensPerS = float64(ph.tokens) / s
+			}
+			out.Phases = append(out.Phases, f)
+		}
 	}
 	return out
 }

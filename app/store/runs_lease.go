@@ -35,6 +35,8 @@ type ClaimedRun struct {
 	Total     int
 	Completed int
 	Errors    int
+	// Measured is the measured load time of earlier segments.
+	Measured time.Duration
 	// Resumed is true when the run had been started before (by this or
 	// another agent) and continues from its persisted results.
 	Resumed bool
@@ -47,6 +49,7 @@ type ClaimedRun struct {
 // gets ErrStaleJob.
 func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mode string) (ClaimedRun, error) {
 	var c ClaimedRun
+	var measured float64
 	err := q.db.QueryRow(ctx, `WITH old AS (
 			SELECT id, started_at IS NOT NULL AS was_started FROM runs
 			WHERE id = @run AND river_job_id = @job AND state IN ('queued', 'running') FOR UPDATE
@@ -56,9 +59,10 @@ func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mod
 			resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
 		FROM benchmarks b, old
 		WHERE r.id = old.id AND b.id = r.benchmark_id
-		RETURNING r.fence, b.dataset_id, r.total, r.completed, r.errors, old.was_started`,
+		RETURNING r.fence, b.dataset_id, r.total, r.completed, r.errors, r.measured_seconds, old.was_started`,
 		pgx.NamedArgs{"run": runID, "agent": agentID, "job": jobID, "mode": mode}).
-		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Completed, &c.Errors, &c.Resumed)
+		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Completed, &c.Errors, &measured, &c.Resumed)
+	c.Measured = time.Duration(measured * float64(time.Second))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("run %d, job %d: %w", runID, jobID, ErrStaleJob)
 	}

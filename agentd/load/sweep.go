@@ -1,0 +1,72 @@
+package load
+
+import "math"
+
+// sweep sends consecutive shares of items as a sequential step, a max
+// step, then Steps constant rates evenly spaced strictly between the rates
+// those two achieved. Each step waits for the previous one to finish so
+// its window measures that load alone.
+func (g *gen) sweep(items []int) {
+	p := g.cfg.Profile
+	conc := p.Concurrency
+	if conc <= 0 {
+		conc = DefaultSweepConcurrency
+	}
+	steps := max(p.Steps, 0)
+	shares := split(items, 2+steps)
+
+	seq := g.newPhase(PhaseSequential, 0)
+	if !g.closedLoop(shares[0], 1, seq) {
+		return
+	}
+	g.wg.Wait()
+	top := g.newPhase(PhaseMax, 0)
+	if !g.closedLoop(shares[1], conc, top) {
+		return
+	}
+	g.wg.Wait()
+
+	g.mu.Lock()
+	lo, hi := seq.rate(), top.rate()
+	g.mu.Unlock()
+	if lo <= 0 { // too few items for a sequential share
+		lo = hi
+	}
+	for i, share := range shares[2:] {
+		if len(share) == 0 {
+			return // split puts empty shares last
+		}
+		rate := lo + (hi-lo)*float64(i+1)/float64(steps+1)
+		ph := g.newPhase(ratePhase(rate), rate)
+		var ok bool
+		if rate > 0 && !math.IsInf(rate, 0) {
+			ok = g.openLoop(share, newArrivals(rate, false, 0), conc, ph)
+		} else {
+			// Nothing was measured to pace by (every earlier request was
+			// dropped); send the share rather than skip it silently.
+			ok = g.closedLoop(share, 1, ph)
+		}
+		if !ok {
+			return
+		}
+		g.wg.Wait()
+	}
+}
+
+// split divides items into n consecutive shares whose sizes differ by at
+// most one, the first shares taking the extra items: with few items the
+// sequential and max steps, which the rates depend on, get some first.
+func split(items []int, n int) [][]int {
+	out := make([][]int, n)
+	q, r := len(items)/n, len(items)%n
+	at := 0
+	for i := range out {
+		size := q
+		if i < r {
+			size++
+		}
+		out[i] = items[at : at+size]
+		at += size
+	}
+	return out
+}
