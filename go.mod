@@ -3,6 +3,7 @@ module github.com/ruckus/ruckus
 go 1.26.0
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.3-0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/a-h/templ v0.3.1020
 	github.com/go-playground/validator/v10 v10.30.6

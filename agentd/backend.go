@@ -13,8 +13,9 @@ import (
 
 // backend is how the agent reaches its inference runtime.
 type backend interface {
-	// Mode labels the runs: sim (simulated) or black-box.
-	Mode() string
+	// Mode labels the runs: sim (simulated), black-box (client-side
+	// timings only) or gray-box (plus the local GPUs through NVML).
+	Mode(gpus bool) string
 	// Prepare makes the runtime ready to serve model.
 	Prepare(ctx context.Context, model string) (target, error)
 	// Client is the OpenAI-compatible client for a prepared target.
@@ -48,7 +49,12 @@ type remote struct {
 	stop   context.CancelFunc
 }
 
-func (r *remote) Mode() string { return r.mode }
+func (r *remote) Mode(gpus bool) string {
+	if r.mode == "black-box" && gpus {
+		return "gray-box"
+	}
+	return r.mode
+}
 func (r *remote) Prepare(context.Context, string) (target, error) {
 	return endpoint{r.url}, nil
 }

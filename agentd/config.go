@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/agentd/sim"
@@ -48,6 +49,10 @@ type runConfig struct {
 	// Requests.
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	StallTimeout   time.Duration `yaml:"stall_timeout"`
+	// NoGPU skips NVML even where it is present.
+	NoGPU bool `yaml:"no_gpu"`
+	// nvml replaces NVIDIA's library (tests use go-nvml's mocks).
+	nvml nvml.Interface
 	// ProgressInterval is how often progress and samples are written.
 	ProgressInterval time.Duration `yaml:"progress_interval"`
 	Sim              sim.Config    `yaml:"sim"`
@@ -122,6 +127,7 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.Var(mapFlag{&c.ModelAliases}, "model-alias", "NAME=SERVED: the name the runtime knows a registry model by (repeatable)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "longest one request may take")
 	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "longest a stream may stay silent")
+	fs.BoolVar(&c.NoGPU, "no-gpu", c.NoGPU, "do not look for GPUs through NVML")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress and samples are written")
 	c.Sim.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {

@@ -76,10 +76,13 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 }
 
 // launch creates a one-run benchmark on the cpu/sim queue.
-func (w *world) launch(load jobs.LoadProfile) int64 {
+func (w *world) launch(load jobs.LoadProfile) int64 { return w.launchOn("cpu", load) }
+
+// launchOn creates a one-run benchmark on the profile's sim queue.
+func (w *world) launchOn(profile string, load jobs.LoadProfile) int64 {
 	w.t.Helper()
 	c, err := w.planner.Create(context.Background(), w.viewer, bench.Manifest{Name: "crash", Dataset: bench.DatasetRef{ID: w.dataset},
-		Targets: []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: "cpu"}}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
+		Targets: []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: profile}}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
 	if err != nil {
 		w.t.Fatal(err)
 	}

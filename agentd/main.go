@@ -21,6 +21,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/ruckus/ruckus/agentd/gpu"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/migrations"
@@ -109,7 +110,26 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		return err
 	}
 
-	hw := detectHardware()
+	var nv *gpu.NVML
+	if !cfg.NoGPU {
+		lib := cfg.nvml
+		if lib == nil {
+			lib = gpu.Default()
+		}
+		// After a failed Init no other NVML call is made: Open returns an
+		// NVML that reports no GPUs.
+		if nv, err = gpu.Open(lib); err != nil {
+			return fmt.Errorf("NVML: %w", err)
+		}
+		defer nv.Close()
+		if !nv.Available() {
+			logger.Info("no GPUs found; running CPU-only", "reason", nv.Err())
+		}
+	}
+	hw, err := detectHardware(nv)
+	if err != nil {
+		return err
+	}
 	be, err := newBackend(context.WithoutCancel(ctx), cfg, logger)
 	if err != nil {
 		return err
@@ -137,7 +157,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
-	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, logger: logger, drain: make(chan struct{})}
+	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: len(hw.GPUs), logger: logger, drain: make(chan struct{})}
 	var rc *river.Client[pgx.Tx]
 	startWorking := func() error {
 		workers := river.NewWorkers()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/ruckus/ruckus/agentd/gpu"
 	"github.com/ruckus/ruckus/agentd/load"
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/agentd/report"
@@ -27,6 +28,8 @@ type runWorker struct {
 	agentID int64
 	cfg     runConfig
 	backend backend
+	nv      *gpu.NVML // nil or without GPUs on a CPU-only machine
+	gpus    int
 	logger  *slog.Logger
 
 	drainOnce sync.Once
@@ -52,7 +55,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		}
 		return river.JobCancel(err)
 	}
-	claim, err := w.st.ClaimRun(ctx, a.RunID, w.agentID, job.ID, w.backend.Mode())
+	claim, err := w.st.ClaimRun(ctx, a.RunID, w.agentID, job.ID, w.backend.Mode(w.gpus > 0))
 	if errors.Is(err, store.ErrStaleJob) {
 		log.Info("job no longer drives its run; dropping it")
 		return river.JobCancel(err)
@@ -89,7 +92,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if err != nil {
 		return w.finish(lease, store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}, log)
 	}
-	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval}, log)
+	mon := startMonitor(ctx, w.nv, w.gpus, w.cfg.ProgressInterval)
+	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest}, log)
 
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
@@ -128,6 +132,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	})
 	stopRep()
 	fenceErr := <-repDone
+	gpuSum := mon.Stop()
 	if err != nil {
 		// The load profile cannot be honoured (the manifest's validation
 		// should have refused it): nothing was sent.
@@ -145,13 +150,12 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		log.Warn("the run was handed on to another agent; stopping")
 		return river.JobCancel(fenceErr)
 	}
-	_, _, segment := rep.Figures()
 
 	switch {
 	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
 		// The user cancelled the run (or the reaper took it, and the fence
 		// will refuse what follows).
-		f := w.finishFigures(cctx, lease, a, segment, tgt, log)
+		f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
 		f.State, f.StoppedBy = "cancelled", load.StoppedCancelled
 		if err := w.finish(lease, f, log); err != nil {
 			return err
@@ -160,6 +164,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	case out.StoppedBy == load.StoppedDrained || ctx.Err() != nil:
 		// agentd is stopping: what was sent is stored; another agent (or
 		// this one, restarted) resumes from there.
+		_, _, segment := rep.Figures()
 		if err := w.st.HandBackRun(cctx, lease, segment, "agent "+w.cfg.Name+" is stopping"); err != nil {
 			log.Warn("handing the run back", "err", err)
 			return err
@@ -167,7 +172,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		log.Info("run handed back for another agent to resume")
 		return river.JobSnooze(time.Second)
 	}
-	f := w.finishFigures(cctx, lease, a, segment, tgt, log)
+	f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
 	f.State, f.StoppedBy = "succeeded", out.StoppedBy
 	if errs := claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (a.Load.MaxErrors > 0 && errs > a.Load.MaxErrors) {
 		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
@@ -178,8 +183,17 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 
 // finishFigures computes the run's summary over all its stored results
 // (every agent's share) plus this segment's GPU figures.
-func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.RunArgs, segment time.Duration, tgt target, log *slog.Logger) store.Finish {
+func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.RunArgs, rep *report.Reporter, gpu *gpuSummary, tgt target, log *slog.Logger) store.Finish {
+	_, tokens, segment := rep.Figures()
 	f := store.Finish{Segment: segment, LoadTime: tgt.LoadTime(), RuntimeLog: tgt.LogTail()}
+	if gpu != nil {
+		// Energy is this segment's, so per token it is over this segment's
+		// output tokens.
+		if tokens > 0 {
+			gpu.JoulesPerToken = gpu.EnergyJ / float64(tokens)
+		}
+		f.GPUSummary, _ = json.Marshal(gpu)
+	}
 	sum, err := w.st.RunAggregate(ctx, l.RunID, a.SLO, segment)
 	if err != nil {
 		log.Warn("summarising the run", "err", err)

@@ -258,7 +258,7 @@ func check(cfg Config) error {
 	p := cfg.Profile
 	var errs []error
 	if cfg.Send == nil || cfg.Record == nil {
-		errs = append(errs, errors.New("Send and Record are required"))
+		errs = append(errs, errors.New("load: Send and Record are required"))
 	}
 	switch p.Profile {
 	case "", jobs.LoadSequential, jobs.LoadSweep:
