@@ -205,15 +205,30 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 }
 
 func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
-	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
-	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark.")
-	}
+	b, err := s.benchmarkParam(c)
 	if err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, benchmarks.DetailPage(b))
+}
+
+// showRunsFragment is the runs table alone, polled by the benchmark page
+// while runs are active.
+func (s *server) showRunsFragment(c *fiber.Ctx) error {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.RunsTable(b))
+}
+
+func (s *server) benchmarkParam(c *fiber.Ctx) (store.Benchmark, error) {
+	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return b, fiber.NewError(fiber.StatusNotFound, "There is no such benchmark.")
+	}
+	return b, err
 }
 
 // controlRuns carries out a run action for both the pages and the API:

@@ -156,6 +156,7 @@ func New(d Deps) *fiber.App {
 	web.Post("/benchmarks/new", requireUser, s.createBenchmark)
 	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
 	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)
+	web.Get("/benchmarks/:id<int>/runs", requireUser, s.showRunsFragment)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/retry", requireUser, s.runControl("retry"))

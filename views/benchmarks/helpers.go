@@ -2,9 +2,42 @@ package benchmarks
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/store"
 )
+
+// active says whether any run may still change, so the table keeps polling.
+func active(b store.Benchmark) bool {
+	for _, r := range b.Runs {
+		if r.State == "queued" || r.State == "running" {
+			return true
+		}
+	}
+	return false
+}
+
+func rate(tps float64) string {
+	if tps <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", tps)
+}
+
+func eta(r store.Run) string {
+	if r.State != "running" || r.ETASeconds == nil {
+		return "–"
+	}
+	return (time.Duration(*r.ETASeconds) * time.Second).Round(time.Second).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
 
 func orManifest(path string) string {
 	if path == "" {

@@ -1,0 +1,96 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// The benchmark page shows each run's live progress in a fragment that
+// polls itself while runs are active and stops once they have finished;
+// the API reports the same figures.
+func TestRunProgressFragmentAndAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(u)
+	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`{"name":"p","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
+		"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	b := fmt.Sprint(r.body["benchmark_id"])
+	runID := int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	var jobID int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, runID).Scan(&jobID); err != nil {
+		t.Fatal(err)
+	}
+
+	// The agent takes the run, stores one result and reports progress.
+	claim, err := e.store.ClaimRun(ctx, runID, agent.ID, jobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := store.ResultRecord{Result: jobs.Result{Idx: 0, CustomID: "a", Status: jobs.StatusOK, CompletionTokens: 8, ContentEvents: 8,
+		TTFT: 10 * time.Millisecond, E2E: 50 * time.Millisecond}, SentAt: time.Now()}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, []store.ResultRecord{res}); err != nil {
+		t.Fatal(err)
+	}
+	eta := 3 * time.Second
+	if err := e.store.UpdateProgress(ctx, claim.Lease, store.Progress{Throughput: 42.5, RequestsPerS: 2, ETA: &eta}, store.Sample{At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get("/benchmarks/" + b)
+	if page.doc.Find(`#runs[data-polling="on"][hx-trigger="every 2s"]`).Length() != 1 {
+		t.Fatal("an active benchmark's runs table does not poll")
+	}
+	frag := c.get("/benchmarks/" + b + "/runs")
+	row := fmt.Sprintf(`[data-testid="run-%d"] `, runID)
+	if frag.status != 200 || frag.text(row+`[data-testid="run-completed"]`) != "1 / 3" || frag.text(row+`[data-testid="run-throughput"]`) != "42.5" ||
+		frag.text(row+`[data-testid="run-eta"]`) != "3s" || frag.text(row+`[data-testid="run-state"]`) != "running" {
+		t.Fatalf("fragment: %d %q %q %q", frag.status, frag.text(row+`[data-testid="run-completed"]`), frag.text(row+`[data-testid="run-throughput"]`), frag.text(row+`[data-testid="run-eta"]`))
+	}
+	if frag.doc.Find("nav").Length() != 0 {
+		t.Fatal("the fragment is a whole page")
+	}
+	api := e.api(http.MethodGet, "/api/v1/benchmarks/"+b, tok, nil, "")
+	run := api.body["runs"].([]any)[0].(map[string]any)
+	if run["progress"] != 1.0/3 || run["completed"] != 1.0 || run["throughput"] != 42.5 || run["eta_seconds"] != 3.0 || run["agent"] != "cpu-1" {
+		t.Fatalf("API run: %v", run)
+	}
+
+	// Finished: the table stops polling.
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed"}); err != nil {
+		t.Fatal(err)
+	}
+	frag = c.get("/benchmarks/" + b + "/runs")
+	if frag.doc.Find(`#runs[hx-get]`).Length() != 0 || frag.text(row+`[data-testid="run-state"]`) != "succeeded" {
+		t.Fatal("a finished benchmark's runs table still polls")
+	}
+	e.createUser("eve@example.com", "correct horse", store.RoleUser)
+	other := e.client()
+	other.signIn("eve@example.com", "correct horse")
+	if res := other.get("/benchmarks/" + b + "/runs"); res.status != 404 {
+		t.Fatalf("another user's fragment: %d", res.status)
+	}
+}
