@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/agentd/sim"
 )
@@ -14,56 +16,112 @@ import (
 // backend is how the agent reaches its inference runtime.
 type backend interface {
 	// Mode labels the runs: sim (simulated), black-box (client-side
-	// timings only) or gray-box (plus the local GPUs through NVML).
+	// timings only), gray-box (plus the runtime's /metrics or the local
+	// GPUs) or white-box (agentd launched the runtime).
 	Mode(gpus bool) string
-	// Prepare makes the runtime ready to serve model.
-	Prepare(ctx context.Context, model string) (target, error)
+	// Prepare makes the runtime ready to serve a model: registry is its
+	// name in Ruckus, served the name the runtime knows it by. On failure
+	// the target (when not nil) still carries the runtime's log.
+	Prepare(ctx context.Context, registry, served string) (target, error)
 	// Client is the OpenAI-compatible client for a prepared target.
-	Client(t target) (*openai.Client, error)
+	Client(t target) *openai.Client
 	Close()
 }
 
 // target is a runtime ready for one run.
 type target interface {
 	BaseURL() string
+	// MetricsURL is the runtime's Prometheus /metrics, "" when none.
+	MetricsURL() string
 	LoadTime() *time.Duration
 	LogTail() string
 	Stop() error
 }
 
 // endpoint is a runtime that is already running at a URL.
-type endpoint struct{ url string }
+type endpoint struct{ url, metrics string }
 
 func (e endpoint) BaseURL() string          { return e.url }
+func (e endpoint) MetricsURL() string       { return e.metrics }
 func (e endpoint) LoadTime() *time.Duration { return nil }
 func (e endpoint) LogTail() string          { return "" }
 func (e endpoint) Stop() error              { return nil }
 
 // remote drives an endpoint: the built-in simulated runtime, or any
-// OpenAI-compatible server (black-box: client-side timings and the usage
-// the server reports).
+// OpenAI-compatible server.
 type remote struct {
-	mode   string
-	url    string
-	client func(string) *openai.Client
-	stop   context.CancelFunc
+	mode    string
+	url     string
+	metrics string
+	client  func(string) *openai.Client
+	stop    context.CancelFunc
 }
 
 func (r *remote) Mode(gpus bool) string {
-	if r.mode == "black-box" && gpus {
+	if r.mode == "black-box" && (gpus || r.metrics != "") {
 		return "gray-box"
 	}
 	return r.mode
 }
-func (r *remote) Prepare(context.Context, string) (target, error) {
-	return endpoint{r.url}, nil
+
+func (r *remote) Prepare(context.Context, string, string) (target, error) {
+	return endpoint{r.url, r.metrics}, nil
 }
-func (r *remote) Client(t target) (*openai.Client, error) { return r.client(t.BaseURL()), nil }
+func (r *remote) Client(t target) *openai.Client { return r.client(t.BaseURL()) }
 func (r *remote) Close() {
 	if r.stop != nil {
 		r.stop()
 	}
 }
+
+// launcher starts the runtime from its command template for every run and
+// stops it afterwards (white-box).
+type launcher struct {
+	cfg    runConfig
+	client func(string) *openai.Client
+	logger *slog.Logger
+}
+
+// launched is a runtime process agentd started.
+type launched struct {
+	p     *launch.Process
+	grace time.Duration
+}
+
+func (l launched) BaseURL() string          { return l.p.BaseURL() }
+func (l launched) MetricsURL() string       { return l.p.MetricsURL() }
+func (l launched) LoadTime() *time.Duration { return l.p.LoadTime() }
+func (l launched) LogTail() string          { return l.p.LogTail() }
+func (l launched) Stop() error              { return l.p.Stop(l.grace) }
+
+func (l *launcher) Mode(bool) string { return "white-box" }
+
+func (l *launcher) Prepare(ctx context.Context, registry, served string) (target, error) {
+	path := l.cfg.ModelPaths[registry]
+	if path == "" {
+		path = l.cfg.ModelPaths[served]
+	}
+	spec := launch.Spec{Runtime: l.cfg.Serves, Model: served, ModelPath: path, Command: l.cfg.Command, ExtraArgs: l.cfg.ExtraArgs,
+		ReadyTimeout: l.cfg.ReadyTimeout, StopGrace: l.cfg.StopGrace}
+	if l.cfg.LogDir != "" {
+		spec.LogPath = filepath.Join(l.cfg.LogDir, fmt.Sprintf("%s-%d.log", l.cfg.Serves, time.Now().UnixNano()))
+	}
+	p, err := launch.Start(ctx, spec, l.logger)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", l.cfg.Serves, err)
+	}
+	t := launched{p: p, grace: l.cfg.StopGrace}
+	load, err := p.WaitReady(ctx)
+	if err != nil {
+		_ = p.Stop(l.cfg.StopGrace)
+		return t, err
+	}
+	l.logger.Info("runtime ready", "runtime", l.cfg.Serves, "model", served, "load_time", load, "url", p.BaseURL())
+	return t, nil
+}
+
+func (l *launcher) Client(t target) *openai.Client { return l.client(t.BaseURL()) }
+func (l *launcher) Close()                         {}
 
 func newBackend(ctx context.Context, cfg runConfig, logger *slog.Logger) (backend, error) {
 	tlsConf, err := openai.TLSConfig(cfg.TLSCA, cfg.TLSInsecure)
@@ -89,7 +147,9 @@ func newBackend(ctx context.Context, cfg runConfig, logger *slog.Logger) (backen
 		logger.Info("simulated runtime listening", "addr", addr)
 		return &remote{mode: "sim", url: "http://" + addr, client: client, stop: stop}, nil
 	case modeOpenAI:
-		return &remote{mode: "black-box", url: cfg.Endpoint, client: client}, nil
+		return &remote{mode: "black-box", url: cfg.Endpoint, metrics: cfg.MetricsURL, client: client}, nil
+	case modeLaunch:
+		return &launcher{cfg: cfg, client: client, logger: logger}, nil
 	}
 	return nil, fmt.Errorf("--runtime %q is not available", cfg.Runtime)
 }

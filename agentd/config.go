@@ -13,6 +13,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/agentd/sim"
 )
 
@@ -23,6 +24,8 @@ const (
 	// modeOpenAI sends runs to an OpenAI-compatible endpoint already
 	// running (black-box; gray-box with --metrics-url or GPUs).
 	modeOpenAI = "openai"
+	// modeLaunch starts the runtime itself for every run (white-box).
+	modeLaunch = "launch"
 )
 
 // servable runtime names an openai-mode agent may advertise.
@@ -36,13 +39,23 @@ type runConfig struct {
 	Runtime     string        `yaml:"runtime"`
 	Heartbeat   time.Duration `yaml:"heartbeat"`
 	// Serves is the runtime name the agent advertises (the runs it takes):
-	// "sim" for --runtime sim, the endpoint's kind for openai.
+	// "sim" for --runtime sim, the endpoint's kind for openai, the launched
+	// runtime for launch.
 	Serves string `yaml:"serves"`
 	// openai mode.
 	Endpoint    string `yaml:"endpoint"`
 	APIKeyEnv   string `yaml:"api_key_env"`
+	MetricsURL  string `yaml:"metrics_url"`
 	TLSCA       string `yaml:"tls_ca"`
 	TLSInsecure bool   `yaml:"tls_insecure"`
+	// launch mode: the shipped template (or Command), and per model the
+	// weights' path for runtimes that load files.
+	Command      launch.Argv       `yaml:"command"`
+	ExtraArgs    launch.Argv       `yaml:"extra_args"`
+	ModelPaths   map[string]string `yaml:"model_paths"`
+	ReadyTimeout time.Duration     `yaml:"ready_timeout"`
+	StopGrace    time.Duration     `yaml:"stop_grace"`
+	LogDir       string            `yaml:"log_dir"`
 	// ModelAliases maps registry names to the names the runtime serves
 	// (Ollama's "qwen2.5:0.5b" for Qwen/Qwen2.5-0.5B-Instruct).
 	ModelAliases map[string]string `yaml:"model_aliases"`
@@ -63,6 +76,7 @@ func defaultRunConfig() runConfig {
 	return runConfig{
 		DatabaseURL: os.Getenv("DATABASE_URL"), Name: host, Runtime: modeSim, Heartbeat: 5 * time.Second,
 		APIKeyEnv: "OPENAI_API_KEY", RequestTimeout: 10 * time.Minute,
+		ReadyTimeout: launch.DefaultReadyTimeout, StopGrace: launch.DefaultStopGrace,
 		StallTimeout: 2 * time.Minute, ProgressInterval: time.Second, Sim: sim.DefaultConfig(),
 	}
 }
@@ -117,9 +131,16 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.String("config", "", "YAML file with these settings (keys as in the README); flags win")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL shared with the server (default $DATABASE_URL)")
 	fs.StringVar(&c.Name, "name", c.Name, "agent name, unique in the fleet")
-	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in) or openai (an endpoint already running)")
+	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in), openai (an endpoint already running) or launch (started for every run)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", c.Heartbeat, "heartbeat interval")
-	fs.StringVar(&c.Serves, "serves", c.Serves, "runtime name to take runs for: with openai one of "+strings.Join(servable, ", "))
+	fs.StringVar(&c.Serves, "serves", c.Serves, "runtime name to take runs for: with openai one of "+strings.Join(servable, ", ")+"; with launch one of "+strings.Join(launch.Runtimes(), ", "))
+	fs.StringVar(&c.MetricsURL, "metrics-url", c.MetricsURL, "openai: the runtime's Prometheus /metrics, scraped during runs (gray-box); launch finds it itself")
+	fs.Var(&c.Command, "command", "launch: the runtime's command instead of the shipped template, as one string (Go templates: {{.Model}} {{.ModelPath}} {{.Host}} {{.Port}})")
+	fs.Var(&c.ExtraArgs, "extra-args", "launch: arguments added to the runtime's command, as one string")
+	fs.Var(mapFlag{&c.ModelPaths}, "model-path", "launch: NAME=PATH of a model's weights, for runtimes that load files (repeatable)")
+	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "launch: how long the runtime may take to load the model and answer")
+	fs.DurationVar(&c.StopGrace, "stop-grace", c.StopGrace, "launch: how long the runtime gets to stop after SIGTERM before SIGKILL")
+	fs.StringVar(&c.LogDir, "log-dir", c.LogDir, "launch: where runtime logs are kept (default: only the tail, stored with the run)")
 	fs.StringVar(&c.Endpoint, "endpoint", c.Endpoint, "openai: base URL of the OpenAI-compatible server, such as http://127.0.0.1:8000")
 	fs.StringVar(&c.APIKeyEnv, "api-key-env", c.APIKeyEnv, "environment variable holding the endpoint's API key (sent as a Bearer token when set)")
 	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "PEM file of a CA to trust for https endpoints")
@@ -172,8 +193,17 @@ func (c *runConfig) validate() error {
 		if !slices.Contains(servable, c.Serves) {
 			return fmt.Errorf("--serves %q: with --runtime openai use one of %s", c.Serves, strings.Join(servable, ", "))
 		}
+	case modeLaunch:
+		_, name, ok := launch.Lookup(c.Serves)
+		if !ok {
+			return fmt.Errorf("--runtime launch needs --serves, one of %s (got %q)", strings.Join(launch.Runtimes(), ", "), c.Serves)
+		}
+		c.Serves = name
+		if c.ReadyTimeout <= 0 || c.StopGrace <= 0 {
+			return errors.New("--ready-timeout and --stop-grace must be positive")
+		}
 	default:
-		return fmt.Errorf("--runtime %q: use sim or openai", c.Runtime)
+		return fmt.Errorf("--runtime %q: use sim, openai or launch", c.Runtime)
 	}
 	return nil
 }

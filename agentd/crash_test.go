@@ -80,9 +80,14 @@ func (w *world) launch(load jobs.LoadProfile) int64 { return w.launchOn("cpu", l
 
 // launchOn creates a one-run benchmark on the profile's sim queue.
 func (w *world) launchOn(profile string, load jobs.LoadProfile) int64 {
+	return w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "sim", Hardware: profile}, load)
+}
+
+// launchTarget creates a one-run benchmark for target.
+func (w *world) launchTarget(target bench.Target, load jobs.LoadProfile) int64 {
 	w.t.Helper()
 	c, err := w.planner.Create(context.Background(), w.viewer, bench.Manifest{Name: "crash", Dataset: bench.DatasetRef{ID: w.dataset},
-		Targets: []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: profile}}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
+		Targets: []bench.Target{target}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
 	if err != nil {
 		w.t.Fatal(err)
 	}

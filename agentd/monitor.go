@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/ruckus/ruckus/agentd/gpu"
+	"github.com/ruckus/ruckus/agentd/promscrape"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -25,35 +28,45 @@ type gpuSummary struct {
 	JoulesPerToken float64 `json:"joules_per_token,omitempty"`
 }
 
-// monitor samples the GPUs during a run: the latest reading goes into the
-// next progress sample, every reading into the energy meter.
+// monitor samples the GPUs and the runtime's /metrics during a run: the
+// latest readings go into the next progress sample, every GPU reading into
+// the energy meter.
 type monitor struct {
 	cancel context.CancelFunc
-	done   chan struct{}
+	wg     sync.WaitGroup
 	gpus   int
 
 	mu     sync.Mutex
 	latest gpu.Sample
 	meter  gpu.EnergyMeter
+	prom   promscrape.Snapshot
 }
 
-// startMonitor samples nv every interval until Stop; without GPUs it
-// samples nothing.
-func startMonitor(ctx context.Context, nv *gpu.NVML, gpus int, interval time.Duration) *monitor {
+// startMonitor samples nv and scrapes metricsURL every interval until
+// Stop; whichever is absent is not sampled.
+func startMonitor(ctx context.Context, nv *gpu.NVML, gpus int, metricsURL string, interval time.Duration, logger *slog.Logger) *monitor {
 	ctx, cancel := context.WithCancel(ctx)
-	m := &monitor{cancel: cancel, done: make(chan struct{}), gpus: gpus}
-	go func() {
-		defer close(m.done)
-		if nv == nil || gpus == 0 {
-			return
-		}
-		gpu.Sampler{NVML: nv, Interval: interval}.Run(ctx, func(s gpu.Sample) {
-			m.mu.Lock()
-			m.latest = s
-			m.meter.Add(s)
-			m.mu.Unlock()
+	m := &monitor{cancel: cancel, gpus: gpus}
+	if nv != nil && gpus > 0 {
+		m.wg.Go(func() {
+			gpu.Sampler{NVML: nv, Interval: interval}.Run(ctx, func(s gpu.Sample) {
+				m.mu.Lock()
+				m.latest = s
+				m.meter.Add(s)
+				m.mu.Unlock()
+			})
 		})
-	}()
+	}
+	if metricsURL != "" {
+		m.wg.Go(func() {
+			sc := &promscrape.Scraper{Client: &http.Client{Timeout: 5 * time.Second}, URL: metricsURL, Interval: interval, Logger: logger}
+			sc.Run(ctx, func(s promscrape.Snapshot) {
+				m.mu.Lock()
+				m.prom = s
+				m.mu.Unlock()
+			})
+		})
+	}
 	return m
 }
 
@@ -62,7 +75,7 @@ func startMonitor(ctx context.Context, nv *gpu.NVML, gpus int, interval time.Dur
 func (m *monitor) Latest() store.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out store.Sample
+	out := store.Sample{Running: m.prom.Running, Waiting: m.prom.Waiting, KVCache: m.prom.KVCacheUsage}
 	if len(m.latest.GPUs) == 0 {
 		return out
 	}
@@ -104,7 +117,7 @@ func (m *monitor) Latest() store.Sample {
 // GPUs.
 func (m *monitor) Stop() *gpuSummary {
 	m.cancel()
-	<-m.done
+	m.wg.Wait()
 	if m.gpus == 0 {
 		return nil
 	}

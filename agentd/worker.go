@@ -66,10 +66,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	lease := claim.Lease
 	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
 
-	tgt, err := w.backend.Prepare(ctx, w.cfg.servedModel(a.Model))
+	tgt, err := w.backend.Prepare(ctx, a.Model, w.cfg.servedModel(a.Model))
 	if err != nil {
 		log.Error("runtime not ready", "err", err)
-		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error(), RuntimeLog: tgt.LogTail()}
+		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}
+		if tgt != nil {
+			f.RuntimeLog = tgt.LogTail()
+		}
 		return w.finish(lease, f, log)
 	}
 	defer func() {
@@ -88,11 +91,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		byIdx[it.Idx], indices[i] = it, it.Idx
 	}
 
-	client, err := w.backend.Client(tgt)
-	if err != nil {
-		return w.finish(lease, store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}, log)
-	}
-	mon := startMonitor(ctx, w.nv, w.gpus, w.cfg.ProgressInterval)
+	client := w.backend.Client(tgt)
+	mon := startMonitor(ctx, w.nv, w.gpus, tgt.MetricsURL(), w.cfg.ProgressInterval, log)
 	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest}, log)
 
 	loadCtx, stopLoad := context.WithCancel(ctx)

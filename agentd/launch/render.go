@@ -1,0 +1,187 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"text/template"
+)
+
+// Plan is a rendered Spec: exactly what Start runs and where it looks.
+type Plan struct {
+	// Runtime is the canonical runtime name.
+	Runtime string
+	Argv    []string
+	// Env is what is added to agentd's environment.
+	Env []string
+	// Prepare holds the prepare steps that apply.
+	Prepare [][]string
+	// ReadyURL answers 2xx once the server is up; ModelsURL (optional)
+	// lists the model once it is registered.
+	ReadyURL  string
+	ModelsURL string
+	// Load is the load request, nil when the template has none.
+	Load *PlannedRequest
+	// MetricsURL is the Prometheus endpoint, empty when there is none.
+	MetricsURL string
+	// BaseURL is the OpenAI-compatible API's root, such as
+	// http://127.0.0.1:8000/v1.
+	BaseURL string
+}
+
+// PlannedRequest is a rendered Request.
+type PlannedRequest struct {
+	Method, URL, Body string
+}
+
+// Render renders spec's template with spec's values as given: Port must be
+// set (Start picks one first when it is 0), and a Modelfile that Start
+// would write is not assumed.
+func Render(spec Spec) (Plan, error) {
+	spec = spec.withDefaults()
+	t, name, err := spec.template()
+	if err != nil {
+		return Plan{}, err
+	}
+	if strings.TrimSpace(spec.Model) == "" {
+		return Plan{}, fmt.Errorf("launch: %s: no model given", name)
+	}
+	if t.NeedsModelPath && spec.ModelPath == "" {
+		return Plan{}, fmt.Errorf("launch: %s needs a model path (it cannot fetch %q by name)", name, spec.Model)
+	}
+	if spec.Port < 1 || spec.Port > 65535 {
+		return Plan{}, fmt.Errorf("launch: %s: port %d out of range", name, spec.Port)
+	}
+	r := renderer{vars: Vars{Model: spec.Model, ModelPath: spec.ModelPath, Modelfile: spec.Modelfile,
+		Host: spec.Host, Port: spec.Port, WorkDir: spec.WorkDir}}
+	p := Plan{Runtime: name}
+	if p.Argv, err = r.argv("command", append(slices.Clone(t.Command), spec.ExtraArgs...)); err != nil {
+		return Plan{}, err
+	}
+	if len(p.Argv) == 0 {
+		return Plan{}, fmt.Errorf("launch: %s: empty command", name)
+	}
+	for _, e := range append(slices.Clone(t.Env), spec.Env...) {
+		v, err := r.render("env", e)
+		if err != nil {
+			return Plan{}, err
+		}
+		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+			return Plan{}, fmt.Errorf("launch: environment entry %q is not KEY=VALUE", v)
+		}
+		p.Env = append(p.Env, v)
+	}
+	for _, st := range t.Prepare {
+		cond := "true"
+		if st.If != "" {
+			if cond, err = r.render("prepare if", st.If); err != nil {
+				return Plan{}, err
+			}
+		}
+		if strings.TrimSpace(cond) == "" {
+			continue
+		}
+		argv, err := r.argv("prepare", st.Argv)
+		if err != nil {
+			return Plan{}, err
+		}
+		if len(argv) > 0 {
+			p.Prepare = append(p.Prepare, argv)
+		}
+	}
+	root := "http://" + hostPort(connectHost(spec.Host), spec.Port)
+	p.ReadyURL = root + ensureSlash(t.ReadyPath)
+	if t.ModelsPath != "" {
+		p.ModelsURL = root + ensureSlash(t.ModelsPath)
+	}
+	if t.Load != nil {
+		body, err := r.render("load body", t.Load.Body)
+		if err != nil {
+			return Plan{}, err
+		}
+		method := t.Load.Method
+		if method == "" {
+			method = "POST"
+		}
+		p.Load = &PlannedRequest{Method: method, URL: root + ensureSlash(t.Load.Path), Body: body}
+	}
+	if t.MetricsPath != "" && (t.MetricsFlag == "" || slices.Contains(p.Argv, t.MetricsFlag)) {
+		p.MetricsURL = root + ensureSlash(t.MetricsPath)
+	}
+	p.BaseURL = root + strings.TrimRight(ensureSlash(t.APIPath), "/")
+	return p, nil
+}
+
+type renderer struct{ vars Vars }
+
+func (r renderer) render(what, text string) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := template.New(what).Option("missingkey=error").
+		Funcs(template.FuncMap{"json": jsonString, "hostport": hostPort}).Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("launch: %s template %q: %w", what, text, err)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, r.vars); err != nil {
+		return "", fmt.Errorf("launch: %s template %q: %w", what, text, err)
+	}
+	return b.String(), nil
+}
+
+// argv renders each argument; those that render empty are dropped.
+func (r renderer) argv(what string, args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		v, err := r.render(what, a)
+		if err != nil {
+			return nil, err
+		}
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// connectHost is where agentd reaches a server listening on host: loopback
+// for the unspecified addresses.
+func connectHost(host string) string {
+	if host == "" {
+		return DefaultHost
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if ip.To4() != nil {
+			return "127.0.0.1"
+		}
+		return "::1"
+	}
+	return host
+}
+
+func ensureSlash(path string) string {
+	if path == "" || path[0] != '/' {
+		return "/" + path
+	}
+	return path
+}
+
+// FreePort asks the system for a TCP port that is free on host now.
+func FreePort(host string) (int, error) {
+	if host == "" {
+		host = DefaultHost
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), "0"))
+	if err != nil {
+		return 0, fmt.Errorf("launch: pick a free port on %s: %w", host, err)
+	}
+	defer ln.Close()
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, errors.New("launch: pick a free port: not a TCP address")
+	}
+	return addr.Port, nil
+}
