@@ -62,6 +62,7 @@ type Store interface {
 	sessionStore
 	tokenStore
 	agentStore
+	resultStore
 }
 
 type server struct {
@@ -119,6 +120,9 @@ func New(d Deps) *fiber.App {
 	api.Post("/benchmarks", s.apiCreateBenchmark)
 	api.Get("/benchmarks", s.apiListBenchmarks)
 	api.Get("/benchmarks/:id<int>", s.apiGetBenchmark)
+	api.Get("/benchmarks/:id<int>/export", s.exportBenchmark(false))
+	api.Get("/benchmarks/:id<int>/summary", s.exportBenchmark(true))
+	api.Get("/runs/:id<int>/results", s.exportRun)
 	api.Post("/benchmarks/:id<int>/cancel", s.apiRunControl("cancel-benchmark"))
 	api.Post("/runs/:id<int>/cancel", s.apiRunControl("cancel"))
 	api.Post("/runs/:id<int>/retry", s.apiRunControl("retry"))
@@ -157,6 +161,9 @@ func New(d Deps) *fiber.App {
 	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
 	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)
 	web.Get("/benchmarks/:id<int>/runs", requireUser, s.showRunsFragment)
+	web.Get("/benchmarks/:id<int>/export", requireUser, s.exportBenchmark(false))
+	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
+	web.Get("/runs/:id<int>/results", requireUser, s.exportRun)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/retry", requireUser, s.runControl("retry"))

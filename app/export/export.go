@@ -1,0 +1,180 @@
+// Package export writes results in the formats people take elsewhere: CSV
+// (one row per item, optionally with the run it belongs to) and JSONL in
+// the OpenAI batch output format, so Ruckus results can be read by the
+// same tools as the Batch API's or `vllm run-batch`'s. Writers work row by
+// row: memory stays constant whatever the size.
+package export
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// ResultColumns are the per-item CSV columns.
+var ResultColumns = []string{"custom_id", "idx", "status", "output", "finish_reason", "prompt_tokens", "completion_tokens",
+	"tokens_estimated", "ttft_ms", "e2e_ms", "tpot_ms", "itl_mean_ms", "score", "error_class", "error", "phase", "sent_at"}
+
+// RunColumns prefix ResultColumns in a benchmark's CSV.
+var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
+
+// CSV writes result rows.
+type CSV struct {
+	w    *csv.Writer
+	runs map[int64]store.Run // non-nil: prefix each row with its run
+	rec  []string
+}
+
+// NewCSV writes the header; with runs, each row starts with its run's
+// columns.
+func NewCSV(w io.Writer, runs []store.Run) (*CSV, error) {
+	c := &CSV{w: csv.NewWriter(w)}
+	header := ResultColumns
+	if runs != nil {
+		c.runs = map[int64]store.Run{}
+		for _, r := range runs {
+			c.runs[r.ID] = r
+		}
+		header = append(append([]string{}, RunColumns...), ResultColumns...)
+	}
+	return c, c.w.Write(header)
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 3, 64)
+}
+
+// Write adds one result.
+func (c *CSV) Write(r store.ResultRow) error {
+	c.rec = c.rec[:0]
+	if c.runs != nil {
+		run := c.runs[r.RunID]
+		c.rec = append(c.rec, strconv.FormatInt(r.RunID, 10), run.ModelName, run.Runtime, run.HardwareProfile, run.Mode)
+	}
+	score := ""
+	if r.Score != nil {
+		score = strconv.FormatFloat(*r.Score, 'f', -1, 64)
+	}
+	c.rec = append(c.rec, r.CustomID, strconv.Itoa(r.Idx), r.Status, r.Output, r.FinishReason, strconv.Itoa(r.PromptTokens),
+		strconv.Itoa(r.CompletionTokens), strconv.FormatBool(r.TokensEstimated), num(r.TTFTms), num(r.E2Ems), num(r.TPOTms),
+		num(r.ITLMeanms), score, r.ErrorClass, r.Error, r.Phase, r.SentAt.UTC().Format(time.RFC3339Nano))
+	return c.w.Write(c.rec)
+}
+
+// Flush writes what is buffered and reports a write error.
+func (c *CSV) Flush() error {
+	c.w.Flush()
+	return c.w.Error()
+}
+
+// batchLine is one line of an OpenAI batch output file.
+type batchLine struct {
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *batchResponse  `json:"response"`
+	Error    *batchError     `json:"error"`
+	Ruckus   json.RawMessage `json:"ruckus,omitempty"`
+}
+
+type batchResponse struct {
+	StatusCode int    `json:"status_code"`
+	RequestID  string `json:"request_id"`
+	Body       any    `json:"body"`
+}
+
+type batchError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// WriteBatchLine writes r as a line of the OpenAI batch output format
+// (id, custom_id, response{status_code, request_id, body}, error). The
+// body is a chat.completion or text_completion object with the output and
+// usage; Ruckus's own timings ride along under "ruckus".
+func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
+	line := batchLine{ID: fmt.Sprintf("batch_req_%d_%d", r.RunID, r.Idx), CustomID: r.CustomID}
+	usage := map[string]int{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}
+	if r.Status == jobs.StatusOK {
+		var body map[string]any
+		if r.Endpoint == "/v1/completions" {
+			body = map[string]any{"id": r.RequestID, "object": "text_completion", "model": model,
+				"choices": []any{map[string]any{"index": 0, "text": r.Output, "finish_reason": r.FinishReason}}, "usage": usage}
+		} else {
+			body = map[string]any{"id": r.RequestID, "object": "chat.completion", "model": model,
+				"choices": []any{map[string]any{"index": 0, "message": map[string]string{"role": "assistant", "content": r.Output},
+					"finish_reason": r.FinishReason}}, "usage": usage}
+		}
+		status := 200
+		if r.HTTPStatus != nil {
+			status = *r.HTTPStatus
+		}
+		line.Response = &batchResponse{StatusCode: status, RequestID: r.RequestID, Body: body}
+	} else {
+		if r.HTTPStatus != nil {
+			line.Response = &batchResponse{StatusCode: *r.HTTPStatus, RequestID: r.RequestID,
+				Body: map[string]any{"error": map[string]string{"message": r.Error, "type": r.ErrorClass}}}
+		}
+		line.Error = &batchError{Code: r.ErrorClass, Message: r.Error}
+	}
+	extra := map[string]any{"ttft_ms": r.TTFTms, "e2e_ms": r.E2Ems, "tpot_ms": r.TPOTms, "tokens_estimated": r.TokensEstimated, "score": r.Score}
+	line.Ruckus, _ = json.Marshal(extra)
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// SummaryColumns are the columns of a benchmark's summary CSV.
+var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "requests", "ok", "errors",
+	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
+	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
+	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "energy_j", "joules_per_token", "peak_gpu_mem_bytes"}
+
+// WriteSummary writes one summary row per run from the runs' stored
+// summaries (empty figures for runs not finished).
+func WriteSummary(w io.Writer, runs []store.Run, summaries map[int64][2]json.RawMessage) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(SummaryColumns); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, r := range runs {
+		rec := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State}
+		var s jobs.RunSummary
+		var g struct {
+			EnergyJ        float64 `json:"energy_j"`
+			JoulesPerToken float64 `json:"joules_per_token"`
+			PeakMemBytes   uint64  `json:"peak_mem_bytes"`
+		}
+		raw := summaries[r.ID]
+		if raw[0] == nil {
+			rec = append(rec, make([]string, len(SummaryColumns)-len(rec))...)
+		} else {
+			_ = json.Unmarshal(raw[0], &s)
+			if raw[1] != nil {
+				_ = json.Unmarshal(raw[1], &g)
+			}
+			rec = append(rec, strconv.Itoa(s.Requests), strconv.Itoa(s.OK), strconv.Itoa(s.Errors), strconv.FormatInt(s.OutputTokens, 10),
+				f(s.MeasuredSeconds), f(s.OutputTokensPerS), f(s.RequestsPerS), f(s.GoodputRPS),
+				f(s.TTFT.P50), f(s.TTFT.P95), f(s.TTFT.P99), f(s.TPOT.P50), f(s.TPOT.P95), f(s.TPOT.P99),
+				f(s.E2E.P50), f(s.E2E.P95), f(s.E2E.P99), f(s.ITL.Mean), f(g.EnergyJ), f(g.JoulesPerToken), strconv.FormatUint(g.PeakMemBytes, 10))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

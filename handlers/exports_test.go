@@ -1,0 +1,140 @@
+package handlers_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/app/export"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// raw fetches a path with a token and returns status, content type and body.
+func (e *env) raw(path, token string) (int, string, string) {
+	e.t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := e.app.Test(req, -1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Content-Type"), string(b)
+}
+
+// A run's results download as CSV and as OpenAI batch output JSONL; a
+// benchmark's as one CSV with the run columns, and a summary CSV.
+func TestExports(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(u)
+	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`{"name":"x","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
+		"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	b := fmt.Sprint(r.body["benchmark_id"])
+	runID := int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	var jobID int64
+	_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, runID).Scan(&jobID)
+	claim, err := e.store.ClaimRun(ctx, runID, agent.ID, jobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := `<script>alert(1)</script>, "quoted"` + "\nline two"
+	rs := []store.ResultRecord{
+		{Result: jobs.Result{Idx: 0, CustomID: "q1", Status: jobs.StatusOK, Output: evil, FinishReason: "stop", PromptTokens: 5, CompletionTokens: 7,
+			ContentEvents: 7, TTFT: 12 * time.Millisecond, E2E: 80 * time.Millisecond, HTTPStatus: 200, RequestID: "cmpl-1"}, SentAt: time.Now()},
+		{Result: jobs.Result{Idx: 1, CustomID: "q2", Status: jobs.StatusError, ErrorClass: jobs.ErrHTTP5xx, Error: "HTTP 500: boom", HTTPStatus: 500}, SentAt: time.Now()},
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	sumJSON, _ := json.Marshal(sum)
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: time.Second, Summary: sumJSON}); err != nil {
+		t.Fatal(err)
+	}
+
+	status, ct, body := e.raw(fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID), tok)
+	if status != 200 || !strings.HasPrefix(ct, "text/csv") {
+		t.Fatalf("csv: %d %s", status, ct)
+	}
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil || len(recs) != 3 || strings.Join(recs[0], ",") != strings.Join(export.ResultColumns, ",") {
+		t.Fatalf("csv: %v %q", err, recs)
+	}
+	if recs[1][0] != "q1" || recs[1][3] != evil || recs[1][6] != "7" || recs[1][8] != "12.000" || recs[2][2] != "error" || recs[2][13] != jobs.ErrHTTP5xx {
+		t.Fatalf("csv rows: %q", recs[1:])
+	}
+
+	status, _, body = e.raw(fmt.Sprintf("/api/v1/runs/%d/results?format=jsonl", runID), tok)
+	sc := bufio.NewScanner(strings.NewReader(body))
+	var lines []map[string]any
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("jsonl line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, m)
+	}
+	if status != 200 || len(lines) != 2 {
+		t.Fatalf("jsonl: %d %d lines", status, len(lines))
+	}
+	resp := lines[0]["response"].(map[string]any)
+	msg := resp["body"].(map[string]any)["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+	if lines[0]["custom_id"] != "q1" || lines[0]["id"] == "" || resp["status_code"] != 200.0 || resp["request_id"] != "cmpl-1" ||
+		msg["content"] != evil || lines[0]["error"] != nil {
+		t.Fatalf("jsonl ok line: %v", lines[0])
+	}
+	if lines[1]["error"].(map[string]any)["code"] != jobs.ErrHTTP5xx || lines[1]["response"].(map[string]any)["status_code"] != 500.0 {
+		t.Fatalf("jsonl error line: %v", lines[1])
+	}
+
+	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/export?format=csv", tok)
+	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
+	if status != 200 || len(recs) != 3 || recs[0][0] != "run_id" || recs[1][0] != fmt.Sprint(runID) || recs[1][1] != "m/small" || recs[1][5] != "q1" {
+		t.Fatalf("benchmark csv: %d %q", status, recs)
+	}
+	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/summary?format=csv", tok)
+	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
+	if status != 200 || len(recs) != 2 || recs[1][6] != "2" || recs[1][8] != "1" || recs[1][9] != "7" {
+		t.Fatalf("summary csv: %d %q", status, recs)
+	}
+
+	// Another user cannot read them; a bad format is refused.
+	other := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))
+	if status, _, _ := e.raw(fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID), other); status != 404 {
+		t.Fatalf("another user's run: %d", status)
+	}
+	if status, _, _ := e.raw(fmt.Sprintf("/api/v1/runs/%d/results?format=xml", runID), tok); status != 400 {
+		t.Fatalf("format xml: %d", status)
+	}
+
+	// The page links the downloads.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get("/benchmarks/" + b)
+	if page.doc.Find(fmt.Sprintf(`[data-testid="export-csv-%d"]`, runID)).Length() != 1 || page.doc.Find(`[data-testid="export-summary"]`).Length() != 1 {
+		t.Fatal("the benchmark page lacks its download links")
+	}
+}
