@@ -164,6 +164,8 @@ func New(d Deps) *fiber.App {
 	web.Get("/benchmarks/:id<int>/export", requireUser, s.exportBenchmark(false))
 	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
 	web.Get("/runs/:id<int>/results", requireUser, s.exportRun)
+	web.Get("/runs/:id<int>", requireUser, s.showResultsPage)
+	web.Get("/runs/:id<int>/items/:idx<int>", requireUser, s.showResultItemPage)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/retry", requireUser, s.runControl("retry"))

@@ -77,3 +77,108 @@ func (q *Queries) RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu
 	err = q.db.QueryRow(ctx, `SELECT summary, gpu_summary FROM runs WHERE id = @id`, pgx.NamedArgs{"id": runID}).Scan(&summary, &gpu)
 	return summary, gpu, mapErr(err, "run summary")
 }
+
+// ResultFilter narrows and orders a run's results for the viewer.
+type ResultFilter struct {
+	CustomID string // exact custom_id
+	Text     string // case-insensitive substring of the output or error
+	Status   string // ok, error or empty for both
+	MinScore *float64
+	MaxScore *float64
+	// Sort is idx (default), ttft, e2e or score; Desc reverses it. Results
+	// without the sort value come last.
+	Sort string
+	Desc bool
+	// After is the keyset cursor of the last row of the previous page.
+	After *ResultCursor
+	Limit int
+}
+
+// ResultCursor is where a page ends: the sort value and the item.
+type ResultCursor struct {
+	Key float64
+	Idx int
+}
+
+// ResultListRow is a result with its prompt's excerpt.
+type ResultListRow struct {
+	ResultRow
+	Prompt string
+	Cursor ResultCursor
+}
+
+var sortColumns = map[string]string{"idx": "r.idx::float8", "ttft": "r.ttft_ms", "e2e": "r.e2e_ms", "score": "r.score"}
+
+// ListResults returns one page of a run's results, keyset-paged (no
+// OFFSET: every page costs the same however deep).
+func (q *Queries) ListResults(ctx context.Context, runID int64, f ResultFilter) ([]ResultListRow, error) {
+	col, ok := sortColumns[f.Sort]
+	if !ok {
+		col = sortColumns["idx"]
+	}
+	sentinel, cmp, dir := "'Infinity'::float8", ">", "ASC"
+	if f.Desc {
+		sentinel, cmp, dir = "'-Infinity'::float8", "<", "DESC"
+	}
+	key := "coalesce(" + col + ", " + sentinel + ")"
+	args := pgx.NamedArgs{"run": runID, "limit": max(min(f.Limit, 500), 1)}
+	where := "r.run_id = @run"
+	if f.CustomID != "" {
+		where += " AND r.custom_id = @custom_id"
+		args["custom_id"] = f.CustomID
+	}
+	if f.Text != "" {
+		where += " AND (strpos(lower(r.output), lower(@text)) > 0 OR strpos(lower(r.error), lower(@text)) > 0)"
+		args["text"] = f.Text
+	}
+	if f.Status != "" {
+		where += " AND r.status = @status"
+		args["status"] = f.Status
+	}
+	if f.MinScore != nil {
+		where += " AND r.score >= @min_score"
+		args["min_score"] = *f.MinScore
+	}
+	if f.MaxScore != nil {
+		where += " AND r.score <= @max_score"
+		args["max_score"] = *f.MaxScore
+	}
+	if f.After != nil {
+		where += " AND (" + key + ", r.idx) " + cmp + " (@after_key::float8, @after_idx)"
+		args["after_key"], args["after_idx"] = f.After.Key, f.After.Idx
+	}
+	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`,
+			left(coalesce(i.request->'body'->'messages'->-1->>'content', i.request->'body'->>'prompt', ''), 200), `+key+`
+		`+resultFrom+`WHERE `+where+` ORDER BY `+key+` `+dir+`, r.idx `+dir+` LIMIT @limit`, args)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ResultListRow, error) {
+		var r ResultListRow
+		err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
+			&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
+			&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Prompt, &r.Cursor.Key)
+		r.Cursor.Idx = r.Idx
+		return r, err
+	})
+	return out, mapErr(err, "list results")
+}
+
+// ResultItem is one result with the full request and reference.
+type ResultItem struct {
+	ResultRow
+	Request   json.RawMessage
+	Reference json.RawMessage
+}
+
+// ResultByIdx returns one result of a run with its dataset item.
+func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (ResultItem, error) {
+	var it ResultItem
+	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null')`+resultFrom+
+		`WHERE r.run_id = @run AND r.idx = @idx`, pgx.NamedArgs{"run": runID, "idx": idx})
+	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {
+		var r ResultItem
+		err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
+			&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
+			&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Request, &r.Reference)
+		return r, err
+	})
+	return it, mapErr(err, "result by idx")
+}

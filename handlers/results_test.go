@@ -1,0 +1,159 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// runWithResults makes a benchmark on a dataset of n items and stores a
+// result for each through an agent's lease; outputs come from output(i).
+func runWithResults(t *testing.T, e *env, tok string, n int, output func(i int) string) (benchmarkID string, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	var ds strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ds, "{\"custom_id\":\"c%03d\",\"prompt\":\"question number %d\",\"reference\":\"%d\"}\n", i, i, i)
+	}
+	up := e.upload(tok, "big.jsonl", []byte(ds.String()), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`{"name":"r","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
+		"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, up.body["dataset_id"])
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	runID = int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	var jobID int64
+	_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, runID).Scan(&jobID)
+	claim, err := e.store.ClaimRun(ctx, runID, agent.ID, jobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []store.ResultRecord
+	for i := range n {
+		res := jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK, Output: output(i), CompletionTokens: 5, ContentEvents: 5,
+			TTFT: time.Duration(i+1) * time.Millisecond, E2E: time.Duration((i*37)%n+10) * time.Millisecond}
+		if i%10 == 9 {
+			res = jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusError, ErrorClass: jobs.ErrHTTP429, Error: "slow down"}
+		}
+		rs = append(rs, store.ResultRecord{Result: res, SentAt: time.Now()})
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	// Scores come with scoring (a later job); set some to filter on.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET score = (idx % 4) / 3.0 WHERE run_id = $1 AND status = 'ok'`, runID); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(r.body["benchmark_id"]), runID
+}
+
+func TestResultsViewerPagesFiltersAndSorts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 120, func(i int) string { return fmt.Sprintf("answer %d", i) })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	base := fmt.Sprintf("/runs/%d", runID)
+
+	// Keyset pages: 50 + 50 + 20, no item twice.
+	seen := map[string]bool{}
+	path, pages := base, 0
+	for path != "" {
+		page := c.get(path)
+		if page.status != 200 {
+			t.Fatalf("%s: %d", path, page.status)
+		}
+		page.doc.Find(`[data-testid="results"] tbody tr`).Each(func(_ int, s *goquery.Selection) {
+			id, _ := s.Attr("data-testid")
+			if seen[id] {
+				t.Fatalf("%s shown twice", id)
+			}
+			seen[id] = true
+		})
+		pages++
+		path, _ = page.doc.Find(`[data-testid="next-page"]`).Attr("href")
+	}
+	if len(seen) != 120 || pages != 3 {
+		t.Fatalf("%d results over %d pages", len(seen), pages)
+	}
+
+	rows := func(q string) []string {
+		page := c.get(base + "?" + q)
+		var ids []string
+		page.doc.Find(`[data-testid="results"] tbody tr`).Each(func(_ int, s *goquery.Selection) {
+			ids = append(ids, strings.TrimSpace(s.Find("td").First().Text()))
+		})
+		return ids
+	}
+	if got := rows("status=error"); len(got) != 12 || got[0] != "c009" {
+		t.Fatalf("errors: %v", got)
+	}
+	if got := rows("custom_id=c042"); len(got) != 1 || got[0] != "c042" {
+		t.Fatalf("custom_id: %v", got)
+	}
+	if got := rows("q=ANSWER+11"); len(got) != 10 || got[0] != "c011" || got[1] != "c110" {
+		t.Fatalf("text: %v", got)
+	}
+	// idx ≡ 3 (mod 4): 30 items, less the 6 errors (idx ≡ 19 mod 20).
+	if got := rows("min_score=1&max_score=1"); len(got) != 24 {
+		t.Fatalf("score 1: %d rows", len(got))
+	}
+	// Slowest first: E2E of item i is (37·i mod 120) + 10 ms, so the
+	// slowest (129 ms) is the item with 37·i ≡ 119 (mod 120): i = 119·13 mod 120 = 107.
+	if got := rows("sort=e2e&dir=desc"); got[0] != "c107" {
+		t.Fatalf("slowest first: %v", got[:3])
+	}
+	if page := c.get(base + "?min_score=two"); page.status != 422 || !strings.Contains(page.text(`[data-testid="filter-error"]`), "Score ≥") {
+		t.Fatalf("bad filter: %d %q", page.status, page.text(`[data-testid="filter-error"]`))
+	}
+
+	item := c.get(base + "/items/42")
+	if item.text(`[data-testid="item-title"]`) != "c042" || !strings.Contains(item.text(`[data-testid="item-request"]`), "question number 42") ||
+		item.text(`[data-testid="item-output"]`) != "answer 42" || !strings.Contains(item.text(`[data-testid="item-reference"]`), "42") {
+		t.Fatalf("item page: %q %q", item.text(`[data-testid="item-request"]`), item.text(`[data-testid="item-output"]`))
+	}
+	if c.get(base+"/items/999").status != 404 {
+		t.Fatal("a missing item is not 404")
+	}
+}
+
+// Model outputs are untrusted: they are rendered as text everywhere.
+func TestUntrustedOutputIsEscaped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	payloads := []string{`<script>alert("x")</script>`, `"><img src=x onerror=alert(1)>`}
+	_, runID := runWithResults(t, e, tok, 2, func(i int) string { return payloads[i] })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	for _, path := range []string{fmt.Sprintf("/runs/%d", runID), fmt.Sprintf("/runs/%d/items/0", runID), fmt.Sprintf("/runs/%d/items/1", runID)} {
+		page := c.get(path)
+		if strings.Contains(page.body, `<script>alert("x")`) || strings.Contains(page.body, `<img src=x onerror`) {
+			t.Fatalf("%s renders an output as HTML", path)
+		}
+		if page.doc.Find("main img, main script").Length() != 0 {
+			t.Fatalf("%s has an element made from an output", path)
+		}
+	}
+	if got := c.get(fmt.Sprintf("/runs/%d/items/1", runID)).text(`[data-testid="item-output"]`); got != payloads[1] {
+		t.Fatalf("escaped output reads %q", got)
+	}
+}

@@ -1,0 +1,80 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+func ms(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
+
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+func score(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g", *v)
+}
+
+func tokens(r store.ResultRow) string {
+	s := fmt.Sprintf("%d → %d", r.PromptTokens, r.CompletionTokens)
+	if r.TokensEstimated {
+		s += " (est.)"
+	}
+	return s
+}
+
+func errorClasses(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func statusBadge(s string) string {
+	if s == "ok" {
+		return "succeeded"
+	}
+	return "failed"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func pretty(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
+}
