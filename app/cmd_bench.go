@@ -13,8 +13,11 @@ import (
 // cmdBench is `ruckus bench submit FILE [--dry-run]`: a manifest through
 // the API (RUCKUS_URL, RUCKUS_TOKEN).
 func cmdBench(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "watch" {
+		return cmdBenchWatch(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "submit" {
-		return fmt.Errorf("%w: ruckus bench submit FILE [--dry-run]", errUsage)
+		return fmt.Errorf("%w: ruckus bench submit FILE [--dry-run] | ruckus bench watch ID", errUsage)
 	}
 	fs := newFlags("bench submit", "ruckus bench submit FILE [--dry-run]", out)
 	dry := fs.Bool("dry-run", false, "validate and show the plan without creating anything")

@@ -27,6 +27,8 @@ Usage:
   ruckus token create --email E [--name N]   print a new API token for a user
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
+  ruckus bench watch ID                 follow a benchmark's runs live until they finish
+  ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus seed                           load the starter datasets and models (idempotent)
   ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdBench(ctx, args[1:], stdout)
 	case "dataset":
 		err = cmdDataset(ctx, args[1:], stdout)
+	case "results":
+		err = cmdResults(ctx, args[1:], stdout)
 	case "dev":
 		err = cmdDev(ctx, args[1:], stdout, stderr)
 	case "dev-db":

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiGet calls the API with the token and returns the response for the
+// caller to read (and close); a non-2xx answer becomes an error with the
+// server's message.
+func apiGet(ctx context.Context, path string) (*http.Response, error) {
+	base, token, err := apiSettings()
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reach %s: %w", base, err)
+	}
+	if res.StatusCode/100 != 2 {
+		defer res.Body.Close()
+		var e struct{ Error string }
+		_ = json.NewDecoder(io.LimitReader(res.Body, 4096)).Decode(&e)
+		if e.Error == "" {
+			e.Error = res.Status
+		}
+		return nil, fmt.Errorf("%s: %s", path, e.Error)
+	}
+	return res, nil
+}
+
+// cmdResults is `ruckus results export RUN --format csv|jsonl`.
+func cmdResults(ctx context.Context, args []string, out io.Writer) error {
+	const use = "ruckus results export RUN [--format csv|jsonl] [--output FILE]"
+	if len(args) == 0 || args[0] != "export" {
+		return fmt.Errorf("%w: %s", errUsage, use)
+	}
+	fs := newFlags("results export", use, out)
+	format := fs.String("format", "csv", "csv, or jsonl (OpenAI batch output format)")
+	output := fs.String("output", "", "file to write (default: standard output)")
+	arg, err := parseFileArg(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	run, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || run <= 0 {
+		return fmt.Errorf("%w: RUN must be a run id (got %q)", errUsage, arg)
+	}
+	if *format != "csv" && *format != "jsonl" {
+		return fmt.Errorf("%w: --format must be csv or jsonl", errUsage)
+	}
+	res, err := apiGet(ctx, fmt.Sprintf("/api/v1/runs/%d/results?format=%s", run, *format))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	w := out
+	if *output != "" {
+		f, err := os.Create(*output)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	_, err = io.Copy(w, res.Body)
+	return err
+}
+
+// watchedRun is what bench watch shows of a run.
+type watchedRun struct {
+	RunID      int64    `json:"run_id"`
+	Model      string   `json:"model"`
+	Runtime    string   `json:"runtime"`
+	State      string   `json:"state"`
+	Waiting    bool     `json:"waiting_for_agent"`
+	Progress   float64  `json:"progress"`
+	Completed  int      `json:"completed"`
+	Total      int      `json:"total"`
+	Errors     int      `json:"errors"`
+	Throughput float64  `json:"throughput"`
+	ETASeconds *float64 `json:"eta_seconds"`
+	Error      string   `json:"error"`
+}
+
+// progressLine is one run as a terminal line with a progress bar.
+func progressLine(r watchedRun) string {
+	const width = 30
+	filled := int(r.Progress*width + 0.5)
+	filled = min(max(filled, 0), width)
+	eta := ""
+	if r.ETASeconds != nil && r.State == "running" {
+		eta = " ETA " + (time.Duration(*r.ETASeconds) * time.Second).String()
+	}
+	state := r.State
+	if r.Waiting && r.State == "queued" {
+		state = "queued, waiting for an agent"
+	}
+	line := fmt.Sprintf("run %-5d %-28.28s [%s%s] %3.0f%% %d/%d %.1f tok/s errors %d%s  %s",
+		r.RunID, r.Model+" "+r.Runtime, strings.Repeat("#", filled), strings.Repeat(".", width-filled), r.Progress*100,
+		r.Completed, r.Total, r.Throughput, r.Errors, eta, state)
+	if r.Error != "" {
+		line += ": " + r.Error
+	}
+	return line
+}
+
+// cmdBenchWatch follows a benchmark until no run is queued or running.
+func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("bench watch", "ruckus bench watch ID [--interval 2s]", out)
+	interval := fs.Duration("interval", 2*time.Second, "how often to ask")
+	arg, err := parseFileArg(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil || id <= 0 {
+		return fmt.Errorf("%w: ID must be a benchmark id (got %q)", errUsage, arg)
+	}
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	printed := 0
+	for {
+		res, err := apiGet(ctx, fmt.Sprintf("/api/v1/benchmarks/%d", id))
+		if err != nil {
+			return err
+		}
+		var b struct {
+			Name string       `json:"name"`
+			Runs []watchedRun `json:"runs"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&b)
+		res.Body.Close()
+		if err != nil {
+			return fmt.Errorf("benchmark %d: %w", id, err)
+		}
+		if tty && printed > 0 {
+			fmt.Fprintf(out, "\x1b[%dA", printed) // redraw in place
+		}
+		active, failed := false, 0
+		for _, r := range b.Runs {
+			if tty {
+				fmt.Fprintf(out, "%s\x1b[K\n", progressLine(r))
+			} else {
+				fmt.Fprintln(out, progressLine(r))
+			}
+			active = active || r.State == "queued" || r.State == "running"
+			if r.State == "failed" {
+				failed++
+			}
+		}
+		if !tty {
+			fmt.Fprintln(out)
+		}
+		printed = len(b.Runs)
+		if !active {
+			if failed > 0 {
+				return fmt.Errorf("%d run(s) failed", failed)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("stopped watching; the benchmark goes on")
+		case <-time.After(*interval):
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// The CLI is a client of the API: these tests answer as the API does
+// (the API itself is tested in handlers).
+func TestBenchWatchFollowsUntilDone(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer rk_test" || r.URL.Path != "/api/v1/benchmarks/7" {
+			http.Error(w, `{"error":"no"}`, 404)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) == 1 {
+			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":0.5,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4}]}`)
+			return
+		}
+		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"succeeded","progress":1,"completed":20,"total":20,"throughput":101}]}`)
+	}))
+	defer srv.Close()
+	t.Setenv("RUCKUS_URL", srv.URL)
+	t.Setenv("RUCKUS_TOKEN", "rk_test")
+	var out bytes.Buffer
+	if err := cmdBench(context.Background(), []string{"watch", "7", "--interval", "10ms"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if calls.Load() != 2 || !strings.Contains(out.String(), "[###############...............]  50% 10/20 99.5 tok/s errors 0 ETA 4s  running") ||
+		!strings.Contains(lines[len(lines)-1], "100% 20/20 101.0 tok/s errors 0  succeeded") {
+		t.Fatalf("%d calls, output:\n%s", calls.Load(), out.String())
+	}
+	if err := cmdBench(context.Background(), []string{"watch", "8"}, &out); err == nil || !strings.Contains(err.Error(), "no") {
+		t.Fatalf("unknown benchmark: %v", err)
+	}
+}
+
+func TestResultsExportWritesWhatTheAPISends(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/runs/3/results" || r.URL.Query().Get("format") != "jsonl" {
+			http.Error(w, `{"error":"no such run"}`, 404)
+			return
+		}
+		fmt.Fprint(w, `{"id":"batch_req_3_0","custom_id":"a"}`+"\n")
+	}))
+	defer srv.Close()
+	t.Setenv("RUCKUS_URL", srv.URL)
+	t.Setenv("RUCKUS_TOKEN", "rk_test")
+	var out bytes.Buffer
+	if err := cmdResults(context.Background(), []string{"export", "3", "--format", "jsonl"}, &out); err != nil || !strings.Contains(out.String(), `"custom_id":"a"`) {
+		t.Fatalf("%v %q", err, out.String())
+	}
+	if err := cmdResults(context.Background(), []string{"export", "4"}, &out); err == nil || !strings.Contains(err.Error(), "no such run") {
+		t.Fatalf("missing run: %v", err)
+	}
+	if err := cmdResults(context.Background(), []string{"export", "3", "--format", "xml"}, &out); err == nil {
+		t.Fatal("--format xml accepted")
+	}
+}
