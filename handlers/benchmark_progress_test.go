@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,10 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 	if page.doc.Find(`#runs[data-polling="on"][hx-trigger="every 2s"]`).Length() != 1 {
 		t.Fatal("an active benchmark's runs table does not poll")
 	}
+	active := c.get("/benchmarks/active")
+	if active.text(fmt.Sprintf(`[data-testid="active-run-%d"] [data-testid="active-completed"]`, runID)) != "1 / 3" || active.header.Get("HX-Refresh") != "" {
+		t.Fatalf("active fragment: %q", active.text("table"))
+	}
 	frag := c.get("/benchmarks/" + b + "/runs")
 	row := fmt.Sprintf(`[data-testid="run-%d"] `, runID)
 	if frag.status != 200 || frag.text(row+`[data-testid="run-completed"]`) != "1 / 3" || frag.text(row+`[data-testid="run-throughput"]`) != "42.5" ||
@@ -86,6 +91,17 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 	frag = c.get("/benchmarks/" + b + "/runs")
 	if frag.doc.Find(`#runs[hx-get]`).Length() != 0 || frag.text(row+`[data-testid="run-state"]`) != "succeeded" {
 		t.Fatal("a finished benchmark's runs table still polls")
+	}
+	// The list moves it from Active to Completed; the polling fragment
+	// asks htmx to reload the page once nothing is active.
+	list := c.get("/benchmarks")
+	if list.doc.Find(`#active-runs[hx-get]`).Length() != 0 || list.doc.Find(`[data-testid="benchmark-`+b+`"]`).Length() != 1 {
+		t.Fatal("a finished benchmark is not under Completed")
+	}
+	req := httptest.NewRequest(http.MethodGet, "/benchmarks/active", nil)
+	req.Header.Set("HX-Request", "true")
+	if res := c.do(req); res.header.Get("HX-Refresh") != "true" || res.doc.Find(`[data-testid="no-active"]`).Length() != 1 {
+		t.Fatalf("active fragment when nothing is active: %v", res.header)
 	}
 	e.createUser("eve@example.com", "correct horse", store.RoleUser)
 	other := e.client()

@@ -22,7 +22,25 @@ func (s *server) showBenchmarksPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.ListPage(bs))
+	active, err := s.Store.ActiveRuns(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.ListPage(bs, active))
+}
+
+// showActiveRunsFragment is the live part of the benchmarks list. When the
+// last active run has finished, the page is reloaded so the benchmark
+// moves to Completed.
+func (s *server) showActiveRunsFragment(c *fiber.Ctx) error {
+	active, err := s.Store.ActiveRuns(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	if len(active) == 0 && c.Get("HX-Request") == "true" {
+		c.Set("HX-Refresh", "true")
+	}
+	return render(c, fiber.StatusOK, benchmarks.ActiveRuns(active))
 }
 
 func (s *server) benchmarkChoices(c *fiber.Ctx) (benchmarks.Choices, error) {

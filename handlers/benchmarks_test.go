@@ -180,8 +180,10 @@ func TestCreateBenchmarkPagePreviewsThenLaunches(t *testing.T) {
 		detail.doc.Find(`table[data-testid="runs"] tbody tr`).Length() != 2 || !strings.Contains(detail.text(`[data-testid="flash"]`), "2 run(s) queued") {
 		t.Fatalf("benchmark page: %.500s", detail.text("main"))
 	}
-	if list := c.get("/benchmarks"); !strings.Contains(list.text(`table[data-testid="benchmarks"]`), "First") {
-		t.Fatal("benchmark not listed")
+	// Queued runs are listed live under Active, not under Completed.
+	if list := c.get("/benchmarks"); !strings.Contains(list.text(`table[data-testid="active-runs"]`), "First") ||
+		list.doc.Find(`#active-runs[data-polling="on"]`).Length() != 1 || strings.Contains(list.text(`table[data-testid="completed-benchmarks"]`), "First") {
+		t.Fatal("the queued benchmark is not listed under Active")
 	}
 }
 

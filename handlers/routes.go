@@ -157,6 +157,7 @@ func New(d Deps) *fiber.App {
 	web.Post("/datasets/:id/delete", requireUser, s.deleteDataset)
 	web.Get("/benchmarks", requireUser, s.showBenchmarksPage)
 	web.Get("/benchmarks/new", requireUser, s.showNewBenchmarkPage)
+	web.Get("/benchmarks/active", requireUser, s.showActiveRunsFragment)
 	web.Post("/benchmarks/new", requireUser, s.createBenchmark)
 	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
 	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)

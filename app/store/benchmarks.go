@@ -160,18 +160,52 @@ type BenchmarkSummary struct {
 	Name        string
 	DatasetName string
 	Runs        int
-	CreatedAt   time.Time
+	// Active runs are queued or running; Succeeded and Failed finished so.
+	Active    int
+	Succeeded int
+	Failed    int
+	// OutputTokens over all runs; Throughput is the best run's output
+	// tokens/s.
+	OutputTokens int64
+	Throughput   float64
+	CreatedAt    time.Time
+}
+
+// ActiveRun is a queued or running run with its benchmark's name.
+type ActiveRun struct {
+	Run
+	BenchmarkName string
+}
+
+// ActiveRuns lists the viewer's queued and running runs (everyone's, for
+// admins), oldest first.
+func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.name
+		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
+		WHERE r.state IN ('queued', 'running') AND (b.owner_id = @viewer OR @admin) ORDER BY r.id`,
+		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ActiveRun, error) {
+		var r ActiveRun
+		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
+			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
+			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.BenchmarkName)
+		return r, err
+	})
+	return out, mapErr(err, "active runs")
 }
 
 // ListBenchmarks returns the viewer's benchmarks (all, for admins), newest
 // first.
 func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSummary, error) {
-	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, (SELECT count(*) FROM runs r WHERE r.benchmark_id = b.id), b.created_at
-		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
-		WHERE b.owner_id = @viewer OR @admin ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, count(r.id), count(r.id) FILTER (WHERE r.state IN ('queued', 'running')),
+			count(r.id) FILTER (WHERE r.state = 'succeeded'), count(r.id) FILTER (WHERE r.state = 'failed'),
+			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'succeeded'), 0), b.created_at
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id LEFT JOIN runs r ON r.benchmark_id = b.id
+		WHERE b.owner_id = @viewer OR @admin GROUP BY b.id, d.name ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {
 		var b BenchmarkSummary
-		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.CreatedAt)
+		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.Active, &b.Succeeded, &b.Failed, &b.OutputTokens, &b.Throughput, &b.CreatedAt)
 		return b, err
 	})
 	return bs, mapErr(err, "list benchmarks")
