@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -28,6 +29,7 @@ type benchmarkStore interface {
 	ListBenchmarks(ctx context.Context, v store.Viewer) ([]store.BenchmarkSummary, error)
 	ActiveRuns(ctx context.Context, v store.Viewer) ([]store.ActiveRun, error)
 	BenchmarkOfRun(ctx context.Context, runID int64) (int64, error)
+	BenchmarkManifest(ctx context.Context, id int64) (json.RawMessage, int64, error)
 }
 
 // apiCreateBenchmark takes a manifest in JSON or YAML. With ?dry_run=true

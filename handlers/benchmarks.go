@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -227,7 +229,16 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b))
+	raw, _, err := s.Store.BenchmarkManifest(c.UserContext(), b.ID)
+	if err != nil {
+		return err
+	}
+	var manifest bytes.Buffer
+	if json.Indent(&manifest, raw, "", "  ") != nil {
+		manifest.Reset()
+		manifest.Write(raw)
+	}
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String()))
 }
 
 // showRunsFragment is the runs table alone, polled by the benchmark page

@@ -20,6 +20,8 @@ type resultStore interface {
 	RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu json.RawMessage, err error)
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
+	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
+	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
 }
 
 // exportTimeout bounds one streamed export.

@@ -137,4 +137,7 @@ func TestExports(t *testing.T) {
 	if page.doc.Find(fmt.Sprintf(`[data-testid="export-csv-%d"]`, runID)).Length() != 1 || page.doc.Find(`[data-testid="export-summary"]`).Length() != 1 {
 		t.Fatal("the benchmark page lacks its download links")
 	}
+	if snap := page.text(`[data-testid="config-snapshot"] pre`); !strings.Contains(snap, `"max_tokens": 8`) || !strings.Contains(snap, `"profile": "sequential"`) {
+		t.Fatalf("config snapshot: %q", snap)
+	}
 }

@@ -80,6 +80,17 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		return err
 	}
 	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	if filter.After == nil { // charts on the first page only
+		samples, err := s.Store.RunSamples(c.UserContext(), run.ID, 300)
+		if err != nil {
+			return err
+		}
+		lat, err := s.Store.LatencyPoints(c.UserContext(), run.ID, 500)
+		if err != nil {
+			return err
+		}
+		d.Charts = results.RunCharts(samples, lat)
+	}
 	if raw, _, err := s.Store.RunSummaryJSON(c.UserContext(), run.ID); err == nil && raw != nil {
 		var sum jobs.RunSummary
 		if json.Unmarshal(raw, &sum) == nil {

@@ -157,3 +157,40 @@ func TestUntrustedOutputIsEscaped(t *testing.T) {
 		t.Fatalf("escaped output reads %q", got)
 	}
 }
+
+// A run's page draws its charts as SVG from its samples and requests, with
+// a hover title on every point.
+func TestRunChartsAreDrawnAsSVG(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/runs/%d", runID))
+	if page.doc.Find(`[data-testid="chart-throughput"] [data-testid="chart-empty"]`).Length() != 1 {
+		t.Fatal("a run without samples draws a throughput line")
+	}
+	// 27 successful requests: one TTFT and one E2E dot each.
+	if n := page.doc.Find(`[data-testid="chart-latency"] svg circle title`).Length(); n != 54 {
+		t.Fatalf("latency chart has %d points, want 54", n)
+	}
+	if page.doc.Find(`[data-testid="chart-gpu-util"]`).Length() != 0 {
+		t.Fatal("a GPU chart without GPU samples")
+	}
+	for i := range 5 {
+		if _, err := e.store.Pool().Exec(context.Background(), `INSERT INTO run_samples (run_id, t, completed, throughput, gpu_util, gpu_power_w)
+			VALUES ($1, now() + make_interval(secs => $2), $2 * 5, 100 + $2, 40 + $2, 300)`, runID, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page = c.get(fmt.Sprintf("/runs/%d", runID))
+	tp := page.doc.Find(`[data-testid="chart-throughput"] svg`)
+	points, _ := tp.Find("polyline").Attr("points")
+	if len(strings.Fields(points)) != 5 || tp.Find("circle").Length() != 5 || !strings.Contains(tp.Find("circle title").First().Text(), "100.0 tokens/s") {
+		t.Fatalf("throughput chart: %q", points)
+	}
+	if page.doc.Find(`[data-testid="chart-gpu-util"] svg circle`).Length() != 5 || page.doc.Find(`[data-testid="chart-gpu-power"]`).Length() != 1 {
+		t.Fatal("GPU charts missing")
+	}
+}

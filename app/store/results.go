@@ -182,3 +182,56 @@ func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (Result
 	})
 	return it, mapErr(err, "result by idx")
 }
+
+// SampleRow is one point of a run's charts.
+type SampleRow struct {
+	Seconds     float64 // since the run's first sample
+	Completed   int
+	Throughput  float64
+	GPUUtil     *float64
+	GPUMemBytes *int64
+	GPUPowerW   *float64
+	Running     *float64
+	Waiting     *float64
+	KVCache     *float64
+}
+
+// RunSamples returns a run's samples in time order, thinned to at most
+// limit points.
+func (q *Queries) RunSamples(ctx context.Context, runID int64, limit int) ([]SampleRow, error) {
+	rows, _ := q.db.Query(ctx, `SELECT extract(epoch FROM t - first)::float8, completed, throughput, gpu_util, gpu_mem_bytes, gpu_power_w,
+			running, waiting, kv_cache
+		FROM (SELECT s.*, min(t) OVER () AS first, row_number() OVER (ORDER BY t) AS rn, count(*) OVER () AS n
+			FROM run_samples s WHERE run_id = @run) x
+		WHERE (rn - 1) % greatest(1, ceil(n::float8 / @limit)::int) = 0 ORDER BY t`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SampleRow, error) {
+		var s SampleRow
+		err := row.Scan(&s.Seconds, &s.Completed, &s.Throughput, &s.GPUUtil, &s.GPUMemBytes, &s.GPUPowerW, &s.Running, &s.Waiting, &s.KVCache)
+		return s, err
+	})
+	return out, mapErr(err, "run samples")
+}
+
+// LatencyPoint is one successful request: when it was sent (seconds since
+// the run's first request) and its latencies.
+type LatencyPoint struct {
+	Seconds  float64
+	CustomID string
+	TTFTms   float64
+	E2Ems    float64
+}
+
+// LatencyPoints returns a run's successful requests in send order, thinned
+// evenly to at most limit points.
+func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]LatencyPoint, error) {
+	rows, _ := q.db.Query(ctx, `SELECT extract(epoch FROM sent_at - first)::float8, custom_id, coalesce(ttft_ms, 0), coalesce(e2e_ms, 0)
+		FROM (SELECT r.*, min(sent_at) OVER () AS first, row_number() OVER (ORDER BY sent_at, idx) AS rn, count(*) OVER () AS n
+			FROM results r WHERE run_id = @run AND status = 'ok') x
+		WHERE (rn - 1) % greatest(1, ceil(n::float8 / @limit)::int) = 0 ORDER BY sent_at, idx`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LatencyPoint, error) {
+		var p LatencyPoint
+		err := row.Scan(&p.Seconds, &p.CustomID, &p.TTFTms, &p.E2Ems)
+		return p, err
+	})
+	return out, mapErr(err, "latency points")
+}
