@@ -63,6 +63,7 @@ type Store interface {
 	tokenStore
 	agentStore
 	resultStore
+	compareStore
 }
 
 type server struct {
@@ -166,6 +167,7 @@ func New(d Deps) *fiber.App {
 	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
 	web.Get("/runs/:id<int>/results", requireUser, s.exportRun)
 	web.Get("/runs/:id<int>", requireUser, s.showResultsPage)
+	web.Get("/compare", requireUser, s.showComparePage)
 	web.Get("/runs/:id<int>/items/:idx<int>", requireUser, s.showResultItemPage)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
 	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))

@@ -59,3 +59,18 @@ func memory(r bench.PlannedRun) string {
 	}
 	return fmt.Sprintf("~%.1f of %.0f GB", r.MemoryGB, r.CapacityGB)
 }
+
+// compareURL compares every run of the benchmark (up to eight).
+func compareURL(b store.Benchmark) string {
+	ids := ""
+	for i, r := range b.Runs {
+		if i == 8 {
+			break
+		}
+		if i > 0 {
+			ids += ","
+		}
+		ids += fmt.Sprint(r.ID)
+	}
+	return "/compare?runs=" + ids
+}

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CompareRun is a run in a comparison: where it ran, its stored summaries,
+// its quality so far and its hardware's price.
+type CompareRun struct {
+	Run
+	DatasetID    int64
+	Summary      json.RawMessage
+	GPUSummary   json.RawMessage
+	Scored       int
+	QualityMean  *float64
+	PricePerHour *float64
+}
+
+// CompareRuns returns the runs the viewer may read, in the order asked.
+func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary,
+			(SELECT count(score) FROM results x WHERE x.run_id = r.id), (SELECT avg(score) FROM results x WHERE x.run_id = r.id),
+			h.price_per_hour::float8
+		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
+		JOIN hardware_profiles h ON h.slug = r.hardware_profile
+		WHERE r.id = ANY(@ids) AND (b.owner_id = @viewer OR @admin) ORDER BY array_position(@ids, r.id)`,
+		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CompareRun, error) {
+		var r CompareRun
+		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
+			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
+			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.DatasetID, &r.Summary, &r.GPUSummary, &r.Scored, &r.QualityMean, &r.PricePerHour)
+		return r, err
+	})
+	return out, mapErr(err, "compare runs")
+}
+
+// CompareCell is one run's answer to one item.
+type CompareCell struct {
+	Run    int64    `json:"run"`
+	Status string   `json:"status"`
+	Output string   `json:"output"`
+	Score  *float64 `json:"score"`
+	Error  string   `json:"error"`
+}
+
+// CompareItem is one dataset item with every compared run's answer (in
+// the runs' order; a run without a result for it has none).
+type CompareItem struct {
+	Idx      int
+	CustomID string
+	Prompt   string
+	Cells    []CompareCell
+}
+
+// CompareItems pages through a dataset's items after idx after, with the
+// given runs' answers side by side. disagree keeps the items where the
+// runs differ: by score where they are scored, else by output (trimmed,
+// case-insensitive) or status.
+func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]CompareItem, error) {
+	filter := ""
+	if disagree {
+		filter = ` AND (SELECT count(DISTINCT coalesce(x.score::text, x.status || ':' || lower(btrim(x.output))))
+			FROM results x WHERE x.run_id = ANY(@runs) AND x.idx = i.idx) > 1`
+	}
+	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id,
+			left(coalesce(i.request->'body'->'messages'->-1->>'content', i.request->'body'->>'prompt', ''), 300),
+			coalesce((SELECT json_agg(json_build_object('run', x.run_id, 'status', x.status, 'output', left(x.output, 2000),
+				'score', x.score, 'error', x.error) ORDER BY array_position(@runs, x.run_id))
+				FROM results x WHERE x.run_id = ANY(@runs) AND x.idx = i.idx), '[]')
+		FROM dataset_items i
+		WHERE i.dataset_id = @ds AND i.idx > @after
+			AND EXISTS (SELECT 1 FROM results x WHERE x.run_id = ANY(@runs) AND x.idx = i.idx)`+filter+`
+		ORDER BY i.idx LIMIT @limit`,
+		pgx.NamedArgs{"ds": datasetID, "runs": runIDs, "after": after, "limit": max(min(limit, 200), 1)})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CompareItem, error) {
+		var it CompareItem
+		var cells []byte
+		if err := row.Scan(&it.Idx, &it.CustomID, &it.Prompt, &cells); err != nil {
+			return it, err
+		}
+		return it, json.Unmarshal(cells, &it.Cells)
+	})
+	return out, mapErr(err, "compare items")
+}

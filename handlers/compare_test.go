@@ -1,0 +1,132 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+func TestCompareRunsSideBySide(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	var ds strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&ds, "{\"custom_id\":\"c%02d\",\"prompt\":\"q%d\"}\n", i, i)
+	}
+	up := e.upload(tok, "d.jsonl", []byte(ds.String()), nil)
+	for _, m := range []string{"m/small", "m/big"} {
+		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: m, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
+		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := 3.6
+	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`{"name":"cmp","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},
+		{"model":"m/big","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, up.body["dataset_id"])
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	b := fmt.Sprint(r.body["benchmark_id"])
+	var runs []int64
+	for k, rr := range r.body["runs"].([]any) {
+		id := int64(rr.(map[string]any)["run_id"].(float64))
+		runs = append(runs, id)
+		var job int64
+		_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, id).Scan(&job)
+		claim, err := e.store.ClaimRun(ctx, id, agent.ID, job, "sim")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []store.ResultRecord
+		for i := range 30 {
+			out := fmt.Sprintf("answer %d", i)
+			if k == 1 && i%3 == 0 { // the big model answers every third item differently
+				out = fmt.Sprintf("<b>other</b> %d", i)
+			}
+			rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%02d", i), Status: jobs.StatusOK, Output: out,
+				CompletionTokens: 10 * (k + 1), ContentEvents: 10, TTFT: time.Duration(10*(k+1)) * time.Millisecond, E2E: 100 * time.Millisecond}, SentAt: time.Now()})
+		}
+		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+			t.Fatal(err)
+		}
+		sum, _ := e.store.RunAggregate(ctx, id, jobs.SLO{}, 10*time.Second)
+		raw, _ := json.Marshal(sum)
+		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first run scores 1 everywhere, the second 0 where it differs.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET score = CASE WHEN run_id = $2 AND idx % 3 = 0 THEN 0 ELSE 1 END WHERE run_id IN ($1, $2)`, runs[0], runs[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	detail := c.get("/benchmarks/" + b)
+	link, _ := detail.doc.Find(`[data-testid="compare-runs"]`).Attr("href")
+	page := c.get(link)
+	if page.status != 200 || page.text(`[data-testid="baseline"]`) != "baseline" {
+		t.Fatalf("compare page %s: %d %s", link, page.status, page.text(`[data-testid="compare-error"]`))
+	}
+	table := page.text(`[data-testid="compare-table"]`)
+	// Run 1: 300 tokens / 10 s = 30 tok/s → $3.6/h ÷ (30 × 3600) × 1e6 = $33.333;
+	// run 2: 60 tok/s → $16.667, −50 %; quality 1 vs 0.667, −33.3 %.
+	for _, want := range []string{"33.333", "16.667", "-50.0%", "1.000", "0.667", "-33.3%", "+100.0%"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("comparison table lacks %q:\n%s", want, table)
+		}
+	}
+	if page.doc.Find(`[data-testid="chart-quality-cost"] svg circle`).Length() != 2 || page.doc.Find(`[data-testid="chart-ttft-throughput"] svg circle`).Length() != 2 {
+		t.Error("the charts do not place both runs")
+	}
+	if n := page.doc.Find(`[data-testid="compare-items"] tbody tr`).Length(); n != 25 {
+		t.Fatalf("first page of items: %d rows", n)
+	}
+	next, _ := page.doc.Find(`[data-testid="compare-next"]`).Attr("href")
+	if n := c.get(next).doc.Find(`[data-testid="compare-items"] tbody tr`).Length(); n != 5 {
+		t.Fatalf("second page of items: %d rows", n)
+	}
+	// Side by side, escaped.
+	row := page.doc.Find(`[data-testid="compare-item-3"] td`)
+	if !strings.Contains(row.Eq(1).Text(), "answer 3") || !strings.Contains(row.Eq(2).Text(), "<b>other</b> 3") || row.Find("b").Length() != 0 {
+		t.Fatalf("item 3: %q", row.Text())
+	}
+	disagree, _ := page.doc.Find(`[data-testid="show-disagree"]`).Attr("href")
+	if n := c.get(disagree).doc.Find(`[data-testid="compare-items"] tbody tr`).Length(); n != 10 {
+		t.Fatalf("disagreeing items: %d, want 10", n)
+	}
+	// Another baseline flips the deltas.
+	flipped := c.get(fmt.Sprintf("/compare?runs=%d,%d&baseline=%d", runs[0], runs[1], runs[1]))
+	if !strings.Contains(flipped.text(`[data-testid="compare-table"]`), "+50.0%") {
+		t.Fatal("baseline change not applied")
+	}
+	if p := c.get(fmt.Sprintf("/compare?runs=%d", runs[0])); p.status != 422 {
+		t.Fatalf("one run: %d", p.status)
+	}
+	if p := c.get("/compare?runs=1,x"); p.status != 422 || !strings.Contains(p.text(`[data-testid="compare-error"]`), `"x"`) {
+		t.Fatalf("bad id: %d", p.status)
+	}
+	e.createUser("eve@example.com", "correct horse", store.RoleUser)
+	other := e.client()
+	other.signIn("eve@example.com", "correct horse")
+	if p := other.get(link); p.status != 404 {
+		t.Fatalf("another user's runs: %d", p.status)
+	}
+}

@@ -1,0 +1,155 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/charts"
+)
+
+// Figures are one run's comparable numbers; nil where unknown.
+type Figures struct {
+	Run          store.CompareRun
+	Quality      *float64
+	TTFT         jobs.Dist
+	TPOT         jobs.Dist
+	E2E          jobs.Dist
+	TokensPerS   *float64
+	RequestsPerS *float64
+	Goodput      *float64
+	Errors       int
+	PeakGPUGiB   *float64
+	JPerToken    *float64
+	CostPer1M    *float64
+	HasSummary   bool
+}
+
+// NewFigures reads a run's stored summaries. Cost per 1M output tokens is
+// the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶.
+func NewFigures(r store.CompareRun) Figures {
+	f := Figures{Run: r, Quality: r.QualityMean, Errors: r.Errors}
+	var s jobs.RunSummary
+	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
+		f.HasSummary = true
+		f.TTFT, f.TPOT, f.E2E = s.TTFT, s.TPOT, s.E2E
+		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
+		if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
+			c := *r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6
+			f.CostPer1M = &c
+		}
+	}
+	var g struct {
+		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
+		JoulesPerToken float64 `json:"joules_per_token"`
+	}
+	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
+		gib := float64(g.PeakMemBytes) / (1 << 30)
+		f.PeakGPUGiB = &gib
+		if g.JoulesPerToken > 0 {
+			f.JPerToken = &g.JoulesPerToken
+		}
+	}
+	return f
+}
+
+// Metric is one row of the comparison table.
+type Metric struct {
+	Name string
+	// LowerBetter says which way a delta is an improvement.
+	LowerBetter bool
+	Format      string
+	Value       func(Figures) *float64
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// Metrics are the table's rows, in order.
+var Metrics = []Metric{
+	{"Quality (mean score)", false, "%.3f", func(f Figures) *float64 { return f.Quality }},
+	{"TTFT p50 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }},
+	{"TTFT p95 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }},
+	{"TTFT p99 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }},
+	{"TPOT p50 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }},
+	{"TPOT p95 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }},
+	{"TPOT p99 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }},
+	{"E2E p50 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }},
+	{"E2E p95 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }},
+	{"E2E p99 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }},
+	{"Output tokens/s", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }},
+	{"Requests/s", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }},
+	{"Goodput req/s", false, "%.2f", func(f Figures) *float64 { return f.Goodput }},
+	{"Errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }},
+	{"Peak GPU memory GiB", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }},
+	{"Energy J/token", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }},
+	{"Cost per 1M output tokens (USD)", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
+}
+
+func sumv(f Figures, v float64) *float64 {
+	if !f.HasSummary {
+		return nil
+	}
+	return &v
+}
+
+// Cell is a value and its change against the baseline.
+func (m Metric) Cell(f, base Figures, isBase bool) (string, string, string) {
+	v := m.Value(f)
+	if v == nil {
+		return "–", "", ""
+	}
+	text := fmt.Sprintf(m.Format, *v)
+	b := m.Value(base)
+	if isBase || b == nil || *b == 0 || math.IsNaN(*v) {
+		return text, "", ""
+	}
+	d := (*v - *b) / math.Abs(*b) * 100
+	if math.Abs(d) < 0.05 {
+		return text, "±0%", ""
+	}
+	better := (d < 0) == m.LowerBetter
+	class := "delta-worse"
+	if better {
+		class = "delta-better"
+	}
+	return text, fmt.Sprintf("%+.1f%%", d), class
+}
+
+// Charts places the runs on quality vs cost and TTFT p95 vs throughput.
+func Charts(fs []Figures) []charts.Chart {
+	qc := charts.Series{Name: "runs", Dots: true}
+	tt := charts.Series{Name: "runs", Dots: true}
+	for _, f := range fs {
+		name := fmt.Sprintf("run %d %s on %s/%s", f.Run.ID, f.Run.ModelName, f.Run.Runtime, f.Run.HardwareProfile)
+		if f.Quality != nil && f.CostPer1M != nil {
+			qc.Points = append(qc.Points, charts.Point{X: *f.CostPer1M, Y: *f.Quality, Label: fmt.Sprintf("%s: quality %.3f at $%.3f per 1M tokens", name, *f.Quality, *f.CostPer1M)})
+		}
+		if f.HasSummary && f.TokensPerS != nil {
+			tt.Points = append(tt.Points, charts.Point{X: *f.TokensPerS, Y: f.TTFT.P95, Label: fmt.Sprintf("%s: %.1f tokens/s, TTFT p95 %.1f ms", name, *f.TokensPerS, f.TTFT.P95)})
+		}
+	}
+	return []charts.Chart{
+		{ID: "quality-cost", Title: "Quality vs cost", XLabel: "USD per 1M output tokens", YLabel: "quality", Series: []charts.Series{qc}},
+		{ID: "ttft-throughput", Title: "TTFT p95 vs throughput", XLabel: "output tokens/s", YLabel: "TTFT p95 ms", Series: []charts.Series{tt}},
+	}
+}
+
+func (d Data) base() Figures {
+	for _, f := range d.Runs {
+		if f.Run.ID == d.Baseline {
+			return f
+		}
+	}
+	return Figures{}
+}
+
+func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
+	for _, c := range it.Cells {
+		if c.Run == run {
+			return c, true
+		}
+	}
+	return store.CompareCell{}, false
+}
