@@ -150,4 +150,4 @@ func Class(n int) string { return fmt.Sprintf("series-%d", n%6) }
 // Plot box corners, for the axes.
 func axisX() (string, string, string) { return f(left), f(Width - right), f(Height - bottom) }
 func axisY() (string, string, string) { return f(left), f(top), f(Height - bottom) }
-func viewBox() string                { return fmt.Sprintf("0 0 %d %d", Width, Height) }
+func viewBox() string                 { return fmt.Sprintf("0 0 %d %d", Width, Height) }
