@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run test test-go e2e e2e-go bench-ingest check-generated generate lint fmt deps clean
+.PHONY: help build run test test-go e2e e2e-go bench-ingest bench-web check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -60,6 +60,10 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -tags e2e ./e2e/
+
+bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends wrk >/dev/null 2>&1; } || echo "wrk is not installed (apt-get install wrk): measuring the fragment with a Go loop instead"
+	./bin/ruckus dev-db exec -- $(GO) run ./handlers/webbench --ruckus bin/ruckus
 
 bench-ingest: deps build ## Upload 1,000,000 generated items over HTTP and compare with psql \copy
 	./bin/ruckus dev-db exec -- $(GO) run ./app/ingest/ingestbench --ruckus bin/ruckus
