@@ -104,9 +104,14 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	if err != nil {
 		return err
 	}
-	modelName := fmt.Sprintf("bench/model-%d", time.Now().UnixNano())
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: modelName, ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		return err
+	// A benchmark's targets differ: one model per target.
+	stamp := time.Now().UnixNano()
+	models := make([]string, 50)
+	for i := range models {
+		models[i] = fmt.Sprintf("bench/model-%d-%02d", stamp, i)
+		if _, err := st.CreateModel(ctx, store.ModelFields{Name: models[i], ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
+			return err
+		}
 	}
 	agent, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: fmt.Sprintf("bench-%d", time.Now().UnixNano()), ProtocolVersion: jobs.ProtocolVersion,
 		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
@@ -123,7 +128,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		n := min(50, nRuns-len(runIDs))
 		targets := make([]bench.Target, n)
 		for i := range targets {
-			targets[i] = bench.Target{Model: modelName, Runtime: "sim", Hardware: "cpu"}
+			targets[i] = bench.Target{Model: models[i], Runtime: "sim", Hardware: "cpu"}
 		}
 		c, err := planner.Create(ctx, v, bench.Manifest{Name: "web bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID}, Targets: targets,
 			Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8}, Sampling: jobs.Sampling{MaxTokens: 64}})
