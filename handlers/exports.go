@@ -16,7 +16,7 @@ import (
 )
 
 type resultStore interface {
-	StreamResults(ctx context.Context, runIDs []int64, fn func(store.ResultRow) error) error
+	StreamResults(ctx context.Context, runIDs []int64, withEndpoint bool, fn func(store.ResultRow) error) error
 	RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu json.RawMessage, err error)
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
@@ -82,14 +82,14 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 			if err != nil {
 				return err
 			}
-			if err := s.Store.StreamResults(ctx, ids, cw.Write); err != nil {
+			if err := s.Store.StreamResults(ctx, ids, false, cw.Write); err != nil {
 				return err
 			}
 			return cw.Flush()
 		})
 	case "jsonl":
 		return s.stream(c, "application/jsonl; charset=utf-8", fmt.Sprintf("run-%d-results.jsonl", run.ID), func(ctx context.Context, w *bufio.Writer) error {
-			return s.Store.StreamResults(ctx, ids, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
+			return s.Store.StreamResults(ctx, ids, true, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
 		})
 	default:
 		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv or jsonl", format))
@@ -129,7 +129,7 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			if err != nil {
 				return err
 			}
-			if err := s.Store.StreamResults(ctx, ids, cw.Write); err != nil {
+			if err := s.Store.StreamResults(ctx, ids, false, cw.Write); err != nil {
 				return err
 			}
 			return cw.Flush()

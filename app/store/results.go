@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,9 +53,14 @@ func scanResult(row pgx.CollectableRow) (ResultRow, error) {
 
 // StreamResults calls fn for every result of the given runs, in run and
 // item order, reading them row by row (constant memory whatever the size).
-func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, fn func(ResultRow) error) error {
-	rows, err := q.db.Query(ctx, `SELECT `+resultColumns+resultFrom+`WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`,
-		pgx.NamedArgs{"runs": runIDs})
+// withEndpoint also reads each item's API path (for JSONL), at the cost of
+// a join.
+func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, withEndpoint bool, fn func(ResultRow) error) error {
+	sql := `SELECT ` + resultColumns + resultFrom + `WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`
+	if !withEndpoint {
+		sql = `SELECT ` + strings.Replace(resultColumns, "coalesce(i.request->>'url', '')", "''", 1) + ` FROM results r WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`
+	}
+	rows, err := q.db.Query(ctx, sql, pgx.NamedArgs{"runs": runIDs})
 	if err != nil {
 		return mapErr(err, "stream results")
 	}
@@ -222,12 +228,13 @@ type LatencyPoint struct {
 }
 
 // LatencyPoints returns a run's successful requests in send order, thinned
-// evenly to at most limit points.
+// to at most about limit points by taking every n-th item (a walk of the
+// primary key, not a sort of the whole run).
 func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]LatencyPoint, error) {
-	rows, _ := q.db.Query(ctx, `SELECT extract(epoch FROM sent_at - first)::float8, custom_id, coalesce(ttft_ms, 0), coalesce(e2e_ms, 0)
-		FROM (SELECT r.*, min(sent_at) OVER () AS first, row_number() OVER (ORDER BY sent_at, idx) AS rn, count(*) OVER () AS n
-			FROM results r WHERE run_id = @run AND status = 'ok') x
-		WHERE (rn - 1) % greatest(1, ceil(n::float8 / @limit)::int) = 0 ORDER BY sent_at, idx`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
+	rows, _ := q.db.Query(ctx, `WITH step AS (SELECT greatest(1, ceil(greatest(total, completed)::float8 / @limit))::int AS n FROM runs WHERE id = @run)
+		SELECT extract(epoch FROM sent_at - min(sent_at) OVER ())::float8, custom_id, coalesce(ttft_ms, 0), coalesce(e2e_ms, 0)
+		FROM results, step WHERE run_id = @run AND status = 'ok' AND idx % step.n = 0 ORDER BY sent_at, idx`,
+		pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LatencyPoint, error) {
 		var p LatencyPoint
 		err := row.Scan(&p.Seconds, &p.CustomID, &p.TTFTms, &p.E2Ems)
