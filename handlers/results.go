@@ -85,7 +85,7 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		lat, err := s.Store.LatencyPoints(c.UserContext(), run.ID, 500)
+		lat, err := s.Store.LatencyPoints(c.UserContext(), run.ID, 200)
 		if err != nil {
 			return err
 		}
