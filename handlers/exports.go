@@ -3,6 +3,7 @@ package handlers
 import (
 	"bufio"
 	"context"
+	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +17,11 @@ import (
 )
 
 type resultStore interface {
-	StreamResults(ctx context.Context, runIDs []int64, withEndpoint bool, fn func(store.ResultRow) error) error
+	StreamResults(ctx context.Context, runIDs []int64, fn func(store.ResultRow) error) error
 	RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu json.RawMessage, err error)
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
+	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error
 	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
 }
@@ -78,18 +80,11 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 	switch format := c.Query("format", "csv"); format {
 	case "csv":
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("run-%d-results.csv", run.ID), func(ctx context.Context, w *bufio.Writer) error {
-			cw, err := export.NewCSV(w, nil)
-			if err != nil {
-				return err
-			}
-			if err := s.Store.StreamResults(ctx, ids, false, cw.Write); err != nil {
-				return err
-			}
-			return cw.Flush()
+			return s.Store.CopyResultsCSV(ctx, w, ids, false)
 		})
 	case "jsonl":
 		return s.stream(c, "application/jsonl; charset=utf-8", fmt.Sprintf("run-%d-results.jsonl", run.ID), func(ctx context.Context, w *bufio.Writer) error {
-			return s.Store.StreamResults(ctx, ids, true, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
+			return s.Store.StreamResults(ctx, ids, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
 		})
 	default:
 		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv or jsonl", format))
@@ -125,14 +120,7 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			ids[i] = r.ID
 		}
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-results.csv", b.ID), func(ctx context.Context, w *bufio.Writer) error {
-			cw, err := export.NewCSV(w, b.Runs)
-			if err != nil {
-				return err
-			}
-			if err := s.Store.StreamResults(ctx, ids, false, cw.Write); err != nil {
-				return err
-			}
-			return cw.Flush()
+			return s.Store.CopyResultsCSV(ctx, w, ids, true)
 		})
 	}
 }

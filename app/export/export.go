@@ -11,70 +11,18 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// ResultColumns are the per-item CSV columns.
+// ResultColumns are the per-item CSV columns (written by the store's
+// CopyResultsCSV, straight from PostgreSQL).
 var ResultColumns = []string{"custom_id", "idx", "status", "output", "finish_reason", "prompt_tokens", "completion_tokens",
 	"tokens_estimated", "ttft_ms", "e2e_ms", "tpot_ms", "itl_mean_ms", "score", "error_class", "error", "phase", "sent_at"}
 
 // RunColumns prefix ResultColumns in a benchmark's CSV.
 var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
-
-// CSV writes result rows.
-type CSV struct {
-	w    *csv.Writer
-	runs map[int64]store.Run // non-nil: prefix each row with its run
-	rec  []string
-}
-
-// NewCSV writes the header; with runs, each row starts with its run's
-// columns.
-func NewCSV(w io.Writer, runs []store.Run) (*CSV, error) {
-	c := &CSV{w: csv.NewWriter(w)}
-	header := ResultColumns
-	if runs != nil {
-		c.runs = map[int64]store.Run{}
-		for _, r := range runs {
-			c.runs[r.ID] = r
-		}
-		header = append(append([]string{}, RunColumns...), ResultColumns...)
-	}
-	return c, c.w.Write(header)
-}
-
-func num(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', 3, 64)
-}
-
-// Write adds one result.
-func (c *CSV) Write(r store.ResultRow) error {
-	c.rec = c.rec[:0]
-	if c.runs != nil {
-		run := c.runs[r.RunID]
-		c.rec = append(c.rec, strconv.FormatInt(r.RunID, 10), run.ModelName, run.Runtime, run.HardwareProfile, run.Mode)
-	}
-	score := ""
-	if r.Score != nil {
-		score = strconv.FormatFloat(*r.Score, 'f', -1, 64)
-	}
-	c.rec = append(c.rec, r.CustomID, strconv.Itoa(r.Idx), r.Status, r.Output, r.FinishReason, strconv.Itoa(r.PromptTokens),
-		strconv.Itoa(r.CompletionTokens), strconv.FormatBool(r.TokensEstimated), num(r.TTFTms), num(r.E2Ems), num(r.TPOTms),
-		num(r.ITLMeanms), score, r.ErrorClass, r.Error, r.Phase, r.SentAt.UTC().Format(time.RFC3339Nano))
-	return c.w.Write(c.rec)
-}
-
-// Flush writes what is buffered and reports a write error.
-func (c *CSV) Flush() error {
-	c.w.Flush()
-	return c.w.Error()
-}
 
 // batchLine is one line of an OpenAI batch output file.
 type batchLine struct {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,14 +55,9 @@ func scanResult(row pgx.CollectableRow) (ResultRow, error) {
 
 // StreamResults calls fn for every result of the given runs, in run and
 // item order, reading them row by row (constant memory whatever the size).
-// withEndpoint also reads each item's API path (for JSONL), at the cost of
-// a join.
-func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, withEndpoint bool, fn func(ResultRow) error) error {
-	sql := `SELECT ` + resultColumns + resultFrom + `WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`
-	if !withEndpoint {
-		sql = `SELECT ` + strings.Replace(resultColumns, "coalesce(i.request->>'url', '')", "''", 1) + ` FROM results r WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`
-	}
-	rows, err := q.db.Query(ctx, sql, pgx.NamedArgs{"runs": runIDs})
+func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, fn func(ResultRow) error) error {
+	rows, err := q.db.Query(ctx, `SELECT `+resultColumns+resultFrom+`WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`,
+		pgx.NamedArgs{"runs": runIDs})
 	if err != nil {
 		return mapErr(err, "stream results")
 	}
@@ -241,4 +238,38 @@ func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]
 		return p, err
 	})
 	return out, mapErr(err, "latency points")
+}
+
+// CopyResultsCSV writes the runs' results as CSV (with a header) straight
+// from PostgreSQL's COPY, in run and item order: the database formats the
+// rows and they stream through untouched. With runColumns each row starts
+// with its run, model, runtime, hardware and mode. Columns match
+// export.ResultColumns (and export.RunColumns).
+func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error {
+	ids := make([]string, len(runIDs))
+	for i, id := range runIDs {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	cols := `r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
+		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
+		to_char(r.ttft_ms, 'FM999999990.000') AS ttft_ms, to_char(r.e2e_ms, 'FM999999990.000') AS e2e_ms,
+		to_char(r.tpot_ms, 'FM999999990.000') AS tpot_ms, to_char(r.itl_mean_ms, 'FM999999990.000') AS itl_mean_ms,
+		r.score, r.error_class, r.error, r.phase,
+		to_char(r.sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sent_at`
+	from := ` FROM results r WHERE r.run_id IN (` + strings.Join(ids, ",") + `) ORDER BY r.run_id, r.idx`
+	if runColumns {
+		cols = `r.run_id, m.name AS model, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
+		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
+			WHERE r.run_id IN (` + strings.Join(ids, ",") + `) ORDER BY r.run_id, r.idx`
+	}
+	if len(ids) == 0 {
+		from = strings.Replace(from, "IN ()", "IN (NULL)", 1)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return mapErr(err, "copy results")
+	}
+	defer conn.Release()
+	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (SELECT `+cols+from+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
+	return mapErr(err, "copy results")
 }
