@@ -3,10 +3,10 @@ package handlers
 import (
 	"bufio"
 	"context"
-	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 

@@ -83,7 +83,7 @@ func TestExports(t *testing.T) {
 	if err != nil || len(recs) != 3 || strings.Join(recs[0], ",") != strings.Join(export.ResultColumns, ",") {
 		t.Fatalf("csv: %v %q", err, recs)
 	}
-	if recs[1][0] != "q1" || recs[1][3] != evil || recs[1][6] != "7" || recs[1][8] != "12.000" || recs[2][2] != "error" || recs[2][13] != jobs.ErrHTTP5xx {
+	if recs[1][0] != "q1" || recs[1][3] != evil || recs[1][6] != "7" || recs[1][8] != "12" || recs[2][2] != "error" || recs[2][13] != jobs.ErrHTTP5xx {
 		t.Fatalf("csv rows: %q", recs[1:])
 	}
 

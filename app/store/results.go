@@ -252,10 +252,7 @@ func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64,
 	}
 	cols := `r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
 		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
-		to_char(r.ttft_ms, 'FM999999990.000') AS ttft_ms, to_char(r.e2e_ms, 'FM999999990.000') AS e2e_ms,
-		to_char(r.tpot_ms, 'FM999999990.000') AS tpot_ms, to_char(r.itl_mean_ms, 'FM999999990.000') AS itl_mean_ms,
-		r.score, r.error_class, r.error, r.phase,
-		to_char(r.sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sent_at`
+		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, r.error, r.phase, r.sent_at`
 	from := ` FROM results r WHERE r.run_id IN (` + strings.Join(ids, ",") + `) ORDER BY r.run_id, r.idx`
 	if runColumns {
 		cols = `r.run_id, m.name AS model, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
