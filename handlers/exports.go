@@ -60,14 +60,10 @@ func (s *server) stream(c *fiber.Ctx, contentType, filename string, write func(c
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 		defer cancel()
-		// Large chunks: fasthttp writes each flush as one chunk of the
-		// chunked response.
-		bw := bufio.NewWriterSize(w, 256<<10)
-		if err := write(ctx, bw); err != nil {
+		if err := write(ctx, w); err != nil {
 			// Headers are gone: the client sees a cut-short file.
 			logger.Error("export failed midway", "file", filename, "err", err)
 		}
-		_ = bw.Flush()
 		_ = w.Flush()
 	})
 	return nil
