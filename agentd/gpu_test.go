@@ -87,4 +87,9 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	if r.Mode != "sim" {
 		t.Fatalf("mode %q", r.Mode)
 	}
+	// The agent queued the run's scoring for the server.
+	var scoring int
+	if err := w.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'score_run' AND (args->>'run_id')::bigint = $1`, r.ID).Scan(&scoring); err != nil || scoring != 1 {
+		t.Fatalf("score_run jobs for the run: %d %v", scoring, err)
+	}
 }

@@ -169,11 +169,14 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 			Workers:                workers,
 			LeaderElectionDisabled: true,
 			FetchOnlyKnownKinds:    true,
+			// The agent queues score_run jobs for the server to work.
+			SkipUnknownJobCheck: true,
 			FetchPollInterval:      time.Second,
 		})
 		if err != nil {
 			return fmt.Errorf("river client: %w", err)
 		}
+		w.river = rc
 		// The client is stopped explicitly (draining first), not by the
 		// signal context, which would cancel the run in progress.
 		return rc.Start(context.WithoutCancel(ctx))

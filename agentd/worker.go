@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/ruckus/ruckus/agentd/gpu"
@@ -31,6 +32,9 @@ type runWorker struct {
 	nv      *gpu.NVML // nil or without GPUs on a CPU-only machine
 	gpus    int
 	logger  *slog.Logger
+
+	// river queues follow-up jobs (scoring); set when the client starts.
+	river *river.Client[pgx.Tx]
 
 	drainOnce sync.Once
 	drain     chan struct{}
@@ -204,8 +208,9 @@ func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.Run
 	return f
 }
 
-// finish closes the run under the lease; a lost lease means another agent
-// has it, which is not this job's failure.
+// finish closes the run under the lease and queues its scoring on the
+// server; a lost lease means another agent has it, which is not this job's
+// failure.
 func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -214,6 +219,11 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 		err := w.st.FinishRun(ctx, l, f)
 		if err == nil {
 			log.Info("run finished", "state", f.State, "stopped_by", f.StoppedBy)
+			if w.river != nil {
+				if _, err := w.river.Insert(ctx, jobs.ScoreRunArgs{RunID: l.RunID}, nil); err != nil {
+					log.Warn("queueing the run's scoring", "err", err)
+				}
+			}
 			return nil
 		}
 		if errors.Is(err, store.ErrFenced) {

@@ -20,6 +20,7 @@ import (
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
@@ -114,6 +115,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
 	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
+	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st}})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},

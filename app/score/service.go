@@ -1,0 +1,76 @@
+package score
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// Store is the part of the store scoring needs.
+type Store interface {
+	RunScorer(ctx context.Context, runID int64) (manifest, dataset string, err error)
+	ScoreItems(ctx context.Context, runID int64) ([]store.ScoreItem, error)
+	SaveScores(ctx context.Context, runID int64, idx []int32, scores []*float64, q store.RunQuality) error
+}
+
+// Service scores runs (the server's score_run job).
+type Service struct {
+	Store Store
+}
+
+var _ jobs.RunScorer = (*Service)(nil)
+
+// ScoreRun scores every result of a run with scorer, or when empty the
+// benchmark's scorer, else the dataset's default; a run with none stays
+// unscored. Failed requests score 0 (they count against quality); items
+// without a reference are left unscored, except for scorers that need
+// none (json). The run's quality is the mean with its 95 % bootstrap
+// interval (seeded with the run id, so scoring again gives the same
+// interval).
+func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) error {
+	if scorer == "" {
+		m, d, err := s.Store.RunScorer(ctx, runID)
+		if err != nil {
+			return err
+		}
+		scorer = m
+		if scorer == "" {
+			scorer = d
+		}
+	}
+	if scorer == "" {
+		return nil
+	}
+	f, err := ByName(scorer)
+	if err != nil {
+		return fmt.Errorf("run %d: %w", runID, err)
+	}
+	items, err := s.Store.ScoreItems(ctx, runID)
+	if err != nil {
+		return err
+	}
+	idx := make([]int32, len(items))
+	scores := make([]*float64, len(items))
+	var all []float64
+	for i, it := range items {
+		idx[i] = int32(it.Idx)
+		refs := References(it.Reference)
+		if len(refs) == 0 && scorer != "json" {
+			continue
+		}
+		v := 0.0
+		if it.Status == jobs.StatusOK {
+			v = f(it.Output, refs)
+		}
+		scores[i] = &v
+		all = append(all, v)
+	}
+	q := store.RunQuality{Scorer: scorer, Scored: len(all)}
+	if len(all) > 0 {
+		mean, lo, hi := MeanCI(all, uint64(runID))
+		q.Mean, q.Low, q.High = &mean, &lo, &hi
+	}
+	return s.Store.SaveScores(ctx, runID, idx, scores, q)
+}

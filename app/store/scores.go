@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ScoreItem is a result to score: its output and the item's reference.
+type ScoreItem struct {
+	Idx       int
+	Status    string
+	Output    string
+	Reference json.RawMessage
+}
+
+// ScoreItems returns every result of a run with its reference, in item
+// order.
+func (q *Queries) ScoreItems(ctx context.Context, runID int64) ([]ScoreItem, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.idx, r.status, r.output, coalesce(i.reference, 'null')
+		FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchmarks b ON b.id = ru.benchmark_id
+		LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx
+		WHERE r.run_id = @run ORDER BY r.idx`, pgx.NamedArgs{"run": runID})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ScoreItem, error) {
+		var it ScoreItem
+		err := row.Scan(&it.Idx, &it.Status, &it.Output, &it.Reference)
+		return it, err
+	})
+	return out, mapErr(err, "score items")
+}
+
+// RunQuality is a run's scoring outcome.
+type RunQuality struct {
+	Scorer          string
+	Scored          int
+	Mean, Low, High *float64
+}
+
+// SaveScores stores every item's score (nil for an item not scored) and
+// the run's quality, in one transaction.
+func (s *Store) SaveScores(ctx context.Context, runID int64, idx []int32, scores []*float64, q RunQuality) error {
+	return s.InTx(ctx, func(tx *Queries) error {
+		if _, err := tx.db.Exec(ctx, `UPDATE results r SET score = u.score
+			FROM unnest(@idx::int4[], @scores::float8[]) AS u(idx, score)
+			WHERE r.run_id = @run AND r.idx = u.idx`, pgx.NamedArgs{"run": runID, "idx": idx, "scores": scores}); err != nil {
+			return mapErr(err, "save scores")
+		}
+		_, err := tx.db.Exec(ctx, `UPDATE runs SET scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo,
+			quality_hi = @hi, scored_at = now() WHERE id = @run`,
+			pgx.NamedArgs{"run": runID, "scorer": q.Scorer, "scored": q.Scored, "mean": q.Mean, "lo": q.Low, "hi": q.High})
+		return mapErr(err, "save run quality")
+	})
+}
+
+// RunScorer is the scorer a run's benchmark names and its dataset's
+// default.
+func (q *Queries) RunScorer(ctx context.Context, runID int64) (manifest, dataset string, err error) {
+	err = q.db.QueryRow(ctx, `SELECT coalesce(b.manifest->>'scorer', ''), d.default_scorer
+		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN datasets d ON d.id = b.dataset_id WHERE r.id = @run`,
+		pgx.NamedArgs{"run": runID}).Scan(&manifest, &dataset)
+	return manifest, dataset, mapErr(err, "run scorer")
+}
