@@ -171,7 +171,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 			FetchOnlyKnownKinds:    true,
 			// The agent queues score_run jobs for the server to work.
 			SkipUnknownJobCheck: true,
-			FetchPollInterval:      time.Second,
+			FetchPollInterval:   time.Second,
 		})
 		if err != nil {
 			return fmt.Errorf("river client: %w", err)
