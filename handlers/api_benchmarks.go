@@ -22,6 +22,7 @@ type Benchmarks interface {
 	CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
+	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error
 }
 
 type benchmarkStore interface {

@@ -76,6 +76,11 @@ func TestCompareRunsSideBySide(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET score = CASE WHEN run_id = $2 AND idx % 3 = 0 THEN 0 ELSE 1 END WHERE run_id IN ($1, $2)`, runs[0], runs[1]); err != nil {
 		t.Fatal(err)
 	}
+	// The run-level quality as the scoring job stores it.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET scorer = 'exact', scored = 30, quality = CASE WHEN id = $1 THEN 1 ELSE 20 / 30.0 END,
+		quality_lo = CASE WHEN id = $1 THEN 1 ELSE 0.5 END, quality_hi = CASE WHEN id = $1 THEN 1 ELSE 0.833 END WHERE id IN ($1, $2)`, runs[0], runs[1]); err != nil {
+		t.Fatal(err)
+	}
 
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
@@ -92,6 +97,12 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		if !strings.Contains(table, want) {
 			t.Errorf("comparison table lacks %q:\n%s", want, table)
 		}
+	}
+	if q := page.text(fmt.Sprintf(`[data-testid="compare-run-%d"] [data-testid="quality-ci"]`, runs[1])); q != "quality 0.667 [0.500, 0.833]" {
+		t.Errorf("quality interval: %q", q)
+	}
+	if page.doc.Find(`[data-testid="not-significant"]`).Length() != 0 {
+		t.Error("intervals [1, 1] and [0.5, 0.833] do not overlap, yet flagged")
 	}
 	if page.doc.Find(`[data-testid="chart-quality-cost"] svg circle`).Length() != 2 || page.doc.Find(`[data-testid="chart-ttft-throughput"] svg circle`).Length() != 2 {
 		t.Error("the charts do not place both runs")

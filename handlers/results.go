@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/results"
@@ -131,4 +132,24 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 		return err
 	}
 	return render(c, fiber.StatusOK, results.ItemPage(b, run, it))
+}
+
+// rescoreRun queues the run's scoring with the scorer picked on its page.
+func (s *server) rescoreRun(c *fiber.Ctx) error {
+	b, run, err := s.runOf(c)
+	if err != nil {
+		return err
+	}
+	scorer := strings.Clone(c.FormValue("scorer"))
+	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer)
+	if errors.Is(err, bench.ErrScorer) {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "Choose a scorer from the list.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.flash(c, "info", fmt.Sprintf("Run %d is being scored with %s; the page shows the new scores when it is done.", run.ID, scorer)); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,37 @@ func TestRunChartsAreDrawnAsSVG(t *testing.T) {
 	}
 	if page.doc.Find(`[data-testid="chart-gpu-util"] svg circle`).Length() != 5 || page.doc.Find(`[data-testid="chart-gpu-power"]`).Length() != 1 {
 		t.Fatal("GPU charts missing")
+	}
+}
+
+// The run page shows the run's quality and queues scoring again with the
+// scorer picked.
+func TestRunQualityAndRescore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 10, func(i int) string { return fmt.Sprint(i) })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	path := fmt.Sprintf("/runs/%d", runID)
+	if got := c.get(path).text(`[data-testid="run-quality"]`); got != "Not scored." {
+		t.Fatalf("quality before scoring: %q", got)
+	}
+	if res := c.post(path+"/score", url.Values{"scorer": {"numeric"}}); res.status != 303 {
+		t.Fatalf("rescore: %d", res.status)
+	}
+	var n int
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'score_run'
+		AND (args->>'run_id')::bigint = $1 AND args->>'scorer' = 'numeric'`, runID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("score_run jobs: %d %v", n, err)
+	}
+	if res := c.post(path+"/score", url.Values{"scorer": {"bleu"}}); res.status != 422 {
+		t.Fatalf("unknown scorer: %d", res.status)
+	}
+	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scorer = 'numeric', scored = 9, quality = 0.5, quality_lo = 0.2, quality_hi = 0.8 WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.get(path).text(`[data-testid="run-quality"]`); got != "Quality (numeric): 0.500, 95 % CI [0.200, 0.800] over 9 scored items" {
+		t.Fatalf("quality: %q", got)
 	}
 }

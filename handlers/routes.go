@@ -167,6 +167,7 @@ func New(d Deps) *fiber.App {
 	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
 	web.Get("/runs/:id<int>/results", requireUser, s.exportRun)
 	web.Get("/runs/:id<int>", requireUser, s.showResultsPage)
+	web.Post("/runs/:id<int>/score", requireUser, s.rescoreRun)
 	web.Get("/compare", requireUser, s.showComparePage)
 	web.Get("/runs/:id<int>/items/:idx<int>", requireUser, s.showResultItemPage)
 	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))

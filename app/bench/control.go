@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
@@ -157,4 +158,23 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// ErrScorer is returned for a scorer name Ruckus does not have.
+var ErrScorer = errors.New("unknown scorer")
+
+// Rescore queues the scoring of a run the viewer may change with scorer
+// (the server's score_run job); its item scores and quality are replaced
+// when the job has run.
+func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error {
+	if scorer == "" || !contains(Scorers, scorer) {
+		return fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+	}
+	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		if _, err := q.RunForUpdate(ctx, v, benchmarkID, runID); err != nil {
+			return err
+		}
+		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: scorer}, nil)
+		return err
+	})
 }

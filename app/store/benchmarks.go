@@ -102,6 +102,13 @@ type Run struct {
 	CreatedAt    time.Time
 	StartedAt    *time.Time
 	FinishedAt   *time.Time
+	// Quality: the scorer, how many items it scored, the mean score and
+	// its 95 % bootstrap interval (nil until scored).
+	Scorer    string
+	Scored    int
+	Quality   *float64
+	QualityLo *float64
+	QualityHi *float64
 }
 
 // Progress is the share of the run's items done, 0 to 1.
@@ -115,14 +122,14 @@ func (r Run) Progress() float64 {
 const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
 	r.waiting_for_agent, r.attempt, r.fence, r.agent_id, coalesce(a.name, ''), r.mode, r.total, r.completed, r.errors,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
-	r.created_at, r.started_at, r.finished_at`
+	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi`
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
 		&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-		&r.CreatedAt, &r.StartedAt, &r.FinishedAt)
+		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi)
 	return r, err
 }
 
@@ -189,7 +196,7 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
 			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.BenchmarkName)
+			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi, &r.BenchmarkName)
 		return r, err
 	})
 	return out, mapErr(err, "active runs")

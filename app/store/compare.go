@@ -14,16 +14,12 @@ type CompareRun struct {
 	DatasetID    int64
 	Summary      json.RawMessage
 	GPUSummary   json.RawMessage
-	Scored       int
-	QualityMean  *float64
 	PricePerHour *float64
 }
 
 // CompareRuns returns the runs the viewer may read, in the order asked.
 func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary,
-			(SELECT count(score) FROM results x WHERE x.run_id = r.id), (SELECT avg(score) FROM results x WHERE x.run_id = r.id),
-			h.price_per_hour::float8
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8
 		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
 		JOIN hardware_profiles h ON h.slug = r.hardware_profile
 		WHERE r.id = ANY(@ids) AND (b.owner_id = @viewer OR @admin) ORDER BY array_position(@ids, r.id)`,
@@ -33,7 +29,8 @@ func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]Com
 		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
 			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.DatasetID, &r.Summary, &r.GPUSummary, &r.Scored, &r.QualityMean, &r.PricePerHour)
+			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
+			&r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour)
 		return r, err
 	})
 	return out, mapErr(err, "compare runs")

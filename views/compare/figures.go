@@ -30,7 +30,7 @@ type Figures struct {
 // NewFigures reads a run's stored summaries. Cost per 1M output tokens is
 // the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶.
 func NewFigures(r store.CompareRun) Figures {
-	f := Figures{Run: r, Quality: r.QualityMean, Errors: r.Errors}
+	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
 	var s jobs.RunSummary
 	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
 		f.HasSummary = true
@@ -152,4 +152,13 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 		}
 	}
 	return store.CompareCell{}, false
+}
+
+// overlaps says whether two runs' quality intervals overlap: their
+// qualities are then not significantly different.
+func overlaps(a, b Figures) bool {
+	if a.Run.QualityLo == nil || a.Run.QualityHi == nil || b.Run.QualityLo == nil || b.Run.QualityHi == nil {
+		return false
+	}
+	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
 }

@@ -78,3 +78,6 @@ func pretty(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// Scorers are the scorers a run can be scored with again.
+var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge"}
