@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,11 +44,15 @@ func apiGet(ctx context.Context, path string) (*http.Response, error) {
 	return res, nil
 }
 
-// cmdResults is `ruckus results export RUN --format csv|jsonl`.
+// cmdResults is `ruckus results export RUN --format csv|jsonl` and
+// `ruckus results import FILE --dataset ID --model M`.
 func cmdResults(ctx context.Context, args []string, out io.Writer) error {
 	const use = "ruckus results export RUN [--format csv|jsonl] [--output FILE]"
+	if len(args) > 0 && args[0] == "import" {
+		return cmdResultsImport(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "export" {
-		return fmt.Errorf("%w: %s", errUsage, use)
+		return fmt.Errorf("%w: %s | ruckus results import FILE --dataset ID --model M", errUsage, use)
 	}
 	fs := newFlags("results export", use, out)
 	format := fs.String("format", "csv", "csv, or jsonl (OpenAI batch output format)")
@@ -182,4 +188,94 @@ func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
 		case <-time.After(*interval):
 		}
 	}
+}
+
+// cmdResultsImport uploads results made elsewhere (OpenAI batch output or
+// {"custom_id","output"} JSONL) as a run on a dataset.
+func cmdResultsImport(ctx context.Context, args []string, out io.Writer) error {
+	const use = "ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]"
+	fs := newFlags("results import", use, out)
+	datasetID := fs.Int64("dataset", 0, "the dataset the results answer (its id)")
+	model := fs.String("model", "", "the registry model that made them")
+	name := fs.String("name", "", "a name for the imported run's benchmark")
+	scorer := fs.String("scorer", "", "score with this scorer (default: the dataset's)")
+	file, err := parseFileArg(fs, args)
+	if err != nil {
+		return err
+	}
+	if file == "" || *datasetID <= 0 || *model == "" {
+		return fmt.Errorf("%w: %s", errUsage, use)
+	}
+	base, token, err := apiSettings()
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		for k, v := range map[string]string{"model": *model, "name": *name, "scorer": *scorer} {
+			if v != "" {
+				_ = mw.WriteField(k, v)
+			}
+		}
+		fw, err := mw.CreateFormFile("file", filepath.Base(file))
+		if err == nil {
+			_, err = io.Copy(fw, f)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/api/v1/datasets/%d/imports", base, *datasetID), pr)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("import to %s: %w", base, err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		RunID        int64    `json:"run_id"`
+		Matched      int      `json:"matched"`
+		Unmatched    int      `json:"unmatched"`
+		Missing      int      `json:"missing"`
+		UnmatchedIDs []string `json:"unmatched_ids"`
+		Error        string   `json:"error"`
+		Errors       []struct {
+			Line    int
+			Field   string
+			Message string
+		} `json:"errors"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		return fmt.Errorf("the server answered %s without JSON", res.Status)
+	}
+	if res.StatusCode != http.StatusCreated {
+		var msgs []string
+		for _, e := range body.Errors {
+			if e.Line > 0 {
+				msgs = append(msgs, fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message))
+			} else {
+				msgs = append(msgs, e.Field+": "+e.Message)
+			}
+		}
+		if body.Error != "" {
+			msgs = append(msgs, body.Error)
+		}
+		return fmt.Errorf("import refused (%s): %s", res.Status, strings.Join(msgs, "; "))
+	}
+	fmt.Fprintf(out, "run %d imported: %d matched, %d unmatched, %d items missing\n", body.RunID, body.Matched, body.Unmatched, body.Missing)
+	if len(body.UnmatchedIDs) > 0 {
+		fmt.Fprintf(out, "unmatched custom_ids: %s\n", strings.Join(body.UnmatchedIDs, ", "))
+	}
+	return nil
 }

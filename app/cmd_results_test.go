@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,5 +67,40 @@ func TestResultsExportWritesWhatTheAPISends(t *testing.T) {
 	}
 	if err := cmdResults(context.Background(), []string{"export", "3", "--format", "xml"}, &out); err == nil {
 		t.Fatal("--format xml accepted")
+	}
+}
+
+func TestResultsImportSendsTheFileAndReports(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/datasets/5/imports" || r.FormValue("model") != "m/x" {
+			w.WriteHeader(422)
+			fmt.Fprint(w, `{"errors":[{"line":2,"field":"custom_id","message":"missing"}]}`)
+			return
+		}
+		f, _, err := r.FormFile("file")
+		if err != nil {
+			http.Error(w, `{"error":"no file"}`, 400)
+			return
+		}
+		b, _ := io.ReadAll(f)
+		w.WriteHeader(201)
+		fmt.Fprintf(w, `{"run_id":9,"matched":%d,"unmatched":1,"missing":0,"unmatched_ids":["zz"]}`, strings.Count(string(b), "\n"))
+	}))
+	defer srv.Close()
+	t.Setenv("RUCKUS_URL", srv.URL)
+	t.Setenv("RUCKUS_TOKEN", "rk_test")
+	file := filepath.Join(t.TempDir(), "out.jsonl")
+	_ = os.WriteFile(file, []byte("{\"custom_id\":\"a\",\"output\":\"1\"}\n{\"custom_id\":\"b\",\"output\":\"2\"}\n"), 0o600)
+	var out bytes.Buffer
+	if err := cmdResults(context.Background(), []string{"import", file, "--dataset", "5", "--model", "m/x"}, &out); err != nil ||
+		!strings.Contains(out.String(), "run 9 imported: 2 matched, 1 unmatched, 0 items missing") || !strings.Contains(out.String(), "zz") {
+		t.Fatalf("%v %q", err, out.String())
+	}
+	err := cmdResults(context.Background(), []string{"import", file, "--dataset", "5", "--model", "other"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "line 2: custom_id: missing") {
+		t.Fatalf("refused import: %v", err)
+	}
+	if err := cmdResults(context.Background(), []string{"import", file}, &out); err == nil {
+		t.Fatal("import without --dataset and --model accepted")
 	}
 }

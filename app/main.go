@@ -29,6 +29,7 @@ Usage:
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
   ruckus bench watch ID                 follow a benchmark's runs live until they finish
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
+  ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
   ruckus seed                           load the starter datasets and models (idempotent)
   ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL

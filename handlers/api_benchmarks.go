@@ -23,6 +23,7 @@ type Benchmarks interface {
 	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error
+	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, recs []store.ResultRecord) (store.ImportedRun, error)
 }
 
 type benchmarkStore interface {

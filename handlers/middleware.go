@@ -61,7 +61,13 @@ func securityHeaders(c *fiber.Ctx) error {
 // isUpload reports whether the request is a dataset upload, the one kind
 // of request whose body may exceed MaxRequestBytes.
 func isUpload(c *fiber.Ctx) bool {
-	return c.Method() == fiber.MethodPost && (c.Path() == "/datasets" || c.Path() == "/api/v1/datasets")
+	return c.Method() == fiber.MethodPost && (c.Path() == "/datasets" || c.Path() == "/api/v1/datasets" || isImport(c.Path()))
+}
+
+// isImport matches /api/v1/datasets/{id}/imports, an upload of results.
+func isImport(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/api/v1/datasets/")
+	return ok && strings.HasSuffix(rest, "/imports") && strings.Count(rest, "/") == 1
 }
 
 // limitBody refuses bodies over MaxRequestBytes outside uploads. Bodies

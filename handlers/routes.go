@@ -117,6 +117,7 @@ func New(d Deps) *fiber.App {
 	api.Get("/datasets", s.apiListDatasets)
 	api.Get("/datasets/:id", s.apiGetDataset)
 	api.Get("/datasets/:id/items", s.apiDatasetItems)
+	api.Post("/datasets/:id<int>/imports", s.apiImportResults)
 	api.Delete("/datasets/:id", s.apiDeleteDataset)
 	api.Post("/benchmarks", s.apiCreateBenchmark)
 	api.Get("/benchmarks", s.apiListBenchmarks)

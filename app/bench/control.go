@@ -178,3 +178,15 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 		return err
 	})
 }
+
+// ImportRun stores results made outside Ruckus as a run on a dataset and
+// queues their scoring, in one transaction.
+func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, recs []store.ResultRecord) (store.ImportedRun, error) {
+	if in.Scorer != "" && !contains(Scorers, in.Scorer) {
+		return store.ImportedRun{}, fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+	}
+	return p.Store.ImportRun(ctx, v, in, recs, func(tx pgx.Tx, runID int64) error {
+		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: in.Scorer}, nil)
+		return err
+	})
+}

@@ -1,0 +1,116 @@
+package handlers_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// GSM8K's test split imported as outside results made from its own
+// answers scores 1,319/1,319 with the numeric scorer; with every final
+// number perturbed, 0. Unmatched and missing ids are reported.
+func TestImportGSM8KResultsAndScoreThem(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../shared/datasets/gsm8k/test.jsonl")
+	if err != nil {
+		t.Skipf("GSM8K test split not beside the checkout: %v", err)
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ds := e.upload(tok, "gsm8k.jsonl", raw, nil)
+	if ds.status != 201 {
+		t.Fatalf("dataset: %v", ds.body)
+	}
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	// Batch output lines made from the dataset's own answers.
+	build := func(perturb bool, extra string, skipFirst bool) []byte {
+		var b bytes.Buffer
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for n := 1; sc.Scan(); n++ {
+			if skipFirst && n == 1 {
+				continue
+			}
+			var line struct{ Answer string }
+			_ = json.Unmarshal(sc.Bytes(), &line)
+			answer := line.Answer
+			if perturb {
+				answer += "1" // "#### 18" becomes "#### 181"
+			}
+			out, _ := json.Marshal(map[string]any{"id": fmt.Sprint("b", n), "custom_id": fmt.Sprint("gsm8k-", n), "error": nil,
+				"response": map[string]any{"status_code": 200, "request_id": "r", "body": map[string]any{
+					"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": "stop"}},
+					"usage":   map[string]int{"prompt_tokens": 50, "completion_tokens": 60}}}})
+			b.Write(out)
+			b.WriteByte('\n')
+		}
+		b.WriteString(extra)
+		return b.Bytes()
+	}
+	imp := func(content []byte, fields map[string]string) apiResult {
+		body, ct := multipartBody(t, "out.jsonl", content, fields)
+		return e.api(http.MethodPost, fmt.Sprintf("/api/v1/datasets/%v/imports", ds.body["dataset_id"]), tok, body, ct)
+	}
+	svc := &score.Service{Store: e.store}
+	quality := func(run float64) (float64, int) {
+		if err := svc.ScoreRun(ctx, int64(run), ""); err != nil {
+			t.Fatal(err)
+		}
+		var q float64
+		var right int
+		if err := e.store.Pool().QueryRow(ctx, `SELECT quality, (SELECT count(*) FROM results WHERE run_id = $1 AND score = 1) FROM runs WHERE id = $1`, int64(run)).Scan(&q, &right); err != nil {
+			t.Fatal(err)
+		}
+		return q, right
+	}
+
+	r := imp(build(false, "", false), map[string]string{"model": "outside/model", "scorer": "numeric", "name": "Batch API run"})
+	if r.status != 201 || r.body["matched"] != 1319.0 || r.body["unmatched"] != 0.0 || r.body["missing"] != 0.0 {
+		t.Fatalf("import: %d %v", r.status, r.body)
+	}
+	if q, right := quality(r.body["run_id"].(float64)); q != 1 || right != 1319 {
+		t.Fatalf("own answers: quality %v, %d right", q, right)
+	}
+	var n int
+	if err := e.store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'score_run' AND (args->>'run_id')::bigint = $1`, int64(r.body["run_id"].(float64))).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("scoring not queued with the import: %d %v", n, err)
+	}
+
+	r = imp(build(true, `{"custom_id":"not-in-the-dataset","output":"7"}`+"\n", true), map[string]string{"model": "outside/model", "scorer": "numeric"})
+	if r.status != 201 || r.body["matched"] != 1318.0 || r.body["unmatched"] != 1.0 || r.body["missing"] != 1.0 ||
+		!strings.Contains(fmt.Sprint(r.body["unmatched_ids"]), "not-in-the-dataset") {
+		t.Fatalf("perturbed import: %d %v", r.status, r.body)
+	}
+	if q, right := quality(r.body["run_id"].(float64)); q != 0 || right != 0 {
+		t.Fatalf("perturbed answers: quality %v, %d right", q, right)
+	}
+
+	// Bad input: the line and field are named, nothing is stored.
+	runsBefore := e.countRows("runs")
+	r = imp([]byte("{\"custom_id\":\"gsm8k-1\",\"output\":\"1\"}\n{\"output\":\"2\"}\n"), map[string]string{"model": "outside/model"})
+	errs := fmt.Sprint(r.body["errors"])
+	if r.status != 422 || !strings.Contains(errs, "line:2") || !strings.Contains(errs, "field:custom_id") || e.countRows("runs") != runsBefore {
+		t.Fatalf("bad line: %d %v", r.status, r.body)
+	}
+	if r = imp(build(false, "", false), map[string]string{"model": "nobody/knows"}); r.status != 422 || !strings.Contains(fmt.Sprint(r.body["errors"]), "field:model") {
+		t.Fatalf("unknown model: %d %v", r.status, r.body)
+	}
+	if r = imp(build(false, "", false), map[string]string{"model": "outside/model", "scorer": "bleu"}); r.status != 422 {
+		t.Fatalf("unknown scorer: %d %v", r.status, r.body)
+	}
+	if e.countRows("runs") != runsBefore {
+		t.Fatal("a refused import left a run behind")
+	}
+}
