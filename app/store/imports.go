@@ -19,11 +19,11 @@ type NewImport struct {
 
 // ImportedRun is what an import matched.
 type ImportedRun struct {
-	BenchmarkID int64    `json:"benchmark_id"`
-	RunID       int64    `json:"run_id"`
-	Matched     int      `json:"matched"`
-	Unmatched   int      `json:"unmatched"`
-	Missing     int      `json:"missing"`
+	BenchmarkID int64 `json:"benchmark_id"`
+	RunID       int64 `json:"run_id"`
+	Matched     int   `json:"matched"`
+	Unmatched   int   `json:"unmatched"`
+	Missing     int   `json:"missing"`
 	// UnmatchedIDs are the first custom_ids that matched no item.
 	UnmatchedIDs []string `json:"unmatched_ids"`
 }
