@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -112,5 +113,44 @@ func TestImportGSM8KResultsAndScoreThem(t *testing.T) {
 	}
 	if e.countRows("runs") != runsBefore {
 		t.Fatal("a refused import left a run behind")
+	}
+}
+
+// The dataset page's import form does the same from the browser.
+func TestImportFromTheDatasetPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
+	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/datasets/%v", ds.body["dataset_id"]))
+	action, ok := page.doc.Find(`[data-testid="import-form"]`).Attr("action")
+	if !ok || !strings.Contains(action, "_csrf=") {
+		t.Fatalf("import form action %q", action)
+	}
+	post := func(content string, model string) response {
+		body, ct := multipartBody(t, "out.jsonl", []byte(content), map[string]string{"model": model, "scorer": "exact"})
+		req := httptest.NewRequest(http.MethodPost, action, body)
+		req.Header.Set("Content-Type", ct)
+		return c.do(req)
+	}
+	res := post(`{"custom_id":"q1","output":"4"}`+"\n", "outside/model")
+	loc := res.header.Get("Location")
+	if res.status != 303 || !strings.HasPrefix(loc, "/runs/") {
+		t.Fatalf("import: %d %q", res.status, loc)
+	}
+	run := c.get(loc)
+	if !strings.Contains(run.text(`[data-testid="flash"]`), "1 results matched") || run.text(`[data-testid="results"] tbody tr td`) == "" {
+		t.Fatalf("run page after import: %q", run.text("main"))
+	}
+	res = post(`{"custom_id":"q1"}`+"\n", "outside/model")
+	back := c.get(res.header.Get("Location"))
+	if res.status != 303 || !strings.Contains(back.text(`[data-testid="flash"]`), "line 1, output") {
+		t.Fatalf("refused import: %d %q", res.status, back.text(`[data-testid="flash"]`))
 	}
 }

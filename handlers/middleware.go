@@ -64,9 +64,13 @@ func isUpload(c *fiber.Ctx) bool {
 	return c.Method() == fiber.MethodPost && (c.Path() == "/datasets" || c.Path() == "/api/v1/datasets" || isImport(c.Path()))
 }
 
-// isImport matches /api/v1/datasets/{id}/imports, an upload of results.
+// isImport matches /api/v1/datasets/{id}/imports and the page's
+// /datasets/{id}/imports: uploads of results.
 func isImport(path string) bool {
 	rest, ok := strings.CutPrefix(path, "/api/v1/datasets/")
+	if !ok {
+		rest, ok = strings.CutPrefix(path, "/datasets/")
+	}
 	return ok && strings.HasSuffix(rest, "/imports") && strings.Count(rest, "/") == 1
 }
 

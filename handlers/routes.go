@@ -156,6 +156,7 @@ func New(d Deps) *fiber.App {
 	web.Get("/datasets", requireUser, s.showDatasetsPage)
 	web.Post("/datasets", requireUser, s.uploadDataset)
 	web.Get("/datasets/:id", requireUser, s.showDatasetPage)
+	web.Post("/datasets/:id<int>/imports", requireUser, s.importResults)
 	web.Post("/datasets/:id/delete", requireUser, s.deleteDataset)
 	web.Get("/benchmarks", requireUser, s.showBenchmarksPage)
 	web.Get("/benchmarks/new", requireUser, s.showNewBenchmarkPage)
