@@ -134,6 +134,37 @@ func TestCompareRunsSideBySide(t *testing.T) {
 	if p := c.get("/compare?runs=1,x"); p.status != 422 || !strings.Contains(p.text(`[data-testid="compare-error"]`), `"x"`) {
 		t.Fatalf("bad id: %d", p.status)
 	}
+	// Recommendation: by quality run 0 first, by cost run 1 (half the
+	// price per token); a minimum quality excludes run 1 with the reason.
+	rec := func(q string) response { return c.get("/benchmarks/" + b + "/recommend?" + q) }
+	first := func(p response) string {
+		id, _ := p.doc.Find(`[data-testid="feasible"] tbody tr`).First().Attr("data-testid")
+		return id
+	}
+	if got := first(rec("w_quality=1&w_speed=0&w_cost=0")); got != fmt.Sprintf("feasible-%d", runs[0]) {
+		t.Errorf("by quality, first %s", got)
+	}
+	if got := first(rec("w_quality=0&w_speed=0&w_cost=1")); got != fmt.Sprintf("feasible-%d", runs[1]) {
+		t.Errorf("by cost, first %s", got)
+	}
+	p := rec("min_quality=0.9")
+	if why := p.text(fmt.Sprintf(`[data-testid="excluded-%d"]`, runs[1])); !strings.Contains(why, "quality 0.6667 is below the minimum 0.9") {
+		t.Errorf("exclusion reason %q", why)
+	}
+	front, _ := p.doc.Find(`[data-testid="chart-pareto-cost"] svg polyline`).Attr("points")
+	if len(strings.Fields(front)) != 2 {
+		t.Errorf("the quality–cost chart's Pareto front: %q", front)
+	}
+	if p := rec("max_cost=cheap"); p.status != 422 || !strings.Contains(p.text(`[data-testid="recommend-error"]`), "max_cost") {
+		t.Errorf("bad constraint: %d", p.status)
+	}
+	api := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/recommendation?w_cost=1&w_quality=0&w_speed=0", tok, nil, "")
+	feas := api.body["feasible"].([]any)
+	if api.status != 200 || len(feas) != 2 || feas[0].(map[string]any)["run_id"] != float64(runs[1]) ||
+		fmt.Sprint(api.body["pareto_quality_cost"]) != fmt.Sprintf("[%d %d]", runs[1], runs[0]) {
+		t.Errorf("recommendation API: %d %v", api.status, api.body)
+	}
+
 	e.createUser("eve@example.com", "correct horse", store.RoleUser)
 	other := e.client()
 	other.signIn("eve@example.com", "correct horse")

@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/recommend"
+)
+
+// parseRecommendForm reads constraints and weights from the query; a value
+// it cannot use is named in the form's error and ignored.
+func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advise.Weights) {
+	f := recommend.Form{MinQuality: c.Query("min_quality"), MaxTTFT: c.Query("max_ttft_p95"), MaxE2E: c.Query("max_e2e_p95"),
+		MaxCost: c.Query("max_cost"), MaxGPUMem: c.Query("max_gpu_mem"), Hardware: map[string]bool{},
+		WQuality: c.Query("w_quality", "1"), WSpeed: c.Query("w_speed", "1"), WCost: c.Query("w_cost", "1")}
+	var cons advise.Constraints
+	var problems []string
+	num := func(name, raw string, dst **float64) {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			return
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || v < 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a number ≥ 0 (got %q)", name, raw))
+			return
+		}
+		*dst = &v
+	}
+	num("min_quality", f.MinQuality, &cons.MinQuality)
+	num("max_ttft_p95", f.MaxTTFT, &cons.MaxTTFTp95)
+	num("max_e2e_p95", f.MaxE2E, &cons.MaxE2Ep95)
+	num("max_cost", f.MaxCost, &cons.MaxCost)
+	num("max_gpu_mem", f.MaxGPUMem, &cons.MaxGPUMem)
+	for _, h := range c.Context().QueryArgs().PeekMulti("hardware") {
+		for _, p := range strings.Split(string(h), ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				cons.Hardware = append(cons.Hardware, p)
+				f.Hardware[p] = true
+			}
+		}
+	}
+	var w advise.Weights
+	for _, x := range []struct {
+		name, raw string
+		dst       *float64
+	}{{"w_quality", f.WQuality, &w.Quality}, {"w_speed", f.WSpeed, &w.Speed}, {"w_cost", f.WCost, &w.Cost}} {
+		v, err := strconv.ParseFloat(strings.TrimSpace(x.raw), 64)
+		if err != nil || v < 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a number ≥ 0 (got %q)", x.name, x.raw))
+			continue
+		}
+		*x.dst = v
+	}
+	f.Error = strings.Join(problems, "; ")
+	return f, cons, w
+}
+
+// recommendation builds the benchmark's candidates and the recommendation.
+func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidate, error) {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
+	ids := make([]int64, len(b.Runs))
+	for i, r := range b.Runs {
+		ids[i] = r.ID
+	}
+	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
+	var cands []advise.Candidate
+	var profiles []string
+	for _, r := range runs {
+		f := compare.NewFigures(r)
+		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPS: f.TokensPerS, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
+		if f.HasSummary {
+			ttft, e2e := f.TTFT.P95, f.E2E.P95
+			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
+		}
+		cands = append(cands, cand)
+		if !slices.Contains(profiles, r.HardwareProfile) {
+			profiles = append(profiles, r.HardwareProfile)
+		}
+	}
+	form, cons, w := parseRecommendForm(c)
+	rec := advise.Recommend(cands, cons, w)
+	return recommend.Data{Benchmark: b, Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands, nil
+}
+
+func (s *server) showRecommendationPage(c *fiber.Ctx) error {
+	d, _, err := s.recommendation(c)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if d.Form.Error != "" {
+		status = fiber.StatusUnprocessableEntity
+	}
+	return render(c, status, recommend.Page(d))
+}
+
+func (s *server) apiRecommendation(c *fiber.Ctx) error {
+	d, _, err := s.recommendation(c)
+	if err != nil {
+		return err
+	}
+	if d.Form.Error != "" {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
+	}
+	rec := d.Rec
+	if rec.Feasible == nil {
+		rec.Feasible = []advise.Ranked{}
+	}
+	if rec.Excluded == nil {
+		rec.Excluded = []advise.Excluded{}
+	}
+	return c.JSON(rec)
+}

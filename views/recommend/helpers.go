@@ -1,0 +1,55 @@
+package recommend
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/views/charts"
+)
+
+func num(v *float64, format string) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func quality(c advise.Candidate) string {
+	if c.Quality == nil {
+		return "–"
+	}
+	if c.QualityLo != nil && c.QualityHi != nil {
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", *c.Quality, *c.QualityLo, *c.QualityHi)
+	}
+	return fmt.Sprintf("%.3f", *c.Quality)
+}
+
+// Charts draws quality against cost and against p95 E2E for every
+// candidate, with the Pareto front as a line.
+func Charts(all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
+	mk := func(id, title, xl string, x func(advise.Candidate) *float64, front []int64) charts.Chart {
+		pts := charts.Series{Name: "targets", Dots: true}
+		line := charts.Series{Name: "Pareto front"}
+		byID := map[int64]advise.Candidate{}
+		for _, c := range all {
+			byID[c.RunID] = c
+			if c.Quality == nil || x(c) == nil {
+				continue
+			}
+			pts.Points = append(pts.Points, charts.Point{X: *x(c), Y: *c.Quality,
+				Label: fmt.Sprintf("run %d %s on %s: quality %.3f, %s %.3g", c.RunID, c.Model, c.Hardware, *c.Quality, xl, *x(c))})
+		}
+		for _, id := range front {
+			c := byID[id]
+			line.Points = append(line.Points, charts.Point{X: *x(c), Y: *c.Quality, Label: fmt.Sprintf("run %d (Pareto front)", id)})
+		}
+		slices.SortFunc(line.Points, func(a, b charts.Point) int { return cmp.Compare(a.X, b.X) })
+		return charts.Chart{ID: id, Title: title, XLabel: xl, YLabel: "quality", Series: []charts.Series{pts, line}}
+	}
+	return []charts.Chart{
+		mk("pareto-cost", "Quality vs cost", "USD per 1M tokens", func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost),
+		mk("pareto-latency", "Quality vs p95 E2E latency", "p95 E2E ms", func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten),
+	}
+}
