@@ -104,15 +104,21 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 		}
 		if summary {
 			sums := map[int64][2]json.RawMessage{}
-			for _, r := range b.Runs {
-				sum, gpu, err := s.Store.RunSummaryJSON(c.UserContext(), r.ID)
-				if err != nil {
-					return err
-				}
-				sums[r.ID] = [2]json.RawMessage{sum, gpu}
+			prices := map[int64]*float64{}
+			ids := make([]int64, len(b.Runs))
+			for i, r := range b.Runs {
+				ids[i] = r.ID
+			}
+			crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+			if err != nil {
+				return err
+			}
+			for _, r := range crs {
+				sums[r.ID] = [2]json.RawMessage{r.Summary, r.GPUSummary}
+				prices[r.ID] = r.PricePerHour
 			}
 			return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-summary.csv", b.ID), func(_ context.Context, w *bufio.Writer) error {
-				return export.WriteSummary(w, b.Runs, sums)
+				return export.WriteSummary(w, b.Runs, sums, prices, s.GridCO2)
 			})
 		}
 		ids := make([]int64, len(b.Runs))

@@ -117,7 +117,8 @@ func TestExports(t *testing.T) {
 	}
 	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/summary?format=csv", tok)
 	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
-	if status != 200 || len(recs) != 2 || recs[1][6] != "2" || recs[1][8] != "1" || recs[1][9] != "7" {
+	if status != 200 || len(recs) != 2 || recs[1][6] != "2" || recs[1][8] != "1" || recs[1][9] != "7" ||
+		len(recs[0]) != len(export.SummaryColumns) || recs[0][len(recs[0])-1] != "co2e_g" {
 		t.Fatalf("summary csv: %d %q", status, recs)
 	}
 

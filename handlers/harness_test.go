@@ -64,6 +64,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		SignInWindow:    time.Minute,
 		MaxRequestBytes: 64 << 10,
 		AgentStaleAfter: 15 * time.Second,
+		GridCO2:         400,
 		Uploader:        &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()},
 		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: 15 * time.Second},
 		DatasetLimits:   dataset.DefaultLimits(),

@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/results"
 )
 
@@ -81,6 +82,9 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		return err
 	}
 	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	if cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID}); err == nil && len(cr) == 1 {
+		d.Footprint = compare.NewFigures(cr[0]).Footprint(s.GridCO2)
+	}
 	if filter.After == nil { // charts on the first page only
 		samples, err := s.Store.RunSamples(c.UserContext(), run.ID, 300)
 		if err != nil {

@@ -227,3 +227,32 @@ func TestRunQualityAndRescore(t *testing.T) {
 		t.Fatalf("quality: %q", got)
 	}
 }
+
+// The run page gives the run's cost per 1M output tokens, energy per token,
+// kWh and estimated CO₂e (at the configured 400 g/kWh).
+func TestRunFootprint(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 10, func(i int) string { return "x" })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	path := fmt.Sprintf("/runs/%d", runID)
+	if got := c.get(path).text(`[data-testid="run-footprint"]`); !strings.Contains(got, "cost unknown (no price for cpu-2c)") || !strings.Contains(got, "energy not measured") {
+		t.Fatalf("footprint without price or GPUs: %q", got)
+	}
+	price := 7.2
+	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
+		t.Fatal(err)
+	}
+	// 1,000 tokens/s; 7.2 kJ = 0.002 kWh → 0.8 g at 400 g/kWh; $7.2/h ÷ 3.6M tokens/h = $2 per 1M.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = '{"output_tokens_per_s": 1000}',
+		gpu_summary = '{"energy_j": 7200, "joules_per_token": 0.5}' WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	want := "$2.000 per 1M output tokens · 0.500 J per output token · 0.0020 kWh · ≈ 0.8 g CO₂e at 400 g/kWh"
+	if got := c.get(path).text(`[data-testid="run-footprint"]`); got != want {
+		t.Fatalf("footprint %q, want %q", got, want)
+	}
+}

@@ -50,6 +50,8 @@ type Deps struct {
 	// AgentStaleAfter is how old a heartbeat may be before the agent shows
 	// as stale.
 	AgentStaleAfter time.Duration
+	// GridCO2 is grams CO₂e per kWh, for runs' estimated emissions.
+	GridCO2 float64
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.

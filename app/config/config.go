@@ -41,6 +41,9 @@ type Config struct {
 	// AgentStaleAfter: an agent whose last heartbeat is older is stale and
 	// its run is handed on to another agent.
 	AgentStaleAfter time.Duration `env:"RUCKUS_AGENT_STALE_AFTER" yaml:"agent_stale_after" validate:"min=2s,max=1h"`
+	// GridCO2 is the grid's carbon intensity in grams CO₂e per kWh, for
+	// the estimated emissions of a run's measured energy.
+	GridCO2 float64 `env:"RUCKUS_GRID_CO2" yaml:"grid_co2" validate:"min=0,max=2000"`
 }
 
 // Defaults returns the settings used where neither the file nor the
@@ -60,6 +63,7 @@ func Defaults() Config {
 		DatasetMaxLine:  1 << 20,
 		DatasetMaxItems: 2_000_000,
 		AgentStaleAfter: 15 * time.Second,
+		GridCO2:         400,
 	}
 }
 
@@ -172,6 +176,12 @@ func (f field) set(s string) error {
 			return fmt.Errorf("%q is not a whole number", s)
 		}
 		f.value.SetInt(n)
+	case reflect.Float64:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		f.value.SetFloat(v)
 	default:
 		return fmt.Errorf("unsupported setting type %s", f.value.Kind())
 	}

@@ -88,11 +88,14 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "requests", "ok", "errors",
 	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
-	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "energy_j", "joules_per_token", "peak_gpu_mem_bytes"}
+	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "energy_j", "joules_per_token", "peak_gpu_mem_bytes",
+	"cost_per_1m_tokens", "energy_kwh", "co2e_g"}
 
 // WriteSummary writes one summary row per run from the runs' stored
-// summaries (empty figures for runs not finished).
-func WriteSummary(w io.Writer, runs []store.Run, summaries map[int64][2]json.RawMessage) error {
+// summaries (empty figures for runs not finished). Cost per 1M output
+// tokens comes from the hardware's price per hour (prices, nil when not
+// set); CO₂e from the energy at gridCO2 g/kWh.
+func WriteSummary(w io.Writer, runs []store.Run, summaries map[int64][2]json.RawMessage, prices map[int64]*float64, gridCO2 float64) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SummaryColumns); err != nil {
 		return err
@@ -118,6 +121,12 @@ func WriteSummary(w io.Writer, runs []store.Run, summaries map[int64][2]json.Raw
 				f(s.MeasuredSeconds), f(s.OutputTokensPerS), f(s.RequestsPerS), f(s.GoodputRPS),
 				f(s.TTFT.P50), f(s.TTFT.P95), f(s.TTFT.P99), f(s.TPOT.P50), f(s.TPOT.P95), f(s.TPOT.P99),
 				f(s.E2E.P50), f(s.E2E.P95), f(s.E2E.P99), f(s.ITL.Mean), f(g.EnergyJ), f(g.JoulesPerToken), strconv.FormatUint(g.PeakMemBytes, 10))
+			cost := ""
+			if p := prices[r.ID]; p != nil && s.OutputTokensPerS > 0 {
+				cost = f(*p / (s.OutputTokensPerS * 3600) * 1e6)
+			}
+			kwh := g.EnergyJ / 3.6e6
+			rec = append(rec, cost, strconv.FormatFloat(kwh, 'f', 6, 64), f(kwh*gridCO2))
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -23,6 +24,7 @@ type Figures struct {
 	Errors       int
 	PeakGPUGiB   *float64
 	JPerToken    *float64
+	EnergyJ      *float64
 	CostPer1M    *float64
 	HasSummary   bool
 }
@@ -44,12 +46,16 @@ func NewFigures(r store.CompareRun) Figures {
 	var g struct {
 		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
 		JoulesPerToken float64 `json:"joules_per_token"`
+		EnergyJ        float64 `json:"energy_j"`
 	}
 	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
 		gib := float64(g.PeakMemBytes) / (1 << 30)
 		f.PeakGPUGiB = &gib
 		if g.JoulesPerToken > 0 {
 			f.JPerToken = &g.JoulesPerToken
+		}
+		if g.EnergyJ > 0 {
+			f.EnergyJ = &g.EnergyJ
 		}
 	}
 	return f
@@ -84,6 +90,12 @@ var Metrics = []Metric{
 	{"Errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }},
 	{"Peak GPU memory GiB", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }},
 	{"Energy J/token", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }},
+	{"Energy kWh", true, "%.4f", func(f Figures) *float64 {
+		if f.EnergyJ == nil {
+			return nil
+		}
+		return ptr(*f.EnergyJ / 3.6e6)
+	}},
 	{"Cost per 1M output tokens (USD)", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
 }
 
@@ -161,4 +173,26 @@ func overlaps(a, b Figures) bool {
 		return false
 	}
 	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
+}
+
+// Footprint is a run's cost and energy line: cost per 1M output tokens,
+// joules per token, kWh and the estimated CO₂e at gridCO2 g/kWh; empty
+// parts are left out.
+func (f Figures) Footprint(gridCO2 float64) string {
+	var parts []string
+	if f.CostPer1M != nil {
+		parts = append(parts, fmt.Sprintf("$%.3f per 1M output tokens", *f.CostPer1M))
+	} else {
+		parts = append(parts, "cost unknown (no price for "+f.Run.HardwareProfile+")")
+	}
+	if f.JPerToken != nil {
+		parts = append(parts, fmt.Sprintf("%.3f J per output token", *f.JPerToken))
+	}
+	if f.EnergyJ != nil {
+		kwh := *f.EnergyJ / 3.6e6
+		parts = append(parts, fmt.Sprintf("%.4f kWh", kwh), fmt.Sprintf("≈ %.1f g CO₂e at %.0f g/kWh", kwh*gridCO2, gridCO2))
+	} else {
+		parts = append(parts, "energy not measured (no GPU readings)")
+	}
+	return strings.Join(parts, " · ")
 }
