@@ -38,8 +38,14 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
-	case "rouge":
-		return best(func(o, r string) float64 { return RougeL(o, r) }), nil
+	case "rouge", "rougeL":
+		return best(RougeL), nil
+	case "rouge1":
+		return best(func(o, r string) float64 { return RougeN(o, r, 1) }), nil
+	case "rouge2":
+		return best(func(o, r string) float64 { return RougeN(o, r, 2) }), nil
+	case "rougeLsum":
+		return best(RougeLsum), nil
 	}
 	return nil, fmt.Errorf("unknown scorer %q", name)
 }
@@ -250,7 +256,7 @@ func RougeL(output, ref string) float64 {
 
 // Names lists the scorers, sorted.
 func Names() []string {
-	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge"}
+	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum"}
 	sort.Strings(n)
 	return n
 }

@@ -140,3 +140,39 @@ func TestNumericScorerOnGSM8K(t *testing.T) {
 		t.Fatalf("%d items: %d scored right, %d perturbed scored right", n, right, perturbedRight)
 	}
 }
+
+// Expected values worked by hand the way rouge-score computes them
+// (use_stemmer=False).
+func TestRouge(t *testing.T) {
+	near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+	// ref "the cat sat on the mat" (6), out "the cat lay on the mat" (6):
+	// unigrams shared 5 → F1 5/6; bigrams: ref {the cat, cat sat, sat on,
+	// on the, the mat}, out {the cat, cat lay, lay on, on the, the mat}:
+	// 3 shared of 5 → 0.6; LCS "the cat on the mat" = 5 → 5/6.
+	ref, out := "The cat sat on the mat.", "the cat lay on the mat"
+	if got := RougeN(out, ref, 1); !near(got, 5.0/6) {
+		t.Errorf("rouge1 %v", got)
+	}
+	if got := RougeN(out, ref, 2); !near(got, 0.6) {
+		t.Errorf("rouge2 %v", got)
+	}
+	if got := RougeL(out, ref); !near(got, 5.0/6) {
+		t.Errorf("rougeL %v", got)
+	}
+	// Lsum, one sentence each: the same as ROUGE-L.
+	if got := RougeLsum(out, ref); !near(got, 5.0/6) {
+		t.Errorf("rougeLsum one sentence %v", got)
+	}
+	// Sentence order matters to ROUGE-L, not to Lsum: reference "a b\nc d",
+	// output "c d\na b": Lsum 1; L (one sequence "c d a b" vs "a b c d",
+	// LCS 2) 0.5.
+	if got := RougeLsum("c d\na b", "a b\nc d"); !near(got, 1) {
+		t.Errorf("rougeLsum reordered %v", got)
+	}
+	if got := RougeL("c d\na b", "a b\nc d"); !near(got, 0.5) {
+		t.Errorf("rougeL reordered %v", got)
+	}
+	if RougeN("", "x", 1) != 0 || RougeLsum("x", "") != 0 {
+		t.Error("empty texts score 0")
+	}
+}

@@ -80,4 +80,4 @@ func pretty(raw json.RawMessage) string {
 }
 
 // Scorers are the scorers a run can be scored with again.
-var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge"}
+var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum"}
