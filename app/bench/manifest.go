@@ -20,7 +20,8 @@ import (
 var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
 
 // Scorers a benchmark can name ("" scores nothing).
-var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum"}
+var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
 
 // Target is one model on one runtime on one hardware profile.
 type Target struct {

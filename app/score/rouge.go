@@ -4,12 +4,14 @@ import "strings"
 
 // ROUGE as Google's rouge-score computes it (F-measure), on its tokens:
 // lower case, every run of characters other than a–z and 0–9 becomes a
-// space. Porter stemming (rouge-score's use_stemmer option) is not
-// applied here, so these match rouge-score with use_stemmer=False.
+// space, and with stemming (the "-stem" scorers, rouge-score's
+// use_stemmer=True) tokens longer than three characters Porter-stemmed.
 
 // RougeN is ROUGE-N F1: clipped n-gram overlap.
-func RougeN(output, ref string, n int) float64 {
-	o, r := ngrams(rougeTokens(output), n), ngrams(rougeTokens(ref), n)
+func RougeN(output, ref string, n int) float64 { return rougeN(output, ref, n, false) }
+
+func rougeN(output, ref string, n int, stem bool) float64 {
+	o, r := ngrams(rougeTokens(output, stem), n), ngrams(rougeTokens(ref, stem), n)
 	po, pr := 0, 0
 	for _, c := range o {
 		po += c
@@ -82,11 +84,13 @@ func lcsIndices(a, b []string) []int {
 // newlines; each reference sentence's tokens hit by the union of its LCSs
 // with every output sentence count once, clipped by how often each token
 // occurs in either text.
-func RougeLsum(output, ref string) float64 {
+func RougeLsum(output, ref string) float64 { return rougeLsum(output, ref, false) }
+
+func rougeLsum(output, ref string, stem bool) float64 {
 	sents := func(s string) [][]string {
 		var out [][]string
 		for _, line := range strings.Split(s, "\n") {
-			if t := rougeTokens(line); len(t) > 0 {
+			if t := rougeTokens(line, stem); len(t) > 0 {
 				out = append(out, t)
 			}
 		}

@@ -38,14 +38,14 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
-	case "rouge", "rougeL":
-		return best(RougeL), nil
-	case "rouge1":
-		return best(func(o, r string) float64 { return RougeN(o, r, 1) }), nil
-	case "rouge2":
-		return best(func(o, r string) float64 { return RougeN(o, r, 2) }), nil
-	case "rougeLsum":
-		return best(RougeLsum), nil
+	case "rouge", "rougeL", "rougeL-stem":
+		return best(func(o, r string) float64 { return rougeL(o, r, stemmed(name)) }), nil
+	case "rouge1", "rouge1-stem":
+		return best(func(o, r string) float64 { return rougeN(o, r, 1, stemmed(name)) }), nil
+	case "rouge2", "rouge2-stem":
+		return best(func(o, r string) float64 { return rougeN(o, r, 2, stemmed(name)) }), nil
+	case "rougeLsum", "rougeLsum-stem":
+		return best(func(o, r string) float64 { return rougeLsum(o, r, stemmed(name)) }), nil
 	}
 	return nil, fmt.Errorf("unknown scorer %q", name)
 }
@@ -223,14 +223,25 @@ func stripFence(s string) string {
 var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
 
 // rougeTokens follows rouge-score's tokenizer: lower case, every run of
-// non-alphanumerics becomes a space (no stemming here).
-func rougeTokens(s string) []string {
-	return strings.Fields(nonAlnum.ReplaceAllString(strings.ToLower(s), " "))
+// non-alphanumerics becomes a space; with stem, tokens longer than three
+// characters are Porter-stemmed.
+func rougeTokens(s string, stem bool) []string {
+	t := strings.Fields(nonAlnum.ReplaceAllString(strings.ToLower(s), " "))
+	if stem {
+		for i, w := range t {
+			if len(w) > 3 {
+				t[i] = Stem(w)
+			}
+		}
+	}
+	return t
 }
 
 // RougeL is ROUGE-L F1 (longest common subsequence of tokens).
-func RougeL(output, ref string) float64 {
-	o, r := rougeTokens(output), rougeTokens(ref)
+func RougeL(output, ref string) float64 { return rougeL(output, ref, false) }
+
+func rougeL(output, ref string, stem bool) float64 {
+	o, r := rougeTokens(output, stem), rougeTokens(ref, stem)
 	if len(o) == 0 || len(r) == 0 {
 		return 0
 	}
@@ -256,7 +267,12 @@ func RougeL(output, ref string) float64 {
 
 // Names lists the scorers, sorted.
 func Names() []string {
-	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum"}
+	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
 	sort.Strings(n)
 	return n
 }
+
+// stemmed says whether a ROUGE scorer's name asks for Porter stemming
+// (rouge-score's use_stemmer=True).
+func stemmed(name string) bool { return strings.HasSuffix(name, "-stem") }

@@ -80,4 +80,5 @@ func pretty(raw json.RawMessage) string {
 }
 
 // Scorers are the scorers a run can be scored with again.
-var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum"}
+var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
