@@ -69,7 +69,9 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 	d.Disagree = c.Query("disagree") == "1"
 	after, _ := strconv.Atoi(c.Query("after", "-1"))
 	for _, r := range runs {
-		d.Runs = append(d.Runs, compare.NewFigures(r))
+		f := compare.NewFigures(r)
+		f.GridCO2 = s.GridCO2
+		d.Runs = append(d.Runs, f)
 	}
 	d.Items, err = s.Store.CompareItems(c.UserContext(), runs[0].DatasetID, ids, after, comparePageSize, d.Disagree)
 	if err != nil {

@@ -91,6 +91,9 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		t.Fatalf("compare page %s: %d %s", link, page.status, page.text(`[data-testid="compare-error"]`))
 	}
 	table := page.text(`[data-testid="compare-table"]`)
+	if !strings.Contains(table, "CO₂e g (estimated)") {
+		t.Error("the comparison lacks the CO₂e row")
+	}
 	// Run 1: 300 tokens / 10 s = 30 tok/s → $3.6/h ÷ (30 × 3600) × 1e6 = $33.333;
 	// run 2: 60 tok/s → $16.667, −50 %; quality 1 vs 0.667, −33.3 %.
 	for _, want := range []string{"33.333", "16.667", "-50.0%", "1.000", "0.667", "-33.3%", "+100.0%"} {

@@ -27,6 +27,8 @@ type Figures struct {
 	EnergyJ      *float64
 	CostPer1M    *float64
 	HasSummary   bool
+	// GridCO2 is g CO₂e per kWh for the estimated emissions.
+	GridCO2 float64
 }
 
 // NewFigures reads a run's stored summaries. Cost per 1M output tokens is
@@ -95,6 +97,12 @@ var Metrics = []Metric{
 			return nil
 		}
 		return ptr(*f.EnergyJ / 3.6e6)
+	}},
+	{"CO₂e g (estimated)", true, "%.1f", func(f Figures) *float64 {
+		if f.EnergyJ == nil {
+			return nil
+		}
+		return ptr(*f.EnergyJ / 3.6e6 * f.GridCO2)
 	}},
 	{"Cost per 1M output tokens (USD)", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
 }
