@@ -354,7 +354,8 @@ func p95Of(c *http.Client, u string, n int) (time.Duration, error) {
 // keep-alive goroutines.
 func loadFragment(u, cookie string) (float64, string, error) {
 	if path, err := exec.LookPath("wrk"); err == nil {
-		out, err := exec.Command(path, "-t2", "-c64", "-d10s", "-H", "Cookie: "+cookie, u).CombinedOutput()
+		// As htmx polls it: with the HX-Request header.
+		out, err := exec.Command(path, "-t2", "-c64", "-d10s", "-H", "Cookie: "+cookie, "-H", "HX-Request: true", u).CombinedOutput()
 		if err != nil {
 			return 0, "", fmt.Errorf("wrk: %v: %s", err, out)
 		}
@@ -377,6 +378,7 @@ func loadFragment(u, cookie string) (float64, string, error) {
 			for time.Now().Before(stop) {
 				req, _ := http.NewRequest(http.MethodGet, u, nil)
 				req.Header.Set("Cookie", cookie)
+				req.Header.Set("HX-Request", "true")
 				res, err := c.Do(req)
 				if err != nil {
 					failed.Add(1)
