@@ -146,13 +146,21 @@ func (q *Queries) ListResults(ctx context.Context, runID int64, f ResultFilter) 
 		where += " AND r.score <= @max_score"
 		args["max_score"] = *f.MaxScore
 	}
-	if f.After != nil {
+	order := key + " " + dir + ", r.idx " + dir
+	if col == sortColumns["idx"] {
+		// Item order walks the primary key (run_id, idx) directly.
+		key, order = "r.idx::float8", "r.idx "+dir
+		if f.After != nil {
+			where += " AND r.idx " + cmp + " @after_idx"
+			args["after_idx"] = f.After.Idx
+		}
+	} else if f.After != nil {
 		where += " AND (" + key + ", r.idx) " + cmp + " (@after_key::float8, @after_idx)"
 		args["after_key"], args["after_idx"] = f.After.Key, f.After.Idx
 	}
 	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`,
 			left(coalesce(i.request->'body'->'messages'->-1->>'content', i.request->'body'->>'prompt', ''), 200), `+key+`
-		`+resultFrom+`WHERE `+where+` ORDER BY `+key+` `+dir+`, r.idx `+dir+` LIMIT @limit`, args)
+		`+resultFrom+`WHERE `+where+` ORDER BY `+order+` LIMIT @limit`, args)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ResultListRow, error) {
 		var r ResultListRow
 		err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
