@@ -148,15 +148,25 @@ type Benchmark struct {
 // with its runs.
 func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchmark, error) {
 	var b Benchmark
-	err := q.db.QueryRow(ctx, `SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at
+	// Both statements in one round trip: the live fragments read this
+	// every 2 s per viewer.
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
-		WHERE b.id = @id AND (b.owner_id = @viewer OR @admin)`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).
-		Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt)
-	if err != nil {
+		WHERE b.id = @id AND (b.owner_id = @viewer OR @admin)`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+	batch.Queue(`SELECT `+runColumns+`
+		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id
+		JOIN benchmarks b ON b.id = r.benchmark_id
+		WHERE r.benchmark_id = @id AND (b.owner_id = @viewer OR @admin) ORDER BY r.id`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+	br := q.db.SendBatch(ctx, batch)
+	defer br.Close()
+	if err := br.QueryRow().Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt); err != nil {
 		return b, mapErr(err, "benchmark by id")
 	}
-	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
-		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id WHERE r.benchmark_id = @id ORDER BY r.id`, pgx.NamedArgs{"id": id})
+	rows, err := br.Query()
+	if err != nil {
+		return b, mapErr(err, "benchmark runs")
+	}
 	b.Runs, err = pgx.CollectRows(rows, scanRun)
 	return b, mapErr(err, "benchmark runs")
 }
