@@ -6,12 +6,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -19,89 +19,185 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// Client sends requests to one OpenAI-compatible server.
+// Client sends requests to one OpenAI-compatible server and measures
+// them. It is safe for concurrent use by the load generator's workers;
+// its fields must not change while requests are in flight.
 type Client struct {
-	// BaseURL is the server's root, such as http://127.0.0.1:8000 (a
-	// trailing /v1 is accepted too).
+	// BaseURL is the server's root, such as http://127.0.0.1:8000. A
+	// trailing "/" or "/v1" is accepted too (OpenAI SDKs are configured
+	// with the /v1 form), so a request path that starts with /v1/ is
+	// never doubled.
 	BaseURL string
-	// APIKey is sent as a Bearer token when set.
+	// APIKey is sent as "Authorization: Bearer …" when set.
 	APIKey string
-	HTTP   *http.Client
-	// StallTimeout ends a request whose stream stays silent this long;
-	// RequestTimeout ends any request that takes longer.
-	StallTimeout   time.Duration
+	// HTTP sends the requests; nil means http.DefaultClient. Share one
+	// (from NewHTTPClient) between the clients of a run so connections
+	// are reused and TTFT does not include a fresh handshake.
+	HTTP *http.Client
+	// StallTimeout ends a request after this long without a line from the
+	// server (keep-alive comments count as life); the wait for the first
+	// event counts too, and so does the whole wait for a non-streaming
+	// answer. Zero means no limit.
+	StallTimeout time.Duration
+	// RequestTimeout ends a request that takes longer than this in all.
+	// Zero means no limit.
 	RequestTimeout time.Duration
 }
 
-// maxLine bounds one SSE line; a longer one is not the protocol.
-const maxLine = 16 << 20
+// Option configures a Client made by New.
+type Option func(*Client) error
 
-// TLSConfig trusts caFile's certificates (PEM) besides the system's, or
-// skips verification when insecure.
-func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
-	c := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // an explicit, documented testing switch
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
+// New makes a Client for the server at baseURL, checking the URL so that
+// a typo is reported when agentd starts rather than as a connect error on
+// every request. Options apply in order; without WithHTTPClient or
+// WithTLS the client uses NewHTTPClient(nil).
+func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
+	c := &Client{BaseURL: baseURL, APIKey: apiKey}
+	if _, err := c.endpoint(PathChat); err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
 		}
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", caFile)
-		}
-		c.RootCAs = pool
+	}
+	if c.HTTP == nil {
+		c.HTTP = NewHTTPClient(nil)
 	}
 	return c, nil
 }
 
-// NewHTTPClient is an HTTP client for benchmarking: enough idle
-// connections per host for high concurrency, no overall timeout (each
-// request has its own).
+// WithHTTPClient sends through hc, typically one shared by many Clients.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) error {
+		if hc == nil {
+			return errors.New("WithHTTPClient: nil *http.Client")
+		}
+		c.HTTP = hc
+		return nil
+	}
+}
+
+// WithTLS sends through a new NewHTTPClient that trusts caFile (PEM) and
+// the system's CAs, or skips verification when insecure (see TLSConfig).
+func WithTLS(caFile string, insecure bool) Option {
+	return func(c *Client) error {
+		conf, err := TLSConfig(caFile, insecure)
+		if err != nil {
+			return err
+		}
+		c.HTTP = NewHTTPClient(conf)
+		return nil
+	}
+}
+
+// WithStallTimeout sets Client.StallTimeout.
+func WithStallTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d < 0 {
+			return fmt.Errorf("stall timeout %v is negative", d)
+		}
+		c.StallTimeout = d
+		return nil
+	}
+}
+
+// WithRequestTimeout sets Client.RequestTimeout.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d < 0 {
+			return fmt.Errorf("request timeout %v is negative", d)
+		}
+		c.RequestTimeout = d
+		return nil
+	}
+}
+
+// TLSConfig is the TLS setup for https endpoints: caFile's certificates
+// (PEM) are trusted besides the system's, for runtimes behind a private
+// CA; insecure skips verification altogether, for testing only. Both
+// empty gives Go's default verification.
+func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
+	c := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // an explicit, documented testing switch
+	if caFile == "" {
+		return c, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("TLS CA file %s: no PEM certificate in it", caFile)
+	}
+	c.RootCAs = pool
+	return c, nil
+}
+
+// NewHTTPClient is an HTTP client fit for benchmarking: enough idle
+// connections per host for high concurrency (so TTFT does not include
+// connection setup), no overall timeout (each request has its own), and
+// no transparent gzip (a compressing proxy would hold back stream events).
+// tlsConf may be nil.
 func NewHTTPClient(tlsConf *tls.Config) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns, t.MaxIdleConnsPerHost, t.MaxConnsPerHost = 4096, 4096, 0
+	t.DisableCompression = true
 	t.TLSClientConfig = tlsConf
 	return &http.Client{Transport: t}
 }
 
-func (c *Client) url(path string) string {
+// endpoint joins BaseURL and path, dropping BaseURL's trailing "/" and,
+// when path starts with /v1/, a trailing "/v1".
+func (c *Client) endpoint(path string) (string, error) {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("base URL %q: want http://host:port or https://host[:port][/prefix]", c.BaseURL)
+	}
 	base := strings.TrimRight(c.BaseURL, "/")
-	base = strings.TrimSuffix(base, "/v1")
-	return base + path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if strings.HasPrefix(path, "/v1/") {
+		base = strings.TrimSuffix(base, "/v1")
+	}
+	return base + path, nil
 }
 
+// Reasons a request's context is cancelled by the client itself.
 var (
 	errStall   = errors.New("stream stalled")
 	errTimeout = errors.New("request timed out")
+	errDrained = errors.New("done reading")
 )
 
-// chunk is the part of a streamed (or whole) response Ruckus reads.
-type chunk struct {
-	ID      string `json:"id"`
-	Choices []struct {
-		Delta *struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-		} `json:"delta"`
-		Message *struct {
-			Content string `json:"content"`
-		} `json:"message"`
-		Text         string  `json:"text"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
+// After [DONE] the rest of the body (normally just the end of the chunked
+// encoding) is read so the connection can be reused, but never for long:
+// a server that keeps the stream open after [DONE] costs at most drainWait.
+const (
+	drainWait  = 100 * time.Millisecond
+	drainLimit = 64 << 10
+)
 
-// Do sends r and measures it. The result's Idx, CustomID, StartOffset and
-// Phase are the caller's to fill.
+// Do sends r and measures it (DESIGN.md § Metric definitions; the rules
+// are on computeTimings, tokensPerEvent, estimateTokens and measure.take).
+// The clock starts just before the request is handed to the HTTP client,
+// so TTFT and E2E include connection setup when there is no idle
+// connection to reuse. A failed request comes back with Status
+// jobs.StatusError, an ErrorClass and whatever had arrived; Do never
+// returns without a Status. The caller fills Idx, CustomID, StartOffset
+// and Phase.
 func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
+	if r.Path == "" || len(r.Body) == 0 {
+		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: "empty request: build it with BuildRequest"}
+	}
+	target, err := c.endpoint(r.Path)
+	if err != nil {
+		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrConnect, Error: err.Error()}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if c.RequestTimeout > 0 {
@@ -109,12 +205,12 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 		ctx, stop = context.WithTimeoutCause(ctx, c.RequestTimeout, errTimeout)
 		defer stop()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(r.Path), bytes.NewReader(r.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(r.Body))
 	if err != nil {
-		return failed(jobs.ErrInvalidReq, err.Error())
+		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrConnect, Error: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", "text/event-stream, application/json")
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
@@ -122,20 +218,25 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	var stall *time.Timer
+	var onLine func()
 	if c.StallTimeout > 0 {
-		stall = time.AfterFunc(c.StallTimeout, func() { cancel(errStall) })
+		stall := time.AfterFunc(c.StallTimeout, func() { cancel(errStall) })
 		defer stall.Stop()
+		onLine = func() { stall.Reset(c.StallTimeout) }
 	}
-	m := measure{send: time.Now()}
+
+	m := &measure{now: time.Now}
+	m.send = time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
-		return m.fail(ctx, classifyTransport(ctx, err), err.Error())
+		m.end = time.Now()
+		return m.result(c.transportFailure(ctx, err))
 	}
 	defer resp.Body.Close()
 	m.status = resp.StatusCode
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		m.end = time.Now()
 		class := jobs.ErrHTTP4xx
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
@@ -143,261 +244,80 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 		case resp.StatusCode >= 500:
 			class = jobs.ErrHTTP5xx
 		}
-		return m.fail(ctx, class, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))))
+		msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		if len(bytes.TrimSpace(body)) > 0 {
+			msg += ": " + errorMessage(body)
+		}
+		return m.result(class, msg)
 	}
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return m.whole(ctx, resp.Body)
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	var class, msg string
+	if isEventStream(resp.Header.Get("Content-Type"), br) {
+		class, msg = m.stream(newSSEReader(br, time.Now, onLine))
+		if class == "" && m.sawDone {
+			drain(br, cancel)
+		}
+	} else {
+		class, msg = m.whole(br)
 	}
-	return m.stream(ctx, resp.Body, stall, c.StallTimeout)
+	if cause := context.Cause(ctx); cause != nil && class != "" && class != jobs.ErrMalformed && class != jobs.ErrRuntime {
+		class, msg = c.cancelled(cause) // the read failed because the context ended
+	}
+	if m.id == "" {
+		m.id = resp.Header.Get("X-Request-Id")
+	}
+	return m.result(class, msg)
 }
 
-func classifyTransport(ctx context.Context, err error) string {
+// drain reads what follows [DONE], briefly (see drainWait).
+func drain(r io.Reader, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(drainWait, func() { cancel(errDrained) })
+	defer t.Stop()
+	_, _ = io.CopyN(io.Discard, r, drainLimit)
+}
+
+// transportFailure classes an error from sending the request or waiting
+// for the response headers.
+func (c *Client) transportFailure(ctx context.Context, err error) (class, msg string) {
 	if cause := context.Cause(ctx); cause != nil {
-		return causeClass(cause)
+		return c.cancelled(cause)
 	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return jobs.ErrConnect
+	var (
+		op      *net.OpError
+		dns     *net.DNSError
+		verify  *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+		record  tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid):
+		return jobs.ErrConnect, "TLS: the server's certificate is not trusted (give its CA file, or skip verification for testing): " + err.Error()
+	case errors.As(err, &record), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		// net/http reports the second case as a plain error, without a type.
+		return jobs.ErrConnect, "TLS: the server does not speak TLS (is the base URL http rather than https?): " + err.Error()
+	case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
+		return jobs.ErrConnect, "cannot connect to the runtime: " + err.Error()
 	}
-	return jobs.ErrDisconnect
+	return jobs.ErrDisconnect, "the connection ended before a response: " + err.Error()
 }
 
-func causeClass(cause error) string {
+// readFailure classes an error reading the response body. When the
+// request's context was cancelled, Do replaces the class with the reason
+// (stall, timeout, cancelled).
+func readFailure(err error) (class, msg string) {
+	return jobs.ErrDisconnect, "the connection broke while reading the response: " + err.Error()
+}
+
+// cancelled classes a request ended by its context: the stall timer, the
+// request timeout, or the caller (cancelled run, stopping agent).
+func (c *Client) cancelled(cause error) (class, msg string) {
 	switch {
 	case errors.Is(cause, errStall):
-		return jobs.ErrStall
+		return jobs.ErrStall, fmt.Sprintf("no data from the runtime for %v (the stall timeout)", c.StallTimeout)
 	case errors.Is(cause, errTimeout):
-		return jobs.ErrTimeout
+		return jobs.ErrTimeout, fmt.Sprintf("the request took longer than %v (the request timeout)", c.RequestTimeout)
 	}
-	return jobs.ErrCancelled
-}
-
-func failed(class, msg string) jobs.Result {
-	return jobs.Result{Status: jobs.StatusError, ErrorClass: class, Error: msg}
-}
-
-// measure collects one request's timings as it is read.
-type measure struct {
-	send         time.Time
-	status       int
-	events       []contentEvent
-	end          time.Time
-	output       strings.Builder
-	id           string
-	finish       string
-	prompt       int
-	completion   int
-	haveUsage    bool
-	sawDone      bool
-	runtimeError string
-}
-
-// fail returns the error result, keeping what had arrived.
-func (m *measure) fail(ctx context.Context, class, msg string) jobs.Result {
-	if m.end.IsZero() {
-		m.end = time.Now()
-	}
-	r := m.result()
-	r.Status, r.ErrorClass, r.Error = jobs.StatusError, class, msg
-	_ = ctx
-	return r
-}
-
-func (m *measure) result() jobs.Result {
-	r := jobs.Result{Status: jobs.StatusOK, Output: m.output.String(), FinishReason: m.finish, HTTPStatus: m.status,
-		RequestID: m.id, PromptTokens: m.prompt}
-	tokens := m.completion
-	if !m.haveUsage {
-		tokens = estimateTokens(m.events)
-		r.TokensEstimated = true
-	}
-	r.CompletionTokens = tokens
-	met := compute(m.send, m.events, m.end, tokens)
-	r.TTFT, r.E2E, r.TPOT = met.TTFT, met.E2E, met.TPOT
-	r.ITLMean, r.ITLP50, r.ITLP99, r.ITLMax = met.ITLMean, met.ITLP50, met.ITLP99, met.ITLMax
-	r.ContentEvents = len(m.events)
-	return r
-}
-
-// take applies one decoded chunk received at t.
-func (m *measure) take(c chunk, t time.Time) {
-	if c.ID != "" && m.id == "" {
-		m.id = c.ID
-	}
-	if len(c.Error) > 0 && string(c.Error) != "null" {
-		m.runtimeError = errorMessage(c.Error)
-	}
-	content, generated := "", false
-	for _, ch := range c.Choices {
-		if ch.Delta != nil {
-			content += ch.Delta.Content
-			generated = generated || ch.Delta.Content != "" || ch.Delta.ReasoningContent != ""
-		}
-		if ch.Message != nil {
-			content += ch.Message.Content
-			generated = generated || ch.Message.Content != ""
-		}
-		content += ch.Text
-		generated = generated || ch.Text != ""
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			m.finish = *ch.FinishReason
-		}
-	}
-	if generated {
-		m.output.WriteString(content)
-		m.events = append(m.events, contentEvent{at: t, chars: max(len(content), 1)})
-	}
-	if c.Usage != nil {
-		m.haveUsage = true
-		m.prompt, m.completion = c.Usage.PromptTokens, c.Usage.CompletionTokens
-	}
-}
-
-func errorMessage(raw json.RawMessage) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
-}
-
-// whole reads a non-streaming response: TTFT is the whole answer's time.
-func (m *measure) whole(ctx context.Context, body io.Reader) jobs.Result {
-	b, err := io.ReadAll(io.LimitReader(body, maxLine))
-	t := time.Now()
-	m.end = t
-	if err != nil {
-		return m.fail(ctx, readClass(ctx), err.Error())
-	}
-	var c chunk
-	if err := json.Unmarshal(b, &c); err != nil {
-		return m.fail(ctx, jobs.ErrMalformed, "response is not JSON: "+snippet(b))
-	}
-	m.take(c, t)
-	if m.runtimeError != "" {
-		return m.fail(ctx, jobs.ErrRuntime, m.runtimeError)
-	}
-	return m.result()
-}
-
-func readClass(ctx context.Context) string {
-	if cause := context.Cause(ctx); cause != nil {
-		return causeClass(cause)
-	}
-	return jobs.ErrDisconnect
-}
-
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
-}
-
-// stream reads server-sent events until [DONE] or the end of the body.
-func (m *measure) stream(ctx context.Context, body io.Reader, stall *time.Timer, stallAfter time.Duration) jobs.Result {
-	rd := bufio.NewReaderSize(body, 64<<10)
-	var data []byte
-	for {
-		line, err := readLine(rd)
-		t := time.Now()
-		if stall != nil && err == nil {
-			stall.Reset(stallAfter)
-		}
-		if err != nil {
-			m.end = t
-			if errors.Is(err, errLineTooLong) {
-				return m.fail(ctx, jobs.ErrMalformed, err.Error())
-			}
-			if errors.Is(err, io.EOF) && ctx.Err() == nil {
-				if len(data) > 0 { // an event without its blank line
-					if r, stop := m.event(ctx, data, t); stop {
-						return r
-					}
-				}
-				if m.sawDone || m.finish != "" {
-					return m.result()
-				}
-				return m.fail(ctx, jobs.ErrDisconnect, "the stream ended before the response finished")
-			}
-			return m.fail(ctx, readClass(ctx), "reading the stream: "+err.Error())
-		}
-		if len(line) == 0 { // blank line: dispatch the event
-			if len(data) > 0 {
-				if r, stop := m.event(ctx, data, t); stop {
-					return r
-				}
-				data = data[:0]
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue // comment / keep-alive
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		if string(field) != "data" {
-			continue
-		}
-		value = bytes.TrimPrefix(value, []byte(" "))
-		if len(data) > 0 {
-			data = append(data, '\n')
-		}
-		data = append(data, value...)
-	}
-}
-
-// event handles one event's data; stop says the result is final.
-func (m *measure) event(ctx context.Context, data []byte, t time.Time) (jobs.Result, bool) {
-	if string(bytes.TrimSpace(data)) == "[DONE]" {
-		m.sawDone = true
-		m.end = t
-		if m.runtimeError != "" {
-			return m.fail(ctx, jobs.ErrRuntime, m.runtimeError), true
-		}
-		return m.result(), true
-	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
-		m.end = t
-		return m.fail(ctx, jobs.ErrMalformed, "an event is not JSON: "+snippet(data)), true
-	}
-	m.take(c, t)
-	if m.runtimeError != "" {
-		m.end = t
-		return m.fail(ctx, jobs.ErrRuntime, m.runtimeError), true
-	}
-	if len(m.events) > 0 {
-		m.end = m.events[len(m.events)-1].at
-	}
-	return jobs.Result{}, false
-}
-
-var errLineTooLong = errors.New("an event line is longer than 16 MiB")
-
-// readLine returns one line without its "\n" or "\r\n".
-func readLine(rd *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := rd.ReadSlice('\n')
-		line = append(line, frag...)
-		if len(line) > maxLine {
-			return nil, errLineTooLong
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if err == io.EOF && len(line) > 0 {
-				return bytes.TrimRight(line, "\r\n"), nil
-			}
-			return nil, err
-		}
-		return bytes.TrimRight(line, "\r\n"), nil
-	}
+	return jobs.ErrCancelled, "cancelled while in flight: " + cause.Error()
 }

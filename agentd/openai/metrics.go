@@ -2,37 +2,53 @@ package openai
 
 import (
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/app/stats"
 )
 
-// contentEvent is one event that carried generated content: when it
-// arrived and how many bytes of text it carried (the weight by which the
-// run's tokens are shared out among events).
+// contentEvent is one event that carried generated content, reduced to
+// what the timings need. Keeping it free of I/O lets computeTimings be a
+// pure function that tests feed synthetic timestamps.
 type contentEvent struct {
-	at    time.Time
+	// at is when the event was read (monotonic clock).
+	at time.Time
+	// estimate is the tokens its text is estimated to hold (at least 1),
+	// by estimateTokens.
+	estimate int
+	// chars is the length of its generated text in runes (at least 1).
 	chars int
+	// reported is the runtime's own count of the tokens this event
+	// carried, from per-chunk usage (cumulative completion_tokens, as
+	// vLLM's continuous_usage_stats sends); 0 when unknown.
+	reported int
 }
 
-// metrics are one request's timings.
-type metrics struct {
+// timings are one request's figures (DESIGN.md § Metric definitions).
+type timings struct {
 	TTFT, E2E, TPOT                 time.Duration
 	ITLMean, ITLP50, ITLP99, ITLMax time.Duration
+	// ITLSamples is how many inter-token latencies were summarised.
+	ITLSamples int
 }
 
-// compute derives a request's timings (DESIGN.md § Metric definitions):
-//   - TTFT: send → first event carrying generated content (a role-only
-//     first chunk carries none and does not count);
-//   - E2E: send → last content event, or → end when none came;
+// computeTimings derives a request's timings from the send time, its
+// content events in arrival order, the end of the response and its output
+// tokens (the runtime's usage, or the client-side estimate):
+//   - TTFT: send → first content event. Events that carry no generated
+//     content (a role-only first chunk, a finish-only or usage-only chunk)
+//     are not content events and never start the clock;
+//   - E2E: send → last content event; with no content event, send → end;
 //   - TPOT: (E2E − TTFT) / (tokens − 1), zero with fewer than two tokens;
-//   - ITL: the gap before each content event after the first, split evenly
-//     among the tokens that event carries. How many tokens an event
-//     carries is known only in total (usage), so tokens are shared out in
-//     proportion to the bytes of text each event carried, at least one
-//     each (largest remainder). Tokens of the first event beyond its first
-//     arrive with it and add no gap.
-func compute(send time.Time, events []contentEvent, end time.Time, tokens int) metrics {
-	var m metrics
+//   - ITL: for each content event after the first, the gap since the
+//     previous content event is divided evenly among the tokens the later
+//     event carried (tokensPerEvent says how many), giving that many equal
+//     samples. The first event's tokens arrive together at TTFT and add no
+//     sample, so when the first event carries several tokens the mean ITL
+//     is slightly above TPOT.
+func computeTimings(send time.Time, events []contentEvent, end time.Time, tokens int) timings {
+	var m timings
 	if len(events) == 0 {
 		m.E2E = end.Sub(send)
 		return m
@@ -42,62 +58,161 @@ func compute(send time.Time, events []contentEvent, end time.Time, tokens int) m
 	if tokens > 1 {
 		m.TPOT = (m.E2E - m.TTFT) / time.Duration(tokens-1)
 	}
-	per := shareTokens(events, tokens)
-	var itl []float64
+	per := tokensPerEvent(events, tokens)
+	itl := make([]stats.Repeated, 0, len(events)-1)
 	for i := 1; i < len(events); i++ {
-		gap := float64(events[i].at.Sub(events[i-1].at))
-		for range per[i] {
-			itl = append(itl, gap/float64(per[i]))
-		}
+		gap := float64(events[i].at.Sub(events[i-1].at)) / float64(per[i])
+		itl = append(itl, stats.Repeated{Value: gap, Count: per[i]})
 	}
-	s := stats.Summarize(itl)
+	// Summarised as repeated values: a runtime's usage decides how many
+	// samples there are, and must not decide how much memory is used.
+	s := stats.SummarizeRepeated(itl)
+	m.ITLSamples = s.N
 	m.ITLMean, m.ITLP50, m.ITLP99, m.ITLMax = time.Duration(s.Mean), time.Duration(s.P50), time.Duration(s.P99), time.Duration(s.Max)
 	return m
 }
 
-// shareTokens gives each event its share of tokens: one each when there
-// are no more tokens than events, else in proportion to its bytes.
-func shareTokens(events []contentEvent, tokens int) []int {
+// tokensPerEvent says how many tokens each content event carried. Only a
+// total is usually known (usage.completion_tokens), so:
+//  1. when the runtime counted every content event itself (per-chunk
+//     usage, each event adding at least one token), those counts are used;
+//  2. else when tokens ≤ the number of events, each event carried one;
+//  3. else each event carried one, and the tokens beyond one per event are
+//     shared out in proportion to each event's estimated extra tokens
+//     (estimate − 1) — or, when the estimate sees a single token in every
+//     event, in proportion to each event's length in characters — with
+//     largest remainders (ties to the earlier event) so the shares add up
+//     to tokens exactly.
+func tokensPerEvent(events []contentEvent, tokens int) []int {
 	per := make([]int, len(events))
-	if tokens <= len(events) {
-		for i := range per {
-			per[i] = 1
+	reported := true
+	for i, e := range events {
+		per[i] = 1
+		reported = reported && e.reported >= 1
+	}
+	if reported {
+		for i, e := range events {
+			per[i] = e.reported
 		}
 		return per
 	}
+	extra := tokens - len(events)
+	if extra <= 0 {
+		return per
+	}
+	weight := make([]int, len(events))
 	total := 0
-	for _, e := range events {
-		total += e.chars
-	}
-	extra := tokens - len(events) // beyond one per event
-	type rem struct {
-		i int
-		r float64
-	}
-	given := 0
-	rems := make([]rem, len(events))
 	for i, e := range events {
-		exact := float64(extra) * float64(e.chars) / float64(total)
-		per[i] = 1 + int(exact)
-		given += int(exact)
-		rems[i] = rem{i, exact - float64(int(exact))}
+		weight[i] = max(e.estimate-1, 0)
+		total += weight[i]
 	}
-	// Largest remainders get the tokens rounding left over; ties go to the
-	// earlier event.
+	if total == 0 {
+		for i, e := range events {
+			weight[i] = max(e.chars, 1)
+			total += weight[i]
+		}
+	}
+	// Integer shares first; then the largest remainders (remainders are
+	// compared as weight·extra mod total, exact in integers).
+	given := 0
+	rem := make([]int, len(events))
+	for i, w := range weight {
+		share := w * extra / total
+		per[i] += share
+		given += share
+		rem[i] = w * extra % total
+	}
 	for left := extra - given; left > 0; left-- {
 		best := 0
-		for j := range rems {
-			if rems[j].r > rems[best].r {
+		for j := range rem {
+			if rem[j] > rem[best] {
 				best = j
 			}
 		}
-		per[rems[best].i]++
-		rems[best].r = -1
+		per[best]++
+		rem[best] = -1
 	}
 	return per
 }
 
-// estimateTokens counts output tokens when the runtime reports no usage:
-// one per content event (runtimes stream a token or so per event). The
-// result is flagged as estimated.
-func estimateTokens(events []contentEvent) int { return len(events) }
+// estimateTokens estimates how many tokens text holds when the runtime
+// does not say: the number of pieces a GPT-4-style BPE pre-tokenizer
+// splits it into (at least 1), approximating cl100k's split pattern:
+//   - a run of letters, with at most one leading character that is not a
+//     letter, digit or line break (" the", "'s", "(word");
+//   - one to three digits;
+//   - a run of punctuation or symbols with an optional leading space and
+//     any line breaks that follow it;
+//   - a run of whitespace up to its last line break; or whitespace that
+//     leaves its last space to the word after it.
+//
+// BPE tokens never straddle these pieces, so the count is a lower bound
+// that is exact whenever each piece is a single token — which it is when
+// the runtime streams one token per event (the usual case), and for text
+// of common words. Rare words split into several tokens are undercounted.
+// Counting per event rather than over the whole text keeps a word split
+// across two events at two.
+func estimateTokens(text string) int {
+	return max(countPieces(text), 1)
+}
+
+// countPieces counts the pre-tokenizer pieces of text (see estimateTokens).
+func countPieces(text string) int {
+	r := []rune(text)
+	n := 0
+	letters := func(i int) int {
+		for i < len(r) && isLetter(r[i]) {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(r); n++ {
+		c := r[i]
+		switch {
+		case isLetter(c):
+			i = letters(i)
+		case !isDigit(c) && c != '\r' && c != '\n' && i+1 < len(r) && isLetter(r[i+1]):
+			i = letters(i + 1)
+		case isDigit(c):
+			j := i + 1
+			for j < len(r) && j < i+3 && isDigit(r[j]) {
+				j++
+			}
+			i = j
+		case isPunct(c) || (c == ' ' && i+1 < len(r) && isPunct(r[i+1])):
+			if c == ' ' {
+				i++
+			}
+			for i < len(r) && isPunct(r[i]) {
+				i++
+			}
+			for i < len(r) && (r[i] == '\r' || r[i] == '\n') {
+				i++
+			}
+		default: // whitespace
+			j, lastBreak := i, -1
+			for j < len(r) && unicode.IsSpace(r[j]) {
+				if r[j] == '\r' || r[j] == '\n' {
+					lastBreak = j
+				}
+				j++
+			}
+			switch {
+			case lastBreak >= 0:
+				i = lastBreak + 1
+			case j == len(r) || j-i == 1:
+				i = j
+			default: // the last space goes with what follows
+				i = j - 1
+			}
+		}
+	}
+	return n
+}
+
+func isLetter(c rune) bool { return unicode.IsLetter(c) || unicode.IsMark(c) }
+func isDigit(c rune) bool  { return unicode.IsNumber(c) }
+func isPunct(c rune) bool  { return !isLetter(c) && !isDigit(c) && !unicode.IsSpace(c) }
+
+// runes is the length of s in characters, at least 1 (a weight).
+func runes(s string) int { return max(utf8.RuneCountInString(s), 1) }

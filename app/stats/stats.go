@@ -10,6 +10,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -94,6 +95,58 @@ func Mean(values []float64) float64 {
 		sum += v
 	}
 	return sum / float64(len(values))
+}
+
+// Repeated is a value that occurs Count times in a sample.
+type Repeated struct {
+	Value float64
+	Count int
+}
+
+// SummarizeRepeated summarises the sample in which each Value occurs Count
+// times, with the same result as Summarize of that sample written out,
+// in memory proportional to len(rs) rather than to the sample's size. It
+// exists for inter-token latencies: a gap shared by k tokens is k equal
+// samples, and k comes from a runtime's usage report, which must not be
+// able to make the agent allocate without bound. Entries with a NaN value
+// or a Count below 1 are left out.
+func SummarizeRepeated(rs []Repeated) Summary {
+	s := make([]Repeated, 0, len(rs))
+	n, sum := 0, 0.0
+	for _, r := range rs {
+		if r.Count >= 1 && !math.IsNaN(r.Value) {
+			s = append(s, r)
+			n += r.Count
+			sum += r.Value * float64(r.Count)
+		}
+	}
+	if n == 0 {
+		return Summary{}
+	}
+	slices.SortFunc(s, func(a, b Repeated) int { return cmp.Compare(a.Value, b.Value) })
+	// ends[i] is the index, in the written-out sample, just past s[i].
+	ends := make([]int, len(s))
+	end := 0
+	for i, r := range s {
+		end += r.Count
+		ends[i] = end
+	}
+	x := func(j int) float64 {
+		i, _ := slices.BinarySearch(ends, j+1)
+		return s[i].Value
+	}
+	pct := func(p float64) float64 {
+		h := float64(n-1) * p
+		lo := int(math.Floor(h))
+		if lo >= n-1 {
+			return x(n - 1)
+		}
+		return Percentile([]float64{x(lo), x(lo + 1)}, h-float64(lo))
+	}
+	return Summary{
+		N: n, Mean: sum / float64(n), Min: s[0].Value, Max: s[len(s)-1].Value,
+		P50: pct(0.50), P90: pct(0.90), P95: pct(0.95), P99: pct(0.99),
+	}
 }
 
 // DurationSummary is a Summary of latencies, kept as time.Duration so

@@ -201,3 +201,61 @@ func FuzzPercentile(f *testing.F) {
 		}
 	})
 }
+
+func TestSummarizeRepeated(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		rs   []Repeated
+		want Summary
+	}{
+		{"empty", nil, Summary{}},
+		{"only empty entries", []Repeated{{Value: 3, Count: 0}, {Value: math.NaN(), Count: 2}, {Value: 1, Count: -4}}, Summary{}},
+		// Written out: [10 20 20 20 40], unsorted in the input. Mean 110/5
+		// = 22; h = 4p: p50 h=2 → 20; p90 h=3.6 → 20+0.6·20 = 32; p95 h=3.8
+		// → 36; p99 h=3.96 → 39.2.
+		{"small", []Repeated{{40, 1}, {20, 3}, {10, 1}}, Summary{N: 5, Mean: 22, Min: 10, Max: 40, P50: 20, P90: 32, P95: 36, P99: 39.2}},
+		// Written out: 1 000 000 copies of 1 then one 1001: mean
+		// 1 001 001/1 000 001 ≈ 1.001,
+		// max 1001; p99 (h = 999 999·0.99 < 999 999) is within the ones.
+		{"a huge count", []Repeated{{1001, 1}, {1, 1_000_000}},
+			Summary{N: 1_000_001, Mean: 1_001_001.0 / 1_000_001, Min: 1, Max: 1001, P50: 1, P90: 1, P95: 1, P99: 1}},
+		// Written out: [5 5 7]: h=2p: p50 h=1 → 5; p90 h=1.8 → 5+0.8·2.
+		{"NaN entry left out", []Repeated{{7, 1}, {math.NaN(), 9}, {5, 2}}, Summary{N: 3, Mean: 17.0 / 3, Min: 5, Max: 7, P50: 5, P90: 6.6, P95: 6.8, P99: 6.96}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := SummarizeRepeated(c.rs)
+			ok := got.N == c.want.N
+			for _, pair := range [][2]float64{{got.Mean, c.want.Mean}, {got.Min, c.want.Min}, {got.Max, c.want.Max},
+				{got.P50, c.want.P50}, {got.P90, c.want.P90}, {got.P95, c.want.P95}, {got.P99, c.want.P99}} {
+				ok = ok && near(pair[0], pair[1])
+			}
+			if !ok {
+				t.Errorf("SummarizeRepeated(%v) = %+v, want %+v", c.rs, got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzSummarizeRepeated: the same summary as the sample written out.
+func FuzzSummarizeRepeated(f *testing.F) {
+	f.Add(1.0, uint8(1), 2.0, uint8(3), 0.5, uint8(2))
+	f.Add(-3.0, uint8(0), 2.0, uint8(9), 2.0, uint8(1))
+	f.Fuzz(func(t *testing.T, a float64, ka uint8, b float64, kb uint8, c float64, kc uint8) {
+		rs := []Repeated{{a, int(ka % 20)}, {b, int(kb % 20)}, {c, int(kc % 20)}}
+		var out []float64
+		for _, r := range rs {
+			if math.IsInf(r.Value, 0) || math.Abs(r.Value) > 1e300 {
+				t.Skip()
+			}
+			for range r.Count {
+				out = append(out, r.Value)
+			}
+		}
+		got, want := SummarizeRepeated(rs), Summarize(out)
+		if got.N != want.N || got.Min != want.Min || got.Max != want.Max || got.P50 != want.P50 || got.P90 != want.P90 ||
+			got.P95 != want.P95 || got.P99 != want.P99 || !near(got.Mean, want.Mean) && math.Abs(got.Mean-want.Mean) > 1e-9*math.Abs(want.Max) {
+			t.Fatalf("SummarizeRepeated(%v) = %+v, written out %+v", rs, got, want)
+		}
+	})
+}
