@@ -18,7 +18,6 @@ import (
 
 type resultStore interface {
 	StreamResults(ctx context.Context, runIDs []int64, fn func(store.ResultRow) error) error
-	RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu json.RawMessage, err error)
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
 	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error

@@ -82,8 +82,19 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		return err
 	}
 	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
-	if cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID}); err == nil && len(cr) == 1 {
+	// One read gives the stored summary, the GPU summary and the price.
+	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})
+	if err != nil {
+		return err
+	}
+	if len(cr) == 1 {
 		d.Footprint = compare.NewFigures(cr[0]).Footprint(s.GridCO2)
+		if cr[0].Summary != nil {
+			var sum jobs.RunSummary
+			if json.Unmarshal(cr[0].Summary, &sum) == nil {
+				d.Summary = &sum
+			}
+		}
 	}
 	if filter.After == nil { // charts on the first page only
 		samples, err := s.Store.RunSamples(c.UserContext(), run.ID, 300)
@@ -95,12 +106,6 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 			return err
 		}
 		d.Charts = results.RunCharts(samples, lat)
-	}
-	if raw, _, err := s.Store.RunSummaryJSON(c.UserContext(), run.ID); err == nil && raw != nil {
-		var sum jobs.RunSummary
-		if json.Unmarshal(raw, &sum) == nil {
-			d.Summary = &sum
-		}
 	}
 	if len(rows) == resultsPageSize {
 		last := rows[len(rows)-1].Cursor

@@ -124,12 +124,18 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi`
 
-func scanRun(row pgx.CollectableRow) (Run, error) {
-	var r Run
-	err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
+// fields are the scan targets of runColumns, in order; queries that read
+// more columns append theirs.
+func (r *Run) fields() []any {
+	return []any{&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
 		&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi)
+		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi}
+}
+
+func scanRun(row pgx.CollectableRow) (Run, error) {
+	var r Run
+	err := row.Scan(r.fields()...)
 	return r, err
 }
 
@@ -203,10 +209,7 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ActiveRun, error) {
 		var r ActiveRun
-		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
-			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
-			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi, &r.BenchmarkName)
+		err := row.Scan(append(r.fields(), &r.BenchmarkName)...)
 		return r, err
 	})
 	return out, mapErr(err, "active runs")

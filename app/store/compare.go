@@ -26,11 +26,7 @@ func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]Com
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CompareRun, error) {
 		var r CompareRun
-		err := row.Scan(&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
-			&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
-			&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-			&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
-			&r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour)
+		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour)...)
 		return r, err
 	})
 	return out, mapErr(err, "compare runs")

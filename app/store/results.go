@@ -45,11 +45,17 @@ const resultColumns = `r.run_id, r.idx, r.custom_id, r.status, r.output, r.finis
 const resultFrom = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchmarks b ON b.id = ru.benchmark_id
 	LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx `
 
+// fields are the scan targets of resultColumns, in order; queries that
+// read more columns append theirs.
+func (r *ResultRow) fields() []any {
+	return []any{&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
+		&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
+		&r.Error, &r.Phase, &r.Score, &r.Endpoint}
+}
+
 func scanResult(row pgx.CollectableRow) (ResultRow, error) {
 	var r ResultRow
-	err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
-		&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
-		&r.Error, &r.Phase, &r.Score, &r.Endpoint)
+	err := row.Scan(r.fields()...)
 	return r, err
 }
 
@@ -72,13 +78,6 @@ func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, fn func(Res
 		}
 	}
 	return mapErr(rows.Err(), "stream results")
-}
-
-// RunSummaryJSON returns the stored summary and GPU summary of a run (nil
-// until it finished).
-func (q *Queries) RunSummaryJSON(ctx context.Context, runID int64) (summary, gpu json.RawMessage, err error) {
-	err = q.db.QueryRow(ctx, `SELECT summary, gpu_summary FROM runs WHERE id = @id`, pgx.NamedArgs{"id": runID}).Scan(&summary, &gpu)
-	return summary, gpu, mapErr(err, "run summary")
 }
 
 // ResultFilter narrows and orders a run's results for the viewer.
@@ -163,9 +162,7 @@ func (q *Queries) ListResults(ctx context.Context, runID int64, f ResultFilter) 
 		`+resultFrom+`WHERE `+where+` ORDER BY `+order+` LIMIT @limit`, args)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ResultListRow, error) {
 		var r ResultListRow
-		err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
-			&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
-			&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Prompt, &r.Cursor.Key)
+		err := row.Scan(append(r.fields(), &r.Prompt, &r.Cursor.Key)...)
 		r.Cursor.Idx = r.Idx
 		return r, err
 	})
@@ -186,9 +183,7 @@ func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (Result
 		`WHERE r.run_id = @run AND r.idx = @idx`, pgx.NamedArgs{"run": runID, "idx": idx})
 	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {
 		var r ResultItem
-		err := row.Scan(&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
-			&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
-			&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Request, &r.Reference)
+		err := row.Scan(append(r.fields(), &r.Request, &r.Reference)...)
 		return r, err
 	})
 	return it, mapErr(err, "result by idx")
