@@ -26,58 +26,21 @@ func cmdDataset(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, token, err := apiSettings()
+	fields := [][2]string{}
+	if *name != "" {
+		fields = append(fields, [2]string{"name", *name})
+	}
+	vis := "private"
+	if *shared {
+		vis = "shared"
+	}
+	fields = append(fields, [2]string{"visibility", vis})
+	if *dup {
+		fields = append(fields, [2]string{"allow_duplicate", "true"})
+	}
+	res, err := postFile(ctx, "/api/v1/datasets", fields, file)
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-
-	// Stream the file: the multipart body is written while it is sent.
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		err := func() error {
-			if *name != "" {
-				if err := mw.WriteField("name", *name); err != nil {
-					return err
-				}
-			}
-			vis := "private"
-			if *shared {
-				vis = "shared"
-			}
-			if err := mw.WriteField("visibility", vis); err != nil {
-				return err
-			}
-			if *dup {
-				if err := mw.WriteField("allow_duplicate", "true"); err != nil {
-					return err
-				}
-			}
-			part, err := mw.CreateFormFile("file", filepath.Base(file))
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(part, f); err != nil {
-				return err
-			}
-			return mw.Close()
-		}()
-		pw.CloseWithError(err)
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/datasets", pr)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("upload to %s: %w", base, err)
 	}
 	defer res.Body.Close()
 	var body struct {
@@ -130,4 +93,50 @@ func apiSettings() (base, token string, err error) {
 		return "", "", fmt.Errorf("RUCKUS_TOKEN is not set: create a token under Settings in the web UI, or with `ruckus token create --email E`")
 	}
 	return base, token, nil
+}
+
+// postFile sends file to the API path as multipart/form-data, after the
+// fields (in order, so the server can check them before the file), and
+// streams it: the body is written while it is sent.
+func postFile(ctx context.Context, path string, fields [][2]string, file string) (*http.Response, error) {
+	base, token, err := apiSettings()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		defer f.Close()
+		err := func() error {
+			for _, kv := range fields {
+				if err := mw.WriteField(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+			part, err := mw.CreateFormFile("file", filepath.Base(file))
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(part, f); err != nil {
+				return err
+			}
+			return mw.Close()
+		}()
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, pr)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("send %s to %s: %w", filepath.Base(file), base, err)
+	}
+	return res, nil
 }

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -206,41 +204,15 @@ func cmdResultsImport(ctx context.Context, args []string, out io.Writer) error {
 	if file == "" || *datasetID <= 0 || *model == "" {
 		return fmt.Errorf("%w: %s", errUsage, use)
 	}
-	base, token, err := apiSettings()
+	var fields [][2]string
+	for _, kv := range [][2]string{{"model", *model}, {"name", *name}, {"scorer", *scorer}} {
+		if kv[1] != "" {
+			fields = append(fields, kv)
+		}
+	}
+	res, err := postFile(ctx, fmt.Sprintf("/api/v1/datasets/%d/imports", *datasetID), fields, file)
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		for k, v := range map[string]string{"model": *model, "name": *name, "scorer": *scorer} {
-			if v != "" {
-				_ = mw.WriteField(k, v)
-			}
-		}
-		fw, err := mw.CreateFormFile("file", filepath.Base(file))
-		if err == nil {
-			_, err = io.Copy(fw, f)
-		}
-		if err == nil {
-			err = mw.Close()
-		}
-		pw.CloseWithError(err)
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("%s/api/v1/datasets/%d/imports", base, *datasetID), pr)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("import to %s: %w", base, err)
 	}
 	defer res.Body.Close()
 	var body struct {
