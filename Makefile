@@ -41,7 +41,7 @@ e2e: deps build ## Run the browser tests alone (Chromium from Debian, driver fro
 
 e2e-go:
 	./e2e/install-browser.sh $(E2E_DRIVER)
-	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) $(GO) test -tags e2e -count=1 ./e2e/
+	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) $(GO) test -tags e2e -count=1 -v ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views

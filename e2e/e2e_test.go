@@ -27,8 +27,10 @@ import (
 
 var (
 	ruckusBin     string
+	agentdBin     string
 	browser       playwright.Browser
 	screenshotDir string
+	axeSource     string // axe-core, injected into pages for the accessibility check
 )
 
 func TestMain(m *testing.M) {
@@ -43,12 +45,22 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	ruckusBin = filepath.Join(tmp, "ruckus")
-	build := exec.Command("go", "build", "-o", ruckusBin, "../app")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ruckus:", err)
+	agentdBin = filepath.Join(tmp, "agentd")
+	for bin, pkg := range map[string]string{ruckusBin: "../app", agentdBin: "../agentd"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			return 1
+		}
+	}
+	// e2e/install-browser.sh puts axe-core beside the driver.
+	axe, err := os.ReadFile(filepath.Join(os.Getenv("PLAYWRIGHT_DRIVER_PATH"), "axe-core", "axe.min.js"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "axe-core (run e2e/install-browser.sh and set PLAYWRIGHT_DRIVER_PATH):", err)
 		return 1
 	}
+	axeSource = string(axe)
 
 	screenshotDir = os.Getenv("RUCKUS_SCREENSHOTS")
 	if screenshotDir == "" {
@@ -84,6 +96,7 @@ func runMain(m *testing.M) int {
 // server is one running `ruckus serve`.
 type server struct {
 	URL   string
+	DBURL string
 	Store *store.Store
 }
 
@@ -124,7 +137,7 @@ func startServer(t *testing.T) *server {
 			t.Logf("server log:\n%s", b)
 		}
 	})
-	s := &server{URL: "http://" + addr, Store: store.New(pool)}
+	s := &server{URL: "http://" + addr, DBURL: dbURL, Store: store.New(pool)}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get(s.URL + "/readyz")

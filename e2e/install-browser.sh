@@ -15,6 +15,7 @@
 set -euo pipefail
 
 PW_VERSION=1.57.0 # must equal playwrightCliVersion in playwright-go's run.go
+AXE_VERSION=4.10.3 # axe-core, injected by the tests for the accessibility check
 CHROMIUM=/usr/bin/chromium
 NODE_MIN_MAJOR=18 # playwright-core's engines.node
 
@@ -110,6 +111,28 @@ else
 	trap - EXIT
 	driver_ok || die "driver in $dir does not work"
 	say "Playwright driver $PW_VERSION ready in $dir"
+fi
+
+# --- axe-core (accessibility rules the tests inject into pages) -----------
+axe_ok() {
+	[ -f "$dir/axe-core/axe.min.js" ] && [ "$(cat "$dir/axe-core/VERSION" 2>/dev/null)" = "$AXE_VERSION" ]
+}
+if ! axe_ok; then
+	command -v npm >/dev/null || apt_install npm
+	say "fetching axe-core@$AXE_VERSION from npm into $dir/axe-core"
+	rm -rf "$dir"/axe.new.* # left by a run that was killed
+	new=$(mktemp -d "$dir/axe.new.XXXXXX")
+	trap 'rm -rf "$new"' EXIT
+	(cd "$new" && npm pack --silent --loglevel=error --prefer-offline "axe-core@$AXE_VERSION" >/dev/null)
+	tar -xzf "$new/axe-core-$AXE_VERSION.tgz" -C "$new"
+	mkdir -p "$new/axe-core"
+	cp "$new/package/axe.min.js" "$new/axe-core/axe.min.js"
+	echo "$AXE_VERSION" >"$new/axe-core/VERSION"
+	rm -rf "$dir/axe-core"
+	mv "$new/axe-core" "$dir/axe-core"
+	rm -rf "$new"
+	trap - EXIT
+	axe_ok || die "axe-core in $dir/axe-core is not usable"
 fi
 
 say "chromium: $("$CHROMIUM" --version 2>/dev/null || echo '?') at $CHROMIUM"

@@ -60,7 +60,7 @@ func AgentsPage(rows []home.AgentRow) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\"><table data-testid=\"agents\"><thead><tr><th>Name</th><th>Host</th><th>Version</th><th>Hardware</th><th>Runtimes</th><th>State</th><th>Last heartbeat</th><th>Current run</th><th>Actions</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"agents\"><thead><tr><th>Name</th><th>Host</th><th>Version</th><th>Hardware</th><th>Runtimes</th><th>State</th><th>Last heartbeat</th><th>Current run</th><th>Actions</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -397,7 +397,7 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<div class=\"table-wrap\"><table data-testid=\"hardware\"><thead><tr><th>Profile</th><th>GPUs</th><th>GPU memory</th><th>CPU cores</th><th>Agents (online)</th><th>Price per hour (USD)</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"hardware\"><thead><tr><th>Profile</th><th>GPUs</th><th>GPU memory</th><th>CPU cores</th><th>Agents (online)</th><th>Price per hour (USD)</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -493,7 +493,7 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" role=\"group\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -501,14 +501,14 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<input type=\"text\" inputmode=\"decimal\" name=\"price\" value=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div role=\"group\"><input type=\"text\" inputmode=\"decimal\" name=\"price\" value=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var29 string
 					templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.ResolveAttributeValue(priceValue(h))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 81, Col: 83}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 82, Col: 83}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var29)
 					if templ_7745c5c3_Err != nil {
@@ -521,7 +521,7 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					var templ_7745c5c3_Var30 string
 					templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.ResolveAttributeValue("Price per hour for " + h.Slug)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 81, Col: 151}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 82, Col: 151}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 					if templ_7745c5c3_Err != nil {
@@ -534,7 +534,7 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					var templ_7745c5c3_Var31 string
 					templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.ResolveAttributeValue(layout.Invalid(errs, h.Slug))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 81, Col: 197}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 82, Col: 197}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var31)
 					if templ_7745c5c3_Err != nil {
@@ -547,13 +547,13 @@ func HardwarePage(profiles []store.HardwareProfile, errs map[string]string) temp
 					var templ_7745c5c3_Var32 string
 					templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.ResolveAttributeValue("save-price-" + h.Slug)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 82, Col: 68}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin/fleet.templ`, Line: 83, Col: 69}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var32)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "\">Save</button></form>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "\">Save</button></div></form>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -96,7 +96,7 @@ func ModelsPage(d ModelsData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <div class=\"table-wrap\"><table data-testid=\"models\"><thead><tr><th>Name</th><th>Family</th><th>Parameters</th><th>Quantisation</th><th>Context</th><th>Memory</th><th>Licence</th><th>Base</th><th>State</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"models\"><thead><tr><th>Name</th><th>Family</th><th>Parameters</th><th>Quantisation</th><th>Context</th><th>Memory</th><th>Licence</th><th>Base</th><th>State</th><th><span class=\"visually-hidden\">Actions</span></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -165,7 +165,7 @@ func UsersSection(d UsersData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"table-wrap\"><table data-testid=\"users\"><thead><tr><th>Email</th><th>Name</th><th>Role</th><th>State</th><th>Created</th><th>Actions</th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"users\"><thead><tr><th>Email</th><th>Name</th><th>Role</th><th>State</th><th>Created</th><th>Actions</th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -73,7 +73,7 @@ func ListPage(bs []store.BenchmarkSummary, active []store.ActiveRun) templ.Compo
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <h2>Completed</h2><div class=\"table-wrap\"><table data-testid=\"completed-benchmarks\"><thead><tr><th>Name</th><th>Dataset</th><th>Runs</th><th>Output tokens</th><th>Best tokens/s</th><th>Created</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <h2>Completed</h2><div class=\"table-wrap\"><table data-testid=\"completed-benchmarks\"><thead><tr><th>Name</th><th>Dataset</th><th>Runs</th><th>Output tokens</th><th>Best tokens/s</th><th>Created</th><th><span class=\"visually-hidden\">Results and downloads</span></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -89,7 +89,7 @@ func Page(d Data) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p><small>The link of this page keeps the chosen runs and baseline. Deltas are against the baseline run; green is better.</small></p><div class=\"table-wrap\"><table data-testid=\"compare-table\"><thead><tr><th></th>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p><small>The link of this page keeps the chosen runs and baseline. Deltas are against the baseline run; green is better.</small></p><div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"compare-table\"><thead><tr><th><span class=\"visually-hidden\">Figure</span></th>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -379,7 +379,7 @@ func Page(d Data) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</p><div class=\"table-wrap\"><table data-testid=\"compare-items\"><thead><tr><th>Item</th>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</p><div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"compare-items\"><thead><tr><th>Item</th>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -92,7 +92,7 @@ func ListPage(d ListData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"table-wrap\"><table data-testid=\"datasets\"><thead><tr><th>Name</th><th>Format</th><th>Items</th><th>Size</th><th>Uploaded</th><th>Owner</th><th>Visibility</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"datasets\"><thead><tr><th>Name</th><th>Format</th><th>Items</th><th>Size</th><th>Uploaded</th><th>Owner</th><th>Visibility</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -391,7 +391,7 @@ func UploadResult(s UploadState) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</p><div class=\"table-wrap\"><table><thead><tr><th>Line</th><th>Field</th><th>Problem</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</p><div class=\"table-wrap\" tabindex=\"0\"><table><thead><tr><th>Line</th><th>Field</th><th>Problem</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -609,7 +609,7 @@ func DetailPage(d DetailData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, " <div class=\"table-wrap\"><table data-testid=\"dataset-facts\"><tbody><tr><th>Format</th><td>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, " <div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"dataset-facts\"><tbody><tr><th>Format</th><td>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -739,7 +739,7 @@ func DetailPage(d DetailData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " items</h2><div class=\"table-wrap\"><table data-testid=\"preview\"><thead><tr><th>#</th><th>custom_id</th><th>Request</th><th>Reference</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, " items</h2><div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"preview\"><thead><tr><th>#</th><th>custom_id</th><th>Request</th><th>Reference</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

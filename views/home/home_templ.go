@@ -127,7 +127,7 @@ func Agents(rows []AgentRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"table-wrap\"><table data-testid=\"agents\"><thead><tr><th>Name</th><th>Host</th><th>Runtimes</th><th>Version</th><th>State</th><th>Last heartbeat</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"agents\"><thead><tr><th>Name</th><th>Host</th><th>Runtimes</th><th>Version</th><th>State</th><th>Last heartbeat</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

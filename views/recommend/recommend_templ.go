@@ -282,7 +282,7 @@ func Page(d Data) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<div class=\"table-wrap\"><table data-testid=\"feasible\"><thead><tr><th>#</th><th>Run</th><th>Model</th><th>Hardware</th><th>Score</th><th>Quality</th><th>TTFT p95 ms</th><th>E2E p95 ms</th><th>Tokens/s</th><th>USD / 1M tokens</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<div class=\"table-wrap\" tabindex=\"0\"><table data-testid=\"feasible\"><thead><tr><th>#</th><th>Run</th><th>Model</th><th>Hardware</th><th>Score</th><th>Quality</th><th>TTFT p95 ms</th><th>E2E p95 ms</th><th>Tokens/s</th><th>USD / 1M tokens</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
