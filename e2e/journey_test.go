@@ -322,9 +322,9 @@ func TestBenchmarkJourney(t *testing.T) {
 		adm := newPage(t, w.width, w.height)
 		signIn(t, adm, s.URL, adminEmail, adminPassword)
 		auditPages(t, adm, s.URL, adminPages, w.name)
+		visitor := newPage(t, w.width, w.height)
+		auditPages(t, visitor, s.URL, map[string]string{"signin": "/signin"}, w.name)
 	}
-	signin := newPage(t, 390, 844)
-	auditPages(t, signin, s.URL, map[string]string{"signin": "/signin"}, "mobile")
 }
 
 // benchmarkID reads the id from a benchmark page's URL.
