@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
+	"github.com/ruckus/ruckus/views/charts"
 )
 
 // formTargets is how many target rows the create form offers.
@@ -238,7 +240,63 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 		manifest.Reset()
 		manifest.Write(raw)
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String()))
+	cards := make([]benchmarks.Card, 0, len(b.Runs))
+	for _, r := range b.Runs {
+		card, err := s.runCard(c.UserContext(), r)
+		if err != nil {
+			return err
+		}
+		cards = append(cards, card)
+	}
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards))
+}
+
+// Points drawn on a run's card: fewer than on the run's own page, since a
+// benchmark page shows a card for every run.
+const (
+	cardSamples = 120
+	cardLatency = 150
+)
+
+// runCard reads what a run's live card shows.
+func (s *server) runCard(ctx context.Context, r store.Run) (benchmarks.Card, error) {
+	card := benchmarks.Card{Run: r}
+	if r.State == "queued" && r.Completed == 0 {
+		return card, nil
+	}
+	samples, err := s.Store.RunSamples(ctx, r.ID, cardSamples)
+	if err != nil {
+		return card, err
+	}
+	lat, err := s.Store.LatencyPoints(ctx, r.ID, cardLatency)
+	if err != nil {
+		return card, err
+	}
+	card.Charts = charts.RunCharts(samples, lat)
+	if r.Errors > 0 {
+		card.ErrorClasses, err = s.Store.RunErrorClasses(ctx, r.ID)
+	}
+	return card, err
+}
+
+// showRunCard is one run's live card, polled by the benchmark page while
+// the run is queued or running.
+func (s *server) showRunCard(c *fiber.Ctx) error {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return err
+	}
+	runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
+	for _, r := range b.Runs {
+		if r.ID == runID {
+			card, err := s.runCard(c.UserContext(), r)
+			if err != nil {
+				return err
+			}
+			return render(c, fiber.StatusOK, benchmarks.RunCard(card))
+		}
+	}
+	return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
 }
 
 // showRunsFragment is the runs table alone, polled by the benchmark page

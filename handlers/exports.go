@@ -23,6 +23,7 @@ type resultStore interface {
 	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error
 	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
+	RunErrorClasses(ctx context.Context, runID int64) ([]store.ErrorClassCount, error)
 }
 
 // exportTimeout bounds one streamed export.

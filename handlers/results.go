@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/results"
 )
@@ -105,7 +106,7 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		d.Charts = results.RunCharts(samples, lat)
+		d.Charts = charts.RunCharts(samples, lat)
 	}
 	if len(rows) == resultsPageSize {
 		last := rows[len(rows)-1].Cursor

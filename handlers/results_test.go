@@ -256,3 +256,75 @@ func TestRunFootprint(t *testing.T) {
 		t.Fatalf("footprint %q, want %q", got, want)
 	}
 }
+
+// The benchmark page has a live card per run: figures, charts drawn from
+// the run's samples and requests, errors by class. The card polls its own
+// fragment while the run goes on and stops once it has finished; another
+// user cannot read it.
+func TestBenchmarkPageRunCards(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	e.createUser("bob@example.com", "correct horse", store.RoleUser)
+	benchmarkID, runID := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
+	for i := range 4 {
+		if _, err := e.store.Pool().Exec(ctx, `INSERT INTO run_samples (run_id, t, completed, throughput, gpu_mem_bytes)
+			VALUES ($1, now() + make_interval(secs => $2), $2 * 5, 50 + $2, 1073741824)`, runID, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get("/benchmarks/" + benchmarkID)
+	card := page.doc.Find(fmt.Sprintf(`[data-testid="run-card-%d"]`, runID))
+	if card.Length() != 1 {
+		t.Fatalf("no card for run %d: %s", runID, page.body)
+	}
+	cardURL := fmt.Sprintf("/benchmarks/%s/runs/%d/card", benchmarkID, runID)
+	if got, _ := card.Attr("hx-get"); got != cardURL {
+		t.Fatalf("a running run's card polls %q, want %q", got, cardURL)
+	}
+	if got := strings.TrimSpace(card.Find(`[data-testid="card-completed"]`).Text()); got != "30 / 30" {
+		t.Fatalf("card completed %q", got)
+	}
+	if got := strings.Join(strings.Fields(card.Find(`[data-testid="card-error-classes"]`).Text()), " "); got != "Errors by class: http_429 × 3" {
+		t.Fatalf("errors by class %q", got)
+	}
+	if n := card.Find(`[data-testid="chart-latency"] svg circle title`).Length(); n != 54 {
+		t.Fatalf("card latency chart has %d points, want 54", n)
+	}
+	if n := card.Find(`[data-testid="chart-throughput"] svg circle`).Length(); n != 4 {
+		t.Fatalf("card throughput chart has %d points, want 4", n)
+	}
+	if !strings.Contains(card.Find(`[data-testid="chart-gpu-mem"] svg circle title`).First().Text(), "1.0 GiB") {
+		t.Fatal("card has no GPU memory chart")
+	}
+
+	frag := c.get(cardURL)
+	if frag.status != 200 || strings.Contains(frag.body, "<nav") {
+		t.Fatalf("card fragment: %d", frag.status)
+	}
+	if _, ok := frag.doc.Find(fmt.Sprintf(`#run-card-%d`, runID)).Attr("hx-trigger"); !ok {
+		t.Fatal("the fragment of a running run stops polling")
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	frag = c.get(cardURL)
+	if _, ok := frag.doc.Find(fmt.Sprintf(`#run-card-%d`, runID)).Attr("hx-trigger"); ok {
+		t.Fatal("a finished run's card still polls")
+	}
+	if got := frag.text(`[data-testid="card-state"]`); got != "succeeded" {
+		t.Fatalf("card state %q", got)
+	}
+
+	other := e.client()
+	other.signIn("bob@example.com", "correct horse")
+	if res := other.get(cardURL); res.status != 404 {
+		t.Fatalf("another user's run card: %d", res.status)
+	}
+	if res := c.get(fmt.Sprintf("/benchmarks/%s/runs/%d/card", benchmarkID, runID+1000)); res.status != 404 {
+		t.Fatalf("a run of another benchmark: %d", res.status)
+	}
+}

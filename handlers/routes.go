@@ -168,6 +168,7 @@ func New(d Deps) *fiber.App {
 	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
 	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)
 	web.Get("/benchmarks/:id<int>/runs", requireUser, s.showRunsFragment)
+	web.Get("/benchmarks/:id<int>/runs/:run<int>/card", requireUser, s.showRunCard)
 	web.Get("/benchmarks/:id<int>/export", requireUser, s.exportBenchmark(false))
 	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
 	web.Get("/benchmarks/:id<int>/recommend", requireUser, s.showRecommendationPage)

@@ -273,3 +273,22 @@ func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64,
 	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (SELECT `+cols+from+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	return mapErr(err, "copy results")
 }
+
+// ErrorClassCount is how many of a run's requests failed with one class.
+type ErrorClassCount struct {
+	Class string
+	Count int
+}
+
+// RunErrorClasses counts a run's failed requests by error class, most
+// frequent first, as they stand (live while the run goes on).
+func (q *Queries) RunErrorClasses(ctx context.Context, runID int64) ([]ErrorClassCount, error) {
+	rows, _ := q.db.Query(ctx, `SELECT coalesce(nullif(error_class, ''), 'other'), count(*)::int
+		FROM results WHERE run_id = @run AND status = 'error' GROUP BY 1 ORDER BY 2 DESC, 1`, pgx.NamedArgs{"run": runID})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ErrorClassCount, error) {
+		var e ErrorClassCount
+		err := row.Scan(&e.Class, &e.Count)
+		return e, err
+	})
+	return out, mapErr(err, "error classes")
+}

@@ -6,7 +6,15 @@ import (
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/charts"
 )
+
+// Card is what a run's live card shows.
+type Card struct {
+	Run          store.Run
+	Charts       []charts.Chart
+	ErrorClasses []store.ErrorClassCount
+}
 
 // active says whether any run may still change, so the table keeps polling.
 func active(b store.Benchmark) bool {
