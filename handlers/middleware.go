@@ -42,10 +42,16 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 	if status >= 500 {
 		level = slog.LevelError
 	}
+	// A streamed body (an export) has no length yet, and Body() would
+	// read the whole stream into memory: log -1 for it.
+	size := -1
+	if !c.Response().IsBodyStream() {
+		size = len(c.Response().Body())
+	}
 	s.Logger.Log(c.UserContext(), level, "request",
 		"method", c.Method(), "path", c.Path(), "status", status,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
-		"bytes", len(c.Response().Body()), "ip", c.IP())
+		"bytes", size, "ip", c.IP())
 	return nil
 }
 
@@ -157,15 +163,9 @@ func (s *server) loadSession(c *fiber.Ctx) error {
 		AssetURL: s.Assets.URL,
 	}
 	c.Locals(localSession, sess)
-	if uid, ok := sess.Values[auth.UserIDKey].(int64); ok && !sess.IsNew {
-		u, err := s.Store.UserByID(c.UserContext(), uid)
-		switch {
-		case err == nil && !u.Disabled():
-			info.User = &u
-			c.Locals(localUser, &u)
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return err
-		}
+	if u, ok := auth.SessionUser(sess); ok && !u.Disabled() {
+		info.User = &u
+		c.Locals(localUser, &u)
 	}
 	info.CSRFToken = s.csrfToken(c)
 	if c.Method() == fiber.MethodGet && c.Get("HX-Request") == "" {
