@@ -89,6 +89,7 @@ func (s *SessionStore) New(r *http.Request, name string) (*sessions.Session, err
 		}
 	}
 	sess.Values[UserIDKey] = row.UserID
+	sess.Values[loadedUserKey{}] = row.User
 	sess.ID = token
 	sess.IsNew = false
 	return sess, nil
@@ -113,8 +114,14 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	if sess.ID == "" {
 		sess.ID = RandomString(32)
 	}
+	values := make(map[any]any, len(sess.Values))
+	for k, v := range sess.Values {
+		if _, loaded := k.(loadedUserKey); !loaded {
+			values[k] = v
+		}
+	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(sess.Values); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(values); err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
 	err := s.rows.SaveSession(r.Context(), store.Session{
@@ -134,6 +141,20 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	}
 	http.SetCookie(w, sessions.NewCookie(sess.Name(), encoded, sess.Options))
 	return nil
+}
+
+// loadedUserKey holds, among a loaded session's values, the user read with
+// it. It lives only for the request: Save leaves it out.
+type loadedUserKey struct{}
+
+// SessionUser is the user a loaded session belongs to, as read with the
+// session (so a request needs no second query for it).
+func SessionUser(sess *sessions.Session) (store.User, bool) {
+	if sess == nil || sess.IsNew {
+		return store.User{}, false
+	}
+	u, ok := sess.Values[loadedUserKey{}].(store.User)
+	return u, ok
 }
 
 // TokenHash is the stored id of a loaded session (nil for a new one).
