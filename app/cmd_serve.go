@@ -176,6 +176,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		MaxRequestBytes: cfg.MaxRequestBytes,
 		AgentStaleAfter: cfg.AgentStaleAfter,
 		GridCO2:         cfg.GridCO2,
+		LiveFragmentTTL: cfg.LiveFragmentTTL,
 		Ready: func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return fmt.Errorf("database unreachable: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -108,5 +109,80 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 	other.signIn("eve@example.com", "correct horse")
 	if res := other.get("/benchmarks/" + b + "/runs"); res.status != 404 {
 		t.Fatalf("another user's fragment: %d", res.status)
+	}
+}
+
+// With sharing on, a benchmark's runs table and run cards are rendered
+// once per TTL and the same bytes go to every viewer allowed to see them:
+// without anyone's CSRF token (the buttons post through htmx with the
+// header), never to another user, and dropped when this server cancels a
+// run so the next poll shows it.
+func TestLiveFragmentsAreSharedByViewers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(d *handlers.Deps) { d.LiveFragmentTTL = time.Hour })
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	e.createUser("eve@example.com", "correct horse", store.RoleUser)
+	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
+	b, runID := runWithResults(t, e, tok, 10, func(i int) string { return "x" })
+	runsURL := "/benchmarks/" + b + "/runs"
+	cardURL := fmt.Sprintf("/benchmarks/%s/runs/%d/card", b, runID)
+	row := fmt.Sprintf(`[data-testid="run-%d"] `, runID)
+
+	ada := e.client()
+	ada.signIn("ada@example.com", "correct horse")
+	first := ada.get(runsURL)
+	if got := first.text(row + `[data-testid="run-completed"]`); got != "10 / 10" {
+		t.Fatalf("runs table: %q", got)
+	}
+	cancel := first.doc.Find(fmt.Sprintf(`form[hx-post="/benchmarks/%s/runs/%d/cancel"]`, b, runID))
+	if cancel.Length() != 1 || cancel.Find(`input[name="_csrf"]`).Length() != 0 {
+		t.Fatalf("a shared fragment's cancel button must post through htmx and carry no token: %s", first.body)
+	}
+	if ada.get(cardURL).text(`[data-testid="card-completed"]`) != "10 / 10" {
+		t.Fatal("card")
+	}
+
+	// The run moves on; within the TTL every viewer gets the same bytes.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET completed = 4 WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if again := ada.get(runsURL); again.body != first.body {
+		t.Fatal("the runs table was rendered again within the TTL")
+	}
+	if got := ada.get(cardURL).text(`[data-testid="card-completed"]`); got != "10 / 10" {
+		t.Fatalf("card rendered again within the TTL: %q", got)
+	}
+	admin := e.client()
+	admin.signIn("root@example.com", "correct horse")
+	if res := admin.get(runsURL); res.status != 200 || res.body != first.body {
+		t.Fatalf("an admin gets %d, not the shared fragment", res.status)
+	}
+	eve := e.client()
+	eve.signIn("eve@example.com", "correct horse")
+	for _, u := range []string{runsURL, cardURL} {
+		if res := eve.get(u); res.status != 404 || strings.Contains(res.body, "10 / 10") {
+			t.Fatalf("another user reads a shared fragment %s: %d", u, res.status)
+		}
+	}
+
+	// A cancel through this server drops the benchmark's fragments; the
+	// button works with the header htmx sends (the page's token).
+	ada.get("/benchmarks/" + b)
+	req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/benchmarks/%s/runs/%d/cancel", b, runID), nil)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("X-CSRF-Token", ada.csrf)
+	if res := ada.do(req); res.status != 204 || res.header.Get("HX-Redirect") != "/benchmarks/"+b {
+		t.Fatalf("cancel through htmx: %d %v", res.status, res.header)
+	}
+	after := ada.get(runsURL)
+	if got := after.text(row + `[data-testid="run-state"]`); got != "cancelled" {
+		t.Fatalf("after cancel the runs table shows %q", got)
+	}
+	if got := after.text(row + `[data-testid="run-completed"]`); got != "4 / 10" {
+		t.Fatalf("after cancel the runs table shows %q done", got)
+	}
+	if got := ada.get(cardURL).text(`[data-testid="card-state"]`); got != "cancelled" {
+		t.Fatalf("after cancel the card shows %q", got)
 	}
 }

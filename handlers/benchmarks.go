@@ -282,18 +282,29 @@ func (s *server) runCard(ctx context.Context, r store.Run) (benchmarks.Card, err
 // showRunCard is one run's live card, polled by the benchmark page while
 // the run is queued or running.
 func (s *server) showRunCard(c *fiber.Ctx) error {
+	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
+	key := liveKey{benchmark: id, run: runID}
+	if e, ok := s.live.get(key, viewer(c)); ok {
+		return sendLive(c, e)
+	}
 	b, err := s.benchmarkParam(c)
 	if err != nil {
 		return err
 	}
-	runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
 	for _, r := range b.Runs {
 		if r.ID == runID {
 			card, err := s.runCard(c.UserContext(), r)
 			if err != nil {
 				return err
 			}
-			return render(c, fiber.StatusOK, benchmarks.RunCard(card))
+			body, err := renderShared(c.UserContext(), benchmarks.RunCard(card))
+			if err != nil {
+				return err
+			}
+			e := liveFragment{owner: b.OwnerID, body: body}
+			s.live.put(key, e)
+			return sendLive(c, e)
 		}
 	}
 	return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
@@ -302,11 +313,22 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 // showRunsFragment is the runs table alone, polled by the benchmark page
 // while runs are active.
 func (s *server) showRunsFragment(c *fiber.Ctx) error {
+	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	key := liveKey{benchmark: id}
+	if e, ok := s.live.get(key, viewer(c)); ok {
+		return sendLive(c, e)
+	}
 	b, err := s.benchmarkParam(c)
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.RunsTable(b))
+	body, err := renderShared(c.UserContext(), benchmarks.RunsTable(b))
+	if err != nil {
+		return err
+	}
+	e := liveFragment{owner: b.OwnerID, body: body}
+	s.live.put(key, e)
+	return sendLive(c, e)
 }
 
 func (s *server) benchmarkParam(c *fiber.Ctx) (store.Benchmark, error) {
@@ -322,6 +344,7 @@ func (s *server) benchmarkParam(c *fiber.Ctx) (store.Benchmark, error) {
 // "cancel-benchmark" (every unfinished run), "cancel" or "retry" (one run).
 // It returns how many runs changed.
 func (s *server) controlRuns(c *fiber.Ctx, action string, benchmarkID, runID int64) (int, error) {
+	defer s.live.forget(benchmarkID)
 	switch action {
 	case "cancel-benchmark":
 		return s.Benchmarks.CancelBenchmark(c.UserContext(), viewer(c), benchmarkID)

@@ -52,6 +52,9 @@ type Deps struct {
 	AgentStaleAfter time.Duration
 	// GridCO2 is grams CO₂e per kWh, for runs' estimated emissions.
 	GridCO2 float64
+	// LiveFragmentTTL is how long a benchmark's rendered live fragments
+	// are shared by its viewers (see liveFragments); 0 turns sharing off.
+	LiveFragmentTTL time.Duration
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.
@@ -74,6 +77,7 @@ type server struct {
 	flashes  *sessions.CookieStore
 	csrf     *securecookie.SecureCookie
 	validate *validator.Validate
+	live     *liveFragments
 }
 
 // New builds the Fiber app with every route.
@@ -84,6 +88,7 @@ func New(d Deps) *fiber.App {
 		flashes:  sessions.NewCookieStore(d.SessionKey),
 		csrf:     securecookie.New(d.SessionKey, nil),
 		validate: validator.New(validator.WithRequiredStructEnabled()),
+		live:     newLiveFragments(d.LiveFragmentTTL),
 	}
 	s.validate.RegisterTagNameFunc(func(f reflect.StructField) string { return f.Tag.Get("form") })
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}

@@ -44,6 +44,10 @@ type Config struct {
 	// GridCO2 is the grid's carbon intensity in grams CO₂e per kWh, for
 	// the estimated emissions of a run's measured energy.
 	GridCO2 float64 `env:"RUCKUS_GRID_CO2" yaml:"grid_co2" validate:"min=0,max=2000"`
+	// LiveFragmentTTL is how long a benchmark's live fragments (runs table,
+	// run cards), once rendered, are served to every viewer allowed to see
+	// them; 0 renders them for each request.
+	LiveFragmentTTL time.Duration `env:"RUCKUS_LIVE_FRAGMENT_TTL" yaml:"live_fragment_ttl" validate:"min=0,max=10s"`
 }
 
 // Defaults returns the settings used where neither the file nor the
@@ -64,6 +68,7 @@ func Defaults() Config {
 		DatasetMaxItems: 2_000_000,
 		AgentStaleAfter: 15 * time.Second,
 		GridCO2:         400,
+		LiveFragmentTTL: time.Second,
 	}
 }
 

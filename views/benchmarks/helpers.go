@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
@@ -82,3 +83,10 @@ func compareURL(b store.Benchmark) string {
 	}
 	return "/compare?runs=" + ids
 }
+
+// num formats a count or an id (strconv, not fmt: the runs table is
+// rendered for every poll of every watcher).
+func num[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
+
+// id64 formats an id within a path or a test id.
+func id64(v int64) string { return strconv.FormatInt(v, 10) }
