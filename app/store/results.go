@@ -243,34 +243,42 @@ func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]
 	return out, mapErr(err, "latency points")
 }
 
+// ResultsCSVQuery is the SELECT that CopyResultsCSV hands to COPY: the
+// runs' results in run and item order, the columns of
+// export.ResultColumns (after export.RunColumns with runColumns).
+func ResultsCSVQuery(runIDs []int64, runColumns bool) string {
+	ids := make([]string, len(runIDs))
+	for i, id := range runIDs {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	in := strings.Join(ids, ",")
+	if in == "" {
+		in = "NULL"
+	}
+	cols := `r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
+		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
+		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, r.error, r.phase, r.sent_at`
+	from := ` FROM results r WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
+	if runColumns {
+		cols = `r.run_id, m.name AS model, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
+		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
+			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
+	}
+	return `SELECT ` + cols + from
+}
+
 // CopyResultsCSV writes the runs' results as CSV (with a header) straight
 // from PostgreSQL's COPY, in run and item order: the database formats the
 // rows and they stream through untouched. With runColumns each row starts
 // with its run, model, runtime, hardware and mode. Columns match
 // export.ResultColumns (and export.RunColumns).
 func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error {
-	ids := make([]string, len(runIDs))
-	for i, id := range runIDs {
-		ids[i] = strconv.FormatInt(id, 10)
-	}
-	cols := `r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
-		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
-		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, r.error, r.phase, r.sent_at`
-	from := ` FROM results r WHERE r.run_id IN (` + strings.Join(ids, ",") + `) ORDER BY r.run_id, r.idx`
-	if runColumns {
-		cols = `r.run_id, m.name AS model, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
-		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
-			WHERE r.run_id IN (` + strings.Join(ids, ",") + `) ORDER BY r.run_id, r.idx`
-	}
-	if len(ids) == 0 {
-		from = strings.Replace(from, "IN ()", "IN (NULL)", 1)
-	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return mapErr(err, "copy results")
 	}
 	defer conn.Release()
-	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (SELECT `+cols+from+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
+	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (`+ResultsCSVQuery(runIDs, runColumns)+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	return mapErr(err, "copy results")
 }
 

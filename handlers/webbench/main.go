@@ -243,9 +243,11 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	}
 	exportTime := time.Since(start)
 	start = time.Now()
-	list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(runIDs)), ","), "[]")
+	// The same SELECT the export hands to COPY (run columns included), so
+	// both produce the same bytes.
+	query := strings.Join(strings.Fields(store.ResultsCSVQuery(runIDs, true)), " ")
 	cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", dbURL, "-c",
-		`\copy (SELECT r.run_id, r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens, r.tokens_estimated, r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, r.error, r.phase, r.sent_at FROM results r WHERE r.run_id IN (`+list+`) ORDER BY r.run_id, r.idx) TO STDOUT CSV`)
+		`\copy (`+query+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	counter := &countWriter{}
 	cmd.Stdout, cmd.Stderr = counter, os.Stderr
 	if err := cmd.Run(); err != nil {
