@@ -34,6 +34,9 @@ test-go:
 	$(MAKE) --no-print-directory e2e-go
 
 E2E_DRIVER := $(CURDIR)/e2e/.driver
+# The real runtime: Ollama built from its Go module and a tiny random-weight
+# llama GGUF (e2e/tools; see e2e/README.md).
+E2E_TOOLS  := $(CURDIR)/e2e/.tools
 
 e2e: deps build ## Run the browser tests alone (Chromium from Debian, driver from npm)
 	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory e2e-go; \
@@ -41,7 +44,9 @@ e2e: deps build ## Run the browser tests alone (Chromium from Debian, driver fro
 
 e2e-go:
 	./e2e/install-browser.sh $(E2E_DRIVER)
-	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) $(GO) test -tags e2e -count=1 -v ./e2e/
+	./e2e/tools/build.sh $(E2E_TOOLS) >/dev/null
+	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) RUCKUS_OLLAMA=$(E2E_TOOLS)/ollama RUCKUS_TINY_GGUF=$(E2E_TOOLS)/tiny.gguf \
+		$(GO) test -tags e2e -count=1 -v ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
