@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run test test-go e2e e2e-go bench-ingest bench-web check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -24,6 +24,15 @@ deps: ## Install what this machine lacks (PostgreSQL binaries) where we can
 
 run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd
 	./bin/ruckus dev
+
+TINY_MODEL := ruckus/tiny-llama
+
+run-real: deps build ## Like run, but agentd launches a real Ollama (built from source) serving a tiny random-weight model
+	./e2e/tools/build.sh $(E2E_TOOLS) >/dev/null
+	mkdir -p .data/ollama
+	PATH="$(E2E_TOOLS):$$PATH" OLLAMA_MODELS=$(CURDIR)/.data/ollama/models OLLAMA_NUM_PARALLEL=4 OLLAMA_NO_CLOUD=1 \
+		./bin/ruckus dev --tiny-model $(TINY_MODEL) -- --runtime launch --serves ollama \
+		--model-path $(TINY_MODEL)=$(E2E_TOOLS)/tiny.gguf --ready-timeout 2m --stop-grace 10s --log-dir $(CURDIR)/.data/ollama/logs
 
 test: deps check-generated lint build ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set)
 	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory test-go; \

@@ -22,14 +22,23 @@ import (
 
 // cmdDev is `make run`: a private PostgreSQL cluster (unless DATABASE_URL is
 // set), migrations, the first admin, the server and one agentd with the
-// simulated runtime. Ctrl-C stops all of it, the cluster last.
+// simulated runtime. Ctrl-C stops all of it, the cluster last. Arguments
+// after -- replace the agent's `--runtime sim` (`make run-real`: agentd
+// launches Ollama serving the tiny model that --tiny-model registers).
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("dev", "ruckus dev [--pgdata DIR] [--pg-port N] [--agentd PATH]", stdout)
+	fs := newFlags("dev", "ruckus dev [--pgdata DIR] [--pg-port N] [--agentd PATH] [--tiny-model NAME] [-- AGENTD-RUN-ARGS…]", stdout)
 	pgdata := fs.String("pgdata", envOr("RUCKUS_PGDATA", ".data/postgres"), "data directory of the private cluster (RUCKUS_PGDATA)")
 	pgPort := fs.Int("pg-port", envInt("RUCKUS_PG_PORT", 54329), "port of the private cluster (RUCKUS_PG_PORT)")
 	agentdPath := fs.String("agentd", "", "agentd binary to start (default: beside this binary)")
+	tinyModel := fs.String("tiny-model", "", "register NAME, when missing, as the tiny random-weight llama that e2e/tools builds (make run-real)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	host, _ := os.Hostname()
+	// The agent's arguments: the simulated runtime, or what follows --.
+	agentArgs := []string{"--name", host + "-sim", "--runtime", "sim"}
+	if fs.NArg() > 0 {
+		agentArgs = append([]string{"--name", host}, fs.Args()...)
 	}
 
 	if os.Getenv("DATABASE_URL") == "" {
@@ -91,6 +100,9 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err == nil {
 			err = seedModels(ctx, st, stderr)
 		}
+		if err == nil && *tinyModel != "" {
+			err = registerTinyModel(ctx, st, *tinyModel, stderr)
+		}
 	}
 	pool.Close()
 	if err != nil {
@@ -119,8 +131,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		agentd = filepath.Join(filepath.Dir(self), "agentd")
 	}
-	host, _ := os.Hostname()
-	child := exec.Command(agentd, "run", "--database-url", cfg.DatabaseURL, "--name", host+"-sim", "--runtime", "sim")
+	child := exec.Command(agentd, append([]string{"run", "--database-url", cfg.DatabaseURL}, agentArgs...)...)
 	child.Stdout, child.Stderr = stderr, stderr
 	// Its own process group: the terminal's Ctrl-C reaches only us, and we
 	// stop the agent in order.
@@ -158,6 +169,23 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		runErr = err
 	}
 	return runErr
+}
+
+// registerTinyModel puts the tiny random-weight llama GGUF that
+// e2e/tools/tinygguf writes (2 layers, 64 wide, 512 tokens: about 140,000
+// parameters in f32) into the model registry, unless a model of that name
+// is there already.
+func registerTinyModel(ctx context.Context, st *store.Store, name string, out io.Writer) error {
+	_, err := st.CreateModel(ctx, store.ModelFields{Name: name, DisplayName: "Tiny llama (random weights)", Family: "llama",
+		ParamsB: 0.00014, Quantization: "fp32", ContextLength: 2048})
+	switch {
+	case errors.Is(err, store.ErrModelNameTaken):
+		return nil
+	case err != nil:
+		return fmt.Errorf("register %s: %w", name, err)
+	}
+	fmt.Fprintf(out, "registered the tiny model %s\n", name)
+	return nil
 }
 
 // cmdDevDB runs a command against a throwaway cluster (what `make test`
