@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -140,5 +141,65 @@ func TestExports(t *testing.T) {
 	}
 	if snap := page.text(`[data-testid="config-snapshot"] pre`); !strings.Contains(snap, `"max_tokens": 8`) || !strings.Contains(snap, `"profile": "sequential"`) {
 		t.Fatalf("config snapshot: %q", snap)
+	}
+}
+
+// Over a real connection an export takes the connection over and sends
+// 64 KiB chunks: the bytes, headers and ending are those of the in-memory
+// path, for a run's CSV and JSONL and a benchmark's CSV, and the
+// connection is closed after the file.
+func TestExportsOverTheNetwork(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	// Enough rows for many chunks of either size.
+	b, runID := runWithResults(t, e, tok, 3000, func(i int) string { return strings.Repeat(fmt.Sprintf("answer %d, ", i), 8) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = e.app.Listener(ln) }()
+	t.Cleanup(func() { _ = ln.Close() })
+	base := "http://" + ln.Addr().String()
+	for _, path := range []string{
+		fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID),
+		fmt.Sprintf("/api/v1/runs/%d/results?format=jsonl", runID),
+		"/api/v1/benchmarks/" + b + "/export?format=csv",
+	} {
+		status, ct, inMemory := e.raw(path, tok)
+		if status != 200 || len(inMemory) < 200_000 {
+			t.Fatalf("%s in memory: %d, %d bytes", path, status, len(inMemory))
+		}
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v (a cut-short stream?)", path, err)
+		}
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != ct || !res.Close ||
+			!strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment; filename=") ||
+			res.Header.Get("X-Content-Type-Options") != "nosniff" || len(res.TransferEncoding) != 1 || res.TransferEncoding[0] != "chunked" {
+			t.Fatalf("%s over the network: %d %v close=%v te=%v", path, res.StatusCode, res.Header, res.Close, res.TransferEncoding)
+		}
+		if string(got) != inMemory {
+			t.Fatalf("%s: %d bytes over the network, %d in memory, not the same", path, len(got), len(inMemory))
+		}
+	}
+	// Another user's run is still refused before anything is taken over.
+	other := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/api/v1/runs/%d/results?format=csv", base, runID), nil)
+	req.Header.Set("Authorization", "Bearer "+other)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Fatalf("another user's export over the network: %d", res.StatusCode)
 	}
 }
