@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
@@ -282,39 +283,33 @@ func (s *server) runCard(ctx context.Context, r store.Run) (benchmarks.Card, err
 // showRunCard is one run's live card, polled by the benchmark page while
 // the run is queued or running.
 func (s *server) showRunCard(c *fiber.Ctx) error {
-	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
 	runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
-	key := liveKey{benchmark: id, run: runID}
-	if e, ok := s.live.get(key, viewer(c)); ok {
-		return sendLive(c, e)
-	}
-	b, err := s.benchmarkParam(c)
-	if err != nil {
-		return err
-	}
-	for _, r := range b.Runs {
-		if r.ID == runID {
-			card, err := s.runCard(c.UserContext(), r)
-			if err != nil {
-				return err
+	return s.serveLive(c, runID, func(b store.Benchmark) (templ.Component, error) {
+		for _, r := range b.Runs {
+			if r.ID == runID {
+				card, err := s.runCard(c.UserContext(), r)
+				return benchmarks.RunCard(card), err
 			}
-			body, err := renderShared(c.UserContext(), benchmarks.RunCard(card))
-			if err != nil {
-				return err
-			}
-			e := liveFragment{owner: b.OwnerID, body: body}
-			s.live.put(key, e)
-			return sendLive(c, e)
 		}
-	}
-	return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+		return nil, fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+	})
 }
 
 // showRunsFragment is the runs table alone, polled by the benchmark page
 // while runs are active.
 func (s *server) showRunsFragment(c *fiber.Ctx) error {
+	return s.serveLive(c, 0, func(b store.Benchmark) (templ.Component, error) {
+		return benchmarks.RunsTable(b), nil
+	})
+}
+
+// serveLive answers a poll for one of benchmark :id's live fragments (run
+// 0: the runs table): the shared copy while it is fresh and the viewer may
+// see it, else build's component rendered for no one in particular and
+// kept for the next viewers.
+func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) (templ.Component, error)) error {
 	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
-	key := liveKey{benchmark: id}
+	key := liveKey{benchmark: id, run: run}
 	if e, ok := s.live.get(key, viewer(c)); ok {
 		return sendLive(c, e)
 	}
@@ -322,7 +317,11 @@ func (s *server) showRunsFragment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := renderShared(c.UserContext(), benchmarks.RunsTable(b))
+	component, err := build(b)
+	if err != nil {
+		return err
+	}
+	body, err := renderShared(c.UserContext(), component)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,6 @@ type liveKey struct {
 type liveFragment struct {
 	owner   int64 // the benchmark's owner; admins may read it too
 	body    []byte
-	header  [2]string // one response header to repeat with the body, if any
 	expires time.Time
 }
 
@@ -109,9 +108,6 @@ func renderShared(ctx context.Context, component templ.Component) ([]byte, error
 
 // sendLive writes a live fragment.
 func sendLive(c *fiber.Ctx, e liveFragment) error {
-	if e.header[0] != "" {
-		c.Set(e.header[0], e.header[1])
-	}
 	c.Type("html", "utf-8")
 	return c.Status(fiber.StatusOK).Send(e.body)
 }

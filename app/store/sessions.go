@@ -21,14 +21,6 @@ type Session struct {
 	User User
 }
 
-const sessionColumns = `id, user_id, data, ip, user_agent, created_at, last_seen_at, expires_at`
-
-func scanSession(row pgx.CollectableRow) (Session, error) {
-	var s Session
-	err := row.Scan(&s.ID, &s.UserID, &s.Data, &s.IP, &s.UserAgent, &s.CreatedAt, &s.LastSeenAt, &s.ExpiresAt)
-	return s, err
-}
-
 // SaveSession inserts the session or replaces its data.
 func (q *Queries) SaveSession(ctx context.Context, s Session) error {
 	_, err := q.db.Exec(ctx, `INSERT INTO sessions (id, user_id, data, ip, user_agent, expires_at)
