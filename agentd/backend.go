@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ruckus/ruckus/agentd/launch"
@@ -57,11 +60,52 @@ type remote struct {
 	stop    context.CancelFunc
 }
 
+// Mode: an endpoint on this node is gray-box (the runtime runs beside the
+// agent, so its timings carry no network and its GPUs are the ones
+// sampled), and so is one whose /metrics is scraped; a remote endpoint
+// with neither is black-box.
 func (r *remote) Mode(gpus bool) string {
-	if r.mode == "black-box" && (gpus || r.metrics != "") {
+	if r.mode == "black-box" && (gpus || r.metrics != "" || onThisNode(r.url)) {
 		return "gray-box"
 	}
 	return r.mode
+}
+
+// onThisNode reports whether a URL's host is this machine: a loopback
+// name or address, one of its interfaces' addresses, or its host name. It
+// resolves nothing, so a name it cannot tell counts as remote.
+func onThisNode(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return false
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if name, err := os.Hostname(); err == nil && strings.EqualFold(host, name) {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *remote) Prepare(context.Context, string, string) (target, error) {

@@ -22,7 +22,8 @@ const (
 	// modeSim serves runs with the simulated runtime built into agentd.
 	modeSim = "sim"
 	// modeOpenAI sends runs to an OpenAI-compatible endpoint already
-	// running (black-box; gray-box with --metrics-url or GPUs).
+	// running (gray-box on this node or with --metrics-url or GPUs, else
+	// black-box).
 	modeOpenAI = "openai"
 	// modeLaunch starts the runtime itself for every run (white-box).
 	modeLaunch = "launch"

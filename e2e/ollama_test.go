@@ -113,8 +113,8 @@ func TestOllamaWhiteBoxRun(t *testing.T) {
 
 // Against an Ollama already running: the test starts `ollama serve`,
 // registers the model and checks that it streams with usage; agentd only
-// sends requests to it. Ollama has no /metrics and this machine no GPU, so
-// agentd labels the run black-box (gray-box needs one of the two).
+// sends requests to it. The runtime runs on the agent's node, so the run is
+// gray-box (Ollama has no /metrics and this machine no GPU to add).
 func TestOllamaAlreadyRunning(t *testing.T) {
 	ollama, gguf := realRuntime(t)
 	ollamaEnv(t, ollama)
@@ -126,8 +126,8 @@ func TestOllamaAlreadyRunning(t *testing.T) {
 	a := newAPIClient(t, s)
 	profile := startAgent(t, s, "e2e-ollama-endpoint", "--runtime", "openai", "--endpoint", base, "--serves", "ollama")
 	run := a.runTinyBenchmark(profile, "ollama")
-	if run.Mode != "black-box" {
-		t.Errorf("mode %q, want black-box (no /metrics, no GPU)", run.Mode)
+	if run.Mode != "gray-box" {
+		t.Errorf("mode %q, want gray-box (a runtime already running on the agent's node)", run.Mode)
 	}
 	a.checkRealFigures(run)
 }
