@@ -31,7 +31,7 @@ Usage:
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
   ruckus seed                           load the starter datasets and models (idempotent)
-  ruckus dev                            development: private PostgreSQL + migrate + server + one agentd
+  ruckus dev [-- AGENTD-RUN-ARGS…]      development: private PostgreSQL + migrate + server + one agentd (sim unless args follow --)
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
   ruckus version                        print the version
 
