@@ -318,6 +318,9 @@ func TestBenchmarkPageRunCards(t *testing.T) {
 	if got := frag.text(`[data-testid="card-state"]`); got != "succeeded" {
 		t.Fatalf("card state %q", got)
 	}
+	if page.doc.Find(`[data-testid="cancel-benchmark"]`).Length() != 1 || c.get("/benchmarks/"+benchmarkID).doc.Find(`[data-testid="cancel-benchmark"]`).Length() != 0 {
+		t.Fatal("Cancel benchmark is offered only while runs are active")
+	}
 
 	other := e.client()
 	other.signIn("bob@example.com", "correct horse")
