@@ -27,32 +27,7 @@ dir=$(realpath -m -- "$1")
 case "$dir" in /) die "refusing to use / as DRIVER_DIR" ;; esac
 
 # --- system packages (Debian) ---------------------------------------------
-apt_updated=
-apt_install() { # PACKAGE...
-	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-		say "missing: $*. Install as root with:"
-		say "  apt-get update && apt-get install -y --no-install-recommends $*"
-		exit 1
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	# apt-get update only when there are no package lists, or when the
-	# install fails with the lists we have (stale lists give 404s).
-	if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
-		say "apt-get update"
-		apt-get update -qq >&2
-		apt_updated=1
-	fi
-	say "apt-get install $*"
-	# No recommends: keeps it small (chromium-sandbox is not needed headless
-	# with --no-sandbox) and avoids failures midway seen with a full install.
-	if ! apt-get install -y -qq --no-install-recommends "$@" >&2; then
-		[ -z "$apt_updated" ] || die "apt-get install $* failed"
-		say "install failed with the current package lists: apt-get update and retry"
-		apt-get update -qq >&2
-		apt_updated=1
-		apt-get install -y -qq --no-install-recommends "$@" >&2
-	fi
-}
+. "$(dirname "$0")/apt-install.sh"
 
 [ -x "$CHROMIUM" ] || apt_install chromium
 [ -x "$CHROMIUM" ] || die "$CHROMIUM still missing after installing chromium"

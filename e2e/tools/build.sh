@@ -58,29 +58,7 @@ gguf_hash=$(hash_of "$here/go.mod" "$here/go.sum" "$here"/tinygguf/*.go)
 # llama.cpp includes nlohmann/json (sampling with JSON schemas) and
 # stb_image (image input); Go module zips leave out vendor directories, so
 # they come from Debian. miniaudio is not packaged: include/ has a stub.
-apt_updated=
-apt_install() { # PACKAGE...
-	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-		say "missing: $*. Install as root with:"
-		say "  apt-get update && apt-get install -y --no-install-recommends $*"
-		exit 1
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	local wait=(-o DPkg::Lock::Timeout=600)
-	if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then
-		say "apt-get update"
-		apt-get "${wait[@]}" update -qq >&2
-		apt_updated=1
-	fi
-	say "apt-get install $*"
-	if ! apt-get "${wait[@]}" install -y -qq --no-install-recommends "$@" >&2; then
-		[ -z "$apt_updated" ] || die "apt-get install $* failed"
-		say "install failed with the current package lists: apt-get update and retry"
-		apt-get "${wait[@]}" update -qq >&2
-		apt_updated=1
-		apt-get "${wait[@]}" install -y -qq --no-install-recommends "$@" >&2
-	fi
-}
+. "$here/../apt-install.sh"
 
 build_ollama() {
 	local need=()
