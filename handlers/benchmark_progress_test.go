@@ -185,4 +185,16 @@ func TestLiveFragmentsAreSharedByViewers(t *testing.T) {
 	if got := ada.get(cardURL).text(`[data-testid="card-state"]`); got != "cancelled" {
 		t.Fatalf("after cancel the card shows %q", got)
 	}
+	// A button from a table that was out of date: htmx swaps no error, so
+	// the refusal comes as a message on the page it is sent back to.
+	ada.get("/benchmarks/" + b)
+	req = httptest.NewRequest(http.MethodPost, fmt.Sprintf("/benchmarks/%s/runs/%d/cancel", b, runID), nil)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("X-CSRF-Token", ada.csrf)
+	if res := ada.do(req); res.status != 204 || res.header.Get("HX-Redirect") != "/benchmarks/"+b {
+		t.Fatalf("a refused cancel through htmx: %d %v", res.status, res.header)
+	}
+	if got := ada.get("/benchmarks/" + b).text(`[data-testid="flash"]`); got != "That run cannot be cancelled in its present state." {
+		t.Fatalf("flash after a refused cancel: %q", got)
+	}
 }

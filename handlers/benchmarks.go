@@ -371,12 +371,21 @@ func (s *server) runControl(action string) fiber.Handler {
 		case errors.Is(err, store.ErrNotFound):
 			return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark or run.")
 		case errors.Is(err, bench.ErrRunState):
-			return fiber.NewError(fiber.StatusConflict, "That run cannot be "+map[string]string{"cancel": "cancelled", "retry": "retried"}[action]+" in its present state.")
+			refusal := "That run cannot be " + map[string]string{"cancel": "cancelled", "retry": "retried"}[action] + " in its present state."
+			if c.Get("HX-Request") == "" {
+				return fiber.NewError(fiber.StatusConflict, refusal)
+			}
+			// htmx swaps no error response: say it on the page instead
+			// (the run has most likely just finished).
+			if err := s.flash(c, "error", refusal); err != nil {
+				return err
+			}
 		case err != nil:
 			return err
-		}
-		if err := s.flash(c, "info", msg); err != nil {
-			return err
+		default:
+			if err := s.flash(c, "info", msg); err != nil {
+				return err
+			}
 		}
 		return redirect(c, fmt.Sprintf("/benchmarks/%d", id))
 	}
