@@ -63,16 +63,15 @@ func (s *server) runOf(c *fiber.Ctx) (store.Benchmark, store.Run, error) {
 // Taken over, the body goes out in 64 KiB chunks with a deadline per write,
 // and the connection closes after it. If write fails midway the stream is
 // cut off without its last chunk, so the client sees an error rather than
-// a complete-looking file. In-memory connections (app.Test) get fasthttp's
-// stream writer, which produces the same bytes.
+// a complete-looking file. In-memory connections (app.Test) and HEAD
+// requests get fasthttp's stream writer, which produces the same bytes (and
+// none for HEAD).
 func (s *server) stream(c *fiber.Ctx, contentType, filename string, write func(ctx context.Context, w *bufio.Writer) error) error {
 	c.Set(fiber.HeaderContentType, contentType)
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	logger := s.Logger
-	switch c.Context().Conn().(type) {
-	case *net.TCPConn, *net.UnixConn, *tls.Conn:
-	default:
+	if !onNetwork(c.Context().Conn()) || c.Method() != fiber.MethodGet {
 		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 			ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 			defer cancel()
@@ -117,6 +116,15 @@ func (s *server) stream(c *fiber.Ctx, contentType, filename string, write func(c
 		}
 	})
 	return nil
+}
+
+// onNetwork tells a real connection from app.Test's in-memory one.
+func onNetwork(conn net.Conn) bool {
+	switch conn.(type) {
+	case *net.TCPConn, *net.UnixConn, *tls.Conn:
+		return true
+	}
+	return false
 }
 
 // exportChunk is the size of an export's chunks on the wire.

@@ -190,6 +190,14 @@ func TestExportsOverTheNetwork(t *testing.T) {
 			t.Fatalf("%s: %d bytes over the network, %d in memory, not the same", path, len(got), len(inMemory))
 		}
 	}
+	// HEAD answers with the headers and no body.
+	head, _ := http.NewRequest(http.MethodHead, fmt.Sprintf("%s/api/v1/runs/%d/results?format=csv", base, runID), nil)
+	head.Header.Set("Authorization", "Bearer "+tok)
+	if res, err := http.DefaultClient.Do(head); err != nil || res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") || res.Close {
+		t.Fatalf("HEAD of an export: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
 	// Another user's run is still refused before anything is taken over.
 	other := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))
 	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/api/v1/runs/%d/results?format=csv", base, runID), nil)
