@@ -58,6 +58,13 @@ type Result struct {
 	ITLP50  time.Duration `json:"itl_p50"`
 	ITLP99  time.Duration `json:"itl_p99"`
 	ITLMax  time.Duration `json:"itl_max"`
+	// ITLGapsMicros is, for each content event after the first, the time
+	// since the previous one in microseconds; ITLTokens is how many tokens
+	// each of those events carried, nil when every one carried a single
+	// token. A gap g over n tokens counts as n inter-token latencies of
+	// g/n, so a run's ITL percentiles are over all of its tokens.
+	ITLGapsMicros []int32 `json:"itl_gaps_us,omitempty"`
+	ITLTokens     []int32 `json:"itl_tokens,omitempty"`
 	// ContentEvents counts SSE events that carried generated content.
 	ContentEvents int `json:"content_events"`
 	HTTPStatus    int `json:"http_status,omitempty"`
@@ -108,7 +115,11 @@ type RunSummary struct {
 	TTFT         Dist    `json:"ttft_ms"`
 	TPOT         Dist    `json:"tpot_ms"`
 	E2E          Dist    `json:"e2e_ms"`
-	// ITL is the distribution of each request's mean inter-token latency
-	// (per-token gaps are summarised per request, not stored one by one).
-	ITL Dist `json:"itl_ms"`
+	// ITL is the distribution of every inter-token latency of every
+	// successful request (vLLM bench's definition): a gap shared by several
+	// tokens counts once per token. ITLTokens is how many latencies that
+	// is; zero when none was measured (imported results, one-token
+	// answers), and then ITL is not a measurement.
+	ITL       Dist `json:"itl_ms"`
+	ITLTokens int  `json:"itl_tokens"`
 }

@@ -123,6 +123,41 @@ func TestDoStreamTimings(t *testing.T) {
 	}
 }
 
+// TestDoStallShowsInITLNotTPOT streams 50 tokens 10 ms apart but for one
+// 500 ms stall: token-level ITL keeps that gap (max, and p99 interpolates
+// towards it), while TPOT, a per-request mean, smooths it to ≈ 20 ms.
+func TestDoStallShowsInITLNotTPOT(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	steps := []step{{0, data(roleChunk)}}
+	for i := range 50 {
+		wait := 10 * ms
+		if i == 25 {
+			wait = 500 * ms
+		}
+		steps = append(steps, step{wait, data(contentChunk(" w"))})
+	}
+	steps = append(steps, step{0, data(finishChunk("stop"))}, step{0, data(usageChunk(5, 50))}, step{0, done})
+	r := serve(t, sseHandler(steps...), nil)
+	if r.Status != jobs.StatusOK || r.CompletionTokens != 50 || len(r.ITLGapsMicros) != 49 || r.ITLTokens != nil {
+		t.Fatalf("result %+v", r)
+	}
+	within(t, "ITL max", r.ITLMax, 500*ms)
+	// 49 samples: p99 sits at h = 48·0.99 = 47.52, between the largest
+	// ordinary gap and the stall: ≥ 10 + 0.52·490 ms.
+	within(t, "ITL p99", r.ITLP99, 260*ms)
+	if r.TPOT > 100*ms || r.ITLP50 > 100*ms {
+		t.Errorf("TPOT %v, ITL p50 %v: the stall should move neither", r.TPOT, r.ITLP50)
+	}
+	var stall int32
+	for _, g := range r.ITLGapsMicros {
+		stall = max(stall, g)
+	}
+	if d := time.Duration(stall) * time.Microsecond; d < 500*ms || d > r.ITLMax+time.Microsecond {
+		t.Errorf("largest stored gap %v, want ≥ 500ms and the ITL max %v", d, r.ITLMax)
+	}
+}
+
 func TestDoWithoutUsageEstimates(t *testing.T) {
 	t.Parallel()
 	r := serve(t, sseHandler(step{0, data(contentChunk("a"))}, step{0, data(contentChunk(" b"))}, step{0, data(contentChunk(" c"))},

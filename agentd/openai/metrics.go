@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"math"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,10 @@ type timings struct {
 	ITLMean, ITLP50, ITLP99, ITLMax time.Duration
 	// ITLSamples is how many inter-token latencies were summarised.
 	ITLSamples int
+	// GapsMicros and Tokens are the stored form of the latencies: one gap
+	// per content event after the first, in microseconds, and how many
+	// tokens that event carried (nil when every event carried one).
+	GapsMicros, Tokens []int32
 }
 
 // computeTimings derives a request's timings from the send time, its
@@ -60,9 +65,21 @@ func computeTimings(send time.Time, events []contentEvent, end time.Time, tokens
 	}
 	per := tokensPerEvent(events, tokens)
 	itl := make([]stats.Repeated, 0, len(events)-1)
+	if len(events) > 1 {
+		m.GapsMicros = make([]int32, 0, len(events)-1)
+	}
+	single := true
 	for i := 1; i < len(events); i++ {
-		gap := float64(events[i].at.Sub(events[i-1].at)) / float64(per[i])
-		itl = append(itl, stats.Repeated{Value: gap, Count: per[i]})
+		d := events[i].at.Sub(events[i-1].at)
+		itl = append(itl, stats.Repeated{Value: float64(d) / float64(per[i]), Count: per[i]})
+		m.GapsMicros = append(m.GapsMicros, clamp32((d+time.Microsecond/2)/time.Microsecond))
+		single = single && per[i] == 1
+	}
+	if !single {
+		m.Tokens = make([]int32, len(m.GapsMicros))
+		for i := range m.Tokens {
+			m.Tokens[i] = clamp32(time.Duration(per[i+1]))
+		}
 	}
 	// Summarised as repeated values: a runtime's usage decides how many
 	// samples there are, and must not decide how much memory is used.
@@ -70,6 +87,12 @@ func computeTimings(send time.Time, events []contentEvent, end time.Time, tokens
 	m.ITLSamples = s.N
 	m.ITLMean, m.ITLP50, m.ITLP99, m.ITLMax = time.Duration(s.Mean), time.Duration(s.P50), time.Duration(s.P99), time.Duration(s.Max)
 	return m
+}
+
+// clamp32 bounds v to what an int4 column holds; a gap over 35 minutes or
+// a token count over two billion is kept at the bound rather than wrapped.
+func clamp32(v time.Duration) int32 {
+	return int32(min(max(v, 0), math.MaxInt32))
 }
 
 // tokensPerEvent says how many tokens each content event carried. Only a

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -126,6 +127,34 @@ func TestComputeTimings(t *testing.T) {
 				t.Errorf("%d ITL samples, want %d", m.ITLSamples, c.samples)
 			}
 		})
+	}
+}
+
+// TestComputeTimingsKeepsEveryGap checks the stored form: one gap per
+// content event after the first, in microseconds (rounded), and the
+// tokens each event carried only when some event carried several.
+func TestComputeTimingsKeepsEveryGap(t *testing.T) {
+	t.Parallel()
+	one := computeTimings(t0, []contentEvent{ev(100, 1, 1), ev(110.0004, 1, 1), ev(130.0006, 1, 1)}, at(131), 3)
+	if want := []int32{10000, 20000}; !slices.Equal(one.GapsMicros, want) || one.Tokens != nil {
+		t.Errorf("one token per event: gaps %v tokens %v, want %v and nil", one.GapsMicros, one.Tokens, want)
+	}
+	// 60 ms over the 2 tokens of the second event, 40 ms for the third's
+	// one: samples [30 30 40] and the stored gaps keep what was seen.
+	multi := computeTimings(t0, []contentEvent{reported(100, 1), reported(160, 2), reported(200, 1)}, at(200), 4)
+	if !slices.Equal(multi.GapsMicros, []int32{60000, 40000}) || !slices.Equal(multi.Tokens, []int32{2, 1}) {
+		t.Errorf("multi-token event: gaps %v tokens %v, want [60000 40000] [2 1]", multi.GapsMicros, multi.Tokens)
+	}
+	if multi.ITLSamples != 3 || !closeTo(multi.ITLP50, dur(30)) || !closeTo(multi.ITLMax, dur(40)) {
+		t.Errorf("multi-token event: %d samples, p50 %v, max %v; want 3, 30ms, 40ms", multi.ITLSamples, multi.ITLP50, multi.ITLMax)
+	}
+	if none := computeTimings(t0, []contentEvent{ev(100, 1, 1)}, at(100), 1); none.GapsMicros != nil || none.Tokens != nil {
+		t.Errorf("one event: gaps %v tokens %v, want none", none.GapsMicros, none.Tokens)
+	}
+	// A runtime's absurd usage is bounded in the stored counts.
+	huge := computeTimings(t0, []contentEvent{reported(100, 1), reported(200, 1<<40)}, at(200), 1<<40+1)
+	if !slices.Equal(huge.Tokens, []int32{math.MaxInt32}) {
+		t.Errorf("huge token count stored as %v, want the int4 bound", huge.Tokens)
 	}
 }
 

@@ -314,6 +314,7 @@ func (m *measure) result(class, msg string) jobs.Result {
 	t := computeTimings(m.send, m.events, m.end, tokens)
 	r.TTFT, r.E2E, r.TPOT = t.TTFT, t.E2E, t.TPOT
 	r.ITLMean, r.ITLP50, r.ITLP99, r.ITLMax = t.ITLMean, t.ITLP50, t.ITLP99, t.ITLMax
+	r.ITLGapsMicros, r.ITLTokens = t.GapsMicros, t.Tokens
 	r.ContentEvents = len(m.events)
 	if class != "" {
 		r.Status, r.ErrorClass, r.Error = jobs.StatusError, class, msg

@@ -214,3 +214,68 @@ func TestRunAggregateFigures(t *testing.T) {
 		t.Fatalf("goodput: %d %v", sum.GoodRequests, sum.GoodputRPS)
 	}
 }
+
+// The run's ITL is over every token of every successful request: one
+// 500 ms stall among 10 ms gaps shows in ITL p99 and max, and a gap an
+// event's two tokens share counts as two latencies of half of it.
+func TestRunAggregateTokenITL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, v, m := fixture(t)
+	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	created, err := p.Create(ctx, v, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	agents, _ := st.ListAgents(ctx)
+	c, err := st.ClaimRun(ctx, b.Runs[0].ID, agents[0].ID, *b.Runs[0].RiverJobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Request 0: 20 one-token events, 10 ms apart but for one 500 ms
+	// stall (TTFT 100 ms, E2E 780 ms). Request 1: three events, the
+	// second carrying two tokens: gaps 60 ms (2 tokens) and 40 ms.
+	stalled := result(0, jobs.StatusOK, 100, 780, 20)
+	for i := range 19 {
+		g := int32(10_000)
+		if i == 9 {
+			g = 500_000
+		}
+		stalled.ITLGapsMicros = append(stalled.ITLGapsMicros, g)
+	}
+	stalled.TPOT = (780 - 100) * time.Millisecond / 19
+	shared := result(1, jobs.StatusOK, 100, 200, 4)
+	shared.ITLGapsMicros, shared.ITLTokens = []int32{60_000, 40_000}, []int32{2, 1}
+	if _, err := st.WriteResults(ctx, c.Lease, []store.ResultRecord{stalled, shared}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{}, 4*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Latencies: 18 × 10, 30, 30, 40, 500 (22 of them). numpy:
+	// percentile(…, 99) = 40 + 0.79·460 = 403.4; p95 = 30 + 0.95·10 = 39.5;
+	// p50 = 10; mean = 780/22.
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	if sum.ITLTokens != 22 || !near(sum.ITL.Max, 500) || !near(sum.ITL.P99, 403.4) || !near(sum.ITL.P95, 39.5) ||
+		!near(sum.ITL.P50, 10) || !near(sum.ITL.Mean, 780.0/22) || !near(sum.ITL.Min, 10) {
+		t.Fatalf("ITL over %d tokens: %+v", sum.ITLTokens, sum.ITL)
+	}
+	// TPOT smooths the stall: ≈ 35.8 ms for that request.
+	if sum.TPOT.Max > 40 {
+		t.Fatalf("TPOT %+v should not show the stall", sum.TPOT)
+	}
+	// Stored as sent.
+	item, err := st.ResultByIdx(ctx, c.RunID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(item.ITLGapsMicros) != 2 || item.ITLGapsMicros[0] != 60_000 || len(item.ITLTokens) != 2 || item.ITLTokens[0] != 2 {
+		t.Fatalf("stored gaps %v tokens %v", item.ITLGapsMicros, item.ITLTokens)
+	}
+}

@@ -174,16 +174,23 @@ type ResultItem struct {
 	ResultRow
 	Request   json.RawMessage
 	Reference json.RawMessage
+	// The request's own inter-token latencies: percentiles over its
+	// tokens (ms, nil when not measured) and the gaps as stored (one per
+	// content event after the first, µs; ITLTokens nil when every event
+	// carried one token).
+	ITLP50ms, ITLP99ms, ITLMaxms *float64
+	ITLGapsMicros, ITLTokens     []int32
 }
 
 // ResultByIdx returns one result of a run with its dataset item.
 func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (ResultItem, error) {
 	var it ResultItem
-	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null')`+resultFrom+
+	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null'),
+			r.itl_p50_ms, r.itl_p99_ms, r.itl_max_ms, r.itl_gaps_us, r.itl_tokens`+resultFrom+
 		`WHERE r.run_id = @run AND r.idx = @idx`, pgx.NamedArgs{"run": runID, "idx": idx})
 	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {
 		var r ResultItem
-		err := row.Scan(append(r.fields(), &r.Request, &r.Reference)...)
+		err := row.Scan(append(r.fields(), &r.Request, &r.Reference, &r.ITLP50ms, &r.ITLP99ms, &r.ITLMaxms, &r.ITLGapsMicros, &r.ITLTokens)...)
 		return r, err
 	})
 	return it, mapErr(err, "result by idx")

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -141,6 +144,28 @@ func ms(d time.Duration) *float64 {
 	return &v
 }
 
+// int4 bounds a count from an agent or a runtime to what an integer
+// column holds, rather than letting it wrap to a negative number.
+func int4(v int) int32 { return int32(min(max(v, 0), math.MaxInt32)) }
+
+// intArrayLiteral writes vs as a PostgreSQL array literal ({1,2,3}); nil
+// when there are none.
+func intArrayLiteral(vs []int32) *string {
+	if len(vs) == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 2+len(vs)*6)
+	b = append(b, '{')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	s := string(append(b, '}'))
+	return &s
+}
+
 func msOrNull(d time.Duration) *float64 {
 	if d <= 0 {
 		return nil
@@ -161,9 +186,16 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 		estimated                                                        = make([]bool, n)
 		sentAt                                                           = make([]time.Time, n)
 		ttft, e2e, tpot, itlMean, itlP50, itlP99, itlMax                 = make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
+		// Arrays of arrays must be rectangular in PostgreSQL, so each
+		// request's gaps travel as an array literal, cast on arrival.
+		itlGaps, itlTokens = make([]*string, n), make([]*string, n)
 	)
 	for i, r := range rs {
-		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int32(r.PromptTokens), int32(r.CompletionTokens), int32(r.ContentEvents)
+		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int4(r.PromptTokens), int4(r.CompletionTokens), int4(r.ContentEvents)
+		itlGaps[i], itlTokens[i] = intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
+		if itlGaps[i] == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
+			itlTokens[i] = nil
+		}
 		if r.HTTPStatus != 0 {
 			s := int32(r.HTTPStatus)
 			httpStatus[i] = &s
@@ -185,11 +217,16 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 		), ins AS (
 			INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens, completion_tokens,
 				tokens_estimated, sent_at, ttft_ms, e2e_ms, tpot_ms, itl_mean_ms, itl_p50_ms, itl_p99_ms, itl_max_ms,
-				content_events, http_status, request_id, error_class, error, phase, agent_id)
-			SELECT @run, u.* , @agent FROM unnest(@idx::int4[], @custom_id::text[], @status::text[], @output::text[], @finish::text[],
+				content_events, http_status, request_id, error_class, error, phase, itl_gaps_us, itl_tokens, agent_id)
+			SELECT @run, u.idx, u.custom_id, u.status, u.output, u.finish, u.prompt, u.compl, u.estimated, u.sent_at, u.ttft, u.e2e,
+				u.tpot, u.itl_mean, u.itl_p50, u.itl_p99, u.itl_max, u.events, u.http, u.req_id, u.err_class, u.err, u.phase,
+				u.itl_gaps::int4[], u.itl_tokens::int4[], @agent FROM unnest(@idx::int4[], @custom_id::text[], @status::text[], @output::text[], @finish::text[],
 				@prompt::int4[], @compl::int4[], @estimated::bool[], @sent_at::timestamptz[], @ttft::float8[], @e2e::float8[],
 				@tpot::float8[], @itl_mean::float8[], @itl_p50::float8[], @itl_p99::float8[], @itl_max::float8[],
-				@events::int4[], @http::int4[], @req_id::text[], @err_class::text[], @err::text[], @phase::text[]) AS u
+				@events::int4[], @http::int4[], @req_id::text[], @err_class::text[], @err::text[], @phase::text[],
+				@itl_gaps::text[], @itl_tokens::text[])
+				AS u(idx, custom_id, status, output, finish, prompt, compl, estimated, sent_at, ttft, e2e, tpot, itl_mean, itl_p50,
+					itl_p99, itl_max, events, http, req_id, err_class, err, phase, itl_gaps, itl_tokens)
 			WHERE EXISTS (SELECT 1 FROM lease)
 			ON CONFLICT (run_id, idx) DO NOTHING
 			RETURNING status, prompt_tokens, completion_tokens
@@ -205,6 +242,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 			"prompt": promptT, "compl": complT, "estimated": estimated, "sent_at": sentAt, "ttft": ttft, "e2e": e2e,
 			"tpot": tpot, "itl_mean": itlMean, "itl_p50": itlP50, "itl_p99": itlP99, "itl_max": itlMax,
 			"events": events, "http": httpStatus, "req_id": reqID, "err_class": errClass, "err": errMsg, "phase": phase,
+			"itl_gaps": itlGaps, "itl_tokens": itlTokens,
 		}).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("write results of run %d: %w", l.RunID, ErrFenced)
@@ -348,28 +386,30 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 			coalesce(max(` + col + `) FILTER (WHERE status = 'ok'), 0),
 			coalesce(percentile_cont(ARRAY[0.5, 0.9, 0.95, 0.99]) WITHIN GROUP (ORDER BY ` + col + `) FILTER (WHERE status = 'ok'), ARRAY[0, 0, 0, 0]::float8[])`
 	}
-	var ttftP, tpotP, e2eP, itlP []float64
+	var ttftP, tpotP, e2eP []float64
 	err := q.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
 			coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE tokens_estimated),
 			count(*) FILTER (WHERE status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
 				AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)),
 			(SELECT measured_seconds + @open FROM runs WHERE id = @run),
-			`+dist("ttft_ms")+`, `+dist("tpot_ms")+`, `+dist("e2e_ms")+`, `+dist("itl_mean_ms")+`
+			`+dist("ttft_ms")+`, `+dist("tpot_ms")+`, `+dist("e2e_ms")+`
 		FROM results WHERE run_id = @run`,
 		pgx.NamedArgs{"run": runID, "open": open.Seconds(), "ttft": bound(slo.TTFT), "tpot": bound(slo.TPOT), "e2e": bound(slo.E2E)}).Scan(
 		&s.Requests, &s.OK, &s.Errors, &s.PromptTokens, &s.OutputTokens, &s.EstimatedTokens, &s.GoodRequests, &s.MeasuredSeconds,
 		&s.TTFT.Mean, &s.TTFT.Min, &s.TTFT.Max, &ttftP,
 		&s.TPOT.Mean, &s.TPOT.Min, &s.TPOT.Max, &tpotP,
-		&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP,
-		&s.ITL.Mean, &s.ITL.Min, &s.ITL.Max, &itlP)
+		&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP)
 	if err != nil {
 		return s, mapErr(err, "run aggregate")
 	}
 	for _, p := range []struct {
 		d  *jobs.Dist
 		ps []float64
-	}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}, {&s.ITL, itlP}} {
+	}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}} {
 		p.d.P50, p.d.P90, p.d.P95, p.d.P99 = p.ps[0], p.ps[1], p.ps[2], p.ps[3]
+	}
+	if s.ITL, s.ITLTokens, err = q.TokenITL(ctx, runID); err != nil {
+		return s, err
 	}
 	if s.MeasuredSeconds > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / s.MeasuredSeconds
@@ -385,6 +425,32 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 		return nil
 	})
 	return s, mapErr(err, "run errors by class")
+}
+
+// TokenITL is the distribution, in milliseconds, of every inter-token
+// latency of the run's successful requests (DESIGN.md § Metric
+// definitions: vLLM bench's ITL), and how many latencies that is. A gap
+// an event's tokens share counts once per token; equal latencies are
+// counted in SQL, so memory grows with the distinct values, not with
+// the run's tokens.
+func (q *Queries) TokenITL(ctx context.Context, runID int64) (jobs.Dist, int, error) {
+	rows, _ := q.db.Query(ctx, `SELECT u.gap::float8 / u.n / 1000, sum(u.n)::int8
+		FROM results r, unnest(r.itl_gaps_us, coalesce(r.itl_tokens, array_fill(1, ARRAY[cardinality(r.itl_gaps_us)]))) AS u(gap, n)
+		WHERE r.run_id = @run AND r.status = 'ok' AND r.itl_gaps_us IS NOT NULL AND u.n > 0
+		GROUP BY 1`, pgx.NamedArgs{"run": runID})
+	var rs []stats.Repeated
+	var r stats.Repeated
+	var n int64
+	_, err := pgx.ForEachRow(rows, []any{&r.Value, &n}, func() error {
+		r.Count = int(n)
+		rs = append(rs, r)
+		return nil
+	})
+	if err != nil {
+		return jobs.Dist{}, 0, mapErr(err, "token ITL")
+	}
+	sum := stats.SummarizeRepeated(rs)
+	return jobs.Dist{Mean: sum.Mean, Min: sum.Min, Max: sum.Max, P50: sum.P50, P90: sum.P90, P95: sum.P95, P99: sum.P99}, sum.N, nil
 }
 
 // SetRunRefused fails a queued run whose job an agent refused (another
