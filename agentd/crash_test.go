@@ -282,6 +282,13 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	if r.State != "succeeded" || r.Errors == 0 || r.Errors != sum.Errors {
 		t.Fatalf("run %+v, summary %+v", r, sum)
 	}
+	// The sim waits a constant 2 ms between tokens, so the 9 gaps of each
+	// successful request add up to at least 18 ms: the mean over every
+	// token is at least 2 ms (single gaps may be shorter when two events
+	// arrive in one read, the next one then longer).
+	if sum.ITLTokens != 9*sum.OK || sum.ITL.Mean < 2 || sum.ITL.Max < 2 {
+		t.Errorf("token ITL over %d tokens (want %d): %+v", sum.ITLTokens, 9*sum.OK, sum.ITL)
+	}
 	for _, class := range []string{jobs.ErrHTTP5xx, jobs.ErrHTTP429, jobs.ErrMalformed, jobs.ErrDisconnect} {
 		if sum.ErrorsByClass[class] == 0 {
 			t.Errorf("no %s errors recorded: %v", class, sum.ErrorsByClass)
@@ -293,6 +300,22 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	r = w.run(id)
 	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "more than max_errors (3)") || r.Completed >= 200 {
 		t.Fatalf("max errors: %+v", r)
+	}
+}
+
+// A run none of whose requests succeeded measured nothing: it fails with
+// the reason, not succeeded with empty figures.
+func TestRunWithNoSuccessFails(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), 20)
+	startAgent(t, w.url, "node-r", "--sim-fault-429", "1")
+	until(t, 20*time.Second, "agent online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
+	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	r := w.run(id)
+	if r.State != "failed" || r.Errors != 20 || r.Error != "no request succeeded (20 sent: 20 http_429): nothing was measured" {
+		t.Fatalf("run %+v", r)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -181,8 +183,30 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if errs := claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (a.Load.MaxErrors > 0 && errs > a.Load.MaxErrors) {
 		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
 		f.Error = fmt.Sprintf("%d requests failed, more than max_errors (%d)", errs, a.Load.MaxErrors)
+	} else if why := noSuccess(f.Summary); why != "" {
+		f.State, f.Error = "failed", why
 	}
 	return w.finish(lease, f, log)
+}
+
+// noSuccess says why a run whose load ran to its end still failed: not one
+// request succeeded (every one refused, rate limited, cut or malformed),
+// so it measured nothing. Empty when some request succeeded, or when the
+// summary could not be read (the run then keeps the load's verdict).
+func noSuccess(summary []byte) string {
+	var s jobs.RunSummary
+	if summary == nil || json.Unmarshal(summary, &s) != nil || s.OK > 0 {
+		return ""
+	}
+	if s.Requests == 0 {
+		return "no request was sent: nothing was measured"
+	}
+	classes := make([]string, 0, len(s.ErrorsByClass))
+	for class, n := range s.ErrorsByClass {
+		classes = append(classes, fmt.Sprintf("%d %s", n, class))
+	}
+	slices.Sort(classes)
+	return fmt.Sprintf("no request succeeded (%d sent: %s): nothing was measured", s.Requests, strings.Join(classes, ", "))
 }
 
 // finishFigures computes the run's summary over all its stored results

@@ -13,6 +13,8 @@ import (
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/compare"
 )
 
 // Benchmarks plans and creates benchmarks; *bench.Planner satisfies it.
@@ -86,6 +88,64 @@ type apiRun struct {
 	CreatedAt    time.Time  `json:"created_at"`
 	StartedAt    *time.Time `json:"started_at"`
 	FinishedAt   *time.Time `json:"finished_at"`
+	// The finished run's figures (DESIGN.md § Metric definitions): null
+	// until it finishes, and null where not measured (no GPU readings, no
+	// price, no launched runtime).
+	Summary         *jobs.RunSummary `json:"summary"`
+	GPUSummary      json.RawMessage  `json:"gpu_summary"`
+	CostPer1MTokens *float64         `json:"cost_per_1m_tokens"`
+	LoadTimeMs      *float64         `json:"load_time_ms"`
+	RuntimeLog      string           `json:"runtime_log"`
+}
+
+// withFigures adds a run's stored summaries to its API form.
+func (a apiRun) withFigures(r store.CompareRun) apiRun {
+	f := compare.NewFigures(r)
+	if f.HasSummary {
+		var s jobs.RunSummary
+		if json.Unmarshal(r.Summary, &s) == nil {
+			a.Summary = &s
+		}
+	}
+	if len(r.GPUSummary) > 0 {
+		a.GPUSummary = r.GPUSummary
+	}
+	a.CostPer1MTokens, a.LoadTimeMs, a.RuntimeLog = f.CostPer1M, r.LoadTimeMs, r.RuntimeLog
+	return a
+}
+
+// apiRunsWithFigures is a benchmark's runs in their API form with their
+// figures, read in one query.
+func (s *server) apiRunsWithFigures(c *fiber.Ctx, runs []store.Run) ([]apiRun, error) {
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apiRun, len(crs))
+	for i, r := range crs {
+		out[i] = toAPIRun(r.Run).withFigures(r)
+	}
+	return out, nil
+}
+
+// apiGetRun is one run with its figures.
+func (s *server) apiGetRun(c *fiber.Ctx) error {
+	_, run, err := s.runOf(c)
+	if err != nil {
+		return err
+	}
+	runs, err := s.apiRunsWithFigures(c, []store.Run{run})
+	if err != nil {
+		return err
+	}
+	if len(runs) != 1 {
+		return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+	}
+	return c.JSON(runs[0])
 }
 
 func toAPIRun(r store.Run) apiRun {
@@ -105,9 +165,9 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	runs := make([]apiRun, len(b.Runs))
-	for i, r := range b.Runs {
-		runs[i] = toAPIRun(r)
+	runs, err := s.apiRunsWithFigures(c, b.Runs)
+	if err != nil {
+		return err
 	}
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
 		"created_at": b.CreatedAt, "runs": runs})

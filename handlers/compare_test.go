@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -61,7 +64,8 @@ func TestCompareRunsSideBySide(t *testing.T) {
 				out = fmt.Sprintf("<b>other</b> %d", i)
 			}
 			rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%02d", i), Status: jobs.StatusOK, Output: out,
-				CompletionTokens: 10 * (k + 1), ContentEvents: 10, TTFT: time.Duration(10*(k+1)) * time.Millisecond, E2E: 100 * time.Millisecond}, SentAt: time.Now()})
+				CompletionTokens: 10 * (k + 1), ContentEvents: 10, TTFT: time.Duration(10*(k+1)) * time.Millisecond, E2E: 100 * time.Millisecond,
+				ITLGapsMicros: slices.Repeat([]int32{int32(5000 * (k + 1))}, 9)}, SentAt: time.Now()})
 		}
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
@@ -100,6 +104,13 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		if !strings.Contains(table, want) {
 			t.Errorf("comparison table lacks %q:\n%s", want, table)
 		}
+	}
+	// Token-level ITL: 5 ms for every token of the first run, 10 ms for the second's.
+	itlRow := page.doc.Find(`[data-testid="compare-table"] tr`).FilterFunction(func(_ int, r *goquery.Selection) bool {
+		return strings.HasPrefix(strings.TrimSpace(r.Find("th").First().Text()), "ITL p99 ms")
+	})
+	if got := strings.Join(strings.Fields(itlRow.Text()), " "); !strings.Contains(got, "5.00") || !strings.Contains(got, "10.00 +100.0%") {
+		t.Errorf("ITL p99 row %q", got)
 	}
 	if q := page.text(fmt.Sprintf(`[data-testid="compare-run-%d"] [data-testid="quality-ci"]`, runs[1])); q != "quality 0.667 [0.500, 0.833]" {
 		t.Errorf("quality interval: %q", q)

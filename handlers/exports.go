@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -177,28 +176,18 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 		if format := c.Query("format", "csv"); format != "csv" {
 			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv", format))
 		}
+		ids := make([]int64, len(b.Runs))
+		for i, r := range b.Runs {
+			ids[i] = r.ID
+		}
 		if summary {
-			sums := map[int64][2]json.RawMessage{}
-			prices := map[int64]*float64{}
-			ids := make([]int64, len(b.Runs))
-			for i, r := range b.Runs {
-				ids[i] = r.ID
-			}
 			crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
 			if err != nil {
 				return err
 			}
-			for _, r := range crs {
-				sums[r.ID] = [2]json.RawMessage{r.Summary, r.GPUSummary}
-				prices[r.ID] = r.PricePerHour
-			}
 			return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-summary.csv", b.ID), func(_ context.Context, w *bufio.Writer) error {
-				return export.WriteSummary(w, b.Runs, sums, prices, s.GridCO2)
+				return export.WriteSummary(w, crs, s.GridCO2)
 			})
-		}
-		ids := make([]int64, len(b.Runs))
-		for i, r := range b.Runs {
-			ids[i] = r.ID
 		}
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-results.csv", b.ID), func(ctx context.Context, w *bufio.Writer) error {
 			return s.Store.CopyResultsCSV(ctx, w, ids, true)

@@ -118,9 +118,23 @@ func TestExports(t *testing.T) {
 	}
 	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/summary?format=csv", tok)
 	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
-	if status != 200 || len(recs) != 2 || recs[1][6] != "2" || recs[1][8] != "1" || recs[1][9] != "7" ||
-		len(recs[0]) != len(export.SummaryColumns) || recs[0][len(recs[0])-1] != "co2e_g" {
+	if status != 200 || len(recs) != 2 || strings.Join(recs[0], ",") != strings.Join(export.SummaryColumns, ",") {
 		t.Fatalf("summary csv: %d %q", status, recs)
+	}
+	summary := map[string]string{}
+	for i, name := range recs[0] {
+		summary[name] = recs[1][i]
+	}
+	if summary["requests"] != "2" || summary["errors"] != "1" || summary["output_tokens"] != "7" || summary["state"] != "succeeded" {
+		t.Fatalf("summary csv figures: %q", summary)
+	}
+	// Not measured is empty, never 0: no GPU readings, no price, no
+	// inter-token gaps, no launched runtime.
+	for _, name := range []string{"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
+		"itl_p50_ms", "itl_p99_ms", "itl_max_ms", "load_time_ms", "runtime_log_tail"} {
+		if summary[name] != "" {
+			t.Errorf("summary csv %s = %q, want empty (not measured)", name, summary[name])
+		}
 	}
 
 	// Another user cannot read them; a bad format is refused.

@@ -90,6 +90,7 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 	}
 	if len(cr) == 1 {
 		d.Footprint = compare.NewFigures(cr[0]).Footprint(s.GridCO2)
+		d.LoadTimeMs, d.RuntimeLog = cr[0].LoadTimeMs, cr[0].RuntimeLog
 		if cr[0].Summary != nil {
 			var sum jobs.RunSummary
 			if json.Unmarshal(cr[0].Summary, &sum) == nil {

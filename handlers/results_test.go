@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -329,5 +330,95 @@ func TestBenchmarkPageRunCards(t *testing.T) {
 	}
 	if res := c.get(fmt.Sprintf("/benchmarks/%s/runs/%d/card", benchmarkID, runID+1000)); res.status != 404 {
 		t.Fatalf("a run of another benchmark: %d", res.status)
+	}
+}
+
+// A run's token-level ITL, a launched runtime's load time and log tail,
+// and what was not measured: on the run page, the item page (with the
+// request's gap chart), GET /api/v1/runs/{id} and the benchmark's API.
+func TestRunITLLoadTimeAndNotMeasured(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	benchmarkID, runID := runWithResults(t, e, tok, 10, func(i int) string { return "x" })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	path := fmt.Sprintf("/runs/%d", runID)
+
+	// Before: no gaps, no launched runtime.
+	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setSummary := func(s jobs.RunSummary) {
+		b, _ := json.Marshal(s)
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2 WHERE id = $1`, runID, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setSummary(sum)
+	page := c.get(path)
+	if page.doc.Find(`[data-testid="itl-not-measured"]`).Length() != 1 ||
+		!strings.Contains(page.text(`[data-testid="run-load-time"]`), "not measured") || page.doc.Find(`[data-testid="run-runtime-log"]`).Length() != 0 {
+		t.Fatalf("unmeasured ITL and load time: %s", page.text(`[data-testid="run-summary"]`))
+	}
+	item := c.get(path + "/items/0")
+	if got := item.text(`[data-testid="item-itl"]`); !strings.Contains(got, "not measured") || item.doc.Find(`[data-testid="item-itl-chart"]`).Length() != 0 {
+		t.Fatalf("item ITL without gaps: %q", got)
+	}
+
+	// After: item 0 streamed 5 tokens with a 500 ms stall among 10 ms gaps;
+	// the runtime was launched (load time and log kept).
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET itl_gaps_us = '{10000,500000,10000,10000}', itl_p50_ms = 10, itl_p99_ms = 485.3,
+		itl_max_ms = 500 WHERE run_id = $1 AND idx = 0`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET load_time_ms = 1234, runtime_log = 'INFO model loaded <ok>' WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setSummary(sum)
+	page = c.get(path)
+	row := strings.Join(page.doc.Find(`[data-testid="run-summary"] tr`).Last().Children().Map(func(_ int, c *goquery.Selection) string {
+		return strings.TrimSpace(c.Text())
+	}), " ")
+	// Latencies 10, 500, 10, 10: mean 132.5, p50 10, p90 = 10 + 0.7·490 = 353 (numpy), max 500.
+	if row != "ITL ms (every token, 4) 132.5 10.0 353.0 426.5 485.3 500.0" {
+		t.Fatalf("ITL row %q", row)
+	}
+	if got := page.text(`[data-testid="run-load-time"]`); !strings.Contains(got, "1234 ms") {
+		t.Fatalf("load time %q", got)
+	}
+	if got := page.text(`[data-testid="run-runtime-log"] pre`); got != "INFO model loaded <ok>" {
+		t.Fatalf("runtime log %q", got)
+	}
+	item = c.get(path + "/items/0")
+	if got := item.text(`[data-testid="item-itl"]`); !strings.Contains(got, "p50 10.0 ms · p99 485.3 ms · max 500.0 ms") {
+		t.Fatalf("item ITL %q", got)
+	}
+	dots := item.doc.Find(`[data-testid="item-itl-chart"] svg circle title`)
+	if dots.Length() != 4 || dots.Eq(1).Text() != "token 3: 500.00 ms" {
+		t.Fatalf("gap chart: %d points, second %q", dots.Length(), dots.Eq(1).Text())
+	}
+
+	r := e.api(http.MethodGet, "/api/v1"+path, tok, nil, "")
+	s, _ := r.body["summary"].(map[string]any)
+	itl, _ := s["itl_ms"].(map[string]any)
+	if r.status != 200 || itl["max"] != 500.0 || s["itl_tokens"] != 4.0 || r.body["load_time_ms"] != 1234.0 ||
+		r.body["runtime_log"] != "INFO model loaded <ok>" || r.body["cost_per_1m_tokens"] != nil || r.body["gpu_summary"] != nil {
+		t.Fatalf("GET run: %d %v", r.status, r.body)
+	}
+	b := e.api(http.MethodGet, "/api/v1/benchmarks/"+benchmarkID, tok, nil, "")
+	runs, _ := b.body["runs"].([]any)
+	if len(runs) != 1 || runs[0].(map[string]any)["load_time_ms"] != 1234.0 || runs[0].(map[string]any)["summary"] == nil {
+		t.Fatalf("benchmark API runs: %v", b.body)
+	}
+	bob := e.token(e.createUser("carol@example.com", "correct horse", store.RoleUser))
+	if r := e.api(http.MethodGet, "/api/v1"+path, bob, nil, ""); r.status != 404 {
+		t.Fatalf("another user's run: %d", r.status)
 	}
 }

@@ -132,6 +132,7 @@ func New(d Deps) *fiber.App {
 	api.Get("/benchmarks/:id<int>/export", s.exportBenchmark(false))
 	api.Get("/benchmarks/:id<int>/summary", s.exportBenchmark(true))
 	api.Get("/benchmarks/:id<int>/recommendation", s.apiRecommendation)
+	api.Get("/runs/:id<int>", s.apiGetRun)
 	api.Get("/runs/:id<int>/results", s.exportRun)
 	api.Post("/benchmarks/:id<int>/cancel", s.apiRunControl("cancel-benchmark"))
 	api.Post("/runs/:id<int>/cancel", s.apiRunControl("cancel"))

@@ -84,50 +84,72 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 	return err
 }
 
-// SummaryColumns are the columns of a benchmark's summary CSV.
-var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "requests", "ok", "errors",
+// SummaryColumns are the columns of a benchmark's summary CSV. A figure
+// that was not measured (no GPU readings, no price, no inter-token gaps,
+// a runtime agentd did not launch) is an empty cell, never 0.
+var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "stopped_by", "error", "requests", "ok", "errors",
 	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
-	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "energy_j", "joules_per_token", "peak_gpu_mem_bytes",
-	"cost_per_1m_tokens", "energy_kwh", "co2e_g"}
+	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
+	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
+	"load_time_ms", "runtime_log_tail"}
 
 // WriteSummary writes one summary row per run from the runs' stored
 // summaries (empty figures for runs not finished). Cost per 1M output
-// tokens comes from the hardware's price per hour (prices, nil when not
-// set); CO₂e from the energy at gridCO2 g/kWh.
-func WriteSummary(w io.Writer, runs []store.Run, summaries map[int64][2]json.RawMessage, prices map[int64]*float64, gridCO2 float64) error {
+// tokens comes from the hardware's price per hour (empty when not set);
+// CO₂e from the energy at gridCO2 g/kWh.
+func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(SummaryColumns); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	opt := func(v float64, measured bool) string {
+		if !measured {
+			return ""
+		}
+		return f(v)
+	}
 	for _, r := range runs {
-		rec := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State}
+		rec := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State, r.StoppedBy, r.Error}
 		var s jobs.RunSummary
 		var g struct {
-			EnergyJ        float64 `json:"energy_j"`
-			JoulesPerToken float64 `json:"joules_per_token"`
-			PeakMemBytes   uint64  `json:"peak_mem_bytes"`
+			EnergyJ        *float64 `json:"energy_j"`
+			JoulesPerToken *float64 `json:"joules_per_token"`
+			PeakMemBytes   *uint64  `json:"peak_mem_bytes"`
 		}
-		raw := summaries[r.ID]
-		if raw[0] == nil {
-			rec = append(rec, make([]string, len(SummaryColumns)-len(rec))...)
+		if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
+			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-2)...)
 		} else {
-			_ = json.Unmarshal(raw[0], &s)
-			if raw[1] != nil {
-				_ = json.Unmarshal(raw[1], &g)
+			if r.GPUSummary != nil {
+				_ = json.Unmarshal(r.GPUSummary, &g)
 			}
+			itl := s.ITLTokens > 0
 			rec = append(rec, strconv.Itoa(s.Requests), strconv.Itoa(s.OK), strconv.Itoa(s.Errors), strconv.FormatInt(s.OutputTokens, 10),
 				f(s.MeasuredSeconds), f(s.OutputTokensPerS), f(s.RequestsPerS), f(s.GoodputRPS),
 				f(s.TTFT.P50), f(s.TTFT.P95), f(s.TTFT.P99), f(s.TPOT.P50), f(s.TPOT.P95), f(s.TPOT.P99),
-				f(s.E2E.P50), f(s.E2E.P95), f(s.E2E.P99), f(s.ITL.Mean), f(g.EnergyJ), f(g.JoulesPerToken), strconv.FormatUint(g.PeakMemBytes, 10))
-			cost := ""
-			if p := prices[r.ID]; p != nil && s.OutputTokensPerS > 0 {
-				cost = f(*p / (s.OutputTokensPerS * 3600) * 1e6)
+				f(s.E2E.P50), f(s.E2E.P95), f(s.E2E.P99),
+				opt(s.ITL.Mean, itl), opt(s.ITL.P50, itl), opt(s.ITL.P90, itl), opt(s.ITL.P95, itl), opt(s.ITL.P99, itl), opt(s.ITL.Max, itl))
+			energy, perToken, peak, cost, kwh, co2 := "", "", "", "", "", ""
+			if g.EnergyJ != nil && *g.EnergyJ > 0 {
+				energy, kwh, co2 = f(*g.EnergyJ), strconv.FormatFloat(*g.EnergyJ/3.6e6, 'f', 6, 64), f(*g.EnergyJ/3.6e6*gridCO2)
 			}
-			kwh := g.EnergyJ / 3.6e6
-			rec = append(rec, cost, strconv.FormatFloat(kwh, 'f', 6, 64), f(kwh*gridCO2))
+			if g.JoulesPerToken != nil && *g.JoulesPerToken > 0 {
+				perToken = f(*g.JoulesPerToken)
+			}
+			if g.PeakMemBytes != nil {
+				peak = strconv.FormatUint(*g.PeakMemBytes, 10)
+			}
+			if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
+				cost = f(*r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6)
+			}
+			rec = append(rec, energy, perToken, peak, cost, kwh, co2)
 		}
+		load := ""
+		if r.LoadTimeMs != nil {
+			load = f(*r.LoadTimeMs)
+		}
+		rec = append(rec, load, r.RuntimeLog)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -15,18 +15,24 @@ type CompareRun struct {
 	Summary      json.RawMessage
 	GPUSummary   json.RawMessage
 	PricePerHour *float64
+	// LoadTimeMs is how long a runtime agentd launched took to load the
+	// model (nil when agentd did not launch it); RuntimeLog the end of
+	// that runtime's log.
+	LoadTimeMs *float64
+	RuntimeLog string
 }
 
 // CompareRuns returns the runs the viewer may read, in the order asked.
 func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8,
+			r.load_time_ms, r.runtime_log
 		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
 		JOIN hardware_profiles h ON h.slug = r.hardware_profile
 		WHERE r.id = ANY(@ids) AND (b.owner_id = @viewer OR @admin) ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CompareRun, error) {
 		var r CompareRun
-		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour)...)
+		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog)...)
 		return r, err
 	})
 	return out, mapErr(err, "compare runs")

@@ -57,3 +57,36 @@ func RunCharts(samples []store.SampleRow, lat []store.LatencyPoint) []Chart {
 	}
 	return out
 }
+
+// maxGapPoints bounds a request's gap chart; a longer stream is drawn in
+// buckets, each at its largest gap so a stall is never thinned away.
+const maxGapPoints = 400
+
+// GapChart draws one request's inter-token latencies in stream order: the
+// y value is each token's share of its event's gap, in ms (gaps in µs,
+// tokens per event nil when each carried one).
+func GapChart(gapsMicros, tokens []int32) Chart {
+	s := Series{Name: "inter-token latency ms"}
+	step := (len(gapsMicros) + maxGapPoints - 1) / maxGapPoints
+	token := 1 // the first event's tokens arrive with TTFT
+	for start := 0; start < len(gapsMicros); start += step {
+		end := min(start+step, len(gapsMicros))
+		at, worst, n := token, -1.0, 1
+		for i := start; i < end; i++ {
+			k := int32(1)
+			if tokens != nil {
+				k = max(tokens[i], 1)
+			}
+			if v := float64(gapsMicros[i]) / float64(k) / 1000; v > worst {
+				worst, at, n = v, token+1, int(k)
+			}
+			token += int(k)
+		}
+		label := fmt.Sprintf("token %d: %.2f ms", at, worst)
+		if n > 1 {
+			label = fmt.Sprintf("tokens %d–%d: %.2f ms each (one event)", at, at+n-1, worst)
+		}
+		s.Points = append(s.Points, Point{X: float64(at), Y: worst, Label: label})
+	}
+	return Chart{ID: "item-itl", Title: "Inter-token latency through the stream", XLabel: "output token", YLabel: "ms", Series: []Series{s}}
+}

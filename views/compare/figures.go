@@ -13,11 +13,15 @@ import (
 
 // Figures are one run's comparable numbers; nil where unknown.
 type Figures struct {
-	Run          store.CompareRun
-	Quality      *float64
-	TTFT         jobs.Dist
-	TPOT         jobs.Dist
-	E2E          jobs.Dist
+	Run     store.CompareRun
+	Quality *float64
+	TTFT    jobs.Dist
+	TPOT    jobs.Dist
+	E2E     jobs.Dist
+	// ITL is over every token; ITLMeasured is false when the run stored no
+	// inter-token gaps (imported results, one-token answers).
+	ITL          jobs.Dist
+	ITLMeasured  bool
 	TokensPerS   *float64
 	RequestsPerS *float64
 	Goodput      *float64
@@ -38,7 +42,7 @@ func NewFigures(r store.CompareRun) Figures {
 	var s jobs.RunSummary
 	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
 		f.HasSummary = true
-		f.TTFT, f.TPOT, f.E2E = s.TTFT, s.TPOT, s.E2E
+		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
 		if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
 			c := *r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6
@@ -83,6 +87,10 @@ var Metrics = []Metric{
 	{"TPOT p50 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }},
 	{"TPOT p95 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }},
 	{"TPOT p99 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }},
+	{"ITL p50 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P50) }},
+	{"ITL p95 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P95) }},
+	{"ITL p99 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }},
+	{"ITL max ms", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }},
 	{"E2E p50 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }},
 	{"E2E p95 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }},
 	{"E2E p99 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }},
@@ -114,11 +122,18 @@ func sumv(f Figures, v float64) *float64 {
 	return &v
 }
 
+func itlv(f Figures, v float64) *float64 {
+	if !f.ITLMeasured {
+		return nil
+	}
+	return &v
+}
+
 // Cell is a value and its change against the baseline.
 func (m Metric) Cell(f, base Figures, isBase bool) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
-		return "–", "", ""
+		return "not measured", "", ""
 	}
 	text := fmt.Sprintf(m.Format, *v)
 	b := m.Value(base)
