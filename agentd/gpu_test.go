@@ -40,7 +40,7 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 40)
-	cfg := testConfig(t, w.url, "dgx-1")
+	cfg := testConfig(t, w.agentURL("dgx-1"), "dgx-1")
 	cfg.nvml = busyDGX()
 	cfg.ProgressInterval = 100 * time.Millisecond
 	cfg.Sim.TTFT, cfg.Sim.ITL, cfg.Sim.OutputTokens = sim.MustParseDist("const:5ms"), sim.MustParseDist("const:5ms"), sim.MustParseDist("const:8")
@@ -49,7 +49,7 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	go func() { done <- runAgent(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	until(t, 20*time.Second, "registration", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	until(t, 20*time.Second, "registration", func() bool { return w.online() == 1 })
 	as, _ := w.st.ListAgents(context.Background())
 	const profile = "mock-a100-sxm4-40gb-x8"
 	if as[0].Profile != profile {

@@ -109,6 +109,13 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	if err := mig.Check(ctx); err != nil {
 		return err
 	}
+	// An agent's own role (ruckus agent create) registers only as that
+	// agent: PostgreSQL refuses any other row; say so plainly first.
+	if bound, err := st.BoundAgentName(ctx); err != nil {
+		return err
+	} else if bound != "" && bound != cfg.Name {
+		return fmt.Errorf("this database role belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
+	}
 
 	var nv *gpu.NVML
 	if !cfg.NoGPU {

@@ -49,10 +49,11 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
+	url := pgtest.AgentURL(t, pool, "node-a")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runAgent(ctx, testConfig(t, pgtest.URL(t, pool), "node-a"),
+		done <- runAgent(ctx, testConfig(t, url, "node-a"),
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 
@@ -60,7 +61,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	var registered store.Agent
 	waitFor(t, "registration", func() bool {
 		as, err := st.ListAgents(context.Background())
-		if err != nil || len(as) != 1 {
+		if err != nil || len(as) != 1 || as[0].State != store.AgentOnline {
 			return false
 		}
 		registered = as[0]
@@ -94,10 +95,15 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	if err := st.SetAgentDeactivated(context.Background(), as[0].ID, true); err != nil {
 		t.Fatal(err)
 	}
-	err = runAgent(context.Background(), testConfig(t, pgtest.URL(t, pool), "node-a"),
+	err = runAgent(context.Background(), testConfig(t, url, "node-a"),
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "deactivated by an administrator") {
 		t.Fatalf("deactivated agent started: %v", err)
+	}
+	// An agent's role registers only as the agent it was made for.
+	err = runAgent(context.Background(), testConfig(t, url, "node-b"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), `this database role belongs to agent "node-a", not "node-b"`) {
+		t.Fatalf("node-a's role registering as node-b: %v", err)
 	}
 }
 

@@ -26,9 +26,9 @@ func TestWhiteBoxLaunchesTheRuntimePerRun(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 20)
-	startAgent(t, w.url, "node-w", "--runtime", "launch", "--serves", "vllm", "--ready-timeout", "30s", "--stop-grace", "5s",
+	startAgent(t, w.agentURL("node-w"), "node-w", "--runtime", "launch", "--serves", "vllm", "--ready-timeout", "30s", "--stop-grace", "5s",
 		"--command", os.Args[0]+" sim --listen {{.Host}}:{{.Port}} --sim-ttft const:2ms --sim-itl const:1ms --sim-output-tokens const:5")
-	until(t, 20*time.Second, "agent online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
 	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
 	r := w.run(id)
@@ -75,9 +75,9 @@ func TestGrayBoxScrapesTheRuntimesMetrics(t *testing.T) {
 
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 60)
-	startAgent(t, w.url, "node-g", "--runtime", "openai", "--endpoint", "http://"+addr, "--serves", "vllm",
+	startAgent(t, w.agentURL("node-g"), "node-g", "--runtime", "openai", "--endpoint", "http://"+addr, "--serves", "vllm",
 		"--metrics-url", metrics.URL+"/metrics", "--progress-interval", "100ms")
-	until(t, 20*time.Second, "agent online", func() bool { as, _ := w.st.ListAgents(context.Background()); return len(as) == 1 })
+	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadSequential})
 	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "succeeded" })
 	r := w.run(id)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,10 +37,13 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	host, _ := os.Hostname()
 	// The agent's arguments: the simulated runtime, or what follows --.
-	agentArgs := []string{"--name", host + "-sim", "--runtime", "sim"}
+	agentName := devAgentName(host) + "-sim"
+	agentArgs := []string{"--runtime", "sim"}
 	if fs.NArg() > 0 {
-		agentArgs = append([]string{"--name", host}, fs.Args()...)
+		agentName, agentArgs = devAgentName(host), fs.Args()
 	}
+	agentName = flagValue(agentArgs, "name", agentName)
+	agentArgs = append([]string{"--name", agentName}, agentArgs...)
 
 	if os.Getenv("DATABASE_URL") == "" {
 		bin, err := devdb.FindBinaries()
@@ -79,6 +83,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	var agentURL string
 	m, err := migrations.New(pool)
 	if err == nil {
 		var applied []int
@@ -102,6 +107,11 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		if err == nil && *tinyModel != "" {
 			err = registerTinyModel(ctx, st, *tinyModel, stderr)
+		}
+		// The agent logs in with a role of its own, limited to what an
+		// agent does, as on a GPU node (ruckus agent create).
+		if err == nil {
+			agentURL, err = devAgentURL(ctx, st, cfg.DatabaseURL, agentName)
 		}
 	}
 	pool.Close()
@@ -131,7 +141,10 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		agentd = filepath.Join(filepath.Dir(self), "agentd")
 	}
-	child := exec.Command(agentd, append([]string{"run", "--database-url", cfg.DatabaseURL}, agentArgs...)...)
+	child := exec.Command(agentd, append([]string{"run"}, agentArgs...)...)
+	// The URL carries the role's password: in the environment, not on
+	// the command line where every user of the machine could read it.
+	child.Env = append(os.Environ(), "DATABASE_URL="+agentURL)
 	child.Stdout, child.Stderr = stderr, stderr
 	// Its own process group: the terminal's Ctrl-C reaches only us, and we
 	// stop the agent in order.
@@ -269,4 +282,50 @@ func browsable(addr string) string {
 		}
 	}
 	return addr
+}
+
+// devAgentName makes an agent name of a host name: the characters an agent
+// name allows, at most 36 of them (room for "-sim").
+func devAgentName(host string) string {
+	b := []byte(host)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	name := strings.TrimLeft(string(b[:min(len(b), 36)]), "._-")
+	if name == "" {
+		return "dev"
+	}
+	return name
+}
+
+// flagValue is the last value of --name (or -name, with = or a space) in
+// args, else def.
+func flagValue(args []string, name, def string) string {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			continue
+		}
+		a := strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-")
+		switch {
+		case a == name && i+1 < len(args):
+			def = args[i+1]
+			i++
+		case strings.HasPrefix(a, name+"="):
+			def = strings.TrimPrefix(a, name+"=")
+		}
+	}
+	return def
+}
+
+// devAgentURL gives the development agent its own restricted role, with a
+// new password on every start, and returns the URL it connects with.
+func devAgentURL(ctx context.Context, st *store.Store, serverURL, name string) (string, error) {
+	pw := newAgentPassword()
+	role, err := st.CreateAgentRole(ctx, name, pw)
+	if err != nil {
+		return "", fmt.Errorf("the agent's own database role: %w", err)
+	}
+	return store.AgentDatabaseURL(serverURL, role, pw)
 }

@@ -25,6 +25,8 @@ Usage:
   ruckus migrate up|down [--all]|status manage the database schema (Ruckus's and River's)
   ruckus user create --email E [--password P] [--name N] [--admin]
   ruckus token create --email E [--name N]   print a new API token for a user
+  ruckus agent create NAME [--password P]    a PostgreSQL login of its own for agentd NAME; prints its DATABASE_URL
+  ruckus agent revoke NAME              drop agent NAME's login and deactivate it
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
   ruckus bench watch ID                 follow a benchmark's runs live until they finish
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdMigrate(ctx, args[1:], stdout)
 	case "user":
 		err = cmdUser(ctx, args[1:], stdout)
+	case "agent":
+		err = cmdAgent(ctx, args[1:], stdout)
 	case "token":
 		err = cmdToken(ctx, args[1:], stdout)
 	case "seed":

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -270,5 +271,51 @@ func TestAPICommandsNeedOneFile(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "dataset", "upload", "a.jsonl", "--shared", "b.jsonl"); code != 2 || !strings.Contains(errOut, "one FILE at a time") {
 		t.Errorf("two files: %d %q", code, errOut)
+	}
+}
+
+// ruckus agent create prints a DATABASE_URL that logs in as the agent's own
+// restricted role; revoke drops it.
+func TestAgentRoleCommands(t *testing.T) {
+	pool := pgtest.NewDB(t)
+	t.Setenv("DATABASE_URL", pgtest.URL(t, pool))
+	ctx := context.Background()
+
+	code, out, errOut := runCLI(t, "agent", "create", "gpu-7")
+	if code != 0 || !strings.Contains(out, "DATABASE_URL='") {
+		t.Fatalf("agent create: %d %q %q", code, out, errOut)
+	}
+	u := out[strings.Index(out, "DATABASE_URL='")+len("DATABASE_URL='"):]
+	u = u[:strings.Index(u, "'")]
+	var role string
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+pgx.Identifier{role}.Sanitize()) })
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatalf("connect with the printed URL: %v", err)
+	}
+	var member bool
+	if err := conn.QueryRow(ctx, `SELECT session_user, pg_has_role(session_user, 'ruckus_agent', 'MEMBER')`).Scan(&role, &member); err != nil || !member {
+		t.Fatalf("role %q member of ruckus_agent: %v %v", role, member, err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n); err == nil {
+		t.Fatal("the agent's role reads users")
+	}
+	conn.Close(ctx)
+	for _, bad := range [][]string{{"agent", "create", "-rf"}, {"agent", "create", "ok", "--password", "short"}, {"agent", "create"}} {
+		if code, _, _ := runCLI(t, bad...); code != 2 {
+			t.Errorf("%q: exit %d, want 2", bad, code)
+		}
+	}
+
+	if code, out, errOut := runCLI(t, "agent", "revoke", "gpu-7"); code != 0 || !strings.Contains(out, "revoked agent gpu-7") {
+		t.Fatalf("agent revoke: %d %q %q", code, out, errOut)
+	}
+	if conn, err := pgx.Connect(ctx, u); err == nil {
+		conn.Close(ctx)
+		t.Fatal("the revoked role still logs in")
+	}
+	if code, _, errOut := runCLI(t, "agent", "revoke", "gpu-7"); code != 1 || !strings.Contains(errOut, "no role of its own") {
+		t.Fatalf("second revoke: %d %q", code, errOut)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -28,9 +29,11 @@ import (
 // hardware profile it registered.
 func startAgent(t *testing.T, s *server, name string, extra ...string) string {
 	t.Helper()
-	args := append([]string{"run", "--database-url", s.DBURL, "--name", name, "--runtime", "sim", "--no-gpu",
+	args := append([]string{"run", "--name", name, "--runtime", "sim", "--no-gpu",
 		"--heartbeat", "1s", "--progress-interval", "200ms"}, extra...)
 	cmd := exec.Command(agentdBin, args...)
+	// Its own restricted role, as `ruckus agent create` makes on a GPU node.
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+pgtest.AgentURL(t, s.Store.Pool(), name))
 	logFile, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
 	must(t, err)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -48,7 +51,7 @@ func startAgent(t *testing.T, s *server, name string, extra ...string) string {
 		agents, err := s.Store.ListAgents(context.Background())
 		must(t, err)
 		for _, a := range agents {
-			if a.Name == name && a.Profile != "" {
+			if a.Name == name && a.Profile != "" && a.State == store.AgentOnline {
 				return a.Profile
 			}
 		}

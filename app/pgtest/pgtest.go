@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/migrations"
 )
 
@@ -187,4 +188,29 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// AgentURL gives agent name a PostgreSQL login role of its own in the
+// database behind pool (store.CreateAgentRole, as `ruckus agent create`
+// does) and returns the URL agentd connects with: everything it does then
+// runs under the agents' restricted group role. The role is dropped when
+// the test ends.
+func AgentURL(t testing.TB, pool *pgxpool.Pool, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	password := randomHex(16)
+	role, err := store.New(pool).CreateAgentRole(ctx, name, password)
+	if err != nil {
+		t.Fatalf("create agent role: %v", err)
+	}
+	t.Cleanup(func() {
+		// Roles are cluster-wide: drop it whatever else the test left.
+		_, _ = pool.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role.Role)
+		_, _ = pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+pgx.Identifier{role.Role}.Sanitize())
+	})
+	u, err := store.AgentDatabaseURL(URL(t, pool), role, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

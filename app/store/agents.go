@@ -104,8 +104,11 @@ func (q *Queries) RegisterAgent(ctx context.Context, r AgentRegistration) (Agent
 			ON CONFLICT (slug) DO UPDATE SET gpu_name = excluded.gpu_name, gpu_count = excluded.gpu_count,
 				gpu_memory_bytes = excluded.gpu_memory_bytes, cpu_cores = excluded.cpu_cores
 			RETURNING slug)
-		INSERT INTO agents (name, host, version, protocol_version, runtimes, capabilities, hardware_profile)
-		VALUES (@name, @host, @version, @protocol, @runtimes, @caps, (SELECT slug FROM hp))
+		INSERT INTO agents (name, host, version, protocol_version, runtimes, capabilities, hardware_profile, db_role)
+		VALUES (@name, @host, @version, @protocol, @runtimes, @caps, (SELECT slug FROM hp),
+			-- PostgreSQL checks the row proposed for insertion even when it
+			-- updates instead: an agent's own role proposes its own binding.
+			(SELECT db_role FROM agents WHERE name = @name))
 		ON CONFLICT (name) DO UPDATE SET host = excluded.host, version = excluded.version,
 			protocol_version = excluded.protocol_version, runtimes = excluded.runtimes,
 			capabilities = excluded.capabilities, hardware_profile = excluded.hardware_profile,

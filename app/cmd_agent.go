@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// agentPassword is what a chosen password may hold: it goes into a URL
+// and a CREATE ROLE statement unescaped.
+var agentPassword = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
+
+const agentUsage = "ruckus agent create NAME [--password P] | ruckus agent revoke NAME"
+
+// cmdAgent manages agents' own PostgreSQL logins: `create` makes the role
+// (a member of the restricted ruckus_agent group) and prints the
+// DATABASE_URL agentd on the GPU node uses; `revoke` ends its access.
+func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) < 2 || (args[0] != "create" && args[0] != "revoke") {
+		return fmt.Errorf("%w: %s", errUsage, agentUsage)
+	}
+	action, name := args[0], args[1]
+	fs := newFlags("agent "+action, agentUsage, out)
+	password := fs.String("password", "", "create: the role's password (default: generated); letters, digits, '-' and '_'")
+	if err := fs.Parse(args[2:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if err := store.CheckAgentName(name); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	st, cfg, closeDB, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if action == "revoke" {
+		role, err := st.RevokeAgentRole(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("agent %q has no role of its own to revoke", name)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "revoked agent %s: role %s dropped, agent deactivated\n", name, role.Role)
+		return nil
+	}
+	pw := *password
+	if pw == "" {
+		pw = newAgentPassword()
+	}
+	if !agentPassword.MatchString(pw) {
+		return fmt.Errorf("%w: --password must be 16 or more letters, digits, '-' or '_'", errUsage)
+	}
+	role, err := st.CreateAgentRole(ctx, name, pw)
+	if err != nil {
+		return err
+	}
+	u, err := store.AgentDatabaseURL(cfg.DatabaseURL, role, pw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "created PostgreSQL role %s for agent %s (limited to what an agent does)\n", role.Role, name)
+	fmt.Fprintf(out, "run on the GPU node (change the host if the node reaches PostgreSQL by another address):\n")
+	fmt.Fprintf(out, "DATABASE_URL='%s' agentd run --name %s\n", u, name)
+	return nil
+}
+
+// newAgentPassword is a random password for an agent's role (192 bits, in
+// the characters agentPassword allows).
+func newAgentPassword() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AgentGroupRole is the PostgreSQL role every agent's login role belongs
+// to; migration 0010 limits it to what an agent does.
+const AgentGroupRole = "ruckus_agent"
+
+// agentName is what an agent may be called: it becomes part of a
+// PostgreSQL role name and of log lines.
+var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+
+// ErrAgentName is returned for a name agentName refuses.
+var ErrAgentName = errors.New("an agent name is 1–40 letters, digits, '.', '_' or '-', starting with a letter or digit")
+
+// CheckAgentName says whether name may name an agent.
+func CheckAgentName(name string) error {
+	if !agentName.MatchString(name) {
+		return fmt.Errorf("agent name %q: %w", name, ErrAgentName)
+	}
+	return nil
+}
+
+// agentRoleName is the login role of agent name in database db: readable
+// ("agent_gpu-7@ruckus"), unique across the databases of a cluster (roles
+// are cluster-wide), and within PostgreSQL's 63 bytes.
+func agentRoleName(name, db string) string {
+	role := "agent_" + name + "@" + db
+	if len(role) <= 63 {
+		return role
+	}
+	h := sha256.Sum256([]byte(role))
+	return "agent_" + name + "@" + hex.EncodeToString(h[:])[:63-len("agent_")-len(name)-1]
+}
+
+// AgentRole is an agent's own PostgreSQL login.
+type AgentRole struct {
+	Agent string
+	Role  string
+}
+
+// CreateAgentRole gives agent name a PostgreSQL login role of its own with
+// password, a member of AgentGroupRole, and binds the agent's row to it
+// (creating the row, offline until the agent starts). Creating it again
+// sets a new password and lifts a deactivation. It needs a role allowed
+// to create roles (the one that ran the migrations).
+func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (AgentRole, error) {
+	if err := CheckAgentName(name); err != nil {
+		return AgentRole{}, err
+	}
+	if password == "" || strings.ContainsAny(password, "'\\\x00") {
+		return AgentRole{}, errors.New("the password must be non-empty, without quotes, backslashes or NUL")
+	}
+	var out AgentRole
+	err := s.InTxWith(ctx, func(tx pgx.Tx, _ *Queries) error {
+		var db string
+		if err := tx.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+			return err
+		}
+		role := agentRoleName(name, db)
+		ident := pgx.Identifier{role}.Sanitize()
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, role).Scan(&exists); err != nil {
+			return err
+		}
+		// Utility statements take no parameters; the password holds none
+		// of the characters a literal would need escaped (checked above).
+		stmt := "CREATE ROLE " + ident + " LOGIN PASSWORD '" + password + "' IN ROLE " + AgentGroupRole
+		if exists {
+			stmt = "ALTER ROLE " + ident + " LOGIN PASSWORD '" + password + "'"
+		}
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("create the agent's role (the server's role needs CREATEROLE): %w", err)
+		}
+		if exists {
+			if _, err := tx.Exec(ctx, "GRANT "+AgentGroupRole+" TO "+ident); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO agents (name, protocol_version, state, db_role) VALUES (@name, 0, 'offline', @role)
+			ON CONFLICT (name) DO UPDATE SET db_role = excluded.db_role, deactivated_at = NULL`,
+			pgx.NamedArgs{"name": name, "role": role})
+		if err != nil {
+			return err
+		}
+		out = AgentRole{Agent: name, Role: role}
+		return nil
+	})
+	return out, mapErr(err, "create agent role")
+}
+
+// RevokeAgentRole ends agent name's access: its row is unbound and
+// deactivated (the agent stops at its next heartbeat, if it still can),
+// its open connections are closed where this role may close them, and its
+// login role is dropped. The reaper hands its run on.
+func (q *Queries) RevokeAgentRole(ctx context.Context, name string) (AgentRole, error) {
+	var role *string
+	err := q.db.QueryRow(ctx, `WITH old AS (SELECT id, db_role FROM agents WHERE name = @name FOR UPDATE)
+		UPDATE agents a SET db_role = NULL, deactivated_at = coalesce(a.deactivated_at, now())
+		FROM old WHERE a.id = old.id RETURNING old.db_role`, pgx.NamedArgs{"name": name}).Scan(&role)
+	if err != nil {
+		return AgentRole{}, mapErr(err, "revoke agent role")
+	}
+	if role == nil {
+		return AgentRole{}, fmt.Errorf("agent %q has no role of its own: %w", name, ErrNotFound)
+	}
+	// Best effort: closing another role's sessions needs pg_signal_backend.
+	_, _ = q.db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, *role)
+	if _, err := q.db.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{*role}.Sanitize()); err != nil {
+		return AgentRole{}, fmt.Errorf("drop the agent's role %s: %w", *role, err)
+	}
+	return AgentRole{Agent: name, Role: *role}, nil
+}
+
+// BoundAgentName is the agent name the session's login role belongs to,
+// empty when the role is not an agent's own.
+func (q *Queries) BoundAgentName(ctx context.Context) (string, error) {
+	var name string
+	err := q.db.QueryRow(ctx, `SELECT coalesce((SELECT name FROM agents WHERE db_role = session_user), '')`).Scan(&name)
+	return name, mapErr(err, "bound agent name")
+}
+
+// AgentDatabaseURL is serverURL (a postgres:// URL) with the agent's role
+// and password in place of the server's credentials: what agentd on a GPU
+// node is given. Its host is the server's view of the database; a node
+// that reaches PostgreSQL by another address changes it.
+func AgentDatabaseURL(serverURL string, role AgentRole, password string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", errors.New("DATABASE_URL must be a postgres:// URL to derive an agent's URL from it")
+	}
+	u.User = url.UserPassword(role.Role, password)
+	return u.String(), nil
+}
