@@ -34,6 +34,8 @@ type env struct {
 	store *store.Store
 	pw    *auth.Passwords
 	ready func(context.Context) error
+	// routes is the app's route table with each route's access.
+	routes []handlers.Route
 }
 
 func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
@@ -74,7 +76,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	for _, f := range tweak {
 		f(&d)
 	}
-	e.app = handlers.New(d)
+	e.app, e.routes = handlers.NewWithRoutes(d)
 	return e
 }
 

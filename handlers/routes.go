@@ -78,10 +78,19 @@ type server struct {
 	csrf     *securecookie.SecureCookie
 	validate *validator.Validate
 	live     *liveFragments
+	// routes is the route table as declared, with each route's access.
+	routes []Route
 }
 
 // New builds the Fiber app with every route.
 func New(d Deps) *fiber.App {
+	app, _ := NewWithRoutes(d)
+	return app
+}
+
+// NewWithRoutes builds the Fiber app and returns its route table, each
+// route with who may use it.
+func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	s := &server{
 		Deps:     d,
 		sessions: auth.NewSessionStore(d.Store, d.SessionKey, d.SessionTTL),
@@ -113,90 +122,96 @@ func New(d Deps) *fiber.App {
 	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
 	app.Use(s.logRequests, securityHeaders, s.limitBody)
 
-	app.Get("/healthz", s.healthz)
-	app.Get("/readyz", s.readyz)
-	app.Get(assets.Prefix+"*", s.serveAsset)
+	// The route table: every route with who may use it (Access). The
+	// declaration adds the sign-in and administrator checks; Owner routes
+	// find the resource only among those the viewer may read (else 404).
+	var routes []Route
+	root := table{routes: &routes, router: app}
+	root.get("/healthz", Anyone, s.healthz)
+	root.get("/readyz", Anyone, s.readyz)
+	root.get(assets.Prefix+"*", Anyone, s.serveAsset)
 
-	api := app.Group("/api/v1", s.requireToken)
-	api.Get("/me", s.apiMe)
-	api.Get("/users", requireAPIAdmin, s.apiListUsers)
-	api.Post("/datasets", s.apiUploadDataset)
-	api.Get("/datasets", s.apiListDatasets)
-	api.Get("/datasets/:id", s.apiGetDataset)
-	api.Get("/datasets/:id/items", s.apiDatasetItems)
-	api.Post("/datasets/:id<int>/imports", s.apiImportResults)
-	api.Delete("/datasets/:id", s.apiDeleteDataset)
-	api.Post("/benchmarks", s.apiCreateBenchmark)
-	api.Get("/benchmarks", s.apiListBenchmarks)
-	api.Get("/benchmarks/:id<int>", s.apiGetBenchmark)
-	api.Get("/benchmarks/:id<int>/export", s.exportBenchmark(false))
-	api.Get("/benchmarks/:id<int>/summary", s.exportBenchmark(true))
-	api.Get("/benchmarks/:id<int>/recommendation", s.apiRecommendation)
-	api.Get("/runs/:id<int>", s.apiGetRun)
-	api.Get("/runs/:id<int>/results", s.exportRun)
-	api.Post("/benchmarks/:id<int>/cancel", s.apiRunControl("cancel-benchmark"))
-	api.Post("/runs/:id<int>/cancel", s.apiRunControl("cancel"))
-	api.Post("/runs/:id<int>/retry", s.apiRunControl("retry"))
-	api.Get("/models", s.apiListModels)
-	api.Post("/models", requireAPIAdmin, s.apiCreateModel)
-	api.Put("/models/:id<int>", requireAPIAdmin, s.apiUpdateModel)
-	api.Post("/models/:id<int>/retire", requireAPIAdmin, s.apiSetModelRetired(true))
-	api.Post("/models/:id<int>/restore", requireAPIAdmin, s.apiSetModelRetired(false))
-	api.Get("/agents", s.apiListAgents)
+	api := root.group("/api/v1", s.requireToken)
+	api.api = true
+	api.get("/me", SignedIn, s.apiMe)
+	api.get("/users", Admin, s.apiListUsers)
+	api.post("/datasets", SignedIn, s.apiUploadDataset)
+	api.get("/datasets", SignedIn, s.apiListDatasets)
+	api.get("/datasets/:id", Owner, s.apiGetDataset)
+	api.get("/datasets/:id/items", Owner, s.apiDatasetItems)
+	api.post("/datasets/:id<int>/imports", Owner, s.apiImportResults)
+	api.delete("/datasets/:id", Owner, s.apiDeleteDataset)
+	api.post("/benchmarks", SignedIn, s.apiCreateBenchmark)
+	api.get("/benchmarks", SignedIn, s.apiListBenchmarks)
+	api.get("/benchmarks/:id<int>", Owner, s.apiGetBenchmark)
+	api.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
+	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
+	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
+	api.get("/runs/:id<int>", Owner, s.apiGetRun)
+	api.get("/runs/:id<int>/results", Owner, s.exportRun)
+	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
+	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
+	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
+	api.get("/models", SignedIn, s.apiListModels)
+	api.post("/models", Admin, s.apiCreateModel)
+	api.put("/models/:id<int>", Admin, s.apiUpdateModel)
+	api.post("/models/:id<int>/retire", Admin, s.apiSetModelRetired(true))
+	api.post("/models/:id<int>/restore", Admin, s.apiSetModelRetired(false))
+	api.get("/agents", SignedIn, s.apiListAgents)
 	for _, action := range []string{"drain", "undrain", "deactivate", "reactivate"} {
-		api.Post("/agents/:id<int>/"+action, requireAPIAdmin, s.apiAgentAction(action))
+		api.post("/agents/:id<int>/"+action, Admin, s.apiAgentAction(action))
 	}
-	api.Get("/hardware", s.apiListHardware)
-	api.Put("/hardware/:slug/price", requireAPIAdmin, s.apiSetHardwarePrice)
-	api.Use(apiNotFound)
+	api.get("/hardware", SignedIn, s.apiListHardware)
+	api.put("/hardware/:slug/price", Admin, s.apiSetHardwarePrice)
+	api.router.Use(apiNotFound)
 
-	web := app.Group("", s.loadSession, s.checkCSRF)
-	web.Get("/signin", s.showSignInPage)
-	web.Post("/signin", limiter.New(limiter.Config{
+	web := root.group("", s.loadSession, s.checkCSRF)
+	web.get("/signin", Anyone, s.showSignInPage)
+	web.post("/signin", Anyone, limiter.New(limiter.Config{
 		Max:                    d.SignInAttempts,
 		Expiration:             d.SignInWindow,
 		SkipSuccessfulRequests: true,
 		LimitReached:           s.signInLimitReached,
 	}), s.signIn)
-	web.Post("/signout", s.signOut)
+	web.post("/signout", Anyone, s.signOut)
 
-	web.Get("/", requireUser, s.showHomePage)
-	web.Get("/fragments/agents", requireUser, s.agentsFragment)
-	web.Get("/datasets", requireUser, s.showDatasetsPage)
-	web.Post("/datasets", requireUser, s.uploadDataset)
-	web.Get("/datasets/:id", requireUser, s.showDatasetPage)
-	web.Post("/datasets/:id<int>/imports", requireUser, s.importResults)
-	web.Post("/datasets/:id/delete", requireUser, s.deleteDataset)
-	web.Get("/benchmarks", requireUser, s.showBenchmarksPage)
-	web.Get("/benchmarks/new", requireUser, s.showNewBenchmarkPage)
-	web.Get("/benchmarks/active", requireUser, s.showActiveRunsFragment)
-	web.Post("/benchmarks/new", requireUser, s.createBenchmark)
-	web.Post("/benchmarks/manifest", requireUser, s.createBenchmarkFromManifest)
-	web.Get("/benchmarks/:id<int>", requireUser, s.showBenchmarkPage)
-	web.Get("/benchmarks/:id<int>/runs", requireUser, s.showRunsFragment)
-	web.Get("/benchmarks/:id<int>/runs/:run<int>/card", requireUser, s.showRunCard)
-	web.Get("/benchmarks/:id<int>/export", requireUser, s.exportBenchmark(false))
-	web.Get("/benchmarks/:id<int>/summary", requireUser, s.exportBenchmark(true))
-	web.Get("/benchmarks/:id<int>/recommend", requireUser, s.showRecommendationPage)
-	web.Get("/runs/:id<int>/results", requireUser, s.exportRun)
-	web.Get("/runs/:id<int>", requireUser, s.showResultsPage)
-	web.Post("/runs/:id<int>/score", requireUser, s.rescoreRun)
-	web.Get("/compare", requireUser, s.showComparePage)
-	web.Get("/runs/:id<int>/items/:idx<int>", requireUser, s.showResultItemPage)
-	web.Post("/benchmarks/:id<int>/cancel", requireUser, s.runControl("cancel-benchmark"))
-	web.Post("/benchmarks/:id<int>/runs/:run<int>/cancel", requireUser, s.runControl("cancel"))
-	web.Post("/benchmarks/:id<int>/runs/:run<int>/retry", requireUser, s.runControl("retry"))
-	web.Get("/settings", requireUser, s.showSettingsPage)
-	web.Post("/settings/password", requireUser, s.changePassword)
-	web.Post("/settings/tokens", requireUser, s.createToken)
-	web.Post("/settings/tokens/:id<int>/revoke", requireUser, s.revokeToken)
+	web.get("/", SignedIn, s.showHomePage)
+	web.get("/fragments/agents", SignedIn, s.agentsFragment)
+	web.get("/datasets", SignedIn, s.showDatasetsPage)
+	web.post("/datasets", SignedIn, s.uploadDataset)
+	web.get("/datasets/:id", Owner, s.showDatasetPage)
+	web.post("/datasets/:id<int>/imports", Owner, s.importResults)
+	web.post("/datasets/:id/delete", Owner, s.deleteDataset)
+	web.get("/benchmarks", SignedIn, s.showBenchmarksPage)
+	web.get("/benchmarks/new", SignedIn, s.showNewBenchmarkPage)
+	web.get("/benchmarks/active", SignedIn, s.showActiveRunsFragment)
+	web.post("/benchmarks/new", SignedIn, s.createBenchmark)
+	web.post("/benchmarks/manifest", SignedIn, s.createBenchmarkFromManifest)
+	web.get("/benchmarks/:id<int>", Owner, s.showBenchmarkPage)
+	web.get("/benchmarks/:id<int>/runs", Owner, s.showRunsFragment)
+	web.get("/benchmarks/:id<int>/runs/:run<int>/card", Owner, s.showRunCard)
+	web.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
+	web.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
+	web.get("/benchmarks/:id<int>/recommend", Owner, s.showRecommendationPage)
+	web.get("/runs/:id<int>/results", Owner, s.exportRun)
+	web.get("/runs/:id<int>", Owner, s.showResultsPage)
+	web.post("/runs/:id<int>/score", Owner, s.rescoreRun)
+	web.get("/compare", Owner, s.showComparePage)
+	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
+	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
+	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))
+	web.post("/benchmarks/:id<int>/runs/:run<int>/retry", Owner, s.runControl("retry"))
+	web.get("/settings", SignedIn, s.showSettingsPage)
+	web.post("/settings/password", SignedIn, s.changePassword)
+	web.post("/settings/tokens", SignedIn, s.createToken)
+	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
 
-	admin := web.Group("/admin", requireUser, requireAdmin)
-	admin.Get("/users", s.showUsersPage)
-	admin.Post("/users", s.createUser)
-	admin.Post("/users/:id<int>/disable", s.setUserDisabled(true))
-	admin.Post("/users/:id<int>/enable", s.setUserDisabled(false))
-	admin.Post("/users/:id<int>/reset-password", s.resetPassword)
+	admin := web.group("/admin")
+	admin.get("/users", Admin, s.showUsersPage)
+	admin.post("/users", Admin, s.createUser)
+	admin.post("/users/:id<int>/disable", Admin, s.setUserDisabled(true))
+	admin.post("/users/:id<int>/enable", Admin, s.setUserDisabled(false))
+	admin.post("/users/:id<int>/reset-password", Admin, s.resetPassword)
 	if d.JobsUI != nil {
 		ui := adaptor.HTTPHandler(d.JobsUI)
 		// River's UI is a single-page application with its own inline
@@ -205,24 +220,25 @@ func New(d Deps) *fiber.App {
 			c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
 			return c.Next()
 		}
-		admin.All("/jobs", relaxCSP, ui)
-		admin.All("/jobs/*", relaxCSP, ui)
+		admin.all("/jobs", Admin, relaxCSP, ui)
+		admin.all("/jobs/*", Admin, relaxCSP, ui)
 	}
-	admin.Get("/agents", s.showAgentsPage)
-	admin.Post("/agents/:id<int>/drain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, true) }))
-	admin.Post("/agents/:id<int>/undrain", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
-	admin.Post("/agents/:id<int>/deactivate", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
-	admin.Post("/agents/:id<int>/reactivate", s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
-	admin.Get("/hardware", s.showHardwarePage)
-	admin.Post("/hardware/:slug/price", s.setHardwarePrice)
-	admin.Get("/models", s.showModelsPage)
-	admin.Post("/models", s.createModel)
-	admin.Get("/models/:id<int>", s.showModelEditPage)
-	admin.Post("/models/:id<int>", s.updateModel)
-	admin.Post("/models/:id<int>/retire", s.setModelRetired(true))
-	admin.Post("/models/:id<int>/restore", s.setModelRetired(false))
+	admin.get("/agents", Admin, s.showAgentsPage)
+	admin.post("/agents/:id<int>/drain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, true) }))
+	admin.post("/agents/:id<int>/undrain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
+	admin.post("/agents/:id<int>/deactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
+	admin.post("/agents/:id<int>/reactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
+	admin.get("/hardware", Admin, s.showHardwarePage)
+	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
+	admin.get("/models", Admin, s.showModelsPage)
+	admin.post("/models", Admin, s.createModel)
+	admin.get("/models/:id<int>", Admin, s.showModelEditPage)
+	admin.post("/models/:id<int>", Admin, s.updateModel)
+	admin.post("/models/:id<int>/retire", Admin, s.setModelRetired(true))
+	admin.post("/models/:id<int>/restore", Admin, s.setModelRetired(false))
+	s.routes = routes
 
 	// Whatever matched nothing above: a 404 page in the layout.
 	app.Use(s.notFound)
-	return app
+	return app, s.routes
 }
