@@ -1,6 +1,9 @@
 package jobs
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // Per-request outcome of one dataset item (DESIGN.md § Metric definitions).
 const (
@@ -122,4 +125,83 @@ type RunSummary struct {
 	// answers), and then ITL is not a measurement.
 	ITL       Dist `json:"itl_ms"`
 	ITLTokens int  `json:"itl_tokens"`
+	// Steps are a sweep's steps, each summarised on its own, in the order
+	// they ran; Saturation is where the SLOs stop holding. Both empty for
+	// the other load profiles.
+	Steps      []StepSummary `json:"steps,omitempty"`
+	Saturation *Saturation   `json:"saturation,omitempty"`
+}
+
+// StepSummary is one step of a sweep (DESIGN.md § Metric definitions): the
+// load offered, what was achieved, and the latencies and goodput at it.
+type StepSummary struct {
+	// Name is the step as the load generator labels it: "sequential",
+	// "max", "rate 2.50/s".
+	Name string `json:"name"`
+	// OfferedRPS is the rate a constant-rate step aimed at; nil for the
+	// closed-loop steps (sequential, max), which offer what they achieve.
+	OfferedRPS    *float64       `json:"offered_rps"`
+	Requests      int            `json:"requests"`
+	OK            int            `json:"ok"`
+	Errors        int            `json:"errors"`
+	ErrorsByClass map[string]int `json:"errors_by_class"`
+	OutputTokens  int64          `json:"output_tokens"`
+	// WindowSeconds runs from the step's first send to its last
+	// completion; the achieved rates are over it.
+	WindowSeconds    float64 `json:"window_seconds"`
+	AchievedRPS      float64 `json:"achieved_rps"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// TokensPerSPerUser is the decode speed one user sees: 1000 / TPOT p50.
+	TokensPerSPerUser float64 `json:"tokens_per_s_per_user"`
+	GoodRequests      int     `json:"good_requests"`
+	GoodputRPS        float64 `json:"goodput_rps"`
+	TTFT              Dist    `json:"ttft_ms"`
+	TPOT              Dist    `json:"tpot_ms"`
+	ITL               Dist    `json:"itl_ms"`
+	ITLTokens         int     `json:"itl_tokens"`
+	E2E               Dist    `json:"e2e_ms"`
+	// SLOsHold: at least the SLO's goodput share of the step's requests
+	// met every SLO.
+	SLOsHold bool `json:"slos_hold"`
+}
+
+// Saturation is the highest measured load at which the SLOs hold: between
+// HoldsAtRPS (the achieved rate of the busiest step where they hold) and
+// FailsAtRPS (the least busy step above it where they do not). HoldsAtRPS
+// is nil when they hold at no step; FailsAtRPS is nil when they hold at
+// every step (the saturation point is beyond what was measured).
+type Saturation struct {
+	GoodputShare float64  `json:"goodput_share"`
+	HoldsAtRPS   *float64 `json:"holds_at_rps"`
+	HoldsStep    string   `json:"holds_step,omitempty"`
+	FailsAtRPS   *float64 `json:"fails_at_rps"`
+	FailsStep    string   `json:"fails_step,omitempty"`
+}
+
+// FindSaturation places the saturation point among a sweep's steps: the
+// SLOs hold at a step when at least share of its requests met every SLO.
+// Steps are taken in order of achieved rate; the point is reported as the
+// interval between the busiest step where they hold and the next busier
+// one where they do not. Nil without steps.
+func FindSaturation(steps []StepSummary, share float64) *Saturation {
+	if len(steps) == 0 {
+		return nil
+	}
+	order := make([]int, len(steps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return steps[order[a]].AchievedRPS < steps[order[b]].AchievedRPS })
+	sat := &Saturation{GoodputShare: share}
+	for _, i := range order {
+		st := steps[i]
+		rps := st.AchievedRPS
+		if st.SLOsHold {
+			sat.HoldsAtRPS, sat.HoldsStep = &rps, st.Name
+			sat.FailsAtRPS, sat.FailsStep = nil, ""
+		} else if sat.FailsAtRPS == nil {
+			sat.FailsAtRPS, sat.FailsStep = &rps, st.Name
+		}
+	}
+	return sat
 }

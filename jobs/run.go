@@ -69,6 +69,22 @@ type SLO struct {
 	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty"`
 	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty"`
 	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty"`
+	// Goodput is the share of a step's requests that must meet every SLO
+	// for the SLOs to hold at that load (a sweep's saturation point);
+	// zero means DefaultGoodput.
+	Goodput float64 `json:"goodput,omitempty" yaml:"goodput,omitempty"`
+}
+
+// DefaultGoodput is the share of requests meeting the SLOs at which a load
+// still counts as served: 99 %.
+const DefaultGoodput = 0.99
+
+// GoodputShare is s.Goodput, or DefaultGoodput when unset.
+func (s SLO) GoodputShare() float64 {
+	if s.Goodput > 0 {
+		return s.Goodput
+	}
+	return DefaultGoodput
 }
 
 // RunArgs is the River job of one run: a target (model × runtime ×

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -277,5 +278,123 @@ func TestRunAggregateTokenITL(t *testing.T) {
 	}
 	if len(item.ITLGapsMicros) != 2 || item.ITLGapsMicros[0] != 60_000 || len(item.ITLTokens) != 2 || item.ITLTokens[0] != 2 {
 		t.Fatalf("stored gaps %v tokens %v", item.ITLGapsMicros, item.ITLTokens)
+	}
+}
+
+// A sweep's steps are summarised one by one from the results' phases, and
+// the saturation point is bracketed by the busiest step where the SLOs hold
+// and the next busier one where they do not.
+func TestRunStepsAndSaturation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, v, m := fixture(t)
+	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	created, err := p.Create(ctx, v, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	agents, _ := st.ListAgents(ctx)
+	c, err := st.ClaimRun(ctx, b.Runs[0].ID, agents[0].ID, *b.Runs[0].RiverJobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rs []store.ResultRecord
+	step := func(phase string, start, every time.Duration, e2eMS float64, ttftMS ...float64) {
+		for i, ttft := range ttftMS {
+			r := result(len(rs), jobs.StatusOK, ttft, e2eMS, 10)
+			r.Phase, r.SentAt, r.TPOT = phase, t0.Add(start+time.Duration(i)*every), 20*time.Millisecond
+			rs = append(rs, r)
+		}
+	}
+	// sequential: 4 sent 1 s apart, 1 s each → 4 s window, 1 req/s, TTFT 100 ms.
+	step("sequential", 0, time.Second, 1000, 100, 100, 100, 100)
+	// max: 8 at once, 2 s each → 4 req/s, every TTFT 600 ms (over the SLO).
+	step("max", 10*time.Second, 0, 2000, 600, 600, 600, 600, 600, 600, 600, 600)
+	// rate 2/s: 4 sent 0.5 s apart, 0.5 s each → 2 s window, 2 req/s.
+	step("rate 2.00/s", 20*time.Second, 500*time.Millisecond, 500, 200, 200, 200, 200)
+	// rate 3/s: 6 sent 1/3 s apart, 1 s each → 2⅔ s, 2.25 req/s; 5 of 6 meet the SLO.
+	step("rate 3.00/s", 30*time.Second, time.Second/3, 1000, 300, 300, 300, 300, 300, 700)
+	if _, err := st.WriteResults(ctx, c.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{TTFT: jobs.Duration(500 * time.Millisecond)}, 40*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (Timestamps are kept to the microsecond: ⅓ s is not exact.)
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-5 }
+	if len(sum.Steps) != 4 {
+		t.Fatalf("steps: %+v", sum.Steps)
+	}
+	for i, want := range []struct {
+		name          string
+		offered       float64 // 0: closed loop
+		rps, good     float64
+		holds         bool
+		requests, okN int
+	}{
+		{"sequential", 0, 1, 1, true, 4, 4},
+		{"max", 0, 4, 0, false, 8, 8},
+		{"rate 2.00/s", 2, 2, 2, true, 4, 4},
+		{"rate 3.00/s", 3, 2.25, 5 / (8.0 / 3), false, 6, 6},
+	} {
+		s := sum.Steps[i]
+		offered := 0.0
+		if s.OfferedRPS != nil {
+			offered = *s.OfferedRPS
+		}
+		if s.Name != want.name || !near(offered, want.offered) || !near(s.AchievedRPS, want.rps) || !near(s.GoodputRPS, want.good) ||
+			s.SLOsHold != want.holds || s.Requests != want.requests || s.OK != want.okN || !near(s.TokensPerSPerUser, 50) ||
+			!near(s.OutputTokensPerS, 10*want.rps) {
+			t.Errorf("step %d: %+v, want %+v", i, s, want)
+		}
+	}
+	if s := sum.Steps[3]; !near(s.TTFT.P99, 300+0.95*400) || !near(s.TTFT.P50, 300) {
+		t.Errorf("rate 3/s TTFT %+v", s.TTFT)
+	}
+	sat := sum.Saturation
+	if sat == nil || sat.HoldsAtRPS == nil || sat.FailsAtRPS == nil || !near(*sat.HoldsAtRPS, 2) || !near(*sat.FailsAtRPS, 2.25) ||
+		sat.HoldsStep != "rate 2.00/s" || sat.FailsStep != "rate 3.00/s" || sat.GoodputShare != 0.99 {
+		t.Fatalf("saturation %+v", sat)
+	}
+}
+
+func TestFindSaturation(t *testing.T) {
+	t.Parallel()
+	steps := func(holds ...bool) []jobs.StepSummary {
+		var out []jobs.StepSummary
+		for i, h := range holds {
+			out = append(out, jobs.StepSummary{Name: fmt.Sprint(i), AchievedRPS: float64(i + 1), SLOsHold: h})
+		}
+		return out
+	}
+	rps := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	for _, c := range []struct {
+		holds       []bool
+		hold, fails float64 // -1: none
+	}{
+		{[]bool{true, true, true}, 3, -1}, // beyond what was measured
+		{[]bool{false, false}, -1, 1},     // below the lightest load
+		{[]bool{true, true, false, false}, 2, 3},
+		{[]bool{true, false, true, false}, 3, 4}, // a noisy step: the busiest that holds
+	} {
+		s := jobs.FindSaturation(steps(c.holds...), 0.99)
+		if rps(s.HoldsAtRPS) != c.hold || rps(s.FailsAtRPS) != c.fails {
+			t.Errorf("%v: holds at %v, fails at %v; want %v, %v", c.holds, rps(s.HoldsAtRPS), rps(s.FailsAtRPS), c.hold, c.fails)
+		}
+	}
+	if jobs.FindSaturation(nil, 0.99) != nil {
+		t.Error("no steps, yet a saturation point")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -375,26 +376,16 @@ func (q *Queries) HandBackRun(ctx context.Context, l Lease, segment time.Duratio
 // measured time of a segment not yet closed with FinishRun.
 func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
 	s := jobs.RunSummary{ErrorsByClass: map[string]int{}}
-	bound := func(d jobs.Duration) *float64 {
-		if d <= 0 {
-			return nil
-		}
-		return ms(time.Duration(d))
-	}
-	dist := func(col string) string {
-		return `coalesce(avg(` + col + `) FILTER (WHERE status = 'ok'), 0), coalesce(min(` + col + `) FILTER (WHERE status = 'ok'), 0),
-			coalesce(max(` + col + `) FILTER (WHERE status = 'ok'), 0),
-			coalesce(percentile_cont(ARRAY[0.5, 0.9, 0.95, 0.99]) WITHIN GROUP (ORDER BY ` + col + `) FILTER (WHERE status = 'ok'), ARRAY[0, 0, 0, 0]::float8[])`
-	}
 	var ttftP, tpotP, e2eP []float64
+	args := sloBounds(slo)
+	args["run"], args["open"] = runID, open.Seconds()
 	err := q.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
 			coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE tokens_estimated),
-			count(*) FILTER (WHERE status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
-				AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)),
+			count(*) FILTER (WHERE `+sloFilter+`),
 			(SELECT measured_seconds + @open FROM runs WHERE id = @run),
-			`+dist("ttft_ms")+`, `+dist("tpot_ms")+`, `+dist("e2e_ms")+`
+			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`
 		FROM results WHERE run_id = @run`,
-		pgx.NamedArgs{"run": runID, "open": open.Seconds(), "ttft": bound(slo.TTFT), "tpot": bound(slo.TPOT), "e2e": bound(slo.E2E)}).Scan(
+		args).Scan(
 		&s.Requests, &s.OK, &s.Errors, &s.PromptTokens, &s.OutputTokens, &s.EstimatedTokens, &s.GoodRequests, &s.MeasuredSeconds,
 		&s.TTFT.Mean, &s.TTFT.Min, &s.TTFT.Max, &ttftP,
 		&s.TPOT.Mean, &s.TPOT.Min, &s.TPOT.Max, &tpotP,
@@ -408,9 +399,13 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 	}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}} {
 		p.d.P50, p.d.P90, p.d.P95, p.d.P99 = p.ps[0], p.ps[1], p.ps[2], p.ps[3]
 	}
-	if s.ITL, s.ITLTokens, err = q.TokenITL(ctx, runID); err != nil {
+	if s.ITL, s.ITLTokens, err = q.TokenITL(ctx, runID, nil); err != nil {
 		return s, err
 	}
+	if s.Steps, err = q.RunSteps(ctx, runID, slo); err != nil {
+		return s, err
+	}
+	s.Saturation = jobs.FindSaturation(s.Steps, slo.GoodputShare())
 	if s.MeasuredSeconds > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / s.MeasuredSeconds
 		s.RequestsPerS = float64(s.Requests) / s.MeasuredSeconds
@@ -433,11 +428,14 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 // an event's tokens share counts once per token; equal latencies are
 // counted in SQL, so memory grows with the distinct values, not with
 // the run's tokens.
-func (q *Queries) TokenITL(ctx context.Context, runID int64) (jobs.Dist, int, error) {
+//
+// phase, when not nil, keeps one step of a sweep.
+func (q *Queries) TokenITL(ctx context.Context, runID int64, phase *string) (jobs.Dist, int, error) {
 	rows, _ := q.db.Query(ctx, `SELECT u.gap::float8 / u.n / 1000, sum(u.n)::int8
 		FROM results r, unnest(r.itl_gaps_us, coalesce(r.itl_tokens, array_fill(1, ARRAY[cardinality(r.itl_gaps_us)]))) AS u(gap, n)
 		WHERE r.run_id = @run AND r.status = 'ok' AND r.itl_gaps_us IS NOT NULL AND u.n > 0
-		GROUP BY 1`, pgx.NamedArgs{"run": runID})
+			AND (@phase::text IS NULL OR r.phase = @phase)
+		GROUP BY 1`, pgx.NamedArgs{"run": runID, "phase": phase})
 	var rs []stats.Repeated
 	var r stats.Repeated
 	var n int64
@@ -451,6 +449,120 @@ func (q *Queries) TokenITL(ctx context.Context, runID int64) (jobs.Dist, int, er
 	}
 	sum := stats.SummarizeRepeated(rs)
 	return jobs.Dist{Mean: sum.Mean, Min: sum.Min, Max: sum.Max, P50: sum.P50, P90: sum.P90, P95: sum.P95, P99: sum.P99}, sum.N, nil
+}
+
+// distColumns selects the mean, min, max and p50/p90/p95/p99 (numpy's
+// linear interpolation) of col over successful requests.
+func distColumns(col string) string {
+	return `coalesce(avg(` + col + `) FILTER (WHERE status = 'ok'), 0), coalesce(min(` + col + `) FILTER (WHERE status = 'ok'), 0),
+		coalesce(max(` + col + `) FILTER (WHERE status = 'ok'), 0),
+		coalesce(percentile_cont(ARRAY[0.5, 0.9, 0.95, 0.99]) WITHIN GROUP (ORDER BY ` + col + `) FILTER (WHERE status = 'ok'), ARRAY[0, 0, 0, 0]::float8[])`
+}
+
+// sloBounds are the SLOs in milliseconds, nil where not set, as the
+// @ttft, @tpot and @e2e arguments of sloFilter.
+func sloBounds(slo jobs.SLO) pgx.NamedArgs {
+	bound := func(d jobs.Duration) *float64 {
+		if d <= 0 {
+			return nil
+		}
+		return ms(time.Duration(d))
+	}
+	return pgx.NamedArgs{"ttft": bound(slo.TTFT), "tpot": bound(slo.TPOT), "e2e": bound(slo.E2E)}
+}
+
+// sloFilter keeps the successful requests that met every SLO set.
+const sloFilter = `status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
+	AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)`
+
+// RunSteps summarises each step of a sweep on its own (results labelled
+// with a phase), in the order the steps ran; none for other profiles.
+func (q *Queries) RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error) {
+	args := sloBounds(slo)
+	args["run"] = runID
+	rows, _ := q.db.Query(ctx, `SELECT phase, count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
+			coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE `+sloFilter+`),
+			extract(epoch FROM max(sent_at + make_interval(secs => coalesce(e2e_ms, 0) / 1000)) - min(sent_at))::float8,
+			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`
+		FROM results WHERE run_id = @run AND phase <> '' GROUP BY phase ORDER BY min(sent_at)`, args)
+	var steps []jobs.StepSummary
+	var st jobs.StepSummary
+	var ttftP, tpotP, e2eP []float64
+	_, err := pgx.ForEachRow(rows, []any{&st.Name, &st.Requests, &st.OK, &st.Errors, &st.OutputTokens, &st.GoodRequests, &st.WindowSeconds,
+		&st.TTFT.Mean, &st.TTFT.Min, &st.TTFT.Max, &ttftP, &st.TPOT.Mean, &st.TPOT.Min, &st.TPOT.Max, &tpotP,
+		&st.E2E.Mean, &st.E2E.Min, &st.E2E.Max, &e2eP}, func() error {
+		s := st
+		for _, p := range []struct {
+			d  *jobs.Dist
+			ps []float64
+		}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}} {
+			p.d.P50, p.d.P90, p.d.P95, p.d.P99 = p.ps[0], p.ps[1], p.ps[2], p.ps[3]
+		}
+		steps = append(steps, s)
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err, "run steps")
+	}
+	classes, err := q.stepErrorClasses(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	share := slo.GoodputShare()
+	for i := range steps {
+		s := &steps[i]
+		s.OfferedRPS = offeredRate(s.Name)
+		s.ErrorsByClass = classes[s.Name]
+		if s.ErrorsByClass == nil {
+			s.ErrorsByClass = map[string]int{}
+		}
+		if s.WindowSeconds > 0 {
+			s.AchievedRPS = float64(s.Requests) / s.WindowSeconds
+			s.OutputTokensPerS = float64(s.OutputTokens) / s.WindowSeconds
+			s.GoodputRPS = float64(s.GoodRequests) / s.WindowSeconds
+		}
+		if s.TPOT.P50 > 0 {
+			s.TokensPerSPerUser = 1000 / s.TPOT.P50
+		}
+		s.SLOsHold = s.Requests > 0 && float64(s.GoodRequests) >= share*float64(s.Requests)
+		name := s.Name
+		if s.ITL, s.ITLTokens, err = q.TokenITL(ctx, runID, &name); err != nil {
+			return nil, err
+		}
+	}
+	return steps, nil
+}
+
+// stepErrorClasses counts a sweep's failed requests by step and class.
+func (q *Queries) stepErrorClasses(ctx context.Context, runID int64) (map[string]map[string]int, error) {
+	rows, _ := q.db.Query(ctx, `SELECT phase, error_class, count(*) FROM results
+		WHERE run_id = @run AND phase <> '' AND status = 'error' GROUP BY 1, 2`, pgx.NamedArgs{"run": runID})
+	out := map[string]map[string]int{}
+	var phase, class string
+	var n int
+	_, err := pgx.ForEachRow(rows, []any{&phase, &class, &n}, func() error {
+		if out[phase] == nil {
+			out[phase] = map[string]int{}
+		}
+		out[phase][class] = n
+		return nil
+	})
+	return out, mapErr(err, "step errors by class")
+}
+
+// offeredRate reads the rate a constant-rate step aimed at from its label
+// ("rate 2.50/s", as agentd's load generator names it); nil for the
+// closed-loop steps.
+func offeredRate(phase string) *float64 {
+	v, ok := strings.CutPrefix(phase, "rate ")
+	if !ok {
+		return nil
+	}
+	r, err := strconv.ParseFloat(strings.TrimSuffix(v, "/s"), 64)
+	if err != nil || r <= 0 || math.IsInf(r, 0) {
+		return nil
+	}
+	return &r
 }
 
 // SetRunRefused fails a queued run whose job an agent refused (another
