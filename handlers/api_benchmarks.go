@@ -132,6 +132,25 @@ func (s *server) apiRunsWithFigures(c *fiber.Ctx, runs []store.Run) ([]apiRun, e
 	return out, nil
 }
 
+// apiRunSteps is a sweep's steps, each summarised on its own, and its
+// saturation point; no steps for other load profiles or an unfinished run.
+func (s *server) apiRunSteps(c *fiber.Ctx) error {
+	_, run, err := s.runOf(c)
+	if err != nil {
+		return err
+	}
+	runs, err := s.apiRunsWithFigures(c, []store.Run{run})
+	if err != nil {
+		return err
+	}
+	steps := []jobs.StepSummary{}
+	var sat *jobs.Saturation
+	if len(runs) == 1 && runs[0].Summary != nil && runs[0].Summary.Steps != nil {
+		steps, sat = runs[0].Summary.Steps, runs[0].Summary.Saturation
+	}
+	return c.JSON(fiber.Map{"run_id": run.ID, "state": run.State, "steps": steps, "saturation": sat})
+}
+
 // apiGetRun is one run with its figures.
 func (s *server) apiGetRun(c *fiber.Ctx) error {
 	_, run, err := s.runOf(c)

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -420,5 +421,71 @@ func TestRunITLLoadTimeAndNotMeasured(t *testing.T) {
 	bob := e.token(e.createUser("carol@example.com", "correct horse", store.RoleUser))
 	if r := e.api(http.MethodGet, "/api/v1"+path, bob, nil, ""); r.status != 404 {
 		t.Fatalf("another user's run: %d", r.status)
+	}
+}
+
+// A sweep's steps, each on its own, with the saturation point and the
+// curves: on the run page, GET /api/v1/runs/{id}/steps and the summary CSV
+// (a row per step).
+func TestSweepStepsOnPageAPIAndCSV(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	benchmarkID, runID := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
+	// Three steps of 10 items: sequential (TTFT 1–10 ms), max and 2/s; the
+	// SLO TTFT ≤ 15 ms holds only in the first (items 0–9: TTFT i+1 ms).
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET phase = CASE WHEN idx < 10 THEN 'sequential' WHEN idx < 20 THEN 'max' ELSE 'rate 2.00/s' END,
+		sent_at = '2026-01-01T00:00:00Z'::timestamptz + make_interval(secs => idx), status = 'ok', error_class = '', error = '', ttft_ms = idx + 1, e2e_ms = 1000, tpot_ms = 20
+		WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{TTFT: jobs.Duration(15 * time.Millisecond)}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'succeeded' WHERE id = $1`, runID, raw); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/runs/%d", runID))
+	if n := page.doc.Find(`[data-testid="steps-table"] tbody tr`).Length(); n != 3 {
+		t.Fatalf("%d step rows", n)
+	}
+	// Each step: 10 sent 1 s apart, 1 s each → 10 s window, 1 req/s.
+	if got := page.text(`[data-testid="step-rate 2.00/s"] td:nth-of-type(1)`); got != "2.00" {
+		t.Errorf("offered rate %q", got)
+	}
+	if got := page.text(`[data-testid="saturation"]`); got != "Saturation between 1.00 req/s (sequential, the SLOs hold for 99 % of requests) and 1.00 req/s (max, they do not)." {
+		t.Errorf("saturation %q", got)
+	}
+	for _, id := range []string{"sweep-rate", "sweep-ttft", "sweep-e2e", "sweep-goodput", "sweep-users"} {
+		if page.doc.Find(`[data-testid="chart-`+id+`"] svg`).Length() != 1 {
+			t.Errorf("no %s chart", id)
+		}
+	}
+
+	r := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d/steps", runID), tok, nil, "")
+	steps, _ := r.body["steps"].([]any)
+	sat, _ := r.body["saturation"].(map[string]any)
+	if r.status != 200 || len(steps) != 3 || steps[0].(map[string]any)["name"] != "sequential" || steps[0].(map[string]any)["slos_hold"] != true ||
+		steps[2].(map[string]any)["offered_rps"] != 2.0 || sat["holds_step"] != "sequential" {
+		t.Fatalf("steps API: %d %v", r.status, r.body)
+	}
+	status, _, body := e.raw("/api/v1/benchmarks/"+benchmarkID+"/summary?format=csv", tok)
+	recs, _ := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if status != 200 || len(recs) != 5 {
+		t.Fatalf("summary CSV: %d %q", status, recs)
+	}
+	col := map[string]int{}
+	for i, name := range recs[0] {
+		col[name] = i
+	}
+	if recs[1][col["step"]] != "" || recs[2][col["step"]] != "sequential" || recs[4][col["offered_rps"]] != "2.000" ||
+		recs[2][col["slos_hold"]] != "true" || recs[3][col["slos_hold"]] != "false" || recs[2][col["requests"]] != "10" ||
+		recs[2][col["requests_per_s"]] != "1.000" || recs[2][col["ttft_p50_ms"]] != "5.500" {
+		t.Fatalf("summary CSV rows: %q", recs)
 	}
 }

@@ -148,6 +148,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
+	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)
 	api.get("/runs/:id<int>/results", Owner, s.exportRun)
 	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
 	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))

@@ -240,5 +240,8 @@ func (m Manifest) Validate() Errors {
 	if m.SLO.E2E < 0 {
 		add("slo.e2e", "cannot be negative")
 	}
+	if g := m.SLO.Goodput; g != 0 && !(g > 0 && g <= 1) {
+		add("slo.goodput", "must be a share above 0 and at most 1 (0.99: 99 %% of requests meet the SLOs)")
+	}
 	return errs
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		{"empty stop", func(m *Manifest) { m.Sampling.Stop = []string{""} }, "sampling.stop[0]"},
 		{"scorer", func(m *Manifest) { m.Scorer = "vibes" }, "scorer"},
 		{"slo", func(m *Manifest) { m.SLO.TPOT = -1 }, "slo.tpot"},
+		{"goodput share above 1", func(m *Manifest) { m.SLO.Goodput = 1.5 }, "slo.goodput"},
+		{"negative goodput share", func(m *Manifest) { m.SLO.Goodput = -0.1 }, "slo.goodput"},
+		{"goodput share NaN", func(m *Manifest) { m.SLO.Goodput = math.NaN() }, "slo.goodput"},
 	} {
 		m := valid()
 		tc.change(&m)

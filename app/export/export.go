@@ -87,7 +87,13 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 // SummaryColumns are the columns of a benchmark's summary CSV. A figure
 // that was not measured (no GPU readings, no price, no inter-token gaps,
 // a runtime agentd did not launch) is an empty cell, never 0.
-var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "stopped_by", "error", "requests", "ok", "errors",
+//
+// A sweep's run has a row for the whole run (step empty) and then one row
+// per step, whose rates are over the step's own window (requests_per_s is
+// the achieved rate, offered_rps the rate it aimed at) and whose energy,
+// cost, load time and log are left to the run's row.
+var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "stopped_by", "error",
+	"step", "offered_rps", "slos_hold", "requests", "ok", "errors",
 	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
 	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
@@ -111,7 +117,8 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
 		return f(v)
 	}
 	for _, r := range runs {
-		rec := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State, r.StoppedBy, r.Error}
+		head := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State, r.StoppedBy, r.Error}
+		rec := append(head, "", "", "")
 		var s jobs.RunSummary
 		var g struct {
 			EnergyJ        *float64 `json:"energy_j"`
@@ -152,6 +159,23 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
 		rec = append(rec, load, r.RuntimeLog)
 		if err := cw.Write(rec); err != nil {
 			return err
+		}
+		for _, st := range s.Steps {
+			offered := ""
+			if st.OfferedRPS != nil {
+				offered = f(*st.OfferedRPS)
+			}
+			itl := st.ITLTokens > 0
+			row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold),
+				strconv.Itoa(st.Requests), strconv.Itoa(st.OK), strconv.Itoa(st.Errors), strconv.FormatInt(st.OutputTokens, 10),
+				f(st.WindowSeconds), f(st.OutputTokensPerS), f(st.AchievedRPS), f(st.GoodputRPS),
+				f(st.TTFT.P50), f(st.TTFT.P95), f(st.TTFT.P99), f(st.TPOT.P50), f(st.TPOT.P95), f(st.TPOT.P99),
+				f(st.E2E.P50), f(st.E2E.P95), f(st.E2E.P99),
+				opt(st.ITL.Mean, itl), opt(st.ITL.P50, itl), opt(st.ITL.P90, itl), opt(st.ITL.P95, itl), opt(st.ITL.P99, itl), opt(st.ITL.Max, itl))
+			row = append(row, make([]string, len(SummaryColumns)-len(row))...)
+			if err := cw.Write(row); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()

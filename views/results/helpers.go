@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 func excerpt(s string, n int) string {
@@ -82,3 +83,22 @@ func pretty(raw json.RawMessage) string {
 // Scorers are the scorers a run can be scored with again.
 var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum",
 	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+
+// offered is a step's offered rate; a closed-loop step offers what it
+// achieves.
+func offered(s jobs.StepSummary) string {
+	if s.OfferedRPS == nil {
+		return "closed loop"
+	}
+	return fmt.Sprintf("%.2f", *s.OfferedRPS)
+}
+
+func triple(d jobs.Dist) string { return fmt.Sprintf("%.1f / %.1f / %.1f", d.P50, d.P95, d.P99) }
+
+// stepErrors is a step's errors with their classes.
+func stepErrors(s jobs.StepSummary) string {
+	if s.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", s.Errors, errorClasses(s.ErrorsByClass))
+}

@@ -1,0 +1,94 @@
+package charts
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// SweepRun is one run's sweep, as a comparison overlays several.
+type SweepRun struct {
+	Name       string
+	Steps      []jobs.StepSummary
+	Saturation *jobs.Saturation
+}
+
+// SweepCharts draws sweeps' curves, one series per run (and per
+// percentile), with the steps in order of achieved rate: achieved vs
+// offered rate, TTFT and E2E percentiles vs rate, goodput vs rate, and the
+// decode speed one user sees vs total output tokens/s. A run alone has its
+// saturation point marked on the latency and goodput charts.
+func SweepCharts(runs []SweepRun) []Chart {
+	achieved := Chart{ID: "sweep-rate", Title: "Achieved vs offered rate", XLabel: "offered requests/s", YLabel: "achieved requests/s"}
+	ttft := Chart{ID: "sweep-ttft", Title: "TTFT vs rate", XLabel: "achieved requests/s", YLabel: "TTFT ms"}
+	e2e := Chart{ID: "sweep-e2e", Title: "E2E latency vs rate", XLabel: "achieved requests/s", YLabel: "E2E ms"}
+	good := Chart{ID: "sweep-goodput", Title: "Goodput vs rate", XLabel: "achieved requests/s", YLabel: "goodput requests/s"}
+	users := Chart{ID: "sweep-users", Title: "Tokens/s per user vs total tokens/s", XLabel: "output tokens/s (all users)", YLabel: "tokens/s per user"}
+	for _, r := range runs {
+		steps := append([]jobs.StepSummary(nil), r.Steps...)
+		sort.SliceStable(steps, func(a, b int) bool { return steps[a].AchievedRPS < steps[b].AchievedRPS })
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = r.Name + " "
+		}
+		ach := Series{Name: prefix + "achieved"}
+		t50, t95, t99 := Series{Name: prefix + "TTFT p50"}, Series{Name: prefix + "TTFT p95"}, Series{Name: prefix + "TTFT p99"}
+		e50, e95, e99 := Series{Name: prefix + "E2E p50"}, Series{Name: prefix + "E2E p95"}, Series{Name: prefix + "E2E p99"}
+		gp := Series{Name: prefix + "goodput"}
+		us := Series{Name: prefix + "per user"}
+		for _, s := range steps {
+			at := fmt.Sprintf("%s%s (%.2f req/s)", prefix, s.Name, s.AchievedRPS)
+			offered := s.AchievedRPS // a closed-loop step offers what it achieves
+			if s.OfferedRPS != nil {
+				offered = *s.OfferedRPS
+			}
+			ach.Points = append(ach.Points, Point{X: offered, Y: s.AchievedRPS, Label: fmt.Sprintf("%s: offered %.2f, achieved %.2f req/s", at, offered, s.AchievedRPS)})
+			x := s.AchievedRPS
+			for _, p := range []struct {
+				s    *Series
+				v    float64
+				what string
+			}{{&t50, s.TTFT.P50, "TTFT p50"}, {&t95, s.TTFT.P95, "TTFT p95"}, {&t99, s.TTFT.P99, "TTFT p99"},
+				{&e50, s.E2E.P50, "E2E p50"}, {&e95, s.E2E.P95, "E2E p95"}, {&e99, s.E2E.P99, "E2E p99"}} {
+				p.s.Points = append(p.s.Points, Point{X: x, Y: p.v, Label: fmt.Sprintf("%s: %s %.1f ms", at, p.what, p.v)})
+			}
+			gp.Points = append(gp.Points, Point{X: x, Y: s.GoodputRPS, Label: fmt.Sprintf("%s: goodput %.2f req/s (%d of %d met the SLOs)", at, s.GoodputRPS, s.GoodRequests, s.Requests)})
+			if s.TokensPerSPerUser > 0 {
+				us.Points = append(us.Points, Point{X: s.OutputTokensPerS, Y: s.TokensPerSPerUser,
+					Label: fmt.Sprintf("%s: %.1f tokens/s per user at %.1f tokens/s in all", at, s.TokensPerSPerUser, s.OutputTokensPerS)})
+			}
+		}
+		achieved.Series = append(achieved.Series, ach)
+		ttft.Series = append(ttft.Series, t50, t95, t99)
+		e2e.Series = append(e2e.Series, e50, e95, e99)
+		good.Series = append(good.Series, gp)
+		users.Series = append(users.Series, us)
+	}
+	if len(runs) == 1 && runs[0].Saturation != nil && runs[0].Saturation.HoldsAtRPS != nil {
+		x := *runs[0].Saturation.HoldsAtRPS
+		for _, c := range []*Chart{&ttft, &e2e, &good} {
+			_, _, _, y1 := c.bounds()
+			c.Series = append(c.Series, Series{Name: "SLOs hold up to here", Points: []Point{
+				{X: x, Y: 0, Label: fmt.Sprintf("saturation: the SLOs hold up to %.2f req/s", x)},
+				{X: x, Y: y1, Label: fmt.Sprintf("saturation: the SLOs hold up to %.2f req/s", x)}}})
+		}
+	}
+	return []Chart{achieved, ttft, e2e, good, users}
+}
+
+// SaturationText says where the SLOs stop holding, in words.
+func SaturationText(s *jobs.Saturation) string {
+	switch {
+	case s == nil:
+		return ""
+	case s.HoldsAtRPS == nil && s.FailsAtRPS != nil:
+		return fmt.Sprintf("The SLOs (%.0f %% of requests) hold at no measured step: saturated below %.2f req/s (%s).", s.GoodputShare*100, *s.FailsAtRPS, s.FailsStep)
+	case s.HoldsAtRPS != nil && s.FailsAtRPS == nil:
+		return fmt.Sprintf("The SLOs (%.0f %% of requests) hold at every measured step: saturation is above %.2f req/s (%s), the busiest step.", s.GoodputShare*100, *s.HoldsAtRPS, s.HoldsStep)
+	case s.HoldsAtRPS != nil:
+		return fmt.Sprintf("Saturation between %.2f req/s (%s, the SLOs hold for %.0f %% of requests) and %.2f req/s (%s, they do not).",
+			*s.HoldsAtRPS, s.HoldsStep, s.GoodputShare*100, *s.FailsAtRPS, s.FailsStep)
+	}
+	return ""
+}
