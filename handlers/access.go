@@ -75,8 +75,12 @@ func (t table) add(methods []string, path string, access Access, handlers ...fib
 func (t table) get(path string, a Access, h ...fiber.Handler) {
 	t.add([]string{fiber.MethodHead, fiber.MethodGet}, path, a, h...)
 }
-func (t table) post(path string, a Access, h ...fiber.Handler) { t.add([]string{fiber.MethodPost}, path, a, h...) }
-func (t table) put(path string, a Access, h ...fiber.Handler)  { t.add([]string{fiber.MethodPut}, path, a, h...) }
+func (t table) post(path string, a Access, h ...fiber.Handler) {
+	t.add([]string{fiber.MethodPost}, path, a, h...)
+}
+func (t table) put(path string, a Access, h ...fiber.Handler) {
+	t.add([]string{fiber.MethodPut}, path, a, h...)
+}
 func (t table) delete(path string, a Access, h ...fiber.Handler) {
 	t.add([]string{fiber.MethodDelete}, path, a, h...)
 }
