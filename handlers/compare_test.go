@@ -142,6 +142,20 @@ func TestCompareRunsSideBySide(t *testing.T) {
 	if !strings.Contains(flipped.text(`[data-testid="compare-table"]`), "+50.0%") {
 		t.Fatal("baseline change not applied")
 	}
+	// No sweep, no sweep curves; two sweeps, their curves overlaid.
+	if page.doc.Find(`[data-testid="compare-sweeps"]`).Length() != 0 {
+		t.Error("sweep curves without a sweep")
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = jsonb_set(summary, '{steps}',
+		jsonb_build_array(jsonb_build_object('name', 'sequential', 'achieved_rps', 1, 'ttft_ms', jsonb_build_object('p50', 10 * id)),
+			jsonb_build_object('name', 'max', 'achieved_rps', 3, 'ttft_ms', jsonb_build_object('p50', 30 * id))))
+		WHERE id IN ($1, $2)`, runs[0], runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	sweeps := c.get(link).doc.Find(`[data-testid="compare-sweeps"] [data-testid="chart-sweep-ttft"]`)
+	if sweeps.Find("polyline").Length() != 6 || !strings.Contains(sweeps.Find(".legend").Text(), fmt.Sprintf("run %d TTFT p50", runs[1])) {
+		t.Errorf("overlaid TTFT curves: %d lines, legend %q", sweeps.Find("polyline").Length(), sweeps.Find(".legend").Text())
+	}
 	if p := c.get(fmt.Sprintf("/compare?runs=%d", runs[0])); p.status != 422 {
 		t.Fatalf("one run: %d", p.status)
 	}

@@ -20,8 +20,11 @@ type Figures struct {
 	E2E     jobs.Dist
 	// ITL is over every token; ITLMeasured is false when the run stored no
 	// inter-token gaps (imported results, one-token answers).
-	ITL          jobs.Dist
-	ITLMeasured  bool
+	ITL         jobs.Dist
+	ITLMeasured bool
+	// Steps and Saturation are a sweep's (none for other profiles).
+	Steps        []jobs.StepSummary
+	Saturation   *jobs.Saturation
 	TokensPerS   *float64
 	RequestsPerS *float64
 	Goodput      *float64
@@ -43,6 +46,7 @@ func NewFigures(r store.CompareRun) Figures {
 	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
 		f.HasSummary = true
 		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
+		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
 		if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
 			c := *r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6
@@ -169,6 +173,21 @@ func Charts(fs []Figures) []charts.Chart {
 		{ID: "quality-cost", Title: "Quality vs cost", XLabel: "USD per 1M output tokens", YLabel: "quality", Series: []charts.Series{qc}},
 		{ID: "ttft-throughput", Title: "TTFT p95 vs throughput", XLabel: "output tokens/s", YLabel: "TTFT p95 ms", Series: []charts.Series{tt}},
 	}
+}
+
+// SweepCharts overlays the curves of the compared runs that are sweeps;
+// none when no run is.
+func SweepCharts(fs []Figures) []charts.Chart {
+	var runs []charts.SweepRun
+	for _, f := range fs {
+		if len(f.Steps) > 0 {
+			runs = append(runs, charts.SweepRun{Name: fmt.Sprintf("run %d", f.Run.ID), Steps: f.Steps, Saturation: f.Saturation})
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	return charts.SweepCharts(runs)
 }
 
 func (d Data) base() Figures {
