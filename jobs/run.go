@@ -46,6 +46,12 @@ type LoadProfile struct {
 	// Steps is how many rates a sweep tries between sequential and the
 	// highest throughput.
 	Steps int `json:"steps,omitempty" yaml:"steps,omitempty"`
+	// Rates, for a sweep, are the user's own steps instead: constant
+	// rates in requests/s, in order (Concurrency caps what is in flight).
+	Rates []float64 `json:"rates,omitempty" yaml:"rates,omitempty"`
+	// Concurrencies, for a sweep, are the user's own closed-loop steps
+	// instead: so many requests in flight each, in order.
+	Concurrencies []int `json:"concurrencies,omitempty" yaml:"concurrencies,omitempty"`
 	// Warmup requests are sent first and excluded from every figure.
 	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty"`
 	// Limits; zero means none.

@@ -57,6 +57,9 @@ const (
 // ratePhase names a sweep's constant-rate step.
 func ratePhase(rate float64) string { return fmt.Sprintf("rate %.2f/s", rate) }
 
+// concurrencyPhase names a sweep's closed-loop step at a concurrency.
+func concurrencyPhase(n int) string { return fmt.Sprintf("concurrency %d", n) }
+
 // Config is one segment of a run: the whole run, or what is left of it
 // when it is resumed.
 type Config struct {
@@ -272,6 +275,16 @@ func check(cfg Config) error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("unknown load profile %q", p.Profile))
+	}
+	for _, r := range p.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			errs = append(errs, fmt.Errorf("a sweep's rates must be above 0 (got %v)", r))
+		}
+	}
+	for _, c := range p.Concurrencies {
+		if c < 1 {
+			errs = append(errs, fmt.Errorf("a sweep's concurrencies must be at least 1 (got %d)", c))
+		}
 	}
 	if p.Concurrency < 0 || p.Steps < 0 || p.Warmup < 0 || p.MaxRequests < 0 || p.MaxDuration < 0 || p.MaxErrors < 0 {
 		errs = append(errs, errors.New("concurrency, steps, warmup and the limits cannot be negative"))

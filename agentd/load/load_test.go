@@ -397,6 +397,38 @@ func TestSweepRunsItsPhasesInOrder(t *testing.T) {
 	}
 }
 
+// A sweep of the user's own steps: constant rates, or concurrencies, in the
+// order given, items shared out, each step labelled.
+func TestSweepOfListedSteps(t *testing.T) {
+	t.Parallel()
+	f, s := newFake(5*time.Millisecond), &sink{}
+	out := run(t, context.Background(), Config{Indices: indices(12), Profile: jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8,
+		Rates: []float64{50, 200, 400}}, Send: f.send, Record: s.record})
+	s.exactlyOnce(t, indices(12))
+	if len(out.Phases) != 3 {
+		t.Fatalf("phases %+v", out.Phases)
+	}
+	for i, want := range []float64{50, 200, 400} {
+		if ph := out.Phases[i]; ph.Name != ratePhase(want) || ph.OfferedRate != want || ph.Sent != 4 {
+			t.Errorf("rate step %d: %+v", i, ph)
+		}
+	}
+	f, s = newFake(5*time.Millisecond), &sink{}
+	out = run(t, context.Background(), Config{Indices: indices(12), Profile: jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8,
+		Concurrencies: []int{1, 4}}, Send: f.send, Record: s.record})
+	s.exactlyOnce(t, indices(12))
+	if len(out.Phases) != 2 || out.Phases[0].Name != "concurrency 1" || out.Phases[1].Name != "concurrency 4" || out.Phases[1].Sent != 6 {
+		t.Fatalf("concurrency steps %+v", out.Phases)
+	}
+	if f.peak.Load() != 4 {
+		t.Errorf("peak in flight %d, want the last step's 4", f.peak.Load())
+	}
+	if _, err := Run(context.Background(), Config{Indices: indices(2), Profile: jobs.LoadProfile{Profile: jobs.LoadSweep, Rates: []float64{math.NaN()}},
+		Send: f.send, Record: s.record}); err == nil {
+		t.Error("a NaN rate was accepted")
+	}
+}
+
 func TestWarmupIsExcludedAndOffsetsStartAfterIt(t *testing.T) {
 	t.Parallel()
 	f, s := newFake(2*time.Millisecond), &sink{}

@@ -12,6 +12,10 @@ func (g *gen) sweep(items []int) {
 	if conc <= 0 {
 		conc = DefaultSweepConcurrency
 	}
+	if len(p.Rates) > 0 || len(p.Concurrencies) > 0 {
+		g.listedSweep(items, conc)
+		return
+	}
 	steps := max(p.Steps, 0)
 	shares := split(items, 2+steps)
 
@@ -45,6 +49,31 @@ func (g *gen) sweep(items []int) {
 			// Nothing was measured to pace by (every earlier request was
 			// dropped); send the share rather than skip it silently.
 			ok = g.closedLoop(share, 1, ph)
+		}
+		if !ok {
+			return
+		}
+		g.wg.Wait()
+	}
+}
+
+// listedSweep sends consecutive shares of items at the user's own steps:
+// constant rates (capped at conc in flight) or concurrencies, in order,
+// each step waiting for the previous one to finish.
+func (g *gen) listedSweep(items []int, conc int) {
+	p := g.cfg.Profile
+	n := len(p.Rates) + len(p.Concurrencies)
+	for i, share := range split(items, n) {
+		if len(share) == 0 {
+			return
+		}
+		var ok bool
+		if i < len(p.Rates) {
+			rate := p.Rates[i]
+			ok = g.openLoop(share, newArrivals(rate, false, 0), conc, g.newPhase(ratePhase(rate), rate))
+		} else {
+			c := p.Concurrencies[i-len(p.Rates)]
+			ok = g.closedLoop(share, c, g.newPhase(concurrencyPhase(c), 0))
 		}
 		if !ok {
 			return

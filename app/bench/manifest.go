@@ -190,7 +190,34 @@ func (m Manifest) Validate() Errors {
 		if l.Concurrency < 1 || l.Concurrency > 4096 {
 			add("load.concurrency", "the sweep's highest concurrency, between 1 and 4096")
 		}
-		if l.Steps < 2 || l.Steps > 20 {
+		switch {
+		case len(l.Rates) > 0 && len(l.Concurrencies) > 0:
+			add("load.rates", "give rates or concurrencies for the sweep's steps, not both")
+		case len(l.Rates) > 20 || len(l.Concurrencies) > 20:
+			add("load.rates", "at most 20 steps")
+		case len(l.Rates) > 0:
+			seen := map[string]int{}
+			for i, r := range l.Rates {
+				// Steps are told apart by their rate to the hundredth.
+				key := fmt.Sprintf("%.2f", r)
+				if !(r >= 0.01 && r <= 100000) {
+					add(fmt.Sprintf("load.rates[%d]", i), "a rate from 0.01 to 100000 requests per second")
+				} else if j, dup := seen[key]; dup {
+					add(fmt.Sprintf("load.rates[%d]", i), "the same rate (to the hundredth) as load.rates[%d]", j)
+				}
+				seen[key] = i
+			}
+		case len(l.Concurrencies) > 0:
+			seen := map[int]int{}
+			for i, c := range l.Concurrencies {
+				if c < 1 || c > 4096 {
+					add(fmt.Sprintf("load.concurrencies[%d]", i), "between 1 and 4096 requests in flight")
+				} else if j, dup := seen[c]; dup {
+					add(fmt.Sprintf("load.concurrencies[%d]", i), "the same concurrency as load.concurrencies[%d]", j)
+				}
+				seen[c] = i
+			}
+		case l.Steps < 2 || l.Steps > 20:
 			add("load.steps", "between 2 and 20 steps")
 		}
 	default:

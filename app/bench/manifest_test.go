@@ -92,6 +92,18 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		{"empty stop", func(m *Manifest) { m.Sampling.Stop = []string{""} }, "sampling.stop[0]"},
 		{"scorer", func(m *Manifest) { m.Scorer = "vibes" }, "scorer"},
 		{"slo", func(m *Manifest) { m.SLO.TPOT = -1 }, "slo.tpot"},
+		{"sweep rates and concurrencies", func(m *Manifest) {
+			m.Load = jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8, Rates: []float64{1}, Concurrencies: []int{2}}
+		}, "load.rates"},
+		{"sweep rate NaN", func(m *Manifest) {
+			m.Load = jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8, Rates: []float64{1, math.NaN()}}
+		}, "load.rates[1]"},
+		{"sweep rates equal to the hundredth", func(m *Manifest) {
+			m.Load = jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8, Rates: []float64{1.001, 1.004}}
+		}, "load.rates[1]"},
+		{"sweep concurrency 0", func(m *Manifest) {
+			m.Load = jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 8, Concurrencies: []int{0}}
+		}, "load.concurrencies[0]"},
 		{"goodput share above 1", func(m *Manifest) { m.SLO.Goodput = 1.5 }, "slo.goodput"},
 		{"negative goodput share", func(m *Manifest) { m.SLO.Goodput = -0.1 }, "slo.goodput"},
 		{"goodput share NaN", func(m *Manifest) { m.SLO.Goodput = math.NaN() }, "slo.goodput"},
