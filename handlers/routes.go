@@ -69,6 +69,7 @@ type Store interface {
 	agentStore
 	resultStore
 	compareStore
+	capacityStore
 }
 
 type server struct {
@@ -163,6 +164,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		api.post("/agents/:id<int>/"+action, Admin, s.apiAgentAction(action))
 	}
 	api.get("/hardware", SignedIn, s.apiListHardware)
+	api.post("/capacity", SignedIn, s.apiCapacity)
 	api.put("/hardware/:slug/price", Admin, s.apiSetHardwarePrice)
 	api.router.Use(apiNotFound)
 
@@ -198,6 +200,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/runs/:id<int>", Owner, s.showResultsPage)
 	web.post("/runs/:id<int>/score", Owner, s.rescoreRun)
 	web.get("/compare", Owner, s.showComparePage)
+	web.get("/capacity", SignedIn, s.showCapacityPage)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
 	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
 	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))

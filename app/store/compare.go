@@ -20,21 +20,40 @@ type CompareRun struct {
 	// that runtime's log.
 	LoadTimeMs *float64
 	RuntimeLog string
+	// GPUCount is the hardware profile's GPUs (0 on CPU).
+	GPUCount int
+}
+
+// compareRunColumns and compareRunFrom read a CompareRun.
+const compareRunColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count`
+
+const compareRunFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
+	LEFT JOIN agents a ON a.id = r.agent_id JOIN hardware_profiles h ON h.slug = r.hardware_profile `
+
+func scanCompareRun(row pgx.CollectableRow) (CompareRun, error) {
+	var r CompareRun
+	err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount)...)
+	return r, err
+}
+
+// DatasetRuns returns the finished runs on a dataset that the viewer may
+// read, newest first, at most limit of them: every target benchmarked on
+// it, across benchmarks.
+func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]CompareRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
+		WHERE b.dataset_id = @ds AND r.state = 'succeeded' AND r.summary IS NOT NULL AND (b.owner_id = @viewer OR @admin)
+		ORDER BY r.id DESC LIMIT @limit`,
+		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
+	out, err := pgx.CollectRows(rows, scanCompareRun)
+	return out, mapErr(err, "dataset runs")
 }
 
 // CompareRuns returns the runs the viewer may read, in the order asked.
 func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8,
-			r.load_time_ms, r.runtime_log
-		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
-		JOIN hardware_profiles h ON h.slug = r.hardware_profile
+	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
 		WHERE r.id = ANY(@ids) AND (b.owner_id = @viewer OR @admin) ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CompareRun, error) {
-		var r CompareRun
-		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog)...)
-		return r, err
-	})
+	out, err := pgx.CollectRows(rows, scanCompareRun)
 	return out, mapErr(err, "compare runs")
 }
 

@@ -1,0 +1,264 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/capacity"
+	"github.com/ruckus/ruckus/views/compare"
+)
+
+type capacityStore interface {
+	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.CompareRun, error)
+	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
+	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
+}
+
+// capacityRuns is how many of a dataset's runs the planner weighs at most
+// (the newest).
+const capacityRuns = 50
+
+// capacityRequest is the planner's question, from the API's JSON body or
+// the page's query.
+type capacityRequest struct {
+	DatasetID int64          `json:"dataset_id"`
+	Traffic   advise.Traffic `json:"traffic"`
+	SLO       struct {
+		TTFTms  float64 `json:"ttft_ms"`
+		TPOTms  float64 `json:"tpot_ms"`
+		E2Ems   float64 `json:"e2e_ms"`
+		Goodput float64 `json:"goodput"`
+	} `json:"slo"`
+	Headroom float64      `json:"headroom"`
+	Costs    advise.Costs `json:"costs"`
+}
+
+// check names every field that is out of range (field path → message).
+func (r capacityRequest) check() map[string]string {
+	errs := map[string]string{}
+	in := func(path string, v, lo, hi float64, loOpen bool, msg string) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi || (loOpen && v == lo) {
+			errs[path] = msg
+		}
+	}
+	if r.DatasetID <= 0 || r.DatasetID > math.MaxInt32 {
+		errs["dataset_id"] = "choose a dataset"
+	}
+	in("traffic.peak_rps", r.Traffic.PeakRPS, 0, 1e6, true, "requests per second at peak, above 0 and at most 1,000,000")
+	in("traffic.average_rps", r.Traffic.AverageRPS, 0, 1e6, true, "requests per second on average, above 0")
+	if _, bad := errs["traffic.average_rps"]; !bad && r.Traffic.AverageRPS > r.Traffic.PeakRPS {
+		errs["traffic.average_rps"] = "cannot be above the peak"
+	}
+	in("traffic.input_tokens", r.Traffic.InputTokens, 1, 1e7, false, "input tokens per request, from 1 to 10,000,000")
+	in("traffic.output_tokens", r.Traffic.OutputTokens, 1, 1e7, false, "output tokens per request, from 1 to 10,000,000")
+	in("slo.ttft_ms", r.SLO.TTFTms, 0, 1e7, false, "a TTFT bound in ms ≥ 0 (0: none)")
+	in("slo.tpot_ms", r.SLO.TPOTms, 0, 1e7, false, "a TPOT bound in ms ≥ 0 (0: none)")
+	in("slo.e2e_ms", r.SLO.E2Ems, 0, 1e8, false, "an E2E bound in ms ≥ 0 (0: none)")
+	in("slo.goodput", r.SLO.Goodput, 0, 1, false, "the share of requests that must meet the SLOs, from 0 (default 0.99) to 1")
+	in("headroom", r.Headroom, 0, 0.9, false, "the share of each replica's SLO-bound rate kept free, from 0 to 0.9")
+	in("costs.hours_per_month", r.Costs.HoursPerMonth, 0, 744, false, "hours a month, from 0 (default 730.5) to 744")
+	in("costs.utilisation", r.Costs.Utilisation, 0, 1, false, "the share of those hours the replicas are up, from 0 (default 1) to 1")
+	in("costs.energy_price_per_kwh", r.Costs.EnergyPricePerKWh, 0, 100, false, "USD per kWh, from 0 to 100")
+	in("costs.licence_per_month", r.Costs.LicencePerMonth, 0, 1e9, false, "USD a month, from 0")
+	return errs
+}
+
+func (r capacityRequest) slo() jobs.SLO {
+	d := func(ms float64) jobs.Duration { return jobs.Duration(time.Duration(ms * float64(time.Millisecond))) }
+	return jobs.SLO{TTFT: d(r.SLO.TTFTms), TPOT: d(r.SLO.TPOTms), E2E: d(r.SLO.E2Ems), Goodput: r.SLO.Goodput}
+}
+
+// measure reads what one run says about serving under the planner's SLOs:
+// a sweep's saturation point, or the one load a run measured when the
+// SLOs held at it.
+func (s *server) measure(ctx context.Context, r store.CompareRun, slo jobs.SLO) (advise.Measured, error) {
+	f := compare.NewFigures(r)
+	m := advise.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
+		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken}
+	var sum jobs.RunSummary
+	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
+		m.Problem = "the run has no figures"
+		return m, nil
+	}
+	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
+	if sum.OK > 0 {
+		m.OutputTokens = float64(sum.OutputTokens) / float64(sum.OK)
+	}
+	share := slo.GoodputShare()
+	steps, err := s.Store.RunSteps(ctx, r.ID, slo)
+	if err != nil {
+		return m, err
+	}
+	if len(steps) > 0 {
+		for _, st := range steps {
+			m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, st.AchievedRPS)
+		}
+		sat := jobs.FindSaturation(steps, share)
+		if sat.HoldsAtRPS == nil {
+			m.Problem = fmt.Sprintf("the SLOs held at no step of run %d's sweep (down to %.2f req/s)", r.ID, *sat.FailsAtRPS)
+			return m, nil
+		}
+		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
+		return m, nil
+	}
+	agg, err := s.Store.RunAggregate(ctx, r.ID, slo, 0)
+	if err != nil {
+		return m, err
+	}
+	m.MaxMeasuredRPS = agg.RequestsPerS
+	if agg.Requests == 0 || float64(agg.GoodRequests) < share*float64(agg.Requests) || agg.RequestsPerS <= 0 {
+		m.Problem = fmt.Sprintf("the SLOs held for %d of %d requests at run %d's one load (%.2f req/s); %.0f %% needed",
+			agg.GoodRequests, agg.Requests, r.ID, agg.RequestsPerS, share*100)
+		return m, nil
+	}
+	rate := agg.RequestsPerS
+	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
+	return m, nil
+}
+
+// planCapacity answers a checked request over the dataset's runs.
+func (s *server) planCapacity(ctx context.Context, v store.Viewer, req capacityRequest) (advise.CapacityPlan, error) {
+	if _, err := s.Store.DatasetByID(ctx, v, req.DatasetID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return advise.CapacityPlan{}, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+		}
+		return advise.CapacityPlan{}, err
+	}
+	runs, err := s.Store.DatasetRuns(ctx, v, req.DatasetID, capacityRuns)
+	if err != nil {
+		return advise.CapacityPlan{}, err
+	}
+	ms := make([]advise.Measured, 0, len(runs))
+	for _, r := range runs {
+		m, err := s.measure(ctx, r, req.slo())
+		if err != nil {
+			return advise.CapacityPlan{}, err
+		}
+		ms = append(ms, m)
+	}
+	return advise.PlanCapacity(req.Traffic, req.Headroom, req.Costs, ms), nil
+}
+
+// apiCapacity is POST /api/v1/capacity: the capacity plan for a traffic
+// profile over every target benchmarked on a dataset.
+func (s *server) apiCapacity(c *fiber.Ctx) error {
+	var req capacityRequest
+	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": []fiber.Map{{"path": "", "message": jsonProblem(err)}}})
+	}
+	if errs := req.check(); len(errs) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs)})
+	}
+	plan, err := s.planCapacity(c.UserContext(), viewer(c), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(plan)
+}
+
+// jsonProblem says what is wrong with a JSON body without Go's type names.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: a %s is not what this field takes", te.Field, te.Value)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		return "unknown field " + strings.TrimPrefix(msg, "json: unknown field ")
+	}
+	return "the body must be a JSON object: " + err.Error()
+}
+
+// fieldErrors lists field errors in path order, in the API's error shape.
+func fieldErrors(errs map[string]string) []fiber.Map {
+	paths := make([]string, 0, len(errs))
+	for p := range errs {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	out := make([]fiber.Map, len(paths))
+	for i, p := range paths {
+		out[i] = fiber.Map{"path": p, "message": errs[p]}
+	}
+	return out
+}
+
+// showCapacityPage is the planner's page: the form, and the plan once a
+// dataset and traffic are given (GET, so the URL is the plan).
+func (s *server) showCapacityPage(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	datasets, err := s.Store.ListDatasets(ctx, viewer(c))
+	if err != nil {
+		return err
+	}
+	form := capacity.Form{Dataset: c.Query("dataset"), PeakRPS: c.Query("peak_rps"), AverageRPS: c.Query("average_rps"),
+		InputTokens: c.Query("input_tokens", "512"), OutputTokens: c.Query("output_tokens", "256"),
+		TTFT: c.Query("ttft_ms", "1000"), TPOT: c.Query("tpot_ms", "100"), E2E: c.Query("e2e_ms"), Goodput: c.Query("goodput", "0.99"),
+		Headroom: c.Query("headroom", "0.2"), Hours: c.Query("hours_per_month", "730.5"), Utilisation: c.Query("utilisation", "1"),
+		EnergyPrice: c.Query("energy_price_per_kwh", "0.15"), Licence: c.Query("licence_per_month", "0")}
+	d := capacity.Data{Datasets: datasets, Form: form}
+	if form.Dataset == "" || form.PeakRPS == "" {
+		return render(c, fiber.StatusOK, capacity.Page(d))
+	}
+	var req capacityRequest
+	errs := map[string]string{}
+	num := func(path, raw string, dst *float64) {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			return
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			errs[path] = "must be a number"
+			return
+		}
+		*dst = v
+	}
+	if id, err := strconv.ParseInt(form.Dataset, 10, 64); err == nil {
+		req.DatasetID = id
+	}
+	num("traffic.peak_rps", form.PeakRPS, &req.Traffic.PeakRPS)
+	num("traffic.average_rps", form.AverageRPS, &req.Traffic.AverageRPS)
+	if strings.TrimSpace(form.AverageRPS) == "" {
+		req.Traffic.AverageRPS = req.Traffic.PeakRPS
+	}
+	num("traffic.input_tokens", form.InputTokens, &req.Traffic.InputTokens)
+	num("traffic.output_tokens", form.OutputTokens, &req.Traffic.OutputTokens)
+	num("slo.ttft_ms", form.TTFT, &req.SLO.TTFTms)
+	num("slo.tpot_ms", form.TPOT, &req.SLO.TPOTms)
+	num("slo.e2e_ms", form.E2E, &req.SLO.E2Ems)
+	num("slo.goodput", form.Goodput, &req.SLO.Goodput)
+	num("headroom", form.Headroom, &req.Headroom)
+	num("costs.hours_per_month", form.Hours, &req.Costs.HoursPerMonth)
+	num("costs.utilisation", form.Utilisation, &req.Costs.Utilisation)
+	num("costs.energy_price_per_kwh", form.EnergyPrice, &req.Costs.EnergyPricePerKWh)
+	num("costs.licence_per_month", form.Licence, &req.Costs.LicencePerMonth)
+	for p, m := range req.check() {
+		if _, seen := errs[p]; !seen {
+			errs[p] = m
+		}
+	}
+	if len(errs) > 0 {
+		d.Errors = fieldErrors(errs)
+		return render(c, fiber.StatusUnprocessableEntity, capacity.Page(d))
+	}
+	plan, err := s.planCapacity(ctx, viewer(c), req)
+	if err != nil {
+		return err
+	}
+	d.Plan = &plan
+	return render(c, fiber.StatusOK, capacity.Page(d))
+}

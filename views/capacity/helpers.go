@@ -1,0 +1,27 @@
+package capacity
+
+import (
+	"fmt"
+
+	"github.com/ruckus/ruckus/app/advise"
+)
+
+// sourceKeys are the planned figures in the order they are explained.
+var sourceKeys = []string{"replicas", "cost_per_hour", "monthly_energy", "monthly_cost", "cost_per_1m_output_tokens"}
+
+func money(v *float64) string {
+	if v == nil {
+		return "not measured"
+	}
+	return fmt.Sprintf("$%.2f", *v)
+}
+
+func quality(a advise.Capacity) string {
+	switch {
+	case a.Quality == nil:
+		return "not scored"
+	case a.QualityLo != nil && a.QualityHi != nil:
+		return fmt.Sprintf("%.3f [%.3f, %.3f]", *a.Quality, *a.QualityLo, *a.QualityHi)
+	}
+	return fmt.Sprintf("%.3f", *a.Quality)
+}
