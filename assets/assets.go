@@ -71,6 +71,16 @@ func (m *Manifest) URL(name string) string {
 	return a.URL
 }
 
+// Body is the content of the named file (for a page that must carry its
+// styles inline, such as a report saved to disk).
+func (m *Manifest) Body(name string) []byte {
+	a, ok := m.byName[name]
+	if !ok {
+		panic(fmt.Sprintf("assets: no embedded file %q", name))
+	}
+	return a.Body
+}
+
 // Lookup finds the asset served at a hashed URL.
 func (m *Manifest) Lookup(url string) (*Asset, bool) {
 	a, ok := m.byURL[url]

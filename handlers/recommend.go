@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/recommend"
 )
@@ -76,17 +77,9 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
-	var cands []advise.Candidate
+	cands := candidates(runs)
 	var profiles []string
 	for _, r := range runs {
-		f := compare.NewFigures(r)
-		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPS: f.TokensPerS, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
-		if f.HasSummary {
-			ttft, e2e := f.TTFT.P95, f.E2E.P95
-			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
-		}
-		cands = append(cands, cand)
 		if !slices.Contains(profiles, r.HardwareProfile) {
 			profiles = append(profiles, r.HardwareProfile)
 		}
@@ -124,4 +117,20 @@ func (s *server) apiRecommendation(c *fiber.Ctx) error {
 		rec.Excluded = []advise.Excluded{}
 	}
 	return c.JSON(rec)
+}
+
+// candidates are runs as the recommendation weighs them.
+func candidates(runs []store.CompareRun) []advise.Candidate {
+	var cands []advise.Candidate
+	for _, r := range runs {
+		f := compare.NewFigures(r)
+		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPS: f.TokensPerS, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
+		if f.HasSummary {
+			ttft, e2e := f.TTFT.P95, f.E2E.P95
+			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
+		}
+		cands = append(cands, cand)
+	}
+	return cands
 }

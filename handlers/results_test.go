@@ -489,3 +489,54 @@ func TestSweepStepsOnPageAPIAndCSV(t *testing.T) {
 		t.Fatalf("summary CSV rows: %q", recs)
 	}
 }
+
+// A benchmark's report is one self-contained HTML file: styles inline,
+// charts as SVG, no scripts and nothing to fetch; ?format=json is the same
+// summary as data.
+func TestBenchmarkReport(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	other := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
+	benchmarkID, runID := runWithResults(t, e, tok, 20, func(i int) string { return "x" })
+	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'succeeded' WHERE id = $1`, runID, raw); err != nil {
+		t.Fatal(err)
+	}
+	status, ct, body := e.raw("/api/v1/benchmarks/"+benchmarkID+"/report.html", tok)
+	if status != 200 || !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("report: %d %s", status, ct)
+	}
+	for _, banned := range []string{"<script", "<link", " src=", "@import", "url(http", "//cdn"} {
+		if strings.Contains(strings.ToLower(body), banned) {
+			t.Errorf("the report holds %q: it must open offline, fetching nothing", banned)
+		}
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Find("style").Length() != 1 || len(doc.Find("style").Text()) < 10000 || doc.Find("svg").Length() < 1 {
+		t.Errorf("inline styles and charts: %d style, %d svg", doc.Find("style").Length(), doc.Find("svg").Length())
+	}
+	if doc.Find(fmt.Sprintf(`[data-testid="report-run-%d"]`, runID)).Length() != 1 || !strings.Contains(doc.Find(`[data-testid="report-manifest"]`).Text(), `"max_tokens": 8`) ||
+		!strings.Contains(doc.Find(`[data-testid="report-agents"]`).Text(), "cpu-1") || doc.Find(`[data-testid="report-recommendation"] li`).Length() != 1 {
+		t.Errorf("report content: %s", doc.Find("main").Text())
+	}
+	r := e.api(http.MethodGet, "/api/v1/benchmarks/"+benchmarkID+"/report.html?format=json", tok, nil, "")
+	runs, _ := r.body["runs"].([]any)
+	if r.status != 200 || len(runs) != 1 || r.body["manifest"] == nil || r.body["recommendation"] == nil || r.body["agents"] == nil {
+		t.Fatalf("report JSON: %d %v", r.status, r.body)
+	}
+	if r := e.api(http.MethodGet, "/api/v1/benchmarks/"+benchmarkID+"/report.html", other, nil, ""); r.status != 404 {
+		t.Errorf("another user's report: %d", r.status)
+	}
+	if status, _, _ := e.raw("/api/v1/benchmarks/"+benchmarkID+"/report.html?format=pdf", tok); status != 400 {
+		t.Errorf("format pdf: %d", status)
+	}
+}

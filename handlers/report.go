@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/report"
+)
+
+// benchmarkReport is a benchmark as one self-contained HTML file to share
+// (inline styles and SVG, no scripts), or with ?format=json the whole
+// summary as data: configuration, agents, runs with their figures,
+// comparison and recommendation.
+func (s *server) benchmarkReport(c *fiber.Ctx) error {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return err
+	}
+	format := c.Query("format", "html")
+	if format != "html" && format != "json" {
+		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use html or json", format))
+	}
+	ctx := c.UserContext()
+	manifest, _, err := s.Store.BenchmarkManifest(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(b.Runs))
+	names := map[string]bool{}
+	for i, r := range b.Runs {
+		ids[i] = r.ID
+		names[r.AgentName] = true
+	}
+	runs, err := s.Store.CompareRuns(ctx, viewer(c), ids)
+	if err != nil {
+		return err
+	}
+	all, err := s.Store.ListAgents(ctx)
+	if err != nil {
+		return err
+	}
+	var agents []report.Agent
+	for _, a := range all {
+		if !names[a.Name] {
+			continue
+		}
+		ra := report.Agent{Name: a.Name, Host: a.Host, Version: a.Version, Profile: a.Profile, Runtimes: a.Runtimes}
+		var caps jobs.Capabilities
+		if json.Unmarshal(a.Capabilities, &caps) == nil {
+			h := caps.Hardware
+			ra.CPU = fmt.Sprintf("%s, %d cores, %.0f GiB", h.CPUModel, h.CPUCores, float64(h.MemoryBytes)/(1<<30))
+			ra.Driver, ra.CUDA = h.DriverVersion, h.CUDAVersion
+			for _, g := range h.GPUs {
+				ra.GPUs = append(ra.GPUs, fmt.Sprintf("%s (%.0f GiB)", g.Name, float64(g.MemoryBytes)/(1<<30)))
+			}
+		}
+		agents = append(agents, ra)
+	}
+	rec := advise.Recommend(candidates(runs), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1})
+	if format == "json" {
+		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
+			"created_at": b.CreatedAt, "manifest": json.RawMessage(manifest), "agents": agents, "runs": apiRuns, "recommendation": rec})
+	}
+	figs := make([]compare.Figures, len(runs))
+	for i, r := range runs {
+		figs[i] = compare.NewFigures(r)
+		figs[i].GridCO2 = s.GridCO2
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, manifest, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(manifest)
+	}
+	css := string(s.Assets.Body("pico.min.css")) + "\n" + string(s.Assets.Body("app.css"))
+	d := report.Data{Benchmark: b, Manifest: pretty.String(), Generated: time.Now(), Version: s.Version, Agents: agents,
+		Runs: figs, Recommend: rec, GridCO2: s.GridCO2, CSS: css}
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`inline; filename="benchmark-%d-report.html"`, b.ID))
+	// The report carries its styles inline and runs nothing.
+	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	return render(c, fiber.StatusOK, report.Page(d))
+}
