@@ -1,7 +1,9 @@
 // Command webbench measures the result pages and exports (`make
-// bench-web`): it seeds 1,000,000 result rows (100 runs × 10,000 items),
-// starts a real `ruckus serve`, and prints in one run the p95 of the
-// results page, of a 4-run comparison page and of the progress fragment,
+// bench-web`): it seeds 1,000,000 result rows (100 runs × 10,000 items, and
+// a 4-run benchmark of 20-step sweeps), starts a real `ruckus serve`, and
+// prints in one run the p95 of the results page, of a 4-run comparison
+// page, of a sweep's run page, of 4 sweeps' overlaid curves, of a 4-run
+// benchmark's report and of the progress fragment,
 // the requests/s wrk (or, without wrk, a Go keep-alive loop) sustains on
 // the fragment, and the throughput of exporting all 1,000,000 rows as CSV
 // beside `psql \copy (SELECT …) TO STDOUT CSV` of the same rows.
@@ -170,6 +172,43 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 			return err
 		}
 	}
+	// A 4-run benchmark of 20-step sweeps, for the sweep pages and the report.
+	sweep, err := planner.Create(ctx, v, bench.Manifest{Name: "sweep bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+		Targets: []bench.Target{{Model: models[0], Runtime: "sim", Hardware: "cpu"}, {Model: models[1], Runtime: "sim", Hardware: "cpu"},
+			{Model: models[2], Runtime: "sim", Hardware: "cpu"}, {Model: models[3], Runtime: "sim", Hardware: "cpu"}},
+		Load: jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 64, Rates: sweepRates(20)}, Sampling: jobs.Sampling{MaxTokens: 64}})
+	if err != nil {
+		return err
+	}
+	var sweepRuns []int64
+	for _, r := range sweep.Runs {
+		sweepRuns = append(sweepRuns, r.RunID)
+	}
+	_, err = pool.Exec(ctx, `UPDATE runs SET state = 'succeeded', agent_id = $2, mode = 'sim', started_at = now(), finished_at = now(),
+		completed = $3, total = $3, output_tokens = $3 * 40, throughput = 500, measured_seconds = 100 WHERE id = ANY($1)`, sweepRuns, agent.ID, nItems)
+	if err != nil {
+		return err
+	}
+	// Step k of 20 (k = 1…20) offers k req/s; latency grows with the rate.
+	_, err = pool.Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens, completion_tokens,
+			sent_at, ttft_ms, e2e_ms, tpot_ms, itl_mean_ms, content_events, http_status, request_id, agent_id, score, phase, itl_gaps_us)
+		SELECT r, i, 'item-' || lpad(i::text, 5, '0'), 'ok', 'The answer is ' || (2 * i), 'stop', 20, 40,
+			now() + make_interval(secs => i / 100.0), 50 + k * 20 + (i % 50), 400 + k * 60 + (i % 200), 9 + k, 9 + k, 40, 200,
+			'cmpl-' || r || '-' || i, $2, (i + r) % 2, 'rate ' || to_char(k, 'FM990.00') || '/s', array_fill((9 + k) * 1000, ARRAY[39])
+		FROM unnest($1::bigint[]) AS r, generate_series(0, $3 - 1) AS i, LATERAL (SELECT 1 + i * 20 / $3 AS k) AS step`, sweepRuns, agent.ID, nItems)
+	if err != nil {
+		return err
+	}
+	for _, id := range sweepRuns {
+		sum, err := st.RunAggregate(ctx, id, jobs.SLO{TTFT: jobs.Duration(300 * time.Millisecond)}, 0)
+		if err != nil {
+			return err
+		}
+		raw, _ := json.Marshal(sum)
+		if _, err := pool.Exec(ctx, `UPDATE runs SET summary = $2 WHERE id = $1`, id, raw); err != nil {
+			return err
+		}
+	}
 	// One run stays live, with samples, for the progress fragment.
 	live := runIDs[0]
 	if _, err := pool.Exec(ctx, `UPDATE runs SET state = 'running', finished_at = NULL, eta_seconds = 30 WHERE id = $1`, live); err != nil {
@@ -221,6 +260,16 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	if err := benchPage("comparison page (4 runs)", cmp, 60*time.Millisecond); err != nil {
 		return err
 	}
+	if err := benchPage("run page, 20-step sweep", fmt.Sprintf("/runs/%d", sweepRuns[0]), 50*time.Millisecond); err != nil {
+		return err
+	}
+	if err := benchPage("comparison, 4 sweeps' curves", fmt.Sprintf("/compare?runs=%d,%d,%d,%d", sweepRuns[0], sweepRuns[1], sweepRuns[2], sweepRuns[3]),
+		50*time.Millisecond); err != nil {
+		return err
+	}
+	if err := benchPage("report, 4-run benchmark", fmt.Sprintf("/benchmarks/%d/report.html", sweep.BenchmarkID), 200*time.Millisecond); err != nil {
+		return err
+	}
 	frag := fmt.Sprintf("/benchmarks/%d/runs", benchmarkIDs[0])
 	if err := benchPage("progress fragment (50 runs)", frag, 5*time.Millisecond); err != nil {
 		return err
@@ -262,6 +311,15 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// sweepRates is 1, 2, …, n requests/s.
+func sweepRates(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64(i + 1)
+	}
+	return out
+}
 
 type countWriter struct{ n int64 }
 
