@@ -11,14 +11,14 @@ import (
 
 func num(v *float64, format string) string {
 	if v == nil {
-		return "–"
+		return "not measured"
 	}
 	return fmt.Sprintf(format, *v)
 }
 
 func quality(c advise.Candidate) string {
 	if c.Quality == nil {
-		return "–"
+		return "not scored"
 	}
 	if c.QualityLo != nil && c.QualityHi != nil {
 		return fmt.Sprintf("%.3f [%.3f, %.3f]", *c.Quality, *c.QualityLo, *c.QualityHi)
