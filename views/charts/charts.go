@@ -50,25 +50,29 @@ func (c Chart) Empty() bool {
 	return true
 }
 
-// bounds are the data ranges, with zero included on Y and a little room.
-func (c Chart) bounds() (x0, x1, y0, y1 float64) {
-	x0, x1, y0, y1 = math.Inf(1), math.Inf(-1), 0, math.Inf(-1)
+// scales are the chart's axes: X over the data, Y from zero (sizes are
+// read against zero) — both on nice ticks, never collapsed.
+func (c Chart) scales() (Scale, Scale) {
+	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
 		for _, p := range s.Points {
+			if math.IsNaN(p.X) || math.IsNaN(p.Y) || math.IsInf(p.X, 0) || math.IsInf(p.Y, 0) {
+				continue
+			}
 			x0, x1 = math.Min(x0, p.X), math.Max(x1, p.X)
 			y0, y1 = math.Min(y0, p.Y), math.Max(y1, p.Y)
 		}
 	}
 	if math.IsInf(x0, 1) {
-		return 0, 1, 0, 1
+		x0, x1, y0, y1 = 0, 1, 0, 1
 	}
-	if x1 == x0 {
-		x1 = x0 + 1
-	}
-	if y1 <= y0 {
-		y1 = y0 + 1
-	}
-	return x0, x1, y0, y1 * 1.05
+	return NiceScale(x0, x1, false), NiceScale(y0, y1, true)
+}
+
+// bounds are the axes' domains.
+func (c Chart) bounds() (x0, x1, y0, y1 float64) {
+	xs, ys := c.scales()
+	return xs.Min, xs.Max, ys.Min, ys.Max
 }
 
 func (c Chart) scale() (func(float64) float64, func(float64) float64) {
@@ -105,47 +109,40 @@ type Tick struct {
 	Label string
 }
 
-// XTicks and YTicks are five evenly spaced labels along each axis.
+// XTicks and YTicks are the axes' labels, on their nice tick values.
 func (c Chart) XTicks() []Tick {
-	x0, x1, _, _ := c.bounds()
+	xs, _ := c.scales()
 	sx, _ := c.scale()
-	out := make([]Tick, 5)
-	for i := range out {
-		v := x0 + (x1-x0)*float64(i)/4
-		out[i] = Tick{f(sx(v)), short(v)}
+	out := make([]Tick, len(xs.Ticks))
+	for i, v := range xs.Ticks {
+		out[i] = Tick{f(sx(v)), xs.Label(v)}
 	}
 	return out
 }
 
 func (c Chart) YTicks() []Tick {
-	_, _, y0, y1 := c.bounds()
+	_, ys := c.scales()
 	_, sy := c.scale()
-	out := make([]Tick, 5)
-	for i := range out {
-		v := y0 + (y1-y0)*float64(i)/4
-		out[i] = Tick{f(sy(v)), short(v)}
+	out := make([]Tick, len(ys.Ticks))
+	for i, v := range ys.Ticks {
+		out[i] = Tick{f(sy(v)), ys.Label(v)}
 	}
 	return out
 }
 
-// short writes a number compactly: 1.2k, 35, 0.42.
-func short(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1e9:
-		return fmt.Sprintf("%.1fG", v/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.1fM", v/1e6)
-	case a >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	case a >= 100 || v == math.Trunc(v):
-		return fmt.Sprintf("%.0f", v)
+// DirectLabel places a line series' name at its last point, for charts of
+// up to eight series (more are left to the legend).
+func (c Chart) DirectLabel(s Series) (x, y string, ok bool) {
+	if s.Dots || len(s.Points) == 0 || len(c.Series) > 8 || len(c.Series) < 2 {
+		return "", "", false
 	}
-	return fmt.Sprintf("%.2g", v)
+	sx, sy := c.scale()
+	p := s.Points[len(s.Points)-1]
+	return f(sx(p.X)), f(math.Max(sy(p.Y)-5, top+8)), true
 }
 
 // Class is the CSS class of the n-th series (its colour).
-func Class(n int) string { return fmt.Sprintf("series-%d", n%6) }
+func Class(n int) string { return fmt.Sprintf("series-%d", n%8) }
 
 // Plot box corners, for the axes.
 func axisX() (string, string, string) { return f(left), f(Width - right), f(Height - bottom) }
