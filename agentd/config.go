@@ -203,6 +203,16 @@ func (c *runConfig) validate() error {
 		if c.ReadyTimeout <= 0 || c.StopGrace <= 0 {
 			return errors.New("--ready-timeout and --stop-grace must be positive")
 		}
+		for _, m := range []struct {
+			flag string
+			kv   map[string]string
+		}{{"--model-path", c.ModelPaths}, {"--model-alias", c.ModelAliases}} {
+			for k, v := range m.kv {
+				if err := launch.CheckArgValue(v); err != nil {
+					return fmt.Errorf("%s %s=%s: %w", m.flag, k, v, err)
+				}
+			}
+		}
 	default:
 		return fmt.Errorf("--runtime %q: use sim, openai or launch", c.Runtime)
 	}

@@ -29,6 +29,9 @@ import (
 // TestMain lets the tests start this test binary as a real agentd process
 // (RUCKUS_AGENTD_MAIN=1), so crash tests kill real processes.
 func TestMain(m *testing.M) {
+	if log := os.Getenv(fakeRuntimeLogEnv); log != "" && fakeRuntimeNames[filepath.Base(os.Args[0])] {
+		os.Exit(fakeRuntime(log))
+	}
 	if os.Getenv("RUCKUS_AGENTD_MAIN") == "1" {
 		main()
 		return
@@ -177,10 +180,16 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func startAgent(t *testing.T, url, name string, extra ...string) *agentProcess {
 	t.Helper()
+	return startAgentWithEnv(t, nil, url, name, extra...)
+}
+
+// startAgentWithEnv is startAgent with env added to the agent's environment.
+func startAgentWithEnv(t *testing.T, env []string, url, name string, extra ...string) *agentProcess {
+	t.Helper()
 	args := append([]string{"run", "--database-url", url, "--name", name, "--heartbeat", "1s", "--progress-interval", "200ms",
 		"--sim-ttft", "const:5ms", "--sim-itl", "const:2ms", "--sim-output-tokens", "const:10"}, extra...)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "RUCKUS_AGENTD_MAIN=1")
+	cmd.Env = append(append(os.Environ(), env...), "RUCKUS_AGENTD_MAIN=1")
 	p := &agentProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {

@@ -30,12 +30,14 @@ func TestRunFlagsAreValidated(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
 	for args, want := range map[string]string{
 		"": "--database-url (or DATABASE_URL) is required",
-		"--database-url postgres://x --runtime vllm":                 `--runtime "vllm": use sim, openai or launch`,
-		"--database-url postgres://x --runtime openai":               "--runtime openai needs --endpoint",
-		"--database-url postgres://x --runtime launch --serves nope": "--runtime launch needs --serves",
-		"--database-url postgres://x --sim-itl fast":                 "--sim-itl",
-		"--database-url postgres://x --heartbeat 10ms":               "--heartbeat must be between 1s and 1m",
-		"--database-url postgres://x --name=":                        "--name must not be empty",
+		"--database-url postgres://x --runtime vllm":                                                `--runtime "vllm": use sim, openai or launch`,
+		"--database-url postgres://x --runtime openai":                                              "--runtime openai needs --endpoint",
+		"--database-url postgres://x --runtime launch --serves nope":                                "--runtime launch needs --serves",
+		"--database-url postgres://x --sim-itl fast":                                                "--sim-itl",
+		"--database-url postgres://x --heartbeat 10ms":                                              "--heartbeat must be between 1s and 1m",
+		"--database-url postgres://x --name=":                                                       "--name must not be empty",
+		"--database-url postgres://x --runtime launch --serves vllm --model-path m=--config=/tmp/x": `--model-path m=--config=/tmp/x: it begins with "-"`,
+		"--database-url postgres://x --runtime launch --serves vllm --model-alias m=-x":             `--model-alias m=-x: it begins with "-"`,
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), append([]string{"run"}, strings.Fields(args)...), &out, &errb)

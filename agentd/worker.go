@@ -55,11 +55,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	a := job.Args
 	log := w.logger.With("run", a.RunID, "job", job.ID)
 	if err := jobs.CheckProtocol(a.ProtocolVersion); err != nil {
-		log.Error("refusing run", "err", err)
-		if ferr := w.st.SetRunRefused(ctx, a.RunID, job.ID, fmt.Sprintf("agent %s refused the run: %v", w.cfg.Name, err)); ferr != nil {
-			log.Warn("recording the refusal", "err", ferr)
-		}
-		return river.JobCancel(err)
+		return w.refuse(ctx, job, err, log)
+	}
+	// The job comes from the database, which this node does not trust: a
+	// model name that is not a registry id (one renamed "--trust-remote-code")
+	// never reaches a runtime, its command line above all.
+	if err := jobs.CheckModelName(a.Model); err != nil {
+		return w.refuse(ctx, job, fmt.Errorf("the job's model: %w", err), log)
 	}
 	claim, err := w.st.ClaimRun(ctx, a.RunID, w.agentID, job.ID, w.backend.Mode(w.gpus > 0))
 	if errors.Is(err, store.ErrStaleJob) {
@@ -207,6 +209,16 @@ func noSuccess(summary []byte) string {
 	}
 	slices.Sort(classes)
 	return fmt.Sprintf("no request succeeded (%d sent: %s): nothing was measured", s.Requests, strings.Join(classes, ", "))
+}
+
+// refuse fails a run this agent will not work, saying why, and cancels its
+// job so that no other agent of the same release takes it either.
+func (w *runWorker) refuse(ctx context.Context, job *river.Job[jobs.RunArgs], why error, log *slog.Logger) error {
+	log.Error("refusing run", "err", why)
+	if err := w.st.SetRunRefused(ctx, job.Args.RunID, job.ID, fmt.Sprintf("agent %s refused the run: %v", w.cfg.Name, why)); err != nil {
+		log.Warn("recording the refusal", "err", err)
+	}
+	return river.JobCancel(why)
 }
 
 // finishFigures computes the run's summary over all its stored results

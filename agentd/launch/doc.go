@@ -15,6 +15,19 @@
 // (Spec.Env) or bring a whole Template of its own. An argument that renders
 // to the empty string is dropped, so a template can make a flag optional.
 //
+// # Values on the command line
+//
+// The model name comes from the job, so from the database, which a GPU node
+// does not trust; paths come from the agent's settings. Neither may be read
+// by a runtime as anything but the value it is: Start and Render refuse a
+// model name, model path or Modelfile that begins with "-", holds a control
+// character (a line break would add a line to the Modelfile written from
+// the path) or is not UTF-8, and the shipped templates pass values as
+// --flag=value where the runtime's parser takes that form, as the argument
+// after a flag that always takes the next one (llama-server), or after
+// "--" (ollama create). agentd also refuses, before anything else, a job
+// whose model is not a registry model id (jobs.CheckModelName).
+//
 // # Readiness and load time
 //
 // WaitReady goes through up to four phases, all within Spec.ReadyTimeout

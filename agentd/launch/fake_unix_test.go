@@ -182,11 +182,34 @@ func fakeOllamaServe() int {
 	return fakeListen(os.Getenv("OLLAMA_HOST"), mux)
 }
 
+// fakeOllamaCreate parses its arguments as ollama's (cobra's) parser does:
+// -f/--file with its value after "=" or as the next argument, and after
+// "--" only positionals; exactly one positional, the model's name.
 func fakeOllamaCreate(args []string) int {
-	if len(args) != 3 || args[1] != "-f" {
-		fmt.Fprintf(os.Stderr, "fake create: usage: create NAME -f FILE, got %q\n", args)
+	var file string
+	var names []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			names = append(names, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-f="):
+			_, file, _ = strings.Cut(a, "=")
+		case (a == "--file" || a == "-f") && i+1 < len(args):
+			i++
+			file = args[i]
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(os.Stderr, "fake create: unknown flag: %s\n", a)
+			return 2
+		default:
+			names = append(names, a)
+		}
+	}
+	if len(names) != 1 || file == "" {
+		fmt.Fprintf(os.Stderr, "fake create: usage: create [--file FILE] NAME, got %q\n", args)
 		return 2
 	}
+	args = []string{names[0], "-f", file}
 	mf, err := os.ReadFile(args[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake create:", err)

@@ -74,6 +74,11 @@ func Start(ctx context.Context, spec Spec, logger *slog.Logger) (*Process, error
 	if err != nil {
 		return nil, err
 	}
+	// Before anything is written from them (the Modelfile); Render checks
+	// again what it renders.
+	if err := spec.checkValues(name); err != nil {
+		return nil, err
+	}
 	if spec.Port == 0 {
 		if spec.Port, err = FreePort(spec.Host); err != nil {
 			return nil, err

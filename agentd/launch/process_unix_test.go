@@ -339,7 +339,7 @@ func TestOllamaTemplate(t *testing.T) {
 	if state.Created["tiny"] != "/models/tiny.gguf" || !state.Loaded["tiny"] || state.KeepAlive != "-1" {
 		t.Errorf("fake ollama state %+v", state)
 	}
-	if !strings.Contains(p.LogTail(), "# launch: prepare: ollama create tiny -f "+filepath.Join(work, "Modelfile")) {
+	if !strings.Contains(p.LogTail(), "# launch: prepare: ollama create --file="+filepath.Join(work, "Modelfile")+" -- tiny") {
 		t.Errorf("tail lacks the prepare step:\n%s", p.LogTail())
 	}
 }

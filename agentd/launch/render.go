@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Plan is a rendered Spec: exactly what Start runs and where it looks.
@@ -45,8 +47,8 @@ func Render(spec Spec) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if strings.TrimSpace(spec.Model) == "" {
-		return Plan{}, fmt.Errorf("launch: %s: no model given", name)
+	if err := spec.checkValues(name); err != nil {
+		return Plan{}, err
 	}
 	if t.NeedsModelPath && spec.ModelPath == "" {
 		return Plan{}, fmt.Errorf("launch: %s needs a model path (it cannot fetch %q by name)", name, spec.Model)
@@ -112,6 +114,43 @@ func Render(spec Spec) (Plan, error) {
 	}
 	p.BaseURL = root + strings.TrimRight(ensureSlash(t.APIPath), "/")
 	return p, nil
+}
+
+// maxArgValue bounds a model name or path put on a command line.
+const maxArgValue = 4096
+
+// checkValues refuses a spec whose model name or paths could be read as
+// something else than the value they are: a runtime's option (a leading
+// "-": a model renamed "--trust-remote-code" must not reach vllm serve as
+// that flag), another line of the Modelfile written from the path (a line
+// break), or nothing at all (a NUL ends a C string). The model name comes
+// from the job, so from the database, which a GPU node does not trust.
+func (s Spec) checkValues(runtime string) error {
+	if strings.TrimSpace(s.Model) == "" {
+		return fmt.Errorf("launch: %s: no model given", runtime)
+	}
+	for _, v := range []struct{ what, val string }{{"model", s.Model}, {"model path", s.ModelPath}, {"Modelfile", s.Modelfile}} {
+		if err := CheckArgValue(v.val); err != nil {
+			return fmt.Errorf("launch: %s: refusing %s %q: %w", runtime, v.what, v.val, err)
+		}
+	}
+	return nil
+}
+
+// CheckArgValue says why v cannot be passed as one argument's value on a
+// runtime's command line (see Spec's model name and paths), nil when it can.
+func CheckArgValue(v string) error {
+	switch {
+	case strings.HasPrefix(v, "-"):
+		return errors.New(`it begins with "-", so the runtime would read it as an option`)
+	case len(v) > maxArgValue:
+		return fmt.Errorf("it is longer than %d bytes", maxArgValue)
+	case !utf8.ValidString(v):
+		return errors.New("it is not UTF-8 text")
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return errors.New("it holds a control character (a line break, a NUL, …)")
+	}
+	return nil
 }
 
 type renderer struct{ vars Vars }

@@ -84,6 +84,14 @@ const (
 
 // shipped builds the shipped templates afresh each time, so a caller that
 // changes its copy changes nobody else's.
+//
+// Values that reach a command line (the model name, paths) are passed so
+// that none can be read as an option: as --flag=value where the runtime's
+// parser takes that form (vLLM's and SGLang's argparse, TGI's clap,
+// Ollama's cobra), or as the word after a flag that always consumes the
+// next argument (llama-server), or after "--" (ollama create). Render
+// refuses values that begin with "-" besides (see CheckArgValue), which
+// covers the one positional that has neither: vllm serve's model.
 func shipped() map[string]Template {
 	const modelOrPath = "{{or .ModelPath .Model}}"
 	return map[string]Template{
@@ -91,29 +99,31 @@ func shipped() map[string]Template {
 		// served name is always Model so that requests match.
 		VLLM: {
 			Command: []string{"vllm", "serve", modelOrPath,
-				"--host", "{{.Host}}", "--port", "{{.Port}}", "--served-model-name", "{{.Model}}"},
+				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.Model}}"},
 			ReadyPath:   "/health",
 			MetricsPath: "/metrics",
 			APIPath:     "/v1",
 		},
 		// SGLang serves /metrics only with --enable-metrics.
 		SGLang: {
-			Command: []string{"python3", "-m", "sglang.launch_server", "--model-path", modelOrPath,
-				"--host", "{{.Host}}", "--port", "{{.Port}}", "--served-model-name", "{{.Model}}", "--enable-metrics"},
+			Command: []string{"python3", "-m", "sglang.launch_server", "--model-path=" + modelOrPath,
+				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.Model}}", "--enable-metrics"},
 			ReadyPath:   "/health",
 			MetricsPath: "/metrics",
 			MetricsFlag: "--enable-metrics",
 			APIPath:     "/v1",
 		},
 		TGI: {
-			Command: []string{"text-generation-launcher", "--model-id", modelOrPath,
-				"--hostname", "{{.Host}}", "--port", "{{.Port}}"},
+			Command: []string{"text-generation-launcher", "--model-id=" + modelOrPath,
+				"--hostname={{.Host}}", "--port={{.Port}}"},
 			ReadyPath:   "/health",
 			MetricsPath: "/metrics",
 			APIPath:     "/v1",
 		},
 		// llama-server answers /health with 503 while it loads, and serves
-		// /metrics only with --metrics; --alias makes it serve Model.
+		// /metrics only with --metrics; --alias makes it serve Model. Its
+		// parser has no --flag=value form, but a flag that takes a value
+		// takes the next argument whatever it looks like.
 		LlamaCpp: {
 			Command: []string{"llama-server", "-m", "{{.ModelPath}}",
 				"--host", "{{.Host}}", "--port", "{{.Port}}", "--alias", "{{.Model}}", "--metrics"},
@@ -134,7 +144,7 @@ func shipped() map[string]Template {
 			WriteModelfile: true,
 			ReadyPath:      "/api/version",
 			Prepare: []Step{{If: "{{.Modelfile}}",
-				Argv: []string{"ollama", "create", "{{.Model}}", "-f", "{{.Modelfile}}"}}},
+				Argv: []string{"ollama", "create", "--file={{.Modelfile}}", "--", "{{.Model}}"}}},
 			ModelsPath: "/v1/models",
 			Load:       &Request{Method: "POST", Path: "/api/generate", Body: `{"model":{{json .Model}}}`},
 			APIPath:    "/v1",

@@ -3,6 +3,7 @@ package launch
 import (
 	"net"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,8 +23,8 @@ func TestRenderShipped(t *testing.T) {
 			spec: Spec{Runtime: "vllm", Model: "Qwen/Qwen2.5-7B-Instruct", Port: 8000},
 			want: Plan{
 				Runtime: VLLM,
-				Argv: []string{"vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--host", "127.0.0.1", "--port", "8000",
-					"--served-model-name", "Qwen/Qwen2.5-7B-Instruct"},
+				Argv: []string{"vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--host=127.0.0.1", "--port=8000",
+					"--served-model-name=Qwen/Qwen2.5-7B-Instruct"},
 				ReadyURL:   "http://127.0.0.1:8000/health",
 				MetricsURL: "http://127.0.0.1:8000/metrics",
 				BaseURL:    "http://127.0.0.1:8000/v1",
@@ -36,8 +37,8 @@ func TestRenderShipped(t *testing.T) {
 				Env: []string{"HF_HOME={{.WorkDir}}/hf"}},
 			want: Plan{
 				Runtime: VLLM,
-				Argv: []string{"vllm", "serve", "/models/Qwen 7B", "--host", "0.0.0.0", "--port", "8001",
-					"--served-model-name", "qwen-7b", "--max-model-len", "4096", "--download-dir", "/srv/hf"},
+				Argv: []string{"vllm", "serve", "/models/Qwen 7B", "--host=0.0.0.0", "--port=8001",
+					"--served-model-name=qwen-7b", "--max-model-len", "4096", "--download-dir", "/srv/hf"},
 				Env:        []string{"HF_HOME=/srv/hf"},
 				ReadyURL:   "http://127.0.0.1:8001/health",
 				MetricsURL: "http://127.0.0.1:8001/metrics",
@@ -49,8 +50,8 @@ func TestRenderShipped(t *testing.T) {
 			spec: Spec{Runtime: "sglang", Model: "meta-llama/Llama-3.1-8B-Instruct", Port: 30000},
 			want: Plan{
 				Runtime: SGLang,
-				Argv: []string{"python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",
-					"--host", "127.0.0.1", "--port", "30000", "--served-model-name", "meta-llama/Llama-3.1-8B-Instruct",
+				Argv: []string{"python3", "-m", "sglang.launch_server", "--model-path=meta-llama/Llama-3.1-8B-Instruct",
+					"--host=127.0.0.1", "--port=30000", "--served-model-name=meta-llama/Llama-3.1-8B-Instruct",
 					"--enable-metrics"},
 				ReadyURL:   "http://127.0.0.1:30000/health",
 				MetricsURL: "http://127.0.0.1:30000/metrics",
@@ -62,8 +63,8 @@ func TestRenderShipped(t *testing.T) {
 			spec: Spec{Runtime: "tgi", Model: "mistralai/Mistral-7B-Instruct-v0.3", Host: "[::1]", Port: 3000},
 			want: Plan{
 				Runtime: TGI,
-				Argv: []string{"text-generation-launcher", "--model-id", "mistralai/Mistral-7B-Instruct-v0.3",
-					"--hostname", "::1", "--port", "3000"},
+				Argv: []string{"text-generation-launcher", "--model-id=mistralai/Mistral-7B-Instruct-v0.3",
+					"--hostname=::1", "--port=3000"},
 				ReadyURL:   "http://[::1]:3000/health",
 				MetricsURL: "http://[::1]:3000/metrics",
 				BaseURL:    "http://[::1]:3000/v1",
@@ -100,7 +101,7 @@ func TestRenderShipped(t *testing.T) {
 				Runtime:   Ollama,
 				Argv:      []string{"ollama", "serve"},
 				Env:       []string{"OLLAMA_HOST=127.0.0.1:11434", "OLLAMA_KEEP_ALIVE=-1"},
-				Prepare:   [][]string{{"ollama", "create", `tiny"q`, "-f", "/work/Modelfile"}},
+				Prepare:   [][]string{{"ollama", "create", "--file=/work/Modelfile", "--", `tiny"q`}},
 				ReadyURL:  "http://127.0.0.1:11434/api/version",
 				ModelsURL: "http://127.0.0.1:11434/v1/models",
 				Load:      &PlannedRequest{Method: "POST", URL: "http://127.0.0.1:11434/api/generate", Body: `{"model":"tiny\"q"}`},
@@ -140,6 +141,53 @@ func TestRenderShipped(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Render:\n got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRenderRefusesValuesReadAsOptions: for every shipped template, a
+// model name or a path that a runtime would read as an option (a model
+// renamed "--trust-remote-code" in the database) or as more than one value
+// (a line break in the path written into a Modelfile) is refused with a
+// message naming it, and nothing is rendered; names and paths that merely
+// contain a dash render as given.
+func TestRenderRefusesValuesReadAsOptions(t *testing.T) {
+	t.Parallel()
+	for _, rt := range Runtimes() {
+		t.Run(rt, func(t *testing.T) {
+			t.Parallel()
+			good := Spec{Runtime: rt, Model: "org/model-7b", ModelPath: "/models/a-b/model-7b.gguf", Port: 8000}
+			p, err := Render(good)
+			if err != nil {
+				t.Fatalf("a valid spec: %v", err)
+			}
+			if rt != Ollama && !slices.ContainsFunc(p.Argv, func(a string) bool { return strings.HasSuffix(a, "/models/a-b/model-7b.gguf") }) {
+				t.Errorf("the model path is not in the command: %q", p.Argv)
+			}
+			for _, tc := range []struct {
+				what string
+				spec Spec
+				want string
+			}{
+				{"model", Spec{Model: "--trust-remote-code", ModelPath: good.ModelPath}, `refusing model "--trust-remote-code": it begins with "-"`},
+				{"model", Spec{Model: "-m", ModelPath: good.ModelPath}, `refusing model "-m"`},
+				{"model path", Spec{Model: good.Model, ModelPath: "--chat-template=/tmp/evil.jinja"}, `refusing model path "--chat-template=/tmp/evil.jinja": it begins with "-"`},
+				{"model path", Spec{Model: good.Model, ModelPath: "/m.gguf\nADAPTER /tmp/evil"}, "control character"},
+				{"model path", Spec{Model: good.Model, ModelPath: "/m.gguf\x00--x"}, "control character"},
+				{"Modelfile", Spec{Model: good.Model, ModelPath: good.ModelPath, Modelfile: "-"}, `refusing Modelfile "-"`},
+				{"model", Spec{Model: "m\xff", ModelPath: good.ModelPath}, "not UTF-8"},
+				{"model path", Spec{Model: good.Model, ModelPath: "/" + strings.Repeat("a", maxArgValue)}, "longer than"},
+			} {
+				tc.spec.Runtime, tc.spec.Port = rt, 8000
+				p, err := Render(tc.spec)
+				if err == nil {
+					t.Errorf("%s %q: rendered %q", tc.what, tc.spec.Model+" "+tc.spec.ModelPath, p.Argv)
+					continue
+				}
+				if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), rt) {
+					t.Errorf("%s: error %q, want it to name the runtime and say %q", tc.what, err, tc.want)
+				}
 			}
 		})
 	}
