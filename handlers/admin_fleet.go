@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,9 +30,9 @@ func (s *server) showAgentsPage(c *fiber.Ctx) error {
 // agentAction applies drain/undrain/deactivate/reactivate to :id.
 func (s *server) agentAction(set func(ctx context.Context, id int64) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+		id, err := idParam(c, "id", "agent")
 		if err != nil {
-			return fiber.ErrNotFound
+			return err
 		}
 		err = set(c.UserContext(), id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -64,7 +63,7 @@ func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 	raw := strings.TrimSpace(c.FormValue("price"))
 	var price *float64
 	if raw != "" {
-		p, err := strconv.ParseFloat(strings.TrimPrefix(raw, "$"), 64)
+		p, err := parseFinite("price", strings.TrimPrefix(raw, "$"))
 		if err != nil || p < 0 || p > 1e6 {
 			return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: "Enter a price in USD per hour, such as 2.49, or leave it empty."})
 		}

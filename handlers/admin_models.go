@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/admin"
 )
 
@@ -22,10 +22,6 @@ type modelStore interface {
 	ModelByID(ctx context.Context, id int64) (store.Model, error)
 	ListModels(ctx context.Context) ([]store.Model, error)
 }
-
-// modelName accepts Hugging Face ids (org/name) and plain local names such
-// as Ollama's "llama3.2:1b".
-var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9._:-]+)?$`)
 
 // parseModelForm reads and checks the model form; errors are keyed by field.
 func parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.ModelFields) {
@@ -51,8 +47,13 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 	}
 	out := store.ModelFields{Name: f.Name, DisplayName: f.DisplayName, Family: f.Family, Quantization: f.Quantization,
 		License: f.License, Adapter: f.Adapter}
-	if len(f.Name) > 200 || !modelName.MatchString(f.Name) {
+	if jobs.CheckModelName(f.Name) != nil {
 		f.Errors["name"] = "Enter a model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /)."
+	}
+	for field, v := range map[string]string{"display_name": f.DisplayName, "family": f.Family, "license": f.License} {
+		if len(v) > 200 || !isText(v) {
+			f.Errors[field] = "At most 200 characters of text (UTF-8, no NUL characters)."
+		}
 	}
 	if p, err := strconv.ParseFloat(f.ParamsB, 64); err != nil || p <= 0 || p > 10000 {
 		f.Errors["params_b"] = "Enter the parameter count in billions, such as 7 or 0.5."
@@ -75,7 +76,7 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 		}
 	}
 	if f.BaseModelID != "" {
-		if b, err := strconv.ParseInt(f.BaseModelID, 10, 64); err != nil || b == id {
+		if b, err := parseID("base_model_id", f.BaseModelID); err != nil || b == id {
 			f.Errors["base_model_id"] = "Choose another model as the base."
 		} else {
 			out.BaseModelID = &b
@@ -117,9 +118,9 @@ func (s *server) createModel(c *fiber.Ctx) error {
 }
 
 func (s *server) modelParam(c *fiber.Ctx) (store.Model, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := idParam(c, "id", "model")
 	if err != nil {
-		return store.Model{}, fiber.NewError(fiber.StatusNotFound, "There is no such model.")
+		return store.Model{}, err
 	}
 	m, err := s.Store.ModelByID(c.UserContext(), id)
 	if errors.Is(err, store.ErrNotFound) {

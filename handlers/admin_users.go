@@ -32,7 +32,7 @@ type newUserRequest struct {
 
 var fieldMessages = map[string]string{
 	"email":    "Enter a valid email address.",
-	"name":     "The name may be at most 200 characters long.",
+	"name":     "The name may be at most 200 characters of text (no NUL characters).",
 	"password": "The password must be 8 to 72 characters long.",
 }
 
@@ -67,6 +67,11 @@ func (s *server) createUser(c *fiber.Ctx) error {
 			form.Errors[fe.Field()] = fieldMessages[fe.Field()]
 		}
 	}
+	for field, v := range map[string]string{"email": req.Email, "name": req.Name} {
+		if !isText(v) {
+			form.Errors[field] = fieldMessages[field]
+		}
+	}
 	// bcrypt counts bytes, the validator characters: check the bytes too.
 	if auth.CheckPolicy(req.Password) != nil {
 		form.Errors["password"] = fieldMessages["password"]
@@ -97,14 +102,14 @@ func (s *server) createUser(c *fiber.Ctx) error {
 // targetUser reads :id and refuses actions on the admin's own account, so
 // an admin cannot lock themselves out.
 func (s *server) targetUser(c *fiber.Ctx) (store.User, error) {
-	id, err := c.ParamsInt("id")
+	id, err := idParam(c, "id", "user")
 	if err != nil {
-		return store.User{}, fiber.ErrNotFound
+		return store.User{}, err
 	}
-	if int64(id) == currentUser(c).ID {
+	if id == currentUser(c).ID {
 		return store.User{}, fiber.NewError(fiber.StatusUnprocessableEntity, "You cannot do this to your own account.")
 	}
-	u, err := s.Store.UserByID(c.UserContext(), int64(id))
+	u, err := s.Store.UserByID(c.UserContext(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return u, fiber.NewError(fiber.StatusNotFound, "There is no such user.")
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -113,9 +112,9 @@ func (s *server) apiSetModelRetired(retired bool) fiber.Handler {
 // (admins).
 func (s *server) apiAgentAction(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+		id, err := idParam(c, "id", "agent")
 		if err != nil {
-			return fiber.NewError(fiber.StatusNotFound, "no such agent")
+			return err
 		}
 		ctx := c.UserContext()
 		switch action {

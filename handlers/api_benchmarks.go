@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
+	"io"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,7 +25,7 @@ type Benchmarks interface {
 	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error
-	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, recs []store.ResultRecord) (store.ImportedRun, error)
+	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
 }
 
 type benchmarkStore interface {
@@ -176,7 +176,10 @@ func toAPIRun(r store.Run) apiRun {
 }
 
 func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
-	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := idParam(c, "id", "benchmark")
+	if err != nil {
+		return err
+	}
 	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
@@ -209,9 +212,11 @@ func (s *server) apiRunControl(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// :id is the benchmark for "cancel-benchmark", else the run, whose
 		// benchmark is looked up.
-		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+		id, err := idParam(c, "id", "benchmark or run")
+		if err != nil {
+			return err
+		}
 		benchmarkID, runID := id, int64(0)
-		var err error
 		if action != "cancel-benchmark" {
 			runID = id
 			benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID)

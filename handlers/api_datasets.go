@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -74,7 +75,7 @@ func (s *server) apiListDatasets(c *fiber.Ctx) error {
 func (s *server) apiDatasetParam(c *fiber.Ctx) (store.Dataset, error) {
 	d, err := s.datasetParam(c)
 	var fe *fiber.Error
-	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound {
+	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound && fe.Message == noSuchDataset {
 		return d, fiber.NewError(fiber.StatusNotFound, "no such dataset")
 	}
 	return d, err
@@ -96,16 +97,16 @@ func (s *server) apiDatasetItems(c *fiber.Ctx) error {
 	}
 	after, limit := -1, 100
 	if v := c.Query("after"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fiber.NewError(fiber.StatusBadRequest, "after must be a cursor returned as next")
+		n, err := parseIdx("after", v)
+		if err != nil {
+			return fiber.NewError(fiber.StatusBadRequest, err.Error()+": use a cursor returned as next")
 		}
 		after = n
 	}
 	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
+		n, err := parseIdx("limit", v)
 		if err != nil || n < 1 || n > 1000 {
-			return fiber.NewError(fiber.StatusBadRequest, "limit must be between 1 and 1000")
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("limit must be between 1 and 1000 (got %q)", v))
 		}
 		limit = n
 	}

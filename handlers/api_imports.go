@@ -6,15 +6,14 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/imports"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
 )
 
 // apiImportResults takes results made elsewhere (multipart: file, name,
@@ -36,7 +35,10 @@ func (s *server) apiImportResults(c *fiber.Ctx) error {
 // importResults is the dataset page's import form: on success the
 // imported run's page, else back to the dataset with the problems.
 func (s *server) importResults(c *fiber.Ctx) error {
-	datasetID, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	datasetID, err := idParam(c, "id", "dataset")
+	if err != nil {
+		return err
+	}
 	out, problems, err := s.receiveImport(c)
 	if err != nil {
 		return err
@@ -65,91 +67,98 @@ func (s *server) importResults(c *fiber.Ctx) error {
 	return redirect(c, fmt.Sprintf("/runs/%d", out.RunID))
 }
 
-// receiveImport reads and stores an import; problems are the caller's
-// to show (422), err is a server failure or a missing dataset (404).
+// receiveImport streams an import (multipart: file, name, model, scorer,
+// in any order) into the planner, which copies it into PostgreSQL as it
+// arrives; problems are the caller's to show (422), err is a server
+// failure, a missing dataset (404) or a body that cannot be read (400).
 func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, error) {
 	var out store.ImportedRun
-	datasetID, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	datasetID, err := idParam(c, "id", "dataset")
+	if err != nil {
+		return out, nil, err
+	}
 	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return out, nil, fiber.NewError(fiber.StatusUnsupportedMediaType, `send multipart/form-data with the results in the field "file"`)
 	}
 	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
+	// Whatever is left when the import ends early (a refused line) is
+	// read and dropped, so the client gets the answer rather than a
+	// connection reset in the middle of its upload.
+	defer io.Copy(io.Discard, body) //nolint:errcheck // best effort
 	mr := multipart.NewReader(body, params["boundary"])
+	readField := func(p *multipart.Part, in *store.NewImport) error {
+		b, err := io.ReadAll(io.LimitReader(p, 1024))
+		if err != nil {
+			return err
+		}
+		v := strings.TrimSpace(string(b))
+		switch p.FormName() {
+		case "name":
+			in.Name = v
+		case "model":
+			in.Model = v
+		case "scorer":
+			in.Scorer = v
+		}
+		return nil
+	}
 	in := store.NewImport{DatasetID: datasetID}
-	var recs []store.ResultRecord
-	var parseErr *imports.Error
-	gotFile := false
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			break
+			return out, []fiber.Map{{"field": "file", "message": `no file: send the results in the multipart field "file"`}}, nil
 		}
 		if err != nil {
 			return out, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
 		}
-		switch p.FormName() {
-		case "file":
-			gotFile = true
-			err := imports.Parse(p, func(l imports.Line) error {
-				recs = append(recs, store.ResultRecord{Result: jobs.Result{CustomID: l.CustomID, Status: l.Status, Output: l.Output,
-					FinishReason: l.FinishReason, PromptTokens: l.PromptTokens, CompletionTokens: l.CompletionTokens,
-					TokensEstimated: l.TokensEstimated, HTTPStatus: l.HTTPStatus, RequestID: l.RequestID, ErrorClass: l.ErrorClass, Error: l.Error}})
-				return nil
-			})
-			if errors.As(err, &parseErr) {
-				_, _ = io.Copy(io.Discard, p)
-			} else if err != nil {
-				return out, nil, err
+		if p.FormName() != "file" {
+			if err := readField(p, &in); err != nil {
+				return out, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
 			}
-		case "name", "model", "scorer":
-			b, _ := io.ReadAll(io.LimitReader(p, 1024))
-			v := strings.TrimSpace(string(b))
-			switch p.FormName() {
-			case "name":
-				in.Name = v
-			case "model":
-				in.Model = v
-			case "scorer":
-				in.Scorer = v
+			continue
+		}
+		out, err = s.Benchmarks.ImportRun(c.UserContext(), viewer(c), in, p, func(in *store.NewImport) error {
+			for {
+				p, err := mr.NextPart()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
+				}
+				if err := readField(p, in); err != nil {
+					return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
+				}
 			}
+		})
+		var le *imports.Error
+		switch {
+		case errors.As(err, &le):
+			problem := fiber.Map{"field": le.Field, "message": le.Message}
+			if le.Line > 0 {
+				problem["line"] = le.Line
+			}
+			return out, []fiber.Map{problem}, nil
+		case errors.Is(err, store.ErrImportEmpty), errors.Is(err, store.ErrImportNoMatch):
+			return out, []fiber.Map{{"field": "file", "message": err.Error() + ": nothing was imported"}}, nil
+		case errors.Is(err, store.ErrImportModel), errors.Is(err, bench.ErrScorer):
+			field := "model"
+			if errors.Is(err, bench.ErrScorer) {
+				field = "scorer"
+			}
+			return out, []fiber.Map{{"field": field, "message": err.Error()}}, nil
+		case errors.Is(err, store.ErrNotFound):
+			return out, nil, fiber.NewError(fiber.StatusNotFound, "no such dataset")
+		case errors.Is(err, ingest.ErrUnreadable):
+			return out, nil, fiber.NewError(fiber.StatusBadRequest, err.Error())
+		case err != nil:
+			return out, nil, err
 		}
-	}
-	var problems []fiber.Map
-	if parseErr != nil {
-		problems = append(problems, fiber.Map{"line": parseErr.Line, "field": parseErr.Field, "message": parseErr.Message})
-	}
-	if !gotFile {
-		problems = append(problems, fiber.Map{"field": "file", "message": `no file: send the results in the multipart field "file"`})
-	}
-	if in.Model == "" {
-		problems = append(problems, fiber.Map{"field": "model", "message": "name the registry model that made these results"})
-	}
-	if len(in.Name) > 200 {
-		problems = append(problems, fiber.Map{"field": "name", "message": "at most 200 characters"})
-	}
-	if len(problems) > 0 {
-		return out, problems, nil
-	}
-	if in.Name == "" {
-		in.Name = "Imported: " + in.Model
-	}
-	out, err = s.Benchmarks.ImportRun(c.UserContext(), viewer(c), in, recs)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return out, nil, fiber.NewError(fiber.StatusNotFound, "no such dataset")
-	case errors.Is(err, store.ErrImportModel), errors.Is(err, bench.ErrScorer):
-		field := "model"
-		if errors.Is(err, bench.ErrScorer) {
-			field = "scorer"
+		if out.UnmatchedIDs == nil {
+			out.UnmatchedIDs = []string{}
 		}
-		return out, []fiber.Map{{"field": field, "message": err.Error()}}, nil
-	case err != nil:
-		return out, nil, err
+		s.Logger.Info("results imported", "by", currentUser(c).ID, "run", out.RunID, "matched", out.Matched, "unmatched", out.Unmatched)
+		return out, nil, nil
 	}
-	if out.UnmatchedIDs == nil {
-		out.UnmatchedIDs = []string{}
-	}
-	s.Logger.Info("results imported", "by", currentUser(c).ID, "run", out.RunID, "matched", out.Matched, "unmatched", out.Unmatched)
-	return out, nil, nil
 }

@@ -125,7 +125,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		}
 	}
 	if f.DatasetID != "" {
-		id, err := strconv.ParseInt(f.DatasetID, 10, 64)
+		id, err := parseID("dataset", f.DatasetID)
 		if err != nil {
 			bad("dataset", "choose a dataset")
 		}
@@ -283,7 +283,10 @@ func (s *server) runCard(ctx context.Context, r store.Run) (benchmarks.Card, err
 // showRunCard is one run's live card, polled by the benchmark page while
 // the run is queued or running.
 func (s *server) showRunCard(c *fiber.Ctx) error {
-	runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
+	runID, err := idParam(c, "run", "run")
+	if err != nil {
+		return err
+	}
 	return s.serveLive(c, runID, func(b store.Benchmark) (templ.Component, error) {
 		for _, r := range b.Runs {
 			if r.ID == runID {
@@ -308,7 +311,10 @@ func (s *server) showRunsFragment(c *fiber.Ctx) error {
 // see it, else build's component rendered for no one in particular and
 // kept for the next viewers.
 func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) (templ.Component, error)) error {
-	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := idParam(c, "id", "benchmark")
+	if err != nil {
+		return err
+	}
 	key := liveKey{benchmark: id, run: run}
 	if e, ok := s.live.get(key, viewer(c)); ok {
 		return sendLive(c, e)
@@ -331,7 +337,10 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) 
 }
 
 func (s *server) benchmarkParam(c *fiber.Ctx) (store.Benchmark, error) {
-	id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := idParam(c, "id", "benchmark")
+	if err != nil {
+		return store.Benchmark{}, err
+	}
 	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return b, fiber.NewError(fiber.StatusNotFound, "There is no such benchmark.")
@@ -359,8 +368,16 @@ func (s *server) controlRuns(c *fiber.Ctx, action string, benchmarkID, runID int
 // when there is no :run), then shows the benchmark again.
 func (s *server) runControl(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		id, _ := strconv.ParseInt(c.Params("id"), 10, 64)
-		runID, _ := strconv.ParseInt(c.Params("run"), 10, 64)
+		id, err := idParam(c, "id", "benchmark")
+		if err != nil {
+			return err
+		}
+		var runID int64
+		if action != "cancel-benchmark" {
+			if runID, err = idParam(c, "run", "run"); err != nil {
+				return err
+			}
+		}
 		n, err := s.controlRuns(c, action, id, runID)
 		msg := map[string]string{
 			"cancel-benchmark": fmt.Sprintf("%d run(s) cancelled.", n),

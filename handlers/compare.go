@@ -32,9 +32,9 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
-		id, err := strconv.ParseInt(part, 10, 64)
-		if err != nil || id <= 0 {
-			problem = fmt.Sprintf("runs: %q is not a run id", part)
+		id, err := parseID("runs", part)
+		if err != nil {
+			problem = err.Error()
 			break
 		}
 		if !slices.Contains(ids, id) {
@@ -43,6 +43,25 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 	}
 	if problem == "" && (len(ids) < 2 || len(ids) > 8) {
 		problem = "Choose 2 to 8 runs to compare (runs=1,2,…)."
+	}
+	var baseline int64
+	if raw := c.Query("baseline"); problem == "" && raw != "" {
+		b, err := parseID("baseline", raw)
+		switch {
+		case err != nil:
+			problem = err.Error()
+		case !slices.Contains(ids, b):
+			problem = fmt.Sprintf("baseline must be one of the runs compared (got %d)", b)
+		}
+		baseline = b
+	}
+	after := -1
+	if raw := c.Query("after"); problem == "" && raw != "" {
+		a, err := parseIdx("after", raw)
+		if err != nil {
+			problem = err.Error()
+		}
+		after = a
 	}
 	d := compare.Data{}
 	if problem != "" {
@@ -63,11 +82,10 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 		}
 	}
 	d.Baseline = runs[0].ID
-	if b, err := strconv.ParseInt(c.Query("baseline"), 10, 64); err == nil && slices.Contains(ids, b) {
-		d.Baseline = b
+	if baseline != 0 {
+		d.Baseline = baseline
 	}
 	d.Disagree = c.Query("disagree") == "1"
-	after, _ := strconv.Atoi(c.Query("after", "-1"))
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2

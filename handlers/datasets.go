@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -130,6 +129,8 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 			out.status = fiber.StatusUnprocessableEntity
 		case errors.Is(err, ingest.ErrDuplicate):
 			out.status = fiber.StatusConflict
+		case errors.Is(err, ingest.ErrUnreadable):
+			out.status, out.msg = fiber.StatusBadRequest, err.Error()
 		default:
 			return out, err
 		}
@@ -159,14 +160,16 @@ func (s *server) uploadDataset(c *fiber.Ctx) error {
 	return s.datasetsPage(c, out.status, up)
 }
 
+const noSuchDataset = "There is no such dataset."
+
 func (s *server) datasetParam(c *fiber.Ctx) (store.Dataset, error) {
-	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	id, err := idParam(c, "id", "dataset")
 	if err != nil {
-		return store.Dataset{}, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+		return store.Dataset{}, err
 	}
 	d, err := s.Store.DatasetByID(c.UserContext(), viewer(c), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return d, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+		return d, fiber.NewError(fiber.StatusNotFound, noSuchDataset)
 	}
 	return d, err
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,7 +33,10 @@ const exportTimeout = 30 * time.Minute
 
 // runOf finds run :id in a benchmark the viewer may read.
 func (s *server) runOf(c *fiber.Ctx) (store.Benchmark, store.Run, error) {
-	runID, _ := strconv.ParseInt(c.Params("id"), 10, 64)
+	runID, err := idParam(c, "id", "run")
+	if err != nil {
+		return store.Benchmark{}, store.Run{}, err
+	}
 	bID, err := s.Store.BenchmarkOfRun(c.UserContext(), runID)
 	if err == nil {
 		var b store.Benchmark

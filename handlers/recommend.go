@@ -3,7 +3,6 @@ package handlers
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +12,9 @@ import (
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/recommend"
 )
+
+// maxWeight bounds each ranking weight.
+const maxWeight = 1_000_000
 
 // parseRecommendForm reads constraints and weights from the query; a value
 // it cannot use is named in the form's error and ignored.
@@ -27,9 +29,9 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		if raw == "" {
 			return
 		}
-		v, err := strconv.ParseFloat(raw, 64)
+		v, err := parseFinite(name, raw)
 		if err != nil || v < 0 {
-			problems = append(problems, fmt.Sprintf("%s must be a number ≥ 0 (got %q)", name, raw))
+			problems = append(problems, fmt.Sprintf("%s must be a finite number ≥ 0 (got %q)", name, raw))
 			return
 		}
 		*dst = &v
@@ -52,9 +54,11 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		name, raw string
 		dst       *float64
 	}{{"w_quality", f.WQuality, &w.Quality}, {"w_speed", f.WSpeed, &w.Speed}, {"w_cost", f.WCost, &w.Cost}} {
-		v, err := strconv.ParseFloat(strings.TrimSpace(x.raw), 64)
-		if err != nil || v < 0 {
-			problems = append(problems, fmt.Sprintf("%s must be a number ≥ 0 (got %q)", x.name, x.raw))
+		// Weights are relative; the bound keeps their sum and products
+		// finite.
+		v, err := parseFinite(x.name, x.raw)
+		if err != nil || v < 0 || v > maxWeight {
+			problems = append(problems, fmt.Sprintf("%s must be a number from 0 to %d (got %q)", x.name, maxWeight, x.raw))
 			continue
 		}
 		*x.dst = v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -31,6 +32,16 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 	}
 	out := store.ResultFilter{CustomID: f.CustomID, Text: f.Text, Sort: f.Sort, Desc: f.Dir == "desc", Limit: resultsPageSize}
 	var problems []string
+	for _, t := range []struct {
+		name string
+		val  *string
+		dst  *string
+	}{{"custom_id", &f.CustomID, &out.CustomID}, {"q", &f.Text, &out.Text}} {
+		if err := checkQueryText(t.name, *t.val); err != nil {
+			problems = append(problems, err.Error())
+			*t.val, *t.dst = "", ""
+		}
+	}
 	switch f.Status {
 	case "", jobs.StatusOK, jobs.StatusError:
 		out.Status = f.Status
@@ -50,7 +61,7 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 		if b.raw == "" {
 			continue
 		}
-		v, err := strconv.ParseFloat(b.raw, 64)
+		v, err := parseFinite(b.name, b.raw)
 		if err != nil || v < 0 || v > 1 {
 			problems = append(problems, b.name+" must be a number from 0 to 1")
 			continue
@@ -58,17 +69,35 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 		*b.dst = &v
 	}
 	if after := c.Query("after"); after != "" {
-		k, i, ok := strings.Cut(after, ":")
-		key, err1 := strconv.ParseFloat(k, 64)
-		idx, err2 := strconv.Atoi(i)
-		if !ok || err1 != nil || err2 != nil {
-			problems = append(problems, "the page link is damaged; start again from the first page")
+		cur, err := parseResultCursor(after)
+		if err != nil {
+			problems = append(problems, err.Error()+"; the page link is damaged, start again from the first page")
 		} else {
-			out.After = &store.ResultCursor{Key: key, Idx: idx}
+			out.After = &cur
 		}
 	}
 	f.Error = strings.Join(problems, "; ")
 	return f, out
+}
+
+// parseResultCursor reads a results page's cursor, "KEY:IDX": the sort
+// key of the page's last row (a number; ±Inf stands for a missing value,
+// which sorts last) and its item index.
+func parseResultCursor(raw string) (store.ResultCursor, error) {
+	bad := &paramError{Name: "after", Value: raw, Want: "a cursor KEY:IDX from a page link"}
+	k, i, ok := strings.Cut(raw, ":")
+	if !ok {
+		return store.ResultCursor{}, bad
+	}
+	key, err := strconv.ParseFloat(k, 64)
+	if err != nil || math.IsNaN(key) {
+		return store.ResultCursor{}, bad
+	}
+	idx, err := parseIdx("after", i)
+	if err != nil {
+		return store.ResultCursor{}, err
+	}
+	return store.ResultCursor{Key: key, Idx: idx}, nil
 }
 
 // showResultsPage is a run's results: summary, filters and one page.
@@ -134,7 +163,10 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	idx, _ := strconv.Atoi(c.Params("idx"))
+	idx, err := idxParam(c, "idx", "item")
+	if err != nil {
+		return err
+	}
 	it, err := s.Store.ResultByIdx(c.UserContext(), run.ID, idx)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "This run has no result for that item.")

@@ -86,6 +86,9 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	case len(name) > 100:
 		d.Error = "The name may be at most 100 characters long."
 		status = fiber.StatusUnprocessableEntity
+	case !isText(name):
+		d.Error = "The name must be text (UTF-8, no NUL characters)."
+		status = fiber.StatusUnprocessableEntity
 	default:
 		token, prefix, hash := auth.NewAPIToken()
 		if _, err := s.Store.CreateAPIToken(c.UserContext(), u.ID, name, prefix, hash); err != nil {
@@ -98,11 +101,11 @@ func (s *server) createToken(c *fiber.Ctx) error {
 
 func (s *server) revokeToken(c *fiber.Ctx) error {
 	u := currentUser(c)
-	id, err := c.ParamsInt("id")
+	id, err := idParam(c, "id", "token")
 	if err != nil {
-		return fiber.ErrNotFound
+		return err
 	}
-	err = s.Store.RevokeAPIToken(c.UserContext(), u.ID, int64(id))
+	err = s.Store.RevokeAPIToken(c.UserContext(), u.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such active token.")
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -179,13 +181,28 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 	})
 }
 
-// ImportRun stores results made outside Ruckus as a run on a dataset and
-// queues their scoring, in one transaction.
-func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, recs []store.ResultRecord) (store.ImportedRun, error) {
-	if in.Scorer != "" && !contains(Scorers, in.Scorer) {
-		return store.ImportedRun{}, fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+// ImportRun stores results made outside Ruckus, read from file as it
+// arrives, as a run on a dataset and queues their scoring, in one
+// transaction (see ingest.ImportResults; rest reads settings that follow
+// the file).
+func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error) {
+	checkScorer := func(in store.NewImport) error {
+		if in.Scorer != "" && !contains(Scorers, in.Scorer) {
+			return fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+		}
+		return nil
 	}
-	return p.Store.ImportRun(ctx, v, in, recs, func(tx pgx.Tx, runID int64) error {
+	if err := checkScorer(in); err != nil {
+		return store.ImportedRun{}, err
+	}
+	return ingest.ImportResults(ctx, p.Store, v, in, file, func(in *store.NewImport) error {
+		if rest != nil {
+			if err := rest(in); err != nil {
+				return err
+			}
+		}
+		return checkScorer(*in)
+	}, func(tx pgx.Tx, runID int64, in store.NewImport) error {
 		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: in.Scorer}, nil)
 		return err
 	})

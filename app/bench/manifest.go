@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -127,6 +129,23 @@ func Decode(r io.Reader) (Manifest, error) {
 	return m, nil
 }
 
+// finite reports whether x is a number JSON and PostgreSQL can carry: not
+// NaN (YAML's .nan) nor infinite (.inf), which would pass every range check
+// written as "x < lo || x > hi" and then fail when the job is written.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// checkText says what makes s unfit for a text column ("" when nothing):
+// PostgreSQL text holds neither NUL characters nor invalid UTF-8.
+func checkText(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be UTF-8 text"
+	case strings.ContainsRune(s, 0):
+		return "must not contain NUL characters"
+	}
+	return ""
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -147,9 +166,13 @@ func (m Manifest) Validate() Errors {
 		add("name", "give the benchmark a name")
 	} else if len(m.Name) > 200 {
 		add("name", "at most 200 characters")
+	} else if msg := checkText(m.Name); msg != "" {
+		add("name", "%s", msg)
 	}
 	if m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "" {
 		add("dataset", "choose a dataset (its id or its name)")
+	} else if msg := checkText(m.Dataset.Name); msg != "" || len(m.Dataset.Name) > 200 {
+		add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
 	}
 	switch n := len(m.Targets); {
 	case n == 0:
@@ -162,12 +185,16 @@ func (m Manifest) Validate() Errors {
 		p := fmt.Sprintf("targets[%d]", i)
 		if t.Model == "" {
 			add(p+".model", "choose a model")
+		} else if err := jobs.CheckModelName(t.Model); err != nil {
+			add(p+".model", "%v", err)
 		}
 		if !contains(Runtimes, t.Runtime) {
 			add(p+".runtime", "must be one of %s (got %q)", strings.Join(Runtimes, ", "), t.Runtime)
 		}
 		if t.Hardware == "" {
 			add(p+".hardware", "choose a hardware profile")
+		} else if msg := checkText(t.Hardware); msg != "" || len(t.Hardware) > 64 {
+			add(p+".hardware", "a hardware profile such as h100-80gb-x1 (got %q)", t.Hardware)
 		}
 		if j, dup := seen[t]; dup {
 			add(p, "the same target as targets[%d]", j)
@@ -183,7 +210,9 @@ func (m Manifest) Validate() Errors {
 			add("load.concurrency", "between 1 and 4096 requests in flight")
 		}
 	case jobs.LoadConstant, jobs.LoadPoisson:
-		if l.Rate <= 0 || l.Rate > 100000 {
+		if !finite(l.Rate) {
+			add("load.rate", "must be a finite number (got %v)", l.Rate)
+		} else if l.Rate <= 0 || l.Rate > 100000 {
 			add("load.rate", "a rate above 0 and at most 100000 requests per second")
 		}
 	case jobs.LoadSweep:
@@ -237,11 +266,22 @@ func (m Manifest) Validate() Errors {
 		add("load.max_errors", "cannot be negative (0 means no limit)")
 	}
 
+	if !finite(l.Rate) && l.Profile != jobs.LoadConstant && l.Profile != jobs.LoadPoisson {
+		// Unused by the profile, but it travels in the job all the same.
+		add("load.rate", "must be a finite number (got %v)", l.Rate)
+	}
+
 	s := m.Sampling
-	if s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2) {
+	switch {
+	case s.Temperature != nil && !finite(*s.Temperature):
+		add("sampling.temperature", "must be a finite number (got %v)", *s.Temperature)
+	case s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2):
 		add("sampling.temperature", "between 0 and 2")
 	}
-	if s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1) {
+	switch {
+	case s.TopP != nil && !finite(*s.TopP):
+		add("sampling.top_p", "must be a finite number (got %v)", *s.TopP)
+	case s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1):
 		add("sampling.top_p", "above 0 and at most 1")
 	}
 	if s.MaxTokens < 1 || s.MaxTokens > 1_000_000 {
@@ -253,6 +293,8 @@ func (m Manifest) Validate() Errors {
 	for i, st := range s.Stop {
 		if st == "" {
 			add(fmt.Sprintf("sampling.stop[%d]", i), "cannot be empty")
+		} else if msg := checkText(st); msg != "" || len(st) > 1000 {
+			add(fmt.Sprintf("sampling.stop[%d]", i), "at most 1000 characters of UTF-8 text without NUL characters")
 		}
 	}
 	if !contains(Scorers, m.Scorer) {

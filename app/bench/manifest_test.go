@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -67,7 +69,7 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		}
 		return m
 	}
-	neg, big := -1.0, 1.5
+	neg, big, nan, inf := -1.0, 1.5, math.NaN(), math.Inf(1)
 	for _, tc := range []struct {
 		name   string
 		change func(*Manifest)
@@ -107,6 +109,19 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		{"goodput share above 1", func(m *Manifest) { m.SLO.Goodput = 1.5 }, "slo.goodput"},
 		{"negative goodput share", func(m *Manifest) { m.SLO.Goodput = -0.1 }, "slo.goodput"},
 		{"goodput share NaN", func(m *Manifest) { m.SLO.Goodput = math.NaN() }, "slo.goodput"},
+		{"hostile model", func(m *Manifest) { m.Targets[0].Model = "--trust-remote-code" }, "targets[0].model"},
+		{"model with a space", func(m *Manifest) { m.Targets[1].Model = "Qwen/Qwen 7B" }, "targets[1].model"},
+		{"NUL in the name", func(m *Manifest) { m.Name = "a\x00b" }, "name"},
+		{"invalid UTF-8 in the name", func(m *Manifest) { m.Name = "a\xffb" }, "name"},
+		{"NUL in the dataset name", func(m *Manifest) { m.Dataset = DatasetRef{Name: "gsm\x00"} }, "dataset"},
+		{"NUL in the hardware", func(m *Manifest) { m.Targets[0].Hardware = "cpu\x00" }, "targets[0].hardware"},
+		{"NUL in a stop sequence", func(m *Manifest) { m.Sampling.Stop = []string{"\x00"} }, "sampling.stop[0]"},
+		{"NaN rate", func(m *Manifest) { m.Load = jobs.LoadProfile{Profile: jobs.LoadPoisson, Rate: nan} }, "load.rate"},
+		{"infinite rate", func(m *Manifest) { m.Load = jobs.LoadProfile{Profile: jobs.LoadConstant, Rate: inf} }, "load.rate"},
+		{"NaN rate on a profile without one", func(m *Manifest) { m.Load.Rate = nan }, "load.rate"},
+		{"NaN temperature", func(m *Manifest) { m.Sampling.Temperature = &nan }, "sampling.temperature"},
+		{"NaN top_p", func(m *Manifest) { m.Sampling.TopP = &nan }, "sampling.top_p"},
+		{"infinite top_p", func(m *Manifest) { m.Sampling.TopP = &inf }, "sampling.top_p"},
 	} {
 		m := valid()
 		tc.change(&m)
@@ -117,8 +132,40 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 	}
 }
 
+// YAML's .nan and .inf decode into float fields and pass every range
+// check written as "x < lo || x > hi"; Validate names them.
+func TestValidateRefusesNonFiniteNumbersFromYAML(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ yaml, path string }{
+		{"load: {profile: poisson, rate: .nan}", "load.rate"},
+		{"load: {profile: constant-rate, rate: .inf}", "load.rate"},
+		{"load: {profile: constant-rate, rate: -.inf}", "load.rate"},
+		{"load: {profile: sequential}\nsampling: {max_tokens: 8, temperature: .nan}", "sampling.temperature"},
+		{"load: {profile: sequential}\nsampling: {max_tokens: 8, top_p: .NaN}", "sampling.top_p"},
+	} {
+		in := "name: n\ndataset: 1\ntargets: [{model: m, runtime: sim, hardware: cpu}]\n" + tc.yaml + "\n"
+		if !strings.Contains(tc.yaml, "sampling") {
+			in += "sampling: {max_tokens: 8}\n"
+		}
+		m, err := Decode(strings.NewReader(in))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.yaml, err)
+		}
+		errs := m.Validate()
+		if len(errs) != 1 || errs[0].Path != tc.path || !strings.Contains(errs[0].Message, "finite") {
+			t.Errorf("%s: errors %v, want one at %q saying the number must be finite", tc.yaml, errs, tc.path)
+		}
+	}
+}
+
+// FuzzDecode: whatever the input, Decode and Validate answer with messages,
+// and a manifest that validates can be written as a job (JSON, which has
+// no NaN or infinity) and stored (no NUL in its text).
 func FuzzDecode(f *testing.F) {
 	f.Add(goodYAML)
+	f.Add("name: n\ndataset: 1\ntargets: [{model: m, runtime: sim, hardware: cpu}]\nload: {profile: poisson, rate: .nan}\nsampling: {max_tokens: 8}\n")
+	f.Add("name: n\ndataset: 1\ntargets: [{model: m, runtime: sim, hardware: cpu}]\nload: {profile: sequential}\nsampling: {max_tokens: 8, temperature: .inf, top_p: -.inf}\n")
+	f.Add("name: \"a\\0b\"\ndataset: 1\ntargets: [{model: \"--x\", runtime: sim, hardware: cpu}]\nload: {profile: sequential}\nsampling: {max_tokens: 8, stop: [\"\\0\"]}\n")
 	f.Add(`{"name":"j","dataset":"GSM8K test","targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":16}}`)
 	f.Add("load: {profile: sweep, concurrency: 64, steps: 5}\nslo: {tpot: 50ms}\n")
 	f.Fuzz(func(t *testing.T, in string) {
@@ -129,9 +176,24 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		for _, fe := range m.Validate() {
+		errs := m.Validate()
+		for _, fe := range errs {
 			if fe.Message == "" {
 				t.Fatalf("a validation error without a message at %q", fe.Path)
+			}
+		}
+		if len(errs) > 0 {
+			return
+		}
+		if _, err := json.Marshal(m); err != nil {
+			t.Fatalf("a valid manifest cannot be written as JSON: %v", err)
+		}
+		if b, _ := json.Marshal(m); bytes.Contains(b, []byte(`\u0000`)) {
+			t.Fatalf("a valid manifest carries a NUL character: %s", b)
+		}
+		for _, tg := range m.Targets {
+			if jobs.CheckModelName(tg.Model) != nil {
+				t.Fatalf("a valid manifest names model %q", tg.Model)
 			}
 		}
 	})

@@ -17,6 +17,7 @@ package dataset
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -204,8 +205,9 @@ func (p *Parser) Errors() []LineError {
 func (p *Parser) ErrorCount() int { return p.nErrs }
 
 // Err reports why reading stopped early for reasons that are not the file's
-// content: the upload's reader failed or the gzip data is corrupt. Problems
-// with the content, including passing a limit, are in Errors instead.
+// content: the upload's reader failed. Problems with the content, including
+// passing a limit and gzip data that is truncated or corrupt, are in Errors
+// instead.
 func (p *Parser) Err() error { return p.err }
 
 // Format returns the detected format, "" until a line's shape has been
@@ -289,7 +291,11 @@ func (p *Parser) start() bool {
 	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(bufio.NewReaderSize(src, readBufSize))
 		if err != nil {
-			p.err = fmt.Errorf("read the gzip header of the upload: %w", err)
+			if p.raw.err != nil {
+				p.err = fmt.Errorf("read the gzip header of the upload: %w", err)
+			} else {
+				p.fileError("the file starts as gzip does (1f 8b) but its gzip header is invalid: " + gzipProblem(err))
+			}
 			return false
 		}
 		p.gzipped = true
@@ -309,6 +315,13 @@ func (p *Parser) stop(err error) {
 		}
 	case errors.Is(err, errTooLarge):
 		p.fileError(fmt.Sprintf("the file is larger than the limit of %d bytes", p.lim.MaxFileBytes))
+	case p.gzipped && p.raw.err == nil:
+		// The upload arrived whole; the gzip data in it is broken.
+		where := fmt.Sprintf("at line %d", p.line+1) // the line being read
+		if errors.Is(err, gzip.ErrChecksum) {
+			where = fmt.Sprintf("after line %d", p.line) // checked once the data ends
+		}
+		p.fileError(gzipProblem(err) + " " + where)
 	case p.gzipped:
 		p.err = fmt.Errorf("decompress the upload (gzip) after line %d: %w", p.line, err)
 	default:
@@ -405,11 +418,31 @@ func (p *Parser) checkID(id string) (earlier int, dup bool) {
 	return 0, false
 }
 
-// rawCounter counts and hashes the bytes exactly as uploaded.
+// gzipProblem says what is wrong with gzip data, in words that point at the
+// file rather than the server.
+func gzipProblem(err error) string {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "gzip: unexpected end of file (the file is truncated)"
+	case errors.Is(err, gzip.ErrChecksum):
+		return "gzip checksum error (the file is corrupt)"
+	case errors.Is(err, gzip.ErrHeader):
+		return "gzip: invalid header"
+	case errors.As(err, &corrupt):
+		return fmt.Sprintf("gzip: corrupt compressed data at byte %d of the deflate stream", int64(corrupt))
+	}
+	return "gzip: " + err.Error()
+}
+
+// rawCounter counts and hashes the bytes exactly as uploaded, and keeps
+// the upload's own read error, so a failed read is told apart from broken
+// gzip data.
 type rawCounter struct {
-	r io.Reader
-	h hash.Hash
-	n int64
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	err error
 }
 
 // Read passes the upload through, counting and hashing what it returns.
@@ -418,6 +451,9 @@ func (c *rawCounter) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.h.Write(b[:n])
 		c.n += int64(n)
+	}
+	if err != nil && err != io.EOF {
+		c.err = err
 	}
 	return n, err
 }

@@ -313,19 +313,40 @@ func TestGzip(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	// Corrupt gzip: the magic bytes, then garbage.
-	_, p := parseAll(t, []byte("\x1f\x8bnot really gzip at all"), dataset.Limits{})
-	if p.Err() == nil || !strings.Contains(p.Err().Error(), "gzip") {
-		t.Errorf("corrupt gzip: Err() = %v", p.Err())
+	// Broken gzip data is the file's fault: a file-wide error (the upload
+	// is refused with a 422), not a read error (a 500).
+	plain := bytes.Repeat([]byte(`{"prompt":"a"}`+"\n"), 100)
+	c := gz(t, plain)
+	badCRC := bytes.Clone(c)
+	badCRC[len(badCRC)-8] ^= 0xff // the CRC-32 in the gzip trailer
+	corrupt := bytes.Clone(c)
+	corrupt[len(corrupt)/2] ^= 0xff
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not gzip after the magic bytes", []byte("\x1f\x8bnot really gzip at all"), "its gzip header is invalid"},
+		{"truncated", c[:len(c)-6], "gzip: unexpected end of file (the file is truncated) at line "},
+		{"truncated in the middle", c[:len(c)/2], "gzip: unexpected end of file (the file is truncated) at line "},
+		{"bad CRC", badCRC, "gzip checksum error (the file is corrupt) after line 100"},
+		{"corrupt", corrupt, "gzip"},
+	} {
+		_, p := parseAll(t, tc.data, dataset.Limits{})
+		errs := p.Errors()
+		if p.Err() != nil || len(errs) != 1 || errs[0].Line != 0 || !strings.Contains(errs[0].Message, tc.want) {
+			t.Errorf("%s: Err() = %v, errors %+v; want one file error saying %q", tc.name, p.Err(), errs, tc.want)
+		}
 	}
-	// Truncated gzip.
-	c := gz(t, bytes.Repeat([]byte(`{"prompt":"a"}`+"\n"), 100))
-	_, p = parseAll(t, c[:len(c)-6], dataset.Limits{})
-	if p.Err() == nil {
-		t.Error("truncated gzip: Err() = nil")
+	// The upload's reader fails in the middle of gzip data: a read error.
+	boom := errors.New("connection reset")
+	p := dataset.NewParser(io.MultiReader(bytes.NewReader(c[:len(c)/2]), iotest.ErrReader(boom)), dataset.Limits{})
+	for _, ok := p.Next(); ok; _, ok = p.Next() {
+	}
+	if !errors.Is(p.Err(), boom) || p.ErrorCount() != 0 {
+		t.Errorf("reader error in gzip data: Err() = %v, errors %+v", p.Err(), p.Errors())
 	}
 	// The upload's reader fails.
-	boom := errors.New("connection reset")
 	p = dataset.NewParser(io.MultiReader(strings.NewReader(`{"prompt":"a"}`+"\n"+`{"prompt":`), iotest.ErrReader(boom)), dataset.Limits{})
 	n := 0
 	for _, ok := p.Next(); ok; _, ok = p.Next() {
@@ -527,6 +548,42 @@ func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range cases {
 		if got, want := dataset.ValidJSON([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("ValidJSON(%.60q) = %v, json.Valid says %v", c, got, want)
+		}
+	}
+}
+
+// Strings PostgreSQL cannot store — \u0000 (NUL) and a surrogate escape
+// without its other half — are line errors naming the line and the field,
+// wherever they are; escapes that look alike but are not are accepted.
+func TestStringsPostgreSQLCannotStoreAreLineErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line, field, want string
+	}{
+		{`{"prompt":"a\u0000b"}`, "prompt", `contains \u0000 (a NUL character)`},
+		{`{"id":"x\u0000","prompt":"p"}`, "id", `\u0000`},
+		{`{"prompt":"p","reference":["ok","\u0000"]}`, "reference[1]", `\u0000`},
+		{`{"messages":[{"role":"user","content":"hi"},{"role":"user","content":"a\ud800b"}]}`, "messages[1].content", `contains \ud800, half of a UTF-16 surrogate pair`},
+		{`{"prompt":"\uDC00"}`, "prompt", `\uDC00`},
+		{`{"prompt":"\ud83d"}`, "prompt", `\ud83d`},
+		{`{"custom_id":"c","method":"POST","url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"x"}],"metadata":{"k":"\u0000"}}}`, "body.metadata.k", `\u0000`},
+		{`{"prompt":"p","extra":{"a\u0000":1}}`, `extra.a\u0000`, `the key contains \u0000`},
+		{`{"question":"q\u0000","answer":"#### 1"}`, "question", `\u0000`},
+	} {
+		_, p := parseAll(t, []byte(`{"prompt":"first"}`+"\n"+tc.line+"\n"), dataset.Limits{})
+		errs := p.Errors()
+		if p.Count() != 1 || len(errs) != 1 || errs[0].Line != 2 || errs[0].Field != strings.ToValidUTF8(tc.field, "?") || !strings.Contains(errs[0].Message, tc.want) {
+			t.Errorf("%s: %d items, errors %+v; want line 2, field %q, saying %q", tc.line, p.Count(), errs, tc.field, tc.want)
+		}
+	}
+	for _, ok := range []string{
+		`{"prompt":"\\u0000 is how JSON writes NUL"}`,
+		`{"prompt":"\ud83d\ude00 \u00e9 \u0001"}`,
+		`{"prompt":"\\\ud83d\ude00"}`,
+		`{"prompt":"\\ud800"}`,
+	} {
+		if _, p := parseAll(t, []byte(ok), dataset.Limits{}); p.Count() != 1 || p.ErrorCount() != 0 {
+			t.Errorf("%s: errors %+v", ok, p.Errors())
 		}
 	}
 }

@@ -182,6 +182,10 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		p.lineError(n, "", fmt.Sprintf("the line must be a JSON object, not %s", kindOf(b)))
 		return Item{}, false
 	}
+	if path, problem, bad := unstorable(b); bad {
+		p.lineError(n, path, problem)
+		return Item{}, false
+	}
 	var f fields
 	eachField(b, func(k, v []byte) bool {
 		f.set(k, v)

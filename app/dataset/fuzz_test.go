@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ruckus/ruckus/app/dataset"
@@ -26,6 +28,8 @@ func FuzzParser(f *testing.F) {
 		"{\"prompt\":\"x\"}\n\x1f\x8b",
 		`[-0.5e+10,1E2,0,-0,true,false,null,{},[],"\u00e9\ud83d\"\\\/\b\f\n\r\t"]`,
 		"[01]\n[1.]\n[.5]\n[1e]\n[\"\\x\"]\n[\"\\u12\"]\n[\"\x01\"]\n{\"a\" 1}\n{,}\n[1,]\n[tru]\n 1 2",
+		`{"prompt":"a\u0000"}` + "\n" + `{"prompt":"\\u0000","id":"\ud83d\ude00"}` + "\n" + `{"messages":[{"role":"user","content":"\udc00\ud800"}]}`,
+		`{"prompt":"p","reference":{"k\u0000":"\\\u0000"}}` + "\n" + `{"custom_id":"\u0000","body":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -63,6 +67,10 @@ func FuzzParser(f *testing.F) {
 				if it.Reference != nil && !json.Valid(it.Reference) {
 					t.Fatalf("line %d: reference is not JSON: %q", it.Line, it.Reference)
 				}
+				// PostgreSQL's text and jsonb hold no NUL character.
+				if strings.ContainsRune(it.CustomID, 0) || hasNUL(t, it.Request) || (it.Reference != nil && hasNUL(t, it.Reference)) {
+					t.Fatalf("line %d: an item with a NUL character: %q %s %s", it.Line, it.CustomID, it.Request, it.Reference)
+				}
 				if it.Line <= last || it.CustomID == "" || seen[it.CustomID] {
 					t.Fatalf("item %+v after line %d (seen %v)", it, last, seen[it.CustomID])
 				}
@@ -97,6 +105,32 @@ func FuzzParser(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hasNUL decodes raw and reports whether any key or string in it holds a
+// NUL character.
+func hasNUL(t *testing.T, raw []byte) bool {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%q: %v", raw, err)
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			return strings.ContainsRune(x, 0)
+		case []any:
+			return slices.ContainsFunc(x, walk)
+		case map[string]any:
+			for k, e := range x {
+				if strings.ContainsRune(k, 0) || walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // countLines counts the lines of the (decompressed) input, or returns -1

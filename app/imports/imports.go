@@ -11,14 +11,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/jobs"
 )
 
 // Line is one imported result.
 type Line struct {
+	// Line is the line's number in the file, from 1.
+	Line             int
 	CustomID         string
 	Status           string // jobs.StatusOK or jobs.StatusError
 	Output           string
@@ -66,8 +71,8 @@ type response struct {
 			FinishReason string  `json:"finish_reason"`
 		} `json:"choices"`
 		Usage *struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
+			PromptTokens     json.Number `json:"prompt_tokens"`
+			CompletionTokens json.Number `json:"completion_tokens"`
 		} `json:"usage"`
 		Error json.RawMessage `json:"error"`
 	} `json:"body"`
@@ -78,41 +83,88 @@ type batchError struct {
 	Message string `json:"message"`
 }
 
-// Parse reads r line by line and calls fn for each result. A line it
-// cannot read stops it with an *Error naming the line and field; a second
-// line with a custom_id already seen is an error too. Blank lines are
-// skipped.
+// Parse reads r line by line and calls fn for each result; see Parser.
 func Parse(r io.Reader, fn func(Line) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	seen := map[string]int{}
-	for n := 1; ; n++ {
-		b, err := readLine(br)
-		if errors.Is(err, io.EOF) && len(b) == 0 {
-			return nil
+	p := NewParser(r)
+	for {
+		l, ok := p.Next()
+		if !ok {
+			return p.Err()
 		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+}
+
+// Parser reads an import as a stream, one line at a time, so a file of
+// any size costs the memory of its longest line: the only state that grows
+// with the file is a hash per custom_id seen (to refuse duplicates), as in
+// a dataset upload. A Parser is not safe for concurrent use.
+type Parser struct {
+	br   *bufio.Reader
+	line int // lines read so far
+	n    int // results returned
+	seed maphash.Seed
+	seen map[uint64]int32 // hash of custom_id → line; a collision (~2⁻⁶⁴ a pair) would be reported as a duplicate
+	err  error
+	done bool
+}
+
+// NewParser returns a parser over r; it reads nothing until Next.
+func NewParser(r io.Reader) *Parser {
+	return &Parser{br: bufio.NewReaderSize(r, 64<<10), seed: maphash.MakeSeed(), seen: map[uint64]int32{}}
+}
+
+// Next returns the next result. It returns false at the end of the input
+// and at the first line it cannot take, which stops the parse: then Err
+// says why (an *Error naming the line and field), or nil at the end. Blank
+// lines are skipped.
+func (p *Parser) Next() (Line, bool) {
+	for !p.done {
+		b, err := readLine(p.br)
+		if errors.Is(err, io.EOF) && len(b) == 0 {
+			p.done = true
+			break
+		}
+		p.line++
 		if errors.Is(err, errTooLong) {
-			return &Error{Line: n, Field: "line", Message: fmt.Sprintf("longer than %d MiB", MaxLineBytes>>20)}
+			return p.fail(&Error{Line: p.line, Field: "line", Message: fmt.Sprintf("longer than %d MiB", MaxLineBytes>>20)})
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+			return p.fail(err)
 		}
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
 		l, perr := parseLine(b)
 		if perr != nil {
-			perr.Line = n
-			return perr
+			perr.Line = p.line
+			return p.fail(perr)
 		}
-		if first, ok := seen[l.CustomID]; ok {
-			return &Error{Line: n, Field: "custom_id", Message: fmt.Sprintf("%q already appeared on line %d", l.CustomID, first)}
+		h := maphash.String(p.seed, l.CustomID)
+		if first, ok := p.seen[h]; ok {
+			return p.fail(&Error{Line: p.line, Field: "custom_id", Message: fmt.Sprintf("%q already appeared on line %d", l.CustomID, first)})
 		}
-		seen[l.CustomID] = n
-		if err := fn(l); err != nil {
-			return err
-		}
+		p.seen[h] = int32(min(p.line, math.MaxInt32))
+		l.Line = p.line
+		p.n++
+		return l, true
 	}
+	return Line{}, false
 }
+
+func (p *Parser) fail(err error) (Line, bool) {
+	p.err, p.done = err, true
+	return Line{}, false
+}
+
+// Err is why Next stopped early: an *Error for a line Ruckus cannot take,
+// or the reader's own error; nil when the input was read to its end.
+func (p *Parser) Err() error { return p.err }
+
+// Count is the number of results returned so far.
+func (p *Parser) Count() int { return p.n }
 
 var errTooLong = errors.New("line too long")
 
@@ -131,6 +183,18 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// Bounds of what one line may carry: each value fits its column in
+// results and is sane for what it is.
+const (
+	// MaxCustomIDChars is the longest custom_id, as datasets allow.
+	MaxCustomIDChars = 256
+	// MaxTokens bounds prompt_tokens and completion_tokens of one request:
+	// more than any model's context (the registry allows 10,000,000).
+	MaxTokens = 10_000_000
+	// maxShortText bounds finish_reason, request_id and an error's code.
+	maxShortText = 256
+)
+
 func parseLine(b []byte) (Line, *Error) {
 	var l Line
 	var r raw
@@ -142,11 +206,14 @@ func parseLine(b []byte) (Line, *Error) {
 		return l, &Error{Field: "custom_id", Message: "missing or empty: every line needs the custom_id of a dataset item"}
 	}
 	l.CustomID = *r.CustomID
+	if e := checkText("custom_id", l.CustomID, MaxCustomIDChars); e != nil {
+		return l, e
+	}
 	switch {
 	case r.Output != nil:
 		l.Status, l.Output, l.TokensEstimated = jobs.StatusOK, *r.Output, true
 		l.CompletionTokens = len(strings.Fields(*r.Output))
-		return l, nil
+		return l, checkText("output", l.Output, 0)
 	case len(r.Response) == 0 && len(r.Error) == 0:
 		return l, &Error{Field: "output", Message: `a line needs "output" (simple format) or "response"/"error" (OpenAI batch output)`}
 	}
@@ -155,6 +222,12 @@ func parseLine(b []byte) (Line, *Error) {
 		if err := json.Unmarshal(r.Error, &e); err != nil {
 			return l, &Error{Field: "error", Message: "must be an object with code and message"}
 		}
+		if fe := checkText("error.code", e.Code, maxShortText); fe != nil {
+			return l, fe
+		}
+		if fe := checkText("error.message", e.Message, 0); fe != nil {
+			return l, fe
+		}
 		l.Status, l.ErrorClass, l.Error = jobs.StatusError, orDefault(e.Code, "batch_error"), e.Message
 	}
 	if len(r.Response) > 0 && string(r.Response) != "null" {
@@ -162,29 +235,55 @@ func parseLine(b []byte) (Line, *Error) {
 		if err := json.Unmarshal(r.Response, &resp); err != nil {
 			return l, &Error{Field: "response", Message: "not the batch output shape: " + err.Error()}
 		}
+		if resp.StatusCode != 0 && (resp.StatusCode < 100 || resp.StatusCode > 599) {
+			return l, &Error{Field: "response.status_code", Message: fmt.Sprintf("%d is not an HTTP status (100 to 599)", resp.StatusCode)}
+		}
 		l.HTTPStatus, l.RequestID = resp.StatusCode, resp.RequestID
+		field := "response.request_id"
 		if l.RequestID == "" {
-			l.RequestID = resp.Body.ID
+			l.RequestID, field = resp.Body.ID, "response.body.id"
+		}
+		if e := checkText(field, l.RequestID, maxShortText); e != nil {
+			return l, e
 		}
 		if l.Status == "" && resp.StatusCode != 0 && resp.StatusCode != 200 {
-			l.Status, l.ErrorClass, l.Error = jobs.StatusError, "http_"+fmt.Sprint(resp.StatusCode), strings.TrimSpace(string(resp.Body.Error))
+			// The error body as it came (raw JSON): its escapes stay text,
+			// but its bytes must be UTF-8.
+			msg := strings.TrimSpace(string(resp.Body.Error))
+			if e := checkText("response.body.error", msg, 0); e != nil {
+				return l, e
+			}
+			l.Status, l.ErrorClass, l.Error = jobs.StatusError, "http_"+fmt.Sprint(resp.StatusCode), msg
 		}
 		if l.Status == "" {
 			if len(resp.Body.Choices) == 0 {
 				return l, &Error{Field: "response.body.choices", Message: "no choices: nothing to import"}
 			}
 			ch := resp.Body.Choices[0]
+			field := "response.body.choices[0].message.content"
 			switch {
 			case ch.Message != nil && ch.Message.Content != nil:
 				l.Output = *ch.Message.Content
 			case ch.Text != nil:
-				l.Output = *ch.Text
+				l.Output, field = *ch.Text, "response.body.choices[0].text"
 			default:
 				return l, &Error{Field: "response.body.choices[0]", Message: "has neither message.content nor text"}
 			}
+			if e := checkText(field, l.Output, 0); e != nil {
+				return l, e
+			}
+			if e := checkText("response.body.choices[0].finish_reason", ch.FinishReason, maxShortText); e != nil {
+				return l, e
+			}
 			l.Status, l.FinishReason = jobs.StatusOK, ch.FinishReason
 			if u := resp.Body.Usage; u != nil {
-				l.PromptTokens, l.CompletionTokens = u.PromptTokens, u.CompletionTokens
+				var e *Error
+				if l.PromptTokens, e = tokenCount("response.body.usage.prompt_tokens", u.PromptTokens); e != nil {
+					return l, e
+				}
+				if l.CompletionTokens, e = tokenCount("response.body.usage.completion_tokens", u.CompletionTokens); e != nil {
+					return l, e
+				}
 			} else {
 				l.TokensEstimated, l.CompletionTokens = true, len(strings.Fields(l.Output))
 			}
@@ -194,6 +293,35 @@ func parseLine(b []byte) (Line, *Error) {
 		return l, &Error{Field: "response", Message: "null, and no error: nothing to import"}
 	}
 	return l, nil
+}
+
+// checkText refuses a string PostgreSQL text cannot hold (a NUL character,
+// which JSON writes \u0000; invalid UTF-8) or longer than max characters
+// (0: no bound beyond the line's).
+func checkText(field, s string, max int) *Error {
+	switch {
+	case strings.ContainsRune(s, 0):
+		return &Error{Field: field, Message: `contains \u0000 (a NUL character), which cannot be stored`}
+	case !utf8.ValidString(s):
+		return &Error{Field: field, Message: "is not UTF-8 text"}
+	case max > 0 && utf8.RuneCountInString(s) > max:
+		return &Error{Field: field, Message: fmt.Sprintf("longer than %d characters", max)}
+	}
+	return nil
+}
+
+// tokenCount reads a token count: a whole number from 0 to MaxTokens
+// (1e3 is a whole number; 1e12 and -1 are refused, not wrapped into a
+// 32-bit column).
+func tokenCount(field string, n json.Number) (int, *Error) {
+	if n == "" {
+		return 0, nil
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || f < 0 || f > MaxTokens {
+		return 0, &Error{Field: field, Message: fmt.Sprintf("must be a whole number from 0 to %d (got %s)", MaxTokens, n)}
+	}
+	return int(f), nil
 }
 
 func orDefault(s, d string) string {

@@ -21,6 +21,12 @@ import (
 // ErrInvalid means some lines are wrong; Result.Errors says which.
 var ErrInvalid = errors.New("the file has errors; nothing was stored")
 
+// ErrUnreadable means the upload could not be read to its end (the
+// connection broke, the body was cut short); nothing was stored. Broken
+// gzip data in an upload that arrived whole is the file's content, and an
+// ErrInvalid.
+var ErrUnreadable = errors.New("the upload could not be read to its end")
+
 // ErrDuplicate means the viewer can already see a dataset with the same
 // content; Result.Duplicates lists them.
 var ErrDuplicate = errors.New("an identical dataset exists")
@@ -111,7 +117,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 				it, ok := p.Next()
 				if !ok {
 					if err := p.Err(); err != nil {
-						abort = fmt.Errorf("read the file: %w", err)
+						abort = fmt.Errorf("%w: %v", ErrUnreadable, err)
 						return store.DatasetItem{}, false, abort
 					}
 					if p.ErrorCount() > 0 {

@@ -104,43 +104,24 @@ func (q *Queries) FinishDataset(ctx context.Context, id int64, t DatasetTotals) 
 // CopyDatasetItems streams items into dataset_items with COPY. next returns
 // the next item and false at the end; an error from it aborts the copy.
 func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next func() (DatasetItem, bool, error)) (int64, error) {
-	src := &itemSource{datasetID: datasetID, next: next}
+	var row [5]any
+	src := &copyRows{next: func() ([]any, bool, error) {
+		it, ok, err := next()
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		row[0], row[1], row[2] = datasetID, it.Idx, it.CustomID
+		// json.RawMessage as string: pgx sends it as jsonb text without
+		// re-encoding.
+		row[3], row[4] = string(it.Request), nil
+		if it.Reference != nil {
+			row[4] = string(it.Reference)
+		}
+		return row[:], true, nil
+	}}
 	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference"}, src)
 	return n, mapErr(err, "copy dataset items")
 }
-
-type itemSource struct {
-	datasetID int64
-	next      func() (DatasetItem, bool, error)
-	cur       DatasetItem
-	err       error
-	row       [5]any
-}
-
-func (s *itemSource) Next() bool {
-	it, ok, err := s.next()
-	if err != nil {
-		s.err = err
-		return false
-	}
-	s.cur = it
-	return ok
-}
-
-func (s *itemSource) Values() ([]any, error) {
-	s.row[0], s.row[1], s.row[2] = s.datasetID, s.cur.Idx, s.cur.CustomID
-	// json.RawMessage as string: pgx sends it as jsonb text without
-	// re-encoding.
-	s.row[3] = string(s.cur.Request)
-	if s.cur.Reference == nil {
-		s.row[4] = nil
-	} else {
-		s.row[4] = string(s.cur.Reference)
-	}
-	return s.row[:], nil
-}
-
-func (s *itemSource) Err() error { return s.err }
 
 // DatasetByID returns a dataset the viewer may see (deleted ones included,
 // so past results stay readable).

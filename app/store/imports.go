@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,98 +33,132 @@ type ImportedRun struct {
 // in the registry.
 var ErrImportModel = fmt.Errorf("no such model in the registry")
 
-// ImportRun stores results made outside Ruckus as a finished run of a new
-// benchmark on the dataset (runtime and hardware "imported", no timings),
-// matching lines to items by custom_id, in one transaction; queue runs in
-// the same transaction (the scoring job).
-func (s *Store) ImportRun(ctx context.Context, v Viewer, in NewImport, recs []ResultRecord, queue func(tx pgx.Tx, runID int64) error) (ImportedRun, error) {
+// ErrImportEmpty is returned for an import without a single result, and
+// ErrImportNoMatch for one whose results match none of the dataset's items:
+// either would be a run with nothing in it.
+var (
+	ErrImportEmpty   = errors.New("the file has no results")
+	ErrImportNoMatch = errors.New("no result matches an item of the dataset")
+)
+
+// ImportLine is one imported result and the line it came from.
+type ImportLine struct {
+	Line             int
+	CustomID         string
+	Status           string
+	Output           string
+	FinishReason     string
+	PromptTokens     int
+	CompletionTokens int
+	TokensEstimated  bool
+	HTTPStatus       int
+	RequestID        string
+	ErrorClass       string
+	Error            string
+}
+
+// importColumns are the columns of the transaction's import_lines table,
+// in the order of CopyImportLines' rows.
+var importColumns = []string{"line", "custom_id", "status", "output", "finish_reason", "prompt_tokens", "completion_tokens",
+	"tokens_estimated", "http_status", "request_id", "error_class", "error"}
+
+// CopyImportLines streams imported results into a temporary table of the
+// transaction q runs in (it goes at commit), with COPY, so an import of any
+// size passes through the server in constant memory; FinishImport then
+// makes the run from it. next returns the next line and false at the end;
+// an error from it aborts the copy. q must be in a transaction.
+func (q *Queries) CopyImportLines(ctx context.Context, next func() (ImportLine, bool, error)) (int64, error) {
+	if _, err := q.db.Exec(ctx, `CREATE TEMPORARY TABLE import_lines (
+			line int NOT NULL, custom_id text NOT NULL, status text NOT NULL, output text NOT NULL, finish_reason text NOT NULL,
+			prompt_tokens int NOT NULL, completion_tokens int NOT NULL, tokens_estimated bool NOT NULL, http_status int,
+			request_id text NOT NULL, error_class text NOT NULL, error text NOT NULL) ON COMMIT DROP`); err != nil {
+		return 0, mapErr(err, "import: lines table")
+	}
+	var row [12]any
+	src := &copyRows{next: func() ([]any, bool, error) {
+		l, ok, err := next()
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		row = [12]any{int32(l.Line), l.CustomID, l.Status, l.Output, l.FinishReason, int32(l.PromptTokens), int32(l.CompletionTokens),
+			l.TokensEstimated, nil, l.RequestID, l.ErrorClass, l.Error}
+		if l.HTTPStatus != 0 {
+			row[8] = int32(l.HTTPStatus)
+		}
+		return row[:], true, nil
+	}}
+	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"import_lines"}, importColumns, src)
+	return n, mapErr(err, "import: copy lines")
+}
+
+// FinishImport stores the lines CopyImportLines copied as a finished run
+// of a new benchmark on the dataset (runtime and hardware "imported", no
+// timings), matching lines to items by custom_id. It refuses an import
+// without lines (ErrImportEmpty) or matching no item (ErrImportNoMatch).
+func (q *Queries) FinishImport(ctx context.Context, v Viewer, in NewImport) (ImportedRun, error) {
 	var out ImportedRun
-	err := s.InTxWith(ctx, func(tx pgx.Tx, q *Queries) error {
-		var items int
-		err := tx.QueryRow(ctx, `SELECT item_count FROM datasets WHERE id = @ds AND deleted_at IS NULL
-			AND (owner_id = @viewer OR visibility = 'shared' OR @admin)`,
-			pgx.NamedArgs{"ds": in.DatasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&items)
-		if err != nil {
-			return mapErr(err, "import: dataset")
+	var items int
+	err := q.db.QueryRow(ctx, `SELECT item_count FROM datasets WHERE id = @ds AND deleted_at IS NULL
+		AND (owner_id = @viewer OR visibility = 'shared' OR @admin)`,
+		pgx.NamedArgs{"ds": in.DatasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&items)
+	if err != nil {
+		return out, mapErr(err, "import: dataset")
+	}
+	var modelID int64
+	if err := q.db.QueryRow(ctx, `SELECT id FROM models WHERE name = @name`, pgx.NamedArgs{"name": in.Model}).Scan(&modelID); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return out, fmt.Errorf("model %q: %w", in.Model, ErrImportModel)
 		}
-		var modelID int64
-		if err := tx.QueryRow(ctx, `SELECT id FROM models WHERE name = @name`, pgx.NamedArgs{"name": in.Model}).Scan(&modelID); err != nil {
-			if err == pgx.ErrNoRows {
-				return fmt.Errorf("model %q: %w", in.Model, ErrImportModel)
-			}
-			return mapErr(err, "import: model")
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO hardware_profiles (slug) VALUES ('imported') ON CONFLICT (slug) DO NOTHING`); err != nil {
-			return mapErr(err, "import: hardware profile")
-		}
-		manifest, _ := json.Marshal(map[string]any{"name": in.Name, "dataset": in.DatasetID, "imported": true, "model": in.Model, "scorer": in.Scorer})
-		if out.BenchmarkID, err = q.CreateBenchmark(ctx, v.UserID, in.Name, in.DatasetID, manifest); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, state, mode, total, started_at, finished_at, stopped_by)
-			VALUES (@b, @m, 'imported', 'imported', 'succeeded', 'imported', @total, now(), now(), 'imported') RETURNING id`,
-			pgx.NamedArgs{"b": out.BenchmarkID, "m": modelID, "total": items}).Scan(&out.RunID); err != nil {
-			return mapErr(err, "import: run")
-		}
-		idxOf := make(map[string]int, items)
-		rows, _ := tx.Query(ctx, `SELECT idx, custom_id FROM dataset_items WHERE dataset_id = @ds`, pgx.NamedArgs{"ds": in.DatasetID})
-		var idx int
-		var id string
-		if _, err := pgx.ForEachRow(rows, []any{&idx, &id}, func() error { idxOf[id] = idx; return nil }); err != nil {
-			return mapErr(err, "import: items")
-		}
-		matched := make([]ResultRecord, 0, len(recs))
-		now := time.Now()
-		for _, r := range recs {
-			i, ok := idxOf[r.CustomID]
-			if !ok {
-				out.Unmatched++
-				if len(out.UnmatchedIDs) < 20 {
-					out.UnmatchedIDs = append(out.UnmatchedIDs, r.CustomID)
-				}
-				continue
-			}
-			r.Idx, r.SentAt = i, now
-			matched = append(matched, r)
-		}
-		out.Matched, out.Missing = len(matched), items-len(matched)
-		n := len(matched)
-		idxs, promptT, complT, httpS := make([]int32, n), make([]int32, n), make([]int32, n), make([]*int32, n)
-		cid, status, output, finish, reqID, errClass, errMsg := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		est := make([]bool, n)
-		for k, r := range matched {
-			idxs[k], promptT[k], complT[k] = int32(r.Idx), int32(r.PromptTokens), int32(r.CompletionTokens)
-			if r.HTTPStatus != 0 {
-				h := int32(r.HTTPStatus)
-				httpS[k] = &h
-			}
-			cid[k], status[k], output[k], finish[k], reqID[k], errClass[k], errMsg[k] = r.CustomID, r.Status, r.Output, r.FinishReason, r.RequestID, r.ErrorClass, r.Error
-			est[k] = r.TokensEstimated
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens,
-				completion_tokens, tokens_estimated, sent_at, http_status, request_id, error_class, error)
-			SELECT @run, u.idx, u.cid, u.status, u.output, u.finish, u.pt, u.ct, u.est, @now, u.http, u.req, u.ec, u.err
-			FROM unnest(@idx::int4[], @cid::text[], @status::text[], @output::text[], @finish::text[], @pt::int4[], @ct::int4[],
-				@est::bool[], @http::int4[], @req::text[], @ec::text[], @err::text[])
-				AS u(idx, cid, status, output, finish, pt, ct, est, http, req, ec, err)`,
-			pgx.NamedArgs{"run": out.RunID, "now": now, "idx": idxs, "cid": cid, "status": status, "output": output, "finish": finish,
-				"pt": promptT, "ct": complT, "est": est, "http": httpS, "req": reqID, "ec": errClass, "err": errMsg}); err != nil {
-			return mapErr(err, "import: results")
-		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET completed = @n,
-				errors = (SELECT count(*) FROM results WHERE run_id = @run AND status = 'error'),
-				prompt_tokens = (SELECT coalesce(sum(prompt_tokens), 0) FROM results WHERE run_id = @run),
-				output_tokens = (SELECT coalesce(sum(completion_tokens), 0) FROM results WHERE run_id = @run)
-			WHERE id = @run`, pgx.NamedArgs{"run": out.RunID, "n": n}); err != nil {
-			return mapErr(err, "import: counters")
-		}
-		if err := q.AddRunEvent(ctx, out.RunID, nil, "imported", fmt.Sprintf("%d results matched, %d unmatched, %d items missing", out.Matched, out.Unmatched, out.Missing)); err != nil {
-			return err
-		}
-		if queue != nil {
-			return queue(tx, out.RunID)
-		}
-		return nil
-	})
-	return out, err
+		return out, mapErr(err, "import: model")
+	}
+	var lines int
+	if err := q.db.QueryRow(ctx, `SELECT count(*), count(i.idx) FROM import_lines l
+			LEFT JOIN dataset_items i ON i.dataset_id = @ds AND i.custom_id = l.custom_id`,
+		pgx.NamedArgs{"ds": in.DatasetID}).Scan(&lines, &out.Matched); err != nil {
+		return out, mapErr(err, "import: match")
+	}
+	out.Unmatched, out.Missing = lines-out.Matched, items-out.Matched
+	rows, _ := q.db.Query(ctx, `SELECT l.custom_id FROM import_lines l
+		WHERE NOT EXISTS (SELECT FROM dataset_items i WHERE i.dataset_id = @ds AND i.custom_id = l.custom_id)
+		ORDER BY l.line LIMIT 20`, pgx.NamedArgs{"ds": in.DatasetID})
+	if out.UnmatchedIDs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return out, mapErr(err, "import: unmatched")
+	}
+	switch {
+	case lines == 0:
+		return out, ErrImportEmpty
+	case out.Matched == 0:
+		return out, fmt.Errorf("%w (%d results, none with a custom_id of the dataset's, such as %q)", ErrImportNoMatch, lines, out.UnmatchedIDs[0])
+	}
+	if _, err := q.db.Exec(ctx, `INSERT INTO hardware_profiles (slug) VALUES ('imported') ON CONFLICT (slug) DO NOTHING`); err != nil {
+		return out, mapErr(err, "import: hardware profile")
+	}
+	manifest, _ := json.Marshal(map[string]any{"name": in.Name, "dataset": in.DatasetID, "imported": true, "model": in.Model, "scorer": in.Scorer})
+	if out.BenchmarkID, err = q.CreateBenchmark(ctx, v.UserID, in.Name, in.DatasetID, manifest); err != nil {
+		return out, err
+	}
+	if err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, state, mode, total, started_at, finished_at, stopped_by)
+		VALUES (@b, @m, 'imported', 'imported', 'succeeded', 'imported', @total, now(), now(), 'imported') RETURNING id`,
+		pgx.NamedArgs{"b": out.BenchmarkID, "m": modelID, "total": items}).Scan(&out.RunID); err != nil {
+		return out, mapErr(err, "import: run")
+	}
+	if _, err := q.db.Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens,
+			completion_tokens, tokens_estimated, sent_at, http_status, request_id, error_class, error)
+		SELECT @run, i.idx, l.custom_id, l.status, l.output, l.finish_reason, l.prompt_tokens, l.completion_tokens,
+			l.tokens_estimated, @now, l.http_status, l.request_id, l.error_class, l.error
+		FROM import_lines l JOIN dataset_items i ON i.dataset_id = @ds AND i.custom_id = l.custom_id`,
+		pgx.NamedArgs{"run": out.RunID, "ds": in.DatasetID, "now": time.Now()}); err != nil {
+		return out, mapErr(err, "import: results")
+	}
+	if _, err := q.db.Exec(ctx, `UPDATE runs SET completed = @n,
+			errors = (SELECT count(*) FROM results WHERE run_id = @run AND status = 'error'),
+			prompt_tokens = (SELECT coalesce(sum(prompt_tokens), 0) FROM results WHERE run_id = @run),
+			output_tokens = (SELECT coalesce(sum(completion_tokens), 0) FROM results WHERE run_id = @run)
+		WHERE id = @run`, pgx.NamedArgs{"run": out.RunID, "n": out.Matched}); err != nil {
+		return out, mapErr(err, "import: counters")
+	}
+	if err := q.AddRunEvent(ctx, out.RunID, nil, "imported", fmt.Sprintf("%d results matched, %d unmatched, %d items missing", out.Matched, out.Unmatched, out.Missing)); err != nil {
+		return out, err
+	}
+	return out, nil
 }

@@ -1,0 +1,120 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Every id and cursor read from a path or a query goes through the parsers
+// below, so each is bounded by its column's type before it reaches SQL:
+// row ids are bigint (1 … 2⁶³−1), item indices and index cursors integer
+// (0 … 2³¹−1). A value out of bounds is the client's mistake, answered
+// with a message naming the parameter, never a database error (a 500).
+
+// maxItemIdx is the largest item index: dataset_items.idx and results.idx
+// are PostgreSQL integers.
+const maxItemIdx = math.MaxInt32
+
+// paramError is a path or query value that is not what its parameter
+// takes; its message names the parameter.
+type paramError struct {
+	Name, Value, Want string
+}
+
+func (e *paramError) Error() string {
+	v := e.Value
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return fmt.Sprintf("%s must be %s (got %q)", e.Name, e.Want, strings.ToValidUTF8(v, "?"))
+}
+
+// parseUint reads a decimal of ASCII digits only (no sign, no spaces, at
+// most 19 digits: strconv would also take "+5" and "0x1F" with base 0).
+func parseUint(raw string) (uint64, bool) {
+	if raw == "" || len(raw) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < '0' || raw[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseUint(raw, 10, 64)
+	return n, err == nil
+}
+
+// parseID reads a row id: a whole number from 1 to 2⁶³−1 (bigint).
+func parseID(name, raw string) (int64, error) {
+	n, ok := parseUint(raw)
+	if !ok || n < 1 || n > math.MaxInt64 {
+		return 0, &paramError{Name: name, Value: raw, Want: fmt.Sprintf("a whole number from 1 to %d", int64(math.MaxInt64))}
+	}
+	return int64(n), nil
+}
+
+// parseIdx reads an item index, or a cursor that is one: a whole number
+// from 0 to 2³¹−1 (integer).
+func parseIdx(name, raw string) (int, error) {
+	n, ok := parseUint(raw)
+	if !ok || n > maxItemIdx {
+		return 0, &paramError{Name: name, Value: raw, Want: fmt.Sprintf("a whole number from 0 to %d", maxItemIdx)}
+	}
+	return int(n), nil
+}
+
+// parseFinite reads a number that is neither NaN nor infinite (strconv
+// takes "NaN", "Inf" and "1e999" alike), which JSON cannot carry and every
+// range check written as "x < lo || x > hi" lets through.
+func parseFinite(name, raw string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, &paramError{Name: name, Value: raw, Want: "a finite number"}
+	}
+	return v, nil
+}
+
+// maxQueryText bounds a free-text query parameter (a search, a filter).
+const maxQueryText = 1000
+
+// checkQueryText refuses a query value PostgreSQL text cannot hold (NUL,
+// invalid UTF-8) or that is longer than maxQueryText.
+func checkQueryText(name, raw string) error {
+	switch {
+	case len(raw) > maxQueryText:
+		return &paramError{Name: name, Value: raw, Want: fmt.Sprintf("at most %d characters", maxQueryText)}
+	case !utf8.ValidString(raw) || strings.ContainsRune(raw, 0):
+		return &paramError{Name: name, Value: raw, Want: "UTF-8 text without NUL characters"}
+	}
+	return nil
+}
+
+// isText reports whether a form value can be stored in a PostgreSQL text
+// column: valid UTF-8 without NUL characters.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// idParam reads path parameter name as a row id. A value that cannot be
+// an id is answered 404 (no row has it), naming what was looked for and
+// the parameter; what is "run", "dataset" and so on.
+func idParam(c *fiber.Ctx, name, what string) (int64, error) {
+	id, err := parseID(name, c.Params(name))
+	if err != nil {
+		return 0, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such %s: %v.", what, err))
+	}
+	return id, nil
+}
+
+// idxParam reads path parameter name as an item index, answering 404 like
+// idParam.
+func idxParam(c *fiber.Ctx, name, what string) (int, error) {
+	idx, err := parseIdx(name, c.Params(name))
+	if err != nil {
+		return 0, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such %s: %v.", what, err))
+	}
+	return idx, nil
+}
