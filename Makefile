@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -81,6 +81,12 @@ bench-web: deps build ## Seed 1,000,000 results; time the results, comparison an
 
 bench-ingest: deps build ## Upload 1,000,000 generated items over HTTP and compare with psql \copy
 	./bin/ruckus dev-db exec -- $(GO) run ./app/ingest/ingestbench --ruckus bin/ruckus
+
+bench-agent: build ## agentd's load generator against agentd sim on loopback: tokens/s, requests/s, CPU per token and timing error vs a byte-counting baseline
+	$(GO) run ./app/selfbench/agent --agentd bin/agentd
+
+bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/eta --ruckus bin/ruckus --agentd bin/agentd
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
