@@ -139,7 +139,10 @@ func (s *server) apiDeleteDataset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
+	if d.DeletedAt != nil {
+		return fiber.NewError(fiber.StatusNotFound, "this dataset is deleted already")
+	}
+	_, err = s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusForbidden, "only the owner or an administrator may delete this dataset")
 	}

@@ -21,7 +21,7 @@ type datasetStore interface {
 	ListDatasets(ctx context.Context, v store.Viewer) ([]store.Dataset, error)
 	DatasetByID(ctx context.Context, v store.Viewer, id int64) (store.Dataset, error)
 	DatasetItems(ctx context.Context, datasetID int64, after, limit int) ([]store.DatasetItem, error)
-	DeleteDataset(ctx context.Context, v store.Viewer, id int64) error
+	DeleteDataset(ctx context.Context, v store.Viewer, id int64) (soft bool, err error)
 }
 
 // Uploader stores an uploaded dataset; *ingest.Uploader satisfies it.
@@ -192,14 +192,21 @@ func (s *server) deleteDataset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
+	if d.DeletedAt != nil {
+		return fiber.NewError(fiber.StatusNotFound, "This dataset is deleted already.")
+	}
+	soft, err := s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may delete this dataset.")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” deleted.", d.Name)); err != nil {
+	msg := fmt.Sprintf("Dataset “%s” deleted.", d.Name)
+	if soft {
+		msg = fmt.Sprintf("Dataset “%s” deleted: it can no longer be used, and its items stay for the results of the benchmarks that used it.", d.Name)
+	}
+	if err := s.flash(c, "info", msg); err != nil {
 		return err
 	}
 	return redirect(c, "/datasets")

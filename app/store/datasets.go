@@ -162,16 +162,35 @@ func (q *Queries) DatasetItems(ctx context.Context, datasetID int64, after, limi
 	return items, mapErr(err, "dataset items")
 }
 
-// DeleteDataset removes a dataset the viewer owns (or any, for admins). No
-// benchmark can refer to a dataset yet, so the rows go; once benchmarks
-// exist, a dataset they used is only marked deleted.
-func (q *Queries) DeleteDataset(ctx context.Context, v Viewer, id int64) error {
-	tag, err := q.db.Exec(ctx, `DELETE FROM datasets d WHERE d.id = @id AND (d.owner_id = @viewer OR @admin)`,
-		pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
-	return mapErr(err, "delete dataset")
+// DeleteDataset deletes a live dataset the viewer owns (or any, for
+// admins). A dataset no benchmark has used goes with its items; one a
+// benchmark used (a run or an import, anyone's) is only marked deleted: it
+// leaves every list and cannot be used for new benchmarks or imports, and
+// its items stay for the results that refer to them. It reports whether
+// the rows stayed (soft).
+func (s *Store) DeleteDataset(ctx context.Context, v Viewer, id int64) (soft bool, err error) {
+	err = s.InTx(ctx, func(q *Queries) error {
+		// The row lock first, in a statement of its own: a benchmark being
+		// created on this dataset holds a key-share lock on it until it
+		// commits, so the check below (a new snapshot) sees it.
+		var locked int64
+		err := q.db.QueryRow(ctx, `SELECT d.id FROM datasets d
+			WHERE d.id = @id AND d.deleted_at IS NULL AND (d.owner_id = @viewer OR @admin) FOR UPDATE`,
+			pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).Scan(&locked)
+		if err != nil {
+			return err
+		}
+		if err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM benchmarks WHERE dataset_id = $1)`, id).Scan(&soft); err != nil {
+			return err
+		}
+		if soft {
+			_, err = q.db.Exec(ctx, `UPDATE datasets SET deleted_at = now() WHERE id = $1`, id)
+		} else {
+			_, err = q.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, id)
+		}
+		return err
+	})
+	return soft, mapErr(err, "delete dataset")
 }
 
 // CountStarterDatasets counts the live starter datasets.
