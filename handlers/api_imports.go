@@ -87,6 +87,9 @@ func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, er
 	// connection reset in the middle of its upload.
 	defer io.Copy(io.Discard, body) //nolint:errcheck // best effort
 	mr := multipart.NewReader(body, params["boundary"])
+	if err := checkUploadCSRF(c, mr); err != nil {
+		return out, nil, err
+	}
 	readField := func(p *multipart.Part, in *store.NewImport) error {
 		b, err := io.ReadAll(io.LimitReader(p, 1024))
 		if err != nil {

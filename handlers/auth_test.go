@@ -1,7 +1,11 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -211,5 +215,58 @@ func TestNonAdminIsKeptOutOfAdminPagesAndAPI(t *testing.T) {
 	// Anonymous visitors are sent to sign in.
 	if res := e.client().get("/admin/users"); res.status != 303 {
 		t.Errorf("GET /admin/users anonymous: %d, want 303", res.status)
+	}
+}
+
+// The CSRF token is taken only from the header or the form body, never
+// from the query string (a link or an image could carry it there): a POST
+// with the token in its URL and an empty body is refused, and so is an
+// upload whose token is not its first multipart part.
+func TestCSRFTokenIsNeverTakenFromTheQueryString(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	c.get("/settings")
+	if c.csrf == "" {
+		t.Fatal("no CSRF token on the settings page")
+	}
+	req := httptest.NewRequest(http.MethodPost, "/settings/tokens?_csrf="+url.QueryEscape(c.csrf)+"&name=evil", nil)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res := c.do(req); res.status != 403 {
+		t.Errorf("a token in the query string: %d, want 403", res.status)
+	}
+	var n int
+	if err := e.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM api_tokens`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("api tokens after the refused request: %d (%v)", n, err)
+	}
+	upload := func(target string, fields map[string]string, tokenLast bool) int {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for k, v := range fields {
+			_ = mw.WriteField(k, v)
+		}
+		fw, _ := mw.CreateFormFile("file", "q.jsonl")
+		_, _ = fw.Write([]byte(`{"prompt":"p"}` + "\n"))
+		if tokenLast {
+			_ = mw.WriteField("_csrf", c.csrf)
+		}
+		_ = mw.Close()
+		req := httptest.NewRequest(http.MethodPost, target, &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return c.do(req).status
+	}
+	if st := upload("/datasets?_csrf="+url.QueryEscape(c.csrf), map[string]string{"name": "q"}, false); st != 403 {
+		t.Errorf("an upload with its token in the URL: %d, want 403", st)
+	}
+	if st := upload("/datasets", map[string]string{"name": "q"}, true); st != 403 {
+		t.Errorf("an upload with its token after the file: %d, want 403", st)
+	}
+	if st := upload("/datasets", map[string]string{"_csrf": c.csrf}, false); st != 303 && st != 201 && st != 200 {
+		t.Errorf("an upload with its token first: %d", st)
+	}
+	if err := e.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM datasets`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("datasets stored: %d (%v), want only the upload with its token first", n, err)
 	}
 }

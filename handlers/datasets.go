@@ -70,6 +70,9 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	// chunked body), so the connection is left at the next request.
 	defer io.Copy(io.Discard, io.LimitReader(body, 1<<20)) //nolint:errcheck // best effort
 	mr := multipart.NewReader(body, params["boundary"])
+	if err := checkUploadCSRF(c, mr); err != nil {
+		return out, err
+	}
 	readField := func(p *multipart.Part, req *ingest.Request) error {
 		v, err := io.ReadAll(io.LimitReader(p, 1024))
 		if err != nil {

@@ -18,12 +18,21 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 )
 
-// multipartBody builds an upload: fields first, then the file.
+// multipartBody builds an upload: fields first (a CSRF token first of
+// all, as the page's forms send it), then the file.
 func multipartBody(t *testing.T, fileName string, content []byte, fields map[string]string) (io.Reader, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
+	if tok, ok := fields["_csrf"]; ok {
+		if err := mw.WriteField("_csrf", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for k, v := range fields {
+		if k == "_csrf" {
+			continue
+		}
 		if err := mw.WriteField(k, v); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +262,7 @@ func TestDatasetPagesShowLineNumberedErrorsAndPreview(t *testing.T) {
 	action, _ := page.doc.Find(`form[data-testid="upload-form"]`).Attr("action")
 
 	post := func(content string) response {
-		body, ct := multipartBody(t, "mixed.jsonl", []byte(content), map[string]string{"name": "Mixed"})
+		body, ct := multipartBody(t, "mixed.jsonl", []byte(content), map[string]string{"_csrf": c.csrf, "name": "Mixed"})
 		req := httptest.NewRequest(http.MethodPost, action, body)
 		req.Header.Set("Content-Type", ct)
 		return c.do(req)

@@ -130,11 +130,14 @@ func TestImportFromTheDatasetPage(t *testing.T) {
 	c.signIn("ada@example.com", "correct horse")
 	page := c.get(fmt.Sprintf("/datasets/%v", ds.body["dataset_id"]))
 	action, ok := page.doc.Find(`[data-testid="import-form"]`).Attr("action")
-	if !ok || !strings.Contains(action, "_csrf=") {
-		t.Fatalf("import form action %q", action)
+	if !ok || strings.Contains(action, "_csrf") {
+		t.Fatalf("import form action %q: want no token in the URL", action)
+	}
+	if first, _ := page.doc.Find(`[data-testid="import-form"] input`).First().Attr("name"); first != "_csrf" {
+		t.Fatalf("the import form's first field is %q, want the CSRF token", first)
 	}
 	post := func(content string, model string) response {
-		body, ct := multipartBody(t, "out.jsonl", []byte(content), map[string]string{"model": model, "scorer": "exact"})
+		body, ct := multipartBody(t, "out.jsonl", []byte(content), map[string]string{"_csrf": c.csrf, "model": model, "scorer": "exact"})
 		req := httptest.NewRequest(http.MethodPost, action, body)
 		req.Header.Set("Content-Type", ct)
 		return c.do(req)

@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"errors"
+	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -220,11 +222,14 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 	want := layout.InfoFrom(c.UserContext()).CSRFToken
 	got := c.Get(csrfHeader)
 	if got == "" && isUpload(c) {
-		// A multipart body is streamed, not parsed up front; the upload form
-		// carries its token in the query string instead.
-		got = c.Query(csrfField)
+		// A multipart body is streamed, not parsed up front: the upload
+		// forms put their token in the first part, which the upload
+		// reader checks (checkUploadCSRF) before it reads anything else.
+		// Never from the query string, where a link could carry it.
+		c.Locals(csrfBodyKey, want)
+		return c.Next()
 	} else if got == "" {
-		got = c.FormValue(csrfField)
+		got = bodyFormValue(c, csrfField)
 	}
 	// want came from the signed cookie; when the cookie was missing or
 	// forged it is freshly minted and no form can know it.
@@ -232,6 +237,47 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 		return fiber.NewError(fiber.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
 	}
 	return c.Next()
+}
+
+// bodyFormValue reads a field of a urlencoded or multipart form body only
+// (fiber's FormValue also looks in the query string).
+func bodyFormValue(c *fiber.Ctx, key string) string {
+	if v := c.Request().PostArgs().Peek(key); len(v) > 0 {
+		return string(v)
+	}
+	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEMultipartForm) {
+		if mf, err := c.MultipartForm(); err == nil && len(mf.Value[key]) > 0 {
+			return mf.Value[key][0]
+		}
+	}
+	return ""
+}
+
+// csrfBodyKey is the Locals key under which checkCSRF leaves the token an
+// upload's first multipart part must carry.
+const csrfBodyKey = "ruckus.csrf.body"
+
+// maxCSRFPart bounds the token part read from an upload.
+const maxCSRFPart = 256
+
+// checkUploadCSRF reads the first part of a streamed upload from a page
+// (not the API, whose tokens need no CSRF check) and refuses the request
+// unless it is the form's CSRF field with the visitor's token.
+func checkUploadCSRF(c *fiber.Ctx, mr *multipart.Reader) error {
+	want, ok := c.Locals(csrfBodyKey).(string)
+	if !ok {
+		return nil
+	}
+	refused := fiber.NewError(fiber.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+	p, err := mr.NextPart()
+	if err != nil || p.FormName() != csrfField {
+		return refused
+	}
+	got, err := io.ReadAll(io.LimitReader(p, maxCSRFPart+1))
+	if err != nil || len(got) > maxCSRFPart || want == "" || !auth.Equal(string(got), want) {
+		return refused
+	}
+	return nil
 }
 
 func (s *server) takeFlashes(c *fiber.Ctx, r *http.Request, info *layout.Info) error {
