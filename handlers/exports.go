@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,7 +23,7 @@ type resultStore interface {
 	StreamResults(ctx context.Context, runIDs []int64, fn func(store.ResultRow) error) error
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
-	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error
+	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns, raw bool) error
 	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
 	RunErrorClasses(ctx context.Context, runID int64) ([]store.ErrorClassCount, error)
@@ -145,6 +146,20 @@ func (w deadlineWriter) Write(p []byte) (int, error) {
 	return w.conn.Write(p)
 }
 
+// rawParam reads ?raw: true leaves CSV text that a spreadsheet would read
+// as a formula as it is (by default it is neutralised; see
+// export.FormulaSafe), for tools that read the file as data.
+func rawParam(c *fiber.Ctx) (bool, error) {
+	switch v := c.Query("raw"); v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	default:
+		return false, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("raw must be true or false (got %q)", strings.ToValidUTF8(v, "?")))
+	}
+}
+
 // exportRun streams one run's results: ?format=csv (default) or jsonl
 // (the OpenAI batch output format).
 func (s *server) exportRun(c *fiber.Ctx) error {
@@ -153,10 +168,14 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 		return err
 	}
 	ids := []int64{run.ID}
+	raw, err := rawParam(c)
+	if err != nil {
+		return err
+	}
 	switch format := c.Query("format", "csv"); format {
 	case "csv":
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("run-%d-results.csv", run.ID), func(ctx context.Context, w *bufio.Writer) error {
-			return s.Store.CopyResultsCSV(ctx, w, ids, false)
+			return s.Store.CopyResultsCSV(ctx, w, ids, false, raw)
 		})
 	case "jsonl":
 		return s.stream(c, "application/jsonl; charset=utf-8", fmt.Sprintf("run-%d-results.jsonl", run.ID), func(ctx context.Context, w *bufio.Writer) error {
@@ -178,6 +197,10 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 		if format := c.Query("format", "csv"); format != "csv" {
 			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv", format))
 		}
+		raw, err := rawParam(c)
+		if err != nil {
+			return err
+		}
 		ids := make([]int64, len(b.Runs))
 		for i, r := range b.Runs {
 			ids[i] = r.ID
@@ -188,11 +211,11 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 				return err
 			}
 			return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-summary.csv", b.ID), func(_ context.Context, w *bufio.Writer) error {
-				return export.WriteSummary(w, crs, s.GridCO2)
+				return export.WriteSummary(w, crs, s.GridCO2, raw)
 			})
 		}
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-results.csv", b.ID), func(ctx context.Context, w *bufio.Writer) error {
-			return s.Store.CopyResultsCSV(ctx, w, ids, true)
+			return s.Store.CopyResultsCSV(ctx, w, ids, true, raw)
 		})
 	}
 }

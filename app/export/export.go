@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -100,12 +101,28 @@ var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", 
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
 	"load_time_ms", "runtime_log_tail"}
 
+// FormulaSafe neutralises a CSV text value a spreadsheet would read as a
+// formula (OWASP's advice against CSV injection): one that begins with =,
+// +, -, @, a tab or a carriage return gets a leading single quote, which
+// spreadsheets show as text and do not evaluate.
+func FormulaSafe(v string) string {
+	if v != "" && strings.IndexByte("=+-@\t\r", v[0]) >= 0 {
+		return "'" + v
+	}
+	return v
+}
+
 // WriteSummary writes one summary row per run from the runs' stored
 // summaries (empty figures for runs not finished). Cost per 1M output
 // tokens comes from the hardware's price per hour (empty when not set);
-// CO₂e from the energy at gridCO2 g/kWh.
-func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
+// CO₂e from the energy at gridCO2 g/kWh. Text that comes from outside
+// (names, errors, the runtime's log) is made FormulaSafe unless raw.
+func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw bool) error {
 	cw := csv.NewWriter(w)
+	text := FormulaSafe
+	if raw {
+		text = func(v string) string { return v }
+	}
 	if err := cw.Write(SummaryColumns); err != nil {
 		return err
 	}
@@ -117,7 +134,7 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
 		return f(v)
 	}
 	for _, r := range runs {
-		head := []string{strconv.FormatInt(r.ID, 10), r.ModelName, r.Runtime, r.HardwareProfile, r.Mode, r.State, r.StoppedBy, r.Error}
+		head := []string{strconv.FormatInt(r.ID, 10), text(r.ModelName), r.Runtime, text(r.HardwareProfile), r.Mode, r.State, r.StoppedBy, text(r.Error)}
 		rec := append(head, "", "", "")
 		var s jobs.RunSummary
 		var g struct {
@@ -156,7 +173,7 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64) error {
 		if r.LoadTimeMs != nil {
 			load = f(*r.LoadTimeMs)
 		}
-		rec = append(rec, load, r.RuntimeLog)
+		rec = append(rec, load, text(r.RuntimeLog))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

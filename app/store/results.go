@@ -252,8 +252,12 @@ func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]
 
 // ResultsCSVQuery is the SELECT that CopyResultsCSV hands to COPY: the
 // runs' results in run and item order, the columns of
-// export.ResultColumns (after export.RunColumns with runColumns).
-func ResultsCSVQuery(runIDs []int64, runColumns bool) string {
+// export.ResultColumns (after export.RunColumns with runColumns). Unless
+// raw, text a spreadsheet would read as a formula is neutralised as
+// OWASP recommends against CSV injection: a value that begins with =, +,
+// -, @, a tab or a carriage return gets a leading single quote (the twin
+// of export.FormulaSafe, for CSV written by PostgreSQL).
+func ResultsCSVQuery(runIDs []int64, runColumns, raw bool) string {
 	ids := make([]string, len(runIDs))
 	for i, id := range runIDs {
 		ids[i] = strconv.FormatInt(id, 10)
@@ -262,12 +266,19 @@ func ResultsCSVQuery(runIDs []int64, runColumns bool) string {
 	if in == "" {
 		in = "NULL"
 	}
-	cols := `r.custom_id, r.idx, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
+	text := func(col, as string) string {
+		if raw {
+			return col + " AS " + as
+		}
+		return `CASE WHEN left(` + col + `, 1) IN ('=', '+', '-', '@', E'\t', E'\r') THEN '''' || ` + col + ` ELSE ` + col + ` END AS ` + as
+	}
+	cols := text("r.custom_id", "custom_id") + `, r.idx, r.status, ` + text("r.output", "output") + `, ` + text("r.finish_reason", "finish_reason") +
+		`, r.prompt_tokens, r.completion_tokens,
 		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
-		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, r.error, r.phase, r.sent_at`
+		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, ` + text("r.error", "error") + `, r.phase, r.sent_at`
 	from := ` FROM results r WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
 	if runColumns {
-		cols = `r.run_id, m.name AS model, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
+		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
 		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
 			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
 	}
@@ -278,14 +289,15 @@ func ResultsCSVQuery(runIDs []int64, runColumns bool) string {
 // from PostgreSQL's COPY, in run and item order: the database formats the
 // rows and they stream through untouched. With runColumns each row starts
 // with its run, model, runtime, hardware and mode. Columns match
-// export.ResultColumns (and export.RunColumns).
-func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns bool) error {
+// export.ResultColumns (and export.RunColumns); raw leaves text that looks
+// like a formula as it is (see ResultsCSVQuery).
+func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns, raw bool) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return mapErr(err, "copy results")
 	}
 	defer conn.Release()
-	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (`+ResultsCSVQuery(runIDs, runColumns)+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
+	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (`+ResultsCSVQuery(runIDs, runColumns, raw)+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	return mapErr(err, "copy results")
 }
 

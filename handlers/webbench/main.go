@@ -294,7 +294,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	start = time.Now()
 	// The same SELECT the export hands to COPY (run columns included), so
 	// both produce the same bytes.
-	query := strings.Join(strings.Fields(store.ResultsCSVQuery(runIDs, true)), " ")
+	query := strings.Join(strings.Fields(store.ResultsCSVQuery(runIDs, true, false)), " ")
 	cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", dbURL, "-c",
 		`\copy (`+query+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	counter := &countWriter{}
