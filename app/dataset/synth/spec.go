@@ -1,0 +1,372 @@
+package synth
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Kinds of workload a Spec generates.
+const (
+	// KindRandom: Count independent prompts (vLLM bench's random dataset,
+	// GuideLLM's synthetic data).
+	KindRandom = "random"
+	// KindSharedPrefix: Prefixes shared prefixes of PrefixTokens tokens,
+	// each followed by SuffixesPerPrefix different suffixes (vLLM bench's
+	// prefix repetition), in a seeded random order.
+	KindSharedPrefix = "shared-prefix"
+	// KindMultiTurn: Count conversations of Turns turns each; every turn
+	// is an item sent once the previous turn of its conversation has been
+	// answered, with the answers in its history.
+	KindMultiTurn = "multi-turn"
+	// KindTrace: items with arrival times, sent at those times by the
+	// trace load profile: from an uploaded JSONL trace (Trace), or
+	// generated at Rate requests/s with constant or Poisson gaps.
+	KindTrace = "trace"
+)
+
+// Endpoints an item may target.
+const (
+	EndpointChat        = "chat"
+	EndpointCompletions = "completions"
+)
+
+// Arrival processes of a generated trace.
+const (
+	ArrivalPoisson  = "poisson"
+	ArrivalConstant = "constant"
+)
+
+// Bounds of a Spec: what one generated dataset may cost the server.
+const (
+	MaxItems = 100_000
+	// MaxTotalTokens bounds the sum of the largest prompts a Spec can
+	// produce (about 7 bytes a token stored).
+	MaxTotalTokens = 20_000_000
+	MaxTurns       = 64
+	MaxRate        = 10_000
+)
+
+// Spec is what a synthetic dataset is generated from: the form, the API
+// and a benchmark manifest's synthetic key all decode into it, and the
+// dataset keeps it to say how it was made.
+type Spec struct {
+	Kind string `json:"kind" yaml:"kind"`
+	// Count is the number of items (random, generated trace) or of
+	// conversations (multi-turn).
+	Count int    `json:"count,omitempty" yaml:"count,omitempty"`
+	Seed  uint64 `json:"seed" yaml:"seed"`
+	// Endpoint is chat (default) or completions.
+	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty"`
+	// Input is the prompt length in tokens (the suffix's, for
+	// shared-prefix; each user turn's, for multi-turn); Output the answer
+	// length asked for.
+	Input  Dist `json:"input" yaml:"input"`
+	Output Dist `json:"output" yaml:"output"`
+	// FreeOutput asks only max_tokens of the runtime, without min_tokens
+	// and ignore_eos: for APIs that refuse fields they do not know.
+	FreeOutput bool `json:"free_output,omitempty" yaml:"free_output,omitempty"`
+
+	Prefixes          int `json:"prefixes,omitempty" yaml:"prefixes,omitempty"`
+	SuffixesPerPrefix int `json:"suffixes_per_prefix,omitempty" yaml:"suffixes_per_prefix,omitempty"`
+	PrefixTokens      int `json:"prefix_tokens,omitempty" yaml:"prefix_tokens,omitempty"`
+
+	Turns Dist `json:"turns,omitzero" yaml:"turns,omitempty"`
+
+	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
+	Arrival string  `json:"arrival,omitempty" yaml:"arrival,omitempty"`
+	// Trace is an uploaded JSONL trace (see ParseTrace); when set, Count,
+	// Rate, Arrival and Input come from it instead. Output is then the
+	// length of lines without output_length.
+	Trace string `json:"trace,omitempty" yaml:"trace,omitempty"`
+	// TraceSHA256 replaces Trace in the spec a dataset keeps.
+	TraceSHA256 string `json:"trace_sha256,omitempty" yaml:"trace_sha256,omitempty"`
+}
+
+// FieldError names the field of a Spec that is wrong ("input.mean",
+// "trace"); a trace's errors name its line and field in the message.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Errors is a Spec's list of errors; it is itself an error.
+type Errors []FieldError
+
+func (e Errors) Error() string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		parts[i] = fe.Field + ": " + fe.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Normalize fills the defaults a person need not give: kind random,
+// endpoint chat, Poisson arrivals, one turn.
+func (s *Spec) Normalize() {
+	if s.Kind == "" {
+		s.Kind = KindRandom
+	}
+	if s.Endpoint == "" {
+		s.Endpoint = EndpointChat
+	}
+	if s.Kind == KindTrace && s.Arrival == "" && s.Trace == "" {
+		s.Arrival = ArrivalPoisson
+	}
+}
+
+// Validate checks s (after Normalize) and, for an uploaded trace, parses
+// it: the lines are returned for Items. Every error names its field.
+func (s Spec) Validate() ([]TraceLine, Errors) {
+	var errs Errors
+	add := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if s.Endpoint != EndpointChat && s.Endpoint != EndpointCompletions {
+		add("endpoint", "must be chat or completions (got %q)", s.Endpoint)
+	}
+	countOK := func(what string) {
+		if s.Count < 1 || s.Count > MaxItems {
+			add("count", "the number of %s, between 1 and %d (got %d)", what, MaxItems, s.Count)
+		}
+	}
+	var lines []TraceLine
+	inputNeeded := true
+	items := s.Count
+	switch s.Kind {
+	case KindRandom:
+		countOK("items")
+	case KindSharedPrefix:
+		if s.Prefixes < 1 || s.Prefixes > 1000 {
+			add("prefixes", "between 1 and 1000 shared prefixes (got %d)", s.Prefixes)
+		}
+		if s.SuffixesPerPrefix < 1 || s.SuffixesPerPrefix > MaxItems {
+			add("suffixes_per_prefix", "between 1 and %d prompts per prefix (got %d)", MaxItems, s.SuffixesPerPrefix)
+		} else if s.Prefixes >= 1 && s.Prefixes*s.SuffixesPerPrefix > MaxItems {
+			add("suffixes_per_prefix", "prefixes × suffixes_per_prefix must be at most %d items (got %d)", MaxItems, s.Prefixes*s.SuffixesPerPrefix)
+		}
+		if s.PrefixTokens < 1 || s.PrefixTokens > MaxTokens {
+			add("prefix_tokens", "the shared prefix's length, between 1 and %d tokens (got %d)", MaxTokens, s.PrefixTokens)
+		}
+		items = s.Prefixes * s.SuffixesPerPrefix
+	case KindMultiTurn:
+		countOK("conversations")
+		errs = append(errs, s.Turns.validate("turns", MaxTurns)...)
+		if len(errs) == 0 {
+			items = s.Count * s.Turns.Upper(MaxTurns)
+			if items > MaxItems {
+				add("count", "conversations × the most turns must be at most %d items (got %d)", MaxItems, items)
+			}
+		}
+	case KindTrace:
+		if s.Trace != "" {
+			var terrs []TraceError
+			lines, terrs = ParseTrace(strings.NewReader(s.Trace))
+			for _, te := range terrs {
+				add("trace", "%s", te.Error())
+			}
+			// Each line gives its own input length or prompt.
+			items, inputNeeded = len(lines), false
+			if s.Count != 0 || s.Rate != 0 || s.Arrival != "" {
+				add("trace", "an uploaded trace sets the items and their times: leave count, rate and arrival empty")
+			}
+		} else {
+			countOK("requests")
+			if !finite(s.Rate) || s.Rate <= 0 || s.Rate > MaxRate {
+				add("rate", "the trace's mean rate, above 0 and at most %d requests per second (got %v)", MaxRate, s.Rate)
+			}
+			if s.Arrival != ArrivalPoisson && s.Arrival != ArrivalConstant {
+				add("arrival", "must be poisson or constant (got %q)", s.Arrival)
+			}
+		}
+	case "":
+		add("kind", "choose random, shared-prefix, multi-turn or trace")
+	default:
+		add("kind", "must be random, shared-prefix, multi-turn or trace (got %q)", s.Kind)
+	}
+	if inputNeeded {
+		errs = append(errs, s.Input.validate("input", MaxTokens)...)
+	}
+	errs = append(errs, s.Output.validate("output", MaxTokens)...)
+	if len(errs) == 0 && inputNeeded {
+		total := float64(items) * float64(s.Input.Upper(MaxTokens)+s.PrefixTokens)
+		if total > MaxTotalTokens {
+			add("input", "the prompts could reach %.0f tokens in all; at most %d (fewer items or shorter prompts)", total, MaxTotalTokens)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return lines, nil
+}
+
+// Meta is what an item records about how it was generated, under the
+// "synthetic" key beside its request: the lengths asked for, to set beside
+// the runtime's usage, and what orders it (conversation turn, arrival).
+type Meta struct {
+	// InputTokens is the prompt's length in vocabulary words (≈ tokens),
+	// the shared prefix included; for a turn, its own user message only.
+	// Zero when the prompt was given as text (a trace's prompt).
+	InputTokens int `json:"input_tokens,omitempty"`
+	// OutputTokens is the answer length asked for (max_tokens).
+	OutputTokens int `json:"output_tokens,omitempty"`
+	// Prefix is the shared prefix's number (from 1) and PrefixTokens its
+	// length, for shared-prefix items.
+	Prefix       int `json:"prefix,omitempty"`
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
+	// Conversation and Turn (from 0) place a multi-turn item.
+	Conversation string `json:"conversation,omitempty"`
+	Turn         int    `json:"turn,omitempty"`
+	// ArrivalS is a trace item's send time in seconds from the start.
+	ArrivalS *float64 `json:"arrival_s,omitempty"`
+}
+
+// Item is one generated dataset item.
+type Item struct {
+	CustomID string
+	// Request is the stored request: the OpenAI batch shape
+	// {"method","url","body"} that every dataset item has, plus
+	// "synthetic": Meta.
+	Request json.RawMessage
+	// Line is the item as a line of JSONL ({"custom_id",…}), what the
+	// dataset's size and checksum are taken over.
+	Line []byte
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type body struct {
+	Messages  []message `json:"messages,omitempty"`
+	Prompt    *string   `json:"prompt,omitempty"`
+	MaxTokens int       `json:"max_tokens"`
+	MinTokens int       `json:"min_tokens,omitempty"`
+	IgnoreEOS bool      `json:"ignore_eos,omitempty"`
+}
+
+type line struct {
+	CustomID  string `json:"custom_id,omitempty"`
+	Method    string `json:"method"`
+	URL       string `json:"url"`
+	Body      body   `json:"body"`
+	Synthetic Meta   `json:"synthetic"`
+}
+
+// Items yields the items of s, which must have passed Validate (lines are
+// what it returned). The same s gives the same items, byte for byte.
+func (s Spec) Items(lines []TraceLine) iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		rng := rand.New(rand.NewPCG(s.Seed, 0x73796e7468)) // "synth"
+		var b strings.Builder
+		prompt := func(n int) string {
+			b.Reset()
+			text(&b, rng, n)
+			return b.String()
+		}
+		emit := func(id, content string, m Meta) bool {
+			return yield(s.item(id, content, m))
+		}
+		switch s.Kind {
+		case KindRandom:
+			for i := range s.Count {
+				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
+				if !emit(fmt.Sprintf("synth-%06d", i+1), prompt(in), Meta{InputTokens: in, OutputTokens: out}) {
+					return
+				}
+			}
+		case KindSharedPrefix:
+			prefixes := make([]string, s.Prefixes)
+			for p := range prefixes {
+				prefixes[p] = prompt(s.PrefixTokens)
+			}
+			order := make([]int, s.Prefixes*s.SuffixesPerPrefix)
+			for i := range order {
+				order[i] = i
+			}
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, k := range order {
+				p, sfx := k%s.Prefixes, k/s.Prefixes
+				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
+				id := fmt.Sprintf("prefix-%04d-%06d", p+1, sfx+1)
+				if !emit(id, prefixes[p]+prompt(in), Meta{InputTokens: s.PrefixTokens + in, OutputTokens: out, Prefix: p + 1, PrefixTokens: s.PrefixTokens}) {
+					return
+				}
+			}
+		case KindMultiTurn:
+			for c := range s.Count {
+				turns := s.Turns.draw(rng, MaxTurns)
+				conv := fmt.Sprintf("conv-%06d", c+1)
+				for t := range turns {
+					in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
+					if !emit(fmt.Sprintf("%s-turn-%02d", conv, t), prompt(in), Meta{InputTokens: in, OutputTokens: out, Conversation: conv, Turn: t}) {
+						return
+					}
+				}
+			}
+		case KindTrace:
+			if s.Trace != "" {
+				for i, l := range lines {
+					m := Meta{InputTokens: l.InputLength, OutputTokens: l.OutputLength, ArrivalS: &l.Timestamp}
+					if m.OutputTokens == 0 {
+						m.OutputTokens = s.Output.draw(rng, MaxTokens)
+					}
+					content := l.Prompt
+					if content == "" {
+						content = prompt(l.InputLength)
+					}
+					if !emit(fmt.Sprintf("trace-%06d", i+1), content, m) {
+						return
+					}
+				}
+				return
+			}
+			at := 0.0
+			for i := range s.Count {
+				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
+				ts := math.Round(at*1e6) / 1e6
+				if !emit(fmt.Sprintf("trace-%06d", i+1), prompt(in), Meta{InputTokens: in, OutputTokens: out, ArrivalS: &ts}) {
+					return
+				}
+				gap := 1 / s.Rate
+				if s.Arrival == ArrivalPoisson {
+					gap = rng.ExpFloat64() / s.Rate
+				}
+				at += gap
+			}
+		}
+	}
+}
+
+// item encodes one item; json.Marshal of these structs is deterministic.
+func (s Spec) item(id, content string, m Meta) Item {
+	l := line{CustomID: id, Method: "POST", Synthetic: m, Body: body{MaxTokens: m.OutputTokens}}
+	if !s.FreeOutput {
+		l.Body.MinTokens, l.Body.IgnoreEOS = m.OutputTokens, true
+	}
+	if s.Endpoint == EndpointCompletions {
+		l.URL, l.Body.Prompt = "/v1/completions", &content
+	} else {
+		l.URL, l.Body.Messages = "/v1/chat/completions", []message{{Role: "user", Content: content}}
+	}
+	full, err := json.Marshal(l)
+	if err != nil {
+		panic("synth: encoding an item: " + err.Error()) // only strings and ints: cannot fail
+	}
+	l.CustomID = ""
+	req, _ := json.Marshal(l)
+	return Item{CustomID: id, Request: req, Line: full}
+}
+
+// Stored is the spec a dataset keeps: an uploaded trace is replaced by its
+// checksum, so the dataset row stays small.
+func (s Spec) Stored(traceSHA256 string) Spec {
+	if s.Trace != "" {
+		s.Trace, s.TraceSHA256 = "", traceSHA256
+	}
+	return s
+}
