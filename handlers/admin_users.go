@@ -20,6 +20,7 @@ type userStore interface {
 	CreateUser(ctx context.Context, nu store.NewUser) (store.User, error)
 	SetUserDisabled(ctx context.Context, id int64, disabled bool) error
 	SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error
+	ResetUserPassword(ctx context.Context, id int64, hash string) (revokedTokens int, err error)
 }
 
 // newUserRequest is the create-user form, validated with validator/v10.
@@ -140,9 +141,12 @@ func (s *server) resetPassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Store.SetUserPassword(c.UserContext(), u.ID, hash, nil); err != nil {
+	// A reset means the old password may be known to someone else, who
+	// may also have made tokens with it: those go too.
+	revoked, err := s.Store.ResetUserPassword(c.UserContext(), u.ID, hash)
+	if err != nil {
 		return err
 	}
-	s.Logger.Info("password reset", "by", currentUser(c).ID, "user_id", u.ID)
-	return s.usersResult(c, fiber.StatusOK, admin.UsersData{ResetEmail: u.Email, ResetPassword: pw})
+	s.Logger.Info("password reset", "by", currentUser(c).ID, "user_id", u.ID, "tokens_revoked", revoked)
+	return s.usersResult(c, fiber.StatusOK, admin.UsersData{ResetEmail: u.Email, ResetPassword: pw, ResetTokensRevoked: revoked})
 }

@@ -123,10 +123,24 @@ func TestAdminManagesUsers(t *testing.T) {
 		t.Fatalf("new user cannot sign in: %d", res.status)
 	}
 
+	// Bob's API tokens, made with the password the reset replaces, stop
+	// working with it.
+	bobTok, bobTok2 := e.token(bob), e.token(bob)
+	if st, _ := apiGet(e, "/api/v1/me", bobTok); st != 200 {
+		t.Fatalf("bob's token before the reset: %d", st)
+	}
 	res = c.post("/admin/users/"+itoa(bob.ID)+"/reset-password", nil)
 	pw := res.text(`[data-testid="reset-password"]`)
 	if len(pw) < 16 {
 		t.Fatalf("reset password not shown: %.300s", res.body)
+	}
+	if got := res.text(`[data-testid="reset-tokens-revoked"]`); got != "2" {
+		t.Errorf("tokens revoked by the reset: %q, want 2", got)
+	}
+	for _, tok := range []string{bobTok, bobTok2} {
+		if st, _ := apiGet(e, "/api/v1/me", tok); st != 401 {
+			t.Errorf("bob's token after the reset: %d, want 401", st)
+		}
 	}
 	if res := bobBrowser.get("/settings"); res.status != 303 {
 		t.Errorf("reset did not sign the user out: %d", res.status)

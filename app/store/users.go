@@ -101,6 +101,24 @@ func (q *Queries) SetUserDisabled(ctx context.Context, id int64, disabled bool) 
 	return mapErr(err, "set user disabled")
 }
 
+// ResetUserPassword is an administrator's reset of a password that may be
+// known to someone else: the new hash, the end of every session of the
+// user, and the revocation of every API token of theirs, in one statement
+// (all or nothing). It returns how many tokens were revoked.
+func (q *Queries) ResetUserPassword(ctx context.Context, id int64, hash string) (revokedTokens int, err error) {
+	var found bool
+	err = q.db.QueryRow(ctx, `WITH u AS (
+			UPDATE users SET password_hash = @hash, password_changed_at = now(), updated_at = now()
+			WHERE id = @id RETURNING id),
+		s AS (DELETE FROM sessions WHERE user_id IN (SELECT id FROM u)),
+		t AS (UPDATE api_tokens SET revoked_at = now() WHERE user_id IN (SELECT id FROM u) AND revoked_at IS NULL RETURNING id)
+		SELECT EXISTS (SELECT 1 FROM u), (SELECT count(*) FROM t)`, pgx.NamedArgs{"id": id, "hash": hash}).Scan(&found, &revokedTokens)
+	if err == nil && !found {
+		err = pgx.ErrNoRows
+	}
+	return revokedTokens, mapErr(err, "reset user password")
+}
+
 // SetUserPassword stores a new password hash and ends every session of the
 // user except keepSession (the one that made the change, if any).
 func (q *Queries) SetUserPassword(ctx context.Context, id int64, hash string, keepSession []byte) error {
