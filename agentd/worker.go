@@ -116,6 +116,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}()
 
 	model := w.cfg.servedModel(a.Model)
+	convs := planItems(items)
 	out, err := load.Run(loadCtx, load.Config{
 		Indices: indices,
 		Profile: a.Load,
@@ -127,16 +128,21 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		Send: func(ctx context.Context, idx int, phase string) jobs.Result {
 			it := byIdx[idx]
 			var res jobs.Result
-			req, err := openai.BuildRequest(it.Request, model, a.Sampling)
+			req, err := openai.BuildRequest(convs.request(idx, it.Request), model, itemSampling(it.Request, a.Sampling))
 			if err != nil {
 				res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
 			} else {
 				res = client.Do(ctx, req)
 			}
+			convs.answered(idx, res)
 			res.Idx, res.CustomID, res.Phase = idx, it.CustomID, phase
 			return res
 		},
 		Record: rep.Add,
+
+		// The multi-turn order and trace times of synthetic items.
+		Prev:     convs.prev,
+		Arrivals: convs.arrivals,
 	})
 	stopRep()
 	fenceErr := <-repDone

@@ -16,6 +16,9 @@ const (
 	LoadConstant    = "constant-rate"
 	LoadPoisson     = "poisson"
 	LoadSweep       = "sweep"
+	// LoadTrace sends each item at its own arrival time: a synthetic
+	// trace dataset's, divided by Speed.
+	LoadTrace = "trace"
 )
 
 // Duration is a time.Duration that reads and writes as "30s" in JSON and
@@ -52,6 +55,9 @@ type LoadProfile struct {
 	// Concurrencies, for a sweep, are the user's own closed-loop steps
 	// instead: so many requests in flight each, in order.
 	Concurrencies []int `json:"concurrencies,omitempty" yaml:"concurrencies,omitempty"`
+	// Speed, for the trace profile, replays the trace that many times
+	// faster (0.5: half as fast); zero means 1.
+	Speed float64 `json:"speed,omitempty" yaml:"speed,omitempty"`
 	// Warmup requests are sent first and excluded from every figure.
 	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty"`
 	// Limits; zero means none.

@@ -91,6 +91,13 @@ type Config struct {
 	// Done is what earlier segments of a resumed run already used of its
 	// limits; zero for a fresh run.
 	Done Progress
+	// Prev orders multi-turn conversations: Prev[idx] is the item (the
+	// previous turn) that must have finished before idx is sent. Nil when
+	// the items are independent.
+	Prev map[int]int
+	// Arrivals are the items' send times from the start of the measured
+	// window, for the trace profile.
+	Arrivals map[int]time.Duration
 }
 
 // Progress is a run's use of its limits before this segment, so that
@@ -187,6 +194,10 @@ type gen struct {
 
 	recordMu sync.Mutex // serialises Record
 
+	// ord is the current loop's order (sweep steps run one at a time);
+	// guarded by mu.
+	ord *order
+
 	mu          sync.Mutex
 	out         Outcome
 	first, last time.Time
@@ -248,6 +259,8 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		g.openLoop(items, newArrivals(p.Rate, p.Profile == jobs.LoadPoisson, cfg.Seed), openCap(p.Concurrency), g.newPhase("", 0))
 	case jobs.LoadSweep:
 		g.sweep(items)
+	case jobs.LoadTrace:
+		g.traceLoop(items, g.newPhase("", 0))
 	default: // sequential, or unset
 		g.closedLoop(items, 1, g.newPhase("", 0))
 	}
@@ -265,6 +278,10 @@ func check(cfg Config) error {
 	}
 	switch p.Profile {
 	case "", jobs.LoadSequential, jobs.LoadSweep:
+	case jobs.LoadTrace:
+		for _, why := range checkTrace(cfg) {
+			errs = append(errs, errors.New(why))
+		}
 	case jobs.LoadConcurrency:
 		if p.Concurrency < 1 {
 			errs = append(errs, fmt.Errorf("the concurrency profile needs a concurrency of at least 1 (got %d)", p.Concurrency))
@@ -436,10 +453,14 @@ func (g *gen) send(idx int, ph *phaseStat, sem chan struct{}) bool {
 	}
 	g.mu.Unlock()
 
+	g.mu.Lock()
+	ord := g.ord
+	g.mu.Unlock()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
 		defer func() { <-sem }()
+		defer ord.done(idx) // before the slot is freed
 		res := g.cfg.Send(g.ctx, idx, ph.name)
 		end := time.Now()
 		if res.Status == jobs.StatusError && g.ctx.Err() != nil {
@@ -485,12 +506,29 @@ func (g *gen) send(idx int, ph *phaseStat, sem chan struct{}) bool {
 // means it stopped early.
 func (g *gen) closedLoop(items []int, conc int, ph *phaseStat) bool {
 	sem := make(chan struct{}, conc)
-	for _, idx := range items {
-		if !g.acquire(sem) || !g.send(idx, ph, sem) {
+	o := g.useOrder(items)
+	for {
+		if !g.acquire(sem) {
+			return false
+		}
+		idx, ok := o.next(g)
+		if !ok {
+			<-sem
+			return o.exhausted()
+		}
+		if !g.send(idx, ph, sem) {
 			return false
 		}
 	}
-	return true
+}
+
+// useOrder makes a loop's order over items the current one.
+func (g *gen) useOrder(items []int) *order {
+	o := newOrder(items, g.cfg.Prev)
+	g.mu.Lock()
+	g.ord = o
+	g.mu.Unlock()
+	return o
 }
 
 // openLoop sends items on the arrivals' schedule, whatever the answers,
@@ -498,9 +536,14 @@ func (g *gen) closedLoop(items []int, conc int, ph *phaseStat) bool {
 func (g *gen) openLoop(items []int, arr *arrivals, ceiling int, ph *phaseStat) bool {
 	sem := make(chan struct{}, ceiling)
 	next := time.Now()
-	for _, idx := range items {
+	o := g.useOrder(items)
+	for {
 		if !g.sleepUntil(next) {
 			return false
+		}
+		idx, ok := o.next(g)
+		if !ok {
+			return o.exhausted()
 		}
 		select {
 		case sem <- struct{}{}:
@@ -518,7 +561,6 @@ func (g *gen) openLoop(items []int, arr *arrivals, ceiling int, ph *phaseStat) b
 		}
 		next = next.Add(arr.next())
 	}
-	return true
 }
 
 // outcome sums up once every request has finished; n is the number of

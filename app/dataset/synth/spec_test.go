@@ -229,7 +229,12 @@ func TestSpecValidate(t *testing.T) {
 		{"input NaN", func(s *Spec) { s.Input = Dist{Kind: DistNormal, Mean: math.NaN()} }, "input.mean"},
 		{"too many tokens", func(s *Spec) { s.Count = MaxItems; s.Input = Fixed(MaxTokens) }, "input"},
 		{"prefix without prefixes", func(s *Spec) { s.Kind = KindSharedPrefix; s.PrefixTokens = 5; s.SuffixesPerPrefix = 2 }, "prefixes"},
-		{"prefix too many", func(s *Spec) { s.Kind = KindSharedPrefix; s.Prefixes = 1000; s.SuffixesPerPrefix = 1000; s.PrefixTokens = 5 }, "suffixes_per_prefix"},
+		{"prefix too many", func(s *Spec) {
+			s.Kind = KindSharedPrefix
+			s.Prefixes = 1000
+			s.SuffixesPerPrefix = 1000
+			s.PrefixTokens = 5
+		}, "suffixes_per_prefix"},
 		{"prefix length", func(s *Spec) { s.Kind = KindSharedPrefix; s.Prefixes = 2; s.SuffixesPerPrefix = 2 }, "prefix_tokens"},
 		{"turns", func(s *Spec) { s.Kind = KindMultiTurn; s.Turns = Fixed(MaxTurns + 1) }, "turns.value"},
 		{"turns × count", func(s *Spec) { s.Kind = KindMultiTurn; s.Count = MaxItems; s.Turns = Fixed(2) }, "count"},

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// itemSampling is the sampling for one item: the benchmark's, except that
+// an item's own max_tokens (or max_completion_tokens) is kept. A synthetic
+// item asks for its own answer length; the benchmark's max_tokens is then
+// the default for items without one.
+func itemSampling(request []byte, s jobs.Sampling) jobs.Sampling {
+	if s.MaxTokens <= 0 {
+		return s
+	}
+	var it struct {
+		Body struct {
+			MaxTokens           json.RawMessage `json:"max_tokens"`
+			MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
+		} `json:"body"`
+	}
+	if json.Unmarshal(request, &it) != nil {
+		return s // BuildRequest says what is wrong with the item
+	}
+	set := func(raw json.RawMessage) bool { return len(raw) > 0 && !bytes.Equal(raw, []byte("null")) }
+	if set(it.Body.MaxTokens) || set(it.Body.MaxCompletionTokens) {
+		s.MaxTokens = 0
+	}
+	return s
+}
+
+// conversations is what a run needs of its synthetic items: the previous
+// turn of every multi-turn item (for the load generator's order), the
+// arrival times of a trace, and the answers given so far, which later turns
+// carry as assistant messages.
+type conversations struct {
+	prev     map[int]int
+	arrivals map[int]time.Duration
+
+	mu       sync.Mutex
+	messages map[int][]json.RawMessage // a turn's own messages
+	answers  map[int]string            // a turn's answer, once it succeeded
+}
+
+// planItems reads the synthetic metadata of a run's items.
+func planItems(items []store.PendingItem) *conversations {
+	c := &conversations{prev: map[int]int{}, arrivals: map[int]time.Duration{}, messages: map[int][]json.RawMessage{}, answers: map[int]string{}}
+	last := map[string]int{} // conversation → its latest turn seen
+	for _, it := range items {
+		var item struct {
+			Body struct {
+				Messages []json.RawMessage `json:"messages"`
+			} `json:"body"`
+			Synthetic *synth.Meta `json:"synthetic"`
+		}
+		if json.Unmarshal(it.Request, &item) != nil || item.Synthetic == nil {
+			continue
+		}
+		m := item.Synthetic
+		if m.ArrivalS != nil && *m.ArrivalS >= 0 && *m.ArrivalS <= synth.MaxTraceSeconds {
+			c.arrivals[it.Idx] = time.Duration(*m.ArrivalS * float64(time.Second))
+		}
+		if m.Conversation == "" {
+			continue
+		}
+		c.messages[it.Idx] = item.Body.Messages
+		if p, ok := last[m.Conversation]; ok && m.Turn > 0 {
+			c.prev[it.Idx] = p
+		}
+		last[m.Conversation] = it.Idx
+	}
+	return c
+}
+
+// request puts a turn's history before its own messages: every earlier
+// turn's messages, each followed by the answer the model gave it (a turn
+// that failed adds no answer). Other items go as they are.
+func (c *conversations) request(idx int, request []byte) []byte {
+	p, ok := c.prev[idx]
+	if !ok {
+		return request
+	}
+	var chain []int
+	for ; ok; p, ok = c.prev[p] {
+		chain = append(chain, p)
+	}
+	var history []json.RawMessage
+	c.mu.Lock()
+	for i := len(chain) - 1; i >= 0; i-- {
+		history = append(history, c.messages[chain[i]]...)
+		if a, ok := c.answers[chain[i]]; ok {
+			msg, _ := json.Marshal(map[string]string{"role": "assistant", "content": a})
+			history = append(history, msg)
+		}
+	}
+	c.mu.Unlock()
+	var item map[string]json.RawMessage
+	var body map[string]json.RawMessage
+	if json.Unmarshal(request, &item) != nil || json.Unmarshal(item["body"], &body) != nil {
+		return request
+	}
+	body["messages"], _ = json.Marshal(append(history, c.messages[idx]...))
+	item["body"], _ = json.Marshal(body)
+	out, err := json.Marshal(item)
+	if err != nil {
+		return request
+	}
+	return out
+}
+
+// answered keeps a turn's answer for the turns after it; called before the
+// load generator releases the next turn.
+func (c *conversations) answered(idx int, res jobs.Result) {
+	if _, ok := c.messages[idx]; !ok || res.Status != jobs.StatusOK {
+		return
+	}
+	c.mu.Lock()
+	c.answers[idx] = res.Output
+	c.mu.Unlock()
+}
