@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -42,6 +43,10 @@ type Manifest struct {
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer"`
 	SLO      jobs.SLO         `json:"slo" yaml:"slo"`
+
+	// Synthetic, instead of Dataset, generates the benchmark's dataset
+	// (stored as an ordinary dataset, with the benchmark).
+	Synthetic *synth.Spec `json:"synthetic,omitempty" yaml:"synthetic,omitempty"`
 }
 
 // DatasetRef names a dataset by id (a number) or by name (a string).
@@ -169,8 +174,19 @@ func (m Manifest) Validate() Errors {
 	} else if msg := checkText(m.Name); msg != "" {
 		add("name", "%s", msg)
 	}
-	if m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "" {
-		add("dataset", "choose a dataset (its id or its name)")
+	if m.Synthetic != nil {
+		if m.Dataset.ID > 0 || m.Dataset.Name != "" {
+			add("synthetic", "give a dataset or a synthetic spec, not both")
+		}
+		spec := *m.Synthetic
+		spec.Normalize()
+		if _, serrs := spec.Validate(); len(serrs) > 0 {
+			for _, e := range serrs {
+				add("synthetic."+e.Field, "%s", e.Message)
+			}
+		}
+	} else if m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "" {
+		add("dataset", "choose a dataset (its id or its name), or generate one with synthetic")
 	} else if msg := checkText(m.Dataset.Name); msg != "" || len(m.Dataset.Name) > 200 {
 		add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
 	}
@@ -249,9 +265,22 @@ func (m Manifest) Validate() Errors {
 		case l.Steps < 2 || l.Steps > 20:
 			add("load.steps", "between 2 and 20 steps")
 		}
+	case jobs.LoadTrace:
+		if !finite(l.Speed) || l.Speed < 0 || l.Speed > 1000 {
+			add("load.speed", "how many times faster than recorded to replay the trace, above 0 and at most 1000 (0 means 1; got %v)", l.Speed)
+		}
+		if l.Concurrency < 0 || l.Concurrency > 4096 {
+			add("load.concurrency", "at most 4096 requests in flight (0: no cap but the agent's)")
+		}
+		if m.Synthetic != nil && m.Synthetic.Kind != synth.KindTrace {
+			add("load.profile", "the trace profile needs a trace dataset (synthetic kind trace)")
+		}
 	default:
-		add("load.profile", "must be one of %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
-			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, l.Profile)
+		add("load.profile", "must be one of %s, %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
+			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, jobs.LoadTrace, l.Profile)
+	}
+	if !finite(l.Speed) || (l.Speed != 0 && l.Profile != jobs.LoadTrace) {
+		add("load.speed", "only the trace profile has a speed")
 	}
 	if l.Warmup < 0 {
 		add("load.warmup", "cannot be negative")

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -65,7 +66,10 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 	var errs Errors
 	var ds store.Dataset
 	var err error
-	if m.Dataset.ID > 0 {
+	if m.Synthetic != nil {
+		// Generated with the benchmark, in Create's transaction.
+		ds = store.Dataset{Name: m.Name, Format: synth.Format, ItemCount: syntheticItems(*m.Synthetic)}
+	} else if m.Dataset.ID > 0 {
 		ds, err = p.Store.DatasetByID(ctx, v, m.Dataset.ID)
 	} else {
 		ds, err = p.Store.DatasetByName(ctx, v, m.Dataset.Name)
@@ -146,6 +150,13 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 	}
 	out := Created{Runs: make([]PlannedRun, 0, len(plan.Runs))}
 	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		if m.Synthetic != nil {
+			ds, err := synth.CreateTx(ctx, q, synth.Request{Viewer: v, Name: "synthetic for " + m.Name, Spec: *m.Synthetic})
+			if err != nil {
+				return err
+			}
+			plan.Dataset = ds
+		}
 		id, err := q.CreateBenchmark(ctx, v.UserID, m.Name, plan.Dataset.ID, snapshot)
 		if err != nil {
 			return err
@@ -174,4 +185,28 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 		return nil
 	})
 	return out, err
+}
+
+// syntheticItems is how many items a valid spec generates.
+func syntheticItems(s synth.Spec) int {
+	s.Normalize()
+	lines, errs := s.Validate()
+	if len(errs) > 0 {
+		return 0
+	}
+	switch {
+	case s.Kind == synth.KindSharedPrefix:
+		return s.Prefixes * s.SuffixesPerPrefix
+	case s.Kind == synth.KindTrace && s.Trace != "":
+		return len(lines)
+	case s.Kind == synth.KindMultiTurn && s.Turns.Kind != synth.DistFixed:
+		n := 0
+		for range s.Items(nil) {
+			n++
+		}
+		return n
+	case s.Kind == synth.KindMultiTurn:
+		return s.Count * s.Turns.Value
+	}
+	return s.Count
 }
