@@ -250,7 +250,10 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 		}
 		return m.result(class, msg)
 	}
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	// A small buffer: events are short, the reader joins longer lines
+	// across refills, and a buffer is allocated (and zeroed) per request.
+	// isEventStream peeks at most 4 KiB.
+	br := bufio.NewReaderSize(resp.Body, 4<<10)
 	var class, msg string
 	if isEventStream(resp.Header.Get("Content-Type"), br) {
 		class, msg = m.stream(newSSEReader(br, time.Now, onLine))

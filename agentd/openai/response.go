@@ -193,6 +193,7 @@ func snippet(b []byte) string {
 // cut short. An error event ends the request at once, keeping the output
 // so far.
 func (m *measure) stream(events *sseReader) (class, msg string) {
+	var c, prev chunk // one of each per stream, not per event
 	for n := 1; ; n++ {
 		ev, err := events.next()
 		if err != nil {
@@ -220,8 +221,9 @@ func (m *measure) stream(events *sseReader) (class, msg string) {
 			m.sawDone = true
 			return "", ""
 		}
-		var c chunk
-		if err := json.Unmarshal(data, &c); err != nil {
+		prev.ID, prev.Object = c.ID, c.Object
+		c = chunk{}
+		if err := decodeChunk(data, &c, &prev); err != nil {
 			if ev.unterminated {
 				return jobs.ErrDisconnect, "the stream ended in the middle of an event"
 			}

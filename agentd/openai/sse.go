@@ -20,7 +20,9 @@ var errLineTooLong = fmt.Errorf("an event line is longer than %d MiB", maxLine>>
 type sseEvent struct {
 	// kind is the "event:" field; empty for the default "message".
 	kind string
-	// data is the "data:" lines joined by "\n".
+	// data is the "data:" lines joined by "\n". It is the reader's own
+	// buffer, valid until the next call to next: a stream has an event per
+	// token, and copying each one is garbage the reader can do without.
 	data []byte
 	// at is when the event was complete: when the blank line that
 	// dispatches it (or the end of the stream) was read.
@@ -116,7 +118,7 @@ func (s *sseReader) next() (sseEvent, error) {
 }
 
 func (s *sseReader) dispatch(t time.Time, unterminated bool) sseEvent {
-	ev := sseEvent{kind: s.kind, data: bytes.Clone(s.data), at: t, unterminated: unterminated}
+	ev := sseEvent{kind: s.kind, data: s.data, at: t, unterminated: unterminated}
 	s.data, s.hasData, s.kind = s.data[:0], false, ""
 	return ev
 }

@@ -32,6 +32,7 @@ func readAllEvents(t *testing.T, r io.Reader) ([]sseEvent, error) {
 			return out, err
 		}
 		e.at = time.Time{}
+		e.data = bytes.Clone(e.data) // the reader's buffer, reused by the next call
 		out = append(out, e)
 	}
 }
