@@ -19,7 +19,7 @@ func openStore(ctx context.Context) (*store.Store, config.Config, func(), error)
 	if err != nil {
 		return nil, cfg, nil, err
 	}
-	pool, err := openPool(ctx, cfg.DatabaseURL)
+	pool, err := openPool(ctx, cfg.DatabaseURL, 0)
 	if err != nil {
 		return nil, cfg, nil, err
 	}

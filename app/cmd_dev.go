@@ -79,7 +79,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	pool, err := openPool(ctx, cfg.DatabaseURL)
+	pool, err := openPool(ctx, cfg.DatabaseURL, 0)
 	if err != nil {
 		return err
 	}

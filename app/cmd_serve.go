@@ -50,8 +50,17 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
-	pool, err := pgxpool.New(ctx, url)
+// openPool connects to DATABASE_URL with at most size connections (0:
+// pgx's default, or the URL's pool_max_conns).
+func openPool(ctx context.Context, url string, size int) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if size > 0 {
+		pc.MaxConns = int32(min(size, 1000))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
@@ -68,7 +77,7 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 // ready, when not nil, is closed once the server listens.
 func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, ready chan<- string) error {
 	logger := newLogger(cfg, stderr)
-	pool, err := openPool(ctx, cfg.DatabaseURL)
+	pool, err := openPool(ctx, cfg.DatabaseURL, cfg.DBPoolSize)
 	if err != nil {
 		return err
 	}
@@ -159,34 +168,42 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		return fmt.Errorf("start river UI: %w", err)
 	}
 	limits := datasetLimits(cfg)
+	proxies, err := handlers.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("RUCKUS_TRUSTED_PROXIES: %w", err)
+	}
 	app := handlers.New(handlers.Deps{
-		Store:           st,
-		Uploader:        &ingest.Uploader{Store: st, Limits: limits},
-		Benchmarks:      planner,
-		JobsUI:          ui,
-		DatasetLimits:   limits,
-		Logger:          logger,
-		Version:         version,
-		Assets:          manifest,
-		Passwords:       passwords,
-		SessionKey:      key,
-		SessionTTL:      cfg.SessionTTL,
-		SignInAttempts:  cfg.SignInAttempts,
-		SignInWindow:    cfg.SignInWindow,
-		MaxRequestBytes: cfg.MaxRequestBytes,
-		AgentStaleAfter: cfg.AgentStaleAfter,
-		GridCO2:         cfg.GridCO2,
-		LiveFragmentTTL: cfg.LiveFragmentTTL,
+		Store:              st,
+		Uploader:           &ingest.Uploader{Store: st, Limits: limits},
+		Benchmarks:         planner,
+		JobsUI:             ui,
+		DatasetLimits:      limits,
+		Logger:             logger,
+		Version:            version,
+		Assets:             manifest,
+		Passwords:          passwords,
+		SessionKey:         key,
+		SessionTTL:         cfg.SessionTTL,
+		SignInAttempts:     cfg.SignInAttempts,
+		SignInWindow:       cfg.SignInWindow,
+		MaxRequestBytes:    cfg.MaxRequestBytes,
+		AgentStaleAfter:    cfg.AgentStaleAfter,
+		GridCO2:            cfg.GridCO2,
+		LiveFragmentTTL:    cfg.LiveFragmentTTL,
+		ExportsPerUser:     cfg.ExportsPerUser,
+		ExportsTotal:       cfg.ExportsTotal,
+		ExportStallTimeout: cfg.ExportStallTimeout,
+		TrustedProxies:     proxies,
 		Ready: func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("database unreachable: %w", err)
+				return &handlers.NotReady{Reason: "database unreachable", Err: err}
 			}
 			app, rv, err := mig.Pending(ctx)
 			if err != nil {
-				return err
+				return &handlers.NotReady{Reason: "cannot read the schema's version", Err: err}
 			}
 			if app+rv > 0 {
-				return fmt.Errorf("%d Ruckus and %d River migrations pending", app, rv)
+				return &handlers.NotReady{Reason: fmt.Sprintf("%d Ruckus and %d River migrations pending", app, rv)}
 			}
 			return nil
 		},

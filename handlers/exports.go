@@ -69,6 +69,20 @@ func (s *server) runOf(c *fiber.Ctx) (store.Benchmark, store.Run, error) {
 // requests get fasthttp's stream writer, which produces the same bytes (and
 // none for HEAD).
 func (s *server) stream(c *fiber.Ctx, contentType, filename string, write func(ctx context.Context, w *bufio.Writer) error) error {
+	if c.Method() == fiber.MethodHead {
+		// Headers only: nothing is read from the database.
+		write = func(context.Context, *bufio.Writer) error { return nil }
+	} else {
+		leave, err := s.exports.enter(c, currentUser(c).ID)
+		if err != nil {
+			return err
+		}
+		inner := write
+		write = func(ctx context.Context, w *bufio.Writer) error {
+			defer leave()
+			return inner(ctx, w)
+		}
+	}
 	c.Set(fiber.HeaderContentType, contentType)
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, filename))
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -94,7 +108,7 @@ func (s *server) stream(c *fiber.Ctx, contentType, filename string, write func(c
 	c.Context().Hijack(func(conn net.Conn) {
 		ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 		defer cancel()
-		out := bufio.NewWriterSize(deadlineWriter{conn}, exportChunk)
+		out := bufio.NewWriterSize(deadlineWriter{conn, s.exportStall}, exportChunk)
 		chunks := httputil.NewChunkedWriter(out)
 		body := bufio.NewWriterSize(chunks, exportChunk)
 		_, err := out.Write(head)
@@ -132,15 +146,16 @@ func onNetwork(conn net.Conn) bool {
 // exportChunk is the size of an export's chunks on the wire.
 const exportChunk = 64 << 10
 
-// exportWriteTimeout bounds each write of an export: a client that takes
-// nothing for this long is dropped.
-const exportWriteTimeout = time.Minute
-
-// deadlineWriter gives every write to the connection its own deadline.
-type deadlineWriter struct{ conn net.Conn }
+// deadlineWriter gives every write to the connection its own deadline: a
+// client that takes nothing for that long is cut off, and the database
+// connection its export held goes back to the pool.
+type deadlineWriter struct {
+	conn    net.Conn
+	timeout time.Duration
+}
 
 func (w deadlineWriter) Write(p []byte) (int, error) {
-	if err := w.conn.SetWriteDeadline(time.Now().Add(exportWriteTimeout)); err != nil {
+	if err := w.conn.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
 		return 0, err
 	}
 	return w.conn.Write(p)

@@ -53,7 +53,7 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 	s.Logger.Log(c.UserContext(), level, "request",
 		"method", c.Method(), "path", c.Path(), "status", status,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
-		"bytes", size, "ip", c.IP())
+		"bytes", size, "ip", s.clientIP(c))
 	return nil
 }
 

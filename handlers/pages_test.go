@@ -248,9 +248,20 @@ func TestHealthAndReadiness(t *testing.T) {
 	if status, _ := apiGetPlain(e, "/readyz"); status != 200 {
 		t.Errorf("readyz when ready: %d", status)
 	}
-	fail = errors.New("2 Ruckus and 0 River migrations pending")
+	fail = &handlers.NotReady{Reason: "2 Ruckus and 0 River migrations pending"}
 	if status, body := apiGetPlain(e, "/readyz"); status != 503 || !strings.Contains(body["error"].(string), "migrations pending") {
 		t.Errorf("readyz when not ready: %d %v", status, body)
+	}
+	// The driver's message names the database's user, name and address:
+	// the log gets it, an anonymous caller does not.
+	fail = &handlers.NotReady{Reason: "database unreachable",
+		Err: errors.New(`failed to connect to "user=ruckus database=ruckus host=10.1.2.3": dial error`)}
+	if status, body := apiGetPlain(e, "/readyz"); status != 503 || body["error"] != "database unreachable" {
+		t.Errorf("readyz with the database away: %d %v", status, body)
+	}
+	fail = errors.New("pq: password authentication failed for user ruckus")
+	if status, body := apiGetPlain(e, "/readyz"); status != 503 || body["error"] != "not ready" {
+		t.Errorf("readyz with an unclassified error: %d %v", status, body)
 	}
 }
 

@@ -85,8 +85,33 @@ func (s *server) healthz(c *fiber.Ctx) error {
 
 func (s *server) readyz(c *fiber.Ctx) error {
 	if err := s.Ready(c.UserContext()); err != nil {
+		// Anyone may ask: the answer says what is wrong in general terms,
+		// the detail (the database's user, name and address in a driver's
+		// message) goes to the log only.
 		s.Logger.Warn("not ready", "err", err)
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": err.Error()})
+		reason := "not ready"
+		var nr *NotReady
+		if errors.As(err, &nr) {
+			reason = nr.Reason
+		}
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": reason})
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }
+
+// NotReady is why the server cannot serve yet: Reason is shown to anyone
+// who asks /readyz, Err (which may name the database's user, name and
+// address) only in the log.
+type NotReady struct {
+	Reason string
+	Err    error
+}
+
+func (e *NotReady) Error() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Reason + ": " + e.Err.Error()
+}
+
+func (e *NotReady) Unwrap() error { return e.Err }

@@ -3,9 +3,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"time"
 
@@ -55,6 +57,17 @@ type Deps struct {
 	// LiveFragmentTTL is how long a benchmark's rendered live fragments
 	// are shared by its viewers (see liveFragments); 0 turns sharing off.
 	LiveFragmentTTL time.Duration
+	// ExportsPerUser and ExportsTotal bound the streamed exports running at
+	// once (each holds a database connection: keep ExportsTotal below the
+	// pool's size); ExportStallTimeout cuts a client that takes nothing for
+	// that long. Zero means the default (2, 4, 30 s).
+	ExportsPerUser     int
+	ExportsTotal       int
+	ExportStallTimeout time.Duration
+	// TrustedProxies are the reverse proxies (addresses and CIDR ranges)
+	// whose X-Forwarded-For names the client; from any other peer the
+	// peer's own address is the client's.
+	TrustedProxies []netip.Prefix
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.
@@ -79,6 +92,9 @@ type server struct {
 	csrf     *securecookie.SecureCookie
 	validate *validator.Validate
 	live     *liveFragments
+	exports  *exportGate
+	// exportStall is ExportStallTimeout or its default.
+	exportStall time.Duration
 	// routes is the route table as declared, with each route's access.
 	routes []Route
 }
@@ -99,7 +115,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		csrf:     securecookie.New(d.SessionKey, nil),
 		validate: validator.New(validator.WithRequiredStructEnabled()),
 		live:     newLiveFragments(d.LiveFragmentTTL),
+		exports:  newExportGate(d.ExportsPerUser, d.ExportsTotal),
 	}
+	s.exportStall = cmp.Or(d.ExportStallTimeout, defaultExportStallTimeout)
 	s.validate.RegisterTagNameFunc(func(f reflect.StructField) string { return f.Tag.Get("form") })
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 
@@ -172,6 +190,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web := root.group("", s.loadSession, s.checkCSRF)
 	web.get("/signin", Anyone, s.showSignInPage)
 	web.post("/signin", Anyone, limiter.New(limiter.Config{
+		// Per client: behind a reverse proxy every peer address is the
+		// proxy's, so the client is read from X-Forwarded-For there.
+		KeyGenerator:           s.clientIP,
 		Max:                    d.SignInAttempts,
 		Expiration:             d.SignInWindow,
 		SkipSuccessfulRequests: true,

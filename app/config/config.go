@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"strconv"
@@ -48,27 +49,46 @@ type Config struct {
 	// run cards), once rendered, are served to every viewer allowed to see
 	// them; 0 renders them for each request.
 	LiveFragmentTTL time.Duration `env:"RUCKUS_LIVE_FRAGMENT_TTL" yaml:"live_fragment_ttl" validate:"min=0,max=10s"`
+	// DBPoolSize is the server's PostgreSQL connections at most (requests,
+	// exports, River's server-side work).
+	DBPoolSize int `env:"RUCKUS_DB_POOL_SIZE" yaml:"db_pool_size" validate:"min=4,max=1000"`
+	// ExportsPerUser and ExportsTotal bound the streamed downloads running
+	// at once; each holds one of the pool's connections, so ExportsTotal
+	// must leave some for everything else.
+	ExportsPerUser int `env:"RUCKUS_EXPORTS_PER_USER" yaml:"exports_per_user" validate:"min=1,max=100"`
+	ExportsTotal   int `env:"RUCKUS_EXPORTS_TOTAL" yaml:"exports_total" validate:"min=1,ltfield=DBPoolSize"`
+	// ExportStallTimeout cuts off a download whose client takes nothing
+	// for that long, giving its connection back to the pool.
+	ExportStallTimeout time.Duration `env:"RUCKUS_EXPORT_STALL_TIMEOUT" yaml:"export_stall_timeout" validate:"min=1s,max=1h"`
+	// TrustedProxies lists the reverse proxies (addresses, CIDR ranges,
+	// comma-separated) whose X-Forwarded-For is believed, for the sign-in
+	// limiter and the logs.
+	TrustedProxies string `env:"RUCKUS_TRUSTED_PROXIES" yaml:"trusted_proxies" validate:"omitempty,max=4096,ip_list"`
 }
 
 // Defaults returns the settings used where neither the file nor the
 // environment says otherwise.
 func Defaults() Config {
 	return Config{
-		Addr:            ":8080",
-		LogLevel:        "info",
-		LogFormat:       "text",
-		SessionTTL:      30 * 24 * time.Hour,
-		PasswordCost:    12,
-		SignInAttempts:  10,
-		SignInWindow:    15 * time.Minute,
-		MaxRequestBytes: 8 << 20,
-		ShutdownTimeout: 15 * time.Second,
-		DatasetMaxBytes: 1 << 30,
-		DatasetMaxLine:  1 << 20,
-		DatasetMaxItems: 2_000_000,
-		AgentStaleAfter: 15 * time.Second,
-		GridCO2:         400,
-		LiveFragmentTTL: time.Second,
+		Addr:               ":8080",
+		LogLevel:           "info",
+		LogFormat:          "text",
+		SessionTTL:         30 * 24 * time.Hour,
+		PasswordCost:       12,
+		SignInAttempts:     10,
+		SignInWindow:       15 * time.Minute,
+		MaxRequestBytes:    8 << 20,
+		ShutdownTimeout:    15 * time.Second,
+		DatasetMaxBytes:    1 << 30,
+		DatasetMaxLine:     1 << 20,
+		DatasetMaxItems:    2_000_000,
+		AgentStaleAfter:    15 * time.Second,
+		GridCO2:            400,
+		LiveFragmentTTL:    time.Second,
+		DBPoolSize:         20,
+		ExportsPerUser:     2,
+		ExportsTotal:       6,
+		ExportStallTimeout: 30 * time.Second,
 	}
 }
 
@@ -218,6 +238,18 @@ func Validate(cfg Config) error {
 		s := fl.Field().String()
 		return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 	})
+	_ = v.RegisterValidation("ip_list", func(fl validator.FieldLevel) bool {
+		for _, f := range strings.Split(fl.Field().String(), ",") {
+			f = strings.TrimSpace(f)
+			if _, err := netip.ParsePrefix(f); err == nil {
+				continue
+			}
+			if _, err := netip.ParseAddr(f); f != "" && err != nil {
+				return false
+			}
+		}
+		return true
+	})
 	err := v.Struct(cfg)
 	var verrs validator.ValidationErrors
 	if !errors.As(err, &verrs) {
@@ -247,6 +279,10 @@ func describe(fe validator.FieldError) string {
 		return "must be one of " + strings.ReplaceAll(fe.Param(), " ", ", ") + got
 	case "email":
 		return "must be an email address" + got
+	case "ip_list":
+		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got
+	case "ltfield":
+		return fmt.Sprintf("must be less than %s%s", fe.Param(), got)
 	case "min":
 		if fe.Kind() == reflect.String {
 			return fmt.Sprintf("must be at least %s characters long", fe.Param())
