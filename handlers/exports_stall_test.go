@@ -68,10 +68,10 @@ func TestStalledExportsCannotStarveThePool(t *testing.T) {
 		return strings.TrimSpace(status)
 	}
 	for i, tc := range []struct{ token, format, want string }{
-		{ada, "csv", "200"}, {ada, "jsonl", "200"}, // ada's two
-		{ada, "csv", "429"}, {ada, "jsonl", "429"}, // over ada's share
-		{root, "csv", "200"},                       // the third in all
-		{root, "csv", "429"}, {root, "jsonl", "429"}, {ops, "csv", "429"}, {ops, "jsonl", "429"}, {ops, "csv", "429"}, // over the total
+		// ada's two, then two over her share
+		{ada, "csv", "200"}, {ada, "jsonl", "200"}, {ada, "csv", "429"}, {ada, "jsonl", "429"},
+		// the third in all, then five over the total
+		{root, "csv", "200"}, {root, "csv", "429"}, {root, "jsonl", "429"}, {ops, "csv", "429"}, {ops, "jsonl", "429"}, {ops, "csv", "429"},
 	} {
 		if got := stalled(tc.token, tc.format); !strings.Contains(got, " "+tc.want+" ") {
 			t.Fatalf("export %d: %q, want %s", i+1, got, tc.want)
