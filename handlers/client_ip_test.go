@@ -90,3 +90,33 @@ func TestParseTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseTrustedProxies: any input is either refused or read as valid
+// prefixes that read back the same from their own text.
+func FuzzParseTrustedProxies(f *testing.F) {
+	for _, s := range []string{"10.0.0.0/8, 127.0.0.1", "::1", "", ",,", "::ffff:10.0.0.1/104", "300.1.1.1", "fe80::1%eth0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		got, err := handlers.ParseTrustedProxies(list)
+		if err != nil {
+			return
+		}
+		var text []string
+		for _, p := range got {
+			if !p.IsValid() || p.Masked() != p {
+				t.Fatalf("%q: prefix %v is not valid and masked", list, p)
+			}
+			text = append(text, p.String())
+		}
+		again, err := handlers.ParseTrustedProxies(strings.Join(text, ","))
+		if err != nil || len(again) != len(got) {
+			t.Fatalf("%q read as %v; its text reads as %v, %v", list, got, again, err)
+		}
+		for i := range got {
+			if again[i] != got[i] {
+				t.Fatalf("%q: %v reads back as %v", list, got[i], again[i])
+			}
+		}
+	})
+}

@@ -22,3 +22,21 @@ func TestCheckModelName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckModelName: a name that is accepted can never be read as a
+// command-line option or hold what a command line or a file would split
+// on, and stays within its length.
+func FuzzCheckModelName(f *testing.F) {
+	for _, s := range []string{"Qwen/Qwen2.5-7B-Instruct", "--trust-remote-code", "a/b", "llama3.2:1b", "a\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if jobs.CheckModelName(name) != nil {
+			return
+		}
+		if name == "" || len(name) > jobs.MaxModelNameLen || strings.HasPrefix(name, "-") || strings.HasPrefix(name, "/") ||
+			strings.ContainsAny(name, " \t\r\n\x00'\"$;`\\") || strings.Count(name, "/") > 1 {
+			t.Fatalf("accepted %q", name)
+		}
+	})
+}
