@@ -220,51 +220,6 @@ func stripFence(s string) string {
 	return strings.TrimSpace(s)
 }
 
-var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)
-
-// rougeTokens follows rouge-score's tokenizer: lower case, every run of
-// non-alphanumerics becomes a space; with stem, tokens longer than three
-// characters are Porter-stemmed.
-func rougeTokens(s string, stem bool) []string {
-	t := strings.Fields(nonAlnum.ReplaceAllString(strings.ToLower(s), " "))
-	if stem {
-		for i, w := range t {
-			if len(w) > 3 {
-				t[i] = Stem(w)
-			}
-		}
-	}
-	return t
-}
-
-// RougeL is ROUGE-L F1 (longest common subsequence of tokens).
-func RougeL(output, ref string) float64 { return rougeL(output, ref, false) }
-
-func rougeL(output, ref string, stem bool) float64 {
-	o, r := rougeTokens(output, stem), rougeTokens(ref, stem)
-	if len(o) == 0 || len(r) == 0 {
-		return 0
-	}
-	prev := make([]int, len(r)+1)
-	cur := make([]int, len(r)+1)
-	for i := range o {
-		for j := range r {
-			if o[i] == r[j] {
-				cur[j+1] = prev[j] + 1
-			} else {
-				cur[j+1] = max(cur[j], prev[j+1])
-			}
-		}
-		prev, cur = cur, prev
-	}
-	lcs := float64(prev[len(r)])
-	if lcs == 0 {
-		return 0
-	}
-	p, rc := lcs/float64(len(o)), lcs/float64(len(r))
-	return 2 * p * rc / (p + rc)
-}
-
 // Names lists the scorers, sorted.
 func Names() []string {
 	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
