@@ -80,3 +80,22 @@ func TestDecodeChunk(t *testing.T) {
 		}
 	}
 }
+
+func TestJoined(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""}, {[]string{"", ""}, ""}, {[]string{"a"}, "a"}, {[]string{"", "a", ""}, "a"},
+		{[]string{"a", "b"}, "ab"}, {[]string{"a", "", "b", "c"}, "abc"},
+	} {
+		var j joined
+		for _, p := range c.in {
+			j.add(p)
+		}
+		if got := j.String(); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

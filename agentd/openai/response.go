@@ -107,23 +107,23 @@ func (m *measure) take(c chunk, t time.Time) string {
 		}
 		return "an error object without a message"
 	}
-	var out, gen strings.Builder
+	var out, gen joined
 	for _, ch := range c.Choices {
 		for _, msg := range []*message{ch.Delta, ch.Message} {
 			if msg == nil {
 				continue
 			}
-			out.WriteString(msg.Content)
-			gen.WriteString(msg.Content)
-			gen.WriteString(msg.ReasoningContent)
-			gen.WriteString(msg.Reasoning)
+			out.add(msg.Content)
+			gen.add(msg.Content)
+			gen.add(msg.ReasoningContent)
+			gen.add(msg.Reasoning)
 			for _, tc := range msg.ToolCalls {
-				gen.WriteString(tc.Function.Name)
-				gen.WriteString(tc.Function.Arguments)
+				gen.add(tc.Function.Name)
+				gen.add(tc.Function.Arguments)
 			}
 		}
-		out.WriteString(ch.Text)
-		gen.WriteString(ch.Text)
+		out.add(ch.Text)
+		gen.add(ch.Text)
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			m.finish = *ch.FinishReason
 		}
@@ -132,9 +132,9 @@ func (m *measure) take(c chunk, t time.Time) string {
 		m.haveUsage = true
 		m.prompt, m.completion = count(c.Usage.PromptTokens), count(c.Usage.CompletionTokens)
 	}
-	if gen.Len() > 0 {
+	if g := gen.String(); g != "" {
 		m.output.WriteString(out.String())
-		e := contentEvent{at: t, estimate: estimateTokens(gen.String()), chars: runes(gen.String())}
+		e := contentEvent{at: t, estimate: estimateTokens(g), chars: runes(g)}
 		if c.Usage != nil {
 			e.reported = max(m.completion-m.cumAtLastEvent, 0)
 			m.cumAtLastEvent = m.completion
@@ -142,6 +142,35 @@ func (m *measure) take(c chunk, t time.Time) string {
 		m.events = append(m.events, e)
 	}
 	return ""
+}
+
+// joined concatenates strings, copying only when a second non-empty one
+// comes: an event nearly always carries one piece of text, and joining it
+// through a strings.Builder cost an allocation per event.
+type joined struct {
+	s string
+	b *strings.Builder
+}
+
+func (j *joined) add(p string) {
+	switch {
+	case p == "":
+	case j.b != nil:
+		j.b.WriteString(p)
+	case j.s == "":
+		j.s = p
+	default:
+		j.b = &strings.Builder{}
+		j.b.WriteString(j.s)
+		j.b.WriteString(p)
+	}
+}
+
+func (j *joined) String() string {
+	if j.b != nil {
+		return j.b.String()
+	}
+	return j.s
 }
 
 func isSet(raw json.RawMessage) bool {
