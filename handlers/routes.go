@@ -74,6 +74,7 @@ type Deps struct {
 type Store interface {
 	userStore
 	datasetStore
+	datasetGenerateStore
 	modelStore
 	fleetStore
 	benchmarkStore
@@ -155,6 +156,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/me", SignedIn, s.apiMe)
 	api.get("/users", Admin, s.apiListUsers)
 	api.post("/datasets", SignedIn, s.apiUploadDataset)
+	api.post("/datasets/generate", SignedIn, s.apiGenerateDataset)
 	api.get("/datasets", SignedIn, s.apiListDatasets)
 	api.get("/datasets/:id", Owner, s.apiGetDataset)
 	api.get("/datasets/:id/items", Owner, s.apiDatasetItems)
@@ -204,6 +206,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/fragments/agents", SignedIn, s.agentsFragment)
 	web.get("/datasets", SignedIn, s.showDatasetsPage)
 	web.post("/datasets", SignedIn, s.uploadDataset)
+	web.post("/datasets/generate", SignedIn, s.generateDataset)
 	web.get("/datasets/:id", Owner, s.showDatasetPage)
 	web.post("/datasets/:id<int>/imports", Owner, s.importResults)
 	web.post("/datasets/:id/delete", Owner, s.deleteDataset)

@@ -58,10 +58,15 @@ func Check(req *Request) ([]TraceLine, Errors) {
 	return lines, errs
 }
 
+// Transactor runs a function in one transaction; *store.Store is one.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(q *store.Queries) error) error
+}
+
 // Create generates req's dataset and stores it as an ordinary dataset,
 // through the same statements and COPY as an upload, in one transaction:
 // whole or not at all. Invalid requests return Errors.
-func Create(ctx context.Context, st *store.Store, req Request) (store.Dataset, error) {
+func Create(ctx context.Context, st Transactor, req Request) (store.Dataset, error) {
 	var ds store.Dataset
 	err := st.InTx(ctx, func(q *store.Queries) error {
 		var err error

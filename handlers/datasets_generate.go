@@ -1,0 +1,182 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/datasets"
+)
+
+// datasetGenerateStore is what generating a dataset needs: a transaction
+// for the dataset row, its items (COPY) and its generator spec.
+type datasetGenerateStore interface {
+	InTx(ctx context.Context, fn func(q *store.Queries) error) error
+	DatasetGenerator(ctx context.Context, v store.Viewer, id int64) (json.RawMessage, error)
+}
+
+// generateRequest is the body of POST /api/v1/datasets/generate: the spec's
+// fields, plus the dataset's name and visibility.
+type generateRequest struct {
+	synth.Spec
+	Name       string `json:"name"`
+	Visibility string `json:"visibility"`
+}
+
+// apiGenerateDataset generates a synthetic dataset from a JSON spec: 201
+// with the dataset and its spec, or 422 with the errors by field.
+func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
+	var req generateRequest
+	dec := json.NewDecoder(bytes.NewReader(c.Body()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": []synth.FieldError{{Field: jsonErrorField(err), Message: "the body must be a JSON spec: " + err.Error()}}})
+	}
+	ds, err := synth.Create(c.UserContext(), s.Store, synth.Request{Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
+	var errs synth.Errors
+	if errors.As(err, &errs) {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+	}
+	if err != nil {
+		return err
+	}
+	s.Logger.Info("synthetic dataset generated", "id", ds.ID, "items", ds.ItemCount, "kind", req.Kind)
+	gen, err := s.Store.DatasetGenerator(c.UserContext(), viewer(c), ds.ID)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(struct {
+		apiDataset
+		Generator json.RawMessage `json:"generator"`
+	}{toAPIDataset(ds), gen})
+}
+
+// jsonErrorField names the field a JSON decoding error is about, when it
+// says.
+func jsonErrorField(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return strings.TrimPrefix(te.Field, "Spec.")
+	}
+	if msg := err.Error(); strings.Contains(msg, "unknown field") {
+		if _, f, ok := strings.Cut(msg, `"`); ok {
+			return strings.TrimSuffix(f, `"`)
+		}
+	}
+	return ""
+}
+
+// generateDataset handles the generate form: on success to the new
+// dataset's page; else the form again, 422, with the errors beside the
+// fields.
+func (s *server) generateDataset(c *fiber.Ctx) error {
+	st := datasets.GenerateState{Name: strings.Clone(c.FormValue("name")), Visibility: strings.Clone(c.FormValue("visibility")), Errors: map[string]string{}}
+	st.Spec = specFromForm(c.FormValue, st.Errors)
+	req := synth.Request{Viewer: viewer(c), Name: st.Name, Visibility: st.Visibility, Spec: st.Spec}
+	if len(st.Errors) > 0 {
+		// Numbers that did not parse: say what else is wrong too.
+		req.Spec.Normalize()
+		_, errs := synth.Check(&req)
+		for _, e := range errs {
+			if _, dup := st.Errors[e.Field]; !dup {
+				st.Errors[e.Field] = e.Message
+			}
+		}
+	} else {
+		ds, err := synth.Create(c.UserContext(), s.Store, req)
+		var errs synth.Errors
+		switch {
+		case errors.As(err, &errs):
+			for _, e := range errs {
+				if _, dup := st.Errors[e.Field]; !dup {
+					st.Errors[e.Field] = e.Message
+				}
+			}
+		case err != nil:
+			return err
+		default:
+			s.Logger.Info("synthetic dataset generated", "id", ds.ID, "items", ds.ItemCount, "kind", st.Spec.Kind)
+			if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” generated: %d items.", ds.Name, ds.ItemCount)); err != nil {
+				return err
+			}
+			return redirect(c, fmt.Sprintf("/datasets/%d", ds.ID))
+		}
+	}
+	if c.Get("HX-Request") != "" {
+		return render(c, fiber.StatusUnprocessableEntity, datasets.GenerateForm(st))
+	}
+	list, err := s.Store.ListDatasets(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusUnprocessableEntity, datasets.ListPage(datasets.ListData{Datasets: list, MaxBytes: s.DatasetLimits.MaxFileBytes, Generate: &st}))
+}
+
+// specFromForm reads the generate form's fields into a spec; numbers that
+// do not parse are errors beside their field. Fields of the other
+// workloads are read too, and ignored by the spec's kind.
+func specFromForm(get func(string, ...string) string, errs map[string]string) synth.Spec {
+	field := func(k string) string { return strings.TrimSpace(get(k)) }
+	integer := func(k string) int {
+		v := field(k)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1<<30 {
+			errs[k] = "a whole number from 0"
+		}
+		return n
+	}
+	float := func(k string) float64 {
+		v := field(k)
+		if v == "" {
+			return 0
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			errs[k] = "a number"
+		}
+		return x
+	}
+	dist := func(name string) synth.Dist {
+		return synth.Dist{Kind: field(name + ".dist"), Value: integer(name + ".value"), Min: integer(name + ".min"), Max: integer(name + ".max"),
+			Mean: float(name + ".mean"), StdDev: float(name + ".stddev"), Median: float(name + ".median"), Sigma: float(name + ".sigma")}
+	}
+	sp := synth.Spec{Kind: field("kind"), Count: integer("count"), Endpoint: field("endpoint"), Input: dist("input"), Output: dist("output"),
+		FreeOutput: field("free_output") != "", Prefixes: integer("prefixes"), SuffixesPerPrefix: integer("suffixes_per_prefix"),
+		PrefixTokens: integer("prefix_tokens"), Rate: float("rate"), Arrival: field("arrival"), Trace: strings.Clone(get("trace"))}
+	if seed := field("seed"); seed != "" {
+		n, err := strconv.ParseUint(seed, 10, 64)
+		if err != nil {
+			errs["seed"] = "a whole number from 0"
+		}
+		sp.Seed = n
+	}
+	switch sp.Kind {
+	case synth.KindMultiTurn:
+		sp.Turns = dist("turns")
+	case synth.KindTrace:
+		if strings.TrimSpace(sp.Trace) != "" {
+			// A pasted trace sets the items and their times.
+			sp.Count, sp.Rate, sp.Arrival = 0, 0, ""
+		} else {
+			sp.Trace = ""
+		}
+	}
+	if sp.Kind != synth.KindTrace {
+		sp.Trace, sp.Rate, sp.Arrival = "", 0, ""
+	}
+	if sp.Kind != synth.KindSharedPrefix {
+		sp.Prefixes, sp.SuffixesPerPrefix, sp.PrefixTokens = 0, 0, 0
+	}
+	return sp
+}
