@@ -21,9 +21,9 @@ import (
 // the administrator), and the other user, bob.
 type accessFixture struct {
 	dataset, benchmark, run, otherRun string
-	doomed                           map[string]string // datasets to delete, by "api? admin?"
-	token, tokenForAdmin                      string // ada's API token ids
-	user, agent, model, hardware              string
+	doomed                            map[string]string // datasets to delete, by "api? admin?"
+	token, tokenForAdmin              string            // ada's API token ids
+	user, agent, model, hardware      string
 }
 
 // param is the value for path parameter name in path, as caller uses it.
