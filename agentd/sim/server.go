@@ -15,6 +15,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -479,8 +480,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	var line []byte // one buffer per answer, not one per event
 	writeLine := func(data []byte) {
-		_, _ = w.Write(append(append([]byte("data: "), data...), '\n', '\n'))
+		line = append(append(append(line[:0], "data: "...), data...), '\n', '\n')
+		_, _ = w.Write(line)
 		_ = rc.Flush()
 	}
 	send := func(c chunk) {
@@ -499,8 +502,20 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 		}
 		return chunkChoice{Text: &text}
 	}
+	// Content chunks differ only in their text: encoded once with a
+	// marker, each is the bytes around it with the text encoded between.
+	// (A content chunk per token makes encoding them most of the sim's
+	// work per token.) The marker is the last string of the chunk, after
+	// id, object, model and fingerprint, so the last match is it.
+	const marker = "\x00"
+	tmpl, _ := json.Marshal(a.chunk(content(marker)))
+	cut := bytes.LastIndex(tmpl, []byte(`"\u0000"`))
+	head, tail := tmpl[:cut], tmpl[cut+len(`"\u0000"`):]
+	var ev []byte
 	ok := s.generate(ctx, a, func(text string, k int) {
-		send(a.chunk(content(text)))
+		t, _ := json.Marshal(text)
+		ev = append(append(append(ev[:0], head...), t...), tail...)
+		writeLine(ev)
 		s.c.tokens.Add(int64(k))
 	}, func() bool {
 		switch a.fault {
