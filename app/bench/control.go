@@ -143,6 +143,11 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 				if _, err := p.River.JobCancelTx(ctx, tx, *r.RiverJobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
 					return fmt.Errorf("cancel job of run %d: %w", r.ID, err)
 				}
+				// Its worker is gone and will never see the cancel: close
+				// the job now rather than leave it "running" for the rescuer.
+				if _, err := q.FinishAbandonedJob(ctx, *r.RiverJobID, fmt.Sprintf("agent %s stopped heartbeating; the run was handed on", s.AgentName)); err != nil {
+					return err
+				}
 			}
 			jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
 			if err != nil {

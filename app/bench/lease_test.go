@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,8 +92,19 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`, a1); err != nil {
 		t.Fatal(err)
 	}
+	// The agent's job is running, as River left it when the agent took it.
+	if _, err := st.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, job1); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 1 {
 		t.Fatalf("reaper: %d %v", n, err)
+	}
+	// The dead agent's job does not stay "running" for River's rescuer: it
+	// is cancelled, saying why.
+	var jobState, jobErr string
+	if err := st.Pool().QueryRow(ctx, `SELECT state::text, coalesce(errors[array_length(errors, 1)]->>'error', '') FROM river_job
+		WHERE id = $1 AND finalized_at IS NOT NULL`, job1).Scan(&jobState, &jobErr); err != nil || jobState != "cancelled" || !strings.Contains(jobErr, "stopped heartbeating") {
+		t.Fatalf("the dead agent's job after the hand-on: %q %q %v", jobState, jobErr, err)
 	}
 	b, _ = st.BenchmarkByID(ctx, v, created.BenchmarkID)
 	r := b.Runs[0]

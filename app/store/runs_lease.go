@@ -572,3 +572,21 @@ func (q *Queries) SetRunRefused(ctx context.Context, runID, jobID int64, why str
 		WHERE id = @run AND river_job_id = @job AND state = 'queued'`, pgx.NamedArgs{"run": runID, "job": jobID, "why": why})
 	return mapErr(err, "refuse run")
 }
+
+// FinishAbandonedJob closes the River job of a run that was handed on
+// because its agent stopped heartbeating: River's JobCancel only asks a
+// running job's worker to stop, and a dead worker never hears it, so the
+// job would show "running" until River's rescuer came for it a day later.
+// Marked cancelled here, it says what happened; should the agent come back,
+// River's completion of it changes nothing (it is no longer running) and
+// the run's fence refuses its writes. It reports whether the job was
+// still running.
+func (q *Queries) FinishAbandonedJob(ctx context.Context, jobID int64, why string) (bool, error) {
+	tag, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now(),
+			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', @why::text, 'trace', ''))
+		WHERE id = @id AND state = 'running'`, pgx.NamedArgs{"id": jobID, "why": why})
+	if err != nil {
+		return false, mapErr(err, "finish abandoned job")
+	}
+	return tag.RowsAffected() == 1, nil
+}
