@@ -254,7 +254,14 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 	}
 	url := strings.TrimRight(spec.URL, "/") + req.Path
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: spec.Concurrency, DisableCompression: true}}
-	one := func(buf []byte) (int64, error) {
+	// In the timing phase the baseline is the reference reader: it notes
+	// when each read that holds generated content returns, which is as
+	// early as any client can know of it, with nothing parsed.
+	timing := spec.TTFT > 0 || spec.ITL > 0
+	itlInjected := float64(spec.ITL) / float64(time.Microsecond)
+	one := func(buf []byte, ttft, itl *[]float64) (int64, error) {
+		sent := time.Now()
+		var last time.Time
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(req.Body))
 		if err != nil {
 			return 0, err
@@ -270,6 +277,15 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 		for {
 			k, err := resp.Body.Read(buf)
 			n += int64(k)
+			if timing && k > 0 && hasContent(buf[:k]) {
+				now := time.Now()
+				if last.IsZero() {
+					*ttft = append(*ttft, float64(now.Sub(sent)-spec.TTFT)/float64(time.Microsecond))
+				} else {
+					*itl = append(*itl, float64(now.Sub(last))/float64(time.Microsecond)-itlInjected)
+				}
+				last = now
+			}
 			if err == io.EOF {
 				break
 			}
@@ -290,6 +306,7 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 		bytes            int64
 		last             time.Time
 		firstErr         error
+		ttft, itl        []float64
 	}
 	tallies := make([]tally, spec.Concurrency)
 	phase := func(more func() bool, count bool) {
@@ -299,7 +316,7 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 				buf := make([]byte, 32<<10)
 				t := &tallies[w]
 				for more() {
-					n, err := one(buf)
+					n, err := one(buf, &t.ttft, &t.itl)
 					if !count {
 						continue
 					}
@@ -321,6 +338,9 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 	var warm atomic.Int64
 	phase(func() bool { return warm.Add(1) <= int64(spec.Warmup) && ctx.Err() == nil }, false)
 
+	for i := range tallies { // warm-up timings are not measured
+		tallies[i].ttft, tallies[i].itl = nil, nil
+	}
 	win := startWindow(spec.SimPID)
 	deadline := win.at.Add(spec.Duration)
 	phase(func() bool { return time.Now().Before(deadline) && ctx.Err() == nil }, true)
@@ -341,7 +361,30 @@ func runBaseline(ctx context.Context, spec childSpec) (childResult, error) {
 		}
 	}
 	res.Window = last.Sub(win.at)
+	if timing {
+		var ttft, itl []float64
+		for _, t := range tallies {
+			ttft, itl = append(ttft, t.ttft...), append(itl, t.itl...)
+		}
+		res.TTFTErr, res.ITLErr = summarizeErr(ttft), summarizeErr(itl)
+	}
 	// The sim answers every request with OutputTokens tokens.
 	res.Tokens = int64(res.Requests) * int64(spec.OutputTokens)
 	return res, ctx.Err()
+}
+
+// hasContent reports whether a read holds a chunk with generated text (a
+// non-empty "content"), the sim's way of writing one.
+func hasContent(b []byte) bool {
+	const key = `"content":"`
+	for {
+		i := bytes.Index(b, []byte(key))
+		if i < 0 {
+			return false
+		}
+		b = b[i+len(key):]
+		if len(b) > 0 && b[0] != '"' {
+			return true
+		}
+	}
 }

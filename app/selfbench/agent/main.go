@@ -192,15 +192,21 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t, err := runChild(ctx, o, childSpec{Mode: modeAgentd, URL: sim.url, Concurrency: o.timingConc, Duration: o.timingDuration,
-		Warmup: o.timingConc, OutputTokens: o.tokens, TTFT: o.ttft, ITL: o.itl, SimPID: sim.pid})
+	spec := childSpec{Mode: modeAgentd, URL: sim.url, Concurrency: o.timingConc, Duration: o.timingDuration,
+		Warmup: o.timingConc, OutputTokens: o.tokens, TTFT: o.ttft, ITL: o.itl, SimPID: sim.pid}
+	t, err := runChild(ctx, o, spec)
+	var ref childResult
+	if err == nil {
+		spec.Mode = modeBaseline
+		ref, err = runChild(ctx, o, spec)
+	}
 	if stopErr := sim.stop(); err == nil {
 		err = stopErr
 	}
 	if err != nil {
 		return fmt.Errorf("timing phase: %w", err)
 	}
-	printTiming(w, o, t)
+	printTiming(w, o, t, ref)
 	printTargets(w, steps, t)
 	if o.profileDir != "" {
 		fmt.Fprintf(w, "\nCPU profiles of the agentd load generator: %s (go tool pprof -top FILE)\n", filepath.Join(o.profileDir, "agentd-c*.pprof"))
@@ -210,7 +216,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			return fmt.Errorf("requests failed at concurrency %d: the figures above are not valid", s.conc)
 		}
 	}
-	if t.Errors > 0 {
+	if t.Errors > 0 || ref.Errors > 0 {
 		return errors.New("requests failed in the timing phase: its figures are not valid")
 	}
 	return nil
@@ -369,22 +375,33 @@ func printStep(w io.Writer, o options, s step) {
 
 func ms(us float64) string { return fmt.Sprintf("%+.3f ms", us/1000) }
 
-func printTiming(w io.Writer, o options, t childResult) {
+func printTiming(w io.Writer, o options, t, ref childResult) {
 	busy := share(t.Busy, t.Wall) / float64(o.cpus)
-	fmt.Fprintf(w, "timing error: measured − injected (sim TTFT const:%s, ITL const:%s, %d tokens), agentd at concurrency %d for %s\n",
+	fmt.Fprintf(w, "timing error: measured − injected (sim TTFT const:%s, ITL const:%s, %d tokens), concurrency %d for %s\n",
 		o.ttft, o.itl, o.tokens, o.timingConc, o.timingDuration)
-	fmt.Fprintf(w, "  %.0f requests/s; client CPU %.0f %% of a core, sim %.0f %%, machine %.0f %% busy (under %.0f %%: %s)\n",
+	fmt.Fprintf(w, "  agentd: %.0f requests/s; client CPU %.0f %% of a core, sim %.0f %%, machine %.0f %% busy (under %.0f %%: %s)\n",
 		t.rps(), share(t.CPU, t.Wall), share(t.SimCPU, t.Wall), busy, 100*maxBusyTiming, verdict(busy < 100*maxBusyTiming))
-	fmt.Fprintf(w, "  %-12s %7s %12s %12s %12s   %s\n", "", "n", "median", "p99", "max", "target")
-	if e := t.TTFTErr; e != nil {
-		fmt.Fprintf(w, "  %-12s %7d %12s %12s %12s   p99 ≤ %s: %s\n", "TTFT error", e.N, ms(e.P50), ms(e.P99), ms(e.Max),
-			targetTTFTP99, verdict(e.N > 0 && e.P99 <= float64(targetTTFTP99/time.Microsecond)))
+	fmt.Fprintf(w, "  reference reader (the baseline loop noting when each read with content returns; what the sim and the\n")
+	fmt.Fprintf(w, "  machine add, which no client can take away): machine %.0f %% busy\n", share(ref.Busy, ref.Wall)/float64(o.cpus))
+	fmt.Fprintf(w, "  %-22s %7s %12s %12s %12s   %s\n", "", "n", "median", "p99", "max", "target")
+	row := func(name string, e *errStats, target bool) {
+		if e == nil {
+			return
+		}
+		tgt := ""
+		if target {
+			tgt = fmt.Sprintf("p99 ≤ %s: %s", targetTTFTP99, verdict(e.N > 0 && e.P99 <= float64(targetTTFTP99/time.Microsecond)))
+		}
+		fmt.Fprintf(w, "  %-22s %7d %12s %12s %12s   %s\n", name, e.N, ms(e.P50), ms(e.P99), ms(e.Max), tgt)
 	}
-	if e := t.ITLErr; e != nil {
-		fmt.Fprintf(w, "  %-12s %7d %12s %12s %12s\n", "ITL error", e.N, ms(e.P50), ms(e.P99), ms(e.Max))
-	}
-	if t.FirstError != "" {
-		fmt.Fprintf(w, "  first error (%d in all): %s\n", t.Errors, t.FirstError)
+	row("TTFT error, agentd", t.TTFTErr, true)
+	row("TTFT error, reference", ref.TTFTErr, false)
+	row("ITL error, agentd", t.ITLErr, false)
+	row("ITL error, reference", ref.ITLErr, false)
+	for _, r := range []childResult{t, ref} {
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "  first error (%d in all): %s\n", r.Errors, r.FirstError)
+		}
 	}
 	fmt.Fprintln(w)
 }

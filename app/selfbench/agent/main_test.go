@@ -142,11 +142,34 @@ func TestTimingErrors(t *testing.T) {
 	if r.TTFTErr.N != r.Requests || r.ITLErr.N != 3*r.Requests {
 		t.Fatalf("%d TTFT and %d ITL samples for %d requests of 4 tokens", r.TTFTErr.N, r.ITLErr.N, r.Requests)
 	}
+	ref, err := runBaseline(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Requests == 0 || ref.Errors != 0 || ref.TTFTErr == nil || ref.ITLErr == nil ||
+		ref.TTFTErr.N != ref.Requests || ref.ITLErr.N == 0 || ref.ITLErr.N > 3*ref.Requests {
+		t.Fatalf("reference reader: %d requests, %d errors, TTFT %+v, ITL %+v", ref.Requests, ref.Errors, ref.TTFTErr, ref.ITLErr)
+	}
 	// The sim never answers early; the error is what it and the client
 	// add, well under the injected values on any machine.
-	for name, e := range map[string]*errStats{"TTFT": r.TTFTErr, "ITL": r.ITLErr} {
+	for name, e := range map[string]*errStats{"TTFT": r.TTFTErr, "ITL": r.ITLErr, "reference TTFT": ref.TTFTErr} {
 		if e.P50 < -100 || e.P50 > e.P99 || e.P99 > e.Max || e.P50 > 15_000 {
 			t.Errorf("%s error median %v µs, p99 %v µs, max %v µs", name, e.P50, e.P99, e.Max)
+		}
+	}
+}
+
+func TestHasContent(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		`data: {"choices":[{"delta":{"role":"assistant","content":""}}]}`:                 false,
+		`data: {"choices":[{"delta":{"content":" word"}}]}`:                               true,
+		`data: {"choices":[{"delta":{"content":""}}]}` + "\n\n" + `data: {"content":"x"}`: true,
+		`data: {"choices":[{"delta":{},"finish_reason":"stop"}]}`:                         false,
+		`"content":"`: false,
+	} {
+		if got := hasContent([]byte(in)); got != want {
+			t.Errorf("%s: %v, want %v", in, got, want)
 		}
 	}
 }
