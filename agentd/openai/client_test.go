@@ -142,10 +142,12 @@ func TestDoStallShowsInITLNotTPOT(t *testing.T) {
 	if r.Status != jobs.StatusOK || r.CompletionTokens != 50 || len(r.ITLGapsMicros) != 49 || r.ITLTokens != nil {
 		t.Fatalf("result %+v", r)
 	}
-	within(t, "ITL max", r.ITLMax, 500*ms)
+	// A read a little late shortens the gap it ends (see below): the
+	// stall shows as at least 450 ms.
+	within(t, "ITL max", r.ITLMax, 450*ms)
 	// 49 samples: p99 sits at h = 48·0.99 = 47.52, between the largest
-	// ordinary gap and the stall: ≥ 10 + 0.52·490 ms.
-	within(t, "ITL p99", r.ITLP99, 260*ms)
+	// ordinary gap and the stall: 10 + 0.52·(stall − 10) ms, ≥ 239 ms.
+	within(t, "ITL p99", r.ITLP99, 239*ms)
 	if r.TPOT > 100*ms || r.ITLP50 > 100*ms {
 		t.Errorf("TPOT %v, ITL p50 %v: the stall should move neither", r.TPOT, r.ITLP50)
 	}
@@ -153,8 +155,11 @@ func TestDoStallShowsInITLNotTPOT(t *testing.T) {
 	for _, g := range r.ITLGapsMicros {
 		stall = max(stall, g)
 	}
-	if d := time.Duration(stall) * time.Microsecond; d < 500*ms || d > r.ITLMax+time.Microsecond {
-		t.Errorf("largest stored gap %v, want ≥ 500ms and the ITL max %v", d, r.ITLMax)
+	// The client times an event when it reads it: one read a little late
+	// shortens the gap after it, so the stall is seen as 500 ms less that
+	// lateness.
+	if d := time.Duration(stall) * time.Microsecond; d < 450*ms || d > r.ITLMax+time.Microsecond {
+		t.Errorf("largest stored gap %v, want about 500ms and the ITL max %v", d, r.ITLMax)
 	}
 }
 
