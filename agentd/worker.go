@@ -93,6 +93,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if err != nil {
 		return err
 	}
+	answers := w.simAnswers(ctx, lease.RunID, log)
 	byIdx := make(map[int]store.PendingItem, len(items))
 	indices := make([]int, len(items))
 	for i, it := range items {
@@ -132,6 +133,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 			if err != nil {
 				res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
 			} else {
+				ans, ok := answers[idx]
+				req.Body = withSimAnswer(req.Body, ans, ok)
 				res = client.Do(ctx, req)
 			}
 			convs.answered(idx, res)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/ingest"
@@ -31,10 +32,15 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pgdata := fs.String("pgdata", envOr("RUCKUS_PGDATA", ".data/postgres"), "data directory of the private cluster (RUCKUS_PGDATA)")
 	pgPort := fs.Int("pg-port", envInt("RUCKUS_PG_PORT", 54329), "port of the private cluster (RUCKUS_PG_PORT)")
 	agentdPath := fs.String("agentd", "", "agentd binary to start (default: beside this binary)")
+	simAcc := fs.String("sim-accuracy", envOr(simAccuracyEnv, devSimAccuracy), "share of right answers per model on the simulated runtime ("+simAccuracyEnv+")")
 	tinyModel := fs.String("tiny-model", "", "register NAME, when missing, as the tiny random-weight llama that e2e/tools builds (make run-real)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if _, err := bench.ParseSimAccuracy(*simAcc); err != nil {
+		return err
+	}
+	os.Setenv(simAccuracyEnv, *simAcc)
 	host, _ := os.Hostname()
 	// The agent's arguments: the simulated runtime, or what follows --.
 	agentName := devAgentName(host) + "-sim"
@@ -183,6 +189,15 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	return runErr
 }
+
+// simAccuracyEnv holds the server's default sim accuracies.
+const simAccuracyEnv = "RUCKUS_SIM_ACCURACY"
+
+// devSimAccuracy lets `make run` show quality differences between the
+// starter models on the simulated runtime (made-up shares, ordered
+// roughly by size; they say nothing about the real models).
+const devSimAccuracy = "Qwen/Qwen2.5-0.5B-Instruct=0.3,microsoft/Phi-3.5-mini-instruct=0.6,mistralai/Mistral-7B-Instruct-v0.3=0.55," +
+	"Qwen/Qwen2.5-7B-Instruct=0.75,meta-llama/Llama-3.1-8B-Instruct=0.7,google/gemma-2-9b-it=0.78"
 
 // registerTinyModel puts the tiny random-weight llama GGUF that
 // e2e/tools/tinygguf writes (2 layers, 64 wide, 512 tokens: about 140,000

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,10 +30,15 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "ruckus serve", stdout)
+	fs := newFlags("serve", "ruckus serve [--sim-accuracy MODEL=P,…]", stdout)
+	simAcc := fs.String("sim-accuracy", os.Getenv(simAccuracyEnv), "default share of right answers per model on the simulated runtime, such as acme/small-1b=0.55,acme/large-8b=0.8 ("+simAccuracyEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if _, err := bench.ParseSimAccuracy(*simAcc); err != nil {
+		return err
+	}
+	os.Setenv(simAccuracyEnv, *simAcc)
 	cfg, err := config.FromEnvironment()
 	if err != nil {
 		return err
@@ -120,6 +126,9 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	// The planner queues runs and, as the reaper, hands on the runs of
 	// agents that stopped heartbeating; it gets the River client below.
 	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
+	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
+		return err
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})

@@ -305,6 +305,11 @@ func (s *Server) plan(req request, chat bool, n uint64, prompt int, draws *rand.
 	words := rand.New(rand.NewPCG(s.cfg.Seed, h.Sum64()))
 	tokens := int(math.Round(s.cfg.OutputTokens.Sample(words)))
 	tokens = min(max(tokens, 1), MaxOutputTokens)
+	var script []string
+	if req.Answer != "" { // the server's answer: its length is the answer's
+		script = scriptTokens(req.Answer)
+		tokens = max(len(script), 1)
+	}
 	finish := "stop"
 	limit := 0
 	for _, v := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
@@ -319,7 +324,7 @@ func (s *Server) plan(req request, chat bool, n uint64, prompt int, draws *rand.
 		chat: chat, id: "cmpl-sim-" + strconv.FormatUint(n, 10), model: req.Model, created: time.Now().Unix(),
 		promptTokens: prompt, tokens: tokens, finish: finish,
 		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
-		words:        filler{r: words, spaceIn1: !chat},
+		words:        filler{r: words, spaceIn1: !chat, script: script},
 		draws:        draws, fault: fault,
 	}
 	// Midway: after at least one content event, before the last.

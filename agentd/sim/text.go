@@ -23,12 +23,20 @@ type filler struct {
 	n        int  // tokens written
 	left     int  // words left in the sentence
 	spaceIn1 bool // whether the first token starts with a space
+	// script, when set, is the answer to send instead of filler, token
+	// by token (see scriptTokens); filler follows if more are asked for.
+	script []string
 }
 
 // next appends k tokens to b. Each token is one whitespace-separated word
 // with its leading space, so the answer's word count is its token count.
 func (f *filler) next(b *strings.Builder, k int) {
 	for range k {
+		if f.n < len(f.script) {
+			b.WriteString(f.script[f.n])
+			f.n++
+			continue
+		}
 		if f.n > 0 || f.spaceIn1 {
 			b.WriteByte(' ')
 		}
@@ -59,7 +67,12 @@ type request struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N           *int     `json:"n"`
+	N *int `json:"n"`
+	// Answer is the text to answer with instead of filler: the answer the
+	// Ruckus server decided for this item (from its reference and the
+	// model's simulated accuracy), which agentd adds to the request. Not
+	// an OpenAI field; other clients leave it out and get filler.
+	Answer      string   `json:"ruckus_sim_answer"`
 	Seed        *int64   `json:"seed"`
 	Temperature *float64 `json:"temperature"`
 }
@@ -124,3 +137,34 @@ func completionPromptSize(raw json.RawMessage) (chars, tokens int, err error) {
 // promptTokens estimates a prompt's length: about four characters per
 // token, at least one.
 func promptTokens(chars, ids int) int { return max((chars+3)/4+ids, 1) }
+
+// AnswerField is the request field that carries a scripted answer.
+const AnswerField = "ruckus_sim_answer"
+
+// maxScriptTokens bounds the tokens of a scripted answer.
+const maxScriptTokens = 1 << 16
+
+// scriptTokens splits a scripted answer into tokens as filler counts them:
+// each is one whitespace-separated word with the whitespace before it, so
+// the answer streams word by word and joins back to itself (trailing
+// whitespace aside).
+func scriptTokens(text string) []string {
+	var out []string
+	start := 0
+	inWord := false
+	for i, r := range text {
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r'
+		if inWord && space {
+			out = append(out, text[start:i])
+			start = i
+			if len(out) == maxScriptTokens {
+				return out
+			}
+		}
+		inWord = !space
+	}
+	if inWord {
+		out = append(out, text[start:])
+	}
+	return out
+}

@@ -47,6 +47,10 @@ type Manifest struct {
 	// Synthetic, instead of Dataset, generates the benchmark's dataset
 	// (stored as an ordinary dataset, with the benchmark).
 	Synthetic *synth.Spec `json:"synthetic,omitempty" yaml:"synthetic,omitempty"`
+
+	// Sim sets how often each model answers right on the simulated
+	// runtime (the server writes those answers when it plans the runs).
+	Sim *SimSettings `json:"sim,omitempty" yaml:"sim,omitempty"`
 }
 
 // DatasetRef names a dataset by id (a number) or by name (a string).
@@ -329,6 +333,7 @@ func (m Manifest) Validate() Errors {
 	if !contains(Scorers, m.Scorer) {
 		add("scorer", "must be one of %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), m.Scorer)
 	}
+	errs = append(errs, m.Sim.validate()...)
 	if m.SLO.TTFT < 0 {
 		add("slo.ttft", "cannot be negative")
 	}

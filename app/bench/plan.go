@@ -48,6 +48,10 @@ type Planner struct {
 	Store      *store.Store
 	River      Queue
 	StaleAfter time.Duration
+	// SimAccuracy is the default accuracy of each model on the simulated
+	// runtime, for benchmarks whose manifest sets none (ruckus serve
+	// --sim-accuracy).
+	SimAccuracy map[string]float64
 }
 
 // Queue is the part of the River client that queues and cancels runs;
@@ -162,6 +166,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 			return err
 		}
 		out.BenchmarkID = id
+		var refs []simRef // read once, for the first sim run that needs them
 		for _, r := range plan.Runs {
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
 				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items})
@@ -177,6 +182,9 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 				return fmt.Errorf("queue run %d: %w", runID, err)
 			}
 			if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
+				return err
+			}
+			if err := p.writeSimAnswers(ctx, q, m, plan, r, runID, &refs); err != nil {
 				return err
 			}
 			r.RunID, r.State = runID, "queued"

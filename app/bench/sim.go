@@ -1,0 +1,408 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"iter"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// SimSettings are the manifest's settings for targets on the simulated
+// runtime. The simulated runtime has no model, so a run on it can show a
+// quality only if someone says how often each model is right: Accuracy
+// does, and the server (the only one allowed to read the references)
+// writes each item's answer when it plans the run.
+type SimSettings struct {
+	// Accuracy is the share of items each model answers right, by
+	// registry name, each in [0, 1]. A model missing here takes the
+	// server's default (`ruckus serve --sim-accuracy`); a model with
+	// neither streams filler, which scores 0.
+	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty"`
+	// Seed chooses which items are answered right: the same seed, model
+	// and dataset give the same answers in every benchmark.
+	Seed uint64 `json:"seed,omitempty" yaml:"seed,omitempty"`
+}
+
+// maxSimModels bounds the models a sim accuracy list names.
+const maxSimModels = 50
+
+// validate checks the sim block, naming each field by its path.
+func (s *SimSettings) validate() Errors {
+	if s == nil {
+		return nil
+	}
+	var errs Errors
+	if len(s.Accuracy) > maxSimModels {
+		errs = append(errs, FieldError{Path: "sim.accuracy", Message: fmt.Sprintf("at most %d models (got %d)", maxSimModels, len(s.Accuracy))})
+		return errs
+	}
+	for _, model := range slices.Sorted(mapsKeys(s.Accuracy)) {
+		path := fmt.Sprintf("sim.accuracy[%q]", model)
+		if err := jobs.CheckModelName(model); err != nil {
+			errs = append(errs, FieldError{Path: path, Message: err.Error()})
+			continue
+		}
+		if msg := checkAccuracy(s.Accuracy[model]); msg != "" {
+			errs = append(errs, FieldError{Path: path, Message: msg})
+		}
+	}
+	return errs
+}
+
+func mapsKeys(m map[string]float64) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func checkAccuracy(p float64) string {
+	if !finite(p) || p < 0 || p > 1 {
+		return fmt.Sprintf("an accuracy is a share from 0 to 1 (got %v)", p)
+	}
+	return ""
+}
+
+// MaxSimAccuracyLen bounds a --sim-accuracy value.
+const MaxSimAccuracyLen = 8192
+
+// ParseSimAccuracy reads a list of model=accuracy pairs separated by
+// commas, such as "acme/small-1b=0.55,acme/large-8b=0.8": the server's
+// default accuracies for sim targets (`--sim-accuracy`). Model names
+// follow the registry's pattern; accuracies are finite shares in [0, 1].
+func ParseSimAccuracy(s string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(s) > MaxSimAccuracyLen {
+		return nil, fmt.Errorf("--sim-accuracy: at most %d characters", MaxSimAccuracyLen)
+	}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for i, pair := range strings.Split(s, ",") {
+		model, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok {
+			return nil, fmt.Errorf("--sim-accuracy item %d (%q): want model=accuracy", i+1, pair)
+		}
+		model = strings.TrimSpace(model)
+		if err := jobs.CheckModelName(model); err != nil {
+			return nil, fmt.Errorf("--sim-accuracy item %d: %w", i+1, err)
+		}
+		p, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			return nil, fmt.Errorf("--sim-accuracy item %d (%s): %q is not a number", i+1, model, val)
+		}
+		if msg := checkAccuracy(p); msg != "" {
+			return nil, fmt.Errorf("--sim-accuracy item %d (%s): %s", i+1, model, msg)
+		}
+		if _, dup := out[model]; dup {
+			return nil, fmt.Errorf("--sim-accuracy item %d: %s is given twice", i+1, model)
+		}
+		if len(out) == maxSimModels {
+			return nil, fmt.Errorf("--sim-accuracy: at most %d models", maxSimModels)
+		}
+		out[model] = p
+	}
+	return out, nil
+}
+
+// simAccuracy is the accuracy a sim target's model runs at: the
+// manifest's, else the server's default; false when neither sets one.
+func (p *Planner) simAccuracy(m Manifest, model string) (float64, bool) {
+	if m.Sim != nil {
+		if v, ok := m.Sim.Accuracy[model]; ok {
+			return v, true
+		}
+	}
+	v, ok := p.SimAccuracy[model]
+	return v, ok
+}
+
+// SimRight tells whether model answers item idx right at accuracy p. The
+// items a model gets right follow a Weyl sequence from a point the seed
+// and the model choose, so over any run of consecutive items the share
+// answered right is within a couple of items of p, and two models (or two
+// seeds) get different items right.
+func SimRight(seed uint64, model string, idx int, p float64) bool {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(model))
+	start := float64(rand.New(rand.NewPCG(seed, h.Sum64())).Uint64()>>11) / (1 << 53)
+	const phi = 0.6180339887498949 // the golden ratio's fraction: the most even spread
+	_, u := math.Modf(start + float64(idx)*phi)
+	return u < p
+}
+
+// SimAnswer writes the answer the simulated runtime gives to an item: one
+// the scorer counts right when right is true, else a plausible wrong one
+// in the same shape (another number after "####", another letter,
+// a perturbed text). scorer is the benchmark's scorer (or the dataset's
+// default). It returns false when the item has no reference to answer
+// from; the runtime then streams filler.
+func SimAnswer(scorer string, ref json.RawMessage, right bool, r *rand.Rand) (string, bool) {
+	refs := score.References(ref)
+	if len(refs) == 0 || strings.TrimSpace(refs[0]) == "" {
+		return "", false
+	}
+	want := refs[0]
+	worked := workedAnswer(ref) // GSM8K's reasoning ending "#### N"
+	f, err := score.ByName(scorer)
+	if err != nil {
+		f = nil
+	}
+	var out string
+	for range 8 {
+		switch kind(scorer, want) {
+		case "numeric":
+			out = numericAnswer(worked, want, right, r)
+		case "choice":
+			out = choiceAnswer(want, right, r)
+		case "json":
+			out = jsonAnswer(want, right)
+		default:
+			out = textAnswer(want, right, r)
+		}
+		if f == nil {
+			return out, true
+		}
+		s := f(out, refs)
+		if (right && s == 1) || (!right && s < 1) {
+			return out, true
+		}
+	}
+	return out, true
+}
+
+// kind is the answer shape the scorer reads.
+func kind(scorer, want string) string {
+	switch scorer {
+	case "numeric":
+		return "numeric"
+	case "choice", "regex":
+		if choiceLetter(want) != "" {
+			return "choice"
+		}
+	case "json":
+		return "json"
+	case "":
+		if _, ok := score.FinalNumber(want); ok && len(strings.Fields(want)) == 1 {
+			return "numeric"
+		}
+	}
+	return "text"
+}
+
+// workedAnswer is a reference object's "answer" text (GSM8K's worked
+// solution), "" when there is none.
+func workedAnswer(ref json.RawMessage) string {
+	var obj struct {
+		Answer string `json:"answer"`
+	}
+	if json.Unmarshal(ref, &obj) != nil {
+		return ""
+	}
+	return obj.Answer
+}
+
+func numericAnswer(worked, want string, right bool, r *rand.Rand) string {
+	final := want
+	if n, ok := score.FinalNumber(want); ok {
+		final = n
+	}
+	if !right {
+		final = wrongNumber(final, r)
+	}
+	if worked == "" {
+		return fmt.Sprintf("Working it through, the answer is %s.\n#### %s", final, final)
+	}
+	if i := strings.LastIndex(worked, "####"); i >= 0 {
+		worked = strings.TrimRight(worked[:i], " \n")
+	}
+	return worked + "\n#### " + final
+}
+
+// wrongNumber is a near miss: off by a little, by a factor, or by a sign.
+func wrongNumber(n string, r *rand.Rand) string {
+	v, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return strconv.Itoa(1 + r.IntN(100))
+	}
+	var w float64
+	switch r.IntN(3) {
+	case 0:
+		w = v + float64(1+r.IntN(9))*[]float64{-1, 1}[r.IntN(2)]
+	case 1:
+		w = v * []float64{2, 0.5, 10}[r.IntN(3)]
+	default:
+		w = v + float64(10+r.IntN(90))
+	}
+	if w == v {
+		w = v + 1
+	}
+	if v == math.Trunc(v) {
+		w = math.Round(w)
+		if w == v {
+			w++
+		}
+	}
+	return strconv.FormatFloat(w, 'f', -1, 64)
+}
+
+func choiceAnswer(want string, right bool, r *rand.Rand) string {
+	letter := choiceLetter(want)
+	if !right {
+		top := max(int(letter[0]-'A'), 3) // at least A–D
+		others := make([]byte, 0, top+1)
+		for c := byte('A'); c <= 'A'+byte(top); c++ {
+			if c != letter[0] {
+				others = append(others, c)
+			}
+		}
+		letter = string(others[r.IntN(len(others))])
+	}
+	return fmt.Sprintf("Looking at each option in turn, the answer is (%s).", letter)
+}
+
+// choiceLetter is the letter a choice reference names ("c", "(C)"), ""
+// when it names none.
+func choiceLetter(want string) string {
+	w := strings.ToUpper(strings.TrimSpace(want))
+	if len(w) > 3 {
+		return ""
+	}
+	return score.Choice(w)
+}
+
+func jsonAnswer(want string, right bool) string {
+	b := []byte(want)
+	if !json.Valid(b) {
+		b, _ = json.Marshal(map[string]string{"answer": want})
+	}
+	if !right {
+		return string(b[:len(b)/2])
+	}
+	return string(b)
+}
+
+// distractors stand in for the words a wrong answer gets wrong.
+var distractors = strings.Fields(`perhaps several region period number system early later north south
+river city water small large common usually known often second first main`)
+
+// textAnswer is the reference, or a perturbation of it: a short answer
+// gets another value; a longer one loses about half its words, has others
+// replaced, and comes partly reordered, so ROUGE and F1 give partial
+// credit and exact match none.
+func textAnswer(want string, right bool, r *rand.Rand) string {
+	if right {
+		return want
+	}
+	words := strings.Fields(want)
+	if len(words) <= 3 {
+		if n, ok := score.FinalNumber(want); ok && len(words) == 1 {
+			return wrongNumber(n, r)
+		}
+		out := slices.Clone(words)
+		out[r.IntN(len(out))] = distractors[r.IntN(len(distractors))]
+		if strings.Join(out, " ") == want {
+			out = append(out, distractors[r.IntN(len(distractors))])
+		}
+		return strings.Join(out, " ")
+	}
+	out := make([]string, 0, len(words))
+	for _, w := range words {
+		switch u := r.Float64(); {
+		case u < 0.35: // dropped
+		case u < 0.55:
+			out = append(out, distractors[r.IntN(len(distractors))])
+		default:
+			out = append(out, w)
+		}
+	}
+	// A few neighbouring swaps: the gist, in another order.
+	for range len(out) / 6 {
+		if len(out) > 1 {
+			i := r.IntN(len(out) - 1)
+			out[i], out[i+1] = out[i+1], out[i]
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, distractors[r.IntN(len(distractors))])
+	}
+	return strings.Join(out, " ")
+}
+
+// simAnswers yields the answers of a run's items: the reference for the
+// items the model gets right, a wrong answer for the others, nothing for
+// items without a reference.
+func simAnswers(refs []simRef, scorer, model string, seed uint64, p float64) iter.Seq[store.SimAnswer] {
+	return func(yield func(store.SimAnswer) bool) {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(model))
+		mh := h.Sum64()
+		for _, it := range refs {
+			r := rand.New(rand.NewPCG(seed^mh, uint64(it.idx)))
+			text, ok := SimAnswer(scorer, it.ref, SimRight(seed, model, it.idx, p), r)
+			if !ok {
+				continue
+			}
+			if !yield(store.SimAnswer{Idx: it.idx, Answer: text}) {
+				return
+			}
+		}
+	}
+}
+
+// simRef is one item's reference, as the planner reads it.
+type simRef struct {
+	idx int
+	ref json.RawMessage
+}
+
+// writeSimAnswers writes a sim run's answers, in the transaction that
+// creates it, when an accuracy is set for its model. refs caches the
+// dataset's references across the benchmark's runs.
+func (p *Planner) writeSimAnswers(ctx context.Context, q *store.Queries, m Manifest, plan Plan, r PlannedRun, runID int64, refs *[]simRef) error {
+	if r.Runtime != "sim" {
+		return nil
+	}
+	acc, ok := p.simAccuracy(m, r.Model)
+	if !ok {
+		return nil
+	}
+	if *refs == nil {
+		*refs = []simRef{}
+		err := q.ItemReferences(ctx, plan.Dataset.ID, r.Items, func(idx int, ref []byte) error {
+			if len(ref) > 0 {
+				*refs = append(*refs, simRef{idx: idx, ref: slices.Clone(ref)})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	scorer := m.Scorer
+	if scorer == "" {
+		scorer = plan.Dataset.DefaultScorer
+	}
+	var seed uint64
+	if m.Sim != nil {
+		seed = m.Sim.Seed
+	}
+	_, err := q.CopySimAnswers(ctx, runID, simAnswers(*refs, scorer, r.Model, seed, acc))
+	if err != nil {
+		return fmt.Errorf("simulated answers of run %d: %w", runID, err)
+	}
+	return nil
+}

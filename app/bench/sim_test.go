@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// A right answer scores 1 with the scorer it is written for, a wrong one
+// less (0 for the all-or-nothing scorers), in the shape each scorer reads.
+func TestSimAnswerIsRightOrWrongAsTheScorerSees(t *testing.T) {
+	t.Parallel()
+	summary := "The Danube rises in the Black Forest and flows roughly 2,850 kilometres to the Black Sea, passing ten countries and four capitals."
+	for _, tc := range []struct {
+		scorer, ref string
+		shape       string // the right answer contains this
+	}{
+		{"numeric", `{"answer":"She has 16 - 3 = <<16-3=13>>13 eggs.\n#### 18","final":"18"}`, "#### 18"},
+		{"numeric", `"1,212"`, "#### 1212"},
+		{"choice", `"C"`, "(C)"},
+		{"regex", `"b"`, "(B)"},
+		{"exact", `"Canberra"`, "Canberra"},
+		{"f1", `"the capital city"`, "capital"},
+		{"contains", `"Paris"`, "Paris"},
+		{"json", `"{\"a\":1}"`, `{"a":1}`},
+		{"rouge", `"` + summary + `"`, "Danube"},
+		{"rougeLsum", `"` + summary + `"`, "Danube"},
+		{"", `"42"`, "#### 42"},
+	} {
+		f, err := score.ByName(tc.scorer)
+		if tc.scorer == "" {
+			f, _ = score.ByName("numeric")
+		}
+		if err != nil && tc.scorer != "" {
+			t.Fatal(err)
+		}
+		refs := score.References(json.RawMessage(tc.ref))
+		for seed := range uint64(20) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			right, ok := SimAnswer(tc.scorer, json.RawMessage(tc.ref), true, r)
+			if !ok || f(right, refs) != 1 || !strings.Contains(right, tc.shape) {
+				t.Errorf("%s %s: right answer %q scores %v (ok %v), want 1 and %q in it", tc.scorer, tc.ref, right, f(right, refs), ok, tc.shape)
+			}
+			wrong, _ := SimAnswer(tc.scorer, json.RawMessage(tc.ref), false, r)
+			s := f(wrong, refs)
+			allOrNothing := !strings.HasPrefix(tc.scorer, "rouge") && tc.scorer != "f1"
+			if s >= 1 || (allOrNothing && s != 0) || strings.TrimSpace(wrong) == "" {
+				t.Errorf("%s %s: wrong answer %q scores %v", tc.scorer, tc.ref, wrong, s)
+			}
+		}
+	}
+	if _, ok := SimAnswer("exact", nil, true, rand.New(rand.NewPCG(1, 1))); ok {
+		t.Error("an item without a reference got an answer; want filler")
+	}
+}
+
+// Over a few hundred items the share answered right is the accuracy to
+// within a point, differs in which items between models, and is the same
+// on every call.
+func TestSimRightRealisesTheAccuracy(t *testing.T) {
+	t.Parallel()
+	for _, p := range []float64{0, 0.1, 0.55, 0.8, 1} {
+		for _, model := range []string{"acme/small-1b", "acme/large-8b"} {
+			for _, n := range []int{100, 300, 1319} {
+				right := 0
+				for i := range n {
+					if SimRight(7, model, i, p) {
+						right++
+					}
+				}
+				if got := float64(right) / float64(n); math.Abs(got-p) > 0.01+2.0/float64(n) {
+					t.Errorf("%s p=%v over %d items: realised %.3f", model, p, n, got)
+				}
+			}
+		}
+	}
+	again := 0
+	for i := range 300 {
+		if SimRight(7, "acme/small-1b", i, 0.55) {
+			again++
+		}
+	}
+	if again != 167 { // 0.55 × 300 = 165, to within a few items, the same every time
+		t.Errorf("acme/small-1b at 0.55: %d of 300 right, want 167", again)
+	}
+	same := 0
+	for i := range 300 {
+		if SimRight(7, "acme/small-1b", i, 0.5) == SimRight(7, "acme/large-8b", i, 0.5) {
+			same++
+		}
+	}
+	if same == 300 {
+		t.Error("two models get the same items right")
+	}
+}
+
+func TestParseSimAccuracy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want map[string]float64
+		err  string
+	}{
+		{"", map[string]float64{}, ""},
+		{"acme/small-1b=0.55,acme/large-8b=0.8", map[string]float64{"acme/small-1b": 0.55, "acme/large-8b": 0.8}, ""},
+		{" acme/a = 1 , b=0 ", map[string]float64{"acme/a": 1, "b": 0}, ""},
+		{"acme/a", nil, "want model=accuracy"},
+		{"acme/a=1.5", nil, "from 0 to 1"},
+		{"acme/a=-0.1", nil, "from 0 to 1"},
+		{"acme/a=NaN", nil, "from 0 to 1"},
+		{"acme/a=Inf", nil, "from 0 to 1"},
+		{"acme/a=x", nil, "not a number"},
+		{"--trust-remote-code=0.5", nil, "not a model id"},
+		{"a=0.1,a=0.2", nil, "given twice"},
+		{strings.Repeat("a", MaxSimAccuracyLen+1), nil, "at most"},
+	} {
+		got, err := ParseSimAccuracy(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("%q: %v %v, want %v", tc.in, got, err, tc.want)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%q: %s = %v, want %v", tc.in, k, got[k], v)
+			}
+		}
+	}
+}
+
+func FuzzParseSimAccuracy(f *testing.F) {
+	for _, s := range []string{"", "a=1", "acme/small-1b=0.55,acme/large-8b=0.8", "a=NaN", "a==", ",,", "a=1e309"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseSimAccuracy(s)
+		if err != nil {
+			return
+		}
+		if len(m) > maxSimModels {
+			t.Fatalf("%d models", len(m))
+		}
+		for k, v := range m {
+			if jobs.CheckModelName(k) != nil || !(v >= 0 && v <= 1) {
+				t.Fatalf("accepted %q=%v", k, v)
+			}
+		}
+	})
+}
+
+// The manifest's sim block is validated with errors naming the field.
+func TestManifestSimBlockIsValidated(t *testing.T) {
+	t.Parallel()
+	m, err := Decode(strings.NewReader(`name: s
+dataset: 1
+targets: [{model: acme/a, runtime: sim, hardware: cpu}]
+sampling: {max_tokens: 8}
+load: {profile: sequential}
+sim:
+  accuracy: {acme/a: 0.8, "bad name!": 0.5, acme/b: 1.2, acme/c: .nan}
+  seed: 3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := m.Validate()
+	paths := map[string]bool{}
+	for _, e := range errs {
+		paths[e.Path] = true
+	}
+	for _, p := range []string{`sim.accuracy["bad name!"]`, `sim.accuracy["acme/b"]`, `sim.accuracy["acme/c"]`} {
+		if !paths[p] {
+			t.Errorf("no error at %s in %v", p, errs)
+		}
+	}
+	if len(errs) != 3 {
+		t.Errorf("errors %v, want 3", errs)
+	}
+	if _, err := Decode(strings.NewReader("name: s\nsim: {acuracy: {a: 1}}\n")); err == nil {
+		t.Error("a misspelt sim field was accepted")
+	}
+}
