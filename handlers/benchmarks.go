@@ -19,9 +19,6 @@ import (
 	"github.com/ruckus/ruckus/views/charts"
 )
 
-// formTargets is how many target rows the create form offers.
-const formTargets = 4
-
 func (s *server) showBenchmarksPage(c *fiber.Ctx) error {
 	bs, err := s.Store.ListBenchmarks(c.UserContext(), viewer(c))
 	if err != nil {
@@ -67,8 +64,8 @@ func (s *server) newBenchmarkPage(c *fiber.Ctx, status int, d benchmarks.NewData
 		return err
 	}
 	d.Choices = ch
-	for len(d.Form.Targets) < formTargets {
-		d.Form.Targets = append(d.Form.Targets, benchmarks.TargetRow{})
+	for len(d.Form.Targets) < defaultTargetRows {
+		d.Form.Targets = append(d.Form.Targets, benchmarks.TargetRow{Index: d.Form.NextTarget()})
 	}
 	return render(c, status, benchmarks.NewPage(d))
 }
@@ -131,11 +128,10 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		}
 		m.Dataset.ID = id
 	}
-	for i := 0; i < formTargets; i++ {
-		t := benchmarks.TargetRow{Model: v(fmt.Sprintf("target_%d_model", i)), Runtime: v(fmt.Sprintf("target_%d_runtime", i)),
-			Hardware: v(fmt.Sprintf("target_%d_hardware", i))}
-		f.Targets = append(f.Targets, t)
-		if t != (benchmarks.TargetRow{}) {
+	f.Targets = readTargetRows(func(k string) string { return c.FormValue(k) }, func(k string) bool { return c.Request().PostArgs().Has(k) })
+	for i, t := range f.Targets {
+		if !t.Empty() {
+			f.Targets[i].Path = fmt.Sprintf("targets[%d]", len(m.Targets))
 			m.Targets = append(m.Targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
 		}
 	}
@@ -173,6 +169,10 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 // the form.
 func (s *server) createBenchmark(c *fiber.Ctx) error {
 	f, m, errs := readBenchmarkForm(c)
+	if f, ok := editBenchmarkForm(c, f); ok {
+		// Rows added or removed, or a preset applied, without JavaScript.
+		return s.newBenchmarkPage(c, fiber.StatusOK, benchmarks.NewData{Form: f})
+	}
 	return s.planOrLaunch(c, benchmarks.NewData{Form: f, Errors: errs}, m)
 }
 
@@ -218,6 +218,7 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 		plan, err = s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
 		if err == nil {
 			d.Plan = plan.Runs
+			d.Estimate = estimateRuns(m, plan.Runs)
 			return s.newBenchmarkPage(c, fiber.StatusOK, d)
 		}
 	}

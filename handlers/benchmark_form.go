@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/benchmarks"
+)
+
+// defaultTargetRows is how many target rows a new form starts with: a
+// benchmark usually compares two targets. "Add another target" adds more.
+const defaultTargetRows = 2
+
+// maxFieldLen bounds a target field as typed; nothing longer names a
+// model, a runtime or a profile.
+const maxFieldLen = 256
+
+// readTargetRows reads the target rows the form holds (indices with gaps,
+// as rows come and go), in index order. get reads a field, has tells
+// whether the form carries it at all.
+func readTargetRows(get func(string) string, has func(string) bool) []benchmarks.TargetRow {
+	var rows []benchmarks.TargetRow
+	for i := range benchmarks.MaxTargetRows {
+		k := func(f string) string { return fmt.Sprintf("target_%d_%s", i, f) }
+		if !has(k("model")) && !has(k("runtime")) && !has(k("hardware")) {
+			continue
+		}
+		field := func(f string) string { return clip(strings.TrimSpace(get(k(f)))) }
+		rows = append(rows, benchmarks.TargetRow{Index: i, Model: field("model"), Runtime: field("runtime"), Hardware: field("hardware")})
+	}
+	return rows
+}
+
+// clip copies a value (Fiber reuses its buffers) and bounds it.
+func clip(s string) string {
+	if len(s) > maxFieldLen {
+		s = s[:maxFieldLen]
+	}
+	return strings.Clone(s)
+}
+
+// editBenchmarkForm applies the form's own buttons, for browsers without
+// JavaScript: add a row, remove one, apply a load preset. It reports
+// whether one was pressed (the form then comes back, nothing planned).
+func editBenchmarkForm(c *fiber.Ctx, f benchmarks.Form) (benchmarks.Form, bool) {
+	switch {
+	case c.FormValue("add_target") != "":
+		if next := f.NextTarget(); next < benchmarks.MaxTargetRows {
+			f.Targets = append(f.Targets, benchmarks.TargetRow{Index: next})
+		}
+		return f, true
+	case c.FormValue("remove_target") != "":
+		i, err := strconv.Atoi(c.FormValue("remove_target"))
+		if err == nil {
+			rows := f.Targets[:0]
+			for _, t := range f.Targets {
+				if t.Index != i {
+					rows = append(rows, t)
+				}
+			}
+			f.Targets = rows
+		}
+		return f, true
+	case c.FormValue("preset") != "":
+		f.ApplyPreset(c.FormValue("preset"))
+		return f, true
+	}
+	return f, false
+}
+
+// showTargetRowFragment renders one target row: a new one (add=1, with
+// the add button for the row after it, out of band), or a row redrawn
+// after its model or runtime changed, so the hardware it cannot fit on is
+// greyed out. i is the row's index.
+func (s *server) showTargetRowFragment(c *fiber.Ctx) error {
+	i := 0
+	if raw := c.Query("i"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n >= benchmarks.MaxTargetRows {
+			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("i: a row index from 0 to %d", benchmarks.MaxTargetRows-1))
+		}
+		i = n
+	}
+	ch, err := s.benchmarkChoices(c)
+	if err != nil {
+		return err
+	}
+	rows := readTargetRows(func(k string) string { return c.Query(k) }, func(k string) bool { return c.Context().QueryArgs().Has(k) })
+	t := benchmarks.TargetRow{Index: i}
+	for _, r := range rows {
+		if r.Index == i {
+			t = r
+		}
+	}
+	if c.Query("add") != "" {
+		return render(c, fiber.StatusOK, templ.Join(benchmarks.TargetFields(t, ch, nil), benchmarks.AddTargetButton(i+1, true)))
+	}
+	return render(c, fiber.StatusOK, benchmarks.TargetFields(t, ch, nil))
+}
+
+// showLoadPresetFragment renders the load fields filled by a preset.
+func (s *server) showLoadPresetFragment(c *fiber.Ctx) error {
+	f := benchmarks.Form{LoadKind: jobs.LoadSequential}
+	if !f.ApplyPreset(c.Query("preset")) {
+		names := make([]string, len(benchmarks.Presets))
+		for i, p := range benchmarks.Presets {
+			names[i] = p.Key
+		}
+		errs := bench.Errors{{Path: "load.profile", Message: "no such preset; presets are " + strings.Join(names, ", ")}}
+		return render(c, fiber.StatusUnprocessableEntity, benchmarks.LoadFields(f, errs))
+	}
+	return render(c, fiber.StatusOK, benchmarks.LoadFields(f, nil))
+}
+
+// Per request, a preview assumes 5 to 40 ms per output token, answers of
+// a quarter to all of max_tokens, and 50 ms to 1 s before the first
+// token: from a small model on a fast GPU to a large one on a busy GPU.
+const (
+	fastToken, slowToken = 5 * time.Millisecond, 40 * time.Millisecond
+	fastFirst, slowFirst = 50 * time.Millisecond, time.Second
+)
+
+// estimateRuns is what a preview expects: requests over all runs and a
+// range for how long one run takes under the load profile.
+func estimateRuns(m bench.Manifest, runs []bench.PlannedRun) benchmarks.Estimate {
+	if len(runs) == 0 {
+		return benchmarks.Estimate{}
+	}
+	n := runs[0].Items
+	e := benchmarks.Estimate{PerRun: n, Requests: n * len(runs)}
+	tokens := max(m.Sampling.MaxTokens, 1)
+	low := fastFirst + time.Duration(tokens/4)*fastToken
+	high := slowFirst + time.Duration(tokens)*slowToken
+	l := m.Load
+	waves := func(k, c int) float64 { return math.Ceil(float64(k) / float64(max(c, 1))) }
+	scale := func(f float64) {
+		e.Low, e.High = time.Duration(f*float64(low)), time.Duration(f*float64(high))
+	}
+	switch l.Profile {
+	case jobs.LoadConcurrency:
+		scale(waves(n, l.Concurrency))
+	case jobs.LoadConstant, jobs.LoadPoisson:
+		// Paced by the rate, unless the runtime is slower than it.
+		paced := time.Duration(float64(n) / max(l.Rate, 1e-9) * float64(time.Second))
+		scale(waves(n, 1))
+		e.Low, e.High = max(paced+low, time.Duration(float64(e.Low)/64)), max(paced+high, time.Duration(float64(e.High)/64))
+	case jobs.LoadSweep:
+		// A sequential share, a share at full concurrency, and the steps in
+		// between at about half of it.
+		steps := max(l.Steps, len(l.Rates), len(l.Concurrencies))
+		share := max(n/(2+steps), 1)
+		scale(waves(share, 1) + waves(share, l.Concurrency) + float64(steps)*waves(share, max(l.Concurrency/2, 1)))
+	default: // sequential; a trace depends on its timestamps
+		scale(float64(n))
+	}
+	e.Basis = fmt.Sprintf("Assuming %v–%v per output token and answers of a quarter to all of max_tokens (%d); runtimes and hardware differ widely.",
+		fastToken, slowToken, tokens)
+	if d := time.Duration(l.MaxDuration); d > 0 {
+		e.Low, e.High = min(e.Low, d), min(e.High, d)
+		e.Basis += fmt.Sprintf(" Capped by max_duration (%v).", d)
+	}
+	return e
+}

@@ -1,0 +1,199 @@
+package benchmarks
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// TargetRow is one target row of the form as typed. Index names its
+// fields (target_{Index}_model …): rows come and go, so indices may have
+// gaps. Path is the manifest path errors about it carry ("targets[k]",
+// k counting only the rows filled in), "" for an empty row.
+type TargetRow struct {
+	Index                    int
+	Path                     string
+	Model, Runtime, Hardware string
+}
+
+// Empty reports whether nothing was chosen in the row.
+func (t TargetRow) Empty() bool { return t.Model == "" && t.Runtime == "" && t.Hardware == "" }
+
+// MaxTargetRows bounds the rows the form reads (the manifest allows 50
+// targets).
+const MaxTargetRows = 50
+
+// Form is the create form as typed.
+type Form struct {
+	Name                                       string
+	DatasetID                                  string
+	Targets                                    []TargetRow
+	Preset                                     string // the load preset last applied
+	LoadKind, Concurrency, Rate, Steps, Warmup string
+	MaxRequests, MaxDuration, MaxErrors        string
+	Temperature, TopP, MaxTokens, Seed, Stop   string
+	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
+}
+
+// NextTarget is the index for a new row.
+func (f Form) NextTarget() int {
+	n := 0
+	for _, t := range f.Targets {
+		n = max(n, t.Index+1)
+	}
+	return n
+}
+
+// Choices are what the form offers.
+type Choices struct {
+	Datasets []store.Dataset
+	Models   []store.Model
+	Hardware []store.HardwareProfile
+}
+
+// Estimate is what a preview expects the benchmark to cost in requests and
+// time.
+type Estimate struct {
+	// Requests is over all runs; PerRun for each.
+	Requests, PerRun int
+	// Low and High bound one run's duration.
+	Low, High time.Duration
+	// Basis says what the range assumes.
+	Basis string
+}
+
+// Range formats the duration range.
+func (e Estimate) Range() string {
+	return roundDuration(e.Low) + " – " + roundDuration(e.High)
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(10 * time.Minute).String()
+}
+
+// NewData is the create page.
+type NewData struct {
+	Form     Form
+	Choices  Choices
+	Errors   bench.Errors
+	Plan     []bench.PlannedRun
+	Estimate Estimate
+}
+
+// Preset is a named load profile that fills the load fields.
+type Preset struct {
+	Key, Label, Hint string
+	apply            func(*Form)
+}
+
+// Presets are the load profiles offered by name.
+var Presets = []Preset{
+	{Key: "quick", Label: "Quick check", Hint: "20 requests one at a time: does every target answer?",
+		apply: func(f *Form) { f.LoadKind, f.MaxRequests = "sequential", "20" }},
+	{Key: "latency", Label: "Latency at concurrency 1", Hint: "every item one at a time after 5 warm-up requests: latency without queueing",
+		apply: func(f *Form) { f.LoadKind, f.Concurrency, f.Warmup = "concurrency", "1", "5" }},
+	{Key: "sweep", Label: "Throughput sweep", Hint: "sequential, then 32 in flight, then 4 rates in between: where does it saturate?",
+		apply: func(f *Form) { f.LoadKind, f.Concurrency, f.Steps, f.Warmup = "sweep", "32", "4", "5" }},
+}
+
+func presetByKey(key string) (Preset, bool) {
+	for _, p := range Presets {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
+// ApplyPreset fills the load fields from the preset named key (clearing
+// the others, so nothing of an earlier profile lingers); false when there
+// is no such preset.
+func (f *Form) ApplyPreset(key string) bool {
+	p, ok := presetByKey(key)
+	if !ok {
+		return false
+	}
+	f.Concurrency, f.Rate, f.Steps, f.Warmup, f.MaxRequests, f.MaxDuration, f.MaxErrors = "", "", "", "", "", "", ""
+	p.apply(f)
+	f.Preset = key
+	return true
+}
+
+// MemoryNeedGB is what a model needs: its registry figure, else the
+// estimate from its size and quantisation.
+func MemoryNeedGB(m store.Model) float64 {
+	if m.MemoryGB != nil {
+		return *m.MemoryGB
+	}
+	return advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
+}
+
+func modelLabel(m store.Model) string {
+	size := "size unknown"
+	if m.ParamsB > 0 {
+		size = strconv.FormatFloat(m.ParamsB, 'f', -1, 64) + "B"
+		if m.Quantization != "" {
+			size += " " + m.Quantization
+		}
+	}
+	return fmt.Sprintf("%s (%s, needs ~%.1f GB)", m.Name, size, MemoryNeedGB(m))
+}
+
+func hardwareLabel(h store.HardwareProfile) string {
+	if h.GPUCount == 0 {
+		return fmt.Sprintf("%s (CPU, %d cores)", h.Slug, h.CPUCores)
+	}
+	return fmt.Sprintf("%s (%d× %s, %.0f GB)", h.Slug, h.GPUCount, orDash(h.GPUName), capacityGB(h))
+}
+
+func capacityGB(h store.HardwareProfile) float64 {
+	return float64(h.GPUCount) * float64(h.GPUMemoryBytes) / 1e9
+}
+
+// tooSmall says why the row's model cannot be served on h ("" when it
+// can), as the planner judges it: GPU memory against the model's need,
+// except on the simulated runtime, which loads nothing.
+func tooSmall(t TargetRow, ch Choices, h store.HardwareProfile) string {
+	if t.Model == "" || t.Runtime == "sim" || h.GPUCount == 0 {
+		return ""
+	}
+	for _, m := range ch.Models {
+		if m.Name == t.Model {
+			if need, has := MemoryNeedGB(m), capacityGB(h); need > has {
+				return fmt.Sprintf("too small: needs ~%.1f GB, has %.0f GB", need, has)
+			}
+		}
+	}
+	return ""
+}
+
+// invalid is aria-invalid's value for the field at path.
+func invalid(errs bench.Errors, path string) string {
+	for _, e := range errs {
+		if e.Path == path {
+			return "true"
+		}
+	}
+	return "false"
+}
+
+func oobAttrs(oob bool) templ.Attributes {
+	if oob {
+		return templ.Attributes{"hx-swap-oob": "true"}
+	}
+	return templ.Attributes{}
+}
