@@ -86,7 +86,7 @@ bench-agent: build ## agentd's load generator against agentd sim on loopback: to
 	$(GO) run ./app/selfbench/agent --agentd bin/agentd
 
 bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/eta --ruckus bin/ruckus --agentd bin/agentd
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/eta --agentd bin/agentd
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')

@@ -102,7 +102,10 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 
 	client := w.backend.Client(tgt)
 	mon := startMonitor(ctx, w.nv, w.gpus, tgt.MetricsURL(), w.cfg.ProgressInterval, log)
-	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest}, log)
+	// Limits count what earlier segments of a resumed run used.
+	before := load.Progress{Requests: claim.Completed, Errors: claim.Errors, Measured: claim.Measured}
+	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest,
+		Load: a.Load, Before: before}, log)
 
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
@@ -124,9 +127,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		Seed:    uint64(a.RunID),
 		Drain:   w.drain,
 		OnStart: rep.Start,
-		// Limits count what earlier segments of a resumed run used.
-		Done: load.Progress{Requests: claim.Completed, Errors: claim.Errors, Measured: claim.Measured},
+		Done:    before,
 		Send: func(ctx context.Context, idx int, phase string) jobs.Result {
+			if phase != load.PhaseWarmup {
+				defer rep.Sending()() // what is in flight, for the ETA
+			}
 			it := byIdx[idx]
 			var res jobs.Result
 			req, err := openai.BuildRequest(convs.request(idx, it.Request), model, itemSampling(it.Request, a.Sampling))

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruckus/ruckus/agentd/load"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -37,6 +38,11 @@ type Options struct {
 	Sample func() store.Sample
 	// Now is the clock (tests); defaults to time.Now.
 	Now func() time.Time
+	// Load is the run's load profile and Before what earlier segments of
+	// a resumed run used of its limits: the ETA is paced by the one and
+	// bounded by both.
+	Load   jobs.LoadProfile
+	Before load.Progress
 }
 
 // Reporter batches one run segment's results and progress.
@@ -45,9 +51,6 @@ type Reporter struct {
 	lease  store.Lease
 	opts   Options
 	logger *slog.Logger
-
-	// remaining is how many items this segment has to send.
-	remaining int
 
 	mu      sync.Mutex
 	pending []store.ResultRecord
@@ -59,6 +62,7 @@ type Reporter struct {
 	done       int
 	tokens     int64
 	lastWriteE error
+	eta        *ETA
 }
 
 // New returns a reporter for the run held under lease that has remaining
@@ -76,8 +80,9 @@ func New(w Writer, lease store.Lease, remaining int, opts Options, logger *slog.
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Reporter{w: w, lease: lease, opts: opts, logger: logger, remaining: remaining,
-		kick: make(chan struct{}, 1), fenced: make(chan struct{})}
+	return &Reporter{w: w, lease: lease, opts: opts, logger: logger,
+		kick: make(chan struct{}, 1), fenced: make(chan struct{}),
+		eta: NewETA(Plan{Items: remaining, Load: opts.Load, Before: opts.Before})}
 }
 
 // Start marks the start of the measured window (after warm-up): the
@@ -85,7 +90,22 @@ func New(w Writer, lease store.Lease, remaining int, opts Options, logger *slog.
 func (r *Reporter) Start(at time.Time) {
 	r.mu.Lock()
 	r.start = at
+	r.eta.Start(at)
 	r.mu.Unlock()
+}
+
+// Sending notes a measured request leaving, for the ETA (warm-up ones
+// are not to be noted); call the function it returns when the request
+// comes back, answered, failed or cut short. Safe from any goroutine.
+func (r *Reporter) Sending() (back func()) {
+	r.mu.Lock()
+	id := r.eta.Sent(r.opts.Now())
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.eta.Ended(id, r.opts.Now())
+		r.mu.Unlock()
+	}
 }
 
 // Add queues a result for writing. It may be called from any goroutine.
@@ -210,11 +230,12 @@ func (r *Reporter) progress(ctx context.Context) error {
 	if secs := elapsed.Seconds(); secs > 0 {
 		p.Throughput = float64(tokens) / secs
 		p.RequestsPerS = float64(done) / secs
-		if done > 0 {
-			eta := time.Duration(float64(r.remaining-done) / float64(done) * float64(elapsed))
-			p.ETA = &eta
-		}
 	}
+	r.mu.Lock()
+	if eta, ok := r.eta.Estimate(r.opts.Now()); ok {
+		p.ETA = &eta
+	}
+	r.mu.Unlock()
 	s := store.Sample{}
 	if r.opts.Sample != nil {
 		s = r.opts.Sample()
