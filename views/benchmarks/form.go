@@ -181,14 +181,16 @@ func tooSmall(t TargetRow, ch Choices, h store.HardwareProfile) string {
 	return ""
 }
 
-// invalid is aria-invalid's value for the field at path.
-func invalid(errs bench.Errors, path string) string {
+// invalid marks the field at path aria-invalid when an error is about
+// it; a valid field carries no mark (not "false", which styles it as
+// checked and correct before anyone has typed).
+func invalid(errs bench.Errors, path string) templ.Attributes {
 	for _, e := range errs {
 		if e.Path == path {
-			return "true"
+			return templ.Attributes{"aria-invalid": "true"}
 		}
 	}
-	return "false"
+	return templ.Attributes{}
 }
 
 func oobAttrs(oob bool) templ.Attributes {
