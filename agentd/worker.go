@@ -266,14 +266,21 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 	defer cancel()
 	backoff := 200 * time.Millisecond
 	for {
-		err := w.st.FinishRun(ctx, l, f)
+		// The end and the scoring job in one transaction: an agent that
+		// dies in between leaves neither a run that is never scored nor a
+		// scoring of a run that has not ended.
+		err := w.st.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+			if err := q.FinishRun(ctx, l, f); err != nil {
+				return err
+			}
+			if w.river == nil {
+				return nil
+			}
+			_, err := w.river.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: l.RunID}, nil)
+			return err
+		})
 		if err == nil {
 			log.Info("run finished", "state", f.State, "stopped_by", f.StoppedBy)
-			if w.river != nil {
-				if _, err := w.river.Insert(ctx, jobs.ScoreRunArgs{RunID: l.RunID}, nil); err != nil {
-					log.Warn("queueing the run's scoring", "err", err)
-				}
-			}
 			return nil
 		}
 		if errors.Is(err, store.ErrFenced) {
