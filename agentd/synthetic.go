@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,4 +126,31 @@ func (c *conversations) answered(idx int, res jobs.Result) {
 	c.mu.Lock()
 	c.answers[idx] = res.Output
 	c.mu.Unlock()
+}
+
+// planConversations plans the run's synthetic items. A resumed run whose
+// conversations began in an earlier segment reads those turns and the
+// answers they got, so that its later turns carry the whole history.
+func (w *runWorker) planConversations(ctx context.Context, runID int64, claim store.ClaimedRun, items []store.PendingItem) (*conversations, error) {
+	c := planItems(items)
+	if claim.Completed == 0 || len(c.messages) == 0 {
+		return c, nil
+	}
+	done, err := w.st.AnsweredItems(ctx, runID, claim.DatasetID, claim.Total)
+	if err != nil {
+		return nil, fmt.Errorf("the earlier turns of the run's conversations: %w", err)
+	}
+	all := make([]store.PendingItem, 0, len(done)+len(items))
+	for _, d := range done {
+		all = append(all, d.PendingItem)
+	}
+	all = append(all, items...)
+	slices.SortFunc(all, func(a, b store.PendingItem) int { return a.Idx - b.Idx })
+	c = planItems(all)
+	for _, d := range done {
+		if d.OK {
+			c.answered(d.Idx, jobs.Result{Status: jobs.StatusOK, Output: d.Output})
+		}
+	}
+	return c, nil
 }

@@ -133,6 +133,31 @@ func (q *Queries) PendingItems(ctx context.Context, runID, datasetID int64, tota
 	return items, mapErr(err, "pending items")
 }
 
+// AnsweredItem is an item an earlier segment of a run sent, with what came
+// back: what a resumed multi-turn conversation needs of its earlier turns.
+type AnsweredItem struct {
+	PendingItem
+	OK     bool
+	Output string
+}
+
+// AnsweredItems returns the run's items (the first total of its dataset)
+// that have a result, in order, with the result's status and output.
+func (q *Queries) AnsweredItems(ctx context.Context, runID, datasetID int64, total int) ([]AnsweredItem, error) {
+	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, i.request::text, r.status = 'ok', coalesce(r.output, '') FROM dataset_items i
+		JOIN results r ON r.run_id = @run AND r.idx = i.idx
+		WHERE i.dataset_id = @ds AND i.idx < @total
+		ORDER BY i.idx`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
+	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnsweredItem, error) {
+		var it AnsweredItem
+		var req string
+		err := row.Scan(&it.Idx, &it.CustomID, &req, &it.OK, &it.Output)
+		it.Request = []byte(req)
+		return it, err
+	})
+	return items, mapErr(err, "answered items")
+}
+
 // ResultRecord is a result as the agent writes it: the protocol's record
 // and the wall-clock time it was sent.
 type ResultRecord struct {
