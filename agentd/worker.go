@@ -120,7 +120,12 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}()
 
 	model := w.cfg.servedModel(a.Model)
-	convs := planItems(items)
+	convs, err := w.planConversations(ctx, lease.RunID, claim, items)
+	if err != nil {
+		stopRep()
+		<-repDone
+		return err
+	}
 	out, err := load.Run(loadCtx, load.Config{
 		Indices: indices,
 		Profile: a.Load,
