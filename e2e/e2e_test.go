@@ -310,7 +310,7 @@ func TestUploadDatasetByDragAndDrop(t *testing.T) {
 	for i := 1; i <= 30; i++ {
 		content += fmt.Sprintf("{\"id\":\"q%d\",\"prompt\":\"Question %d?\",\"reference\":\"%d\"}\n", i, i, i)
 	}
-	must(t, page.GetByLabel("Name").Fill("Thirty questions"))
+	must(t, page.GetByTestId("upload-form").GetByLabel("Name").Fill("Thirty questions"))
 	drop(t, page, "thirty.jsonl", content)
 	must(t, ex.Locator(page.Locator("#dropzone-text")).ToContainText("thirty.jsonl"))
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())

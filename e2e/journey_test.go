@@ -117,7 +117,7 @@ func TestBenchmarkJourney(t *testing.T) {
 		fmt.Fprintf(&items, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
 	must(t, page.GetByTestId("nav-datasets").Click())
-	must(t, page.GetByLabel("Name").Fill("Sums"))
+	must(t, page.GetByTestId("upload-form").GetByLabel("Name").Fill("Sums"))
 	drop(t, page, "sums.jsonl", items.String())
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())
 	must(t, ex.Locator(page.GetByTestId("dataset-count")).ToHaveText("40"))

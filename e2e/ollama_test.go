@@ -288,6 +288,25 @@ func (a *apiClient) call(method, path, contentType string, body io.Reader, want 
 	return b
 }
 
+// uploadDataset uploads content as a JSONL file through the API and
+// returns the new dataset's id.
+func (a *apiClient) uploadDataset(name, fileName, content string) int64 {
+	a.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	must(a.t, mw.WriteField("name", name))
+	fw, err := mw.CreateFormFile("file", fileName)
+	must(a.t, err)
+	_, err = io.WriteString(fw, content)
+	must(a.t, err)
+	must(a.t, mw.Close())
+	var ds struct {
+		ID int64 `json:"dataset_id"`
+	}
+	must(a.t, json.Unmarshal(a.call(http.MethodPost, "/api/v1/datasets", mw.FormDataContentType(), &body, http.StatusCreated), &ds))
+	return ds.ID
+}
+
 func (a *apiClient) postJSON(path string, v any, want int, out any) {
 	a.t.Helper()
 	b, err := json.Marshal(v)
@@ -328,18 +347,7 @@ func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
 	for i := 1; i <= tinyItems; i++ {
 		fmt.Fprintf(&items, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d? Answer with a number.\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	must(t, mw.WriteField("name", "Tiny sums"))
-	fw, err := mw.CreateFormFile("file", "sums.jsonl")
-	must(t, err)
-	_, err = io.WriteString(fw, items.String())
-	must(t, err)
-	must(t, mw.Close())
-	var ds struct {
-		ID int64 `json:"dataset_id"`
-	}
-	must(t, json.Unmarshal(a.call(http.MethodPost, "/api/v1/datasets", mw.FormDataContentType(), &body, http.StatusCreated), &ds))
+	ds := struct{ ID int64 }{a.uploadDataset("Tiny sums", "sums.jsonl", items.String())}
 
 	manifest := map[string]any{
 		"name":     "Tiny llama on " + runtime,

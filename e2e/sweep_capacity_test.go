@@ -3,11 +3,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,18 +32,7 @@ func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
 	for i := 1; i <= 120; i++ {
 		fmt.Fprintf(&items, "{\"id\":\"q%03d\",\"prompt\":\"What is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	must(t, mw.WriteField("name", "Sums for a sweep"))
-	fw, err := mw.CreateFormFile("file", "sums.jsonl")
-	must(t, err)
-	_, err = io.WriteString(fw, items.String())
-	must(t, err)
-	must(t, mw.Close())
-	var ds struct {
-		ID int64 `json:"dataset_id"`
-	}
-	must(t, json.Unmarshal(a.call(http.MethodPost, "/api/v1/datasets", mw.FormDataContentType(), &body, http.StatusCreated), &ds))
+	ds := struct{ ID int64 }{a.uploadDataset("Sums for a sweep", "sums.jsonl", items.String())}
 	var created struct {
 		ID   int64 `json:"benchmark_id"`
 		Runs []struct {
