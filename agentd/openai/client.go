@@ -3,6 +3,7 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -42,6 +43,9 @@ type Client struct {
 	// RequestTimeout ends a request that takes longer than this in all.
 	// Zero means no limit.
 	RequestTimeout time.Duration
+	// DrainWait bounds the read of what follows [DONE] (see drainWait);
+	// zero means drainWait.
+	DrainWait time.Duration
 }
 
 // Option configures a Client made by New.
@@ -258,7 +262,7 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	if isEventStream(resp.Header.Get("Content-Type"), br) {
 		class, msg = m.stream(newSSEReader(br, time.Now, onLine))
 		if class == "" && m.sawDone {
-			drain(br, cancel)
+			drain(br, cancel, cmp.Or(c.DrainWait, drainWait))
 		}
 	} else {
 		class, msg = m.whole(br)
@@ -273,8 +277,8 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 }
 
 // drain reads what follows [DONE], briefly (see drainWait).
-func drain(r io.Reader, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(drainWait, func() { cancel(errDrained) })
+func drain(r io.Reader, cancel context.CancelCauseFunc, wait time.Duration) {
+	t := time.AfterFunc(wait, func() { cancel(errDrained) })
 	defer t.Stop()
 	_, _ = io.CopyN(io.Discard, r, drainLimit)
 }
