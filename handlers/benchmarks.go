@@ -250,7 +250,11 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 		}
 		cards = append(cards, card)
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards))
+	verdict, err := s.benchmarkVerdict(c.UserContext(), viewer(c), b)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict))
 }
 
 // Points drawn on a run's card: fewer than on the run's own page, since a

@@ -2,10 +2,15 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/home"
@@ -14,6 +19,20 @@ import (
 type agentStore interface {
 	ListAgents(ctx context.Context) ([]store.Agent, error)
 }
+
+// homeStore is what the start page reads.
+type homeStore interface {
+	HomeCounts(ctx context.Context, v store.Viewer) (store.HomeCounts, error)
+	RecentBenchmarks(ctx context.Context, v store.Viewer, limit int) ([]store.Benchmark, error)
+	StarterDatasets(ctx context.Context, v store.Viewer) ([]store.Dataset, error)
+	SmallestModels(ctx context.Context, n int) ([]store.Model, error)
+	AgentsServing(ctx context.Context, runtime string, protocol int, staleAfter time.Duration) ([]store.ServingAgent, error)
+	QueueDepths(ctx context.Context) ([]store.QueueDepth, error)
+	OldestWaitingRun(ctx context.Context) (store.WaitingRun, error)
+}
+
+// recentBenchmarks is how many finished benchmarks the start page lists.
+const recentBenchmarks = 5
 
 func (s *server) agentRows(ctx context.Context) ([]home.AgentRow, error) {
 	agents, err := s.Store.ListAgents(ctx)
@@ -29,11 +48,62 @@ func (s *server) agentRows(ctx context.Context) ([]home.AgentRow, error) {
 }
 
 func (s *server) showHomePage(c *fiber.Ctx) error {
-	rows, err := s.agentRows(c.UserContext())
+	ctx, v, u := c.UserContext(), viewer(c), currentUser(c)
+	d := home.Data{Name: u.Name, Admin: v.Admin}
+	var err error
+	if d.Counts, err = s.Store.HomeCounts(ctx, v); err != nil {
+		return err
+	}
+	if d.Running, err = s.Store.ActiveRuns(ctx, v); err != nil {
+		return err
+	}
+	recent, err := s.Store.RecentBenchmarks(ctx, v, recentBenchmarks)
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, home.Page(home.Data{Name: currentUser(c).Name, Agents: rows}))
+	for _, b := range recent {
+		j, err := s.judge(ctx, v, b)
+		if err != nil {
+			return err
+		}
+		d.Recent = append(d.Recent, home.Recent{ID: b.ID, Name: b.Name, Dataset: b.DatasetName, Runs: len(b.Runs),
+			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(j)})
+	}
+	if d.Counts.Benchmarks == 0 {
+		f, err := s.firstSteps(ctx, v)
+		if err != nil {
+			return err
+		}
+		d.First = &f.steps
+	}
+	if d.Agents, err = s.agentRows(ctx); err != nil {
+		return err
+	}
+	if v.Admin {
+		f := home.Fleet{}
+		for _, r := range d.Agents {
+			switch r.Status {
+			case store.AgentOnline:
+				f.Online++
+			case store.AgentStale:
+				f.Stale++
+			default:
+				f.Other++
+			}
+		}
+		if f.Queues, err = s.Store.QueueDepths(ctx); err != nil {
+			return err
+		}
+		w, err := s.Store.OldestWaitingRun(ctx)
+		switch {
+		case err == nil:
+			f.Oldest = &w
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		d.Fleet = &f
+	}
+	return render(c, fiber.StatusOK, home.Page(d))
 }
 
 func (s *server) agentsFragment(c *fiber.Ctx) error {
@@ -42,4 +112,160 @@ func (s *server) agentsFragment(c *fiber.Ctx) error {
 		return err
 	}
 	return render(c, fiber.StatusOK, home.Agents(rows))
+}
+
+// runningFragment is the start page's live "Running now", polled every 2 s
+// while anything runs. When the last run has finished, the page is
+// reloaded so the benchmark shows among the recent ones with its verdict.
+func (s *server) runningFragment(c *fiber.Ctx) error {
+	active, err := s.Store.ActiveRuns(c.UserContext(), viewer(c))
+	if err != nil {
+		return err
+	}
+	if len(active) == 0 && c.Get("HX-Request") == "true" {
+		c.Set("HX-Refresh", "true")
+	}
+	return render(c, fiber.StatusOK, home.Running(active))
+}
+
+// firstBenchmark is what the one-click first benchmark would launch, and
+// the three steps as the start page shows them.
+type firstBenchmark struct {
+	steps   home.FirstSteps
+	dataset store.Dataset
+	models  []store.Model
+	agent   store.ServingAgent
+}
+
+// firstSteps finds a starter dataset, two models and a live agent serving
+// the simulated runtime; each step missing says what and where to fix it.
+func (s *server) firstSteps(ctx context.Context, v store.Viewer) (firstBenchmark, error) {
+	var f firstBenchmark
+	ds, err := s.Store.StarterDatasets(ctx, v)
+	if err != nil {
+		return f, err
+	}
+	if len(ds) > 0 {
+		f.dataset = ds[0]
+		text := fmt.Sprintf("%s, %d items", f.dataset.Name, f.dataset.ItemCount)
+		if f.dataset.DefaultScorer != "" {
+			text += ", scored with " + f.dataset.DefaultScorer
+		}
+		f.steps.Dataset = home.Step{Done: true, Text: text + "."}
+	} else {
+		f.steps.Dataset = home.Step{Fix: "There is no starter dataset: make run seeds them into a new database (or run ruckus seed); or upload a JSONL file of your own prompts.",
+			FixURL: "/datasets", FixLabel: "Upload a dataset"}
+	}
+	if f.models, err = s.Store.SmallestModels(ctx, 2); err != nil {
+		return f, err
+	}
+	switch {
+	case len(f.models) == 2:
+		f.steps.Models = home.Step{Done: true, Text: f.models[0].Name + " and " + f.models[1].Name + ", the two smallest registered."}
+	case v.Admin:
+		f.steps.Models = home.Step{Fix: fmt.Sprintf("%d of the two models needed %s registered.", len(f.models), plural(len(f.models), "is", "are")),
+			FixURL: "/admin/models", FixLabel: "Add a model"}
+	default:
+		f.steps.Models = home.Step{Fix: fmt.Sprintf("%d of the two models needed %s registered: ask an administrator to add one under Models.",
+			len(f.models), plural(len(f.models), "is", "are"))}
+	}
+	agents, err := s.Store.AgentsServing(ctx, "sim", jobs.ProtocolVersion, s.AgentStaleAfter)
+	if err != nil {
+		return f, err
+	}
+	if len(agents) > 0 {
+		f.agent = agents[0]
+		f.steps.Runtime = home.Step{Done: true, Text: fmt.Sprintf("Agent %s serves it on %s: no GPU, no model download; the figures are simulated.", f.agent.Name, f.agent.Profile)}
+	} else {
+		f.steps.Runtime = home.Step{Fix: "No live agent serves the simulated runtime: make run starts one; elsewhere run agentd run --runtime sim (see the README)."}
+		if v.Admin {
+			f.steps.Runtime.FixURL, f.steps.Runtime.FixLabel = "/admin/agents", "See the agents"
+		}
+	}
+	f.steps.Ready = f.steps.Dataset.Done && f.steps.Models.Done && f.steps.Runtime.Done
+	if f.steps.Ready {
+		f.steps.Summary = fmt.Sprintf("%s vs %s", shortModel(f.models[0].Name), shortModel(f.models[1].Name))
+	}
+	return f, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shortModel drops a model name's organisation: "Qwen2.5-0.5B-Instruct".
+func shortModel(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 && i < len(name)-1 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// firstManifest is the first benchmark: both models on the simulated
+// runtime over the starter dataset, four requests at a time, short
+// answers, scored as the dataset suggests — about a minute.
+func firstManifest(f firstBenchmark) bench.Manifest {
+	zero := 0.0
+	scorer := f.dataset.DefaultScorer
+	if !slices.Contains(bench.Scorers, scorer) {
+		scorer = ""
+	}
+	m := bench.Manifest{
+		Name:     fmt.Sprintf("First benchmark: %s vs %s", shortModel(f.models[0].Name), shortModel(f.models[1].Name)),
+		Dataset:  bench.DatasetRef{ID: f.dataset.ID},
+		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
+		Sampling: jobs.Sampling{Temperature: &zero, MaxTokens: 128},
+		Scorer:   scorer,
+	}
+	for _, model := range f.models {
+		m.Targets = append(m.Targets, bench.Target{Model: model.Name, Runtime: "sim", Hardware: f.agent.Profile})
+	}
+	return m
+}
+
+// launchFirstBenchmark creates the first benchmark through the planner,
+// as the form would, and shows it; when a step is missing it says which.
+func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
+	ctx, v := c.UserContext(), viewer(c)
+	f, err := s.firstSteps(ctx, v)
+	if err != nil {
+		return err
+	}
+	if !f.steps.Ready {
+		var missing []string
+		for _, st := range []home.Step{f.steps.Dataset, f.steps.Models, f.steps.Runtime} {
+			if !st.Done {
+				missing = append(missing, st.Fix)
+			}
+		}
+		if err := s.flash(c, "error", "The first benchmark cannot be launched yet. "+strings.Join(missing, " ")); err != nil {
+			return err
+		}
+		return redirect(c, "/")
+	}
+	created, err := s.Benchmarks.Create(ctx, v, firstManifest(f))
+	var errs bench.Errors
+	if errors.As(err, &errs) {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Message
+			if e.Path != "" {
+				msgs[i] = e.Path + ": " + e.Message
+			}
+		}
+		if err := s.flash(c, "error", "The first benchmark could not be launched: "+strings.Join(msgs, "; ")); err != nil {
+			return err
+		}
+		return redirect(c, "/")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.flash(c, "info", fmt.Sprintf("Your first benchmark is launched: %d runs queued on the simulated runtime. The verdict appears on this page when they finish.", len(created.Runs))); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))
 }

@@ -88,8 +88,19 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 			profiles = append(profiles, r.HardwareProfile)
 		}
 	}
+	// Paired comparisons of quality once the runs have finished (until
+	// then their scores still change): the ranking's test of significance.
+	var ev advise.Evidence
+	if !runsActive(b) && len(ids) > 1 {
+		e, err := s.evidenceFor(c.UserContext(), b, ids)
+		if err != nil {
+			return recommend.Data{}, nil, err
+		}
+		ev.Paired = e.paired
+		cands = withIntervals(cands, e.e2e)
+	}
 	form, cons, w := parseRecommendForm(c)
-	rec := advise.Recommend(cands, cons, w)
+	rec := advise.RecommendWith(cands, cons, w, ev)
 	return recommend.Data{Benchmark: b, Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands, nil
 }
 
@@ -123,14 +134,20 @@ func (s *server) apiRecommendation(c *fiber.Ctx) error {
 	return c.JSON(rec)
 }
 
-// candidates are runs as the recommendation weighs them.
+// candidates are runs as the recommendation weighs them. A figure the run
+// did not measure — no summary, no successful request, no output — is
+// nil ("not measured"), never 0.
 func candidates(runs []store.CompareRun) []advise.Candidate {
 	var cands []advise.Candidate
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPS: f.TokensPerS, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
-		if f.HasSummary {
+			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
+		if f.TokensPerS != nil && *f.TokensPerS > 0 {
+			cand.TokensPS = f.TokensPerS
+		}
+		// A successful request always takes time: a p95 of 0 means none.
+		if f.HasSummary && f.E2E.P95 > 0 {
 			ttft, e2e := f.TTFT.P95, f.E2E.P95
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}

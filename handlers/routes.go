@@ -84,6 +84,8 @@ type Store interface {
 	resultStore
 	compareStore
 	capacityStore
+	verdictStore
+	homeStore
 }
 
 type server struct {
@@ -98,6 +100,9 @@ type server struct {
 	exportStall time.Duration
 	// routes is the route table as declared, with each route's access.
 	routes []Route
+	// evidence keeps finished benchmarks' paired comparisons and latency
+	// spreads for their verdicts.
+	evidence evidenceCache
 }
 
 // New builds the Fiber app with every route.
@@ -204,6 +209,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 
 	web.get("/", SignedIn, s.showHomePage)
 	web.get("/fragments/agents", SignedIn, s.agentsFragment)
+	web.get("/fragments/running", SignedIn, s.runningFragment)
+	web.post("/first-benchmark", SignedIn, s.launchFirstBenchmark)
 	web.get("/datasets", SignedIn, s.showDatasetsPage)
 	web.post("/datasets", SignedIn, s.uploadDataset)
 	web.post("/datasets/generate", SignedIn, s.generateDataset)
@@ -219,6 +226,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/benchmarks/manifest", SignedIn, s.createBenchmarkFromManifest)
 	web.get("/benchmarks/:id<int>", Owner, s.showBenchmarkPage)
 	web.get("/benchmarks/:id<int>/runs", Owner, s.showRunsFragment)
+	web.get("/benchmarks/:id<int>/verdict", Owner, s.showVerdictFragment)
 	web.get("/benchmarks/:id<int>/runs/:run<int>/card", Owner, s.showRunCard)
 	web.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	web.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))

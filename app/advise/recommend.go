@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Candidate is one target's measured figures; nil where unknown.
@@ -18,6 +19,10 @@ type Candidate struct {
 	QualityHi *float64 `json:"quality_hi"`
 	TTFTp95   *float64 `json:"ttft_p95_ms"`
 	E2Ep95    *float64 `json:"e2e_p95_ms"`
+	// E2Ep95Lo and E2Ep95Hi are a distribution-free 95 % interval of the
+	// p95 (nil when not known): the run's own spread.
+	E2Ep95Lo  *float64 `json:"e2e_p95_lo_ms,omitempty"`
+	E2Ep95Hi  *float64 `json:"e2e_p95_hi_ms,omitempty"`
 	TokensPS  *float64 `json:"output_tokens_per_s"`
 	CostPer1M *float64 `json:"cost_per_1m_tokens"`
 	GPUMemGiB *float64 `json:"peak_gpu_mem_gib"`
@@ -40,14 +45,30 @@ type Weights struct {
 	Quality, Speed, Cost float64
 }
 
-// Ranked is a feasible candidate with its weighted score (0..1) and the
-// candidates whose quality it cannot be told apart from.
+// Ranked is a feasible candidate with its score, its rank and why.
 type Ranked struct {
 	Candidate
+	// Score is the weighted mean of the criterion scores below (0..1).
 	Score float64 `json:"score"`
-	// SameQualityAs lists feasible runs whose 95 % quality intervals overlap
-	// this one's: "not significantly different".
+	// QualityScore, SpeedScore and CostScore are the candidate's figure
+	// relative to the best feasible one (value ÷ best; best ÷ value for
+	// cost), 1 where it is effectively tied with the best; nil where the
+	// candidate has no such figure (it then counts as 0 in Score).
+	QualityScore *float64 `json:"quality_score"`
+	SpeedScore   *float64 `json:"speed_score"`
+	CostScore    *float64 `json:"cost_score"`
+	// Rank is 1 for the best; candidates effectively tied share a rank.
+	Rank int `json:"rank"`
+	// TiedWith lists the candidates sharing this rank.
+	TiedWith []int64 `json:"tied_with"`
+	// SameQualityAs lists feasible runs whose quality is not
+	// significantly different from this one's.
 	SameQualityAs []int64 `json:"not_significantly_different_from"`
+	// Explanation says in words how the candidate compares with the
+	// first-ranked one.
+	Explanation string `json:"explanation"`
+
+	raw float64 // Score before ties count as the best
 }
 
 // Excluded is a candidate left out, with every reason.
@@ -63,15 +84,34 @@ type Recommendation struct {
 	Excluded           []Excluded `json:"excluded"`
 	ParetoQualityCost  []int64    `json:"pareto_quality_cost"`
 	ParetoQualityLaten []int64    `json:"pareto_quality_latency"`
+	// Ranked are the criteria the ranking weighed (weight above 0 and
+	// measured for some feasible target); Notes say what was left out and
+	// why.
+	Ranked []Criterion `json:"ranked_on"`
+	Notes  []string    `json:"notes"`
+	// Noise is the relative difference in speed and cost taken as a tie.
+	Noise float64 `json:"noise"`
 }
 
-// Recommend applies the constraints, ranks what is left by the weighted
-// sum of min–max normalised quality (higher is better), output tokens/s
-// (higher) and cost per 1M tokens (lower) — a figure unknown for a
-// candidate counts as the worst — and finds the Pareto fronts of quality
-// vs cost and quality vs p95 E2E latency.
+// Recommend is RecommendWith without paired comparisons, at the default
+// noise floor.
 func Recommend(cs []Candidate, c Constraints, w Weights) Recommendation {
-	var rec Recommendation
+	return RecommendWith(cs, c, w, Evidence{})
+}
+
+// RecommendWith applies the constraints and ranks what is left by the
+// weighted mean of quality, output tokens/s and cost per 1M output tokens,
+// each scaled relative to the best feasible target (value ÷ best for
+// quality and speed, best ÷ value for cost), so a 0.6 % difference stays
+// 0.6 %. A figure effectively tied with the best — not significantly
+// different in quality (paired comparison, else overlapping 95 %
+// intervals), within the noise floor in speed and cost — scores as the
+// best. A figure a candidate lacks counts 0; a criterion no feasible
+// candidate has is left out. Candidates effectively tied on every weighed
+// criterion share a rank. It also finds the Pareto fronts of quality vs
+// cost and quality vs p95 E2E latency.
+func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recommendation {
+	rec := Recommendation{Noise: ev.noise(), Ranked: []Criterion{}, Notes: []string{}}
 	var ok []Candidate
 	for _, x := range cs {
 		var why []string
@@ -102,48 +142,156 @@ func Recommend(cs []Candidate, c Constraints, w Weights) Recommendation {
 		}
 		ok = append(ok, x)
 	}
-	norm := func(get func(Candidate) *float64, higherBetter bool) func(Candidate) float64 {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, x := range ok {
-			if v := get(x); v != nil {
-				lo, hi = math.Min(lo, *v), math.Max(hi, *v)
-			}
-		}
-		return func(x Candidate) float64 {
-			v := get(x)
-			if v == nil {
-				return 0
-			}
-			if hi == lo {
-				return 1
-			}
-			n := (*v - lo) / (hi - lo)
-			if !higherBetter {
-				n = 1 - n
-			}
-			return n
-		}
+	if w.Quality+w.Speed+w.Cost <= 0 {
+		w = Weights{1, 1, 1}
 	}
-	q := norm(func(x Candidate) *float64 { return x.Quality }, true)
-	sp := norm(func(x Candidate) *float64 { return x.TokensPS }, true)
-	co := norm(func(x Candidate) *float64 { return x.CostPer1M }, false)
-	total := w.Quality + w.Speed + w.Cost
-	if total <= 0 {
-		w, total = Weights{1, 1, 1}, 3
+	weights := []struct {
+		c Criterion
+		w float64
+	}{{Quality, w.Quality}, {Speed, w.Speed}, {Cost, w.Cost}}
+	leads := map[Criterion]Lead{}
+	total := 0.0
+	for _, cw := range weights {
+		l := Leads(ok, cw.c, ev)
+		leads[cw.c] = l
+		if cw.w <= 0 || len(ok) == 0 {
+			continue
+		}
+		if l.Best == nil {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
+			continue
+		}
+		rec.Ranked = append(rec.Ranked, cw.c)
+		total += cw.w
+		if n := len(l.Unmeasured); n > 0 {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
+		}
 	}
 	for _, x := range ok {
-		r := Ranked{Candidate: x, Score: (w.Quality*q(x) + w.Speed*sp(x) + w.Cost*co(x)) / total}
+		r := Ranked{Candidate: x}
+		sum, rawSum := 0.0, 0.0
+		for _, cw := range weights {
+			part, raw := relative(x, leads[cw.c], ev)
+			switch cw.c {
+			case Quality:
+				r.QualityScore = part
+			case Speed:
+				r.SpeedScore = part
+			case Cost:
+				r.CostScore = part
+			}
+			if part != nil && slices.Contains(rec.Ranked, cw.c) {
+				sum += cw.w * *part
+				rawSum += cw.w * raw
+			}
+		}
+		if total > 0 {
+			r.Score, r.raw = sum/total, rawSum/total
+		} else {
+			r.Score = 1 // nothing to tell them apart
+		}
 		for _, y := range ok {
-			if y.RunID != x.RunID && overlap(x, y) {
-				r.SameQualityAs = append(r.SameQualityAs, y.RunID)
+			if y.RunID != x.RunID && x.Quality != nil && y.Quality != nil {
+				if m := Compare(x, y, Quality, ev); m.Tie {
+					r.SameQualityAs = append(r.SameQualityAs, y.RunID)
+				}
 			}
 		}
 		rec.Feasible = append(rec.Feasible, r)
 	}
-	sort.SliceStable(rec.Feasible, func(i, j int) bool { return rec.Feasible[i].Score > rec.Feasible[j].Score })
+	// Within a tie the raw figures order the list; the rank is shared.
+	sort.SliceStable(rec.Feasible, func(i, j int) bool {
+		a, b := rec.Feasible[i], rec.Feasible[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.raw > b.raw
+	})
+	rankTies(rec.Feasible, rec.Ranked, ev)
+	for i := range rec.Feasible {
+		rec.Feasible[i].Explanation = explain(rec.Feasible[i], rec.Feasible, rec.Ranked, leads, ok, ev)
+	}
 	rec.ParetoQualityCost = pareto(cs, func(x Candidate) *float64 { return x.CostPer1M })
 	rec.ParetoQualityLaten = pareto(cs, func(x Candidate) *float64 { return x.E2Ep95 })
 	return rec
+}
+
+// relative is x's score on l's criterion: its figure relative to the
+// best's, 1 when effectively tied with it; nil without the figure. raw is
+// the ratio before ties are taken as 1, which orders a tie.
+func relative(x Candidate, l Lead, ev Evidence) (score *float64, raw float64) {
+	v := l.Criterion.Value(x)
+	if v == nil || l.Best == nil {
+		return nil, 0
+	}
+	best := *l.Criterion.Value(*l.Best)
+	switch {
+	case *v == best:
+		raw = 1
+	case l.Criterion.HigherBetter() && best > 0:
+		raw = max(*v, 0) / best
+	case !l.Criterion.HigherBetter() && *v > 0:
+		raw = max(best, 0) / *v
+	}
+	s := raw
+	if x.RunID == l.Best.RunID || Compare(*l.Best, x, l.Criterion, ev).Tie {
+		s = 1
+	}
+	return &s, raw
+}
+
+// tied says whether a and b are effectively tied on every criterion
+// ranked: within the noise or not significantly different where both
+// have the figure, and both without it otherwise.
+func tied(a, b Candidate, ranked []Criterion, ev Evidence) bool {
+	for _, c := range ranked {
+		m := Compare(a, b, c, ev)
+		if m.Measured && !m.Tie || !m.Measured && m.AMissing != m.BMissing {
+			return false
+		}
+	}
+	return true
+}
+
+// rankTies gives rs (sorted by score, best first) their ranks: a candidate
+// effectively tied with the first of an earlier rank joins that rank, and
+// the list is sorted again by rank, then score.
+func rankTies(rs []Ranked, ranked []Criterion, ev Evidence) {
+	var heads []int // index of each rank's first candidate
+	for i := range rs {
+		rs[i].Rank = 0
+		for k, h := range heads {
+			if tied(rs[h].Candidate, rs[i].Candidate, ranked, ev) {
+				rs[i].Rank = k + 1
+				break
+			}
+		}
+		if rs[i].Rank == 0 {
+			heads = append(heads, i)
+			rs[i].Rank = len(heads)
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Rank < rs[j].Rank })
+	// Ranks count the candidates before: 1, 1, 3 (competition ranking).
+	group := make([]int, len(rs))
+	for i := range rs {
+		group[i] = rs[i].Rank
+	}
+	for i := range rs {
+		if i > 0 && group[i] == group[i-1] {
+			rs[i].Rank = rs[i-1].Rank
+		} else {
+			rs[i].Rank = i + 1
+		}
+	}
+	for i := range rs {
+		rs[i].TiedWith = []int64{}
+		for j := range rs {
+			if j != i && rs[j].Rank == rs[i].Rank {
+				rs[i].TiedWith = append(rs[i].TiedWith, rs[j].RunID)
+			}
+		}
+	}
 }
 
 func overlap(a, b Candidate) bool {
@@ -184,4 +332,253 @@ func pareto(cs []Candidate, cost func(Candidate) *float64) []int64 {
 		ids[i] = x.RunID
 	}
 	return ids
+}
+
+// Label names a candidate among others: its model, with its runtime and
+// hardware when another candidate has the same model, and its run when
+// even that repeats.
+func Label(x Candidate, among []Candidate) string {
+	sameModel, sameTarget := 0, 0
+	for _, y := range among {
+		if y.Model == x.Model {
+			sameModel++
+			if y.Runtime == x.Runtime && y.Hardware == x.Hardware {
+				sameTarget++
+			}
+		}
+	}
+	switch {
+	case x.Model == "":
+		return fmt.Sprintf("run %d", x.RunID)
+	case sameModel <= 1:
+		return x.Model
+	case sameTarget <= 1:
+		return fmt.Sprintf("%s on %s/%s", x.Model, x.Runtime, x.Hardware)
+	}
+	return fmt.Sprintf("%s (run %d)", x.Model, x.RunID)
+}
+
+func labels(xs, among []Candidate) string {
+	ls := make([]string, len(xs))
+	for i, x := range xs {
+		ls[i] = Label(x, among)
+	}
+	return joinAnd(ls)
+}
+
+// joinAnd joins "a", "a and b", "a, b and c".
+func joinAnd(parts []string) string {
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func title(c Criterion) string {
+	switch c {
+	case Quality:
+		return "Quality"
+	case Speed:
+		return "Speed (output tokens/s)"
+	case Latency:
+		return "p95 E2E latency"
+	case Cost:
+		return "Cost per 1M output tokens"
+	}
+	return string(c)
+}
+
+func unmeasuredWhy(c Criterion) string {
+	switch c {
+	case Quality:
+		return " (the benchmark has no scorer, or scoring has not finished)"
+	case Cost:
+		return " (the hardware has no price per hour)"
+	}
+	return ""
+}
+
+// FormatValue writes a criterion's figure with its unit.
+func FormatValue(c Criterion, v float64) string {
+	n, unit := formatNumber(c, v)
+	return n + unit
+}
+
+// formatNumber writes a criterion's figure and, apart, its unit (with its
+// leading space).
+func formatNumber(c Criterion, v float64) (string, string) {
+	switch c {
+	case Quality:
+		return fmt.Sprintf("%.3f", v), ""
+	case Speed:
+		return fmt.Sprintf("%.1f", v), " tokens/s"
+	case Latency:
+		return fmt.Sprintf("%.0f", v), " ms"
+	case Cost:
+		return fmt.Sprintf("$%.3f", v), " per 1M output tokens"
+	}
+	return fmt.Sprintf("%g", v), ""
+}
+
+// FormatPct writes a relative difference's size: "0.6 %", "12 %".
+func FormatPct(p float64) string {
+	p = math.Abs(p)
+	switch {
+	case math.IsInf(p, 0):
+		return "∞ %"
+	case p < 0.095:
+		return fmt.Sprintf("%.2f %%", p)
+	case p < 9.95:
+		return fmt.Sprintf("%.1f %%", p)
+	}
+	return fmt.Sprintf("%.0f %%", p)
+}
+
+// Phrase says how A compares with B on the margin's criterion, as the
+// rest of a sentence "A is …": "0.6 % faster", "significantly worse on
+// quality (0.600 vs 0.900)". Figures are given for differences that are
+// not ties.
+func (m Margin) Phrase() string { return m.PhraseThan("") }
+
+// PhraseThan is Phrase naming B: "35 % slower than b (800.0 vs 1230.0
+// tokens/s)".
+func (m Margin) PhraseThan(b string) string {
+	if !m.Measured {
+		return ""
+	}
+	than, figures := "", ""
+	if b != "" {
+		than = " than " + b
+	}
+	if !m.Tie {
+		na, unit := formatNumber(m.Criterion, m.A)
+		nb, _ := formatNumber(m.Criterion, m.B)
+		figures = fmt.Sprintf(" (%s vs %s%s)", na, nb, unit)
+	}
+	if m.Criterion == Quality {
+		switch {
+		case m.Better == 0 && b != "":
+			return "equal in quality to " + b
+		case m.Better == 0:
+			return "equal in quality"
+		case m.Tie && m.Better > 0:
+			return "not significantly better on quality" + than
+		case m.Tie:
+			return "not significantly worse on quality" + than
+		case m.Better > 0:
+			return "significantly better on quality" + than + figures
+		}
+		return "significantly worse on quality" + than + figures
+	}
+	words := map[Criterion][3]string{
+		Speed:   {"faster", "slower", "as fast"},
+		Latency: {"quicker at p95", "slower at p95", "as quick at p95"},
+		Cost:    {"cheaper", "more expensive", "as cheap"},
+	}[m.Criterion]
+	switch {
+	case m.Better == 0 && b != "":
+		return words[2] + " as " + b
+	case m.Better == 0:
+		return words[2]
+	case m.Better > 0:
+		return FormatPct(m.Pct) + " " + words[0] + than + figures
+	}
+	return FormatPct(m.Pct) + " " + words[1] + than + figures
+}
+
+// explain says in words how r compares with the first-ranked candidate
+// on the criteria ranked.
+func explain(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) string {
+	if len(rs) == 1 {
+		return "The only feasible target."
+	}
+	if len(ranked) == 0 {
+		return "None of the weighed figures is measured for any target, so the targets cannot be told apart."
+	}
+	top := rs[0]
+	name := Label(r.Candidate, among)
+	var missing []string
+	for _, c := range ranked {
+		if c.Value(r.Candidate) == nil {
+			missing = append(missing, strings.ToLower(title(c)[:1])+title(c)[1:])
+		}
+	}
+	tail := ""
+	if len(missing) > 0 {
+		tail = fmt.Sprintf(" Its %s %s not measured, so %s as the worst.", joinAnd(missing), plural(len(missing), "is", "are"), plural(len(missing), "it counts", "they count"))
+	}
+	if r.RunID == top.RunID {
+		var parts []string
+		for _, c := range ranked {
+			l := leads[c]
+			v := c.Value(r.Candidate)
+			switch {
+			case v == nil:
+				continue
+			case l.Best.RunID == r.RunID:
+				parts = append(parts, map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c]+" ("+FormatValue(c, *v)+")")
+			default:
+				m := Compare(r.Candidate, *l.Best, c, ev)
+				bestName := Label(*l.Best, among)
+				if m.Tie {
+					parts = append(parts, fmt.Sprintf("effectively tied for %s with %s (%s)",
+						map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c], bestName, m.Phrase()))
+				} else {
+					parts = append(parts, m.PhraseThan(bestName))
+				}
+			}
+		}
+		s := "Ranked first"
+		if len(parts) > 0 {
+			s += ": " + joinAnd(parts)
+		}
+		s += "."
+		if len(r.TiedWith) > 0 {
+			var others []Candidate
+			for _, x := range rs {
+				if slices.Contains(r.TiedWith, x.RunID) {
+					others = append(others, x.Candidate)
+				}
+			}
+			s += " Effectively a tie with " + labels(others, among) + "."
+		}
+		return s + tail
+	}
+	topName := Label(top.Candidate, among)
+	same := r.Rank == top.Rank
+	var phrases []string
+	for _, c := range ranked {
+		m := Compare(r.Candidate, top.Candidate, c, ev)
+		if !m.Measured {
+			if !m.AMissing {
+				phrases = append(phrases, fmt.Sprintf("measured on %s where %s is not", strings.ToLower(title(c)), topName))
+			}
+			continue
+		}
+		p := m.Phrase()
+		if m.Tie && !same && c != Quality && m.Better != 0 {
+			p += " (within noise)"
+		}
+		phrases = append(phrases, p)
+	}
+	s := name
+	if len(phrases) > 0 {
+		s += " is " + joinAnd(phrases)
+	}
+	if same {
+		s += ": effectively a tie with " + topName + "."
+	} else {
+		s += ": ranked below " + topName + "."
+	}
+	return s + tail
 }

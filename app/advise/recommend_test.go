@@ -2,6 +2,7 @@ package advise
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,236 @@ func TestRecommend(t *testing.T) {
 		!strings.Contains(reasons[3], "quality 0.7 is below the minimum 0.75") ||
 		!strings.Contains(reasons[5], "no quality measured") || !strings.Contains(reasons[5], "hardware cpu") {
 		t.Fatalf("reasons %v", reasons)
+	}
+}
+
+// target is a candidate on one price: cost follows speed, as it does on
+// one hardware profile ($1.80 an hour).
+func target(id int64, model string, q, lo, hi, tps float64) Candidate {
+	cost := 1.8 / (tps * 3600) * 1e6
+	return Candidate{RunID: id, Model: model, Runtime: "sim", Hardware: "cpu", Quality: f(q), QualityLo: f(lo), QualityHi: f(hi),
+		TokensPS: f(tps), CostPer1M: f(cost)}
+}
+
+func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
+	type want struct {
+		first int64
+		ranks map[int64]int
+		// scores within ±0.0005
+		scores map[int64]float64
+		// every fragment must appear in the run's explanation
+		explain map[int64][]string
+		notes   []string
+	}
+	for _, tc := range []struct {
+		name   string
+		cs     []Candidate
+		w      Weights
+		ev     Evidence
+		want   want
+		ranked string
+	}{
+		{
+			// 0.6 % apart in speed and cost, quality intervals overlapping:
+			// min–max scaling made this 1.000 against 0.333.
+			name: "near-equal targets tie",
+			cs: []Candidate{
+				target(1, "a", 0.800, 0.760, 0.840, 1000),
+				target(2, "b", 0.803, 0.763, 0.843, 1006),
+			},
+			w: Weights{1, 1, 1},
+			want: want{first: 2, ranks: map[int64]int{1: 1, 2: 1}, scores: map[int64]float64{1: 1, 2: 1},
+				explain: map[int64][]string{
+					1: {"a is not significantly worse on quality, 0.6 % slower and 0.6 % more expensive: effectively a tie with b."},
+					2: {"Ranked first: best quality (0.803), fastest (1006.0 tokens/s)", "Effectively a tie with a."},
+				}},
+			ranked: "[quality speed cost]",
+		},
+		{
+			name: "a clear winner",
+			cs: []Candidate{
+				target(1, "small", 0.600, 0.570, 0.630, 1000),
+				target(2, "large", 0.900, 0.880, 0.920, 2000),
+			},
+			w: Weights{1, 1, 1},
+			// small: quality 0.6/0.9, speed 0.5, cost 0.5 → (0.667 + 0.5 + 0.5) / 3.
+			want: want{first: 2, ranks: map[int64]int{2: 1, 1: 2}, scores: map[int64]float64{2: 1, 1: 0.5556},
+				explain: map[int64][]string{
+					1: {"small is", "50 % slower (1000.0 vs 2000.0 tokens/s)", "significantly worse on quality (0.600 vs 0.900)",
+						"100 % more expensive", "ranked below large"},
+					2: {"Ranked first: best quality (0.900), fastest (2000.0 tokens/s) and cheapest ($0.250 per 1M output tokens)."},
+				}},
+		},
+		{
+			// 8 points apart on 0.82 vs 0.74, but the intervals overlap: not
+			// significant, so the ranking on quality alone is a tie…
+			name: "a quality difference that is not significant",
+			cs: []Candidate{
+				target(1, "a", 0.820, 0.700, 0.940, 1000),
+				target(2, "b", 0.740, 0.620, 0.860, 1000),
+			},
+			w: Weights{Quality: 1},
+			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 1}, scores: map[int64]float64{1: 1, 2: 1},
+				explain: map[int64][]string{2: {"b is not significantly worse on quality: effectively a tie with a."}}},
+			ranked: "[quality]",
+		},
+		{
+			// …unless a paired comparison on the same items finds it.
+			name: "a paired comparison finds the quality difference",
+			cs: []Candidate{
+				target(1, "a", 0.820, 0.700, 0.940, 1000),
+				target(2, "b", 0.740, 0.620, 0.860, 1000),
+			},
+			w:  Weights{Quality: 1},
+			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05}}},
+			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 2}, scores: map[int64]float64{1: 1, 2: 0.74 / 0.82},
+				explain: map[int64][]string{2: {"significantly worse on quality (0.740 vs 0.820): ranked below a."}}},
+		},
+		{
+			// Intervals apart, but the paired comparison says the difference
+			// is noise: the paired test decides.
+			name: "a paired comparison that is not significant",
+			cs: []Candidate{
+				target(1, "a", 0.820, 0.800, 0.840, 1000),
+				target(2, "b", 0.760, 0.740, 0.780, 1000),
+			},
+			w:  Weights{Quality: 1},
+			ev: Evidence{Paired: []QualityDiff{{A: 1, B: 2, N: 20, Mean: 0.06, Lo: -0.01, Hi: 0.13}}},
+			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 1}, scores: map[int64]float64{1: 1, 2: 1},
+				explain: map[int64][]string{2: {"not significantly worse on quality"}}},
+		},
+		{
+			// No price anywhere: cost is left out (not 0 for everyone, not
+			// 1), and the ranking stands on quality and speed.
+			name: "one criterion not measured for any target",
+			cs: func() []Candidate {
+				a, b := target(1, "a", 0.9, 0.88, 0.92, 1000), target(2, "b", 0.9, 0.88, 0.92, 1500)
+				a.CostPer1M, b.CostPer1M = nil, nil
+				return []Candidate{a, b}
+			}(),
+			w: Weights{1, 1, 1},
+			// a: quality 1, speed 1000/1500 → (1 + 0.667) / 2.
+			want: want{first: 2, ranks: map[int64]int{2: 1, 1: 2}, scores: map[int64]float64{2: 1, 1: 0.8333},
+				explain: map[int64][]string{1: {"33 % slower", "ranked below b"}},
+				notes:   []string{"Cost per 1M output tokens is not measured for any feasible target"}},
+			ranked: "[quality speed]",
+		},
+		{
+			// Cost measured for one only: the other counts 0 on it, and
+			// says so.
+			name: "one criterion not measured for one target",
+			cs: func() []Candidate {
+				a, b := target(1, "a", 0.9, 0.88, 0.92, 1000), target(2, "b", 0.9, 0.88, 0.92, 1000)
+				b.CostPer1M = nil
+				return []Candidate{a, b}
+			}(),
+			w: Weights{1, 1, 1},
+			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 2}, scores: map[int64]float64{1: 1, 2: 2.0 / 3},
+				explain: map[int64][]string{2: {"b is equal in quality and as fast: ranked below a.", "Its cost per 1M output tokens is not measured, so it counts as the worst."}},
+				notes:   []string{"Cost per 1M output tokens is not measured for b"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := RecommendWith(tc.cs, Constraints{}, tc.w, tc.ev)
+			if got := r.Feasible[0].RunID; got != tc.want.first {
+				t.Errorf("first %d, want %d: %+v", got, tc.want.first, r.Feasible)
+			}
+			byID := map[int64]Ranked{}
+			for _, x := range r.Feasible {
+				byID[x.RunID] = x
+			}
+			for id, rank := range tc.want.ranks {
+				if byID[id].Rank != rank {
+					t.Errorf("run %d rank %d, want %d", id, byID[id].Rank, rank)
+				}
+			}
+			for id, score := range tc.want.scores {
+				if math.Abs(byID[id].Score-score) > 0.0005 {
+					t.Errorf("run %d score %.4f, want %.4f", id, byID[id].Score, score)
+				}
+			}
+			for id, parts := range tc.want.explain {
+				for _, p := range parts {
+					if !strings.Contains(byID[id].Explanation, p) {
+						t.Errorf("run %d explanation %q lacks %q", id, byID[id].Explanation, p)
+					}
+				}
+			}
+			notes := strings.Join(r.Notes, " ")
+			for _, n := range tc.want.notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("notes %q lack %q", notes, n)
+				}
+			}
+			if tc.ranked != "" && fmt.Sprint(r.Ranked) != tc.ranked {
+				t.Errorf("ranked on %v, want %s", r.Ranked, tc.ranked)
+			}
+		})
+	}
+}
+
+// A 0.6 % difference stays 0.6 % on the relative scale when it is beyond
+// a (tighter) noise floor: it is not magnified into 1 against 0.
+func TestRelativeScaleKeepsSmallDifferencesSmall(t *testing.T) {
+	cs := []Candidate{target(1, "a", 0.8, 0.76, 0.84, 1000), target(2, "b", 0.8, 0.76, 0.84, 1006)}
+	r := RecommendWith(cs, Constraints{}, Weights{Speed: 1}, Evidence{Noise: 0.001})
+	if r.Feasible[0].RunID != 2 || r.Feasible[1].Rank != 2 {
+		t.Fatalf("ranking %+v", r.Feasible)
+	}
+	if got := r.Feasible[1].Score; math.Abs(got-1000.0/1006) > 1e-9 {
+		t.Fatalf("score of the slower %.4f, want %.4f", got, 1000.0/1006)
+	}
+	if !strings.Contains(r.Feasible[1].Explanation, "a is 0.60 % slower") && !strings.Contains(r.Feasible[1].Explanation, "a is 0.6 % slower") {
+		t.Fatalf("explanation %q", r.Feasible[1].Explanation)
+	}
+}
+
+func TestLeadsAndMargins(t *testing.T) {
+	cs := []Candidate{target(1, "a", 0.80, 0.78, 0.82, 1000), target(2, "b", 0.70, 0.68, 0.72, 1010), {RunID: 3, Model: "c"}}
+	q := Leads(cs, Quality, Evidence{})
+	if q.Best.RunID != 1 || q.RunnerUp.RunID != 2 || q.Margin.Tie || math.Abs(q.Margin.Abs-0.1) > 1e-9 ||
+		math.Abs(q.Margin.Pct-100*0.1/0.7) > 1e-9 || len(q.Unmeasured) != 1 || !strings.Contains(q.Margin.Basis, "intervals apart") {
+		t.Errorf("quality lead %+v", q)
+	}
+	s := Leads(cs, Speed, Evidence{})
+	if s.Best.RunID != 2 || !s.Margin.Tie || len(s.TiedWith) != 1 || !strings.Contains(s.Margin.Basis, "2 % measurement noise") {
+		t.Errorf("speed lead %+v", s)
+	}
+	c := Leads(cs, Cost, Evidence{})
+	if c.Best.RunID != 2 || c.Margin.Better != 1 || c.Margin.Pct <= 0 {
+		t.Errorf("cost lead %+v", c)
+	}
+	// p95 latency: 3 % apart is beyond the floor, but the runs' own
+	// intervals overlap.
+	a, b := cs[0], cs[1]
+	a.E2Ep95, a.E2Ep95Lo, a.E2Ep95Hi = f(1000), f(950), f(1100)
+	b.E2Ep95, b.E2Ep95Lo, b.E2Ep95Hi = f(1030), f(980), f(1150)
+	if m := Compare(a, b, Latency, Evidence{}); !m.Tie || !strings.Contains(m.Basis, "own spread") || m.Phrase() != "2.9 % quicker at p95" {
+		t.Errorf("latency margin %+v %q", m, m.Phrase())
+	}
+	b.E2Ep95Lo, b.E2Ep95Hi = f(1120), f(1200)
+	if m := Compare(a, b, Latency, Evidence{}); m.Tie {
+		t.Errorf("apart intervals tie: %+v", m)
+	}
+	if l := Leads([]Candidate{{RunID: 9}}, Quality, Evidence{}); l.Best != nil || len(l.Unmeasured) != 1 {
+		t.Errorf("nothing measured: %+v", l)
+	}
+}
+
+func TestPairedT(t *testing.T) {
+	// 25 items, differences with mean 0.1 and sd 0.2: ± 2.064 × 0.04.
+	d, ok := PairedT(1, 2, 25, 0.1, 0.2)
+	if !ok || math.Abs(d.Lo-(0.1-2.064*0.04)) > 1e-9 || !d.Significant() {
+		t.Fatalf("%+v", d)
+	}
+	if d, _ := PairedT(1, 2, 25, 0.05, 0.2); d.Significant() {
+		t.Fatalf("0.05 ± 0.083 found significant: %+v", d)
+	}
+	if _, ok := PairedT(1, 2, 1, 0.1, 0); ok {
+		t.Fatal("one item is a comparison")
+	}
+	// Every item better by the same amount: significant.
+	if d, _ := PairedT(1, 2, 10, 0.1, 0); !d.Significant() {
+		t.Fatalf("%+v", d)
 	}
 }

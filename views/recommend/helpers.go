@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/views/charts"
@@ -14,6 +15,42 @@ func num(v *float64, format string) string {
 		return "not measured"
 	}
 	return fmt.Sprintf(format, *v)
+}
+
+// rank is "1", or "=1" when the rank is shared.
+func rank(r advise.Ranked) string {
+	if len(r.TiedWith) > 0 {
+		return fmt.Sprintf("=%d", r.Rank)
+	}
+	return fmt.Sprint(r.Rank)
+}
+
+// headline names the recommended target, or the targets tied first.
+func headline(rec advise.Recommendation) string {
+	var first []advise.Candidate
+	var all []advise.Candidate
+	for _, r := range rec.Feasible {
+		all = append(all, r.Candidate)
+		if r.Rank == 1 {
+			first = append(first, r.Candidate)
+		}
+	}
+	if len(first) == 0 {
+		return ""
+	}
+	if len(first) == 1 {
+		return "Recommended: " + advise.Label(first[0], all) + "."
+	}
+	names := make([]string, len(first))
+	for i, c := range first {
+		names[i] = advise.Label(c, all)
+	}
+	return fmt.Sprintf("Effectively a tie between %s: choose on what the ranking does not weigh (price of the hardware you have, licence, context length).",
+		strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1])
+}
+
+func noise(rec advise.Recommendation) string {
+	return fmt.Sprintf("%g %%", rec.Noise*100)
 }
 
 func quality(c advise.Candidate) string {
@@ -48,8 +85,13 @@ func Charts(all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
 		slices.SortFunc(line.Points, func(a, b charts.Point) int { return cmp.Compare(a.X, b.X) })
 		return charts.Chart{ID: id, Title: title, XLabel: xl, YLabel: "quality", Series: []charts.Series{pts, line}}
 	}
-	return []charts.Chart{
-		mk("pareto-cost", "Quality vs cost", "USD per 1M tokens", func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost),
-		mk("pareto-latency", "Quality vs p95 E2E latency", "p95 E2E ms", func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten),
+	var out []charts.Chart
+	// Without a price there is no cost to draw: the ranking's notes say so.
+	for _, c := range all {
+		if c.Quality != nil && c.CostPer1M != nil {
+			out = append(out, mk("pareto-cost", "Quality vs cost", "USD per 1M tokens", func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost))
+			break
+		}
 	}
+	return append(out, mk("pareto-latency", "Quality vs p95 E2E latency", "p95 E2E ms", func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
 }
