@@ -62,9 +62,9 @@ generate: ## Regenerate templ files
 
 check-generated: ## Fail when generated files are stale
 	@$(GO) tool templ generate -path views >/dev/null 2>&1
-	@if [ -d .git ] && ! git diff --quiet -- views; then \
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && ! git diff --quiet -- views; then \
 		echo "generated templ files were stale; run 'make generate' and commit:"; git status --short -- views; exit 1; fi
-	@if [ -d .git ] && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
 		echo "generated templ files are not committed:"; git ls-files --others --exclude-standard -- 'views/*_templ.go'; exit 1; fi
 
 lint: ## gofmt, go vet, staticcheck
