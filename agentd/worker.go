@@ -93,6 +93,10 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if err != nil {
 		return err
 	}
+	convs, err := w.planConversations(ctx, lease.RunID, claim, items)
+	if err != nil {
+		return err
+	}
 	answers := w.simAnswers(ctx, lease.RunID, log)
 	byIdx := make(map[int]store.PendingItem, len(items))
 	indices := make([]int, len(items))
@@ -120,12 +124,6 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}()
 
 	model := w.cfg.servedModel(a.Model)
-	convs, err := w.planConversations(ctx, lease.RunID, claim, items)
-	if err != nil {
-		stopRep()
-		<-repDone
-		return err
-	}
 	out, err := load.Run(loadCtx, load.Config{
 		Indices: indices,
 		Profile: a.Load,

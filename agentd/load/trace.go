@@ -2,8 +2,6 @@ package load
 
 import (
 	"time"
-
-	"github.com/ruckus/ruckus/jobs"
 )
 
 // traceLoop sends every item at its own arrival time (Config.Arrivals,
@@ -48,13 +46,11 @@ func (g *gen) traceLoop(items []int, ph *phaseStat) bool {
 	}
 }
 
-// checkTrace refuses a trace profile without a time for every item.
+// checkTrace refuses a trace profile (Run calls it for that profile only)
+// without a valid speed and a time for every item.
 func checkTrace(cfg Config) []string {
 	var why []string
 	p := cfg.Profile
-	if p.Profile != jobs.LoadTrace {
-		return nil
-	}
 	if !(p.Speed >= 0) || p.Speed > 1000 {
 		why = append(why, "the trace profile's speed must be between 0 and 1000 (0 means 1)")
 	}
