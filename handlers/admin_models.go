@@ -55,7 +55,8 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 			f.Errors[field] = "At most 200 characters of text (UTF-8, no NUL characters)."
 		}
 	}
-	if p, err := strconv.ParseFloat(f.ParamsB, 64); err != nil || p <= 0 || p > 10000 {
+	// parseFinite: NaN passes every "x <= lo || x > hi" check.
+	if p, err := parseFinite("params_b", f.ParamsB); err != nil || p <= 0 || p > 10000 {
 		f.Errors["params_b"] = "Enter the parameter count in billions, such as 7 or 0.5."
 	} else {
 		out.ParamsB = p
@@ -69,7 +70,7 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 		out.ContextLength = n
 	}
 	if f.MemoryGB != "" {
-		if m, err := strconv.ParseFloat(f.MemoryGB, 64); err != nil || m <= 0 || m > 100000 {
+		if m, err := parseFinite("memory_gb", f.MemoryGB); err != nil || m <= 0 || m > 100000 {
 			f.Errors["memory_gb"] = "Enter the memory in GB, or leave it empty to estimate it."
 		} else {
 			out.MemoryGB = &m

@@ -205,6 +205,8 @@ func TestFormTextPostgreSQLCannotStoreIsRefused(t *testing.T) {
 		{"/admin/models", "/admin/models", model("display_name", "Q\x00"), "no NUL characters"},
 		{"/admin/models", "/admin/models", model("family", "\xffq"), "no NUL characters"},
 		{"/admin/models", "/admin/models", model("license", "mit\x00"), "no NUL characters"},
+		{"/admin/models", "/admin/models", model("params_b", "NaN"), "Enter the parameter count in billions"},
+		{"/admin/models", "/admin/models", model("memory_gb", "nan"), "Enter the memory in GB"},
 		{"/admin/hardware", "/admin/hardware/cpu-2c/price", url.Values{"price": {"NaN"}}, "Enter a price in USD per hour"},
 	} {
 		c.get(tc.page)

@@ -83,8 +83,8 @@ func editBenchmarkForm(c *fiber.Ctx, f benchmarks.Form) (benchmarks.Form, bool) 
 func (s *server) showTargetRowFragment(c *fiber.Ctx) error {
 	i := 0
 	if raw := c.Query("i"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 0 || n >= benchmarks.MaxTargetRows {
+		n, err := parseIdx("i", raw)
+		if err != nil || n >= benchmarks.MaxTargetRows {
 			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("i: a row index from 0 to %d", benchmarks.MaxTargetRows-1))
 		}
 		i = n

@@ -227,7 +227,7 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		}
 		*dst = v
 	}
-	if id, err := strconv.ParseInt(form.Dataset, 10, 64); err == nil {
+	if id, err := parseID("dataset", form.Dataset); err == nil {
 		req.DatasetID = id
 	}
 	num("traffic.peak_rps", form.PeakRPS, &req.Traffic.PeakRPS)
