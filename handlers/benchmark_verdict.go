@@ -30,16 +30,6 @@ type verdictStore interface {
 // quality as not measured yet.
 const scoreWait = 2 * time.Minute
 
-// runsActive says whether any of the benchmark's runs may still change.
-func runsActive(b store.Benchmark) bool {
-	for _, r := range b.Runs {
-		if r.State == "queued" || r.State == "running" {
-			return true
-		}
-	}
-	return false
-}
-
 // evidence is what tells a real difference from noise among a
 // benchmark's runs: paired comparisons of their scores item by item and
 // the spread of their p95 E2E latency. Both read every result, so they
@@ -81,9 +71,11 @@ func fingerprint(runs []store.Run) string {
 	return b.String()
 }
 
-// evidenceFor returns the evidence over the runs ids of benchmark b.
+// evidenceFor returns the evidence over the runs ids of benchmark b. The
+// verdict asks over the succeeded runs, the recommendation over all: the
+// ids are part of what the cached evidence was read for.
 func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64) (evidence, error) {
-	fp := fingerprint(b.Runs)
+	fp := fmt.Sprint(ids) + "|" + fingerprint(b.Runs)
 	s.evidence.mu.Lock()
 	e, ok := s.evidence.m[b.ID]
 	s.evidence.mu.Unlock()
@@ -139,8 +131,10 @@ func (j judged) scoringSoon(now time.Time) bool {
 }
 
 // judge reads the succeeded runs of the finished benchmark b with their
-// evidence.
-func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark) (judged, error) {
+// evidence. With onlyWhenScored, a benchmark whose scores are due any
+// moment (scoringSoon) is judged no further than that: the caller waits
+// for them, and its poll need not read every result meanwhile.
+func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, onlyWhenScored bool) (judged, error) {
 	var j judged
 	var ids []int64
 	for _, r := range b.Runs {
@@ -159,6 +153,9 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark) (
 	var err error
 	if j.scoring, err = s.Store.BenchmarkScoring(ctx, b.ID); err != nil {
 		return j, err
+	}
+	if onlyWhenScored && j.scoringSoon(time.Now()) {
+		return j, nil
 	}
 	runs, err := s.Store.CompareRuns(ctx, v, ids)
 	if err != nil {
@@ -193,11 +190,11 @@ func withIntervals(cs []advise.Candidate, e2e map[int64]store.QuantileInterval) 
 // while runs are active.
 func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.Benchmark) (benchmarks.Verdict, error) {
 	vd := benchmarks.Verdict{BenchmarkID: b.ID, RecommendURL: fmt.Sprintf("/benchmarks/%d/recommend", b.ID)}
-	if runsActive(b) {
+	if b.Active() {
 		vd.Pending = true
 		return vd, nil
 	}
-	j, err := s.judge(ctx, v, b)
+	j, err := s.judge(ctx, v, b, true)
 	if err != nil {
 		return vd, err
 	}

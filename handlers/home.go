@@ -62,7 +62,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		return err
 	}
 	for _, b := range recent {
-		j, err := s.judge(ctx, v, b)
+		j, err := s.judge(ctx, v, b, false)
 		if err != nil {
 			return err
 		}

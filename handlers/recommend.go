@@ -91,7 +91,7 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	// Paired comparisons of quality once the runs have finished (until
 	// then their scores still change): the ranking's test of significance.
 	var ev advise.Evidence
-	if !runsActive(b) && len(ids) > 1 {
+	if !b.Active() && len(ids) > 1 {
 		e, err := s.evidenceFor(c.UserContext(), b, ids)
 		if err != nil {
 			return recommend.Data{}, nil, err

@@ -150,6 +150,18 @@ type Benchmark struct {
 	Runs        []Run
 }
 
+// Active says whether any of the benchmark's runs may still change
+// (queued or running): its live pages keep polling, and it has no verdict
+// yet.
+func (b Benchmark) Active() bool {
+	for _, r := range b.Runs {
+		if r.State == "queued" || r.State == "running" {
+			return true
+		}
+	}
+	return false
+}
+
 // BenchmarkByID returns a benchmark the viewer owns (or any, for admins)
 // with its runs.
 func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchmark, error) {

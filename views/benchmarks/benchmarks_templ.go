@@ -747,7 +747,7 @@ func DetailPage(b store.Benchmark, manifest string, cards []Card, verdict Verdic
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if active(b) {
+			if b.Active() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<form method=\"post\" action=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -874,7 +874,7 @@ func DetailPage(b store.Benchmark, manifest string, cards []Card, verdict Verdic
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if active(b) {
+			if b.Active() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<h2>Runs in detail</h2><div class=\"run-cards\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -960,7 +960,7 @@ func RunsTable(b store.Benchmark) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if active(b) {
+		if b.Active() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, " hx-get=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -17,16 +17,6 @@ type Card struct {
 	ErrorClasses []store.ErrorClassCount
 }
 
-// active says whether any run may still change, so the table keeps polling.
-func active(b store.Benchmark) bool {
-	for _, r := range b.Runs {
-		if r.State == "queued" || r.State == "running" {
-			return true
-		}
-	}
-	return false
-}
-
 func rate(tps float64) string {
 	if tps <= 0 {
 		return "–"
