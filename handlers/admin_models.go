@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/admin"
@@ -51,7 +52,7 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 		f.Errors["name"] = "Enter a model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /)."
 	}
 	for field, v := range map[string]string{"display_name": f.DisplayName, "family": f.Family, "license": f.License} {
-		if len(v) > 200 || !isText(v) {
+		if len(v) > 200 || !dataset.IsText(v) {
 			f.Errors[field] = "At most 200 characters of text (UTF-8, no NUL characters)."
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/admin"
 )
@@ -69,7 +70,7 @@ func (s *server) createUser(c *fiber.Ctx) error {
 		}
 	}
 	for field, v := range map[string]string{"email": req.Email, "name": req.Name} {
-		if !isText(v) {
+		if !dataset.IsText(v) {
 			form.Errors[field] = fieldMessages[field]
 		}
 	}

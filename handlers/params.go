@@ -5,9 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/dataset"
 )
 
 // Every id and cursor read from a path or a query goes through the parsers
@@ -88,15 +89,11 @@ func checkQueryText(name, raw string) error {
 	switch {
 	case len(raw) > maxQueryText:
 		return &paramError{Name: name, Value: raw, Want: fmt.Sprintf("at most %d characters", maxQueryText)}
-	case !utf8.ValidString(raw) || strings.ContainsRune(raw, 0):
+	case !dataset.IsText(raw):
 		return &paramError{Name: name, Value: raw, Want: "UTF-8 text without NUL characters"}
 	}
 	return nil
 }
-
-// isText reports whether a form value can be stored in a PostgreSQL text
-// column: valid UTF-8 without NUL characters.
-func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // idParam reads path parameter name as a row id. A value that cannot be
 // an id is answered 404 (no row has it), naming what was looked for and

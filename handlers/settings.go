@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/account"
 )
@@ -86,7 +87,7 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	case len(name) > 100:
 		d.Error = "The name may be at most 100 characters long."
 		status = fiber.StatusUnprocessableEntity
-	case !isText(name):
+	case !dataset.IsText(name):
 		d.Error = "The name must be text (UTF-8, no NUL characters)."
 		status = fiber.StatusUnprocessableEntity
 	default:

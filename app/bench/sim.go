@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"iter"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -46,7 +47,7 @@ func (s *SimSettings) validate() Errors {
 		errs = append(errs, FieldError{Path: "sim.accuracy", Message: fmt.Sprintf("at most %d models (got %d)", maxSimModels, len(s.Accuracy))})
 		return errs
 	}
-	for _, model := range slices.Sorted(mapsKeys(s.Accuracy)) {
+	for _, model := range slices.Sorted(maps.Keys(s.Accuracy)) {
 		path := fmt.Sprintf("sim.accuracy[%q]", model)
 		if err := jobs.CheckModelName(model); err != nil {
 			errs = append(errs, FieldError{Path: path, Message: err.Error()})
@@ -57,16 +58,6 @@ func (s *SimSettings) validate() Errors {
 		}
 	}
 	return errs
-}
-
-func mapsKeys(m map[string]float64) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func checkAccuracy(p float64) string {

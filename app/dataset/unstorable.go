@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // PostgreSQL's jsonb and text hold every string JSON can write except two
@@ -12,6 +13,11 @@ import (
 // character). A line with one would pass every other check and then fail
 // the whole upload's COPY with an error that names no line, so the parser
 // refuses it with its line and the field it is in.
+
+// IsText reports whether s can be stored in a PostgreSQL text column as it
+// is: valid UTF-8 without NUL characters. Names, settings and form values
+// are checked with it before they reach SQL.
+func IsText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // unstorable finds the first string (key or value) in the valid JSON b
 // that PostgreSQL cannot store, returning where it is as a path such as

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/imports"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -103,7 +103,7 @@ func CheckImportSettings(in store.NewImport, final bool) error {
 	switch {
 	case len(in.Name) > 200:
 		return &imports.Error{Field: "name", Message: "at most 200 characters"}
-	case !utf8.ValidString(in.Name) || strings.ContainsRune(in.Name, 0):
+	case !dataset.IsText(in.Name):
 		return &imports.Error{Field: "name", Message: "must be UTF-8 text without NUL characters"}
 	case in.Model == "" && final:
 		return &imports.Error{Field: "model", Message: "name the registry model that made these results"}

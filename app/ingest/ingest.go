@@ -75,7 +75,7 @@ func DefaultName(fileName string) string {
 
 // CheckSettings validates a dataset's name and visibility.
 func CheckSettings(name, visibility string) *dataset.LineError {
-	if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+	if !dataset.IsText(name) {
 		return &dataset.LineError{Field: "name", Message: "the name must be UTF-8 text"}
 	}
 	if len(name) > 200 {
