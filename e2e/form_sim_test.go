@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,28 +22,7 @@ import (
 func checkPage(t *testing.T, page playwright.Page, name, width string) {
 	t.Helper()
 	screenshot(t, page, name+"-"+width)
-	_, err := page.Evaluate(axeSource)
-	must(t, err)
-	v, err := page.Evaluate(`async () => {
-		const r = await axe.run(document, { resultTypes: ['violations'] });
-		return r.violations.map(v => ({ id: v.id, impact: v.impact || '', nodes: v.nodes.length,
-			where: v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') }));
-	}`)
-	must(t, err)
-	var serious, other []string
-	for _, x := range v.([]any) {
-		m := x.(map[string]any)
-		line := fmt.Sprintf("%s (%s, %v nodes: %s)", m["id"], m["impact"], m["nodes"], m["where"])
-		if m["impact"] == "serious" || m["impact"] == "critical" {
-			serious = append(serious, line)
-		} else {
-			other = append(other, line)
-		}
-	}
-	fmt.Printf("e2e: axe %-22s %-7s serious/critical %d, moderate/minor %d %v\n", name, width, len(serious), len(other), other)
-	if len(serious) > 0 {
-		t.Errorf("%s at %s: axe finds serious or critical violations:\n  %s", name, width, strings.Join(serious, "\n  "))
-	}
+	axeCheck(t, page, name, width)
 }
 
 // The new-benchmark form builds two targets (the second row added with
@@ -119,8 +97,7 @@ func TestFormAndSimulatedQuality(t *testing.T) {
 	must(t, ex.Locator(page.GetByTestId("benchmark-name")).ToHaveText("Small vs large on summaries"))
 	id := benchmarkID(t, page.URL())
 	var runs []store.Run
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	waitUntil(t, 90*time.Second, "both runs scored", func() (bool, string) {
 		bm, err := s.Store.BenchmarkByID(ctx, store.Viewer{Admin: true}, id)
 		must(t, err)
 		runs = bm.Runs
@@ -130,14 +107,8 @@ func TestFormAndSimulatedQuality(t *testing.T) {
 				scored++
 			}
 		}
-		if scored == len(runs) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("runs not scored: %+v", runs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return scored == len(runs), fmt.Sprintf("%d of %d runs scored", scored, len(runs))
+	})
 	q := map[string]float64{}
 	for _, r := range runs {
 		q[r.ModelName] = *r.Quality

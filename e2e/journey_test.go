@@ -371,29 +371,35 @@ func auditPages(t *testing.T, page playwright.Page, base string, pages map[strin
 		if o["scroll"].(int) > o["vw"].(int) {
 			t.Errorf("%s at %s: the page is %v px wide in a %v px viewport: %v", name, width, o["scroll"], o["vw"], o["wide"])
 		}
-		// Evaluated through the driver, as the page's own CSP forbids
-		// inline scripts.
-		_, err = page.Evaluate(axeSource)
-		must(t, err)
-		v, err := page.Evaluate(`async () => {
-			const r = await axe.run(document, { resultTypes: ['violations'] });
-			return r.violations.map(v => ({ id: v.id, impact: v.impact || '', nodes: v.nodes.length,
-				where: v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') }));
-		}`)
-		must(t, err)
-		var serious, other []string
-		for _, x := range v.([]any) {
-			m := x.(map[string]any)
-			line := fmt.Sprintf("%s (%s, %v nodes: %s)", m["id"], m["impact"], m["nodes"], m["where"])
-			if m["impact"] == "serious" || m["impact"] == "critical" {
-				serious = append(serious, line)
-			} else {
-				other = append(other, line)
-			}
+		axeCheck(t, page, name, width)
+	}
+}
+
+// axeCheck runs axe-core's rules on the page as it is, failing on serious
+// or critical violations. The script is evaluated through the driver, as
+// the page's own CSP forbids inline scripts.
+func axeCheck(t *testing.T, page playwright.Page, name, width string) {
+	t.Helper()
+	_, err := page.Evaluate(axeSource)
+	must(t, err)
+	v, err := page.Evaluate(`async () => {
+		const r = await axe.run(document, { resultTypes: ['violations'] });
+		return r.violations.map(v => ({ id: v.id, impact: v.impact || '', nodes: v.nodes.length,
+			where: v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') }));
+	}`)
+	must(t, err)
+	var serious, other []string
+	for _, x := range v.([]any) {
+		m := x.(map[string]any)
+		line := fmt.Sprintf("%s (%s, %v nodes: %s)", m["id"], m["impact"], m["nodes"], m["where"])
+		if m["impact"] == "serious" || m["impact"] == "critical" {
+			serious = append(serious, line)
+		} else {
+			other = append(other, line)
 		}
-		fmt.Printf("e2e: axe %-18s %-7s serious/critical %d, moderate/minor %d %v\n", name, width, len(serious), len(other), other)
-		if len(serious) > 0 {
-			t.Errorf("%s at %s: axe finds serious or critical violations:\n  %s", name, width, strings.Join(serious, "\n  "))
-		}
+	}
+	fmt.Printf("e2e: axe %-22s %-7s serious/critical %d, moderate/minor %d %v\n", name, width, len(serious), len(other), other)
+	if len(serious) > 0 {
+		t.Errorf("%s at %s: axe finds serious or critical violations:\n  %s", name, width, strings.Join(serious, "\n  "))
 	}
 }

@@ -347,11 +347,11 @@ func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
 	for i := 1; i <= tinyItems; i++ {
 		fmt.Fprintf(&items, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d? Answer with a number.\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	ds := struct{ ID int64 }{a.uploadDataset("Tiny sums", "sums.jsonl", items.String())}
+	dsID := a.uploadDataset("Tiny sums", "sums.jsonl", items.String())
 
 	manifest := map[string]any{
 		"name":     "Tiny llama on " + runtime,
-		"dataset":  ds.ID,
+		"dataset":  dsID,
 		"targets":  []map[string]string{{"model": tinyModel, "runtime": runtime, "hardware": profile}},
 		"load":     map[string]any{"profile": "concurrency", "concurrency": 4},
 		"sampling": map[string]any{"temperature": 0, "max_tokens": tinyMaxTokens},

@@ -32,7 +32,7 @@ func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
 	for i := 1; i <= 120; i++ {
 		fmt.Fprintf(&items, "{\"id\":\"q%03d\",\"prompt\":\"What is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	ds := struct{ ID int64 }{a.uploadDataset("Sums for a sweep", "sums.jsonl", items.String())}
+	dsID := a.uploadDataset("Sums for a sweep", "sums.jsonl", items.String())
 	var created struct {
 		ID   int64 `json:"benchmark_id"`
 		Runs []struct {
@@ -41,7 +41,7 @@ func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
 	}
 	a.postJSON("/api/v1/benchmarks", map[string]any{
 		"name":     "Sweep",
-		"dataset":  ds.ID,
+		"dataset":  dsID,
 		"targets":  []map[string]string{{"model": "acme/small-1b", "runtime": "sim", "hardware": profile}},
 		"load":     map[string]any{"profile": "sweep", "concurrency": 8, "steps": 3},
 		"sampling": map[string]any{"max_tokens": 16},
@@ -67,7 +67,7 @@ func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
 		t.Fatalf("the sweep has %d steps, want at least 3: %v", len(steps.Steps), steps)
 	}
 
-	capacity := fmt.Sprintf("/capacity?dataset=%d&peak_rps=40&average_rps=12&input_tokens=64&output_tokens=16&ttft_ms=100&tpot_ms=50&e2e_ms=250", ds.ID)
+	capacity := fmt.Sprintf("/capacity?dataset=%d&peak_rps=40&average_rps=12&input_tokens=64&output_tokens=16&ttft_ms=100&tpot_ms=50&e2e_ms=250", dsID)
 	for _, w := range []struct {
 		name          string
 		width, height int
