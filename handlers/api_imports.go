@@ -73,17 +73,13 @@ func (s *server) importResults(c *fiber.Ctx) error {
 // failure, a missing dataset (404) or a body that cannot be read (400).
 func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, error) {
 	var out store.ImportedRun
-	datasetID, err := idParam(c, "id", "dataset")
+	// Whether the caller may see the dataset comes first: anyone else is
+	// told it does not exist, whatever they sent.
+	ds, err := s.apiDatasetParam(c)
 	if err != nil {
 		return out, nil, err
 	}
-	// Whether the caller may see the dataset comes first: anyone else is
-	// told it does not exist, whatever they sent.
-	if _, err := s.Store.DatasetByID(c.UserContext(), viewer(c), datasetID); errors.Is(err, store.ErrNotFound) {
-		return out, nil, fiber.NewError(fiber.StatusNotFound, "no such dataset")
-	} else if err != nil {
-		return out, nil, err
-	}
+	datasetID := ds.ID
 	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return out, nil, fiber.NewError(fiber.StatusUnsupportedMediaType, `send multipart/form-data with the results in the field "file"`)
