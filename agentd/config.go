@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/agentd/sim"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Agent runtimes: how agentd reaches the inference server.
@@ -70,7 +72,26 @@ type runConfig struct {
 	// ProgressInterval is how often progress and samples are written.
 	ProgressInterval time.Duration `yaml:"progress_interval"`
 	Sim              sim.Config    `yaml:"sim"`
+	// SimGPU makes a simulated agent present itself as a GPU machine
+	// (NAME:GIB:COUNT), so that one machine can stand in for a fleet of
+	// several hardware profiles; sim only.
+	SimGPU string `yaml:"sim_gpu"`
+
+	// DBPoolSize is the most connections the agent opens to the database
+	// (or to PgBouncer): see the README's connection budget.
+	DBPoolSize int `yaml:"db_pool_size"`
+	// PgBouncer says the database URL leads to PgBouncer in transaction
+	// pooling mode: no LISTEN (River polls) and no prepared statements.
+	PgBouncer bool `yaml:"pgbouncer"`
+	// ControlPoll is how often a run in progress reads whether it was
+	// cancelled or handed on.
+	ControlPoll time.Duration `yaml:"control_poll"`
 }
+
+// DefaultDBPoolSize is what an agent needs: River's fetch and completion,
+// the run's batched writes, the control poll and the heartbeat, with one
+// to spare.
+const DefaultDBPoolSize = 4
 
 func defaultRunConfig() runConfig {
 	host, _ := os.Hostname()
@@ -79,6 +100,7 @@ func defaultRunConfig() runConfig {
 		APIKeyEnv: "OPENAI_API_KEY", RequestTimeout: 10 * time.Minute,
 		ReadyTimeout: launch.DefaultReadyTimeout, StopGrace: launch.DefaultStopGrace,
 		StallTimeout: 2 * time.Minute, ProgressInterval: time.Second, Sim: sim.DefaultConfig(),
+		DBPoolSize: DefaultDBPoolSize, ControlPoll: 250 * time.Millisecond,
 	}
 }
 
@@ -151,6 +173,10 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "longest a stream may stay silent")
 	fs.BoolVar(&c.NoGPU, "no-gpu", c.NoGPU, "do not look for GPUs through NVML")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress and samples are written")
+	fs.IntVar(&c.DBPoolSize, "db-pool-size", c.DBPoolSize, "most database connections this agent opens (2 to 32)")
+	fs.BoolVar(&c.PgBouncer, "pgbouncer", c.PgBouncer, "the database URL leads to PgBouncer in transaction mode: River polls instead of LISTEN and queries use the simple protocol")
+	fs.DurationVar(&c.ControlPoll, "control-poll", c.ControlPoll, "how often a run in progress checks whether it was cancelled or handed on (50ms to 1s)")
+	fs.StringVar(&c.SimGPU, "sim-gpu", c.SimGPU, "sim: present this machine as NAME:GIB:COUNT GPUs (such as \"NVIDIA A100-SXM4-80GB:80:1\"), to stand in for a GPU node")
 	c.Sim.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -173,6 +199,18 @@ func (c *runConfig) validate() error {
 		return fmt.Errorf("--progress-interval must be between 100ms and 2s (got %s)", c.ProgressInterval)
 	case c.RequestTimeout <= 0 || c.StallTimeout <= 0:
 		return errors.New("--request-timeout and --stall-timeout must be positive")
+	case c.DBPoolSize < 2 || c.DBPoolSize > 32:
+		return fmt.Errorf("--db-pool-size must be between 2 and 32 (got %d)", c.DBPoolSize)
+	case c.ControlPoll < 50*time.Millisecond || c.ControlPoll > time.Second:
+		return fmt.Errorf("--control-poll must be between 50ms and 1s (got %s)", c.ControlPoll)
+	}
+	if c.SimGPU != "" {
+		if c.Runtime != modeSim {
+			return errors.New("--sim-gpu is for --runtime sim only: a real node reports its own GPUs")
+		}
+		if _, err := parseSimGPU(c.SimGPU); err != nil {
+			return fmt.Errorf("--sim-gpu %q: %w", c.SimGPU, err)
+		}
 	}
 	switch c.Runtime {
 	case modeSim:
@@ -225,4 +263,29 @@ func (c *runConfig) servedModel(name string) string {
 		return a
 	}
 	return name
+}
+
+// parseSimGPU reads NAME:GIB:COUNT into that many GPUs.
+func parseSimGPU(s string) ([]jobs.GPU, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 {
+		return nil, errors.New("want NAME:GIB:COUNT")
+	}
+	name := strings.TrimSpace(parts[0])
+	if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, errors.New("the name must be 1 to 64 printable characters")
+	}
+	gib, err := strconv.Atoi(parts[1])
+	if err != nil || gib < 1 || gib > 1024 {
+		return nil, errors.New("GIB must be a whole number from 1 to 1024")
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil || n < 1 || n > 16 {
+		return nil, errors.New("COUNT must be from 1 to 16")
+	}
+	gpus := make([]jobs.GPU, n)
+	for i := range gpus {
+		gpus[i] = jobs.GPU{Name: name, MemoryBytes: uint64(gib) << 30}
+	}
+	return gpus, nil
 }

@@ -93,10 +93,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+// openPool opens at most cfg.DBPoolSize connections. Behind PgBouncer in
+// transaction mode the next transaction may run on another server
+// connection than the last, so no statement is prepared and cached there:
+// every query goes in the simple protocol, and no session state (LISTEN,
+// SET, prepared statements) is relied on.
+func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
-		return fmt.Errorf("--database-url: %w", err)
+		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	pc.MaxConns, pc.MinConns = int32(cfg.DBPoolSize), 0
+	if cfg.PgBouncer {
+		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		pc.ConnConfig.StatementCacheCapacity, pc.ConnConfig.DescriptionCacheCapacity = 0, 0
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	return pool, nil
+}
+
+func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
+	pool, err := openPool(ctx, cfg)
+	if err != nil {
+		return err
 	}
 	defer pool.Close()
 	st := store.New(pool)
@@ -137,6 +159,11 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The GPUs NVML measures; a simulated GPU machine's are never sampled.
+	measured := len(hw.GPUs)
+	if cfg.SimGPU != "" {
+		hw.GPUs, _ = parseSimGPU(cfg.SimGPU) // validated with the flags
+	}
 	be, err := newBackend(context.WithoutCancel(ctx), cfg, logger)
 	if err != nil {
 		return err
@@ -164,7 +191,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
-	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: len(hw.GPUs), logger: logger, drain: make(chan struct{})}
+	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
 	var rc *river.Client[pgx.Tx]
 	startWorking := func() error {
 		workers := river.NewWorkers()
@@ -179,6 +206,9 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 			// The agent queues score_run jobs for the server to work.
 			SkipUnknownJobCheck: true,
 			FetchPollInterval:   time.Second,
+			// PgBouncer in transaction mode hands each transaction any
+			// server connection, so a LISTEN would not stay: River polls.
+			PollOnly: cfg.PgBouncer,
 		})
 		if err != nil {
 			return fmt.Errorf("river client: %w", err)

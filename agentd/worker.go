@@ -111,14 +111,17 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest,
 		Load: a.Load, Before: before}, log)
 
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	defer stopLoad()
+	// A cancel or a hand-on stops the load within a control poll, whatever
+	// River's notifications do.
+	loadCtx, stopLoad := context.WithCancelCause(ctx)
+	defer stopLoad(nil)
+	go w.watchRun(loadCtx, lease, stopLoad, log)
 	repCtx, stopRep := context.WithCancel(context.Background())
 	repDone := make(chan error, 1)
 	go func() {
 		err := rep.Run(repCtx)
 		if errors.Is(err, store.ErrFenced) {
-			stopLoad() // the run was handed on: stop sending at once
+			stopLoad(err) // the run was handed on: stop sending at once
 		}
 		repDone <- err
 	}()
@@ -171,13 +174,16 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if fenceErr == nil {
 		fenceErr = rep.Close(cctx)
 	}
+	if fenceErr == nil && errors.Is(context.Cause(loadCtx), store.ErrFenced) {
+		fenceErr = context.Cause(loadCtx)
+	}
 	if errors.Is(fenceErr, store.ErrFenced) {
 		log.Warn("the run was handed on to another agent; stopping")
 		return river.JobCancel(fenceErr)
 	}
 
 	switch {
-	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely), errors.Is(context.Cause(loadCtx), store.ErrRunCancelled):
 		// The user cancelled the run (or the reaper took it, and the fence
 		// will refuse what follows).
 		f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
@@ -206,6 +212,30 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		f.State, f.Error = "failed", why
 	}
 	return w.finish(lease, f, log)
+}
+
+// watchRun reads every ControlPoll whether the run was cancelled or handed
+// on, and stops the load with that cause; a failed read is tried again at
+// the next poll (the database may be restarting).
+func (w *runWorker) watchRun(ctx context.Context, l store.Lease, stop context.CancelCauseFunc, log *slog.Logger) {
+	t := time.NewTicker(w.cfg.ControlPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := w.st.RunControl(ctx, l)
+		switch {
+		case errors.Is(err, store.ErrRunCancelled), errors.Is(err, store.ErrFenced):
+			log.Info("stopping the run", "why", err)
+			stop(err)
+			return
+		case err != nil && ctx.Err() == nil:
+			log.Warn("reading whether the run goes on", "err", err)
+		}
+	}
 }
 
 // noSuccess says why a run whose load ran to its end still failed: not one

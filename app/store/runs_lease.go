@@ -24,6 +24,9 @@ var ErrFenced = errors.New("this agent no longer holds the run (it was handed on
 // cancelled, finished, or re-queued on another job.
 var ErrStaleJob = errors.New("the run is no longer worked by this job")
 
+// ErrRunCancelled is returned to an agent whose run its user cancelled.
+var ErrRunCancelled = errors.New("the run was cancelled")
+
 // Lease is an agent's hold on a run. Every write an agent makes names it;
 // a write under an older fence changes nothing and returns ErrFenced.
 type Lease struct {
@@ -325,6 +328,30 @@ func (q *Queries) UpdateProgress(ctx context.Context, l Lease, p Progress, s Sam
 	}
 	if !ok {
 		return fmt.Errorf("progress of run %d: %w", l.RunID, ErrFenced)
+	}
+	return nil
+}
+
+// RunControl tells an agent working a run whether to go on: nil, or
+// ErrRunCancelled when the user cancelled it, or ErrFenced when it was
+// handed on (an agent's role no longer sees a run another agent holds).
+// Agents read it a few times a second while a run is in progress: River's
+// own cancellation travels by LISTEN/NOTIFY, which an agent behind
+// PgBouncer in transaction mode does not have, and its poll-only fallback
+// is slower than a user waiting for a cancel should wait.
+func (q *Queries) RunControl(ctx context.Context, l Lease) error {
+	var state string
+	var fence int64
+	err := q.db.QueryRow(ctx, `SELECT state, fence FROM runs WHERE id = @run`, pgx.NamedArgs{"run": l.RunID}).Scan(&state, &fence)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("run %d: %w", l.RunID, ErrFenced)
+	case err != nil:
+		return mapErr(err, "run control")
+	case fence != l.Fence:
+		return fmt.Errorf("run %d: %w", l.RunID, ErrFenced)
+	case state == "cancelled":
+		return fmt.Errorf("run %d: %w", l.RunID, ErrRunCancelled)
 	}
 	return nil
 }

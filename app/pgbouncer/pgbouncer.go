@@ -1,0 +1,244 @@
+// Package pgbouncer puts Debian's PgBouncer, in transaction pooling mode,
+// between agents and PostgreSQL: every agent keeps its own login role (the
+// row-level security of its runs depends on it), while the connections
+// PostgreSQL holds for all agents together stay within one budget
+// (max_db_connections). `ruckus pgbouncer` writes the configuration and
+// runs it; `ruckus dev --pgbouncer` and the fleet soak start it the same
+// way.
+//
+// Agents authenticate to PgBouncer with their own role's password: PgBouncer
+// looks the role's SCRAM secret up with auth_query, through a function that
+// answers only for members of ruckus_agent (SetupAuth), and logs in to
+// PostgreSQL as that role with the client's SCRAM keys. The server and the
+// administrator connect to PostgreSQL directly.
+package pgbouncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// AuthRole is the role PgBouncer logs in as to look agents' secrets up.
+const AuthRole = "ruckus_pgbouncer"
+
+// Config is one PgBouncer for the agents.
+type Config struct {
+	// Dir holds pgbouncer.ini, the auth file, the log and the pid file.
+	Dir string
+	// Listen is the address agents connect to, such as 127.0.0.1:6432.
+	Listen string
+	// Upstream is PostgreSQL's host:port and Database the database agents
+	// use (the only one PgBouncer serves).
+	Upstream string
+	Database string
+	// MaxDBConnections is how many PostgreSQL connections PgBouncer opens
+	// for all agents together; PoolSize is the most one agent's role gets
+	// at once. An agent whose role has no connection free waits in
+	// PgBouncer, and an idle connection of another role is closed to make
+	// room when the budget is spent.
+	MaxDBConnections int
+	PoolSize         int
+	// MaxClients is how many agent connections PgBouncer accepts
+	// (agents × their --db-pool-size).
+	MaxClients int
+	// AuthPassword is AuthRole's password (SetupAuth sets it).
+	AuthPassword string
+}
+
+// Defaults for a fleet of up to a few hundred agents.
+const (
+	DefaultMaxDBConnections = 20
+	DefaultPoolSize         = 2
+	DefaultMaxClients       = 5000
+)
+
+// Validate checks the settings before anything is written.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("pgbouncer: a directory for its files is needed")
+	}
+	for _, a := range []struct{ name, v string }{{"listen address", c.Listen}, {"upstream", c.Upstream}} {
+		if _, port, err := net.SplitHostPort(a.v); err != nil || port == "" {
+			return fmt.Errorf("pgbouncer: the %s must be host:port (got %q)", a.name, a.v)
+		}
+	}
+	if !safeWord(c.Database) {
+		return fmt.Errorf("pgbouncer: database name %q: use letters, digits, '_' and '-'", c.Database)
+	}
+	switch {
+	case c.MaxDBConnections < 2 || c.MaxDBConnections > 1000:
+		return fmt.Errorf("pgbouncer: max database connections must be between 2 and 1000 (got %d)", c.MaxDBConnections)
+	case c.PoolSize < 1 || c.PoolSize > c.MaxDBConnections:
+		return fmt.Errorf("pgbouncer: the pool per agent must be between 1 and the database budget %d (got %d)", c.MaxDBConnections, c.PoolSize)
+	case c.MaxClients < 1 || c.MaxClients > 100000:
+		return fmt.Errorf("pgbouncer: max clients must be between 1 and 100000 (got %d)", c.MaxClients)
+	case len(c.AuthPassword) < 16 || strings.ContainsAny(c.AuthPassword, "\"\\\n\r"):
+		return errors.New("pgbouncer: the auth role's password must be 16 characters or more, without quotes, backslashes or line breaks")
+	}
+	return nil
+}
+
+func safeWord(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Ini is pgbouncer.ini.
+func (c Config) Ini() string {
+	lhost, lport, _ := net.SplitHostPort(c.Listen)
+	uhost, uport, _ := net.SplitHostPort(c.Upstream)
+	var b strings.Builder
+	fmt.Fprintf(&b, "; Written by `ruckus pgbouncer`: agents -> PgBouncer (transaction pooling) -> PostgreSQL.\n")
+	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s\n\n", c.Database, uhost, uport, c.Database)
+	fmt.Fprintf(&b, "[pgbouncer]\n")
+	fmt.Fprintf(&b, "listen_addr = %s\nlisten_port = %s\nunix_socket_dir =\n", lhost, lport)
+	fmt.Fprintf(&b, "pool_mode = transaction\n")
+	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.PoolSize)
+	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
+	// Idle connections of roles that are not busy go back soon, so the
+	// budget follows the agents that are working.
+	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
+	fmt.Fprintf(&b, "auth_type = scram-sha-256\nauth_file = %s\n", filepath.Join(c.Dir, "userlist.txt"))
+	fmt.Fprintf(&b, "auth_user = %s\nauth_query = SELECT usename, passwd FROM ruckus_pgbouncer_lookup($1)\n", AuthRole)
+	fmt.Fprintf(&b, "logfile = %s\npidfile = %s\n", filepath.Join(c.Dir, "pgbouncer.log"), filepath.Join(c.Dir, "pgbouncer.pid"))
+	fmt.Fprintf(&b, "log_connections = 0\nlog_disconnections = 0\n")
+	return b.String()
+}
+
+// Write writes pgbouncer.ini and the auth file (the auth role's password
+// only) into Dir, readable by owner alone; owner, when not nil, is the user
+// PgBouncer runs as (it refuses to run as root).
+func (c Config) Write(owner *user.User) (string, error) {
+	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("pgbouncer: %w", err)
+	}
+	ini := filepath.Join(c.Dir, "pgbouncer.ini")
+	files := []struct{ path, body string }{
+		{filepath.Join(c.Dir, "userlist.txt"), fmt.Sprintf("%q %q\n", AuthRole, c.AuthPassword)},
+		{ini, c.Ini()},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f.path, []byte(f.body), 0o600); err != nil {
+			return "", fmt.Errorf("pgbouncer: %w", err)
+		}
+	}
+	if owner != nil {
+		uid, _ := strconv.Atoi(owner.Uid)
+		gid, _ := strconv.Atoi(owner.Gid)
+		for _, p := range []string{c.Dir, files[0].path, files[1].path} {
+			if err := os.Chown(p, uid, gid); err != nil {
+				return "", fmt.Errorf("pgbouncer: %w", err)
+			}
+		}
+	}
+	return ini, nil
+}
+
+// Binary finds pgbouncer: $PGBOUNCER, then PATH, then Debian's
+// /usr/sbin/pgbouncer.
+func Binary() (string, error) {
+	if p := os.Getenv("PGBOUNCER"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("pgbouncer"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/sbin/pgbouncer"); err == nil {
+		return "/usr/sbin/pgbouncer", nil
+	}
+	return "", errors.New("pgbouncer is not installed: `apt-get install pgbouncer` (Debian), or set PGBOUNCER to its path")
+}
+
+// Command runs PgBouncer in the foreground on the written ini; as root it
+// drops to owner (PgBouncer refuses to run as root).
+func Command(ctx context.Context, ini string, owner *user.User) (*exec.Cmd, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{ini}
+	if owner != nil {
+		args = []string{"-u", owner.Username, ini}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	return cmd, nil
+}
+
+// RunAs is the user PgBouncer runs as: nil for a non-root user (itself),
+// else "postgres", which Debian's PostgreSQL and PgBouncer packages create.
+func RunAs() (*user.User, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root, PgBouncer must run as another user, and there is no 'postgres' user: %w", err)
+	}
+	return u, nil
+}
+
+// DB runs SQL: a pool, a connection or a transaction.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SetupAuth creates (or updates) the role PgBouncer logs in as, with
+// password, and the lookup function its auth_query calls: it returns the
+// SCRAM secret of a login role that is a member of ruckus_agent, and
+// nothing for any other role, so PgBouncer lets agents through and no one
+// else. It must run as a superuser (the function reads pg_authid).
+func SetupAuth(ctx context.Context, conn DB, password string) error {
+	if len(password) < 16 || strings.ContainsAny(password, "'\\") {
+		return errors.New("pgbouncer: the auth role's password must be 16 characters or more, without quotes or backslashes")
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, AuthRole).Scan(&exists); err != nil {
+		return fmt.Errorf("pgbouncer auth role: %w", err)
+	}
+	verb := "CREATE"
+	if exists {
+		verb = "ALTER"
+	}
+	stmts := []string{
+		fmt.Sprintf(`%s ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '%s'`, verb, AuthRole, password),
+		`CREATE OR REPLACE FUNCTION ruckus_pgbouncer_lookup(p_user text, OUT usename name, OUT passwd text)
+			RETURNS SETOF record LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+			AS $$ SELECT a.rolname, a.rolpassword FROM pg_authid a
+			      WHERE a.rolname = p_user AND a.rolcanlogin AND NOT a.rolsuper
+			        AND (a.rolvaliduntil IS NULL OR a.rolvaliduntil > now())
+			        AND pg_has_role(a.oid, 'ruckus_agent', 'MEMBER') $$`,
+		`REVOKE ALL ON FUNCTION ruckus_pgbouncer_lookup(text) FROM PUBLIC`,
+		fmt.Sprintf(`GRANT EXECUTE ON FUNCTION ruckus_pgbouncer_lookup(text) TO %s`, AuthRole),
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("pgbouncer auth setup: %w", err)
+		}
+	}
+	return nil
+}
