@@ -21,9 +21,10 @@ build: ## Build bin/ruckus and bin/agentd
 
 deps: ## Install what this machine lacks (PostgreSQL binaries) where we can
 	@./.ci/ensure-postgres
+	@./.ci/ensure-pgbouncer
 
-run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd
-	./bin/ruckus dev
+run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd (PGBOUNCER=1: the agent through PgBouncer)
+	./bin/ruckus dev $(if $(PGBOUNCER),--pgbouncer)
 
 TINY_MODEL := ruckus/tiny-llama
 

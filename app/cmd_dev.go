@@ -18,6 +18,7 @@ import (
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/pgbouncer"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/migrations"
 )
@@ -34,6 +35,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	agentdPath := fs.String("agentd", "", "agentd binary to start (default: beside this binary)")
 	simAcc := fs.String("sim-accuracy", envOr(simAccuracyEnv, devSimAccuracy), "share of right answers per model on the simulated runtime ("+simAccuracyEnv+")")
 	tinyModel := fs.String("tiny-model", "", "register NAME, when missing, as the tiny random-weight llama that e2e/tools builds (make run-real)")
+	viaPgBouncer := fs.Bool("pgbouncer", false, "the agent reaches the database through PgBouncer in transaction mode, as a large fleet does (make run PGBOUNCER=1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -123,6 +125,24 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pool.Close()
 	if err != nil {
 		return err
+	}
+	if *viaPgBouncer {
+		bctx, stopBouncer := context.WithCancel(context.Background())
+		o := bouncerOptions{listen: "127.0.0.1:" + strconv.Itoa(envInt("RUCKUS_PGBOUNCER_PORT", 64329)),
+			dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections,
+			poolSize: pgbouncer.DefaultPoolSize, maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
+		// Stopped after the agent, which may still be handing a run back.
+		bouncer, err := startBouncer(bctx, cfg.DatabaseURL, newBouncerPassword(), o, stderr)
+		if err != nil {
+			stopBouncer()
+			return fmt.Errorf("PgBouncer: %w", err)
+		}
+		defer func() { stopBouncer(); _ = bouncer.Wait() }()
+		if agentURL, err = viaBouncer(agentURL, o.listen); err != nil {
+			return err
+		}
+		agentArgs = append(agentArgs, "--pgbouncer")
+		fmt.Fprintf(stderr, "PgBouncer: transaction pooling on %s between the agent and PostgreSQL\n", o.listen)
 	}
 
 	// The server runs in this process; agentd is a child process, started

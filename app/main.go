@@ -35,6 +35,7 @@ Usage:
   ruckus seed                           load the starter datasets and models (idempotent)
   ruckus dev [-- AGENTD-RUN-ARGS…]      development: private PostgreSQL + migrate + server + one agentd (sim unless args follow --)
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
+  ruckus pgbouncer [--listen HOST:PORT] [--setup-auth]   PgBouncer (transaction pooling) between agents and the database
   ruckus version                        print the version
 
 Settings come from environment variables (DATABASE_URL, RUCKUS_ADDR, …) and
@@ -85,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDev(ctx, args[1:], stdout, stderr)
 	case "dev-db":
 		return cmdDevDB(ctx, args[1:], stdout, stderr)
+	case "pgbouncer":
+		err = cmdPgBouncer(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "ruckus: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/app/pgbouncer"
+)
+
+// bouncerOptions are `ruckus pgbouncer`'s settings.
+type bouncerOptions struct {
+	listen           string
+	dir              string
+	maxDBConnections int
+	poolSize         int
+	maxClients       int
+	// setupAuth creates the auth role and lookup function first (needs a
+	// superuser's DATABASE_URL).
+	setupAuth bool
+}
+
+const bouncerPasswordEnv = "RUCKUS_PGBOUNCER_AUTH_PASSWORD"
+
+// cmdPgBouncer runs PgBouncer in transaction mode between agents and the
+// database DATABASE_URL names, until interrupted.
+func cmdPgBouncer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pgbouncer", "ruckus pgbouncer [--listen HOST:PORT] [--dir DIR] [--max-db-connections N] [--pool-size N] [--max-clients N] [--setup-auth]", stdout)
+	var o bouncerOptions
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:6432", "address agents connect to")
+	fs.StringVar(&o.dir, "dir", envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), "directory for its configuration, log and pid file (RUCKUS_PGBOUNCER_DIR)")
+	fs.IntVar(&o.maxDBConnections, "max-db-connections", pgbouncer.DefaultMaxDBConnections, "PostgreSQL connections for all agents together")
+	fs.IntVar(&o.poolSize, "pool-size", pgbouncer.DefaultPoolSize, "PostgreSQL connections one agent may hold at once")
+	fs.IntVar(&o.maxClients, "max-clients", pgbouncer.DefaultMaxClients, "agent connections accepted (agents × their --db-pool-size)")
+	fs.BoolVar(&o.setupAuth, "setup-auth", false, "create or update the "+pgbouncer.AuthRole+" role and the lookup function first (DATABASE_URL must be a superuser's)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	dbURL := os.Getenv("DATABASE_URL")
+	if dbURL == "" {
+		return fmt.Errorf("%w: DATABASE_URL must name the database (a superuser's, with --setup-auth)", errUsage)
+	}
+	password := os.Getenv(bouncerPasswordEnv)
+	if password == "" {
+		return fmt.Errorf("%w: set %s to the %s role's password (16 characters or more)", errUsage, bouncerPasswordEnv, pgbouncer.AuthRole)
+	}
+	cmd, err := startBouncer(ctx, dbURL, password, o, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "PgBouncer (transaction pooling) on %s for the agents; run agentd with --pgbouncer and this address in its DATABASE_URL\n", o.listen)
+	return cmd.Wait()
+}
+
+// startBouncer sets up the auth lookup when asked, writes the
+// configuration and starts PgBouncer; it stops with ctx.
+func startBouncer(ctx context.Context, dbURL, password string, o bouncerOptions, logTo io.Writer) (*exec.Cmd, error) {
+	cc, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if o.setupAuth {
+		conn, err := pgx.ConnectConfig(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
+		err = pgbouncer.SetupAuth(ctx, conn, password)
+		conn.Close(context.Background())
+		if err != nil {
+			return nil, err
+		}
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := pgbouncer.Config{Dir: dir, Listen: o.listen, Upstream: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))),
+		Database: cc.Database, MaxDBConnections: o.maxDBConnections, PoolSize: o.poolSize, MaxClients: o.maxClients,
+		AuthPassword: password}
+	owner, err := pgbouncer.RunAs()
+	if err != nil {
+		return nil, err
+	}
+	ini, err := cfg.Write(owner)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := pgbouncer.Command(ctx, ini, owner)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logTo, logTo
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start pgbouncer: %w", err)
+	}
+	// Up when it listens; its log says why when it does not.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", o.listen, time.Second)
+		if err == nil {
+			c.Close()
+			return cmd, nil
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
+			return nil, fmt.Errorf("pgbouncer did not listen on %s within 10 s:\n%s", o.listen, tail(string(log), 10))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// viaBouncer is an agent's database URL pointed at PgBouncer.
+func viaBouncer(agentURL, listen string) (string, error) {
+	u, err := url.Parse(agentURL)
+	if err != nil {
+		return "", errors.New("the agent's database URL does not parse")
+	}
+	u.Host = listen
+	return u.String(), nil
+}
+
+func newBouncerPassword() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
