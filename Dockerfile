@@ -50,6 +50,20 @@ USER 10001:10001
 ENTRYPOINT ["agentd"]
 CMD ["run"]
 
+# ---- pgbouncer --------------------------------------------------------------
+# Debian's PgBouncer in transaction pooling mode between agents and
+# PostgreSQL, configured and run by `ruckus pgbouncer` (README: Scaling).
+FROM runtime AS pgbouncer
+RUN apt-get update && \
+    apt-get install -y --no-install-recommends pgbouncer && \
+    rm -rf /var/lib/apt/lists/* && \
+    mkdir -p /var/lib/ruckus-pgbouncer && chown 10001:10001 /var/lib/ruckus-pgbouncer
+COPY --from=build /out/ruckus /usr/local/bin/ruckus
+USER 10001:10001
+EXPOSE 6432
+ENTRYPOINT ["ruckus", "pgbouncer"]
+CMD ["--listen", "0.0.0.0:6432", "--dir", "/var/lib/ruckus-pgbouncer"]
+
 # ---- server (last, so a plain `docker build .` gives this image) -------------
 # No HEALTHCHECK: the image has no HTTP client and we do not add curl for it.
 # Orchestrators can probe GET /healthz (liveness) and GET /readyz (database).
