@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta bench-fleet check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -88,6 +88,9 @@ bench-agent: build ## agentd's load generator against agentd sim on loopback: to
 
 bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
 	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/eta --agentd bin/agentd
+
+bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')
