@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -107,6 +109,15 @@ func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	if cfg.PgBouncer {
 		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		pc.ConnConfig.StatementCacheCapacity, pc.ConnConfig.DescriptionCacheCapacity = 0, 0
+		// A query whose context ends is given a second to finish, then its
+		// connection is closed: no cancel request is sent. Through
+		// PgBouncer one is of little use (it reaches whichever query the
+		// server connection runs by then), and many of them crash
+		// Debian 12's PgBouncer 1.18 ("bad client state" in
+		// disconnect_client), which the fleet soak ran into.
+		pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn(), DeadlineDelay: time.Second}
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
