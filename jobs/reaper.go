@@ -8,7 +8,7 @@ import (
 )
 
 // ReaperArgs hands the runs of agents that stopped heartbeating on to
-// other agents; the server runs it periodically, a few times per stale
+// other agents; the server runs it periodically, every tenth of the stale
 // period.
 type ReaperArgs struct{}
 
@@ -37,8 +37,10 @@ func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error
 	return err
 }
 
-// ReaperInterval is how often the server looks for stale agents' runs:
-// three times per stale period, at most every 10 s, at least every second.
+// ReaperInterval is how often the server looks for stale agents' runs: a
+// tenth of the stale period, between 1 s and 2 s, so a dead agent's run is
+// handed on within the stale period plus 2 s, and another agent (polling
+// every second) takes it up soon after. The look is one indexed query.
 func ReaperInterval(staleAfter time.Duration) time.Duration {
-	return min(max(staleAfter/3, time.Second), 10*time.Second)
+	return min(max(staleAfter/10, time.Second), 2*time.Second)
 }
