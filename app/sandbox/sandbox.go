@@ -97,7 +97,7 @@ type Runner struct {
 	// same as this program does, but needs that binary readable by the
 	// execution's unprivileged uid.
 	Prlimit string
-	Limits Limits
+	Limits  Limits
 	// UIDBase and UIDSpan: when this process is root, each execution runs
 	// as a uid drawn from [UIDBase, UIDBase+UIDSpan) that no other
 	// execution of this process holds (65534 inside the sandbox). Root is
@@ -212,7 +212,12 @@ func (r *Runner) Run(ctx context.Context, program string) Result {
 	case out.over.Load() || errw.over.Load():
 		res.Class, res.Reason = Killed, "output"
 	case ctx.Err() != nil && res.ExitCode != 0:
+		// Out of time; but a program that hit a limit on its way (a fork
+		// bomb whose children keep trying) is classed by the limit.
 		res.Class = Timeout
+		if c, why := classifyText(errw.String()); c == Killed {
+			res.Class, res.Reason = c, why
+		}
 	default:
 		res.Class, res.Reason = classify(cmd.ProcessState, errw.String())
 	}
@@ -405,6 +410,12 @@ func classify(ps *os.ProcessState, stderr string) (Class, string) {
 	if code > 128 && code < 128+65 {
 		return signalClass(syscall.Signal(code - 128))
 	}
+	return classifyText(stderr)
+}
+
+// classifyText classes a failed program by the last line of its stderr:
+// the exception that ended it.
+func classifyText(stderr string) (Class, string) {
 	m := lastException.FindStringSubmatch(strings.TrimRight(stderr, "\n"))
 	if m == nil {
 		return Exception, ""
