@@ -98,10 +98,18 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		return err
 	}
 	answers := w.simAnswers(ctx, lease.RunID, log)
+	// The load generator sends keys: the item's index, or with several
+	// samples per item idx × MaxSamples + sample (conversations and trace
+	// times, keyed by item, then do not apply).
+	samples := max(claim.Samples, 1)
+	key := func(it store.PendingItem) int { return it.Idx }
+	if samples > 1 {
+		key = func(it store.PendingItem) int { return it.Idx*jobs.MaxSamples + it.Sample }
+	}
 	byIdx := make(map[int]store.PendingItem, len(items))
 	indices := make([]int, len(items))
 	for i, it := range items {
-		byIdx[it.Idx], indices[i] = it, it.Idx
+		byIdx[key(it)], indices[i] = it, key(it)
 	}
 
 	client := w.backend.Client(tgt)
@@ -134,11 +142,12 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		Drain:   w.drain,
 		OnStart: rep.Start,
 		Done:    before,
-		Send: func(ctx context.Context, idx int, phase string) jobs.Result {
+		Send: func(ctx context.Context, k int, phase string) jobs.Result {
 			if phase != load.PhaseWarmup {
 				defer rep.Sending()() // what is in flight, for the ETA
 			}
-			it := byIdx[idx]
+			it := byIdx[k]
+			idx := it.Idx
 			var res jobs.Result
 			req, err := openai.BuildRequest(convs.request(idx, it.Request), model, itemSampling(it.Request, a.Sampling))
 			if err != nil {
@@ -149,14 +158,14 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 				res = client.Do(ctx, req)
 			}
 			convs.answered(idx, res)
-			res.Idx, res.CustomID, res.Phase = idx, it.CustomID, phase
+			res.Idx, res.Sample, res.CustomID, res.Phase = idx, it.Sample, it.CustomID, phase
 			return res
 		},
 		Record: rep.Add,
 
 		// The multi-turn order and trace times of synthetic items.
-		Prev:     convs.prev,
-		Arrivals: convs.arrivals,
+		Prev:     convsOf(samples, convs.prev),
+		Arrivals: convsOf(samples, convs.arrivals),
 	})
 	stopRep()
 	fenceErr := <-repDone
@@ -327,4 +336,14 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 			backoff = min(2*backoff, 5*time.Second)
 		}
 	}
+}
+
+// convsOf is m for a run of one answer per item; with several samples the
+// load generator's keys are not item indices, and multi-turn order and
+// trace times do not apply.
+func convsOf[V any](samples int, m map[int]V) map[int]V {
+	if samples > 1 {
+		return nil
+	}
+	return m
 }

@@ -182,6 +182,10 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	agentDone := make(chan error, 1)
 	go func() { agentDone <- child.Wait() }()
+	// One sandbox worker executes code answers (HumanEval, MBPP): this
+	// binary again, a process of its own beside the server.
+	sandboxDone, stopSandbox := startSandboxWorker(stderr)
+	defer stopSandbox()
 	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n\n", browsable(addr))
 
 	var runErr error
@@ -192,6 +196,8 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case err := <-agentDone:
 		runErr = fmt.Errorf("agentd exited: %v", err)
 		agentDone = nil
+	case err := <-sandboxDone:
+		runErr = fmt.Errorf("the sandbox worker exited: %v", err)
 	}
 	fmt.Fprintln(stderr, "stopping agentd and the server")
 	if agentDone != nil {
@@ -208,6 +214,39 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		runErr = err
 	}
 	return runErr
+}
+
+// startSandboxWorker starts `ruckus sandbox` in a process group of its
+// own; stop sends it SIGTERM and waits (then kills it after 10 s).
+func startSandboxWorker(stderr io.Writer) (<-chan error, func()) {
+	done := make(chan error, 1)
+	self, err := os.Executable()
+	if err != nil {
+		done <- err
+		return done, func() {}
+	}
+	cmd := exec.Command(self, "sandbox")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		done <- err
+		return done, func() {}
+	}
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		waited <- err
+		done <- err
+	}()
+	return done, func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+	}
 }
 
 // simAccuracyEnv holds the server's default sim accuracies.

@@ -21,6 +21,7 @@ import (
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/assets"
@@ -133,7 +134,11 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
 	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st}})
+	// Scoring queues code execution for the sandbox workers (ruckus
+	// sandbox); the server registers the kind but never works it.
+	execQueue := &sandbox.Queue{Store: st}
+	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue}})
+	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
@@ -161,6 +166,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		return fmt.Errorf("river client: %w", err)
 	}
 	planner.River = rc
+	execQueue.River = rc
 	if err := rc.Start(ctx); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}

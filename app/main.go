@@ -33,6 +33,7 @@ Usage:
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
   ruckus seed                           load the starter datasets and models (idempotent)
+  ruckus sandbox [--concurrency N]      the worker that executes code answers (HumanEval, MBPP) in bubblewrap
   ruckus dev [-- AGENTD-RUN-ARGS…]      development: private PostgreSQL + migrate + server + one agentd (sim unless args follow --)
   ruckus dev-db exec -- CMD [ARGS…]     development: run CMD against a throwaway PostgreSQL
   ruckus pgbouncer [--listen HOST:PORT] [--setup-auth]   PgBouncer (transaction pooling) between agents and the database
@@ -82,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDataset(ctx, args[1:], stdout)
 	case "results":
 		err = cmdResults(ctx, args[1:], stdout)
+	case "sandbox":
+		err = cmdSandbox(ctx, args[1:], stdout, stderr)
 	case "dev":
 		err = cmdDev(ctx, args[1:], stdout, stderr)
 	case "dev-db":

@@ -40,7 +40,10 @@ const (
 // Result is the record of one request: one dataset item sent once. Times
 // are durations from the send, taken on Go's monotonic clock.
 type Result struct {
-	Idx      int    `json:"idx"`
+	Idx int `json:"idx"`
+	// Sample tells apart the answers to one item when a run asks for
+	// several (0 for the first, and for a run of one answer per item).
+	Sample   int    `json:"sample,omitempty"`
 	CustomID string `json:"custom_id"`
 	Status   string `json:"status"` // StatusOK or StatusError
 	Output   string `json:"output"`

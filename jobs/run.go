@@ -73,7 +73,16 @@ type Sampling struct {
 	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens"`
 	Seed        *int64   `json:"seed,omitempty" yaml:"seed,omitempty"`
 	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty"`
+	// N is how many answers to ask for each item (one request each; 0
+	// means 1): the samples pass@k is estimated from.
+	N int `json:"n,omitempty" yaml:"n,omitempty"`
 }
+
+// MaxSamples bounds Sampling.N.
+const MaxSamples = 100
+
+// Samples is N, at least 1.
+func (s Sampling) Samples() int { return max(s.N, 1) }
 
 // SLO is the service level a request must meet to count towards goodput;
 // zero means no bound.

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -24,7 +25,13 @@ var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "
 
 // Scorers a benchmark can name ("" scores nothing).
 var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+
+// ScorerOptions are the settings of the scorers that take some.
+type ScorerOptions struct {
+	// Exec sets the code-execution scorers (humaneval, mbpp, exec).
+	Exec *sandbox.ExecOptions `json:"exec,omitempty" yaml:"exec,omitempty"`
+}
 
 // Target is one model on one runtime on one hardware profile.
 type Target struct {
@@ -42,6 +49,8 @@ type Manifest struct {
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer"`
+	// ScorerOptions holds the settings of scorers that take some.
+	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
 	SLO      jobs.SLO         `json:"slo" yaml:"slo"`
 
 	// Synthetic, instead of Dataset, generates the benchmark's dataset
@@ -330,8 +339,17 @@ func (m Manifest) Validate() Errors {
 			add(fmt.Sprintf("sampling.stop[%d]", i), "at most 1000 characters of UTF-8 text without NUL characters")
 		}
 	}
+	if s.N < 0 || s.N > jobs.MaxSamples {
+		add("sampling.n", "between 1 and %d answers per item (got %d)", jobs.MaxSamples, s.N)
+	}
 	if !contains(Scorers, m.Scorer) {
 		add("scorer", "must be one of %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), m.Scorer)
+	}
+	if m.ScorerOptions != nil {
+		for _, msg := range m.ScorerOptions.Exec.Validate("scorer_options.exec") {
+			field, text, _ := strings.Cut(msg, ": ")
+			add(field, "%s", text)
+		}
 	}
 	errs = append(errs, m.Sim.validate()...)
 	if m.SLO.TTFT < 0 {

@@ -169,7 +169,8 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 		var refs []simRef // read once, for the first sim run that needs them
 		for _, r := range plan.Runs {
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
-				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items})
+				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
+				Samples: m.Sampling.Samples()})
 			if err != nil {
 				return err
 			}

@@ -231,11 +231,14 @@ func (p *Parser) SHA256() string { return hex.EncodeToString(p.raw.h.Sum(nil)) }
 // SuggestedScorer proposes a default scorer from the file's shape so people
 // rarely have to pick one: "numeric" for GSM8K; "choice" when every item has
 // choices and a label; "exact" when every item has a reference answer;
-// otherwise "" (no sensible default, e.g. HumanEval needs code execution).
+// "humaneval" (its tests executed in the sandbox) for HumanEval;
+// otherwise "".
 func (p *Parser) SuggestedScorer() string {
 	switch p.format {
 	case FormatGSM8K:
 		return "numeric"
+	case FormatHumanEval:
+		return "humaneval"
 	case FormatSimple, FormatOpenAIBatch:
 		switch {
 		case p.count == 0:

@@ -148,7 +148,7 @@ func TestFormats(t *testing.T) {
 			input: `{"task_id":"HumanEval/0","prompt":"def f():\n","canonical_solution":"    return 1\n","test":"assert f() == 1","entry_point":"f"}
 {"task_id":"HumanEval/1","prompt":"def g():\n","test":"","entry_point":"g"}
 `,
-			format: dataset.FormatHumanEval, scorer: "", kind: "code",
+			format: dataset.FormatHumanEval, scorer: "humaneval", kind: "code",
 			items: []wantItem{
 				{"HumanEval/0", compl + `{"prompt":"def f():\n"}}`, `{"task_id":"HumanEval/0","test":"assert f() == 1","entry_point":"f","canonical_solution":"    return 1\n"}`},
 				{"HumanEval/1", compl + `{"prompt":"def g():\n"}}`, `{"task_id":"HumanEval/1","test":"","entry_point":"g"}`},

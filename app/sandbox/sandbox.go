@@ -149,7 +149,11 @@ type Result struct {
 // Run executes program (Python source, read from stdin by the
 // interpreter) in a fresh sandbox.
 func (r *Runner) Run(ctx context.Context, program string) Result {
-	lim := r.Limits
+	return r.RunWith(ctx, program, r.Limits)
+}
+
+// RunWith is Run under other limits.
+func (r *Runner) RunWith(ctx context.Context, program string, lim Limits) Result {
 	uid, release := r.takeUID()
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
@@ -166,7 +170,7 @@ func (r *Runner) Run(ctx context.Context, program string) Result {
 		"--core=0", "--nofile=256",
 		"--", r.Bwrap,
 	}
-	args = append(args, r.bwrapArgs()...)
+	args = append(args, r.bwrapArgs(lim)...)
 	cmd := exec.Command(r.Prlimit, args...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0"}
 	cmd.Dir = "/"
@@ -231,7 +235,7 @@ func (r *Runner) Run(ctx context.Context, program string) Result {
 // namespaces; bwrap sets no_new_privs), /dev read-only (its shm would
 // be a tmpfs without a size), a session of its own (no
 // TIOCSTI into a terminal), killed with its parent.
-func (r *Runner) bwrapArgs() []string {
+func (r *Runner) bwrapArgs(lim Limits) []string {
 	return []string{
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
@@ -240,7 +244,7 @@ func (r *Runner) bwrapArgs() []string {
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
 		"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-		"--size", strconv.FormatInt(r.Limits.TmpSize, 10), "--tmpfs", "/tmp",
+		"--size", strconv.FormatInt(lim.TmpSize, 10), "--tmpfs", "/tmp",
 		"--chdir", "/tmp",
 		// The root itself (a tmpfs bwrap made) read-only too.
 		"--remount-ro", "/",

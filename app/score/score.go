@@ -4,6 +4,7 @@ package score
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -17,8 +18,31 @@ import (
 // can accept several answers; the best match counts).
 type Scorer func(output string, refs []string) float64
 
+// Execution scorers run each answer with its item's tests in the sandbox
+// (a worker of its own, not this function): humaneval and mbpp require
+// their suite's items, exec takes either (recognised per item by
+// entry_point or test_list).
+var executionScorers = []string{"humaneval", "mbpp", "exec"}
+
+// IsExecution says whether name is an execution scorer.
+func IsExecution(name string) bool {
+	for _, n := range executionScorers {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrExecution is ByName's answer for an execution scorer, which scores
+// by running code in the sandbox rather than by comparing text.
+var ErrExecution = errors.New("an execution scorer runs in the sandbox, not in process")
+
 // ByName returns the scorer a benchmark names.
 func ByName(name string) (Scorer, error) {
+	if IsExecution(name) {
+		return nil, fmt.Errorf("%q: %w", name, ErrExecution)
+	}
 	switch name {
 	case "exact":
 		return best(func(o, r string) float64 { return bool01(Normalize(o) == Normalize(r)) }), nil
@@ -224,6 +248,7 @@ func stripFence(s string) string {
 func Names() []string {
 	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
 		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+	n = append(n, executionScorers...)
 	sort.Strings(n)
 	return n
 }

@@ -12,12 +12,20 @@ import (
 type Store interface {
 	RunScorer(ctx context.Context, runID int64) (manifest, dataset string, err error)
 	ScoreItems(ctx context.Context, runID int64) ([]store.ScoreItem, error)
-	SaveScores(ctx context.Context, runID int64, idx []int32, scores []*float64, q store.RunQuality) error
+	SaveScores(ctx context.Context, runID int64, idx, samples []int32, scores []*float64, q store.RunQuality) error
+}
+
+// ExecutionQueue queues a run's execution in the sandbox (the sandbox
+// worker's execute_run job).
+type ExecutionQueue interface {
+	QueueExecution(ctx context.Context, runID int64, scorer string) error
 }
 
 // Service scores runs (the server's score_run job).
 type Service struct {
 	Store Store
+	// Exec queues runs whose scorer executes code; nil refuses them.
+	Exec ExecutionQueue
 }
 
 var _ jobs.RunScorer = (*Service)(nil)
@@ -43,6 +51,12 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 	if scorer == "" {
 		return nil
 	}
+	if IsExecution(scorer) {
+		if s.Exec == nil {
+			return fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
+		}
+		return s.Exec.QueueExecution(ctx, runID, scorer)
+	}
 	f, err := ByName(scorer)
 	if err != nil {
 		return fmt.Errorf("run %d: %w", runID, err)
@@ -51,11 +65,11 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 	if err != nil {
 		return err
 	}
-	idx := make([]int32, len(items))
+	idx, samples := make([]int32, len(items)), make([]int32, len(items))
 	scores := make([]*float64, len(items))
 	var all []float64
 	for i, it := range items {
-		idx[i] = int32(it.Idx)
+		idx[i], samples[i] = int32(it.Idx), int32(it.Sample)
 		refs := References(it.Reference)
 		if len(refs) == 0 && scorer != "json" {
 			continue
@@ -72,5 +86,5 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 		mean, lo, hi := MeanCI(all, uint64(runID))
 		q.Mean, q.Low, q.High = &mean, &lo, &hi
 	}
-	return s.Store.SaveScores(ctx, runID, idx, scores, q)
+	return s.Store.SaveScores(ctx, runID, idx, samples, scores, q)
 }

@@ -54,15 +54,19 @@ type NewRun struct {
 	Runtime         string
 	HardwareProfile string
 	WaitingForAgent bool
-	Total           int
+	// Total is the requests to send: items × Samples.
+	Total int
+	// Samples is the answers asked for each item (0 means 1).
+	Samples int
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total) RETURNING id`,
-		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent, "total": r.Total}).Scan(&id)
+	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples) RETURNING id`,
+		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
+			"total": r.Total, "samples": max(r.Samples, 1)}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 

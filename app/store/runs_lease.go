@@ -40,6 +40,9 @@ type ClaimedRun struct {
 	Lease
 	DatasetID int64
 	Total     int
+	// Samples is the answers asked for each item (Total is items ×
+	// Samples).
+	Samples   int
 	Completed int
 	Errors    int
 	// Measured is the measured load time of earlier segments.
@@ -66,9 +69,9 @@ func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mod
 			resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
 		FROM benchmarks b, old
 		WHERE r.id = old.id AND b.id = r.benchmark_id
-		RETURNING r.fence, b.dataset_id, r.total, r.completed, r.errors, r.measured_seconds, old.was_started`,
+		RETURNING r.fence, b.dataset_id, r.total, r.samples, r.completed, r.errors, r.measured_seconds, old.was_started`,
 		pgx.NamedArgs{"run": runID, "agent": agentID, "job": jobID, "mode": mode}).
-		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Completed, &c.Errors, &measured, &c.Resumed)
+		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Samples, &c.Completed, &c.Errors, &measured, &c.Resumed)
 	c.Measured = time.Duration(measured * float64(time.Second))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("run %d, job %d: %w", runID, jobID, ErrStaleJob)
@@ -111,25 +114,30 @@ func (q *Queries) RunEvents(ctx context.Context, runID int64) ([]RunEvent, error
 	return es, mapErr(err, "run events")
 }
 
-// PendingItem is a dataset item a run has yet to send.
+// PendingItem is a dataset item a run has yet to send (one of its
+// samples, when the run asks for several answers per item).
 type PendingItem struct {
 	Idx      int
+	Sample   int
 	CustomID string
 	Request  []byte
 }
 
-// PendingItems returns the run's items (the first total of its dataset)
-// that have no result yet, in order: all of them for a new run, the rest
-// for a resumed one.
+// PendingItems returns the run's requests (total of them: its dataset's
+// first items, each as many times as the run's samples) that have no
+// result yet, in item and sample order: all of them for a new run, the
+// rest for a resumed one.
 func (q *Queries) PendingItems(ctx context.Context, runID, datasetID int64, total int) ([]PendingItem, error) {
-	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, i.request::text FROM dataset_items i
-		WHERE i.dataset_id = @ds AND i.idx < @total
-		AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = @run AND r.idx = i.idx)
-		ORDER BY i.idx`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
+	rows, _ := q.db.Query(ctx, `WITH ru AS (SELECT greatest(samples, 1) AS n FROM runs WHERE id = @run)
+		SELECT i.idx, s.sample, i.custom_id, i.request::text FROM ru, dataset_items i
+		CROSS JOIN LATERAL generate_series(0, (SELECT n FROM ru) - 1) AS s(sample)
+		WHERE i.dataset_id = @ds AND i.idx < @total / ru.n
+		AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = @run AND r.idx = i.idx AND r.sample = s.sample)
+		ORDER BY i.idx, s.sample`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PendingItem, error) {
 		var it PendingItem
 		var req string
-		err := row.Scan(&it.Idx, &it.CustomID, &req)
+		err := row.Scan(&it.Idx, &it.Sample, &it.CustomID, &req)
 		it.Request = []byte(req)
 		return it, err
 	})
@@ -211,6 +219,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 	n := len(rs)
 	var (
 		idx, promptT, complT, events, httpStatus                         = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]*int32, n)
+		sample                                                           = make([]int32, n)
 		customID, status, output, finish, reqID, errClass, errMsg, phase = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		estimated                                                        = make([]bool, n)
 		sentAt                                                           = make([]time.Time, n)
@@ -221,6 +230,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 	)
 	for i, r := range rs {
 		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int4(r.PromptTokens), int4(r.CompletionTokens), int4(r.ContentEvents)
+		sample[i] = int32(min(max(r.Sample, 0), jobs.MaxSamples-1))
 		itlGaps[i], itlTokens[i] = intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
 		if itlGaps[i] == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
 			itlTokens[i] = nil
@@ -244,20 +254,20 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 	err := q.db.QueryRow(ctx, `WITH lease AS (
 			SELECT id FROM runs WHERE id = @run AND fence = @fence FOR UPDATE
 		), ins AS (
-			INSERT INTO results (run_id, idx, custom_id, status, output, finish_reason, prompt_tokens, completion_tokens,
+			INSERT INTO results (run_id, idx, sample, custom_id, status, output, finish_reason, prompt_tokens, completion_tokens,
 				tokens_estimated, sent_at, ttft_ms, e2e_ms, tpot_ms, itl_mean_ms, itl_p50_ms, itl_p99_ms, itl_max_ms,
 				content_events, http_status, request_id, error_class, error, phase, itl_gaps_us, itl_tokens, agent_id)
-			SELECT @run, u.idx, u.custom_id, u.status, u.output, u.finish, u.prompt, u.compl, u.estimated, u.sent_at, u.ttft, u.e2e,
+			SELECT @run, u.idx, u.sample, u.custom_id, u.status, u.output, u.finish, u.prompt, u.compl, u.estimated, u.sent_at, u.ttft, u.e2e,
 				u.tpot, u.itl_mean, u.itl_p50, u.itl_p99, u.itl_max, u.events, u.http, u.req_id, u.err_class, u.err, u.phase,
 				u.itl_gaps::int4[], u.itl_tokens::int4[], @agent FROM unnest(@idx::int4[], @custom_id::text[], @status::text[], @output::text[], @finish::text[],
 				@prompt::int4[], @compl::int4[], @estimated::bool[], @sent_at::timestamptz[], @ttft::float8[], @e2e::float8[],
 				@tpot::float8[], @itl_mean::float8[], @itl_p50::float8[], @itl_p99::float8[], @itl_max::float8[],
 				@events::int4[], @http::int4[], @req_id::text[], @err_class::text[], @err::text[], @phase::text[],
-				@itl_gaps::text[], @itl_tokens::text[])
+				@itl_gaps::text[], @itl_tokens::text[], @sample::int4[])
 				AS u(idx, custom_id, status, output, finish, prompt, compl, estimated, sent_at, ttft, e2e, tpot, itl_mean, itl_p50,
-					itl_p99, itl_max, events, http, req_id, err_class, err, phase, itl_gaps, itl_tokens)
+					itl_p99, itl_max, events, http, req_id, err_class, err, phase, itl_gaps, itl_tokens, sample)
 			WHERE EXISTS (SELECT 1 FROM lease)
-			ON CONFLICT (run_id, idx) DO NOTHING
+			ON CONFLICT (run_id, idx, sample) DO NOTHING
 			RETURNING status, prompt_tokens, completion_tokens
 		)
 		UPDATE runs SET completed = completed + (SELECT count(*) FROM ins),
@@ -271,7 +281,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 			"prompt": promptT, "compl": complT, "estimated": estimated, "sent_at": sentAt, "ttft": ttft, "e2e": e2e,
 			"tpot": tpot, "itl_mean": itlMean, "itl_p50": itlP50, "itl_p99": itlP99, "itl_max": itlMax,
 			"events": events, "http": httpStatus, "req_id": reqID, "err_class": errClass, "err": errMsg, "phase": phase,
-			"itl_gaps": itlGaps, "itl_tokens": itlTokens,
+			"itl_gaps": itlGaps, "itl_tokens": itlTokens, "sample": sample,
 		}).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("write results of run %d: %w", l.RunID, ErrFenced)

@@ -10,6 +10,7 @@ import (
 // ScoreItem is a result to score: its output and the item's reference.
 type ScoreItem struct {
 	Idx       int
+	Sample    int
 	Status    string
 	Output    string
 	Reference json.RawMessage
@@ -18,13 +19,13 @@ type ScoreItem struct {
 // ScoreItems returns every result of a run with its reference, in item
 // order.
 func (q *Queries) ScoreItems(ctx context.Context, runID int64) ([]ScoreItem, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.idx, r.status, r.output, coalesce(i.reference, 'null')
+	rows, _ := q.db.Query(ctx, `SELECT r.idx, r.sample, r.status, r.output, coalesce(i.reference, 'null')
 		FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchmarks b ON b.id = ru.benchmark_id
 		LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx
-		WHERE r.run_id = @run ORDER BY r.idx`, pgx.NamedArgs{"run": runID})
+		WHERE r.run_id = @run ORDER BY r.idx, r.sample`, pgx.NamedArgs{"run": runID})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ScoreItem, error) {
 		var it ScoreItem
-		err := row.Scan(&it.Idx, &it.Status, &it.Output, &it.Reference)
+		err := row.Scan(&it.Idx, &it.Sample, &it.Status, &it.Output, &it.Reference)
 		return it, err
 	})
 	return out, mapErr(err, "score items")
@@ -37,13 +38,15 @@ type RunQuality struct {
 	Mean, Low, High *float64
 }
 
-// SaveScores stores every item's score (nil for an item not scored) and
-// the run's quality, in one transaction.
-func (s *Store) SaveScores(ctx context.Context, runID int64, idx []int32, scores []*float64, q RunQuality) error {
+// SaveScores stores every result's score (nil for one not scored), each
+// named by its item and sample, and the run's quality, in one
+// transaction.
+func (s *Store) SaveScores(ctx context.Context, runID int64, idx, samples []int32, scores []*float64, q RunQuality) error {
 	return s.InTx(ctx, func(tx *Queries) error {
 		if _, err := tx.db.Exec(ctx, `UPDATE results r SET score = u.score
-			FROM unnest(@idx::int4[], @scores::float8[]) AS u(idx, score)
-			WHERE r.run_id = @run AND r.idx = u.idx`, pgx.NamedArgs{"run": runID, "idx": idx, "scores": scores}); err != nil {
+			FROM unnest(@idx::int4[], @samples::int4[], @scores::float8[]) AS u(idx, sample, score)
+			WHERE r.run_id = @run AND r.idx = u.idx AND r.sample = u.sample`,
+			pgx.NamedArgs{"run": runID, "idx": idx, "samples": samples, "scores": scores}); err != nil {
 			return mapErr(err, "save scores")
 		}
 		_, err := tx.db.Exec(ctx, `UPDATE runs SET scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo,

