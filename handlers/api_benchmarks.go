@@ -91,6 +91,12 @@ type apiRun struct {
 	// The finished run's figures (DESIGN.md § Metric definitions): null
 	// until it finishes, and null where not measured (no GPU readings, no
 	// price, no launched runtime).
+	// Execution is the code execution of a run scored by humaneval, mbpp
+	// or exec: its state, pass@k by k and answers by class; absent for
+	// other runs.
+	Execution *apiExecution `json:"execution,omitempty"`
+	// Samples is the answers asked for each item.
+	Samples         int              `json:"samples"`
 	Summary         *jobs.RunSummary `json:"summary"`
 	GPUSummary      json.RawMessage  `json:"gpu_summary"`
 	CostPer1MTokens *float64         `json:"cost_per_1m_tokens"`
@@ -167,7 +173,24 @@ func (s *server) apiGetRun(c *fiber.Ctx) error {
 	return c.JSON(runs[0])
 }
 
+// apiExecution is a run's code execution in the API.
+type apiExecution struct {
+	State  string             `json:"state"`
+	Error  string             `json:"error,omitempty"`
+	PassAt map[string]float64 `json:"pass_at"`
+	Counts map[string]int     `json:"counts"`
+}
+
 func toAPIRun(r store.Run) apiRun {
+	a := toAPIRunBase(r)
+	a.Samples = max(r.Samples, 1)
+	if r.Exec.State != "" {
+		a.Execution = &apiExecution{State: r.Exec.State, Error: r.Exec.Error, PassAt: r.Exec.PassAt, Counts: r.Exec.Counts}
+	}
+	return a
+}
+
+func toAPIRunBase(r store.Run) apiRun {
 	return apiRun{ID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,

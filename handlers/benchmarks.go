@@ -86,7 +86,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		Name: v("name"), DatasetID: v("dataset_id"), LoadKind: v("load_kind"), Concurrency: v("concurrency"),
 		Rate: v("rate"), Steps: v("steps"), Warmup: v("warmup"), MaxRequests: v("max_requests"),
 		MaxDuration: v("max_duration"), MaxErrors: v("max_errors"), Temperature: v("temperature"), TopP: v("top_p"),
-		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"),
+		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"), Samples: v("n"),
 		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"),
 	}
 	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
@@ -147,6 +147,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 	m.Sampling.Temperature = decimal(f.Temperature, "sampling.temperature")
 	m.Sampling.TopP = decimal(f.TopP, "sampling.top_p")
 	integer(f.MaxTokens, "sampling.max_tokens", &m.Sampling.MaxTokens)
+	integer(f.Samples, "sampling.n", &m.Sampling.N)
 	if f.Seed != "" {
 		seed, err := strconv.ParseInt(f.Seed, 10, 64)
 		if err != nil {

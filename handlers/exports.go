@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ type resultStore interface {
 	StreamResults(ctx context.Context, runIDs []int64, fn func(store.ResultRow) error) error
 	ListResults(ctx context.Context, runID int64, f store.ResultFilter) ([]store.ResultListRow, error)
 	ResultByIdx(ctx context.Context, runID int64, idx int) (store.ResultItem, error)
+	ResultBySample(ctx context.Context, runID int64, idx, sample int) (store.ResultItem, error)
+	RunExecOptions(ctx context.Context, runID int64) (json.RawMessage, error)
 	CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns, raw bool) error
 	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)

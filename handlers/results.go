@@ -12,6 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/sandbox"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
@@ -80,14 +82,23 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 	return f, out
 }
 
-// parseResultCursor reads a results page's cursor, "KEY:IDX": the sort
-// key of the page's last row (a number; ±Inf stands for a missing value,
-// which sorts last) and its item index.
+// parseResultCursor reads a results page's cursor, "KEY:IDX" or
+// "KEY:IDX:SAMPLE": the sort key of the page's last row (a number; ±Inf
+// stands for a missing value, which sorts last), its item index and, for
+// a run of several answers per item, its sample.
 func parseResultCursor(raw string) (store.ResultCursor, error) {
 	bad := &paramError{Name: "after", Value: raw, Want: "a cursor KEY:IDX from a page link"}
 	k, i, ok := strings.Cut(raw, ":")
 	if !ok {
 		return store.ResultCursor{}, bad
+	}
+	sample := 0
+	if i2, sm, ok := strings.Cut(i, ":"); ok {
+		n, err := strconv.Atoi(sm)
+		if err != nil || n < 0 || n >= jobs.MaxSamples {
+			return store.ResultCursor{}, bad
+		}
+		i, sample = i2, n
 	}
 	key, err := strconv.ParseFloat(k, 64)
 	if err != nil || math.IsNaN(key) {
@@ -97,7 +108,7 @@ func parseResultCursor(raw string) (store.ResultCursor, error) {
 	if err != nil {
 		return store.ResultCursor{}, err
 	}
-	return store.ResultCursor{Key: key, Idx: idx}, nil
+	return store.ResultCursor{Key: key, Idx: idx, Sample: sample}, nil
 }
 
 // showResultsPage is a run's results: summary, filters and one page.
@@ -147,7 +158,11 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 				q.Set(k, v)
 			}
 		}
-		q.Set("after", strconv.FormatFloat(last.Key, 'g', -1, 64)+":"+strconv.Itoa(last.Idx))
+		cursor := strconv.FormatFloat(last.Key, 'g', -1, 64) + ":" + strconv.Itoa(last.Idx)
+		if last.Sample > 0 {
+			cursor += ":" + strconv.Itoa(last.Sample)
+		}
+		q.Set("after", cursor)
 		d.NextURL = fmt.Sprintf("/runs/%d?%s", run.ID, q.Encode())
 	}
 	status := fiber.StatusOK
@@ -167,14 +182,51 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, err := s.Store.ResultByIdx(c.UserContext(), run.ID, idx)
+	sample := 0
+	if raw := c.Query("sample"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n >= jobs.MaxSamples {
+			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("sample must be a whole number from 0 to %d.", jobs.MaxSamples-1))
+		}
+		sample = n
+	}
+	it, err := s.Store.ResultBySample(c.UserContext(), run.ID, idx, sample)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "This run has no result for that item.")
 	}
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, results.ItemPage(b, run, it))
+	ex, err := s.itemProgram(c, run, it)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex))
+}
+
+// itemProgram assembles the program the sandbox runs for an answer of a
+// run scored by execution, as the suite's harness does.
+func (s *server) itemProgram(c *fiber.Ctx, run store.Run, it store.ResultItem) (results.ItemExec, error) {
+	if !score.IsExecution(run.Scorer) {
+		return results.ItemExec{}, nil
+	}
+	var req struct {
+		Body struct {
+			Prompt string `json:"prompt"`
+		} `json:"body"`
+	}
+	_ = json.Unmarshal(it.Request, &req)
+	task, err := sandbox.ParseTask(it.Reference, req.Body.Prompt, "")
+	if err != nil {
+		return results.ItemExec{}, nil // not a code item
+	}
+	var opts sandbox.ExecOptions
+	raw, err := s.Store.RunExecOptions(c.UserContext(), run.ID)
+	if err != nil {
+		return results.ItemExec{}, err
+	}
+	_ = json.Unmarshal(raw, &opts)
+	return results.ItemExec{Program: task.Program(sandbox.Truncate(task.Suite, opts.Truncate, it.Output))}, nil
 }
 
 // rescoreRun queues the run's scoring with the scorer picked on its page.

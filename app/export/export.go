@@ -22,6 +22,12 @@ import (
 var ResultColumns = []string{"custom_id", "idx", "status", "output", "finish_reason", "prompt_tokens", "completion_tokens",
 	"tokens_estimated", "ttft_ms", "e2e_ms", "tpot_ms", "itl_mean_ms", "score", "error_class", "error", "phase", "sent_at"}
 
+// ExecColumns follow ResultColumns for runs whose code answers were
+// executed in the sandbox (or that asked for several answers per item):
+// the answer's sample, its class (passed, failed, exception,
+// syntax_error, timeout, killed), the end of its stderr and its run time.
+var ExecColumns = []string{"sample", "exec_status", "exec_stderr", "exec_ms"}
+
 // RunColumns prefix ResultColumns in a benchmark's CSV.
 var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
 

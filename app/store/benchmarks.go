@@ -113,6 +113,21 @@ type Run struct {
 	Quality   *float64
 	QualityLo *float64
 	QualityHi *float64
+	// Samples is the answers asked for each item; Exec the execution of
+	// its code answers in the sandbox.
+	Samples int
+	Exec    Execution
+}
+
+// Execution is where a run's code execution stands and what it found.
+type Execution struct {
+	// State is '' (none asked), queued, running, done or failed.
+	State string
+	Error string
+	// PassAt is pass@k by k ("1", "10", "100"), Counts the answers by
+	// class; nil until done.
+	PassAt map[string]float64
+	Counts map[string]int
 }
 
 // Progress is the share of the run's items done, 0 to 1.
@@ -126,7 +141,8 @@ func (r Run) Progress() float64 {
 const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
 	r.waiting_for_agent, r.attempt, r.fence, r.agent_id, coalesce(a.name, ''), r.mode, r.total, r.completed, r.errors,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
-	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi`
+	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
+	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts`
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -134,7 +150,8 @@ func (r *Run) fields() []any {
 	return []any{&r.ID, &r.BenchmarkID, &r.ModelName, &r.Runtime, &r.HardwareProfile, &r.RiverJobID, &r.State,
 		&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
-		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi}
+		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
+		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {

@@ -36,11 +36,18 @@ type ResultRow struct {
 	// Endpoint is the item's API path (/v1/chat/completions or
 	// /v1/completions), which decides the shape of a JSONL export.
 	Endpoint string
+	// Sample tells apart the answers to one item (0 for the first);
+	// ExecStatus, ExecStderr and ExecMs are what the sandbox made of it
+	// ('' when not executed).
+	Sample     int
+	ExecStatus string
+	ExecStderr string
+	ExecMs     *float64
 }
 
 const resultColumns = `r.run_id, r.idx, r.custom_id, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
 	r.tokens_estimated, r.sent_at, r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.http_status, r.request_id, r.error_class,
-	r.error, r.phase, r.score, coalesce(i.request->>'url', '')`
+	r.error, r.phase, r.score, coalesce(i.request->>'url', ''), r.sample, r.exec_status, r.exec_stderr, r.exec_ms`
 
 const resultFrom = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchmarks b ON b.id = ru.benchmark_id
 	LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx `
@@ -50,7 +57,7 @@ const resultFrom = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchm
 func (r *ResultRow) fields() []any {
 	return []any{&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
 		&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
-		&r.Error, &r.Phase, &r.Score, &r.Endpoint}
+		&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Sample, &r.ExecStatus, &r.ExecStderr, &r.ExecMs}
 }
 
 func scanResult(row pgx.CollectableRow) (ResultRow, error) {
@@ -62,7 +69,7 @@ func scanResult(row pgx.CollectableRow) (ResultRow, error) {
 // StreamResults calls fn for every result of the given runs, in run and
 // item order, reading them row by row (constant memory whatever the size).
 func (q *Queries) StreamResults(ctx context.Context, runIDs []int64, fn func(ResultRow) error) error {
-	rows, err := q.db.Query(ctx, `SELECT `+resultColumns+resultFrom+`WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx`,
+	rows, err := q.db.Query(ctx, `SELECT `+resultColumns+resultFrom+`WHERE r.run_id = ANY(@runs) ORDER BY r.run_id, r.idx, r.sample`,
 		pgx.NamedArgs{"runs": runIDs})
 	if err != nil {
 		return mapErr(err, "stream results")
@@ -96,10 +103,12 @@ type ResultFilter struct {
 	Limit int
 }
 
-// ResultCursor is where a page ends: the sort value and the item.
+// ResultCursor is where a page ends: the sort value and the item (and
+// its sample).
 type ResultCursor struct {
-	Key float64
-	Idx int
+	Key    float64
+	Idx    int
+	Sample int
 }
 
 // ResultListRow is a result with its prompt's excerpt.
@@ -145,17 +154,17 @@ func (q *Queries) ListResults(ctx context.Context, runID int64, f ResultFilter) 
 		where += " AND r.score <= @max_score"
 		args["max_score"] = *f.MaxScore
 	}
-	order := key + " " + dir + ", r.idx " + dir
+	order := key + " " + dir + ", r.idx " + dir + ", r.sample " + dir
 	if col == sortColumns["idx"] {
-		// Item order walks the primary key (run_id, idx) directly.
-		key, order = "r.idx::float8", "r.idx "+dir
+		// Item order walks the primary key (run_id, idx, sample) directly.
+		key, order = "r.idx::float8", "r.idx "+dir+", r.sample "+dir
 		if f.After != nil {
-			where += " AND r.idx " + cmp + " @after_idx"
-			args["after_idx"] = f.After.Idx
+			where += " AND (r.idx, r.sample) " + cmp + " (@after_idx, @after_sample)"
+			args["after_idx"], args["after_sample"] = f.After.Idx, f.After.Sample
 		}
 	} else if f.After != nil {
-		where += " AND (" + key + ", r.idx) " + cmp + " (@after_key::float8, @after_idx)"
-		args["after_key"], args["after_idx"] = f.After.Key, f.After.Idx
+		where += " AND (" + key + ", r.idx, r.sample) " + cmp + " (@after_key::float8, @after_idx, @after_sample)"
+		args["after_key"], args["after_idx"], args["after_sample"] = f.After.Key, f.After.Idx, f.After.Sample
 	}
 	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`,
 			left(coalesce(i.request->'body'->'messages'->-1->>'content', i.request->'body'->>'prompt', ''), 200), `+key+`
@@ -163,7 +172,7 @@ func (q *Queries) ListResults(ctx context.Context, runID int64, f ResultFilter) 
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ResultListRow, error) {
 		var r ResultListRow
 		err := row.Scan(append(r.fields(), &r.Prompt, &r.Cursor.Key)...)
-		r.Cursor.Idx = r.Idx
+		r.Cursor.Idx, r.Cursor.Sample = r.Idx, r.Sample
 		return r, err
 	})
 	return out, mapErr(err, "list results")
@@ -182,12 +191,18 @@ type ResultItem struct {
 	ITLGapsMicros, ITLTokens     []int32
 }
 
-// ResultByIdx returns one result of a run with its dataset item.
+// ResultByIdx returns one result of a run with its dataset item (the
+// first sample's).
 func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (ResultItem, error) {
+	return q.ResultBySample(ctx, runID, idx, 0)
+}
+
+// ResultBySample returns one answer of a run to an item, with the item.
+func (q *Queries) ResultBySample(ctx context.Context, runID int64, idx, sample int) (ResultItem, error) {
 	var it ResultItem
 	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null'),
 			r.itl_p50_ms, r.itl_p99_ms, r.itl_max_ms, r.itl_gaps_us, r.itl_tokens`+resultFrom+
-		`WHERE r.run_id = @run AND r.idx = @idx`, pgx.NamedArgs{"run": runID, "idx": idx})
+		`WHERE r.run_id = @run AND r.idx = @idx AND r.sample = @sample`, pgx.NamedArgs{"run": runID, "idx": idx, "sample": sample})
 	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {
 		var r ResultItem
 		err := row.Scan(append(r.fields(), &r.Request, &r.Reference, &r.ITLP50ms, &r.ITLP99ms, &r.ITLMaxms, &r.ITLGapsMicros, &r.ITLTokens)...)
@@ -258,6 +273,13 @@ func (q *Queries) LatencyPoints(ctx context.Context, runID int64, limit int) ([]
 // -, @, a tab or a carriage return gets a leading single quote (the twin
 // of export.FormulaSafe, for CSV written by PostgreSQL).
 func ResultsCSVQuery(runIDs []int64, runColumns, raw bool) string {
+	return ResultsCSVQueryExec(runIDs, runColumns, raw, false)
+}
+
+// ResultsCSVQueryExec is ResultsCSVQuery, with exec adding the columns of
+// export.ExecColumns (the answer's sample and what the sandbox made of
+// it) for runs whose code was executed.
+func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 	ids := make([]string, len(runIDs))
 	for i, id := range runIDs {
 		ids[i] = strconv.FormatInt(id, 10)
@@ -276,11 +298,14 @@ func ResultsCSVQuery(runIDs []int64, runColumns, raw bool) string {
 		`, r.prompt_tokens, r.completion_tokens,
 		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
 		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, ` + text("r.error", "error") + `, r.phase, r.sent_at`
-	from := ` FROM results r WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
+	if exec {
+		cols += `, r.sample, r.exec_status, ` + text("r.exec_stderr", "exec_stderr") + `, r.exec_ms`
+	}
+	from := ` FROM results r WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	if runColumns {
 		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
 		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
-			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx`
+			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	}
 	return `SELECT ` + cols + from
 }
@@ -297,7 +322,14 @@ func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64,
 		return mapErr(err, "copy results")
 	}
 	defer conn.Release()
-	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (`+ResultsCSVQuery(runIDs, runColumns, raw)+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
+	// Runs whose code was executed (or that have several samples) carry
+	// the execution columns too.
+	var exec bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ANY(@runs) AND (exec_state <> '' OR samples > 1))`,
+		pgx.NamedArgs{"runs": runIDs}).Scan(&exec); err != nil {
+		return mapErr(err, "copy results")
+	}
+	_, err = conn.Conn().PgConn().CopyTo(ctx, w, `COPY (`+ResultsCSVQueryExec(runIDs, runColumns, raw, exec)+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	return mapErr(err, "copy results")
 }
 

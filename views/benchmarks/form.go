@@ -39,6 +39,8 @@ type Form struct {
 	MaxRequests, MaxDuration, MaxErrors        string
 	Temperature, TopP, MaxTokens, Seed, Stop   string
 	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
+	// Samples is sampling.n: answers per item, for pass@k.
+	Samples string
 }
 
 // NextTarget is the index for a new row.

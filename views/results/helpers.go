@@ -82,7 +82,7 @@ func pretty(raw json.RawMessage) string {
 
 // Scorers are the scorers a run can be scored with again.
 var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
 
 // offered is a step's offered rate; a closed-loop step offers what it
 // achieves.
@@ -101,4 +101,47 @@ func stepErrors(s jobs.StepSummary) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d (%s)", s.Errors, errorClasses(s.ErrorsByClass))
+}
+
+// itemURL is an answer's page: the item, and its sample when not the
+// first.
+func itemURL(runID int64, idx, sample int) string {
+	if sample > 0 {
+		return fmt.Sprintf("/runs/%d/items/%d?sample=%d", runID, idx, sample)
+	}
+	return fmt.Sprintf("/runs/%d/items/%d", runID, idx)
+}
+
+// execBadge colours an execution class.
+func execBadge(class string) string {
+	switch class {
+	case "passed":
+		return "succeeded"
+	case "timeout", "killed":
+		return "cancelled"
+	}
+	return "failed"
+}
+
+// passAtLine is a run's pass@k, k in 1, 10, 100 where measured.
+func passAtLine(run store.Run) string {
+	var parts []string
+	for _, k := range []string{"1", "10", "100"} {
+		if v, ok := run.Exec.PassAt[k]; ok {
+			parts = append(parts, fmt.Sprintf("pass@%s %.3f", k, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "pass@k: no item could be executed"
+	}
+	return strings.Join(parts, " · ") + fmt.Sprintf(" (%d answers per item, Chen et al.'s unbiased estimator)", max(run.Samples, 1))
+}
+
+// execCounts lists the answers by class, in the sandbox's order.
+func execCounts(counts map[string]int) string {
+	var parts []string
+	for _, c := range []string{"passed", "failed", "exception", "syntax_error", "timeout", "killed"} {
+		parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
+	}
+	return strings.Join(parts, " · ")
 }
