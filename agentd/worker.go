@@ -161,7 +161,14 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 			res.Idx, res.Sample, res.CustomID, res.Phase = idx, it.Sample, it.CustomID, phase
 			return res
 		},
-		Record: rep.Add,
+		// The load generator labels what it records with the key it
+		// sent (results it made itself, such as cancelled ones, too).
+		Record: func(r jobs.Result) {
+			if samples > 1 {
+				r.Idx, r.Sample = r.Idx/jobs.MaxSamples, r.Idx%jobs.MaxSamples
+			}
+			rep.Add(r)
+		},
 
 		// The multi-turn order and trace times of synthetic items.
 		Prev:     convsOf(samples, convs.prev),

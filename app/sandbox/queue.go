@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -16,7 +17,12 @@ import (
 // service's ExecutionQueue on the server.
 type Queue struct {
 	Store *store.Store
-	River *river.Client[pgx.Tx]
+	River Inserter
+}
+
+// Inserter inserts River jobs in a transaction (a *river.Client).
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // QueueExecution queues runID's execution with scorer.
