@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta bench-fleet check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -19,9 +19,10 @@ build: ## Build bin/ruckus and bin/agentd
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ruckus ./app
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentd ./agentd
 
-deps: ## Install what this machine lacks (PostgreSQL binaries) where we can
+deps: ## Install what this machine lacks (PostgreSQL binaries, the sandbox's bubblewrap and python3) where we can
 	@./.ci/ensure-postgres
 	@./.ci/ensure-pgbouncer
+	@./.ci/ensure-sandbox || echo "continuing without the code-execution sandbox: HumanEval/MBPP answers are not executed until it is installed" >&2
 
 run: deps build ## Start PostgreSQL (private, unless DATABASE_URL is set), the server and one agentd (PGBOUNCER=1: the agent through PgBouncer)
 	./bin/ruckus dev $(if $(PGBOUNCER),--pgbouncer)
@@ -91,6 +92,10 @@ bench-eta: deps build ## A simulated run with steady latency: the ETA's error at
 
 bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
 	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
+
+bench-sandbox: ## HumanEval's 164 canonical solutions through the code-execution sandbox at concurrency 1 and 2: items/s
+	@./.ci/ensure-sandbox
+	$(GO) run ./app/selfbench/sandbox --humaneval ../shared/datasets/humaneval/HumanEval.jsonl.gz --concurrency 1,2
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')

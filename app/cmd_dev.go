@@ -184,7 +184,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	go func() { agentDone <- child.Wait() }()
 	// One sandbox worker executes code answers (HumanEval, MBPP): this
 	// binary again, a process of its own beside the server.
-	sandboxDone, stopSandbox := startSandboxWorker(stderr)
+	stopSandbox := startSandboxWorker(stderr)
 	defer stopSandbox()
 	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n\n", browsable(addr))
 
@@ -196,8 +196,6 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case err := <-agentDone:
 		runErr = fmt.Errorf("agentd exited: %v", err)
 		agentDone = nil
-	case err := <-sandboxDone:
-		runErr = fmt.Errorf("the sandbox worker exited: %v", err)
 	}
 	fmt.Fprintln(stderr, "stopping agentd and the server")
 	if agentDone != nil {
@@ -217,28 +215,31 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 // startSandboxWorker starts `ruckus sandbox` in a process group of its
-// own; stop sends it SIGTERM and waits (then kills it after 10 s).
-func startSandboxWorker(stderr io.Writer) (<-chan error, func()) {
-	done := make(chan error, 1)
+// own; stop sends it SIGTERM and waits (then kills it after 10 s). A
+// worker that cannot run (no bubblewrap) is reported and the rest goes
+// on: only code execution waits for it.
+func startSandboxWorker(stderr io.Writer) (stop func()) {
 	self, err := os.Executable()
 	if err != nil {
-		done <- err
-		return done, func() {}
+		fmt.Fprintln(stderr, "sandbox worker not started:", err)
+		return func() {}
 	}
 	cmd := exec.Command(self, "sandbox")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		done <- err
-		return done, func() {}
+		fmt.Fprintln(stderr, "sandbox worker not started:", err)
+		return func() {}
 	}
 	waited := make(chan error, 1)
 	go func() {
 		err := cmd.Wait()
+		if err != nil {
+			fmt.Fprintln(stderr, "the sandbox worker exited:", err, "(code answers are not executed; see make deps)")
+		}
 		waited <- err
-		done <- err
 	}()
-	return done, func() {
+	return func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-waited:

@@ -77,28 +77,28 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 		} else {
 			out.After = &cur
 		}
+		if raw := c.Query("after_sample"); raw != "" {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n >= jobs.MaxSamples {
+				problems = append(problems, fmt.Sprintf("after_sample must be a whole number from 0 to %d", jobs.MaxSamples-1))
+			} else if out.After != nil {
+				out.After.Sample = n
+			}
+		}
 	}
 	f.Error = strings.Join(problems, "; ")
 	return f, out
 }
 
-// parseResultCursor reads a results page's cursor, "KEY:IDX" or
-// "KEY:IDX:SAMPLE": the sort key of the page's last row (a number; ±Inf
-// stands for a missing value, which sorts last), its item index and, for
-// a run of several answers per item, its sample.
+// parseResultCursor reads a results page's cursor, "KEY:IDX": the sort
+// key of the page's last row (a number; ±Inf stands for a missing value,
+// which sorts last) and its item index. (For a run of several answers per
+// item the row's sample travels as after_sample.)
 func parseResultCursor(raw string) (store.ResultCursor, error) {
 	bad := &paramError{Name: "after", Value: raw, Want: "a cursor KEY:IDX from a page link"}
 	k, i, ok := strings.Cut(raw, ":")
 	if !ok {
 		return store.ResultCursor{}, bad
-	}
-	sample := 0
-	if i2, sm, ok := strings.Cut(i, ":"); ok {
-		n, err := strconv.Atoi(sm)
-		if err != nil || n < 0 || n >= jobs.MaxSamples {
-			return store.ResultCursor{}, bad
-		}
-		i, sample = i2, n
 	}
 	key, err := strconv.ParseFloat(k, 64)
 	if err != nil || math.IsNaN(key) {
@@ -108,7 +108,7 @@ func parseResultCursor(raw string) (store.ResultCursor, error) {
 	if err != nil {
 		return store.ResultCursor{}, err
 	}
-	return store.ResultCursor{Key: key, Idx: idx, Sample: sample}, nil
+	return store.ResultCursor{Key: key, Idx: idx}, nil
 }
 
 // showResultsPage is a run's results: summary, filters and one page.
@@ -158,11 +158,10 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 				q.Set(k, v)
 			}
 		}
-		cursor := strconv.FormatFloat(last.Key, 'g', -1, 64) + ":" + strconv.Itoa(last.Idx)
+		q.Set("after", strconv.FormatFloat(last.Key, 'g', -1, 64)+":"+strconv.Itoa(last.Idx))
 		if last.Sample > 0 {
-			cursor += ":" + strconv.Itoa(last.Sample)
+			q.Set("after_sample", strconv.Itoa(last.Sample))
 		}
-		q.Set("after", cursor)
 		d.NextURL = fmt.Sprintf("/runs/%d?%s", run.ID, q.Encode())
 	}
 	status := fiber.StatusOK

@@ -51,7 +51,7 @@ type Manifest struct {
 	Scorer   string           `json:"scorer" yaml:"scorer"`
 	// ScorerOptions holds the settings of scorers that take some.
 	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
-	SLO      jobs.SLO         `json:"slo" yaml:"slo"`
+	SLO           jobs.SLO       `json:"slo" yaml:"slo"`
 
 	// Synthetic, instead of Dataset, generates the benchmark's dataset
 	// (stored as an ordinary dataset, with the benchmark).

@@ -78,15 +78,18 @@ func TestForkBombContained(t *testing.T) {
 	if res := run(t, r, "print(1)"); res.Class != sandbox.Passed {
 		t.Fatalf("a program after the fork bomb: %s", res.Class)
 	}
-	// Nothing of it is left: every process of an execution's uid range
-	// (as root) is gone once Run returns.
+	// Nothing of it is left: no process of the execution's uid (as
+	// root, one of its own) is alive once Run returns.
 	if os.Geteuid() == 0 {
-		out, _ := exec.Command("ps", "-e", "-o", "uid=").Output()
-		for _, f := range strings.Fields(string(out)) {
+		if res.UID < r.UIDBase || res.UID >= r.UIDBase+r.UIDSpan {
+			t.Fatalf("ran as uid %d, outside [%d, %d)", res.UID, r.UIDBase, r.UIDBase+r.UIDSpan)
+		}
+		out, _ := exec.Command("ps", "-e", "-o", "uid=,stat=").Output()
+		for _, line := range strings.Split(string(out), "\n") {
 			var uid uint64
-			fmt.Sscan(f, &uid)
-			if uid >= uint64(r.UIDBase) && uid < uint64(r.UIDBase)+uint64(r.UIDSpan) {
-				t.Fatalf("a process of sandbox uid %d outlived its execution", uid)
+			var stat string
+			if n, _ := fmt.Sscan(line, &uid, &stat); n == 2 && uid == uint64(res.UID) && !strings.HasPrefix(stat, "Z") {
+				t.Fatalf("a process of the fork bomb's uid %d outlived its execution", uid)
 			}
 		}
 	}

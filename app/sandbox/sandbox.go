@@ -144,6 +144,9 @@ type Result struct {
 	Stdout     string // the first bytes, at most Limits.Output
 	StderrTail string // the last StderrTail bytes
 	Duration   time.Duration
+	// UID is the uid the execution ran as outside the sandbox (0 when
+	// this process is not root and it ran as this process's own).
+	UID uint32
 }
 
 // Run executes program (Python source, read from stdin by the
@@ -202,7 +205,7 @@ func (r *Runner) RunWith(ctx context.Context, program string, lim Limits) Result
 	}()
 	err := cmd.Wait()
 	close(done)
-	res := Result{Duration: time.Since(start), Stdout: out.String(), StderrTail: errw.String()}
+	res := Result{Duration: time.Since(start), Stdout: out.String(), StderrTail: errw.String(), UID: uid}
 	if uid != 0 {
 		sweep(uid)
 	}
