@@ -210,9 +210,9 @@ func TestReporter(t *testing.T) {
 		t.Parallel()
 		b := setup(t, 10)
 		r := report.New(b.rec, b.lease, 10, report.Options{BatchSize: 500, FlushInterval: 20 * time.Millisecond, ProgressInterval: hour}, nil)
-		runReporter(t, r)
 		r.Add(result(0, 1))
 		r.Add(result(1, 1))
+		runReporter(t, r)
 		waitFor(t, "the interval's flush", func() bool { return len(b.rec.sizes()) > 0 })
 		if got := b.rec.sizes(); got[0] != 2 {
 			t.Errorf("batches %v, want the two results in one", got)
