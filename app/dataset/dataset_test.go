@@ -523,8 +523,9 @@ func simpleLines(n int) []byte {
 // BenchmarkParse reads a generated file (simple format, 20,000 lines of
 // about 500 bytes), GSM8K's test split and HumanEval: "parser" is the whole
 // Parser; "scanner" and "fastjson" are only its JSON share (validate each
-// line and take the fields the formats read), done by the hand-written
-// scanner and by github.com/valyala/fastjson.
+// line and take the fields the formats read), done by the package's
+// scanner and by github.com/valyala/fastjson; the "-validate" rows are the
+// validation alone. The figures and what was kept are in jsonscan.go.
 func BenchmarkParse(b *testing.B) {
 	gz, err := gzip.NewReader(bytes.NewReader(sharedDataset(b, "humaneval/HumanEval.jsonl.gz")))
 	if err != nil {
@@ -583,6 +584,29 @@ func BenchmarkParse(b *testing.B) {
 				}
 				if got != scanned {
 					b.Fatalf("took %v, want %v", got, scanned)
+				}
+			}
+		})
+		// Validation alone, the first step of both.
+		b.Run(in.name+"/scanner-validate", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, line := range lines {
+					if !dataset.ValidJSON(line) {
+						b.Fatal("invalid line")
+					}
+				}
+			}
+		})
+		b.Run(in.name+"/fastjson-validate", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, line := range lines {
+					if !dataset.FastJSONValid(line) {
+						b.Fatal("invalid line")
+					}
 				}
 			}
 		})
