@@ -79,10 +79,10 @@ lint: ## gofmt, go vet, staticcheck
 
 bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends wrk >/dev/null 2>&1; } || echo "wrk is not installed (apt-get install wrk): measuring the fragment with a Go loop instead"
-	./bin/ruckus dev-db exec -- $(GO) run ./handlers/webbench --ruckus bin/ruckus
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/web --ruckus bin/ruckus
 
 bench-ingest: deps build ## Upload 1,000,000 generated items over HTTP and compare with psql \copy
-	./bin/ruckus dev-db exec -- $(GO) run ./app/ingest/ingestbench --ruckus bin/ruckus
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/ingest --ruckus bin/ruckus
 
 bench-agent: build ## agentd's load generator against agentd sim on loopback: tokens/s, requests/s, CPU per token and timing error vs a byte-counting baseline
 	$(GO) run ./app/selfbench/agent --agentd bin/agentd

@@ -10,6 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 )
 
 // cmdDataset is `ruckus dataset upload FILE`: an API client, so it works
@@ -38,7 +42,7 @@ func cmdDataset(ctx context.Context, args []string, out io.Writer) error {
 	if *dup {
 		fields = append(fields, [2]string{"allow_duplicate", "true"})
 	}
-	res, err := postFile(ctx, "/api/v1/datasets", fields, file)
+	res, err := postFile(ctx, "/api/v1/datasets", fields, file, barsTo(out))
 	if err != nil {
 		return err
 	}
@@ -95,10 +99,40 @@ func apiSettings() (base, token string, err error) {
 	return base, token, nil
 }
 
+// barsTo is out when it is a terminal, for progress bars; nil elsewhere,
+// where only the outcome is printed.
+func barsTo(out io.Writer) io.Writer {
+	if isTerminal(out) {
+		return out
+	}
+	return nil
+}
+
+// uploadBar draws a file's upload as a bar of bytes sent with the average
+// speed. It returns the file wrapped to count what is read, and finish,
+// which ends the bar (where it stopped, when the server answered before
+// reading all of it) and waits until it is drawn.
+func uploadBar(ctx context.Context, out io.Writer, name string, size int64, f io.Reader) (io.Reader, func()) {
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(out), mpb.WithWidth(160), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
+	bar := p.New(max(size, 1), mpb.BarStyle().Lbound("[").Filler("#").Tip("#").Padding(".").Rbound("]"), mpb.BarWidth(32),
+		mpb.PrependDecorators(decor.Name("upload "+name)),
+		mpb.AppendDecorators(decor.Percentage(decor.WC{W: 5}), decor.Name(" "), decor.CountersKibiByte("% .1f / % .1f"),
+			decor.Name(" "), decor.AverageSpeed(decor.SizeB1024(0), "% .1f")))
+	r, err := bar.ProxyReader(f)
+	if err != nil { // the context ended already
+		return f, p.Wait
+	}
+	return r, func() {
+		bar.Abort(false)
+		p.Wait()
+	}
+}
+
 // postFile sends file to the API path as multipart/form-data, after the
 // fields (in order, so the server can check them before the file), and
-// streams it: the body is written while it is sent.
-func postFile(ctx context.Context, path string, fields [][2]string, file string) (*http.Response, error) {
+// streams it: the body is written while it is sent. With bars set (a
+// terminal), a progress bar follows the upload there.
+func postFile(ctx context.Context, path string, fields [][2]string, file string, bars io.Writer) (*http.Response, error) {
 	base, token, err := apiSettings()
 	if err != nil {
 		return nil, err
@@ -106,6 +140,13 @@ func postFile(ctx context.Context, path string, fields [][2]string, file string)
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
+	}
+	var (
+		body   io.Reader = f
+		finish           = func() {}
+	)
+	if fi, err := f.Stat(); err == nil && bars != nil {
+		body, finish = uploadBar(ctx, bars, filepath.Base(file), fi.Size(), f)
 	}
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
@@ -121,7 +162,7 @@ func postFile(ctx context.Context, path string, fields [][2]string, file string)
 			if err != nil {
 				return err
 			}
-			if _, err := io.Copy(part, f); err != nil {
+			if _, err := io.Copy(part, body); err != nil {
 				return err
 			}
 			return mw.Close()
@@ -130,11 +171,14 @@ func postFile(ctx context.Context, path string, fields [][2]string, file string)
 	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, pr)
 	if err != nil {
+		pr.CloseWithError(err)
+		finish()
 		return nil, err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
+	finish()
 	if err != nil {
 		return nil, fmt.Errorf("send %s to %s: %w", filepath.Base(file), base, err)
 	}

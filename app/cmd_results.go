@@ -10,7 +10,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 )
 
 // apiGet calls the API with the token and returns the response for the
@@ -100,11 +104,24 @@ type watchedRun struct {
 	Error      string   `json:"error"`
 }
 
-// progressLine is one run as a terminal line with a progress bar.
+// progressLine is one run as a line of plain text, for output that is not
+// a terminal (a log, a pipe): the bar drawn with # and . and the figures.
 func progressLine(r watchedRun) string {
 	const width = 30
 	filled := int(r.Progress*width + 0.5)
 	filled = min(max(filled, 0), width)
+	return fmt.Sprintf("%s[%s%s] %3.0f%% %s", runLabel(r), strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		r.Progress*100, runFigures(r))
+}
+
+// runLabel names a run at the start of its line.
+func runLabel(r watchedRun) string {
+	return fmt.Sprintf("run %-5d %-28.28s ", r.RunID, r.Model+" "+r.Runtime)
+}
+
+// runFigures is what follows a run's bar: counts, speed, errors, ETA and
+// state.
+func runFigures(r watchedRun) string {
 	eta := ""
 	if r.ETASeconds != nil && r.State == "running" {
 		eta = " ETA " + (time.Duration(*r.ETASeconds) * time.Second).String()
@@ -113,13 +130,66 @@ func progressLine(r watchedRun) string {
 	if r.Waiting && r.State == "queued" {
 		state = "queued, waiting for an agent"
 	}
-	line := fmt.Sprintf("run %-5d %-28.28s [%s%s] %3.0f%% %d/%d %.1f tok/s errors %d%s  %s",
-		r.RunID, r.Model+" "+r.Runtime, strings.Repeat("#", filled), strings.Repeat(".", width-filled), r.Progress*100,
-		r.Completed, r.Total, r.Throughput, r.Errors, eta, state)
+	line := fmt.Sprintf("%d/%d %.1f tok/s errors %d%s  %s", r.Completed, r.Total, r.Throughput, r.Errors, eta, state)
 	if r.Error != "" {
 		line += ": " + r.Error
 	}
 	return line
+}
+
+// isTerminal reports whether w is a terminal, where bars are redrawn in
+// place; elsewhere output is plain lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// runBars draws a benchmark's runs on a terminal, one mpb bar per run,
+// redrawn in place.
+type runBars struct {
+	p    *mpb.Progress
+	bars map[int64]*runBar
+}
+
+type runBar struct {
+	bar *mpb.Bar
+	// figures follows the bar; the drawing goroutine reads it.
+	figures atomic.Pointer[string]
+}
+
+func newRunBars(ctx context.Context, out io.Writer) *runBars {
+	return &runBars{
+		p:    mpb.NewWithContext(ctx, mpb.WithOutput(out), mpb.WithWidth(160), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh()),
+		bars: map[int64]*runBar{},
+	}
+}
+
+// show updates a run's bar, adding it the first time; a run that has
+// ended ends its bar: full when it succeeded, where it stopped otherwise.
+func (b *runBars) show(r watchedRun) {
+	rb := b.bars[r.RunID]
+	figures := runFigures(r)
+	if rb == nil {
+		rb = &runBar{}
+		rb.figures.Store(&figures)
+		rb.bar = b.p.New(int64(max(r.Total, 1)), mpb.BarStyle().Lbound("[").Filler("#").Tip("#").Padding(".").Rbound("]"), mpb.BarWidth(32),
+			mpb.PrependDecorators(decor.Name(runLabel(r))),
+			mpb.AppendDecorators(decor.Percentage(decor.WC{W: 5}), decor.Any(func(decor.Statistics) string { return " " + *rb.figures.Load() })))
+		b.bars[r.RunID] = rb
+	}
+	rb.figures.Store(&figures)
+	rb.bar.SetCurrent(int64(r.Completed))
+	switch r.State {
+	case "queued", "running":
+	case "succeeded":
+		rb.bar.SetTotal(-1, true)
+	default: // failed or cancelled: the bar stays where the run stopped
+		rb.bar.Abort(false)
+	}
 }
 
 // cmdBenchWatch follows a benchmark until no run is queued or running.
@@ -134,13 +204,30 @@ func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil || id <= 0 {
 		return fmt.Errorf("%w: ID must be a benchmark id (got %q)", errUsage, arg)
 	}
-	tty := false
-	if f, ok := out.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
+	return watchBenchmark(ctx, id, *interval, out, isTerminal(out))
+}
+
+// watchBenchmark asks for the benchmark every interval and shows its runs:
+// as bars redrawn in place on a terminal (tty), else as a block of plain
+// lines per answer.
+func watchBenchmark(ctx context.Context, id int64, interval time.Duration, out io.Writer, tty bool) error {
+	var (
+		bars  *runBars
+		ended bool // every run ended, so every bar is complete
+	)
+	if tty {
+		barsCtx, cancel := context.WithCancel(ctx)
+		bars = newRunBars(barsCtx, out)
+		// The bars are drawn to the end (or dropped when watching stops
+		// early) before the caller writes anything else.
+		defer func() {
+			if !ended {
+				cancel()
+			}
+			bars.p.Wait()
+			cancel()
+		}()
 	}
-	printed := 0
 	for {
 		res, err := apiGet(ctx, fmt.Sprintf("/api/v1/benchmarks/%d", id))
 		if err != nil {
@@ -155,13 +242,10 @@ func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("benchmark %d: %w", id, err)
 		}
-		if tty && printed > 0 {
-			fmt.Fprintf(out, "\x1b[%dA", printed) // redraw in place
-		}
 		active, failed := false, 0
 		for _, r := range b.Runs {
 			if tty {
-				fmt.Fprintf(out, "%s\x1b[K\n", progressLine(r))
+				bars.show(r)
 			} else {
 				fmt.Fprintln(out, progressLine(r))
 			}
@@ -173,8 +257,8 @@ func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
 		if !tty {
 			fmt.Fprintln(out)
 		}
-		printed = len(b.Runs)
 		if !active {
+			ended = true
 			if failed > 0 {
 				return fmt.Errorf("%d run(s) failed", failed)
 			}
@@ -183,7 +267,7 @@ func cmdBenchWatch(ctx context.Context, args []string, out io.Writer) error {
 		select {
 		case <-ctx.Done():
 			return errors.New("stopped watching; the benchmark goes on")
-		case <-time.After(*interval):
+		case <-time.After(interval):
 		}
 	}
 }
@@ -210,7 +294,7 @@ func cmdResultsImport(ctx context.Context, args []string, out io.Writer) error {
 			fields = append(fields, kv)
 		}
 	}
-	res, err := postFile(ctx, fmt.Sprintf("/api/v1/datasets/%d/imports", *datasetID), fields, file)
+	res, err := postFile(ctx, fmt.Sprintf("/api/v1/datasets/%d/imports", *datasetID), fields, file, barsTo(out))
 	if err != nil {
 		return err
 	}

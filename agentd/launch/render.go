@@ -210,10 +210,16 @@ func ensureSlash(path string) string {
 
 // FreePort asks the system for a TCP port that is free on host now.
 func FreePort(host string) (int, error) {
+	return freePort(net.Listen, host)
+}
+
+// freePort binds port 0 on host through listen, reads the port the system
+// chose and lets it go again.
+func freePort(listen func(network, address string) (net.Listener, error), host string) (int, error) {
 	if host == "" {
 		host = DefaultHost
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), "0"))
+	ln, err := listen("tcp", net.JoinHostPort(strings.Trim(host, "[]"), "0"))
 	if err != nil {
 		return 0, fmt.Errorf("launch: pick a free port on %s: %w", host, err)
 	}

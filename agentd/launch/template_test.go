@@ -1,10 +1,10 @@
 package launch
 
 import (
+	"errors"
 	"net"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -324,8 +324,60 @@ env: [CUDA_VISIBLE_DEVICES=0]
 	}
 }
 
+// closeRecorder is a listener that remembers being closed.
+type closeRecorder struct {
+	net.Listener
+	closed bool
+}
+
+func (l *closeRecorder) Close() error {
+	l.closed = true
+	return l.Listener.Close()
+}
+
+// TestFreePort checks what FreePort promises without racing other processes
+// for the port: it asks the system for port 0 on the right address, returns
+// the port the system bound and releases it. Re-binding the port afterwards
+// would test the machine's other tenants, not FreePort.
 func TestFreePort(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ host, want string }{
+		{"", "127.0.0.1:0"},
+		{"127.0.0.1", "127.0.0.1:0"},
+		{"[::1]", "[::1]:0"},
+		{"::1", "[::1]:0"},
+	} {
+		var asked []string
+		var held *closeRecorder
+		listen := func(network, address string) (net.Listener, error) {
+			asked = append(asked, network+" "+address)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			held = &closeRecorder{Listener: ln}
+			return held, nil
+		}
+		port, err := freePort(listen, tc.host)
+		if err != nil {
+			t.Fatalf("host %q: %v", tc.host, err)
+		}
+		if !slices.Equal(asked, []string{"tcp " + tc.want}) {
+			t.Errorf("host %q: listened on %q, want [tcp %s]", tc.host, asked, tc.want)
+		}
+		if want := held.Addr().(*net.TCPAddr).Port; port != want {
+			t.Errorf("host %q: port %d, the listener had %d", tc.host, port, want)
+		}
+		if !held.closed {
+			t.Errorf("host %q: the port is still held", tc.host)
+		}
+	}
+
+	refused := errors.New("address in use")
+	if _, err := freePort(func(string, string) (net.Listener, error) { return nil, refused }, ""); !errors.Is(err, refused) {
+		t.Errorf("a refused listen: %v, want it wrapped", err)
+	}
+
 	port, err := FreePort("")
 	if err != nil {
 		t.Fatal(err)
@@ -333,11 +385,6 @@ func TestFreePort(t *testing.T) {
 	if port <= 0 || port > 65535 {
 		t.Fatalf("port %d", port)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		t.Fatalf("picked port %d is not free: %v", port, err)
-	}
-	ln.Close()
 	if _, err := FreePort("203.0.113.7"); err == nil {
 		t.Error("FreePort on an address not ours succeeded")
 	}

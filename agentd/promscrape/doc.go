@@ -2,9 +2,10 @@
 // inference runtime's Prometheus /metrics while a run lasts and keeps the
 // few series that say how loaded the server is.
 //
-// Parse reads the Prometheus text exposition format without a client
-// library; Scrape fetches and maps one exposition; a Scraper polls at an
-// interval, tolerating failures.
+// Parse reads the Prometheus text exposition format with expfmt's
+// TextParser, skipping malformed lines, within bounds on size and sample
+// count (a runtime is less trusted than agentd); Scrape fetches and maps
+// one exposition; a Scraper polls at an interval, tolerating failures.
 //
 // # Mapping
 //

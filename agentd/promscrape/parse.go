@@ -4,22 +4,44 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
+
+// Bounds on one exposition. A runtime is a process on a GPU node, less
+// trusted than agentd: what it sends is read within these limits.
+const (
+	// MaxSamples is the most sample lines an exposition may hold; vLLM's
+	// with its histograms is a few thousand.
+	MaxSamples = 100_000
+	// maxMalformed is how many malformed lines are skipped before the
+	// exposition is given up as not the text format. Each one costs a
+	// parse of the whole exposition.
+	maxMalformed = 16
+)
+
+// ErrTooManySamples is returned by Parse for an exposition over MaxSamples
+// sample lines; nothing of it is read.
+var ErrTooManySamples = fmt.Errorf("promscrape: exposition over %d samples", MaxSamples)
 
 // Sample is one sample line of an exposition.
 type Sample struct {
 	Name string
-	// Labels in the order they were written.
+	// Labels in the order they were written (a histogram's le and a
+	// summary's quantile last).
 	Labels []Label
 	Value  float64
 	// Timestamp is in milliseconds since the epoch, when HasTimestamp.
 	Timestamp    int64
 	HasTimestamp bool
 	// Type is the metric family's # TYPE (counter, gauge, histogram,
-	// summary, untyped, …), empty when none was given.
+	// summary, untyped, gaugehistogram), empty when none was given.
 	Type string
 }
 
@@ -42,47 +64,43 @@ type SyntaxError struct {
 	Line  int // 1-based
 	Msg   string
 	Count int
+	// GaveUp is set when there were too many malformed lines to go on;
+	// Count is then how many were seen before stopping.
+	GaveUp bool
 }
 
 // Error names the first malformed line and says how many more there were.
 func (e *SyntaxError) Error() string {
-	if e.Count > 1 {
+	switch {
+	case e.GaveUp:
+		return fmt.Sprintf("line %d: %s (and %d more malformed lines; stopped there)", e.Line, e.Msg, e.Count-1)
+	case e.Count > 1:
 		return fmt.Sprintf("line %d: %s (and %d more malformed lines)", e.Line, e.Msg, e.Count-1)
 	}
 	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 }
 
-// types a # TYPE line may name: the text format's and OpenMetrics'.
-func knownType(t string) bool {
-	switch t {
-	case "counter", "gauge", "histogram", "summary", "untyped",
-		"unknown", "gaugehistogram", "info", "stateset":
-		return true
-	}
-	return false
+// exposition is an exposition made ready for expfmt's parser: every line
+// trimmed of blanks and a CR, the last one ended by a newline, so that
+// line n of the parser is line n of the input.
+type exposition struct {
+	buf []byte
+	// lines holds each line's start and end in buf.
+	lines [][2]int
+	// first is the line on which each sample name first appears.
+	first map[string]int
+	// declared is the line of each name's first # TYPE and its type.
+	declared map[string]typeLine
+	samples  int
 }
 
-// Parse reads the Prometheus text exposition format (version 0.0.4): # HELP
-// and # TYPE lines, other comments, and samples `name{label="value",…}
-// value [timestamp]` with the values Go's strconv reads (NaN, +Inf, -Inf
-// included). It never panics. A malformed line is skipped; the samples of
-// the others are returned all the same, with a *SyntaxError that names the
-// first malformed line and counts them.
-//
-// Not supported (reported as malformed): Prometheus 3's quoted UTF-8
-// metric and label names, and OpenMetrics exemplars.
-func Parse(data []byte) ([]Sample, error) {
-	var (
-		samples []Sample
-		types   = map[string]string{}
-		synErr  *SyntaxError
-	)
-	fail := func(line int, format string, args ...any) {
-		if synErr == nil {
-			synErr = &SyntaxError{Line: line, Msg: fmt.Sprintf(format, args...)}
-		}
-		synErr.Count++
-	}
+type typeLine struct {
+	line int
+	typ  string
+}
+
+func prepare(data []byte) *exposition {
+	e := &exposition{buf: make([]byte, 0, len(data)+1), first: map[string]int{}, declared: map[string]typeLine{}}
 	for n := 1; len(data) > 0; n++ {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -90,261 +108,223 @@ func Parse(data []byte) ([]Sample, error) {
 		} else {
 			line, data = data, nil
 		}
-		s := strings.TrimRight(strings.TrimLeft(string(line), " \t"), " \t\r")
-		if s == "" {
-			continue
-		}
-		if s[0] == '#' {
-			if err := parseComment(s, types); err != nil {
-				fail(n, "%s", err)
+		line = bytes.TrimRight(bytes.TrimLeft(line, " \t"), " \t\r")
+		start := len(e.buf)
+		e.buf = append(e.buf, line...)
+		e.lines = append(e.lines, [2]int{start, len(e.buf)})
+		e.buf = append(e.buf, '\n')
+		switch {
+		case len(line) == 0:
+		case line[0] == '#':
+			if f := strings.Fields(string(line[1:])); len(f) == 3 && f[0] == "TYPE" {
+				if _, dup := e.declared[f[1]]; !dup {
+					e.declared[f[1]] = typeLine{n, strings.ToLower(f[2])}
+				}
 			}
-			continue
-		}
-		sample, err := parseSample(s)
-		if err != nil {
-			fail(n, "%s", err)
-			continue
-		}
-		sample.Type = familyType(sample.Name, types)
-		samples = append(samples, sample)
-	}
-	if synErr != nil {
-		return samples, synErr
-	}
-	return samples, nil
-}
-
-// parseComment checks # HELP and # TYPE lines and records types; other
-// comments are ignored.
-func parseComment(s string, types map[string]string) error {
-	fields := strings.Fields(s[1:])
-	if len(fields) == 0 || (fields[0] != "HELP" && fields[0] != "TYPE") {
-		return nil
-	}
-	if len(fields) < 2 || !validMetricName(fields[1]) {
-		return fmt.Errorf("# %s without a valid metric name", fields[0])
-	}
-	if fields[0] == "HELP" {
-		return nil
-	}
-	if len(fields) != 3 || !knownType(fields[2]) {
-		return fmt.Errorf("# TYPE %s: want one of counter, gauge, histogram, summary, untyped", fields[1])
-	}
-	if _, dup := types[fields[1]]; dup {
-		return fmt.Errorf("second # TYPE for %s", fields[1])
-	}
-	types[fields[1]] = fields[2]
-	return nil
-}
-
-// familyType finds a sample's family: its own name, or that name less the
-// suffix a histogram, a summary or an OpenMetrics counter adds.
-func familyType(name string, types map[string]string) string {
-	if t, ok := types[name]; ok {
-		return t
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count", "_total", "_created", "_gsum", "_gcount"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok {
-			if t, ok := types[base]; ok {
-				return t
-			}
-		}
-	}
-	return ""
-}
-
-func isBlank(c byte) bool { return c == ' ' || c == '\t' }
-
-func skipBlanks(s string, i int) int {
-	for i < len(s) && isBlank(s[i]) {
-		i++
-	}
-	return i
-}
-
-func isNameStart(c byte) bool {
-	return c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
-}
-
-func isNameChar(c byte) bool { return isNameStart(c) || ('0' <= c && c <= '9') }
-
-func validMetricName(s string) bool {
-	if s == "" || !(isNameStart(s[0]) || s[0] == ':') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isNameChar(s[i]) && s[i] != ':' {
-			return false
-		}
-	}
-	return true
-}
-
-func validLabelName(s string) bool {
-	if s == "" || !isNameStart(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isNameChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-var errLabels = errors.New("malformed labels")
-
-// parseSample reads `name[{labels}] value [timestamp]`; s has no leading
-// or trailing blanks.
-func parseSample(s string) (Sample, error) {
-	var smp Sample
-	i := 0
-	for i < len(s) && (isNameChar(s[i]) || s[i] == ':') {
-		i++
-	}
-	smp.Name = s[:i]
-	if !validMetricName(smp.Name) {
-		return Sample{}, fmt.Errorf("invalid metric name at %q", truncate(s))
-	}
-	j := skipBlanks(s, i)
-	switch {
-	case j < len(s) && s[j] == '{':
-		labels, next, err := parseLabels(s, j+1)
-		if err != nil {
-			return Sample{}, fmt.Errorf("%s: %w", smp.Name, err)
-		}
-		smp.Labels, i = labels, next
-	case j == i && i < len(s):
-		return Sample{}, fmt.Errorf("invalid metric name at %q", truncate(s))
-	}
-	rest := strings.FieldsFunc(s[i:], func(r rune) bool { return r == ' ' || r == '\t' })
-	switch len(rest) {
-	case 0:
-		return Sample{}, fmt.Errorf("%s: no value", smp.Name)
-	case 1, 2:
-	default:
-		return Sample{}, fmt.Errorf("%s: text after the timestamp", smp.Name)
-	}
-	v, err := parseValue(rest[0])
-	if err != nil {
-		return Sample{}, fmt.Errorf("%s: value %q: %w", smp.Name, truncate(rest[0]), err)
-	}
-	smp.Value = v
-	if len(rest) == 2 {
-		ts, err := strconv.ParseInt(rest[1], 10, 64)
-		if err != nil {
-			return Sample{}, fmt.Errorf("%s: timestamp %q is not an integer", smp.Name, truncate(rest[1]))
-		}
-		smp.Timestamp, smp.HasTimestamp = ts, true
-	}
-	return smp, nil
-}
-
-// parseValue reads a value as Go does, which covers the format's NaN,
-// +Inf and -Inf; a value out of float64's range is an error.
-func parseValue(s string) (float64, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		var numErr *strconv.NumError
-		if errors.As(err, &numErr) {
-			return 0, numErr.Err
-		}
-		return 0, err
-	}
-	return v, nil
-}
-
-// parseLabels reads label pairs from s[i:], just after the '{', up to and
-// including the '}', and returns the index after it.
-func parseLabels(s string, i int) ([]Label, int, error) {
-	var labels []Label
-	for {
-		i = skipBlanks(s, i)
-		if i >= len(s) {
-			return nil, 0, fmt.Errorf("%w: no closing brace", errLabels)
-		}
-		if s[i] == '}' {
-			return labels, i + 1, nil
-		}
-		start := i
-		for i < len(s) && isNameChar(s[i]) {
-			i++
-		}
-		name := s[start:i]
-		if !validLabelName(name) {
-			return nil, 0, fmt.Errorf("%w: invalid label name at %q", errLabels, truncate(s[start:]))
-		}
-		for _, l := range labels {
-			if l.Name == name {
-				return nil, 0, fmt.Errorf("%w: label %s twice", errLabels, name)
-			}
-		}
-		i = skipBlanks(s, i)
-		if i >= len(s) || s[i] != '=' {
-			return nil, 0, fmt.Errorf("%w: no '=' after label %s", errLabels, name)
-		}
-		i = skipBlanks(s, i+1)
-		if i >= len(s) || s[i] != '"' {
-			return nil, 0, fmt.Errorf("%w: label %s: value not quoted", errLabels, name)
-		}
-		value, next, err := parseLabelValue(s, i+1)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%w: label %s: %w", errLabels, name, err)
-		}
-		labels = append(labels, Label{Name: name, Value: value})
-		i = skipBlanks(s, next)
-		if i < len(s) && s[i] == ',' {
-			i++
-			continue
-		}
-		if i < len(s) && s[i] == '}' {
-			return labels, i + 1, nil
-		}
-		return nil, 0, fmt.Errorf("%w: want ',' or '}' after label %s", errLabels, name)
-	}
-}
-
-// parseLabelValue reads an escaped value from s[i:], just after the opening
-// quote, and returns the index after the closing one.
-func parseLabelValue(s string, i int) (string, int, error) {
-	var b strings.Builder
-	for i < len(s) {
-		c := s[i]
-		switch c {
-		case '"':
-			v := b.String()
-			if !utf8.ValidString(v) {
-				return "", 0, errors.New("value is not UTF-8")
-			}
-			return v, i + 1, nil
-		case '\\':
-			if i+1 >= len(s) {
-				return "", 0, errors.New("unterminated value")
-			}
-			switch s[i+1] {
-			case '\\':
-				b.WriteByte('\\')
-			case '"':
-				b.WriteByte('"')
-			case 'n':
-				b.WriteByte('\n')
-			default:
-				return "", 0, fmt.Errorf("invalid escape \\%c", s[i+1])
-			}
-			i += 2
 		default:
-			b.WriteByte(c)
-			i++
+			e.samples++
+			if end := bytes.IndexAny(line, "{ \t"); end != 0 {
+				if end < 0 {
+					end = len(line)
+				}
+				if _, seen := e.first[string(line[:end])]; !seen {
+					e.first[string(line[:end])] = n
+				}
+			}
 		}
 	}
-	return "", 0, errors.New("unterminated value")
+	return e
 }
 
-// truncate shortens text quoted in an error.
-func truncate(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
+// blank empties line n (1-based) for the next parse.
+func (e *exposition) blank(n int) {
+	for i := e.lines[n-1][0]; i < e.lines[n-1][1]; i++ {
+		e.buf[i] = ' '
 	}
-	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
+func (e *exposition) isBlank(n int) bool {
+	span := e.lines[n-1]
+	return len(bytes.TrimLeft(e.buf[span[0]:span[1]], " ")) == 0
+}
+
+// Parse reads the Prometheus text exposition format (version 0.0.4) with
+// expfmt's TextParser, names as in Prometheus 2 (legacy validation). It
+// never panics. A malformed line is skipped; the samples of the others are
+// returned all the same, with a *SyntaxError that names the first
+// malformed line and counts them. After more than a few malformed lines
+// it stops and returns no samples. CR line ends, blanks around a line and
+// a missing final newline are accepted. An exposition over MaxSamples
+// sample lines gives ErrTooManySamples.
+//
+// Histograms and summaries come back as their sample lines (name_bucket
+// with le, name with quantile, name_sum, name_count), one label set after
+// another; families in the order they first appear.
+func Parse(data []byte) ([]Sample, error) {
+	e := prepare(data)
+	if e.samples > MaxSamples {
+		return nil, ErrTooManySamples
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	var synErr *SyntaxError
+	for {
+		families, err := parser.TextToMetricFamilies(bytes.NewReader(e.buf))
+		if err == nil {
+			samples := e.samplesOf(families)
+			if synErr != nil {
+				return samples, synErr
+			}
+			return samples, nil
+		}
+		var pe expfmt.ParseError
+		if !errors.As(err, &pe) || pe.Line < 1 || pe.Line > len(e.lines) || e.isBlank(pe.Line) {
+			// Not a line that skipping would mend.
+			if synErr == nil {
+				synErr = &SyntaxError{Line: max(pe.Line, 1), Msg: err.Error()}
+			}
+			synErr.Count++
+			synErr.GaveUp = true
+			return nil, synErr
+		}
+		if synErr == nil {
+			synErr = &SyntaxError{Line: pe.Line, Msg: pe.Msg}
+		}
+		synErr.Count++
+		if synErr.Count > maxMalformed {
+			synErr.GaveUp = true
+			return nil, synErr
+		}
+		e.blank(pe.Line)
+	}
+}
+
+// samplesOf writes families back out as sample lines, the families in the
+// order their first sample appeared.
+func (e *exposition) samplesOf(families map[string]*dto.MetricFamily) []Sample {
+	firstOf := func(f *dto.MetricFamily) int {
+		name, at := f.GetName(), math.MaxInt
+		names := []string{name}
+		switch f.GetType() {
+		case dto.MetricType_SUMMARY, dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+			names = append(names, name+"_bucket", name+"_sum", name+"_count")
+		}
+		for _, n := range names {
+			if line, ok := e.first[n]; ok {
+				at = min(at, line)
+			}
+		}
+		return at
+	}
+	ordered := make([]*dto.MetricFamily, 0, len(families))
+	for _, f := range families {
+		ordered = append(ordered, f)
+	}
+	slices.SortFunc(ordered, func(a, b *dto.MetricFamily) int {
+		if c := firstOf(a) - firstOf(b); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetName(), b.GetName())
+	})
+	var samples []Sample
+	for _, f := range ordered {
+		name, typ := f.GetName(), e.typeOf(f)
+		for _, m := range f.GetMetric() {
+			base := Sample{Type: typ, Timestamp: m.GetTimestampMs(), HasTimestamp: m.TimestampMs != nil}
+			for _, l := range m.GetLabel() {
+				base.Labels = append(base.Labels, Label{l.GetName(), l.GetValue()})
+			}
+			add := func(suffix string, v float64, extra ...Label) {
+				s := base
+				s.Name, s.Value = name+suffix, v
+				if len(extra) > 0 {
+					s.Labels = append(slices.Clip(base.Labels), extra...)
+				}
+				samples = append(samples, s)
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				add("", m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add("", m.GetGauge().GetValue())
+			case dto.MetricType_UNTYPED:
+				add("", m.GetUntyped().GetValue())
+			case dto.MetricType_SUMMARY:
+				s := m.GetSummary()
+				for _, q := range s.GetQuantile() {
+					add("", q.GetValue(), Label{model.QuantileLabel, formatFloat(q.GetQuantile())})
+				}
+				if s.SampleSum != nil {
+					add("_sum", s.GetSampleSum())
+				}
+				if s.SampleCount != nil {
+					add("_count", float64(s.GetSampleCount()))
+				}
+			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					add("_bucket", countOf(b.CumulativeCountFloat, b.GetCumulativeCount()), Label{model.BucketLabel, formatFloat(b.GetUpperBound())})
+				}
+				if h.SampleSum != nil {
+					add("_sum", h.GetSampleSum())
+				}
+				if h.SampleCount != nil || h.SampleCountFloat != nil {
+					add("_count", countOf(h.SampleCountFloat, h.GetSampleCount()))
+				}
+			}
+		}
+	}
+	return samples
+}
+
+// typeOf is a family's # TYPE as the format names it, empty when it had
+// none. An untyped family without its own # TYPE takes that of the name
+// it extends by an OpenMetrics suffix (a counter's c_total after
+// "# TYPE c counter").
+func (e *exposition) typeOf(f *dto.MetricFamily) string {
+	switch f.GetType() {
+	case dto.MetricType_GAUGE_HISTOGRAM:
+		return "gaugehistogram"
+	case dto.MetricType_UNTYPED:
+		if e.declaredType(f.GetName()) != "" {
+			return "untyped"
+		}
+		for _, suffix := range []string{"_total", "_created", "_gsum", "_gcount"} {
+			if base, ok := strings.CutSuffix(f.GetName(), suffix); ok {
+				if t := e.declaredType(base); t != "" {
+					return t
+				}
+			}
+		}
+		return ""
+	}
+	return strings.ToLower(f.GetType().String())
+}
+
+// declaredType is the type of name's # TYPE line when the parser kept it.
+func (e *exposition) declaredType(name string) string {
+	d, ok := e.declared[name]
+	if !ok || e.isBlank(d.line) {
+		return ""
+	}
+	return d.typ
+}
+
+func countOf(float *float64, count uint64) float64 {
+	if float != nil {
+		return *float
+	}
+	return float64(count)
+}
+
+// formatFloat writes an le or quantile value as Prometheus clients do.
+func formatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -11,8 +11,9 @@ import (
 )
 
 const (
-	// maxBody bounds an exposition; a runtime's is a few hundred KiB.
-	maxBody = 32 << 20
+	// maxBody bounds an exposition; a runtime's is a few hundred KiB, and
+	// each malformed line Parse skips costs a parse of the whole body.
+	maxBody = 8 << 20
 	// DefaultInterval is the Scraper's interval when none is set.
 	DefaultInterval = 5 * time.Second
 	// minTimeout is the least time one scrape is given.
@@ -25,8 +26,9 @@ const accept = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // Scrape GETs a Prometheus text-format endpoint and maps it to a Snapshot.
 // A nil client uses one with a 10 s timeout. It fails on a transport error,
-// a non-2xx status, a body over 32 MiB, or a body of which no line parses;
-// malformed lines among good ones are counted in Snapshot.Malformed.
+// a non-2xx status, a body over 8 MiB or MaxSamples samples, or a body of
+// which no line parses or too many do not; malformed lines among good ones
+// are counted in Snapshot.Malformed.
 func Scrape(ctx context.Context, client *http.Client, url string) (Snapshot, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
@@ -55,6 +57,9 @@ func Scrape(ctx context.Context, client *http.Client, url string) (Snapshot, err
 	}
 	samples, err := Parse(body)
 	malformed := 0
+	if errors.Is(err, ErrTooManySamples) {
+		return Snapshot{}, fmt.Errorf("promscrape: GET %s: %w", url, err)
+	}
 	if err != nil {
 		var synErr *SyntaxError
 		if !errors.As(err, &synErr) || len(samples) == 0 {

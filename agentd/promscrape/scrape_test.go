@@ -119,6 +119,15 @@ func TestScrapeFailures(t *testing.T) {
 			_, _ = w.Write([]byte{0x1f, 0x8b, 0x08, 0x00, 0xff, 0x00, 0x01, '\n', 0x00})
 		case "/slow":
 			<-r.Context().Done()
+		case "/huge":
+			line := []byte("vllm:num_requests_running{pad=\"" + strings.Repeat("x", 1000) + "\"} 1\n")
+			for range maxBody/len(line) + 1 {
+				_, _ = w.Write(line)
+			}
+		case "/many":
+			for i := range MaxSamples + 1 {
+				fmt.Fprintf(w, "vllm:num_requests_running{rank=\"%d\"} 1\n", i)
+			}
 		default:
 			http.NotFound(w, r)
 		}
@@ -129,6 +138,8 @@ func TestScrapeFailures(t *testing.T) {
 		"/html":    "not Prometheus text format: line 1",
 		"/json":    "not Prometheus text format",
 		"/binary":  "not Prometheus text format",
+		"/huge":    fmt.Sprintf("exposition over %d bytes", maxBody),
+		"/many":    fmt.Sprintf("exposition over %d samples", MaxSamples),
 	} {
 		_, err := Scrape(context.Background(), nil, srv.URL+path)
 		if err == nil || !strings.Contains(err.Error(), want) {

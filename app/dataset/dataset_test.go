@@ -442,7 +442,7 @@ func TestEscapedKeysAndDuplicateKeys(t *testing.T) {
 }
 
 // sharedDataset opens a starter dataset kept beside the repository.
-func sharedDataset(t *testing.T, rel string) []byte {
+func sharedDataset(t testing.TB, rel string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("../../../shared/datasets/" + rel)
 	if err != nil {
@@ -520,17 +520,111 @@ func simpleLines(n int) []byte {
 	return b.Bytes()
 }
 
+// BenchmarkParse reads a generated file (simple format, 20,000 lines of
+// about 500 bytes), GSM8K's test split and HumanEval: "parser" is the whole
+// Parser; "scanner" and "fastjson" are only its JSON share (validate each
+// line and take the fields the formats read), done by the package's
+// scanner and by github.com/valyala/fastjson; the "-validate" rows are the
+// validation alone. The figures and what was kept are in jsonscan.go.
 func BenchmarkParse(b *testing.B) {
-	data := simpleLines(20_000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		p := dataset.NewParser(bytes.NewReader(data), dataset.DefaultLimits())
-		for _, ok := p.Next(); ok; _, ok = p.Next() {
+	gz, err := gzip.NewReader(bytes.NewReader(sharedDataset(b, "humaneval/HumanEval.jsonl.gz")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	humanEval, err := io.ReadAll(gz)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, in := range []struct {
+		name  string
+		data  []byte
+		items int
+	}{
+		{"generated", simpleLines(20_000), 20_000},
+		{"gsm8k", sharedDataset(b, "gsm8k/test.jsonl"), 1319},
+		{"humaneval", humanEval, 164},
+	} {
+		var lines [][]byte
+		for line := range bytes.SplitSeq(in.data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) > 0 {
+				lines = append(lines, line)
+			}
 		}
-		if p.Count() != 20_000 || p.ErrorCount() != 0 {
-			b.Fatalf("count %d, errors %+v", p.Count(), p.Errors())
+		var ff dataset.FastJSONFields
+		var scanned, fast [2]int
+		for _, line := range lines {
+			n, d := dataset.ScanFields(line)
+			scanned[0], scanned[1] = scanned[0]+n, scanned[1]+d
+			n, d = ff.Scan(line)
+			fast[0], fast[1] = fast[0]+n, fast[1]+d
 		}
+		if len(lines) != in.items || scanned != fast || scanned[0] < 2*in.items || scanned[1] <= 0 {
+			b.Fatalf("%s: %d lines; the scanner took %v (fields, decoded bytes), fastjson %v", in.name, len(lines), scanned, fast)
+		}
+		b.Run(in.name+"/parser", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p := dataset.NewParser(bytes.NewReader(in.data), dataset.DefaultLimits())
+				for _, ok := p.Next(); ok; _, ok = p.Next() {
+				}
+				if p.Count() != in.items || p.ErrorCount() != 0 {
+					b.Fatalf("count %d, errors %+v", p.Count(), p.Errors())
+				}
+			}
+		})
+		b.Run(in.name+"/scanner", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var got [2]int
+				for _, line := range lines {
+					n, d := dataset.ScanFields(line)
+					got[0], got[1] = got[0]+n, got[1]+d
+				}
+				if got != scanned {
+					b.Fatalf("took %v, want %v", got, scanned)
+				}
+			}
+		})
+		// Validation alone, the first step of both.
+		b.Run(in.name+"/scanner-validate", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, line := range lines {
+					if !dataset.ValidJSON(line) {
+						b.Fatal("invalid line")
+					}
+				}
+			}
+		})
+		b.Run(in.name+"/fastjson-validate", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, line := range lines {
+					if !dataset.FastJSONValid(line) {
+						b.Fatal("invalid line")
+					}
+				}
+			}
+		})
+		b.Run(in.name+"/fastjson", func(b *testing.B) {
+			b.SetBytes(int64(len(in.data)))
+			b.ReportAllocs()
+			var ff dataset.FastJSONFields
+			for b.Loop() {
+				var got [2]int
+				for _, line := range lines {
+					n, d := ff.Scan(line)
+					got[0], got[1] = got[0]+n, got[1]+d
+				}
+				if got != fast {
+					b.Fatalf("took %v, want %v", got, fast)
+				}
+			}
+		})
 	}
 }
 

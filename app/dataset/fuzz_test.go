@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/app/dataset"
 )
@@ -148,4 +149,38 @@ func countLines(data []byte) int {
 		data = b
 	}
 	return bytes.Count(data, []byte("\n")) + 1
+}
+
+// FuzzDecodeString: a JSON string the parser reads decodes as
+// encoding/json decodes it. Half surrogate pairs, which encoding/json
+// turns into U+FFFD, are left out: the parser refuses those lines first.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\t\"q\"\\ \/"`, `"\u00e9\ud83d\ude00\u2028"`, `"\u0041\u00"`, `"x\ud800"`, "\"\xff\"", `"\uD83D\uDE00"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// The parser hands over a value as written, without the blanks
+		// around it.
+		for _, raw := range [][]byte{bytes.Trim(data, " \t\r\n"), mustMarshal(t, string(data))} {
+			var want string
+			if !utf8.Valid(raw) || !json.Valid(raw) || json.Unmarshal(raw, &want) != nil {
+				continue
+			}
+			if strings.ContainsRune(want, utf8.RuneError) && !bytes.ContainsRune(raw, utf8.RuneError) {
+				continue // a half surrogate pair
+			}
+			got, ok := dataset.DecodeString(raw)
+			if !ok || got != want {
+				t.Fatalf("DecodeString(%q) = %q, %v; encoding/json gives %q", raw, got, ok, want)
+			}
+		}
+	})
+}
+
+func mustMarshal(t *testing.T, s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

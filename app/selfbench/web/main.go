@@ -1,4 +1,4 @@
-// Command webbench measures the result pages and exports (`make
+// Command web measures the result pages and exports (`make
 // bench-web`): it seeds 1,000,000 result rows (100 runs × 10,000 items, and
 // a 4-run benchmark of 20-step sweeps), starts a real `ruckus serve`, and
 // prints in one run the p95 of the results page, of a 4-run comparison
@@ -51,7 +51,7 @@ func main() {
 	samples := flag.Int("requests", 200, "requests per page measured")
 	flag.Parse()
 	if err := run(*ruckus, *runs, *items, *samples); err != nil {
-		fmt.Fprintln(os.Stderr, "webbench:", err)
+		fmt.Fprintln(os.Stderr, "bench-web:", err)
 		os.Exit(1)
 	}
 }

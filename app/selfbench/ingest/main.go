@@ -1,4 +1,4 @@
-// Command ingestbench measures dataset ingest (`make bench-ingest`): it
+// Command ingest measures dataset ingest (`make bench-ingest`): it
 // uploads a generated 1,000,000-line JSONL file (about 500 MB) to a real
 // `ruckus serve` over HTTP, then loads the same rows with `psql \copy` into
 // a table of the same shape on the same cluster, and prints both
@@ -36,7 +36,7 @@ func main() {
 	work := flag.String("dir", "", "working directory (default: a temporary one, removed afterwards)")
 	flag.Parse()
 	if err := run(*ruckus, *lines, *work); err != nil {
-		fmt.Fprintln(os.Stderr, "ingestbench:", err)
+		fmt.Fprintln(os.Stderr, "bench-ingest:", err)
 		os.Exit(1)
 	}
 }
@@ -48,7 +48,7 @@ func run(ruckus string, lines int, dir string) error {
 		return fmt.Errorf("DATABASE_URL is not set: run through `ruckus dev-db exec --`")
 	}
 	if dir == "" {
-		d, err := os.MkdirTemp("", "ingestbench-")
+		d, err := os.MkdirTemp("", "bench-ingest-")
 		if err != nil {
 			return err
 		}
