@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
 	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st}})
+	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Judge: planner}})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},

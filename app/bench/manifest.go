@@ -44,6 +44,10 @@ type Manifest struct {
 	Scorer   string           `json:"scorer" yaml:"scorer"`
 	SLO      jobs.SLO         `json:"slo" yaml:"slo"`
 
+	// ScorerOptions are the settings of the scorers that need some (the
+	// judge's model and rubric for scorer: judge).
+	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
+
 	// Synthetic, instead of Dataset, generates the benchmark's dataset
 	// (stored as an ordinary dataset, with the benchmark).
 	Synthetic *synth.Spec `json:"synthetic,omitempty" yaml:"synthetic,omitempty"`
@@ -330,9 +334,10 @@ func (m Manifest) Validate() Errors {
 			add(fmt.Sprintf("sampling.stop[%d]", i), "at most 1000 characters of UTF-8 text without NUL characters")
 		}
 	}
-	if !contains(Scorers, m.Scorer) {
-		add("scorer", "must be one of %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), m.Scorer)
+	if !contains(Scorers, m.Scorer) && m.Scorer != ScorerJudge {
+		add("scorer", "must be one of %s, %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), ScorerJudge, m.Scorer)
 	}
+	errs = append(errs, m.validateScorerOptions()...)
 	errs = append(errs, m.Sim.validate()...)
 	if m.SLO.TTFT < 0 {
 		add("slo.ttft", "cannot be negative")
