@@ -106,12 +106,21 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return s.renderResultsPage(c, b, run, fiber.StatusOK, nil)
+}
+
+// renderResultsPage renders a run's page with status; judgeForm is the
+// judge form as typed (with its messages), nil for a fresh one.
+func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Run, status int, judgeForm *results.JudgeForm) error {
 	form, filter := parseResultFilter(c)
 	rows, err := s.Store.ListResults(c.UserContext(), run.ID, filter)
 	if err != nil {
 		return err
 	}
 	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	if d.Judge, err = s.judgeData(c, run, judgeForm); err != nil {
+		return err
+	}
 	// One read gives the stored summary, the GPU summary and the price.
 	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})
 	if err != nil {
@@ -150,7 +159,6 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		q.Set("after", strconv.FormatFloat(last.Key, 'g', -1, 64)+":"+strconv.Itoa(last.Idx))
 		d.NextURL = fmt.Sprintf("/runs/%d?%s", run.ID, q.Encode())
 	}
-	status := fiber.StatusOK
 	if form.Error != "" {
 		status = fiber.StatusUnprocessableEntity
 	}
@@ -174,7 +182,11 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, results.ItemPage(b, run, it))
+	js, err := s.Store.ItemJudgments(c.UserContext(), run.ID, idx)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, js))
 }
 
 // rescoreRun queues the run's scoring with the scorer picked on its page.
