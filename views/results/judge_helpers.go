@@ -31,8 +31,10 @@ func judgingState(j store.JudgeRun) string {
 			s += " (waiting for an agent)"
 		}
 		return s
+	case j.State == "judging" && j.Judge.State != "succeeded":
+		return "no verdicts: the judge run " + j.Judge.State
 	case j.State == "judging":
-		return "reading the verdicts (judge run " + j.Judge.State + ")"
+		return "reading the verdicts"
 	case j.State == "failed":
 		return "failed: " + j.Error
 	}
