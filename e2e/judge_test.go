@@ -137,7 +137,10 @@ func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
 	must(t, err)
 	must(t, expect(t).Locator(page.GetByTestId("run-quality")).ToContainText("Quality (judge): 1.000"))
 	must(t, expect(t).Locator(page.GetByTestId("judgings").GetByTestId("judging-state")).ToHaveText("judged"))
+	must(t, page.GetByText("Judge this run with an LLM").Click())
+	must(t, expect(t).Locator(page.GetByTestId("judge-form").Locator(`select[name="judge_target"]`)).ToHaveValue(profile+"|sim"))
 	screenshot(t, page, "judge-run-page")
+	axeCheck(t, page, "judge-run-page", "1280")
 	_, err = page.Goto(fmt.Sprintf("%s/runs/%d/items/0", s.URL, wrong))
 	must(t, err)
 	must(t, expect(t).Locator(page.GetByTestId("item-verdict")).ToHaveText("Rated 1 on 1–10 (score 0.000)"))
@@ -196,6 +199,16 @@ func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
 	must(t, expect(t).Locator(page.GetByTestId("pair-verdict-2")).ToContainText("no verdict (unparseable)"))
 	screenshot(t, page, "judge-compare")
 	axeCheck(t, page, "judge-compare", "1280")
+
+	// The judge's pages fit a phone's width too.
+	phone := newPage(t, 390, 844)
+	signIn(t, phone, s.URL, adminEmail, adminPassword)
+	auditPages(t, phone, s.URL, map[string]string{
+		"judge-run":     fmt.Sprintf("/runs/%d", right),
+		"judge-item":    fmt.Sprintf("/runs/%d/items/0", wrong),
+		"judge-compare": fmt.Sprintf("/compare?runs=%d,%d", right, wrong),
+		"judge-itself":  fmt.Sprintf("/runs/%d", started.ID),
+	}, "390")
 
 	// The comparison's form starts a pairwise judging from the browser.
 	must(t, page.GetByText("Judge two of these runs").Click())
