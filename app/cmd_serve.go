@@ -137,7 +137,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue}})
+	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner}})
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Logger: logger,

@@ -26,6 +26,7 @@ type Benchmarks interface {
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error
 	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
+	StartJudge(ctx context.Context, v store.Viewer, req bench.JudgeRequest) (bench.JudgeStarted, error)
 }
 
 type benchmarkStore interface {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/results"
 )
 
 type compareStore interface {
@@ -26,6 +28,12 @@ const comparePageSize = 25
 // [&baseline=2][&disagree=1][&after=IDX]. The URL is the comparison, so it
 // can be shared.
 func (s *server) showComparePage(c *fiber.Ctx) error {
+	return s.renderComparePage(c, fiber.StatusOK, "", nil)
+}
+
+// renderComparePage renders the comparison the query names with status;
+// judgeError and judgeForm carry a pairwise judging that was refused.
+func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, judgeForm *results.JudgeForm) error {
 	var ids []int64
 	var problem string
 	for _, part := range strings.Split(c.Query("runs"), ",") {
@@ -112,5 +120,74 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 	if len(d.Items) == comparePageSize {
 		d.NextURL = d.URL(d.Baseline, d.Disagree, d.Items[len(d.Items)-1].Idx)
 	}
-	return render(c, fiber.StatusOK, compare.Page(d))
+	if d.Judge, err = s.pairJudge(c, runs, d.Items, d.URL(d.Baseline, d.Disagree, after), judgeForm); err != nil {
+		return err
+	}
+	if judgeError != "" && d.Judge.Form != nil {
+		d.Judge.Form.Errors[""] = judgeError
+	}
+	return render(c, status, compare.Page(d))
+}
+
+// pairJudge is the comparison's pairwise judge section: the judgings
+// between the compared runs, the newest judged one's verdicts on the
+// items shown, and the form to judge a pair of them.
+func (s *server) pairJudge(c *fiber.Ctx, runs []store.CompareRun, items []store.CompareItem, back string, form *results.JudgeForm) (compare.PairJudge, error) {
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	var pj compare.PairJudge
+	var err error
+	if pj.Judgings, err = s.Store.PairJudgings(c.UserContext(), ids); err != nil {
+		return pj, err
+	}
+	for i := range pj.Judgings {
+		if pj.Judgings[i].State == "judged" {
+			pj.Shown = &pj.Judgings[i]
+			break
+		}
+	}
+	if pj.Shown != nil && len(items) > 0 {
+		idx := make([]int32, len(items))
+		for i, it := range items {
+			idx[i] = int32(it.Idx)
+		}
+		if pj.Verdicts, err = s.Store.PairVerdicts(c.UserContext(), pj.Shown.RunID, idx); err != nil {
+			return pj, err
+		}
+	}
+	var finished []store.CompareRun
+	for _, r := range runs {
+		if r.State != "queued" && r.State != "running" {
+			finished = append(finished, r)
+		}
+	}
+	if len(finished) < 2 {
+		return pj, nil
+	}
+	if form == nil {
+		form = &results.JudgeForm{MaxTokens: "512"}
+	}
+	if form.Pair == "" {
+		form.Pair = fmt.Sprintf("%d,%d", finished[0].ID, finished[1].ID)
+	}
+	if form.Errors == nil {
+		form.Errors = map[string]string{}
+	}
+	// The comparison's own query goes along, so a refused judging comes
+	// back on the same comparison.
+	form.Action, form.Mode = "/compare/judge"+strings.TrimPrefix(back, "/compare"), judge.Pairwise
+	form.Pairs = nil
+	for i, a := range finished {
+		for _, b := range finished[i+1:] {
+			form.Pairs = append(form.Pairs, results.Choice{Value: fmt.Sprintf("%d,%d", a.ID, b.ID),
+				Label: fmt.Sprintf("run %d (%s) vs run %d (%s)", a.ID, a.ModelName, b.ID, b.ModelName)})
+		}
+	}
+	if err := s.judgeChoices(c.UserContext(), form); err != nil {
+		return pj, err
+	}
+	pj.Form = form
+	return pj, nil
 }

@@ -117,12 +117,21 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return s.renderResultsPage(c, b, run, fiber.StatusOK, nil)
+}
+
+// renderResultsPage renders a run's page with status; judgeForm is the
+// judge form as typed (with its messages), nil for a fresh one.
+func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Run, status int, judgeForm *results.JudgeForm) error {
 	form, filter := parseResultFilter(c)
 	rows, err := s.Store.ListResults(c.UserContext(), run.ID, filter)
 	if err != nil {
 		return err
 	}
 	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	if d.Judge, err = s.judgeData(c, run, judgeForm); err != nil {
+		return err
+	}
 	// One read gives the stored summary, the GPU summary and the price.
 	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})
 	if err != nil {
@@ -164,7 +173,6 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 		}
 		d.NextURL = fmt.Sprintf("/runs/%d?%s", run.ID, q.Encode())
 	}
-	status := fiber.StatusOK
 	if form.Error != "" {
 		status = fiber.StatusUnprocessableEntity
 	}
@@ -200,7 +208,11 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex))
+	js, err := s.Store.ItemJudgments(c.UserContext(), run.ID, idx)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex, js))
 }
 
 // itemProgram assembles the program the sandbox runs for an answer of a

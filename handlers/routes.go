@@ -86,6 +86,7 @@ type Store interface {
 	capacityStore
 	verdictStore
 	homeStore
+	judgeStore
 }
 
 type server struct {
@@ -180,6 +181,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
 	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
 	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
+	api.post("/runs/:id<int>/judge", Owner, s.apiStartJudging) // graded alone, or against another run ("against")
 	api.get("/models", SignedIn, s.apiListModels)
 	api.post("/models", Admin, s.apiCreateModel)
 	api.put("/models/:id<int>", Admin, s.apiUpdateModel)
@@ -235,7 +237,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/runs/:id<int>/results", Owner, s.exportRun)
 	web.get("/runs/:id<int>", Owner, s.showResultsPage)
 	web.post("/runs/:id<int>/score", Owner, s.rescoreRun)
+	web.post("/runs/:id<int>/judge", Owner, s.startJudging)
 	web.get("/compare", Owner, s.showComparePage)
+	web.post("/compare/judge", Owner, s.startPairJudging) // both runs must be the viewer's (else 404)
 	web.get("/capacity", SignedIn, s.showCapacityPage)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
 	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))

@@ -31,6 +31,8 @@ var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contain
 type ScorerOptions struct {
 	// Exec sets the code-execution scorers (humaneval, mbpp, exec).
 	Exec *sandbox.ExecOptions `json:"exec,omitempty" yaml:"exec,omitempty"`
+	// Judge sets the LLM judge of `scorer: judge`.
+	Judge *JudgeOptions `json:"judge,omitempty" yaml:"judge,omitempty"`
 }
 
 // Target is one model on one runtime on one hardware profile.
@@ -49,7 +51,8 @@ type Manifest struct {
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer"`
-	// ScorerOptions holds the settings of scorers that take some.
+	// ScorerOptions holds the settings of scorers that take some (code
+	// execution's, the judge's).
 	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
 	SLO           jobs.SLO       `json:"slo" yaml:"slo"`
 
@@ -342,8 +345,8 @@ func (m Manifest) Validate() Errors {
 	if s.N < 0 || s.N > jobs.MaxSamples {
 		add("sampling.n", "between 1 and %d answers per item (got %d)", jobs.MaxSamples, s.N)
 	}
-	if !contains(Scorers, m.Scorer) {
-		add("scorer", "must be one of %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), m.Scorer)
+	if !contains(Scorers, m.Scorer) && m.Scorer != ScorerJudge {
+		add("scorer", "must be one of %s, %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), ScorerJudge, m.Scorer)
 	}
 	if m.ScorerOptions != nil {
 		for _, msg := range m.ScorerOptions.Exec.Validate("scorer_options.exec") {
@@ -351,6 +354,7 @@ func (m Manifest) Validate() Errors {
 			add(field, "%s", text)
 		}
 	}
+	errs = append(errs, m.validateScorerOptions()...)
 	errs = append(errs, m.Sim.validate()...)
 	if m.SLO.TTFT < 0 {
 		add("slo.ttft", "cannot be negative")

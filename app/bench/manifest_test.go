@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -168,6 +169,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add("name: \"a\\0b\"\ndataset: 1\ntargets: [{model: \"--x\", runtime: sim, hardware: cpu}]\nload: {profile: sequential}\nsampling: {max_tokens: 8, stop: [\"\\0\"]}\n")
 	f.Add(`{"name":"j","dataset":"GSM8K test","targets":[{"model":"m","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":16}}`)
 	f.Add("load: {profile: sweep, concurrency: 64, steps: 5}\nslo: {tpot: 50ms}\n")
+	f.Add("name: n\ndataset: 1\ntargets: [{model: m/a, runtime: sim, hardware: cpu}]\nload: {profile: sequential}\nsampling: {max_tokens: 8}\n" +
+		"scorer: judge\nscorer_options: {judge: {model: m/j, runtime: sim, hardware: cpu, template: \"Q {{question}} A {{answer}}\", scale: {min: 1, max: 10}}}\n")
+	f.Add(`{"name":"j","dataset":1,"targets":[{"model":"m","runtime":"sim","hardware":"c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":1},` +
+		`"scorer":"judge","scorer_options":{"judge":{"model":"m","runtime":"sim","hardware":"c","rubric":"custom","template":"{{answer}} {{ctx}"}}}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := Decode(strings.NewReader(in))
 		if err != nil {
@@ -194,6 +199,18 @@ func FuzzDecode(f *testing.F) {
 		for _, tg := range m.Targets {
 			if jobs.CheckModelName(tg.Model) != nil {
 				t.Fatalf("a valid manifest names model %q", tg.Model)
+			}
+		}
+		if m.ScorerOptions != nil && m.ScorerOptions.Judge != nil {
+			j := m.ScorerOptions.Judge
+			if m.Scorer != ScorerJudge || jobs.CheckModelName(j.Model) != nil {
+				t.Fatalf("a valid manifest's judge: scorer %q, model %q", m.Scorer, j.Model)
+			}
+			if j.Template != "" && judge.CheckTemplate(judge.Single, j.Template) != nil {
+				t.Fatalf("a valid manifest's judge template is refused: %q", j.Template)
+			}
+			if lo, hi := j.Bounds(); lo >= hi {
+				t.Fatalf("a valid manifest's judge scale %d..%d", lo, hi)
 			}
 		}
 	})

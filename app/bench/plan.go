@@ -129,6 +129,13 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
 			WaitingForAgent: n == 0, modelID: model.ID})
 	}
+	if m.Scorer == ScorerJudge && m.ScorerOptions != nil && m.ScorerOptions.Judge != nil {
+		jerrs, err := p.checkJudgeTarget(ctx, "scorer_options.judge", *m.ScorerOptions.Judge)
+		if err != nil {
+			return plan, err
+		}
+		errs = append(errs, jerrs...)
+	}
 	if len(errs) > 0 {
 		return plan, errs
 	}

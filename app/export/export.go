@@ -20,7 +20,8 @@ import (
 // ResultColumns are the per-item CSV columns (written by the store's
 // CopyResultsCSV, straight from PostgreSQL).
 var ResultColumns = []string{"custom_id", "idx", "status", "output", "finish_reason", "prompt_tokens", "completion_tokens",
-	"tokens_estimated", "ttft_ms", "e2e_ms", "tpot_ms", "itl_mean_ms", "score", "error_class", "error", "phase", "sent_at"}
+	"tokens_estimated", "ttft_ms", "e2e_ms", "tpot_ms", "itl_mean_ms", "score", "error_class", "error", "phase", "sent_at",
+	"judge_verdict", "judge_rationale"}
 
 // ExecColumns follow ResultColumns for runs whose code answers were
 // executed in the sandbox (or that asked for several answers per item):
@@ -81,6 +82,9 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 		line.Error = &batchError{Code: r.ErrorClass, Message: r.Error}
 	}
 	extra := map[string]any{"ttft_ms": r.TTFTms, "e2e_ms": r.E2Ems, "tpot_ms": r.TPOTms, "tokens_estimated": r.TokensEstimated, "score": r.Score}
+	if r.JudgeVerdict != "" {
+		extra["judge_verdict"], extra["judge_rationale"] = r.JudgeVerdict, r.JudgeRationale
+	}
 	line.Ruckus, _ = json.Marshal(extra)
 	b, err := json.Marshal(line)
 	if err != nil {

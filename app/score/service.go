@@ -21,23 +21,42 @@ type ExecutionQueue interface {
 	QueueExecution(ctx context.Context, runID int64, scorer string) error
 }
 
+// Judge is the LLM judge as scoring uses it (*bench.Planner satisfies
+// it): a run named by a score job may be a judge's run, whose answers
+// become verdicts, and a run scored by the judge scorer starts a judging.
+type Judge interface {
+	FinishJudgeRun(ctx context.Context, runID int64) (bool, error)
+	JudgeFromManifest(ctx context.Context, runID int64) error
+}
+
+// JudgeScorer is the scorer name that hands a run to the LLM judge.
+const JudgeScorer = "judge"
+
 // Service scores runs (the server's score_run job).
 type Service struct {
 	Store Store
 	// Exec queues runs whose scorer executes code; nil refuses them.
 	Exec ExecutionQueue
+	// Judge, when set, reads judges' runs and starts judgings.
+	Judge Judge
 }
 
 var _ jobs.RunScorer = (*Service)(nil)
 
 // ScoreRun scores every result of a run with scorer, or when empty the
 // benchmark's scorer, else the dataset's default; a run with none stays
-// unscored. Failed requests score 0 (they count against quality); items
+// unscored. A judge's run is read into verdicts instead, and the judge
+// scorer starts a judging whose verdicts score the run when it is done. Failed requests score 0 (they count against quality); items
 // without a reference are left unscored, except for scorers that need
 // none (json). The run's quality is the mean with its 95 % bootstrap
 // interval (seeded with the run id, so scoring again gives the same
 // interval).
 func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) error {
+	if s.Judge != nil {
+		if judged, err := s.Judge.FinishJudgeRun(ctx, runID); judged || err != nil {
+			return err
+		}
+	}
 	if scorer == "" {
 		m, d, err := s.Store.RunScorer(ctx, runID)
 		if err != nil {
@@ -56,6 +75,12 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 			return fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
 		}
 		return s.Exec.QueueExecution(ctx, runID, scorer)
+	}
+	if scorer == JudgeScorer {
+		if s.Judge == nil {
+			return fmt.Errorf("run %d: the judge scorer is not available here", runID)
+		}
+		return s.Judge.JudgeFromManifest(ctx, runID)
 	}
 	f, err := ByName(scorer)
 	if err != nil {

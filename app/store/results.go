@@ -43,21 +43,30 @@ type ResultRow struct {
 	ExecStatus string
 	ExecStderr string
 	ExecMs     *float64
+	// JudgeVerdict and JudgeRationale are the newest LLM judge's
+	// single-answer verdict on the item ("" when none judged it).
+	JudgeVerdict   string
+	JudgeRationale string
 }
 
 const resultColumns = `r.run_id, r.idx, r.custom_id, r.status, r.output, r.finish_reason, r.prompt_tokens, r.completion_tokens,
 	r.tokens_estimated, r.sent_at, r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.http_status, r.request_id, r.error_class,
-	r.error, r.phase, r.score, coalesce(i.request->>'url', ''), r.sample, r.exec_status, r.exec_stderr, r.exec_ms`
+	r.error, r.phase, r.score, coalesce(i.request->>'url', ''), r.sample, r.exec_status, r.exec_stderr, r.exec_ms,
+	coalesce(jd.verdict, ''), coalesce(jd.rationale, '')`
 
 const resultFrom = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN benchmarks b ON b.id = ru.benchmark_id
-	LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx `
+	LEFT JOIN dataset_items i ON i.dataset_id = b.dataset_id AND i.idx = r.idx ` + judgmentJoin
+
+// judgmentJoin adds the newest single-answer judgment of each result (jd).
+const judgmentJoin = ` LEFT JOIN LATERAL (SELECT g.verdict, g.rationale FROM judgments g
+		WHERE g.judged_run_id = r.run_id AND g.idx = r.idx AND g.ord = 'single' ORDER BY g.judge_run_id DESC LIMIT 1) jd ON true `
 
 // fields are the scan targets of resultColumns, in order; queries that
 // read more columns append theirs.
 func (r *ResultRow) fields() []any {
 	return []any{&r.RunID, &r.Idx, &r.CustomID, &r.Status, &r.Output, &r.FinishReason, &r.PromptTokens, &r.CompletionTokens,
 		&r.TokensEstimated, &r.SentAt, &r.TTFTms, &r.E2Ems, &r.TPOTms, &r.ITLMeanms, &r.HTTPStatus, &r.RequestID, &r.ErrorClass,
-		&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Sample, &r.ExecStatus, &r.ExecStderr, &r.ExecMs}
+		&r.Error, &r.Phase, &r.Score, &r.Endpoint, &r.Sample, &r.ExecStatus, &r.ExecStderr, &r.ExecMs, &r.JudgeVerdict, &r.JudgeRationale}
 }
 
 func scanResult(row pgx.CollectableRow) (ResultRow, error) {
@@ -297,14 +306,15 @@ func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 	cols := text("r.custom_id", "custom_id") + `, r.idx, r.status, ` + text("r.output", "output") + `, ` + text("r.finish_reason", "finish_reason") +
 		`, r.prompt_tokens, r.completion_tokens,
 		CASE WHEN r.tokens_estimated THEN 'true' ELSE 'false' END AS tokens_estimated,
-		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, ` + text("r.error", "error") + `, r.phase, r.sent_at`
+		r.ttft_ms, r.e2e_ms, r.tpot_ms, r.itl_mean_ms, r.score, r.error_class, ` + text("r.error", "error") + `, r.phase, r.sent_at,
+		jd.verdict AS judge_verdict, ` + text("jd.rationale", "judge_rationale")
 	if exec {
 		cols += `, r.sample, r.exec_status, ` + text("r.exec_stderr", "exec_stderr") + `, r.exec_ms`
 	}
-	from := ` FROM results r WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
+	from := ` FROM results r` + judgmentJoin + `WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	if runColumns {
 		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
-		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id
+		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id` + judgmentJoin + `
 			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	}
 	return `SELECT ` + cols + from

@@ -42,18 +42,25 @@ type RunQuality struct {
 // named by its item and sample, and the run's quality, in one
 // transaction.
 func (s *Store) SaveScores(ctx context.Context, runID int64, idx, samples []int32, scores []*float64, q RunQuality) error {
-	return s.InTx(ctx, func(tx *Queries) error {
-		if _, err := tx.db.Exec(ctx, `UPDATE results r SET score = u.score
-			FROM unnest(@idx::int4[], @samples::int4[], @scores::float8[]) AS u(idx, sample, score)
-			WHERE r.run_id = @run AND r.idx = u.idx AND r.sample = u.sample`,
-			pgx.NamedArgs{"run": runID, "idx": idx, "samples": samples, "scores": scores}); err != nil {
-			return mapErr(err, "save scores")
-		}
-		_, err := tx.db.Exec(ctx, `UPDATE runs SET scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo,
-			quality_hi = @hi, scored_at = now() WHERE id = @run`,
-			pgx.NamedArgs{"run": runID, "scorer": q.Scorer, "scored": q.Scored, "mean": q.Mean, "lo": q.Low, "hi": q.High})
-		return mapErr(err, "save run quality")
-	})
+	return s.InTx(ctx, func(tx *Queries) error { return tx.saveScores(ctx, runID, idx, samples, scores, q) })
+}
+
+// saveScores is SaveScores within a transaction the caller holds; nil
+// samples means the first answer of each item.
+func (q *Queries) saveScores(ctx context.Context, runID int64, idx, samples []int32, scores []*float64, rq RunQuality) error {
+	if samples == nil {
+		samples = make([]int32, len(idx))
+	}
+	if _, err := q.db.Exec(ctx, `UPDATE results r SET score = u.score
+		FROM unnest(@idx::int4[], @samples::int4[], @scores::float8[]) AS u(idx, sample, score)
+		WHERE r.run_id = @run AND r.idx = u.idx AND r.sample = u.sample`,
+		pgx.NamedArgs{"run": runID, "idx": idx, "samples": samples, "scores": scores}); err != nil {
+		return mapErr(err, "save scores")
+	}
+	_, err := q.db.Exec(ctx, `UPDATE runs SET scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo,
+		quality_hi = @hi, scored_at = now() WHERE id = @run`,
+		pgx.NamedArgs{"run": runID, "scorer": rq.Scorer, "scored": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High})
+	return mapErr(err, "save run quality")
 }
 
 // RunScorer is the scorer a run's benchmark names and its dataset's

@@ -680,7 +680,7 @@ func TestScores(t *testing.T) {
 	}
 	one, zero, mean, lo, hi := 1.0, 0.0, 0.5, 0.0, 1.0
 	q := store.RunQuality{Scorer: "exact", Scored: 2, Mean: &mean, Low: &lo, High: &hi}
-	if err := st.SaveScores(b.ctx, f.runID, []int32{0, 1, 2}, []*float64{&one, &zero, nil}, q); err != nil {
+	if err := st.SaveScores(b.ctx, f.runID, []int32{0, 1, 2}, []int32{0, 0, 0}, []*float64{&one, &zero, nil}, q); err != nil {
 		t.Fatal(err)
 	}
 	var scores []*float64

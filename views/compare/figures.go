@@ -238,3 +238,59 @@ func (f Figures) Footprint(gridCO2 float64) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+func runB(j store.JudgeRun) int64 {
+	if j.RunB == nil {
+		return 0
+	}
+	return *j.RunB
+}
+
+// pairVerdict names the better run of an item, or says why there is none.
+func pairVerdict(j store.JudgeRun, v store.Judgment) string {
+	switch v.Verdict {
+	case "A":
+		return fmt.Sprintf("run %d better", j.RunA)
+	case "B":
+		return fmt.Sprintf("run %d better", runB(j))
+	case "tie":
+		return "tie"
+	}
+	return "no verdict (unparseable)"
+}
+
+func pairState(j store.JudgeRun) string {
+	switch {
+	case j.State == "judging" && (j.Judge.State == "queued" || j.Judge.State == "running"):
+		return fmt.Sprintf("judge run %s, %d / %d prompts", j.Judge.State, j.Judge.Completed, j.Judge.Total)
+	case j.State == "judging" && j.Judge.State != "succeeded":
+		return "no verdicts: the judge run " + j.Judge.State
+	case j.State == "judging":
+		return "reading the verdicts"
+	case j.State == "failed":
+		return "failed: " + j.Error
+	}
+	return "judged"
+}
+
+func pairCounts(j store.JudgeRun) string {
+	if j.State == "judging" {
+		return "–"
+	}
+	s := fmt.Sprintf("run %d: %d wins · %d ties · %d losses", j.RunA, j.Wins, j.Ties, j.Losses)
+	if j.Inconsistent > 0 {
+		s += fmt.Sprintf(" (%d ties from orders that disagreed)", j.Inconsistent)
+	}
+	if j.Unparsed > 0 {
+		s += fmt.Sprintf("; %d items without a readable verdict", j.Unparsed)
+	}
+	return s
+}
+
+func pairWinRate(j store.JudgeRun) string {
+	w, h := j.WinRate(), j.WinRateHalfTies()
+	if j.State == "judging" || w == nil || h == nil {
+		return "–"
+	}
+	return fmt.Sprintf("run %d: %.1f %% (ties as half: %.1f %%)", j.RunA, 100**w, 100**h)
+}

@@ -1,0 +1,472 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/app/judge"
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// JudgeRequest asks for a judging: RunA graded alone, or against RunB
+// (pairwise, both orders).
+type JudgeRequest struct {
+	Options JudgeOptions
+	RunA    int64
+	RunB    int64
+	// Origin is manifest when a benchmark's judge scorer asks, else user.
+	Origin string
+}
+
+// JudgeStarted is a judging just queued: the judge's run and benchmark.
+type JudgeStarted struct {
+	JudgeRunID      int64  `json:"judge_run_id"`
+	BenchmarkID     int64  `json:"judge_benchmark_id"`
+	Mode            string `json:"mode"`
+	Rubric          string `json:"rubric"`
+	Items           int    `json:"items"`
+	Prompts         int    `json:"prompts"`
+	WaitingForAgent bool   `json:"waiting_for_agent"`
+}
+
+// checkJudgeTarget checks that the judge's model is registered and
+// active and its hardware profile known.
+func (p *Planner) checkJudgeTarget(ctx context.Context, path string, o JudgeOptions) (Errors, error) {
+	var errs Errors
+	model, err := p.Store.ModelByName(ctx, o.Model)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil):
+		errs = append(errs, FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", o.Model)})
+	case err != nil:
+		return nil, err
+	}
+	if _, err := p.Store.HardwareProfileBySlug(ctx, o.Hardware); errors.Is(err, store.ErrNotFound) {
+		errs = append(errs, FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", o.Hardware)})
+	} else if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// judgeRef is what a judge prompt's reference holds: the judged item and
+// the order it was asked in. Agents never read references.
+type judgeRef struct {
+	Idx   int    `json:"idx"`
+	Order string `json:"ord"`
+}
+
+// StartJudge builds the judge's prompts from the judged run(s) as an
+// ordinary (hidden) dataset of chat items and queues an ordinary run of
+// the judge model on it, in a benchmark that belongs to the judged run:
+// agents lease and measure it like any run. When it finishes, its score
+// job reads the verdicts (FinishJudgeRun).
+func (p *Planner) StartJudge(ctx context.Context, v store.Viewer, req JudgeRequest) (JudgeStarted, error) {
+	mode := judge.Single
+	if req.RunB != 0 {
+		mode = judge.Pairwise
+	}
+	o := req.Options
+	if errs := o.Validate("judge", mode); len(errs) > 0 {
+		return JudgeStarted{}, errs
+	}
+	if req.RunB == req.RunA {
+		return JudgeStarted{}, Errors{{Path: "against", Message: "a run cannot be judged against itself"}}
+	}
+	a, err := p.judgedRun(ctx, v, req.RunA, "run")
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	if mode == judge.Pairwise {
+		b, err := p.judgedRun(ctx, v, req.RunB, "against")
+		if err != nil {
+			return JudgeStarted{}, err
+		}
+		if b.DatasetID != a.DatasetID {
+			return JudgeStarted{}, Errors{{Path: "against", Message: fmt.Sprintf("run %d is on another dataset than run %d: only runs on the same items can be compared", b.ID, a.ID)}}
+		}
+	}
+	errs, err := p.checkJudgeTarget(ctx, "judge", o)
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	if len(errs) > 0 {
+		return JudgeStarted{}, errs
+	}
+	model, err := p.Store.ModelByName(ctx, o.Model)
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	srcs, err := p.Store.JudgeSources(ctx, req.RunA, req.RunB)
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	haveRefs := slices.ContainsFunc(srcs, func(s store.JudgeSource) bool { return len(score.References(s.Reference)) > 0 })
+	rubricName := o.RubricName(mode, haveRefs)
+	tmpl, criteria := o.Template, ""
+	if r, ok := judge.RubricByName(rubricName); ok {
+		tmpl, criteria = r.Template, r.Criteria
+	}
+	if !haveRefs && slices.Contains(judge.Placeholders(tmpl), judge.PReference) {
+		return JudgeStarted{}, Errors{{Path: "judge.rubric", Message: fmt.Sprintf("%s compares answers with the reference, and these items have none: choose a rubric without one", rubricName)}}
+	}
+	lo, hi := o.Bounds()
+	system := judge.SystemPrompt(mode, criteria, lo, hi)
+	items, answers, sent := judgePrompts(mode, srcs, system, tmpl, lo, hi, o.Runtime == "sim")
+	if len(items) == 0 {
+		return JudgeStarted{}, Errors{{Path: "run", Message: "there is no answer to judge: the run has no successful results" + map[bool]string{true: " on items both runs answered", false: ""}[mode == judge.Pairwise]}}
+	}
+	n, err := p.Store.CountServingAgents(ctx, o.Hardware, o.Runtime, jobs.ProtocolVersion, p.StaleAfter)
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	maxTokens := o.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = defaultJudgeMaxTokens
+	}
+	conc := o.Concurrency
+	if conc == 0 {
+		conc = defaultJudgeConcurrency
+	}
+	zero := 0.0
+	name := fmt.Sprintf("Judge of run %d (%s)", a.ID, rubricName)
+	if mode == judge.Pairwise {
+		name = fmt.Sprintf("Judge of run %d against run %d (%s)", req.RunA, req.RunB, rubricName)
+	}
+	m := Manifest{Name: name, Dataset: DatasetRef{}, Targets: []Target{{Model: o.Model, Runtime: o.Runtime, Hardware: o.Hardware}},
+		Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: conc}, Sampling: jobs.Sampling{Temperature: &zero, MaxTokens: maxTokens}}
+	out := JudgeStarted{Mode: mode, Rubric: rubricName, Items: sent, Prompts: len(items), WaitingForAgent: n == 0}
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		dsID, err := q.CreateDataset(ctx, store.NewDataset{OwnerID: a.OwnerID, Name: name, Format: "judge", Visibility: store.VisibilityPrivate})
+		if err != nil {
+			return err
+		}
+		i := 0
+		if _, err := q.CopyDatasetItems(ctx, dsID, func() (store.DatasetItem, bool, error) {
+			if i == len(items) {
+				return store.DatasetItem{}, false, nil
+			}
+			i++
+			return items[i-1], true, nil
+		}); err != nil {
+			return err
+		}
+		if err := q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: name, Visibility: store.VisibilityPrivate, Format: "judge",
+			TaskKind: "judge", ItemCount: len(items)}); err != nil {
+			return err
+		}
+		if err := q.HideDataset(ctx, dsID); err != nil {
+			return err
+		}
+		m.Dataset.ID = dsID
+		snapshot, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		bid, err := q.CreateJudgeBenchmark(ctx, a.OwnerID, name, dsID, a.ID, snapshot)
+		if err != nil {
+			return err
+		}
+		runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: bid, ModelID: model.ID, Runtime: o.Runtime,
+			HardwareProfile: o.Hardware, WaitingForAgent: n == 0, Total: len(items)})
+		if err != nil {
+			return err
+		}
+		var runB *int64
+		if mode == judge.Pairwise {
+			runB = &req.RunB
+		}
+		origin := req.Origin
+		if origin == "" {
+			origin = "user"
+		}
+		if err := q.CreateJudgeRun(ctx, store.NewJudgeRun{RunID: runID, Mode: mode, RunA: req.RunA, RunB: runB, Rubric: rubricName,
+			Template: tmpl, ScaleMin: lo, ScaleMax: hi, Origin: origin}); err != nil {
+			return err
+		}
+		res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: bid,
+			DatasetID: dsID, Model: o.Model, Runtime: o.Runtime, HardwareProfile: o.Hardware, Load: m.Load, Sampling: m.Sampling}, nil)
+		if err != nil {
+			return fmt.Errorf("queue judge run %d: %w", runID, err)
+		}
+		if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
+			return err
+		}
+		if answers != nil {
+			if _, err := q.CopySimAnswers(ctx, runID, slices.Values(answers)); err != nil {
+				return fmt.Errorf("simulated verdicts of judge run %d: %w", runID, err)
+			}
+		}
+		msg := fmt.Sprintf("judged by %s on %s (%s), rubric %s: judge run %d", o.Model, o.Runtime, o.Hardware, rubricName, runID)
+		if err := q.AddRunEvent(ctx, req.RunA, nil, "judging", msg); err != nil {
+			return err
+		}
+		out.JudgeRunID, out.BenchmarkID = runID, bid
+		return nil
+	})
+	return out, err
+}
+
+// judgedRun loads a finished run the viewer may see, for judging.
+func (p *Planner) judgedRun(ctx context.Context, v store.Viewer, id int64, path string) (store.JudgedRun, error) {
+	r, err := p.Store.JudgedRunByID(ctx, v, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return r, Errors{{Path: path, Message: fmt.Sprintf("no run %d that you can see", id)}}
+	}
+	if err != nil {
+		return r, err
+	}
+	switch {
+	case r.IsJudge:
+		return r, Errors{{Path: path, Message: fmt.Sprintf("run %d is itself a judge's run", id)}}
+	case r.State == "queued" || r.State == "running":
+		return r, Errors{{Path: path, Message: fmt.Sprintf("run %d is still %s: judge it when it has finished", id, r.State)}}
+	}
+	return r, nil
+}
+
+// judgePrompts renders the judge's prompts: one per answered item for a
+// single grading (failed requests are not sent: they score 0 as with
+// every scorer), two per item both runs answered for a pair (each order).
+// With sim set it also writes what the simulated runtime answers.
+func judgePrompts(mode string, srcs []store.JudgeSource, system, tmpl string, lo, hi int, sim bool) ([]store.DatasetItem, []store.SimAnswer, int) {
+	var items []store.DatasetItem
+	var answers []store.SimAnswer
+	sent := 0
+	add := func(src store.JudgeSource, order string, values map[string]string, simText string) {
+		ref, _ := json.Marshal(judgeRef{Idx: src.Idx, Order: order})
+		body, err := judge.Request(system, judge.Render(tmpl, values))
+		if err != nil {
+			return
+		}
+		idx := len(items)
+		items = append(items, store.DatasetItem{Idx: idx, CustomID: fmt.Sprintf("%d/%s", src.Idx, order), Request: body, Reference: ref})
+		if sim {
+			answers = append(answers, store.SimAnswer{Idx: idx, Answer: simText})
+		}
+	}
+	for _, src := range srcs {
+		q := judge.Clip(judge.Question(src.Request))
+		refText := judge.Reference(src.Reference)
+		ref := judge.Clip(refText)
+		if ref == "" {
+			ref = "(no reference given)"
+		}
+		a := judge.Clip(src.OutputA)
+		if mode == judge.Single {
+			if src.StatusA != jobs.StatusOK {
+				continue
+			}
+			sent++
+			add(src, "single", map[string]string{judge.PQuestion: q, judge.PAnswer: a, judge.PReference: ref},
+				judge.SimRating(src.OutputA, refText, lo, hi))
+			continue
+		}
+		if src.StatusA != jobs.StatusOK && src.StatusB != jobs.StatusOK {
+			continue
+		}
+		b := judge.Clip(src.OutputB)
+		a, b = orFailed(a, src.StatusA), orFailed(b, src.StatusB)
+		sent++
+		add(src, "ab", map[string]string{judge.PQuestion: q, judge.PAnswerA: a, judge.PAnswerB: b, judge.PReference: ref},
+			judge.SimPair(a, b, refText))
+		add(src, "ba", map[string]string{judge.PQuestion: q, judge.PAnswerA: b, judge.PAnswerB: a, judge.PReference: ref},
+			judge.SimPair(b, a, refText))
+	}
+	return items, answers, sent
+}
+
+// orFailed stands in for the answer of a failed request in a pair: the
+// other run's answer is judged against no answer at all.
+func orFailed(answer, status string) string {
+	if status != jobs.StatusOK {
+		return "(no answer: the request failed)"
+	}
+	return answer
+}
+
+// JudgeFromManifest starts the judging a benchmark's judge scorer asks
+// for, once per run however often its score job runs.
+func (p *Planner) JudgeFromManifest(ctx context.Context, runID int64) error {
+	bid, err := p.Store.BenchmarkOfRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	raw, _, err := p.Store.BenchmarkManifest(ctx, bid)
+	if err != nil {
+		return err
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("benchmark %d manifest: %w", bid, err)
+	}
+	if m.ScorerOptions == nil || m.ScorerOptions.Judge == nil {
+		return p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: the benchmark names the judge scorer without a judge")
+	}
+	owner, err := p.Store.BenchmarkOwnerOfRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	_, err = p.StartJudge(ctx, store.Viewer{UserID: owner}, JudgeRequest{Options: *m.ScorerOptions.Judge, RunA: runID, Origin: "manifest"})
+	var errs Errors
+	switch {
+	case errors.Is(err, store.ErrJudgeExists):
+		return nil
+	case errors.As(err, &errs):
+		// Nothing a retry would change (a retired judge model, no answer
+		// to judge): said on the run instead.
+		return p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: "+errs.Error())
+	}
+	return err
+}
+
+// FinishJudgeRun reads a finished judge run's answers into verdicts; for
+// a single grading the judged run's item scores become the normalised
+// ratings and its quality their mean with the bootstrap interval. It
+// reports false when runID is not a judge's run.
+func (p *Planner) FinishJudgeRun(ctx context.Context, runID int64) (bool, error) {
+	jr, err := p.Store.JudgeRunByID(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	items, err := p.Store.JudgeItems(ctx, runID)
+	if err != nil {
+		return true, err
+	}
+	o := store.JudgingOutcome{JudgeRunID: runID, State: "judged"}
+	if jr.Judge.State == "failed" || jr.Judge.State == "cancelled" {
+		o.State, o.Error = "failed", strings.TrimSpace("the judge run "+jr.Judge.State+": "+jr.Judge.Error)
+	}
+	if jr.Mode == judge.Single {
+		err = p.finishSingle(ctx, jr, items, &o)
+	} else {
+		finishPair(jr, items, &o)
+	}
+	if err != nil {
+		return true, err
+	}
+	return true, p.Store.SaveJudging(ctx, o)
+}
+
+func (p *Planner) finishSingle(ctx context.Context, jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutcome) error {
+	byIdx := map[int]store.Judgment{}
+	for _, it := range items {
+		j := store.Judgment{JudgedRunID: jr.RunA, Idx: it.Idx, Order: "single", Raw: judge.ClipRaw(it.Output)}
+		switch it.Status {
+		case "":
+			j.Verdict, j.Rationale = judge.NoAnswer, "the judge run ended before this item was judged"
+		case jobs.StatusError:
+			j.Verdict, j.Rationale = judge.RequestFailed, "the request to the judge failed"
+		default:
+			r := judge.ParseRating(it.Output, jr.ScaleMin, jr.ScaleMax)
+			j.Rationale = r.Rationale
+			if r.OK {
+				j.Verdict, j.Score, j.Rating = judge.Rated, &r.Score, &r.Rating
+			} else {
+				j.Verdict = judge.Unparseable
+				j.Rationale = strings.TrimSpace("Unparseable: " + r.Why + ".\n\n" + r.Rationale)
+			}
+		}
+		byIdx[it.Idx] = j
+	}
+	srcs, err := p.Store.JudgeSources(ctx, jr.RunA, 0)
+	if err != nil {
+		return err
+	}
+	o.JudgedRunID = jr.RunA
+	var all []float64
+	for _, s := range srcs {
+		j, ok := byIdx[s.Idx]
+		if !ok {
+			if s.StatusA == jobs.StatusOK {
+				continue // answered after the judging started: not judged
+			}
+			zero := 0.0
+			j = store.Judgment{JudgedRunID: jr.RunA, Idx: s.Idx, Order: "single", Score: &zero, Verdict: judge.RequestFailed,
+				Rationale: "the run's own request failed: it scores 0, as with every scorer"}
+		}
+		o.Judgments = append(o.Judgments, j)
+		o.Idx = append(o.Idx, int32(s.Idx))
+		o.Scores = append(o.Scores, j.Score)
+		if j.Score != nil {
+			all = append(all, *j.Score)
+		}
+	}
+	q := store.RunQuality{Scorer: ScorerJudge, Scored: len(all)}
+	if len(all) > 0 {
+		mean, lo, hi := score.MeanCI(all, uint64(jr.RunA))
+		q.Mean, q.Low, q.High = &mean, &lo, &hi
+	}
+	o.Quality = &q
+	return nil
+}
+
+func finishPair(jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutcome) {
+	type pair struct{ ab, ba judge.Pair }
+	var order []int
+	pairs := map[int]*pair{}
+	for _, it := range items {
+		pr := pairs[it.Idx]
+		if pr == nil {
+			pr = &pair{}
+			pairs[it.Idx] = pr
+			order = append(order, it.Idx)
+		}
+		j := store.Judgment{JudgedRunID: jr.RunA, Idx: it.Idx, Order: it.Order, Raw: judge.ClipRaw(it.Output)}
+		var got judge.Pair
+		switch it.Status {
+		case "":
+			j.Verdict, j.Rationale = judge.NoAnswer, "the judge run ended before this order was judged"
+		case jobs.StatusError:
+			j.Verdict, j.Rationale = judge.RequestFailed, "the request to the judge failed"
+		default:
+			got = judge.ParsePair(it.Output)
+			j.Rationale = got.Rationale
+			if it.Order == "ba" {
+				got.Verdict = judge.Swap(got.Verdict)
+			}
+			if got.OK {
+				j.Verdict = got.Verdict
+			} else {
+				j.Verdict = judge.Unparseable
+				j.Rationale = strings.TrimSpace("Unparseable: " + got.Why + ".\n\n" + got.Rationale)
+			}
+		}
+		if it.Order == "ba" {
+			pr.ba = got
+		} else {
+			pr.ab = got
+		}
+		o.Judgments = append(o.Judgments, j)
+	}
+	for _, idx := range order {
+		pr := pairs[idx]
+		out := judge.Reconcile(pr.ab, pr.ba)
+		f := store.Judgment{JudgedRunID: jr.RunA, Idx: idx, Order: "final", Verdict: out.Verdict, Rationale: out.Why}
+		switch {
+		case out.Unparsed:
+			f.Verdict = judge.Unparseable
+			o.Unparsed++
+		case out.Verdict == judge.A:
+			o.Wins++
+		case out.Verdict == judge.B:
+			o.Losses++
+		default:
+			o.Ties++
+		}
+		if out.Inconsistent {
+			o.Inconsistent++
+		}
+		o.Judgments = append(o.Judgments, f)
+	}
+}
