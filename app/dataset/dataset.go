@@ -116,6 +116,15 @@ type LineError struct {
 	Message string `json:"message"`
 }
 
+// Error makes a LineError usable as an error (a setting refused while a
+// file is read).
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
 const (
 	maxKeptErrors    = 50       // errors kept for people to read; more are only counted
 	maxCustomIDRunes = 256      // as OpenAI's batch API allows
