@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
@@ -127,6 +128,11 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 			}
 		}
 	}
+	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
+	if err != nil {
+		return err
+	}
+	d.Categories = score.ByCategory(run.ID, cats)
 	if filter.After == nil { // charts on the first page only
 		samples, err := s.Store.RunSamples(c.UserContext(), run.ID, 300)
 		if err != nil {

@@ -190,10 +190,10 @@ func NewParser(r io.Reader, lim Limits) *Parser {
 func NewParserWith(r io.Reader, lim Limits, opt Options) *Parser {
 	p := &Parser{
 		shots: min(max(opt.Shots, 0), MaxShots),
-		lim:  lim.withDefaults(),
-		raw:  &rawCounter{r: r, h: sha256.New()},
-		seed: maphash.MakeSeed(),
-		seen: make(map[uint64]int32),
+		lim:   lim.withDefaults(),
+		raw:   &rawCounter{r: r, h: sha256.New()},
+		seed:  maphash.MakeSeed(),
+		seen:  make(map[uint64]int32),
 	}
 	p.enc = json.NewEncoder(&p.encBuf)
 	p.enc.SetEscapeHTML(false) // keep "<" as "<" in stored text
