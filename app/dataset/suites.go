@@ -269,7 +269,8 @@ func (f *fields) detect() (Format, *LineError) {
 // shot is one suite item's prompt in pieces, so k-shot prompts can put
 // solved examples between them.
 type shot struct {
-	head       string // before the examples: MMLU's description; the same for a whole category
+	group      string // the items examples come from share it: MMLU's subject, else "" (the whole file)
+	head       string // before the examples: MMLU's description; the same for a whole group
 	query      string // the item's question as the template writes it, up to where the answer goes
 	answer     string // what follows query in a solved example
 	completion bool   // the request goes to /v1/completions (MBPP)
@@ -454,6 +455,7 @@ func (p *Parser) mmlu(f *fields, itemNo int) (norm, *LineError) {
 	r.id = "mmlu-" + strconv.Itoa(itemNo)
 	r.category = subject
 	r.shot = &shot{
+		group:  subject,
 		head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
 		query:  lettered(pyStrip(q), choices),
 		answer: " " + string(rune('A'+ans)),
@@ -834,12 +836,15 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 // maxShotBytes bounds the solved examples held for k-shot prompts.
 const maxShotBytes = 64 << 20
 
-// kshotState holds, per category, the first k+1 items until all of them
-// are known: each of those gets the other k as its examples; every later
-// item of the category gets the first k. Examples are thus the earliest
-// items of the same category in file order, never the item itself (as
-// lm-eval's "first_n" sampler takes the first items of the few-shot
-// split). Items come out as soon as their examples are known.
+// kshotState holds, per group, the first k+1 items until all of them are
+// known: each of those gets the other k as its examples; every later item
+// of the group gets the first k. Examples are thus the earliest items of
+// the group in file order, never the item itself (as lm-eval's "first_n"
+// sampler takes the first items of the few-shot split). MMLU's group is
+// the subject (lm-eval takes each subject's examples from that subject's
+// dev split); the other suites' is the whole file, since their categories
+// (HellaSwag's activity labels) can be too small to give k examples.
+// Items come out as soon as their examples are known.
 type kshotState struct {
 	cats  map[string]*catShots
 	ready []Item
@@ -879,10 +884,10 @@ func (p *Parser) holdForShots(it Item) {
 	if k.cats == nil {
 		k.cats = map[string]*catShots{}
 	}
-	c := k.cats[it.Category]
+	c := k.cats[sh.group]
 	if c == nil {
 		c = &catShots{}
-		k.cats[it.Category] = c
+		k.cats[sh.group] = c
 	}
 	if len(c.first) > p.shots {
 		it.Request = p.request(sh, c.first[:p.shots])
@@ -927,15 +932,15 @@ func (p *Parser) endShots() {
 	}
 	slices.Sort(small)
 	c := p.kshot.cats[small[0]]
-	what := fmt.Sprintf("category %q has", small[0])
+	what := fmt.Sprintf("subject %q has", small[0])
 	if small[0] == "" {
 		what = "the file has"
 	}
 	more := ""
 	if len(small) > 1 {
-		more = fmt.Sprintf(" (and %d more categories are as small)", len(small)-1)
+		more = fmt.Sprintf(" (and %d more subjects are as small)", len(small)-1)
 	}
-	p.fileError(fmt.Sprintf("%d-shot prompts need at least %d items in each category, as examples come from the same category: %s %d%s",
+	p.fileError(fmt.Sprintf("%d-shot prompts need at least %d items in each group their examples come from (MMLU's subject, else the whole file): %s %d%s",
 		p.shots, p.shots+1, what, len(c.first), more))
 	for _, c := range p.kshot.cats {
 		c.held = nil
