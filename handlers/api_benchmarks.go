@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
@@ -64,19 +65,22 @@ func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
 }
 
 type apiRun struct {
-	ID              int64   `json:"run_id"`
-	Model           string  `json:"model"`
-	Runtime         string  `json:"runtime"`
-	Hardware        string  `json:"hardware"`
-	Mode            string  `json:"mode"`
-	State           string  `json:"state"`
-	WaitingForAgent bool    `json:"waiting_for_agent"`
-	Agent           string  `json:"agent"`
-	Progress        float64 `json:"progress"`
-	Total           int     `json:"total"`
-	Completed       int     `json:"completed"`
-	Errors          int     `json:"errors"`
-	OutputTokens    int64   `json:"output_tokens"`
+	// Categories is the quality per category of the dataset's items
+	// (GET /runs/:id only; absent when the items have none).
+	Categories      []score.CategoryFigure `json:"categories,omitempty"`
+	ID              int64                  `json:"run_id"`
+	Model           string                 `json:"model"`
+	Runtime         string                 `json:"runtime"`
+	Hardware        string                 `json:"hardware"`
+	Mode            string                 `json:"mode"`
+	State           string                 `json:"state"`
+	WaitingForAgent bool                   `json:"waiting_for_agent"`
+	Agent           string                 `json:"agent"`
+	Progress        float64                `json:"progress"`
+	Total           int                    `json:"total"`
+	Completed       int                    `json:"completed"`
+	Errors          int                    `json:"errors"`
+	OutputTokens    int64                  `json:"output_tokens"`
 	// Throughput is output tokens/s: live while running, over the whole
 	// measured window once finished.
 	Throughput   float64    `json:"throughput"`
@@ -170,6 +174,13 @@ func (s *server) apiGetRun(c *fiber.Ctx) error {
 	}
 	if len(runs) != 1 {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+	}
+	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
+	if err != nil {
+		return err
+	}
+	if len(cats) > 0 {
+		runs[0].Categories = score.ByCategory(run.ID, cats)
 	}
 	return c.JSON(runs[0])
 }

@@ -26,11 +26,13 @@ type apiDataset struct {
 	Visibility    string    `json:"visibility"`
 	TaskKind      string    `json:"task_kind"`
 	DefaultScorer string    `json:"default_scorer"`
+	Shots         int       `json:"shots"`
 }
 
 func toAPIDataset(d store.Dataset) apiDataset {
 	return apiDataset{ID: d.ID, Name: d.Name, Format: d.Format, Count: d.ItemCount, Bytes: d.Bytes, SHA256: d.SHA256,
-		UploadedAt: d.CreatedAt, Owner: d.OwnerEmail, Visibility: d.Visibility, TaskKind: d.TaskKind, DefaultScorer: d.DefaultScorer}
+		UploadedAt: d.CreatedAt, Owner: d.OwnerEmail, Visibility: d.Visibility, TaskKind: d.TaskKind, DefaultScorer: d.DefaultScorer,
+		Shots: d.Shots}
 }
 
 func (s *server) apiUploadDataset(c *fiber.Ctx) error {
@@ -118,6 +120,7 @@ func (s *server) apiDatasetItems(c *fiber.Ctx) error {
 		CustomID  string          `json:"custom_id"`
 		Request   json.RawMessage `json:"request"`
 		Reference json.RawMessage `json:"reference"`
+		Category  string          `json:"category,omitempty"`
 	}
 	out := make([]apiItem, len(items))
 	for i, it := range items {
@@ -125,7 +128,7 @@ func (s *server) apiDatasetItems(c *fiber.Ctx) error {
 		if ref == nil {
 			ref = json.RawMessage("null")
 		}
-		out[i] = apiItem{CustomID: it.CustomID, Request: it.Request, Reference: ref}
+		out[i] = apiItem{CustomID: it.CustomID, Request: it.Request, Reference: ref, Category: it.Category}
 	}
 	var next any
 	if len(items) == limit {

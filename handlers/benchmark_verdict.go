@@ -20,7 +20,7 @@ import (
 
 // verdictStore is what the verdict reads beyond the benchmark itself.
 type verdictStore interface {
-	PairedScores(ctx context.Context, runIDs []int64) ([]store.PairedScore, error)
+	RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]store.ItemScore, error)
 	E2EP95Intervals(ctx context.Context, runIDs []int64) (map[int64]store.QuantileInterval, error)
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
 }
@@ -83,14 +83,9 @@ func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64
 		return e.ev, nil
 	}
 	var ev evidence
-	pairs, err := s.Store.PairedScores(ctx, ids)
-	if err != nil {
+	var err error
+	if ev.paired, err = s.pairedDiffs(ctx, ids); err != nil {
 		return ev, err
-	}
-	for _, p := range pairs {
-		if d, ok := advise.PairedT(p.A, p.B, p.N, p.Mean, p.SD); ok {
-			ev.paired = append(ev.paired, d)
-		}
 	}
 	if ev.e2e, err = s.Store.E2EP95Intervals(ctx, ids); err != nil {
 		return ev, err
@@ -102,6 +97,37 @@ func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64
 	s.evidence.m[b.ID] = cachedEvidence{fingerprint: fp, ev: ev}
 	s.evidence.mu.Unlock()
 	return ev, nil
+}
+
+// pairedDiffs compares every two of the runs item by item (McNemar for
+// 0/1 scores, else the paired bootstrap; see advise.PairRuns), A the
+// lower run id. Pairs with no item scored by both are left out: their
+// quality is compared by interval overlap instead.
+func (s *server) pairedDiffs(ctx context.Context, ids []int64) ([]advise.QualityDiff, error) {
+	scores, err := s.Store.RunItemScores(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	var out []advise.QualityDiff
+	for i, a := range sorted {
+		for _, b := range sorted[i+1:] {
+			if d, ok := advise.PairRuns(a, b, itemScores(scores[a]), itemScores(scores[b])); ok {
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// itemScores converts the store's item scores for advise.
+func itemScores(xs []store.ItemScore) []advise.ItemScore {
+	out := make([]advise.ItemScore, len(xs))
+	for i, x := range xs {
+		out[i] = advise.ItemScore{Idx: x.Idx, Score: x.Score}
+	}
+	return out
 }
 
 // judged is a finished benchmark's runs as the verdict weighs them.

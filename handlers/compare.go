@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
@@ -19,6 +20,7 @@ import (
 type compareStore interface {
 	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.CompareRun, error)
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
+	RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]store.ItemScore, error)
 }
 
 // comparePageSize is how many items one page of the comparison shows.
@@ -94,6 +96,22 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 		d.Baseline = baseline
 	}
 	d.Disagree = c.Query("disagree") == "1"
+	// Each run against the baseline, item by item: a paired test where
+	// they share scored items; the page falls back on interval overlap
+	// (and says so) where they share none.
+	scores, err := s.Store.RunItemScores(c.UserContext(), ids)
+	if err != nil {
+		return err
+	}
+	d.Paired = map[int64]advise.QualityDiff{}
+	for _, r := range runs {
+		if r.ID == d.Baseline {
+			continue
+		}
+		if diff, ok := advise.PairRuns(r.ID, d.Baseline, itemScores(scores[r.ID]), itemScores(scores[d.Baseline])); ok {
+			d.Paired[r.ID] = diff
+		}
+	}
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -73,6 +74,15 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	if err := checkUploadCSRF(c, mr); err != nil {
 		return out, err
 	}
+	if raw := strings.TrimSpace(c.Query("shots")); raw != "" {
+		k, le := parseShots(raw)
+		if le != nil {
+			out.status, out.res.Errors, out.res.ErrorCount = fiber.StatusUnprocessableEntity, []dataset.LineError{*le}, 1
+			return out, nil
+		}
+		out.req.Shots = k
+	}
+	fileRead := false
 	readField := func(p *multipart.Part, req *ingest.Request) error {
 		v, err := io.ReadAll(io.LimitReader(p, 1024))
 		if err != nil {
@@ -80,6 +90,17 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 		}
 		val := strings.TrimSpace(string(v))
 		switch p.FormName() {
+		case "shots":
+			// The prompts are made while the file is read, so the
+			// number of shots must be known before it.
+			if fileRead {
+				return &dataset.LineError{Field: "shots", Message: `send "shots" before the file (or as the query parameter ?shots=)`}
+			}
+			k, le := parseShots(val)
+			if le != nil {
+				return le
+			}
+			req.Shots = k
 		case "name":
 			req.Name = val
 		case "visibility":
@@ -103,11 +124,17 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 		}
 		if p.FormName() != "file" {
 			if err := readField(p, &out.req); err != nil {
+				var le *dataset.LineError
+				if errors.As(err, &le) {
+					out.status, out.res.Errors, out.res.ErrorCount = fiber.StatusUnprocessableEntity, []dataset.LineError{*le}, 1
+					return out, nil
+				}
 				out.status, out.msg = fiber.StatusBadRequest, "the upload could not be read: "+err.Error()
 				return out, nil
 			}
 			continue
 		}
+		fileRead = true
 		out.req.FileName = p.FileName()
 		res, err := s.Uploader.Upload(c.UserContext(), p, out.req, func(req *ingest.Request) error {
 			for {
@@ -141,6 +168,21 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	}
 }
 
+// parseShots reads the k of k-shot prompts from a form or query value.
+func parseShots(raw string) (int, *dataset.LineError) {
+	if raw == "" {
+		return 0, nil
+	}
+	k, err := strconv.Atoi(raw)
+	if err != nil {
+		return 0, &dataset.LineError{Field: "shots", Message: fmt.Sprintf("shots must be a whole number from 0 to %d", dataset.MaxShots)}
+	}
+	if le := ingest.CheckShots(k); le != nil {
+		return 0, le
+	}
+	return k, nil
+}
+
 func (s *server) uploadDataset(c *fiber.Ctx) error {
 	out, err := s.receiveUpload(c)
 	if err != nil {
@@ -155,7 +197,7 @@ func (s *server) uploadDataset(c *fiber.Ctx) error {
 	}
 	up := datasets.UploadState{
 		Errors: out.res.Errors, ErrorCount: out.res.ErrorCount, Duplicates: out.res.Duplicates,
-		Message: out.msg, Name: out.req.Name, Visibility: out.req.Visibility,
+		Message: out.msg, Name: out.req.Name, Visibility: out.req.Visibility, Shots: out.req.Shots,
 	}
 	if c.Get("HX-Request") != "" {
 		return render(c, out.status, datasets.UploadResult(up))

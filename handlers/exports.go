@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/ruckus/ruckus/app/export"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -30,6 +31,7 @@ type resultStore interface {
 	RunSamples(ctx context.Context, runID int64, limit int) ([]store.SampleRow, error)
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
 	RunErrorClasses(ctx context.Context, runID int64) ([]store.ErrorClassCount, error)
+	RunCategoryScores(ctx context.Context, runID int64) ([]store.CategoryScores, error)
 }
 
 // exportTimeout bounds one streamed export.
@@ -199,8 +201,19 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 		return s.stream(c, "application/jsonl; charset=utf-8", fmt.Sprintf("run-%d-results.jsonl", run.ID), func(ctx context.Context, w *bufio.Writer) error {
 			return s.Store.StreamResults(ctx, ids, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
 		})
+	case "categories":
+		// The quality per category of the dataset's items, as a CSV of its
+		// own so the results CSV keeps its columns.
+		cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
+		if err != nil {
+			return err
+		}
+		figs := score.ByCategory(run.ID, cats)
+		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("run-%d-categories.csv", run.ID), func(_ context.Context, w *bufio.Writer) error {
+			return export.WriteCategories(w, run.ID, figs, raw)
+		})
 	default:
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv or jsonl", format))
+		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv, jsonl or categories", format))
 	}
 }
 

@@ -147,6 +147,11 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 			}
 		}
 	}
+	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
+	if err != nil {
+		return err
+	}
+	d.Categories = score.ByCategory(run.ID, cats)
 	if filter.After == nil { // charts on the first page only
 		samples, err := s.Store.RunSamples(c.UserContext(), run.ID, 300)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ruckus/ruckus/app/stats"
 )
 
 // NoiseFloor is the relative difference in a speed, latency or cost figure
@@ -47,7 +49,9 @@ func (c Criterion) Value(x Candidate) *float64 {
 }
 
 // QualityDiff is a paired comparison of two runs' quality over the items
-// both scored: the mean of A's score minus B's, and its 95 % interval.
+// both scored: the mean of A's score minus B's, its 95 % interval and the
+// paired test's two-sided p (stats.ComparePaired: McNemar's test for 0/1
+// scores, the paired bootstrap for partial credit).
 type QualityDiff struct {
 	A    int64   `json:"a"`
 	B    int64   `json:"b"`
@@ -55,46 +59,73 @@ type QualityDiff struct {
 	Mean float64 `json:"mean_difference"`
 	Lo   float64 `json:"lo"`
 	Hi   float64 `json:"hi"`
+	P    float64 `json:"p"`
+	// Test names the test behind P: "mcnemar-exact", "mcnemar-chi2" or
+	// "paired-bootstrap".
+	Test string `json:"test"`
+	// OnlyA and OnlyB count the items scored in one run only, left out.
+	OnlyA int `json:"only_a"`
+	OnlyB int `json:"only_b"`
 }
 
-// Significant says whether the interval leaves out 0.
-func (d QualityDiff) Significant() bool { return d.Lo > 0 || d.Hi < 0 }
+// Significant says whether the paired test finds a difference at 5 %.
+func (d QualityDiff) Significant() bool { return d.N > 0 && d.P < 0.05 }
+
+// TestName says in words which test gave P.
+func (d QualityDiff) TestName() string {
+	switch d.Test {
+	case "mcnemar-exact":
+		return "McNemar, exact"
+	case "mcnemar-chi2":
+		return "McNemar, χ² with continuity correction"
+	case "paired-bootstrap":
+		return "paired bootstrap"
+	}
+	return d.Test
+}
 
 // flip is the same comparison seen from B.
 func (d QualityDiff) flip() QualityDiff {
-	return QualityDiff{A: d.B, B: d.A, N: d.N, Mean: -d.Mean, Lo: -d.Hi, Hi: -d.Lo}
+	return QualityDiff{A: d.B, B: d.A, N: d.N, Mean: -d.Mean, Lo: -d.Hi, Hi: -d.Lo, P: d.P, Test: d.Test, OnlyA: d.OnlyB, OnlyB: d.OnlyA}
 }
 
-// PairedT is the paired comparison of n items whose differences (A − B)
-// have this mean and sample standard deviation: the mean ± t(0.975, n−1)
-// standard errors. ok is false below two items.
-func PairedT(a, b int64, n int, mean, sd float64) (QualityDiff, bool) {
-	if n < 2 || math.IsNaN(mean) || math.IsNaN(sd) {
-		return QualityDiff{}, false
-	}
-	half := tCrit95(n-1) * sd / math.Sqrt(float64(n))
-	return QualityDiff{A: a, B: b, N: n, Mean: mean, Lo: mean - half, Hi: mean + half}, true
+// ItemScore is one item's score in a run.
+type ItemScore struct {
+	Idx   int
+	Score float64
 }
 
-// tCrit95 is Student's t two-sided 95 % critical value for df degrees of
-// freedom (the normal 1.96 from 120 on).
-func tCrit95(df int) float64 {
-	table := []float64{0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	switch {
-	case df < 1:
-		return math.Inf(1)
-	case df < len(table):
-		return table[df]
-	case df < 40:
-		return 2.021
-	case df < 60:
-		return 2.000
-	case df < 120:
-		return 1.980
+// PairRuns compares runs a and b over the items both scored (pairing by
+// item index; each list sorted by index): stats.ComparePaired on the
+// pairs, seeded by the two run ids (in either order the same seed, so
+// comparing b with a gives exactly the negated result). ok is
+// false when they share no scored item.
+func PairRuns(a, b int64, as, bs []ItemScore) (QualityDiff, bool) {
+	var xa, xb []float64
+	d := QualityDiff{A: a, B: b}
+	i, j := 0, 0
+	for i < len(as) && j < len(bs) {
+		switch {
+		case as[i].Idx < bs[j].Idx:
+			d.OnlyA++
+			i++
+		case as[i].Idx > bs[j].Idx:
+			d.OnlyB++
+			j++
+		default:
+			xa, xb = append(xa, as[i].Score), append(xb, bs[j].Score)
+			i++
+			j++
+		}
 	}
-	return 1.960
+	d.OnlyA += len(as) - i
+	d.OnlyB += len(bs) - j
+	if len(xa) == 0 {
+		return d, false
+	}
+	p := stats.ComparePaired(xa, xb, uint64(min(a, b))<<32^uint64(max(a, b)))
+	d.N, d.Mean, d.Lo, d.Hi, d.P, d.Test = p.N, p.Mean, p.Lo, p.Hi, p.P, p.Test
+	return d, true
 }
 
 // Evidence is what tells a real difference from noise beyond the
@@ -189,15 +220,19 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		if d, ok := ev.paired(a.RunID, b.RunID); ok {
 			m.Paired = &d
 			m.Tie = !d.Significant()
-			m.Basis = fmt.Sprintf("paired comparison on %d items: difference %+.3f, 95 %% interval [%+.3f, %+.3f]", d.N, d.Mean, d.Lo, d.Hi)
+			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", d.N, d.TestName(), d.Mean, d.Lo, d.Hi, d.P)
+			if d.OnlyA+d.OnlyB > 0 {
+				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", d.OnlyA+d.OnlyB)
+			}
 			break
 		}
+		// Only runs that share no scored item fall back on their intervals.
 		if a.QualityLo != nil && a.QualityHi != nil && b.QualityLo != nil && b.QualityHi != nil {
 			m.Tie = overlap(a, b)
 			if m.Tie {
-				m.Basis = fmt.Sprintf("95 %% intervals overlap ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
+				m.Basis = fmt.Sprintf("no items in common to pair; 95 %% intervals overlap ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
 			} else {
-				m.Basis = fmt.Sprintf("95 %% intervals apart ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
+				m.Basis = fmt.Sprintf("no items in common to pair; 95 %% intervals apart ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
 			}
 			break
 		}

@@ -139,7 +139,7 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 				target(2, "b", 0.740, 0.620, 0.860, 1000),
 			},
 			w:  Weights{Quality: 1},
-			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05}}},
+			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05, P: 0.001, Test: "mcnemar-chi2"}}},
 			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 2}, scores: map[int64]float64{1: 1, 2: 0.74 / 0.82},
 				explain: map[int64][]string{2: {"significantly worse on quality (0.740 vs 0.820): ranked below a."}}},
 		},
@@ -152,7 +152,7 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 				target(2, "b", 0.760, 0.740, 0.780, 1000),
 			},
 			w:  Weights{Quality: 1},
-			ev: Evidence{Paired: []QualityDiff{{A: 1, B: 2, N: 20, Mean: 0.06, Lo: -0.01, Hi: 0.13}}},
+			ev: Evidence{Paired: []QualityDiff{{A: 1, B: 2, N: 20, Mean: 0.06, Lo: -0.01, Hi: 0.13, P: 0.3, Test: "mcnemar-exact"}}},
 			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 1}, scores: map[int64]float64{1: 1, 2: 1},
 				explain: map[int64][]string{2: {"not significantly worse on quality"}}},
 		},
@@ -274,20 +274,37 @@ func TestLeadsAndMargins(t *testing.T) {
 	}
 }
 
-func TestPairedT(t *testing.T) {
-	// 25 items, differences with mean 0.1 and sd 0.2: ± 2.064 × 0.04.
-	d, ok := PairedT(1, 2, 25, 0.1, 0.2)
-	if !ok || math.Abs(d.Lo-(0.1-2.064*0.04)) > 1e-9 || !d.Significant() {
+func TestPairRuns(t *testing.T) {
+	t.Parallel()
+	// Items 0..29 in both runs, item 30 only in a, item 31 only in b. A is
+	// right on every shared item, B on the first 10: 20 discordant pairs,
+	// all A's, so McNemar's exact p = 2·0.5²⁰.
+	var as, bs []ItemScore
+	for i := range 30 {
+		as = append(as, ItemScore{Idx: i, Score: 1})
+		bs = append(bs, ItemScore{Idx: i, Score: float64(min(1, max(0, 10-i)))})
+	}
+	as = append(as, ItemScore{Idx: 30, Score: 0})
+	bs = append(bs, ItemScore{Idx: 31, Score: 1})
+	d, ok := PairRuns(1, 2, as, bs)
+	if !ok || d.N != 30 || d.OnlyA != 1 || d.OnlyB != 1 || d.Test != "mcnemar-exact" {
 		t.Fatalf("%+v", d)
 	}
-	if d, _ := PairedT(1, 2, 25, 0.05, 0.2); d.Significant() {
-		t.Fatalf("0.05 ± 0.083 found significant: %+v", d)
+	if want := 2 * math.Pow(0.5, 20); math.Abs(d.P-want) > 1e-15 || !d.Significant() || math.Abs(d.Mean-20.0/30) > 1e-12 {
+		t.Fatalf("p = %g (want %g), mean %g: %+v", d.P, want, d.Mean, d)
 	}
-	if _, ok := PairedT(1, 2, 1, 0.1, 0); ok {
-		t.Fatal("one item is a comparison")
+	// The other way round: the same test, negated.
+	e, _ := PairRuns(2, 1, bs, as)
+	if e.P != d.P || e.Mean != -d.Mean || e.Lo != -d.Hi || e.Hi != -d.Lo || e.OnlyA != 1 {
+		t.Fatalf("%+v against %+v", e, d)
 	}
-	// Every item better by the same amount: significant.
-	if d, _ := PairedT(1, 2, 10, 0.1, 0); !d.Significant() {
+	// Partial credit: the paired bootstrap decides.
+	pa := []ItemScore{{0, 0.5}, {1, 0.5}, {2, 0.4}}
+	pb := []ItemScore{{0, 0.5}, {1, 0.4}, {2, 0.5}}
+	if d, _ := PairRuns(1, 2, pa, pb); d.Test != "paired-bootstrap" || d.Significant() {
 		t.Fatalf("%+v", d)
+	}
+	if _, ok := PairRuns(1, 2, pa, []ItemScore{{5, 1}}); ok {
+		t.Fatal("runs with no item in common were paired")
 	}
 }

@@ -76,6 +76,22 @@ const (
 	// FormatHumanEval is the HumanEval release: task_id, prompt, test,
 	// entry_point and canonical_solution.
 	FormatHumanEval Format = "humaneval"
+	// FormatMMLU is MMLU (cais/mmlu): question, 4 choices, the answer's
+	// index from 0, subject.
+	FormatMMLU Format = "mmlu"
+	// FormatARC is the AI2 Reasoning Challenge: question.stem and
+	// question.choices[{label,text}] (AI2's JSONL) or question and
+	// choices{text[],label[]} (Hugging Face's), and answerKey.
+	FormatARC Format = "arc"
+	// FormatHellaSwag is HellaSwag: ctx (or ctx_a and ctx_b), 4 endings,
+	// label, activity_label.
+	FormatHellaSwag Format = "hellaswag"
+	// FormatTruthfulQA is TruthfulQA's multiple-choice configuration:
+	// question and mc1_targets{choices[],labels[]}, scored as MC1.
+	FormatTruthfulQA Format = "truthfulqa-mc1"
+	// FormatMBPP is MBPP: text, code, test_list and optionally
+	// test_setup_code, challenge_test_list, task_id.
+	FormatMBPP Format = "mbpp"
 )
 
 // Item is one normalised dataset line.
@@ -85,6 +101,10 @@ type Item struct {
 	CustomID  string          // unique within the file
 	Request   json.RawMessage // always the OpenAI batch request shape: {"method":"POST","url":"/v1/chat/completions"|"/v1/completions","body":{...}}
 	Reference json.RawMessage // nil when the line has none
+	// Category groups items for per-category scores: MMLU's subject,
+	// HellaSwag's activity_label, a "category" where a suite has one;
+	// "" for none.
+	Category string
 }
 
 // LineError names the line and field that are wrong, so the person who
@@ -94,6 +114,15 @@ type LineError struct {
 	Line    int    `json:"line"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+}
+
+// Error makes a LineError usable as an error (a setting refused while a
+// file is read).
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
 }
 
 const (
@@ -132,17 +161,39 @@ type Parser struct {
 
 	encBuf bytes.Buffer
 	enc    *json.Encoder
+
+	shots    int        // solved examples before each suite item (Options.Shots)
+	lastShot *shot      // the suite pieces of the item parseLine just returned
+	kshot    kshotState // items held until their category's examples are known
 }
+
+// Options are how a file's items are turned into prompts.
+type Options struct {
+	// Shots is how many solved examples of the same suite and category
+	// precede each item's question (k-shot), 0..MaxShots. Only the
+	// standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP) take it.
+	Shots int
+}
+
+// MaxShots bounds Options.Shots.
+const MaxShots = 25
 
 // NewParser returns a parser over r, the upload exactly as received (gzip or
 // not). It reads nothing until the first call to Next. Unset fields of lim
 // take their defaults.
 func NewParser(r io.Reader, lim Limits) *Parser {
+	return NewParserWith(r, lim, Options{})
+}
+
+// NewParserWith is NewParser with prompt options; Shots outside
+// 0..MaxShots is clamped (callers validate it for the person first).
+func NewParserWith(r io.Reader, lim Limits, opt Options) *Parser {
 	p := &Parser{
-		lim:  lim.withDefaults(),
-		raw:  &rawCounter{r: r, h: sha256.New()},
-		seed: maphash.MakeSeed(),
-		seen: make(map[uint64]int32),
+		shots: min(max(opt.Shots, 0), MaxShots),
+		lim:   lim.withDefaults(),
+		raw:   &rawCounter{r: r, h: sha256.New()},
+		seed:  maphash.MakeSeed(),
+		seen:  make(map[uint64]int32),
 	}
 	p.enc = json.NewEncoder(&p.encBuf)
 	p.enc.SetEscapeHTML(false) // keep "<" as "<" in stored text
@@ -155,6 +206,9 @@ func NewParser(r io.Reader, lim Limits) *Parser {
 // end of the input or when a fatal problem (read error, a limit passed)
 // stops the parse; after that it keeps returning false.
 func (p *Parser) Next() (Item, bool) {
+	if it, ok := p.kshot.pop(); ok {
+		return it, true
+	}
 	if p.done {
 		return Item{}, false
 	}
@@ -165,7 +219,13 @@ func (p *Parser) Next() (Item, bool) {
 	for {
 		line, tooLong, err := p.readLine()
 		if err != nil {
+			if err == io.EOF {
+				p.endShots()
+			}
 			p.stop(err)
+			if it, ok := p.kshot.pop(); ok {
+				return it, true
+			}
 			return Item{}, false
 		}
 		p.line++
@@ -176,6 +236,16 @@ func (p *Parser) Next() (Item, bool) {
 		it, ok := p.parseLine(line)
 		if p.done {
 			return Item{}, false
+		}
+		if ok && p.shots > 0 {
+			p.holdForShots(it)
+			if it, ok := p.kshot.pop(); ok {
+				return it, true
+			}
+			if p.done {
+				return Item{}, false
+			}
+			continue
 		}
 		if ok {
 			return it, true
@@ -231,14 +301,19 @@ func (p *Parser) SHA256() string { return hex.EncodeToString(p.raw.h.Sum(nil)) }
 // SuggestedScorer proposes a default scorer from the file's shape so people
 // rarely have to pick one: "numeric" for GSM8K; "choice" when every item has
 // choices and a label; "exact" when every item has a reference answer;
-// "humaneval" (its tests executed in the sandbox) for HumanEval;
-// otherwise "".
+// "choice" for the multiple-choice suites (MMLU, ARC, HellaSwag,
+// TruthfulQA); "humaneval" and "mbpp" (their tests executed in the
+// sandbox) for HumanEval and MBPP; otherwise "".
 func (p *Parser) SuggestedScorer() string {
 	switch p.format {
 	case FormatGSM8K:
 		return "numeric"
 	case FormatHumanEval:
 		return "humaneval"
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA:
+		return "choice"
+	case FormatMBPP:
+		return "mbpp"
 	case FormatSimple, FormatOpenAIBatch:
 		switch {
 		case p.count == 0:
@@ -261,8 +336,10 @@ func (p *Parser) TaskKind() string {
 	switch p.format {
 	case FormatGSM8K:
 		return "math"
-	case FormatHumanEval:
+	case FormatHumanEval, FormatMBPP:
 		return "code"
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA:
+		return "multiple-choice"
 	case FormatSimple:
 		switch {
 		case p.count > 0 && p.nChoices == p.count:

@@ -24,6 +24,12 @@ type fields struct {
 	id, prompt, messages, reference, answer               []byte
 	choices, label                                        []byte
 	question, taskID, test, entryPoint, canonicalSolution []byte
+
+	// The standard suites' keys (suites.go).
+	subject, answerKey, category                     []byte
+	ctx, ctxA, ctxB, endings, activityLabel          []byte
+	mc1Targets                                       []byte
+	text, code, testList, testSetupCode, challengeTL []byte
 }
 
 // set records one top-level member; key is as written between its quotes.
@@ -64,6 +70,8 @@ func (f *fields) set(key, v []byte) {
 		f.entryPoint = v
 	case "canonical_solution":
 		f.canonicalSolution = v
+	default:
+		f.setSuite(string(key), v)
 	}
 }
 
@@ -79,21 +87,22 @@ func (f *fields) is(fm Format) bool {
 	case FormatSimple:
 		return f.prompt != nil || f.messages != nil
 	}
-	return false
+	return f.isSuite(fm)
 }
 
 // detectionOrder is the order in which shapes are tried: the more specific
 // first, since a HumanEval line also has a "prompt".
-var detectionOrder = []Format{FormatOpenAIBatch, FormatGSM8K, FormatHumanEval, FormatSimple}
+var detectionOrder = []Format{FormatOpenAIBatch, FormatMMLU, FormatGSM8K, FormatARC, FormatHellaSwag,
+	FormatTruthfulQA, FormatHumanEval, FormatMBPP, FormatSimple}
 
-// shape returns the first format whose keys the line has, or "".
+// shape returns the format whose keys the line has, or "" when none fits
+// or more than one does (see detect).
 func (f *fields) shape() Format {
-	for _, fm := range detectionOrder {
-		if f.is(fm) {
-			return fm
-		}
+	fm, amb := f.detect()
+	if amb != nil {
+		return ""
 	}
-	return ""
+	return fm
 }
 
 // needs describes a format's identifying keys for error messages.
@@ -105,8 +114,10 @@ func needs(fm Format) string {
 		return `"question" and "answer"`
 	case FormatHumanEval:
 		return `"task_id", "prompt", "test" and "entry_point"`
+	case FormatSimple:
+		return `"prompt" or "messages"`
 	}
-	return `"prompt" or "messages"`
+	return quoteKeys(suiteKeys(fm))
 }
 
 // hasOwnKey reports whether the line has a key only format fm uses, which
@@ -120,7 +131,7 @@ func (f *fields) hasOwnKey(fm Format) bool {
 	case FormatHumanEval:
 		return f.taskID != nil || f.test != nil || f.entryPoint != nil
 	}
-	return false
+	return f.hasSuiteKey(fm)
 }
 
 // missing names the first identifying key of fm the line lacks.
@@ -149,8 +160,10 @@ func (f *fields) missing(fm Format) *LineError {
 			return miss("test")
 		}
 		return miss("entry_point")
+	case FormatSimple:
+		return &LineError{Field: "prompt", Message: `the line has neither "prompt" nor "messages"`}
 	}
-	return &LineError{Field: "prompt", Message: `the line has neither "prompt" nor "messages"`}
+	return f.missingSuite(fm)
 }
 
 // norm is one line turned into an item, before it is numbered.
@@ -160,6 +173,8 @@ type norm struct {
 	req, ref        []byte
 	answer, choices bool // what the reference carries, for the suggestions
 	completion      bool // the request targets /v1/completions
+	category        string
+	shot            *shot // the suite's own prompt pieces, for k-shot prompts
 }
 
 // parseLine validates one line and returns its item; ok is false for blank
@@ -193,15 +208,26 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 	})
 
 	fm := p.format
+	detected, amb := f.detect()
+	if amb != nil {
+		p.lineError(n, amb.Field, amb.Message)
+		return Item{}, false
+	}
 	if fm == "" {
-		fm = f.shape()
+		fm = detected
 		if fm == "" {
 			p.lineError(n, "", `cannot tell the format: expected "custom_id" and "body" (OpenAI batch), `+
 				`"question" and "answer" (GSM8K), "task_id", "prompt", "test" and "entry_point" (HumanEval), `+
-				`or "prompt" or "messages" (simple)`)
+				`or "prompt" or "messages" (simple), or one of the standard suites: `+suiteFormatsHelp)
 			return Item{}, false
 		}
 		p.format, p.formatAt = fm, n
+	} else if f.is(fm) && detected != fm && (isSuite(fm) || isSuite(detected)) && detected != FormatSimple {
+		// Every line of a file is one format: a line that reads as
+		// another suite is not taken as this one's.
+		p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
+			fm, p.formatAt, needs(fm), detected))
+		return Item{}, false
 	} else if !f.is(fm) {
 		if other := f.shape(); other != "" && !f.hasOwnKey(fm) {
 			p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
@@ -227,6 +253,8 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		r, le = p.gsm8k(&f, itemNo)
 	case FormatHumanEval:
 		r, le = p.humanEval(&f)
+	default:
+		r, le = p.suite(fm, &f, itemNo)
 	}
 	if le != nil {
 		p.lineError(n, le.Field, le.Message)
@@ -245,7 +273,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		p.done = true
 		return Item{}, false
 	}
-	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref}
+	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
 	p.count++
 	if r.answer {
 		p.nAnswer++
@@ -256,6 +284,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 	if r.completion {
 		p.nComplete++
 	}
+	p.lastShot = r.shot
 	return it, true
 }
 

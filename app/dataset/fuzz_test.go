@@ -31,6 +31,13 @@ func FuzzParser(f *testing.F) {
 		"[01]\n[1.]\n[.5]\n[1e]\n[\"\\x\"]\n[\"\\u12\"]\n[\"\x01\"]\n{\"a\" 1}\n{,}\n[1,]\n[tru]\n 1 2",
 		`{"prompt":"a\u0000"}` + "\n" + `{"prompt":"\\u0000","id":"\ud83d\ude00"}` + "\n" + `{"messages":[{"role":"user","content":"\udc00\ud800"}]}`,
 		`{"prompt":"p","reference":{"k\u0000":"\\\u0000"}}` + "\n" + `{"custom_id":"\u0000","body":{}}`,
+		// The standard suites, and lines that fit two formats.
+		`{"question":" q ","subject":"a_b","choices":["1","2","3","4"],"answer":3}` + "\n" + `{"question":"r","subject":"a_b","choices":["1","2","3","4"],"answer":0}` + "\n" + `{"question":"s","subject":"c","choices":["1","2","3","4"],"answer":1}`,
+		`{"question":"q","choices":["1","2","3","4"],"answer":1}` + "\n" + `{"question":"q","answer":"4","answerKey":"A"}`,
+		`{"id":"x","question":{"stem":"s","choices":[{"text":"a","label":"1"},{"text":"b","label":"2"}]},"answerKey":"2"}` + "\n" + `{"question":"q","choices":{"text":["a","b"],"label":["A","B"]},"answerKey":"B"}`,
+		`{"activity_label":"A [x]","ctx_a":"c [title] d","ctx_b":"éTÉ  x","endings":["[a]b","c  d"," e ","f"],"label":"2"}` + "\n" + `{"ctx":"c","endings":["a","b","c","d"],"label":1,"category":"k"}`,
+		`{"question":"q","mc1_targets":{"choices":["a","b","c"],"labels":[0,1,0]},"category":"Misc"}`,
+		`{"task_id":2,"text":"t","code":"c\r\n","test_list":["a","b"],"test_setup_code":null}` + "\n" + `{"task_id":"2","text":"t","code":"c","test_list":[],"challenge_test_list":["x"]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -104,6 +111,27 @@ func FuzzParser(f *testing.F) {
 			if p.Bytes() > int64(len(data)) {
 				t.Fatalf("Bytes() = %d > %d", p.Bytes(), len(data))
 			}
+		}
+		// With k-shot prompts items may come out of order, each once, with
+		// the same ids and references as without.
+		plain := map[int]dataset.Item{}
+		p0 := dataset.NewParser(bytes.NewReader(data), dataset.Limits{})
+		for it, ok := p0.Next(); ok; it, ok = p0.Next() {
+			plain[it.Index] = it
+		}
+		p2 := dataset.NewParserWith(bytes.NewReader(data), dataset.Limits{}, dataset.Options{Shots: 2})
+		got := map[int]bool{}
+		for it, ok := p2.Next(); ok; it, ok = p2.Next() {
+			if got[it.Index] || !json.Valid(it.Request) || hasNUL(t, it.Request) {
+				t.Fatalf("2-shot item %d twice or invalid: %q", it.Index, it.Request)
+			}
+			got[it.Index] = true
+			if q, ok := plain[it.Index]; !ok || q.CustomID != it.CustomID || !bytes.Equal(q.Reference, it.Reference) || q.Category != it.Category {
+				t.Fatalf("2-shot item %+v differs from the plain parse's %+v", it, q)
+			}
+		}
+		if p2.ErrorCount() == 0 && len(got) != len(plain) {
+			t.Fatalf("2-shot parse gave %d items without an error, the plain one %d", len(got), len(plain))
 		}
 	})
 }

@@ -40,6 +40,9 @@ type Request struct {
 	Visibility     string
 	AllowDuplicate bool
 	Starter        bool
+	// Shots is the k of k-shot prompts for the standard suites, 0 to
+	// dataset.MaxShots; checked before the file is read.
+	Shots int
 }
 
 // Result is what an upload produced.
@@ -87,6 +90,14 @@ func CheckSettings(name, visibility string) *dataset.LineError {
 	return nil
 }
 
+// CheckShots validates the k of k-shot prompts.
+func CheckShots(k int) *dataset.LineError {
+	if k < 0 || k > dataset.MaxShots {
+		return &dataset.LineError{Field: "shots", Message: fmt.Sprintf("shots must be a whole number from 0 to %d", dataset.MaxShots)}
+	}
+	return nil
+}
+
 // Upload parses file and stores it. rest, when not nil, runs after the file
 // is read and before the commit, so the caller can read settings that came
 // after the file (it may change req's Name, Visibility, AllowDuplicate).
@@ -101,6 +112,10 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
 		return res, ErrInvalid
 	}
+	if le := CheckShots(req.Shots); le != nil {
+		res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
+		return res, ErrInvalid
+	}
 	err := u.Store.InTx(ctx, func(q *store.Queries) error {
 		id, err := q.CreateDataset(ctx, store.NewDataset{
 			OwnerID: req.Viewer.UserID, Name: "uploading", Format: "pending", Visibility: store.VisibilityPrivate, Starter: req.Starter,
@@ -108,7 +123,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		if err != nil {
 			return err
 		}
-		p := dataset.NewParser(file, u.Limits)
+		p := dataset.NewParserWith(file, u.Limits, dataset.Options{Shots: req.Shots})
 		// The reason a copy was aborted is kept here: PostgreSQL answers an
 		// aborted COPY with its own error, which does not wrap ours.
 		var abort error
@@ -129,7 +144,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 				if p.ErrorCount() > 0 {
 					continue // keep reading to report every error, but store nothing more
 				}
-				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference}, true, nil
+				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category}, true, nil
 			}
 		})
 		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
@@ -149,6 +164,11 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		}
 		if rest != nil {
 			if err := rest(&req); err != nil {
+				var le *dataset.LineError
+				if errors.As(err, &le) {
+					res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
+					return ErrInvalid
+				}
 				return err
 			}
 		}
@@ -173,6 +193,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		if err := q.FinishDataset(ctx, id, store.DatasetTotals{
 			Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
 			DefaultScorer: p.SuggestedScorer(), ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
+			Shots: req.Shots,
 		}); err != nil {
 			return err
 		}

@@ -28,8 +28,11 @@ type Dataset struct {
 	Bytes         int64
 	SHA256        string
 	Starter       bool
-	CreatedAt     time.Time
-	DeletedAt     *time.Time
+	// Shots is how many solved examples precede each item's question
+	// (k-shot prompts of the standard suites); 0 for zero-shot.
+	Shots     int
+	CreatedAt time.Time
+	DeletedAt *time.Time
 }
 
 // DatasetItem is one item of a dataset.
@@ -38,17 +41,18 @@ type DatasetItem struct {
 	CustomID  string
 	Request   json.RawMessage
 	Reference json.RawMessage
+	Category  string // "" for none
 }
 
 const datasetColumns = `d.id, d.owner_id, u.email, d.name, d.format, d.task_kind, d.default_scorer, d.visibility,
-	d.item_count, d.bytes, d.sha256, d.starter, d.created_at, d.deleted_at`
+	d.item_count, d.bytes, d.sha256, d.starter, d.shots, d.created_at, d.deleted_at`
 
 const datasetFrom = ` FROM datasets d JOIN users u ON u.id = d.owner_id `
 
 func scanDataset(row pgx.CollectableRow) (Dataset, error) {
 	var d Dataset
 	err := row.Scan(&d.ID, &d.OwnerID, &d.OwnerEmail, &d.Name, &d.Format, &d.TaskKind, &d.DefaultScorer, &d.Visibility,
-		&d.ItemCount, &d.Bytes, &d.SHA256, &d.Starter, &d.CreatedAt, &d.DeletedAt)
+		&d.ItemCount, &d.Bytes, &d.SHA256, &d.Starter, &d.Shots, &d.CreatedAt, &d.DeletedAt)
 	return d, err
 }
 
@@ -90,21 +94,22 @@ type DatasetTotals struct {
 	ItemCount     int
 	Bytes         int64
 	SHA256        string
+	Shots         int
 }
 
 // FinishDataset records the totals of a completed upload.
 func (q *Queries) FinishDataset(ctx context.Context, id int64, t DatasetTotals) error {
 	_, err := q.db.Exec(ctx, `UPDATE datasets SET name = @name, visibility = @visibility, format = @format,
-		task_kind = @task_kind, default_scorer = @scorer, item_count = @count, bytes = @bytes, sha256 = @sha256
-		WHERE id = @id`, pgx.NamedArgs{"id": id, "name": t.Name, "visibility": t.Visibility, "format": t.Format,
-		"task_kind": t.TaskKind, "scorer": t.DefaultScorer, "count": t.ItemCount, "bytes": t.Bytes, "sha256": t.SHA256})
+		task_kind = @task_kind, default_scorer = @scorer, item_count = @count, bytes = @bytes, sha256 = @sha256,
+		shots = @shots WHERE id = @id`, pgx.NamedArgs{"id": id, "name": t.Name, "visibility": t.Visibility, "format": t.Format,
+		"task_kind": t.TaskKind, "scorer": t.DefaultScorer, "count": t.ItemCount, "bytes": t.Bytes, "sha256": t.SHA256, "shots": t.Shots})
 	return mapErr(err, "finish dataset")
 }
 
 // CopyDatasetItems streams items into dataset_items with COPY. next returns
 // the next item and false at the end; an error from it aborts the copy.
 func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next func() (DatasetItem, bool, error)) (int64, error) {
-	var row [5]any
+	var row [6]any
 	src := &copyRows{next: func() ([]any, bool, error) {
 		it, ok, err := next()
 		if !ok || err != nil {
@@ -113,13 +118,16 @@ func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next fu
 		row[0], row[1], row[2] = datasetID, it.Idx, it.CustomID
 		// json.RawMessage as string: pgx sends it as jsonb text without
 		// re-encoding.
-		row[3], row[4] = string(it.Request), nil
+		row[3], row[4], row[5] = string(it.Request), nil, nil
 		if it.Reference != nil {
 			row[4] = string(it.Reference)
 		}
+		if it.Category != "" {
+			row[5] = it.Category
+		}
 		return row[:], true, nil
 	}}
-	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference"}, src)
+	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference", "category"}, src)
 	return n, mapErr(err, "copy dataset items")
 }
 
@@ -151,12 +159,12 @@ func (q *Queries) DatasetsBySHA256(ctx context.Context, v Viewer, sha string) ([
 
 // DatasetItems returns up to limit items after index after (keyset paging).
 func (q *Queries) DatasetItems(ctx context.Context, datasetID int64, after, limit int) ([]DatasetItem, error) {
-	rows, _ := q.db.Query(ctx, `SELECT idx, custom_id, request, reference FROM dataset_items
+	rows, _ := q.db.Query(ctx, `SELECT idx, custom_id, request, reference, coalesce(category, '') FROM dataset_items
 		WHERE dataset_id = @id AND idx > @after ORDER BY idx LIMIT @limit`,
 		pgx.NamedArgs{"id": datasetID, "after": after, "limit": limit})
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DatasetItem, error) {
 		var it DatasetItem
-		err := row.Scan(&it.Idx, &it.CustomID, &it.Request, &it.Reference)
+		err := row.Scan(&it.Idx, &it.CustomID, &it.Request, &it.Reference, &it.Category)
 		return it, err
 	})
 	return items, mapErr(err, "dataset items")

@@ -7,32 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PairedScore is two runs' scores compared item by item over the items
-// both scored: how many, and the mean and sample standard deviation of A's
-// score minus B's.
-type PairedScore struct {
-	A, B int64
-	N    int
-	Mean float64
-	SD   float64
-}
-
-// PairedScores compares every two of the runs (of one dataset) item by
-// item, for a paired test of their quality. Pairs with no item scored by
-// both are left out; A is the lower run id.
-func (q *Queries) PairedScores(ctx context.Context, runIDs []int64) ([]PairedScore, error) {
-	rows, _ := q.db.Query(ctx, `SELECT a.run_id, b.run_id, count(*), avg(a.score - b.score), coalesce(stddev_samp(a.score - b.score), 0)
-		FROM results a JOIN results b ON b.idx = a.idx AND b.run_id = ANY(@ids) AND b.run_id > a.run_id
-		WHERE a.run_id = ANY(@ids) AND a.score IS NOT NULL AND b.score IS NOT NULL
-		GROUP BY a.run_id, b.run_id ORDER BY a.run_id, b.run_id`, pgx.NamedArgs{"ids": runIDs})
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PairedScore, error) {
-		var p PairedScore
-		err := row.Scan(&p.A, &p.B, &p.N, &p.Mean, &p.SD)
-		return p, err
-	})
-	return out, mapErr(err, "paired scores")
-}
-
 // QuantileInterval is a run's p95 end-to-end latency (ms) over its
 // successful requests with a distribution-free 95 % interval: the
 // quantiles at 0.95 ± 1.96·√(0.95·0.05/n), the order statistics a
@@ -91,4 +65,26 @@ func (q *Queries) BenchmarkScoring(ctx context.Context, id int64) (Scoring, erro
 		return nil
 	})
 	return s, mapErr(err, "benchmark scoring")
+}
+
+// ItemScore is one scored item of a run.
+type ItemScore struct {
+	Idx   int
+	Score float64
+}
+
+// RunItemScores returns the scored items of each run, in item order, for
+// paired tests of their quality (McNemar, paired bootstrap). Runs with no
+// scored item are absent.
+func (q *Queries) RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]ItemScore, error) {
+	rows, _ := q.db.Query(ctx, `SELECT run_id, idx, score FROM results
+		WHERE run_id = ANY(@ids) AND score IS NOT NULL ORDER BY run_id, idx`, pgx.NamedArgs{"ids": runIDs})
+	out := map[int64][]ItemScore{}
+	var id int64
+	var it ItemScore
+	_, err := pgx.ForEachRow(rows, []any{&id, &it.Idx, &it.Score}, func() error {
+		out[id] = append(out[id], it)
+		return nil
+	})
+	return out, mapErr(err, "run item scores")
 }

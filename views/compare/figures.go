@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
@@ -208,8 +209,19 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 	return store.CompareCell{}, false
 }
 
+// pairedText is a paired comparison in a line: the difference with its
+// interval, p, the test and the items it rests on.
+func pairedText(p advise.QualityDiff) string {
+	s := fmt.Sprintf("Δ %+.3f [%+.3f, %+.3f], p = %.3g (%s, %d items", p.Mean, p.Lo, p.Hi, p.P, p.TestName(), p.N)
+	if n := p.OnlyA + p.OnlyB; n > 0 {
+		s += fmt.Sprintf("; %d scored in one run only, left out", n)
+	}
+	return s + ")"
+}
+
 // overlaps says whether two runs' quality intervals overlap: their
-// qualities are then not significantly different.
+// qualities are then not significantly different (used only for runs
+// that share no scored item to pair).
 func overlaps(a, b Figures) bool {
 	if a.Run.QualityLo == nil || a.Run.QualityHi == nil || b.Run.QualityLo == nil || b.Run.QualityHi == nil {
 		return false

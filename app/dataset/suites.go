@@ -1,0 +1,948 @@
+package dataset
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The standard suites (MMLU, ARC, HellaSwag, TruthfulQA MC1, MBPP) are
+// turned into prompts with each suite's reference template from
+// EleutherAI's lm-evaluation-harness, so a score here means what it means
+// there. Ruckus generates text rather than comparing the likelihoods of
+// the choices, so the multiple-choice suites are asked with MMLU's
+// generative lettered template (lm-eval's mmlu default doc_to_text:
+// "{question}\nA. …\nB. …\nAnswer:") and scored by the letter the model
+// answers with (the "choice" scorer):
+//
+//   - MMLU: lm-eval's mmlu default, description "The following are
+//     multiple choice questions (with answers) about {subject with _ as
+//     spaces}.\n\n" then "{question.strip()}\nA. …\nD. …\nAnswer:".
+//   - ARC: the same lettered template on question.stem with the choices
+//     in file order, lettered A, B, … by position (ARC's own labels may be
+//     digits); no description. lm-eval's arc template ("Question: {q}\n
+//     Answer:") is its loglikelihood form and names no choices.
+//   - HellaSwag: lm-eval's hellaswag preprocessing exactly (the query
+//     "{activity_label}: {ctx_a} {ctx_b.capitalize()}" and each ending
+//     through preprocess), asked with the lettered template.
+//   - TruthfulQA MC1: mc1_targets' choices in file order with the lettered
+//     template (lm-eval's truthfulqa_mc1 compares likelihoods after a fixed
+//     6-question preamble instead).
+//   - MBPP: lm-eval's mbpp template, "You are an expert Python programmer,
+//     and here is your task: {text} Your code should pass these
+//     tests:\n\n{tests, one per line}\n[BEGIN]\n", sent to
+//     /v1/completions with "[DONE]" as the stop sequence.
+//
+// k-shot prompts follow lm-eval's layout: description, then each example
+// as its question followed by its answer (" B" for the lettered suites,
+// target delimiter " "; "{code}\n[DONE]" for MBPP, delimiter "") and
+// "\n\n", then the item's question.
+
+// suiteFormatsHelp lists the suites' identifying keys for the message
+// given when no format fits.
+const suiteFormatsHelp = `"question", "choices", "answer" and "subject" (MMLU), "question" and "answerKey" (ARC), ` +
+	`"endings" and "label" (HellaSwag), "question" and "mc1_targets" (TruthfulQA), "text", "code" and "test_list" (MBPP)`
+
+// maxCategoryRunes bounds a category name.
+const maxCategoryRunes = 200
+
+// maxChoices is how many choices a lettered question may have (A–Z).
+const maxChoices = 26
+
+// setSuite records a suite's top-level key.
+func (f *fields) setSuite(key string, v []byte) {
+	switch key {
+	case "subject":
+		f.subject = v
+	case "answerKey":
+		f.answerKey = v
+	case "category":
+		f.category = v
+	case "ctx":
+		f.ctx = v
+	case "ctx_a":
+		f.ctxA = v
+	case "ctx_b":
+		f.ctxB = v
+	case "endings":
+		f.endings = v
+	case "activity_label":
+		f.activityLabel = v
+	case "mc1_targets":
+		f.mc1Targets = v
+	case "text":
+		f.text = v
+	case "code":
+		f.code = v
+	case "test_list":
+		f.testList = v
+	case "test_setup_code":
+		f.testSetupCode = v
+	case "challenge_test_list":
+		f.challengeTL = v
+	}
+}
+
+// isSuite reports whether fm is one of the standard suites.
+func isSuite(fm Format) bool {
+	switch fm {
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatMBPP:
+		return true
+	}
+	return false
+}
+
+// suiteKeys are the keys that identify a suite's line.
+func suiteKeys(fm Format) []string {
+	switch fm {
+	case FormatMMLU:
+		return []string{"question", "choices", "answer", "subject"}
+	case FormatARC:
+		return []string{"question", "answerKey"}
+	case FormatHellaSwag:
+		return []string{"endings", "label"}
+	case FormatTruthfulQA:
+		return []string{"question", "mc1_targets"}
+	case FormatMBPP:
+		return []string{"text", "code", "test_list"}
+	case FormatGSM8K:
+		return []string{"question", "answer"}
+	case FormatOpenAIBatch:
+		return []string{"custom_id", "body"}
+	case FormatHumanEval:
+		return []string{"task_id", "prompt", "test", "entry_point"}
+	}
+	return []string{"prompt"}
+}
+
+// quoteKeys writes keys as `"a", "b" and "c"`.
+func quoteKeys(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// get returns the raw value of one of the keys this parser reads.
+func (f *fields) get(key string) []byte {
+	switch key {
+	case "question":
+		return f.question
+	case "choices":
+		return f.choices
+	case "answer":
+		return f.answer
+	case "subject":
+		return f.subject
+	case "answerKey":
+		return f.answerKey
+	case "endings":
+		return f.endings
+	case "label":
+		return f.label
+	case "mc1_targets":
+		return f.mc1Targets
+	case "text":
+		return f.text
+	case "code":
+		return f.code
+	case "test_list":
+		return f.testList
+	case "custom_id":
+		return f.customID
+	case "body":
+		return f.body
+	case "task_id":
+		return f.taskID
+	case "prompt":
+		return f.prompt
+	case "test":
+		return f.test
+	case "entry_point":
+		return f.entryPoint
+	}
+	return nil
+}
+
+// isSuite reports whether the line has every identifying key of suite fm.
+func (f *fields) isSuite(fm Format) bool {
+	if !isSuite(fm) {
+		return false
+	}
+	for _, k := range suiteKeys(fm) {
+		if f.get(k) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// hasSuiteKey reports whether the line has a key only suite fm uses.
+func (f *fields) hasSuiteKey(fm Format) bool {
+	switch fm {
+	case FormatMMLU:
+		return f.subject != nil
+	case FormatARC:
+		return f.answerKey != nil
+	case FormatHellaSwag:
+		return f.endings != nil || f.ctx != nil || f.ctxA != nil || f.ctxB != nil || f.activityLabel != nil
+	case FormatTruthfulQA:
+		return f.mc1Targets != nil
+	case FormatMBPP:
+		return f.testList != nil || f.code != nil || f.text != nil
+	}
+	return false
+}
+
+// missingSuite names the first identifying key of suite fm the line lacks.
+func (f *fields) missingSuite(fm Format) *LineError {
+	for _, k := range suiteKeys(fm) {
+		if f.get(k) == nil {
+			return &LineError{Field: k, Message: fmt.Sprintf("%q is missing", k)}
+		}
+	}
+	return &LineError{Message: "the line does not have the keys of " + string(fm)}
+}
+
+// detect finds the line's format. A line that fits two formats equally
+// is refused (the error names them and the field that decides), never
+// guessed: the more specific of two shapes wins only where one's keys
+// include the other's (MMLU over GSM8K, any format over simple).
+func (f *fields) detect() (Format, *LineError) {
+	var m []Format
+	for _, fm := range detectionOrder {
+		if f.is(fm) {
+			m = append(m, fm)
+		}
+	}
+	if len(m) > 1 {
+		m = slices.DeleteFunc(m, func(fm Format) bool { return fm == FormatSimple })
+	}
+	if slices.Contains(m, FormatMMLU) {
+		m = slices.DeleteFunc(m, func(fm Format) bool { return fm == FormatGSM8K })
+	}
+	switch {
+	case len(m) == 0:
+		return "", nil
+	case len(m) == 1 && m[0] == FormatGSM8K && !absent(f.choices):
+		// An MMLU line without its subject reads as GSM8K with choices;
+		// its integer answer would become a "numeric" reference.
+		return "", &LineError{Field: "subject", Message: `the line fits two formats: mmlu ("question", "choices", "answer", "subject") ` +
+			`but without "subject", and gsm8k ("question", "answer") but with "choices"; "subject" decides: ` +
+			`add it for MMLU, or drop "choices" for GSM8K`}
+	case len(m) == 1:
+		return m[0], nil
+	}
+	if !slices.ContainsFunc(m, isSuite) {
+		return m[0], nil // the earlier formats keep their order of precedence
+	}
+	a, b := m[0], m[1]
+	var decide []string
+	for _, k := range suiteKeys(a) {
+		if !slices.Contains(suiteKeys(b), k) {
+			decide = append(decide, k)
+			break
+		}
+	}
+	for _, k := range suiteKeys(b) {
+		if !slices.Contains(suiteKeys(a), k) {
+			decide = append(decide, k)
+			break
+		}
+	}
+	field := ""
+	if len(decide) > 0 {
+		field = decide[0]
+	}
+	return "", &LineError{Field: field, Message: fmt.Sprintf("the line fits two formats: %s (%s) and %s (%s); %s decide: keep the keys of one format only",
+		a, quoteKeys(suiteKeys(a)), b, quoteKeys(suiteKeys(b)), quoteKeys(decide))}
+}
+
+// shot is one suite item's prompt in pieces, so k-shot prompts can put
+// solved examples between them.
+type shot struct {
+	group      string // the items examples come from share it: MMLU's subject, else "" (the whole file)
+	head       string // before the examples: MMLU's description; the same for a whole group
+	query      string // the item's question as the template writes it, up to where the answer goes
+	answer     string // what follows query in a solved example
+	completion bool   // the request goes to /v1/completions (MBPP)
+}
+
+// size is roughly what a held shot costs in memory.
+func (s *shot) size() int { return len(s.head) + len(s.query) + len(s.answer) + 64 }
+
+// prompt writes the full prompt with the given solved examples.
+func (s *shot) prompt(examples []*shot) string {
+	var b strings.Builder
+	b.WriteString(s.head)
+	for _, e := range examples {
+		b.WriteString(e.query)
+		b.WriteString(e.answer)
+		b.WriteString("\n\n")
+	}
+	b.WriteString(s.query)
+	return b.String()
+}
+
+// request builds the item's request from its prompt.
+func (p *Parser) request(s *shot, examples []*shot) []byte {
+	prompt := s.prompt(examples)
+	if s.completion {
+		req := make([]byte, 0, len(prompt)+100)
+		req = append(req, `{"method":"POST","url":"`+urlCompletion+`","body":{"prompt":`...)
+		req = p.appendString(req, prompt)
+		return append(req, `,"stop":["[DONE]"]}}`...)
+	}
+	return chatPrompt(p.appendString(nil, prompt))
+}
+
+// suite normalises a line of one of the standard suites.
+func (p *Parser) suite(fm Format, f *fields, itemNo int) (norm, *LineError) {
+	var (
+		r  norm
+		le *LineError
+	)
+	switch fm {
+	case FormatMMLU:
+		r, le = p.mmlu(f, itemNo)
+	case FormatARC:
+		r, le = p.arc(f, itemNo)
+	case FormatHellaSwag:
+		r, le = p.hellaswag(f, itemNo)
+	case FormatTruthfulQA:
+		r, le = p.truthfulQA(f, itemNo)
+	case FormatMBPP:
+		r, le = p.mbpp(f, itemNo)
+	default:
+		return r, &LineError{Message: "unknown format " + string(fm)}
+	}
+	if le != nil {
+		return r, le
+	}
+	if !absent(f.category) && r.category == "" {
+		c, le := categoryOf(f.category, "category")
+		if le != nil {
+			return r, le
+		}
+		r.category = c
+	}
+	r.req = p.request(r.shot, nil)
+	return r, nil
+}
+
+// categoryOf validates a category name.
+func categoryOf(raw []byte, field string) (string, *LineError) {
+	s, ok := decodeString(raw)
+	switch {
+	case !ok:
+		return "", &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+	case !IsText(s):
+		return "", &LineError{Field: field, Message: field + " must be UTF-8 text"}
+	case utf8.RuneCountInString(s) > maxCategoryRunes:
+		return "", &LineError{Field: field, Message: fmt.Sprintf("%s may be at most %d characters long", field, maxCategoryRunes)}
+	}
+	return s, nil
+}
+
+// stringList decodes an array of strings, between min and max of them.
+func stringList(raw []byte, field string, lo, hi int) ([]string, *LineError) {
+	if !isArray(raw) {
+		return nil, &LineError{Field: field, Message: fmt.Sprintf("%s must be an array of strings, not %s", field, kindOf(raw))}
+	}
+	var out []string
+	var le *LineError
+	eachElem(raw, func(v []byte) bool {
+		s, ok := decodeString(v)
+		if !ok {
+			le = &LineError{Field: fmt.Sprintf("%s[%d]", field, len(out)), Message: fmt.Sprintf("must be a string, not %s", kindOf(v))}
+			return false
+		}
+		out = append(out, s)
+		return len(out) <= hi
+	})
+	switch {
+	case le != nil:
+		return nil, le
+	case len(out) < lo || len(out) > hi:
+		want := fmt.Sprintf("%d to %d", lo, hi)
+		if lo == hi {
+			want = strconv.Itoa(lo)
+		}
+		n := strconv.Itoa(len(out))
+		if len(out) > hi {
+			n = "more"
+		}
+		return nil, &LineError{Field: field, Message: fmt.Sprintf("%s must have %s entries, not %s", field, want, n)}
+	}
+	return out, nil
+}
+
+// textOf decodes a required non-empty string.
+func textOf(raw []byte, field string) (string, *LineError) {
+	if le := checkText(raw, field); le != nil {
+		return "", le
+	}
+	s, _ := decodeString(raw)
+	return s, nil
+}
+
+// lettered writes the choices as "\nA. …\nB. …" and closes with
+// "\nAnswer:", MMLU's template after the question.
+func lettered(question string, choices []string) string {
+	var b strings.Builder
+	b.WriteString(question)
+	for i, c := range choices {
+		b.WriteByte('\n')
+		b.WriteByte(byte('A' + i))
+		b.WriteString(". ")
+		b.WriteString(c)
+	}
+	b.WriteString("\nAnswer:")
+	return b.String()
+}
+
+// choiceRef builds a multiple-choice reference: the letter (what the
+// choice scorer compares), the choices as given and the answer's index.
+func (p *Parser) choiceRef(choices []string, idx int) []byte {
+	ref := append(make([]byte, 0, 64), `{"answer":"`...)
+	ref = append(ref, byte('A'+idx))
+	ref = append(ref, `","choices":[`...)
+	for i, c := range choices {
+		if i > 0 {
+			ref = append(ref, ',')
+		}
+		ref = p.appendString(ref, c)
+	}
+	ref = append(ref, `],"label":`...)
+	ref = strconv.AppendInt(ref, int64(idx), 10)
+	return append(ref, '}')
+}
+
+// mmlu normalises an MMLU line (cais/mmlu): question, 4 choices, answer
+// the index of the right one, subject.
+func (p *Parser) mmlu(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	q, le := textOf(f.question, "question")
+	if le != nil {
+		return r, le
+	}
+	choices, le := stringList(f.choices, "choices", 4, 4)
+	if le != nil {
+		return r, le
+	}
+	ans, ok := integer(f.answer)
+	if !ok {
+		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer must be the index (0 to 3) of the right choice, not %s", kindOf(f.answer))}
+	}
+	if ans < 0 || ans > 3 {
+		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer %d is out of range for 4 choices (0 to 3)", ans)}
+	}
+	subject, le := categoryOf(f.subject, "subject")
+	if le != nil {
+		return r, le
+	}
+	if subject == "" {
+		return r, &LineError{Field: "subject", Message: "subject must not be empty"}
+	}
+	r.id = "mmlu-" + strconv.Itoa(itemNo)
+	r.category = subject
+	r.shot = &shot{
+		group:  subject,
+		head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
+		query:  lettered(pyStrip(q), choices),
+		answer: " " + string(rune('A'+ans)),
+	}
+	r.ref = p.choiceRef(choices, int(ans))
+	r.answer, r.choices = true, true
+	return r, nil
+}
+
+// arc normalises an ARC line in AI2's shape (question{stem, choices[{text,
+// label}]}, answerKey) or Hugging Face's (question, choices{text[],
+// label[]}, answerKey).
+func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	var (
+		stem           string
+		texts, labels  []string
+		le             *LineError
+		textF, labelsF = "choices.text", "choices.label"
+	)
+	switch {
+	case isObject(f.question):
+		if !absent(f.choices) {
+			return r, &LineError{Field: "choices", Message: `give the choices either in question.choices (AI2's shape) or in choices (Hugging Face's), not both`}
+		}
+		var rawStem, rawChoices []byte
+		eachField(f.question, func(k, v []byte) bool {
+			switch {
+			case keyIs(k, "stem"):
+				rawStem = v
+			case keyIs(k, "choices"):
+				rawChoices = v
+			}
+			return true
+		})
+		if rawStem == nil {
+			return r, &LineError{Field: "question.stem", Message: `"question.stem" is missing`}
+		}
+		if stem, le = textOf(rawStem, "question.stem"); le != nil {
+			return r, le
+		}
+		if !isArray(rawChoices) {
+			return r, &LineError{Field: "question.choices", Message: fmt.Sprintf("question.choices must be an array of {label, text} objects, not %s", kindOf(rawChoices))}
+		}
+		eachElem(rawChoices, func(v []byte) bool {
+			at := fmt.Sprintf("question.choices[%d]", len(texts))
+			if !isObject(v) {
+				le = &LineError{Field: at, Message: fmt.Sprintf("a choice must be a {label, text} object, not %s", kindOf(v))}
+				return false
+			}
+			var t, l []byte
+			eachField(v, func(k, v []byte) bool {
+				switch {
+				case keyIs(k, "text"):
+					t = v
+				case keyIs(k, "label"):
+					l = v
+				}
+				return true
+			})
+			ts, ok1 := decodeString(t)
+			ls, ok2 := decodeString(l)
+			switch {
+			case !ok1:
+				le = &LineError{Field: at + ".text", Message: fmt.Sprintf("text must be a string, not %s", kindOf(t))}
+			case !ok2:
+				le = &LineError{Field: at + ".label", Message: fmt.Sprintf("label must be a string, not %s", kindOf(l))}
+			}
+			texts, labels = append(texts, ts), append(labels, ls)
+			return le == nil && len(texts) <= maxChoices
+		})
+		if le != nil {
+			return r, le
+		}
+		textF, labelsF = "question.choices", "question.choices"
+	case isString(f.question):
+		if stem, le = textOf(f.question, "question"); le != nil {
+			return r, le
+		}
+		if !isObject(f.choices) {
+			return r, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(f.choices))}
+		}
+		var rawT, rawL []byte
+		eachField(f.choices, func(k, v []byte) bool {
+			switch {
+			case keyIs(k, "text"):
+				rawT = v
+			case keyIs(k, "label"):
+				rawL = v
+			}
+			return true
+		})
+		if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
+			return r, le
+		}
+		if labels, le = stringList(rawL, "choices.label", 2, maxChoices); le != nil {
+			return r, le
+		}
+		if len(labels) != len(texts) {
+			return r, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
+		}
+	default:
+		return r, &LineError{Field: "question", Message: fmt.Sprintf("question must be a string or a {stem, choices} object, not %s", kindOf(f.question))}
+	}
+	if len(texts) < 2 || len(texts) > maxChoices {
+		return r, &LineError{Field: textF, Message: fmt.Sprintf("an ARC question needs 2 to %d choices", maxChoices)}
+	}
+	key, ok := decodeString(f.answerKey)
+	if !ok {
+		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey must be a string (a choice's label), not %s", kindOf(f.answerKey))}
+	}
+	idx := -1
+	for i, l := range labels {
+		if slices.Index(labels, l) != i {
+			return r, &LineError{Field: labelsF, Message: fmt.Sprintf("label %q is given twice", l)}
+		}
+		if l == key {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
+	}
+	switch {
+	case absent(f.id):
+		r.id, r.idField = "arc-"+strconv.Itoa(itemNo), ""
+	case isString(f.id):
+		id, le := customID(f.id, "id")
+		if le != nil {
+			return r, le
+		}
+		r.id, r.idField = id, "id"
+	case isIntegerLiteral(f.id):
+		r.id, r.idField = string(f.id), "id"
+	default:
+		return r, &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(f.id))}
+	}
+	r.shot = &shot{query: lettered(pyStrip(stem), texts), answer: " " + string(rune('A'+idx))}
+	r.ref = p.choiceRef(texts, idx)
+	r.answer, r.choices = true, true
+	return r, nil
+}
+
+// labelIndex reads a label given as an integer or as a string of digits
+// (Hugging Face's HellaSwag writes "3").
+func labelIndex(raw []byte) (int64, bool) {
+	if s, ok := decodeString(raw); ok {
+		if s == "" || len(s) > 3 || strings.Trim(s, "0123456789") != "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	}
+	return integer(raw)
+}
+
+// hellaswag normalises a HellaSwag line with lm-eval's preprocessing.
+func (p *Parser) hellaswag(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	var ctx string
+	switch {
+	case f.ctxA != nil:
+		a, ok := decodeString(f.ctxA)
+		if !ok {
+			return r, &LineError{Field: "ctx_a", Message: fmt.Sprintf("ctx_a must be a string, not %s", kindOf(f.ctxA))}
+		}
+		b := ""
+		if !absent(f.ctxB) {
+			if b, ok = decodeString(f.ctxB); !ok {
+				return r, &LineError{Field: "ctx_b", Message: fmt.Sprintf("ctx_b must be a string, not %s", kindOf(f.ctxB))}
+			}
+		}
+		ctx = a + " " + pyCapitalize(b)
+	case f.ctx != nil:
+		c, ok := decodeString(f.ctx)
+		if !ok {
+			return r, &LineError{Field: "ctx", Message: fmt.Sprintf("ctx must be a string, not %s", kindOf(f.ctx))}
+		}
+		ctx = c
+	default:
+		return r, &LineError{Field: "ctx", Message: `"ctx" (or "ctx_a" and "ctx_b") is missing`}
+	}
+	endings, le := stringList(f.endings, "endings", 4, 4)
+	if le != nil {
+		return r, le
+	}
+	label, ok := labelIndex(f.label)
+	if !ok {
+		return r, &LineError{Field: "label", Message: fmt.Sprintf("label must be the index (0 to 3) of the right ending, as a number or a string of digits, not %s", kindOf(f.label))}
+	}
+	if label < 0 || label > 3 {
+		return r, &LineError{Field: "label", Message: fmt.Sprintf("label %d is out of range for 4 endings (0 to 3)", label)}
+	}
+	query := ctx
+	if !absent(f.activityLabel) {
+		act, le := categoryOf(f.activityLabel, "activity_label")
+		if le != nil {
+			return r, le
+		}
+		r.category = act
+		query = act + ": " + ctx
+	}
+	pre := make([]string, len(endings))
+	for i, e := range endings {
+		pre[i] = hellaswagPreprocess(e)
+	}
+	r.id = "hellaswag-" + strconv.Itoa(itemNo)
+	r.shot = &shot{query: lettered(hellaswagPreprocess(query), pre), answer: " " + string(rune('A'+label))}
+	r.ref = p.choiceRef(endings, int(label))
+	r.answer, r.choices = true, true
+	return r, nil
+}
+
+// bracketed matches lm-eval's HellaSwag pattern "\[.*?\]" (no newline
+// inside, as Python's "." does not match one either).
+var bracketed = regexp.MustCompile(`\[.*?\]`)
+
+// hellaswagPreprocess is lm-eval's hellaswag preprocess: strip, " [title]"
+// becomes ". ", anything in brackets goes, double spaces become single
+// (one pass, as Python's str.replace).
+func hellaswagPreprocess(s string) string {
+	s = pyStrip(s)
+	s = strings.ReplaceAll(s, " [title]", ". ")
+	s = bracketed.ReplaceAllString(s, "")
+	return strings.ReplaceAll(s, "  ", " ")
+}
+
+// pyIsSpace is Python's str.isspace for one character: Unicode White_Space
+// plus the information separators U+001C to U+001F.
+func pyIsSpace(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+}
+
+// pyStrip is Python's str.strip() without arguments.
+func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
+
+// pyCapitalize is Python's str.capitalize: the first character in title
+// case, the rest in lower case.
+func pyCapitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToTitle(r)) + strings.ToLower(s[n:])
+}
+
+// truthfulQA normalises a TruthfulQA multiple-choice line as MC1: the one
+// choice of mc1_targets labelled 1 is right.
+func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	q, le := textOf(f.question, "question")
+	if le != nil {
+		return r, le
+	}
+	if !isObject(f.mc1Targets) {
+		return r, &LineError{Field: "mc1_targets", Message: fmt.Sprintf(`mc1_targets must be an object {"choices": [...], "labels": [...]}, not %s`, kindOf(f.mc1Targets))}
+	}
+	var rawC, rawL []byte
+	eachField(f.mc1Targets, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "choices"):
+			rawC = v
+		case keyIs(k, "labels"):
+			rawL = v
+		}
+		return true
+	})
+	choices, le := stringList(rawC, "mc1_targets.choices", 2, maxChoices)
+	if le != nil {
+		return r, le
+	}
+	if !isArray(rawL) {
+		return r, &LineError{Field: "mc1_targets.labels", Message: fmt.Sprintf("mc1_targets.labels must be an array of 0 and 1, not %s", kindOf(rawL))}
+	}
+	right, n := -1, 0
+	eachElem(rawL, func(v []byte) bool {
+		x, ok := integer(v)
+		switch {
+		case !ok || (x != 0 && x != 1):
+			le = &LineError{Field: fmt.Sprintf("mc1_targets.labels[%d]", n), Message: "a label must be 0 or 1"}
+		case x == 1 && right >= 0:
+			le = &LineError{Field: fmt.Sprintf("mc1_targets.labels[%d]", n), Message: "MC1 has exactly one right choice; this is a second label 1"}
+		case x == 1:
+			right = n
+		}
+		n++
+		return le == nil && n <= maxChoices
+	})
+	switch {
+	case le != nil:
+		return r, le
+	case n != len(choices):
+		return r, &LineError{Field: "mc1_targets.labels", Message: fmt.Sprintf("mc1_targets has %d choices but %d labels", len(choices), n)}
+	case right < 0:
+		return r, &LineError{Field: "mc1_targets.labels", Message: "no choice is labelled 1"}
+	}
+	r.id = "truthfulqa-" + strconv.Itoa(itemNo)
+	r.shot = &shot{query: lettered(pyStrip(q), choices), answer: " " + string(rune('A'+right))}
+	r.ref = p.choiceRef(choices, right)
+	r.answer, r.choices = true, true
+	return r, nil
+}
+
+// mbpp normalises an MBPP line. The reference keeps what execution-based
+// scoring reads: task_id, text, code, test_list, test_setup_code and
+// challenge_test_list (the last two "" and [] when the line has none).
+func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
+	var r norm
+	text, le := textOf(f.text, "text")
+	if le != nil {
+		return r, le
+	}
+	code, ok := decodeString(f.code)
+	if !ok {
+		return r, &LineError{Field: "code", Message: fmt.Sprintf("code must be a string, not %s", kindOf(f.code))}
+	}
+	tests, le := stringList(f.testList, "test_list", 1, 1000)
+	if le != nil {
+		return r, le
+	}
+	setup := []byte(`""`)
+	if !absent(f.testSetupCode) {
+		if !isString(f.testSetupCode) {
+			return r, &LineError{Field: "test_setup_code", Message: fmt.Sprintf("test_setup_code must be a string, not %s", kindOf(f.testSetupCode))}
+		}
+		setup = f.testSetupCode
+	}
+	challenge := []byte(`[]`)
+	if !absent(f.challengeTL) {
+		if _, le := stringList(f.challengeTL, "challenge_test_list", 0, 1000); le != nil {
+			return r, le
+		}
+		challenge = f.challengeTL
+	}
+	taskID := []byte("null")
+	r.id = "mbpp-" + strconv.Itoa(itemNo)
+	switch {
+	case absent(f.taskID):
+	case isIntegerLiteral(f.taskID):
+		taskID = f.taskID
+		r.id, r.idField = "mbpp-"+string(f.taskID), "task_id"
+	case isString(f.taskID):
+		id, le := customID(f.taskID, "task_id")
+		if le != nil {
+			return r, le
+		}
+		taskID = f.taskID
+		r.id, r.idField = id, "task_id"
+	default:
+		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id must be an integer or a string, not %s", kindOf(f.taskID))}
+	}
+	if len(r.id) > maxCustomIDRunes {
+		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id may be at most %d characters long", maxCustomIDRunes-5)}
+	}
+	r.completion = true
+	r.shot = &shot{
+		query: "You are an expert Python programmer, and here is your task: " + text +
+			" Your code should pass these tests:\n\n" + strings.Join(tests, "\n") + "\n[BEGIN]\n",
+		answer:     code + "\n[DONE]",
+		completion: true,
+	}
+	r.ref = append(make([]byte, 0, len(f.text)+len(f.code)+len(f.testList)+len(setup)+len(challenge)+120), `{"task_id":`...)
+	r.ref = append(r.ref, taskID...)
+	r.ref = append(r.ref, `,"text":`...)
+	r.ref = append(r.ref, f.text...)
+	r.ref = append(r.ref, `,"code":`...)
+	r.ref = append(r.ref, f.code...)
+	r.ref = append(r.ref, `,"test_list":`...)
+	r.ref = append(r.ref, f.testList...)
+	r.ref = append(r.ref, `,"test_setup_code":`...)
+	r.ref = append(r.ref, setup...)
+	r.ref = append(r.ref, `,"challenge_test_list":`...)
+	r.ref = append(r.ref, challenge...)
+	r.ref = append(r.ref, '}')
+	return r, nil
+}
+
+// maxShotBytes bounds the solved examples held for k-shot prompts.
+const maxShotBytes = 64 << 20
+
+// kshotState holds, per group, the first k+1 items until all of them are
+// known: each of those gets the other k as its examples; every later item
+// of the group gets the first k. Examples are thus the earliest items of
+// the group in file order, never the item itself (as lm-eval's "first_n"
+// sampler takes the first items of the few-shot split). MMLU's group is
+// the subject (lm-eval takes each subject's examples from that subject's
+// dev split); the other suites' is the whole file, since their categories
+// (HellaSwag's activity labels) can be too small to give k examples.
+// Items come out as soon as their examples are known.
+type kshotState struct {
+	cats  map[string]*catShots
+	ready []Item
+	head  int
+	bytes int
+}
+
+type catShots struct {
+	first []*shot
+	held  []Item // the first k+1 items while the category has fewer
+}
+
+// pop returns the next item whose prompt is complete.
+func (k *kshotState) pop() (Item, bool) {
+	if k.head < len(k.ready) {
+		it := k.ready[k.head]
+		k.ready[k.head] = Item{}
+		k.head++
+		if k.head == len(k.ready) {
+			k.ready, k.head = k.ready[:0], 0
+		}
+		return it, true
+	}
+	return Item{}, false
+}
+
+// holdForShots files a parsed item under its category and queues what
+// has become complete.
+func (p *Parser) holdForShots(it Item) {
+	sh := p.lastShot
+	if sh == nil {
+		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP); this file is %s", p.format))
+		p.done = true
+		return
+	}
+	k := &p.kshot
+	if k.cats == nil {
+		k.cats = map[string]*catShots{}
+	}
+	c := k.cats[sh.group]
+	if c == nil {
+		c = &catShots{}
+		k.cats[sh.group] = c
+	}
+	if len(c.first) > p.shots {
+		it.Request = p.request(sh, c.first[:p.shots])
+		k.ready = append(k.ready, it)
+		return
+	}
+	k.bytes += sh.size() + len(it.Request) + len(it.Reference) + len(it.CustomID)
+	if k.bytes > maxShotBytes {
+		p.fileError(fmt.Sprintf("the first %d items of each category, held to make the %d-shot prompts, take more than %d MiB: use fewer shots or fewer categories",
+			p.shots+1, p.shots, maxShotBytes>>20))
+		p.done = true
+		return
+	}
+	c.first = append(c.first, sh)
+	c.held = append(c.held, it)
+	if len(c.first) <= p.shots {
+		return
+	}
+	for i, h := range c.held {
+		ex := make([]*shot, 0, p.shots)
+		ex = append(ex, c.first[:i]...)
+		ex = append(ex, c.first[i+1:]...)
+		h.Request = p.request(c.first[i], ex)
+		k.ready = append(k.ready, h)
+	}
+	c.held = nil
+}
+
+// endShots reports the categories too small for the shots asked for.
+func (p *Parser) endShots() {
+	if p.shots == 0 || p.kshot.cats == nil {
+		return
+	}
+	var small []string
+	for name, c := range p.kshot.cats {
+		if len(c.first) <= p.shots {
+			small = append(small, name)
+		}
+	}
+	if len(small) == 0 {
+		return
+	}
+	slices.Sort(small)
+	c := p.kshot.cats[small[0]]
+	what := fmt.Sprintf("subject %q has", small[0])
+	if small[0] == "" {
+		what = "the file has"
+	}
+	more := ""
+	if len(small) > 1 {
+		more = fmt.Sprintf(" (and %d more subjects are as small)", len(small)-1)
+	}
+	p.fileError(fmt.Sprintf("%d-shot prompts need at least %d items in each group their examples come from (MMLU's subject, else the whole file): %s %d%s",
+		p.shots, p.shots+1, what, len(c.first), more))
+	for _, c := range p.kshot.cats {
+		c.held = nil
+	}
+}

@@ -1,0 +1,2 @@
+ALTER TABLE datasets DROP COLUMN shots;
+ALTER TABLE dataset_items DROP COLUMN category;
