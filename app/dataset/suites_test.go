@@ -88,7 +88,7 @@ func TestSuitesMatchLMEvalTemplates(t *testing.T) {
 		"arc_hf.jsonl":     {dataset.FormatARC, "choice", "multiple-choice", false},
 		"hellaswag.jsonl":  {dataset.FormatHellaSwag, "choice", "multiple-choice", false},
 		"truthfulqa.jsonl": {dataset.FormatTruthfulQA, "choice", "multiple-choice", false},
-		"mbpp.jsonl":       {dataset.FormatMBPP, "", "code", true},
+		"mbpp.jsonl":       {dataset.FormatMBPP, "mbpp", "code", true},
 	}
 	for file, f := range formats {
 		input, err := os.ReadFile("testdata/" + file)
