@@ -25,7 +25,7 @@ type Benchmarks interface {
 	CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
-	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error
+	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *bench.ScorerOptions) error
 	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
 	StartJudge(ctx context.Context, v store.Viewer, req bench.JudgeRequest) (bench.JudgeStarted, error)
 }
@@ -107,6 +107,17 @@ type apiRun struct {
 	CostPer1MTokens *float64         `json:"cost_per_1m_tokens"`
 	LoadTimeMs      *float64         `json:"load_time_ms"`
 	RuntimeLog      string           `json:"runtime_log"`
+	// Quality: the scorer and the options it ran with, how many items it
+	// scored, the mean item score with its 95 % bootstrap interval (null
+	// until scored) and, for bleu, the corpus BLEU (sacreBLEU's
+	// corpus_score / 100; null for other scorers).
+	Scorer        string          `json:"scorer"`
+	ScorerOptions json.RawMessage `json:"scorer_options,omitempty"`
+	Scored        int             `json:"scored"`
+	Quality       *float64        `json:"quality"`
+	QualityLo     *float64        `json:"quality_lo"`
+	QualityHi     *float64        `json:"quality_hi"`
+	CorpusBLEU    *float64        `json:"corpus_bleu"`
 }
 
 // withFigures adds a run's stored summaries to its API form.
@@ -207,7 +218,9 @@ func toAPIRunBase(r store.Run) apiRun {
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
 		ETASeconds: r.ETASeconds, Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,
-		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		Scorer: r.Scorer, ScorerOptions: r.ScorerOptions, Scored: r.Scored, Quality: r.Quality, QualityLo: r.QualityLo,
+		QualityHi: r.QualityHi, CorpusBLEU: r.CorpusBLEU}
 }
 
 func (s *server) apiGetBenchmark(c *fiber.Ctx) error {

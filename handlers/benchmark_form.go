@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
 )
@@ -118,6 +120,21 @@ func (s *server) showLoadPresetFragment(c *fiber.Ctx) error {
 		return render(c, fiber.StatusUnprocessableEntity, benchmarks.LoadFields(f, errs))
 	}
 	return render(c, fiber.StatusOK, benchmarks.LoadFields(f, nil))
+}
+
+// showScorerFieldsFragment renders the scorer picker with the options
+// field of the scorer picked (scorer=…), keeping a pattern typed so far.
+func (s *server) showScorerFieldsFragment(c *fiber.Ctx) error {
+	f := benchmarks.Form{Scorer: clip(c.Query("scorer"))}
+	if !slices.Contains(bench.Scorers, f.Scorer) {
+		errs := bench.Errors{{Path: "scorer", Message: "must be one of " + strings.Join(bench.Scorers[1:], ", ") + ", or empty"}}
+		f.Scorer = ""
+		return render(c, fiber.StatusUnprocessableEntity, benchmarks.ScorerFields(f, errs))
+	}
+	if p := c.Query("scorer_pattern"); len(p) <= score.MaxPatternBytes {
+		f.ScorerPattern = strings.Clone(p)
+	}
+	return render(c, fiber.StatusOK, benchmarks.ScorerFields(f, nil))
 }
 
 // Per request, a preview assumes 5 to 40 ms per output token, answers of

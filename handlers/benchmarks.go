@@ -90,6 +90,17 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"),
 	}
 	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
+	// Only the picked scorer's options are read: a field left from another
+	// scorer is not an error.
+	switch f.Scorer {
+	case "regex":
+		if f.ScorerPattern = strings.Clone(c.FormValue("scorer_pattern")); f.ScorerPattern != "" {
+			m.ScorerOptions = &bench.ScorerOptions{Pattern: f.ScorerPattern}
+		}
+	case "json-schema":
+		f.ScorerSchema = strings.Clone(strings.TrimSpace(c.FormValue("scorer_schema")))
+		m.ScorerOptions = &bench.ScorerOptions{Schema: bench.JSONDoc(f.ScorerSchema)}
+	}
 	var errs bench.Errors
 	bad := func(path, msg string) { errs = append(errs, bench.FieldError{Path: path, Message: msg}) }
 	integer := func(s, path string, dst *int) {

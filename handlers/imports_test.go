@@ -108,7 +108,7 @@ func TestImportGSM8KResultsAndScoreThem(t *testing.T) {
 	if r = imp(build(false, "", false), map[string]string{"model": "nobody/knows"}); r.status != 422 || !strings.Contains(fmt.Sprint(r.body["errors"]), "field:model") {
 		t.Fatalf("unknown model: %d %v", r.status, r.body)
 	}
-	if r = imp(build(false, "", false), map[string]string{"model": "outside/model", "scorer": "bleu"}); r.status != 422 {
+	if r = imp(build(false, "", false), map[string]string{"model": "outside/model", "scorer": "meteor"}); r.status != 422 {
 		t.Fatalf("unknown scorer: %d %v", r.status, r.body)
 	}
 	if e.countRows("runs") != runsBefore {

@@ -217,7 +217,7 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex, js))
+	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex, js, scoreWhy(run, it)))
 }
 
 // itemProgram assembles the program the sandbox runs for an answer of a
@@ -245,16 +245,47 @@ func (s *server) itemProgram(c *fiber.Ctx, run store.Run, it store.ResultItem) (
 	return results.ItemExec{Program: task.Program(sandbox.Truncate(task.Suite, opts.Truncate, it.Output))}, nil
 }
 
-// rescoreRun queues the run's scoring with the scorer picked on its page.
+// scoreWhy says why the item got its score, for the scorers that can say
+// more than the number (a regex pattern's capture, the first reason an
+// output failed its JSON Schema); "" for the others and unscored items.
+func scoreWhy(run store.Run, it store.ResultItem) string {
+	if it.Score == nil || it.Status != jobs.StatusOK {
+		return ""
+	}
+	opts, err := score.ParseOptions(run.ScorerOptions)
+	if err != nil {
+		return ""
+	}
+	return score.Explain(run.Scorer, opts, it.Output)
+}
+
+// rescoreRun queues the run's scoring with the scorer picked on its page,
+// and the pattern or schema typed for it (empty: the benchmark's own when
+// the scorer is the benchmark's).
 func (s *server) rescoreRun(c *fiber.Ctx) error {
 	b, run, err := s.runOf(c)
 	if err != nil {
 		return err
 	}
 	scorer := strings.Clone(c.FormValue("scorer"))
-	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer)
+	var opts *bench.ScorerOptions
+	switch scorer {
+	case "regex":
+		if p := c.FormValue("pattern"); p != "" {
+			opts = &bench.ScorerOptions{Pattern: strings.Clone(p)}
+		}
+	case "json-schema":
+		if sch := strings.TrimSpace(c.FormValue("schema")); sch != "" {
+			opts = &bench.ScorerOptions{Schema: bench.JSONDoc(sch)}
+		}
+	}
+	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
 	if errors.Is(err, bench.ErrScorer) {
 		return fiber.NewError(fiber.StatusUnprocessableEntity, "Choose a scorer from the list.")
+	}
+	var ferrs bench.Errors
+	if errors.As(err, &ferrs) {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, ferrs.Error())
 	}
 	if err != nil {
 		return err

@@ -219,7 +219,7 @@ func TestRunQualityAndRescore(t *testing.T) {
 		AND (args->>'run_id')::bigint = $1 AND args->>'scorer' = 'numeric'`, runID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("score_run jobs: %d %v", n, err)
 	}
-	if res := c.post(path+"/score", url.Values{"scorer": {"bleu"}}); res.status != 422 {
+	if res := c.post(path+"/score", url.Values{"scorer": {"meteor"}}); res.status != 422 {
 		t.Fatalf("unknown scorer: %d", res.status)
 	}
 	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scorer = 'numeric', scored = 9, quality = 0.5, quality_lo = 0.2, quality_hi = 0.8 WHERE id = $1`, runID); err != nil {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -13,6 +14,9 @@ type ScoreRunArgs struct {
 	RunID int64 `json:"run_id"`
 	// Scorer overrides the benchmark's; empty uses it.
 	Scorer string `json:"scorer,omitempty"`
+	// Options are the scorer's settings (scorer_options: a regex pattern,
+	// a JSON Schema); empty uses the benchmark's when Scorer is its own.
+	Options json.RawMessage `json:"scorer_options,omitempty"`
 }
 
 // Kind is the job kind, stable across versions.
@@ -25,7 +29,7 @@ func (ScoreRunArgs) InsertOpts() river.InsertOpts {
 
 // RunScorer is what the worker needs (score.Service).
 type RunScorer interface {
-	ScoreRun(ctx context.Context, runID int64, scorer string) error
+	ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) error
 }
 
 // ScoreRunWorker scores runs.
@@ -39,5 +43,5 @@ func (w *ScoreRunWorker) Timeout(*river.Job[ScoreRunArgs]) time.Duration { retur
 
 // Work scores the run.
 func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs]) error {
-	return w.Scorer.ScoreRun(ctx, job.Args.RunID, job.Args.Scorer)
+	return w.Scorer.ScoreRunOptions(ctx, job.Args.RunID, job.Args.Scorer, job.Args.Options)
 }

@@ -171,9 +171,12 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 var ErrScorer = errors.New("unknown scorer")
 
 // Rescore queues the scoring of a run the viewer may change with scorer
-// (the server's score_run job); its item scores and quality are replaced
-// when the job has run.
-func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string) error {
+// and its options (the server's score_run job); its item scores and
+// quality are replaced when the job has run. Without options, a scorer
+// that is the benchmark's own scores with the benchmark's scorer_options;
+// another scorer takes none. Options that do not validate come back as
+// Errors naming the scorer_options field.
+func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *ScorerOptions) error {
 	if scorer == "" || !contains(Scorers, scorer) {
 		return fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
 	}
@@ -181,7 +184,32 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 		if _, err := q.RunForUpdate(ctx, v, benchmarkID, runID); err != nil {
 			return err
 		}
-		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: scorer}, nil)
+		var raw json.RawMessage
+		if opts.empty() {
+			mraw, _, err := q.BenchmarkManifest(ctx, benchmarkID)
+			if err != nil {
+				return err
+			}
+			var m struct {
+				Scorer string `json:"scorer"`
+			}
+			if json.Unmarshal(mraw, &m) != nil || m.Scorer != scorer {
+				opts = nil
+				if errs := opts.validate(scorer); len(errs) > 0 {
+					return errs
+				}
+			}
+		} else {
+			if errs := opts.validate(scorer); len(errs) > 0 {
+				return errs
+			}
+			b, err := json.Marshal(opts)
+			if err != nil {
+				return err
+			}
+			raw = b
+		}
+		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: scorer, Options: raw}, nil)
 		return err
 	})
 }
@@ -194,6 +222,10 @@ func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImp
 	checkScorer := func(in store.NewImport) error {
 		if in.Scorer != "" && !contains(Scorers, in.Scorer) {
 			return fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+		}
+		if in.Scorer == "json-schema" {
+			// An import carries no scorer options; json-schema needs a schema.
+			return fmt.Errorf("%q needs a schema, which an import cannot give: %w; import with another scorer and score the run again with json-schema from its page", in.Scorer, ErrScorer)
 		}
 		return nil
 	}

@@ -24,7 +24,7 @@ import (
 var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
 
 // Scorers a benchmark can name ("" scores nothing).
-var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
 	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
 
 // ScorerOptions are the settings of the scorers that take some.
@@ -33,6 +33,14 @@ type ScorerOptions struct {
 	Exec *sandbox.ExecOptions `json:"exec,omitempty" yaml:"exec,omitempty"`
 	// Judge sets the LLM judge of `scorer: judge`.
 	Judge *JudgeOptions `json:"judge,omitempty" yaml:"judge,omitempty"`
+	// Pattern is the regex scorer's RE2 pattern (see score.Pattern for
+	// what it matches). Empty: the regex scorer reads a multiple-choice
+	// letter, as the choice scorer does (what regex meant before it took a
+	// pattern).
+	Pattern string `json:"pattern,omitempty" yaml:"pattern,omitempty"`
+	// Schema is the json-schema scorer's JSON Schema document: in YAML a
+	// mapping or a string of JSON, in JSON an object.
+	Schema JSONDoc `json:"schema,omitempty" yaml:"schema,omitempty"`
 }
 
 // Target is one model on one runtime on one hardware profile.
@@ -52,7 +60,7 @@ type Manifest struct {
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer"`
 	// ScorerOptions holds the settings of scorers that take some (code
-	// execution's, the judge's).
+	// execution's, the judge's, regex's pattern, json-schema's schema).
 	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
 	SLO           jobs.SLO       `json:"slo" yaml:"slo"`
 
@@ -355,6 +363,9 @@ func (m Manifest) Validate() Errors {
 		}
 	}
 	errs = append(errs, m.validateScorerOptions()...)
+	if contains(Scorers, m.Scorer) {
+		errs = append(errs, m.ScorerOptions.validate(m.Scorer)...)
+	}
 	errs = append(errs, m.Sim.validate()...)
 	if m.SLO.TTFT < 0 {
 		add("slo.ttft", "cannot be negative")

@@ -142,19 +142,27 @@ func SimRight(seed uint64, model string, idx int, p float64) bool {
 // default). It returns false when the item has no reference to answer
 // from; the runtime then streams filler.
 func SimAnswer(scorer string, ref json.RawMessage, right bool, r *rand.Rand) (string, bool) {
+	return SimAnswerWith(scorer, score.Options{}, ref, right, r)
+}
+
+// SimAnswerWith is SimAnswer for a scorer with options (a regex pattern,
+// a JSON Schema): the answer is checked with them. A right answer is the
+// reference (JSON for json-schema), which the options must accept for it
+// to score.
+func SimAnswerWith(scorer string, opts score.Options, ref json.RawMessage, right bool, r *rand.Rand) (string, bool) {
 	refs := score.References(ref)
 	if len(refs) == 0 || strings.TrimSpace(refs[0]) == "" {
 		return "", false
 	}
 	want := refs[0]
 	worked := workedAnswer(ref) // GSM8K's reasoning ending "#### N"
-	f, err := score.ByName(scorer)
+	f, err := score.New(scorer, opts)
 	if err != nil {
 		f = nil
 	}
 	var out string
 	for range 8 {
-		switch kind(scorer, want) {
+		switch kind(scorer, opts, want) {
 		case "numeric":
 			out = numericAnswer(worked, want, right, r)
 		case "choice":
@@ -176,15 +184,19 @@ func SimAnswer(scorer string, ref json.RawMessage, right bool, r *rand.Rand) (st
 }
 
 // kind is the answer shape the scorer reads.
-func kind(scorer, want string) string {
+func kind(scorer string, opts score.Options, want string) string {
 	switch scorer {
 	case "numeric":
 		return "numeric"
-	case "choice", "regex":
+	case "regex":
+		if opts.Pattern == "" && choiceLetter(want) != "" {
+			return "choice"
+		}
+	case "choice":
 		if choiceLetter(want) != "" {
 			return "choice"
 		}
-	case "json":
+	case "json", "json-schema":
 		return "json"
 	case "":
 		if _, ok := score.FinalNumber(want); ok && len(strings.Fields(want)) == 1 {
@@ -336,14 +348,14 @@ func textAnswer(want string, right bool, r *rand.Rand) string {
 // simAnswers yields the answers of a run's items: the reference for the
 // items the model gets right, a wrong answer for the others, nothing for
 // items without a reference.
-func simAnswers(refs []simRef, scorer, model string, seed uint64, p float64) iter.Seq[store.SimAnswer] {
+func simAnswers(refs []simRef, scorer string, opts score.Options, model string, seed uint64, p float64) iter.Seq[store.SimAnswer] {
 	return func(yield func(store.SimAnswer) bool) {
 		h := fnv.New64a()
 		_, _ = h.Write([]byte(model))
 		mh := h.Sum64()
 		for _, it := range refs {
 			r := rand.New(rand.NewPCG(seed^mh, uint64(it.idx)))
-			text, ok := SimAnswer(scorer, it.ref, SimRight(seed, model, it.idx, p), r)
+			text, ok := SimAnswerWith(scorer, opts, it.ref, SimRight(seed, model, it.idx, p), r)
 			if !ok {
 				continue
 			}
@@ -383,15 +395,15 @@ func (p *Planner) writeSimAnswers(ctx context.Context, q *store.Queries, m Manif
 			return err
 		}
 	}
-	scorer := m.Scorer
+	scorer, opts := m.Scorer, m.ScorerOptions.Score()
 	if scorer == "" {
-		scorer = plan.Dataset.DefaultScorer
+		scorer, opts = plan.Dataset.DefaultScorer, score.Options{}
 	}
 	var seed uint64
 	if m.Sim != nil {
 		seed = m.Sim.Seed
 	}
-	_, err := q.CopySimAnswers(ctx, runID, simAnswers(*refs, scorer, r.Model, seed, acc))
+	_, err := q.CopySimAnswers(ctx, runID, simAnswers(*refs, scorer, opts, r.Model, seed, acc))
 	if err != nil {
 		return fmt.Errorf("simulated answers of run %d: %w", runID, err)
 	}

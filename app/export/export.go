@@ -103,13 +103,27 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 // per step, whose rates are over the step's own window (requests_per_s is
 // the achieved rate, offered_rps the rate it aimed at) and whose energy,
 // cost, load time and log are left to the run's row.
+//
+// The quality columns are the run's scorer, how many items it scored, the
+// mean item score with its 95 % bootstrap interval, and corpus_bleu (the
+// bleu scorer's corpus BLEU, sacreBLEU's corpus_score / 100; empty for
+// other scorers).
 var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "stopped_by", "error",
 	"step", "offered_rps", "slos_hold", "requests", "ok", "errors",
 	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
 	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
-	"load_time_ms", "runtime_log_tail"}
+	"load_time_ms", "runtime_log_tail", "scorer", "scored", "quality", "quality_lo", "quality_hi", "corpus_bleu"}
+
+// share formats a quality figure in [0, 1] to 6 decimals; "" when there
+// is none (not scored, or not this scorer's figure).
+func share(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'f', 6, 64)
+}
 
 // FormulaSafe neutralises a CSV text value a spreadsheet would read as a
 // formula (OWASP's advice against CSV injection): one that begins with =,
@@ -183,7 +197,8 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw boo
 		if r.LoadTimeMs != nil {
 			load = f(*r.LoadTimeMs)
 		}
-		rec = append(rec, load, text(r.RuntimeLog))
+		rec = append(rec, load, text(r.RuntimeLog), r.Scorer, strconv.Itoa(r.Scored),
+			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ func ByName(name string) (Scorer, error) {
 		return best(TokenF1), nil
 	case "contains":
 		return best(func(o, r string) float64 { return bool01(r != "" && strings.Contains(Normalize(o), Normalize(r))) }), nil
-	case "choice", "regex":
+	case "choice":
 		return best(func(o, r string) float64 {
 			return bool01(Choice(o) != "" && Choice(o) == strings.ToUpper(strings.TrimSpace(r)))
 		}), nil
@@ -62,6 +62,10 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
+	case "bleu", "regex", "json-schema":
+		// The scorers that take options (regex without a pattern is
+		// choice, json-schema needs its schema): see New.
+		return New(name, Options{})
 	case "rouge", "rougeL", "rougeL-stem":
 		return best(func(o, r string) float64 { return rougeL(o, r, stemmed(name)) }), nil
 	case "rouge1", "rouge1-stem":
@@ -246,7 +250,7 @@ func stripFence(s string) string {
 
 // Names lists the scorers, sorted.
 func Names() []string {
-	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
 		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
 	n = append(n, executionScorers...)
 	sort.Strings(n)

@@ -93,8 +93,16 @@ func TestScorersByName(t *testing.T) {
 			t.Errorf("%s(%q, %q) = %v, want %v", c.scorer, c.output, c.refs, got, c.want)
 		}
 	}
-	if _, err := ByName("bleu"); err == nil {
+	if _, err := ByName("meteor"); err == nil {
 		t.Error("unknown scorer accepted")
+	}
+	if _, err := ByName("json-schema"); err == nil {
+		t.Error("json-schema without its schema accepted")
+	}
+	for _, name := range Names() {
+		if _, err := New(name, Options{Schema: []byte(`{"type":"string"}`)}); err != nil {
+			t.Errorf("%s is listed but not made: %v", name, err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package score
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/ruckus/ruckus/app/store"
@@ -11,6 +12,7 @@ import (
 // Store is the part of the store scoring needs.
 type Store interface {
 	RunScorer(ctx context.Context, runID int64) (manifest, dataset string, err error)
+	RunScorerOptions(ctx context.Context, runID int64) (json.RawMessage, error)
 	ScoreItems(ctx context.Context, runID int64) ([]store.ScoreItem, error)
 	SaveScores(ctx context.Context, runID int64, idx, samples []int32, scores []*float64, q store.RunQuality) error
 }
@@ -43,28 +45,38 @@ type Service struct {
 
 var _ jobs.RunScorer = (*Service)(nil)
 
-// ScoreRun scores every result of a run with scorer, or when empty the
-// benchmark's scorer, else the dataset's default; a run with none stays
-// unscored. A judge's run is read into verdicts instead, and the judge
-// scorer starts a judging whose verdicts score the run when it is done. Failed requests score 0 (they count against quality); items
-// without a reference are left unscored, except for scorers that need
-// none (json). The run's quality is the mean with its 95 % bootstrap
-// interval (seeded with the run id, so scoring again gives the same
-// interval).
+// ScoreRun scores a run with scorer and the benchmark's scorer options
+// (see ScoreRunOptions).
 func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) error {
+	return s.ScoreRunOptions(ctx, runID, scorer, nil)
+}
+
+// ScoreRunOptions scores every result of a run with scorer, or when empty
+// the benchmark's scorer, else the dataset's default; a run with none
+// stays unscored. A judge's run is read into verdicts instead, and the
+// judge scorer starts a judging whose verdicts score the run when it is
+// done. The scorer's options are options when given, else the
+// benchmark's scorer_options when the scorer is the benchmark's own, else
+// none. Failed requests score 0 (they count against quality); items
+// without a reference are left unscored, except by scorers that need none
+// (NeedsReference). The run's quality is the mean with its 95 % bootstrap
+// interval (seeded with the run id, so scoring again gives the same
+// interval); the bleu scorer also stores the corpus BLEU of the scored
+// answers, a failed request counting as an empty hypothesis.
+func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) error {
 	if s.Judge != nil {
 		if judged, err := s.Judge.FinishJudgeRun(ctx, runID); judged || err != nil {
 			return err
 		}
 	}
+	manifest, dataset, err := s.Store.RunScorer(ctx, runID)
+	if err != nil {
+		return err
+	}
 	if scorer == "" {
-		m, d, err := s.Store.RunScorer(ctx, runID)
-		if err != nil {
-			return err
-		}
-		scorer = m
+		scorer = manifest
 		if scorer == "" {
-			scorer = d
+			scorer = dataset
 		}
 	}
 	if scorer == "" {
@@ -82,34 +94,88 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 		}
 		return s.Judge.JudgeFromManifest(ctx, runID)
 	}
-	f, err := ByName(scorer)
+	if len(options) == 0 && scorer == manifest {
+		if options, err = s.Store.RunScorerOptions(ctx, runID); err != nil {
+			return err
+		}
+	}
+	opts, err := ParseOptions(options)
 	if err != nil {
 		return fmt.Errorf("run %d: %w", runID, err)
+	}
+	f, err := New(scorer, opts)
+	if err != nil {
+		return fmt.Errorf("run %d: scorer %s: %w", runID, scorer, err)
 	}
 	items, err := s.Store.ScoreItems(ctx, runID)
 	if err != nil {
 		return err
 	}
+	needsRef := NeedsReference(scorer, opts)
 	idx, samples := make([]int32, len(items)), make([]int32, len(items))
 	scores := make([]*float64, len(items))
 	var all []float64
+	var corpus []BLEUStats
 	for i, it := range items {
 		idx[i], samples[i] = int32(it.Idx), int32(it.Sample)
 		refs := References(it.Reference)
-		if len(refs) == 0 && scorer != "json" {
+		if scorer == "bleu" {
+			refs = nonEmpty(refs)
+		}
+		if len(refs) == 0 && needsRef {
 			continue
+		}
+		out := ""
+		if it.Status == jobs.StatusOK {
+			out = it.Output
 		}
 		v := 0.0
 		if it.Status == jobs.StatusOK {
-			v = f(it.Output, refs)
+			v = f(out, refs)
+		}
+		if scorer == "bleu" {
+			st, _ := SegmentBLEU(out, refs)
+			corpus = append(corpus, st)
 		}
 		scores[i] = &v
 		all = append(all, v)
 	}
-	q := store.RunQuality{Scorer: scorer, Scored: len(all)}
+	q := store.RunQuality{Scorer: scorer, Scored: len(all), Options: storedOptions(scorer, opts)}
 	if len(all) > 0 {
 		mean, lo, hi := MeanCI(all, uint64(runID))
 		q.Mean, q.Low, q.High = &mean, &lo, &hi
 	}
+	if len(corpus) > 0 {
+		c := CorpusBLEU(corpus)
+		q.CorpusBLEU = &c
+	}
 	return s.Store.SaveScores(ctx, runID, idx, samples, scores, q)
+}
+
+// nonEmpty drops empty references, as sacreBLEU does.
+func nonEmpty(refs []string) []string {
+	out := refs[:0:0]
+	for _, r := range refs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// storedOptions are the options a run records: only those its scorer
+// read, so the run page shows what the scores mean.
+func storedOptions(scorer string, o Options) json.RawMessage {
+	var keep Options
+	switch scorer {
+	case "regex":
+		keep.Pattern = o.Pattern
+	case "json-schema":
+		keep.Schema = o.Schema
+	}
+	if keep.Pattern == "" && len(keep.Schema) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(keep)
+	return b
 }

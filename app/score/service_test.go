@@ -109,7 +109,7 @@ func TestScoreRunStoresItemScoresAndQuality(t *testing.T) {
 	if scorer != "exact" || q != 0 {
 		t.Fatalf("rescored: %s %v", scorer, q)
 	}
-	if err := svc.ScoreRun(ctx, runID, "bleu"); err == nil {
+	if err := svc.ScoreRun(ctx, runID, "meteor"); err == nil {
 		t.Fatal("an unknown scorer was accepted")
 	}
 }

@@ -36,6 +36,10 @@ type RunQuality struct {
 	Scorer          string
 	Scored          int
 	Mean, Low, High *float64
+	// Options are the scorer's settings (nil: none); CorpusBLEU is the
+	// bleu scorer's corpus score (nil for other scorers).
+	Options    json.RawMessage
+	CorpusBLEU *float64
 }
 
 // SaveScores stores every result's score (nil for one not scored), each
@@ -58,8 +62,9 @@ func (q *Queries) saveScores(ctx context.Context, runID int64, idx, samples []in
 		return mapErr(err, "save scores")
 	}
 	_, err := q.db.Exec(ctx, `UPDATE runs SET scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo,
-		quality_hi = @hi, scored_at = now() WHERE id = @run`,
-		pgx.NamedArgs{"run": runID, "scorer": rq.Scorer, "scored": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High})
+		quality_hi = @hi, scorer_options = @options, corpus_bleu = @corpus, scored_at = now() WHERE id = @run`,
+		pgx.NamedArgs{"run": runID, "scorer": rq.Scorer, "scored": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High,
+			"options": rq.Options, "corpus": rq.CorpusBLEU})
 	return mapErr(err, "save run quality")
 }
 
@@ -70,4 +75,14 @@ func (q *Queries) RunScorer(ctx context.Context, runID int64) (manifest, dataset
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN datasets d ON d.id = b.dataset_id WHERE r.id = @run`,
 		pgx.NamedArgs{"run": runID}).Scan(&manifest, &dataset)
 	return manifest, dataset, mapErr(err, "run scorer")
+}
+
+// RunScorerOptions is the scorer_options of a run's benchmark manifest
+// (nil when it has none).
+func (q *Queries) RunScorerOptions(ctx context.Context, runID int64) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := q.db.QueryRow(ctx, `SELECT b.manifest->'scorer_options'
+		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = @run`,
+		pgx.NamedArgs{"run": runID}).Scan(&raw)
+	return raw, mapErr(err, "run scorer options")
 }

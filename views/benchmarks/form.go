@@ -41,6 +41,9 @@ type Form struct {
 	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
 	// Samples is sampling.n: answers per item, for pass@k.
 	Samples string
+	// ScorerPattern and ScorerSchema are the scorer's options as typed
+	// (regex's pattern, json-schema's schema).
+	ScorerPattern, ScorerSchema string
 }
 
 // NextTarget is the index for a new row.

@@ -81,8 +81,30 @@ func pretty(raw json.RawMessage) string {
 }
 
 // Scorers are the scorers a run can be scored with again.
-var Scorers = []string{"exact", "f1", "contains", "choice", "numeric", "json", "rouge1", "rouge2", "rougeL", "rougeLsum",
+var Scorers = []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge1", "rouge2", "rougeL", "rougeLsum",
 	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+
+// runOptions reads a run's stored scorer options.
+func runOptions(raw []byte) (o struct {
+	Pattern string          `json:"pattern"`
+	Schema  json.RawMessage `json:"schema"`
+}) {
+	_ = json.Unmarshal(raw, &o)
+	return o
+}
+
+// optionPattern is the regex pattern a run was scored with ("" if none).
+func optionPattern(raw []byte) string { return runOptions(raw).Pattern }
+
+// optionSchema is the JSON Schema a run was scored with, indented (""
+// if none).
+func optionSchema(raw []byte) string {
+	s := runOptions(raw).Schema
+	if len(s) == 0 {
+		return ""
+	}
+	return pretty(s)
+}
 
 // offered is a step's offered rate; a closed-loop step offers what it
 // achieves.

@@ -1,0 +1,105 @@
+package score
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Options are the settings a scorer takes (a benchmark's scorer_options):
+// each scorer reads only its own and ignores the others.
+type Options struct {
+	// Pattern is the regex scorer's regular expression (RE2 syntax).
+	Pattern string `json:"pattern,omitempty"`
+	// Schema is the json-schema scorer's JSON Schema document.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// ParseOptions reads stored scorer options (nil or JSON null: none).
+func ParseOptions(raw json.RawMessage) (Options, error) {
+	var o Options
+	if len(raw) == 0 || string(raw) == "null" {
+		return o, nil
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return o, fmt.Errorf("scorer_options: %w", err)
+	}
+	return o, nil
+}
+
+// New returns the scorer name with its options; the options a scorer does
+// not take are ignored. A regex scorer without a pattern is the choice
+// scorer (what regex meant before it took a pattern).
+func New(name string, o Options) (Scorer, error) {
+	switch name {
+	case "regex":
+		if o.Pattern == "" {
+			return ByName("choice")
+		}
+		re, err := CompilePattern(o.Pattern)
+		if err != nil {
+			return nil, err
+		}
+		return re.Score, nil
+	case "json-schema":
+		sch, err := CompileSchema(o.Schema)
+		if err != nil {
+			return nil, err
+		}
+		return func(out string, _ []string) float64 { return bool01(sch.Check(out) == "") }, nil
+	case "bleu":
+		return func(out string, refs []string) float64 {
+			s, _ := SentenceBLEU(out, refs)
+			return s
+		}, nil
+	}
+	return ByName(name)
+}
+
+// NeedsReference reports whether the scorer compares the output with the
+// item's reference: items without one are left unscored by those. json,
+// json-schema and a regex pattern without a capture group judge the
+// output alone.
+func NeedsReference(name string, o Options) bool {
+	switch name {
+	case "json", "json-schema":
+		return false
+	case "regex":
+		if o.Pattern == "" {
+			return true
+		}
+		re, err := CompilePattern(o.Pattern)
+		return err != nil || re.Groups() > 0
+	}
+	return true
+}
+
+// Explain says in a line why the scorer gave an output its score, where
+// the scorer has more to say than the number: what a regex pattern
+// extracted, or the first reason an output failed its JSON Schema. ""
+// when there is nothing to add.
+func Explain(name string, o Options, output string) string {
+	switch name {
+	case "regex":
+		if o.Pattern == "" {
+			if c := Choice(output); c != "" {
+				return fmt.Sprintf("choice letter %q (regex without a pattern scores as choice)", c)
+			}
+			return "no choice letter found (regex without a pattern scores as choice)"
+		}
+		re, err := CompilePattern(o.Pattern)
+		if err != nil {
+			return ""
+		}
+		return re.Explain(output)
+	case "json-schema":
+		sch, err := CompileSchema(o.Schema)
+		if err != nil {
+			return ""
+		}
+		if why := sch.Check(output); why != "" {
+			return why
+		}
+		return "valid against the schema"
+	}
+	return ""
+}

@@ -1,0 +1,3 @@
+ALTER TABLE runs
+    DROP COLUMN corpus_bleu,
+    DROP COLUMN scorer_options;
