@@ -22,6 +22,7 @@ require (
 	github.com/valyala/fastjson v1.6.4
 	github.com/vbauerster/mpb/v8 v8.16.2
 	golang.org/x/crypto v0.58.0
+	golang.org/x/sys v0.49.0
 	gopkg.in/yaml.v3 v3.0.1
 	riverqueue.com/riverui v0.17.0
 )
@@ -76,7 +77,6 @@ require (
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -100,6 +100,9 @@ func TestScorersByName(t *testing.T) {
 		t.Error("json-schema without its schema accepted")
 	}
 	for _, name := range Names() {
+		if IsExecution(name) {
+			continue // run in the sandbox, not in process
+		}
 		if _, err := New(name, Options{Schema: []byte(`{"type":"string"}`)}); err != nil {
 			t.Errorf("%s is listed but not made: %v", name, err)
 		}
