@@ -221,8 +221,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/datasets/:id/delete", Owner, s.deleteDataset)
 	web.get("/benchmarks", SignedIn, s.showBenchmarksPage)
 	web.get("/benchmarks/new", SignedIn, s.showNewBenchmarkPage)
-	web.get("/benchmarks/new/target", SignedIn, s.showTargetRowFragment) // one target row (add, or redraw on a model change)
-	web.get("/benchmarks/new/load", SignedIn, s.showLoadPresetFragment)  // the load fields filled by a preset
+	web.get("/benchmarks/new/target", SignedIn, s.showTargetRowFragment)    // one target row (add, or redraw on a model change)
+	web.get("/benchmarks/new/load", SignedIn, s.showLoadPresetFragment)     // the load fields filled by a preset
 	web.get("/benchmarks/new/scorer", SignedIn, s.showScorerFieldsFragment) // the scorer picker with the picked scorer's options
 	web.get("/benchmarks/active", SignedIn, s.showActiveRunsFragment)
 	web.post("/benchmarks/new", SignedIn, s.createBenchmark)
