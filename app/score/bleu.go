@@ -2,9 +2,9 @@ package score
 
 import (
 	"math"
-	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // BLEU as sacreBLEU 2.x computes it by default (sacrebleu/metrics/bleu.py):
@@ -31,21 +31,6 @@ import (
 // bleuMaxOrder is sacreBLEU's MAX_NGRAM_ORDER.
 const bleuMaxOrder = 4
 
-var bleu13a = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	// Every ASCII symbol except . , - ' becomes a token of its own
-	// (tokenizer_re.py: [\{-\~\[-\` -\&\(-\+\:-\@\/]).
-	{regexp.MustCompile(`([{-~\[-` + "`" + ` -&(-+:-@/])`), " $1 "},
-	// A period or comma not preceded by a digit.
-	{regexp.MustCompile(`([^0-9])([.,])`), "$1 $2 "},
-	// A period or comma not followed by a digit.
-	{regexp.MustCompile(`([.,])([^0-9])`), " $1 $2"},
-	// A dash preceded by a digit.
-	{regexp.MustCompile(`([0-9])(-)`), "$1 $2 "},
-}
-
 // Tokenize13a is sacreBLEU's 13a tokeniser: "<skipped>" removed, a dash at
 // a line end joins the lines, other newlines become spaces, the entities
 // &quot; &amp; &lt; &gt; decoded (each in turn, as sacreBLEU replaces them
@@ -61,10 +46,79 @@ func Tokenize13a(line string) string {
 	line = strings.ReplaceAll(line, "&lt;", "<")
 	line = strings.ReplaceAll(line, "&gt;", ">")
 	line = " " + line + " "
-	for _, r := range bleu13a {
-		line = r.re.ReplaceAllString(line, r.repl)
-	}
+	line = splitSymbols(line)
+	line = pairs(line, func(a, b rune) bool { return !isDigit(a) && (b == '.' || b == ',') }, false)
+	line = pairs(line, func(a, b rune) bool { return (a == '.' || a == ',') && !isDigit(b) }, true)
+	line = pairs(line, func(a, b rune) bool { return isDigit(a) && b == '-' }, false)
 	return strings.Join(pyFields(line), " ")
+}
+
+// The mteval regular expressions of tokenizer_re.py, applied in turn as
+// Python's re.sub applies them (leftmost match first, matches not
+// overlapping), written out as scans: the expressions are a character
+// class and three two-character patterns, and a scan is many times faster
+// than Go's regexp on long outputs. bleu_test.go checks them against the
+// regular expressions themselves.
+//
+//	([\{-\~\[-\` -\&\(-\+\:-\@\/])  ->  ' \1 '
+//	([^0-9])([\.,])                     ->  '\1 \2 '
+//	([\.,])([^0-9])                     ->  ' \1 \2'
+//	([0-9])(-)                          ->  '\1 \2 '
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// isSymbol13a is the first expression's class: every ASCII symbol but
+// . , - and '.
+func isSymbol13a(c byte) bool {
+	return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
+		(c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/'
+}
+
+// splitSymbols puts spaces around each character of the first class.
+func splitSymbols(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < utf8.RuneSelf && isSymbol13a(c) {
+			b.WriteByte(' ')
+			b.WriteByte(c)
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// pairs replaces each non-overlapping match of a two-character pattern,
+// leftmost first, with the two characters (as they were written, invalid
+// UTF-8 included) and a space after each ("\1 \2 "), or with lead a
+// space before each (" \1 \2").
+func pairs(s string, match func(a, b rune) bool, lead bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/4)
+	for i := 0; i < len(s); {
+		a, na := utf8.DecodeRuneInString(s[i:])
+		if i+na < len(s) {
+			c, nc := utf8.DecodeRuneInString(s[i+na:])
+			if match(a, c) {
+				if lead {
+					b.WriteByte(' ')
+				}
+				b.WriteString(s[i : i+na])
+				b.WriteByte(' ')
+				b.WriteString(s[i+na : i+na+nc])
+				if !lead {
+					b.WriteByte(' ')
+				}
+				i += na + nc
+				continue
+			}
+		}
+		b.WriteString(s[i : i+na])
+		i += na
+	}
+	return b.String()
 }
 
 // pySpace is Python's str.isspace for one character.

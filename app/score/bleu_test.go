@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -93,7 +94,35 @@ func TestTokenize13aMatchesSacreBLEU(t *testing.T) {
 		if got := Tokenize13a(c.Input); got != c.Tokens {
 			t.Errorf("Tokenize13a(%q) = %q, sacreBLEU %q", c.Input, got, c.Tokens)
 		}
+		if got := tokenize13aRegexp(c.Input); got != c.Tokens {
+			t.Errorf("the regular expressions on %q give %q, sacreBLEU %q", c.Input, got, c.Tokens)
+		}
 	}
+}
+
+// mteval13a are tokenizer_re.py's regular expressions as Go's regexp
+// writes them: the oracle for the scans Tokenize13a does instead.
+var mteval13a = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`([{-~\[-` + "`" + ` -&(-+:-@/])`), " $1 "},
+	{regexp.MustCompile(`([^0-9])([.,])`), "$1 $2 "},
+	{regexp.MustCompile(`([.,])([^0-9])`), " $1 $2"},
+	{regexp.MustCompile(`([0-9])(-)`), "$1 $2 "},
+}
+
+// tokenize13aRegexp is Tokenize13a with the regular expressions applied
+// by regexp.ReplaceAllString.
+func tokenize13aRegexp(line string) string {
+	for _, r := range [][2]string{{"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", `"`}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}} {
+		line = strings.ReplaceAll(line, r[0], r[1])
+	}
+	line = " " + line + " "
+	for _, r := range mteval13a {
+		line = r.re.ReplaceAllString(line, r.repl)
+	}
+	return strings.Join(pyFields(line), " ")
 }
 
 func TestSentenceBLEUMatchesSacreBLEU(t *testing.T) {
@@ -160,7 +189,7 @@ func TestSentenceBLEUByHand(t *testing.T) {
 }
 
 // FuzzTokenize13a: any text tokenises without panic into single-spaced
-// tokens, and BLEU of any pair stays in [0, 1]. Tokenising twice is not
+// tokens, the same as tokenizer_re.py's regular expressions give, and BLEU of any pair stays in [0, 1]. Tokenising twice is not
 // checked: sacreBLEU's 13a is not idempotent ("1...2" gives "1 . . .2",
 // which gives "1 . . . 2"), and neither is this port.
 func FuzzTokenize13a(f *testing.F) {
@@ -169,6 +198,9 @@ func FuzzTokenize13a(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, hyp, ref string) {
 		tok := Tokenize13a(hyp)
+		if want := tokenize13aRegexp(hyp); tok != want {
+			t.Fatalf("Tokenize13a(%q) = %q, the regular expressions give %q", hyp, tok, want)
+		}
 		if strings.HasPrefix(tok, " ") || strings.HasSuffix(tok, " ") || strings.Contains(tok, "  ") {
 			t.Fatalf("Tokenize13a(%q) = %q: not single-spaced", hyp, tok)
 		}
