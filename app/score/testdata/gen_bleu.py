@@ -6,6 +6,14 @@ or the package installed):
 
     PYTHONPATH=/path/to/sacrebleu python3 gen_bleu.py > sacrebleu_bleu.json
 
+The committed file was made with no sacreBLEU package at hand (Debian 12
+has none): from sacreBLEU's own modules for BLEU as its repository holds
+them (metrics/bleu.py, metrics/base.py, metrics/helpers.py, utils.py's
+my_log and sum_of_lists, tokenizers/tokenizer_base.py, tokenizer_13a.py,
+tokenizer_re.py), which give sacreBLEU's own test expectations here:
+48.530827 for the README corpus (test_bleu.py), 8.493 and 0.0 for
+test_sentence_bleu.py's two sentences, 0.0 for empty hypotheses.
+
 Sentence scores are sacrebleu.sentence_bleu's defaults (BLEU with
 smooth_method='exp', effective_order=True, tokenize='13a',
 lowercase=False); corpus scores are sacrebleu.corpus_bleu's (the same with
