@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"syscall"
@@ -18,7 +17,8 @@ import (
 )
 
 // startPgBouncer runs Debian's PgBouncer in transaction mode in front of
-// the test's database and returns its host:port and its database budget.
+// the test's database, with budget PostgreSQL connections for the agents,
+// and returns its host:port.
 func startPgBouncer(t *testing.T, w *world, budget int) string {
 	t.Helper()
 	if _, err := pgbouncer.Binary(); err != nil {
@@ -45,22 +45,11 @@ func startPgBouncer(t *testing.T, w *world, budget int) string {
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cfg := pgbouncer.Config{Dir: dir, Listen: listen, Upstream: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))),
 		Database: cc.Database, MaxDBConnections: budget, PoolSize: 1, MaxClients: 200, AuthPassword: password}
-	owner, err := pgbouncer.RunAs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ini, err := cfg.Write(owner)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pctx, stop := context.WithCancel(context.Background())
-	cmd, err := pgbouncer.Command(pctx, ini, owner)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	cmd, err := pgbouncer.Start(pctx, cfg, log)
+	if err != nil {
+		stop()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -71,25 +60,17 @@ func startPgBouncer(t *testing.T, w *world, budget int) string {
 			t.Logf("pgbouncer:\n%s%s", log.String(), b)
 		}
 	})
-	until(t, 10*time.Second, "pgbouncer to listen", func() bool {
-		c, err := net.Dial("tcp", listen)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
 	return listen
 }
 
 // via points an agent's database URL at PgBouncer.
 func via(t *testing.T, agentURL, bouncer string) string {
 	t.Helper()
-	u, err := url.Parse(agentURL)
+	u, err := pgbouncer.AgentURL(agentURL, bouncer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.Host = bouncer
-	return u.String()
+	return u
 }
 
 // Agents work through PgBouncer in transaction mode: River polls instead

@@ -138,7 +138,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("PgBouncer: %w", err)
 		}
 		defer func() { stopBouncer(); _ = bouncer.Wait() }()
-		if agentURL, err = viaBouncer(agentURL, o.listen); err != nil {
+		if agentURL, err = pgbouncer.AgentURL(agentURL, o.listen); err != nil {
 			return err
 		}
 		agentArgs = append(agentArgs, "--pgbouncer")

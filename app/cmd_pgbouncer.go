@@ -4,17 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -93,60 +89,11 @@ func startBouncer(ctx context.Context, dbURL, password string, o bouncerOptions,
 	cfg := pgbouncer.Config{Dir: dir, Listen: o.listen, Upstream: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))),
 		Database: cc.Database, MaxDBConnections: o.maxDBConnections, PoolSize: o.poolSize, MaxClients: o.maxClients,
 		AuthPassword: password}
-	owner, err := pgbouncer.RunAs()
-	if err != nil {
-		return nil, err
-	}
-	ini, err := cfg.Write(owner)
-	if err != nil {
-		return nil, err
-	}
-	cmd, err := pgbouncer.Command(ctx, ini, owner)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logTo, logTo
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start pgbouncer: %w", err)
-	}
-	// Up when it listens; its log says why when it does not.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", o.listen, time.Second)
-		if err == nil {
-			c.Close()
-			return cmd, nil
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			log, _ := os.ReadFile(filepath.Join(dir, "pgbouncer.log"))
-			return nil, fmt.Errorf("pgbouncer did not listen on %s within 10 s:\n%s", o.listen, tail(string(log), 10))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// viaBouncer is an agent's database URL pointed at PgBouncer.
-func viaBouncer(agentURL, listen string) (string, error) {
-	u, err := url.Parse(agentURL)
-	if err != nil {
-		return "", errors.New("the agent's database URL does not parse")
-	}
-	u.Host = listen
-	return u.String(), nil
+	return pgbouncer.Start(ctx, cfg, logTo)
 }
 
 func newBouncerPassword() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -172,7 +172,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		"-o", fmt.Sprintf("-p %d", c.Port), "start")
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(c.Dir, "server.log"))
-		return fmt.Errorf("start PostgreSQL on port %d: %w\n%s", c.Port, err, tail(string(log), 10))
+		return fmt.Errorf("start PostgreSQL on port %d: %w\n%s", c.Port, err, Tail(string(log), 10))
 	}
 	return nil
 }
@@ -278,7 +278,8 @@ func reachable(dir string, u *user.User) error {
 	}
 }
 
-func tail(s string, n int) string {
+// Tail is the last n lines of s, for the end of a log in an error.
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

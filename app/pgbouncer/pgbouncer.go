@@ -17,7 +17,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,9 +27,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ruckus/ruckus/app/devdb"
 )
 
 // AuthRole is the role PgBouncer logs in as to look agents' secrets up.
@@ -186,6 +191,54 @@ func Command(ctx context.Context, ini string, owner *user.User) (*exec.Cmd, erro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 	return cmd, nil
+}
+
+// Start writes the configuration, starts PgBouncer (it stops with ctx;
+// its output goes to logTo) and waits until it listens; its log says why
+// when it does not.
+func Start(ctx context.Context, c Config, logTo io.Writer) (*exec.Cmd, error) {
+	owner, err := RunAs()
+	if err != nil {
+		return nil, err
+	}
+	ini, err := c.Write(owner)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := Command(ctx, ini, owner)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logTo, logTo
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start pgbouncer: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", c.Listen, time.Second)
+		if err == nil {
+			conn.Close()
+			return cmd, nil
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			log, _ := os.ReadFile(filepath.Join(c.Dir, "pgbouncer.log"))
+			return nil, fmt.Errorf("pgbouncer did not listen on %s within 10 s:\n%s", c.Listen, devdb.Tail(string(log), 10))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// AgentURL is an agent's database URL (ruckus agent create) pointed at
+// PgBouncer's listen address.
+func AgentURL(agentURL, listen string) (string, error) {
+	u, err := url.Parse(agentURL)
+	if err != nil {
+		return "", errors.New("the agent's database URL does not parse")
+	}
+	u.Host = listen
+	return u.String(), nil
 }
 
 // RunAs is the user PgBouncer runs as: nil for a non-root user (itself),

@@ -26,7 +26,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -46,6 +45,7 @@ import (
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/pgbouncer"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/migrations"
@@ -319,11 +319,10 @@ func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, er
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(direct)
+	viaBouncer, err := pgbouncer.AgentURL(direct, s.bouncer)
 	if err != nil {
 		return nil, err
 	}
-	u.Host = s.bouncer
 	args := []string{"run", "--name", name, "--pgbouncer", "--heartbeat", "3s", "--no-gpu"}
 	if g.simGPU != "" {
 		args = append(args, "--runtime", "sim", "--sim-gpu", g.simGPU, "--sim-ttft", "const:20ms", "--sim-itl", "const:4ms",
@@ -331,7 +330,7 @@ func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, er
 	} else {
 		args = append(args, "--runtime", "openai", "--serves", g.serves, "--endpoint", s.sims[len(s.agents)%len(s.sims)])
 	}
-	p, err := s.start(ctx, "agent", []string{"DATABASE_URL=" + u.String()}, s.o.agentd, args...)
+	p, err := s.start(ctx, "agent", []string{"DATABASE_URL=" + viaBouncer}, s.o.agentd, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +366,7 @@ func (s *soak) waitOnline(ctx context.Context, n int, limit time.Duration) error
 			select {
 			case <-p.done:
 				if p.killed.IsZero() {
-					return fmt.Errorf("agent %s exited: %v\n%s", p.name, p.err, tail(p.log.String(), 20))
+					return fmt.Errorf("agent %s exited: %v\n%s", p.name, p.err, devdb.Tail(p.log.String(), 20))
 				}
 			default:
 			}
@@ -788,11 +787,11 @@ func dialWithin(addr string, limit time.Duration, p *proc) error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited: %v\n%s", p.name, p.err, tail(p.log.String(), 20))
+			return fmt.Errorf("%s exited: %v\n%s", p.name, p.err, devdb.Tail(p.log.String(), 20))
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not listen on %s within %v\n%s", p.name, addr, limit, tail(p.log.String(), 20))
+			return fmt.Errorf("%s did not listen on %s within %v\n%s", p.name, addr, limit, devdb.Tail(p.log.String(), 20))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -816,14 +815,6 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
 
 func randomHex(n int) string {
 	b := make([]byte, n)
