@@ -253,7 +253,7 @@ func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-a.done
-	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if r.Completed != n || r.Resumed != 1 || r.AgentName != "node-b" {
@@ -290,7 +290,7 @@ func TestSIGTERMHandsTheRunBack(t *testing.T) {
 		t.Fatalf("after SIGTERM: %+v", r)
 	}
 	startAgent(t, w.agentURL("node-b"), "node-b")
-	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if k := eventKinds(t, w.st, r.ID); k != "started,handed_back,resumed,succeeded" {
@@ -307,14 +307,14 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	startAgent(t, w.agentURL("node-f"), "node-f", "--sim-fault-5xx", "0.1", "--sim-fault-429", "0.1", "--sim-fault-malformed", "0.05", "--sim-fault-disconnect", "0.05")
 	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, 200)
 	sum, err := w.st.RunAggregate(context.Background(), r.ID, jobs.SLO{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != "succeeded" || r.Errors == 0 || r.Errors != sum.Errors {
+	if r.State != "completed" || r.Errors == 0 || r.Errors != sum.Errors {
 		t.Fatalf("run %+v, summary %+v", r, sum)
 	}
 	// The sim waits a constant 2 ms between tokens, so the 9 gaps of each
@@ -331,7 +331,7 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	}
 
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential, MaxErrors: 3})
-	until(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	until(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r = w.run(id)
 	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "more than max_errors (3)") || r.Completed >= 200 {
 		t.Fatalf("max errors: %+v", r)
@@ -347,7 +347,7 @@ func TestRunWithNoSuccessFails(t *testing.T) {
 	startAgent(t, w.agentURL("node-r"), "node-r", "--sim-fault-429", "1")
 	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	if r.State != "failed" || r.Errors != 20 || r.Error != "no request succeeded (20 sent: 20 http_429): nothing was measured" {
 		t.Fatalf("run %+v", r)
@@ -411,7 +411,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if r.Completed != n || r.Resumed != 0 {

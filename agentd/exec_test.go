@@ -102,8 +102,8 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 		}
 		return b.Runs[0]
 	}
-	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "succeeded" || r.State == "failed" })
-	if r := run(); r.State != "succeeded" || r.Completed != 12 || r.Total != 12 || r.Samples != 2 {
+	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
+	if r := run(); r.State != "completed" || r.Completed != 12 || r.Total != 12 || r.Samples != 2 {
 		t.Fatalf("run: %s, %d of %d done, %d samples", r.State, r.Completed, r.Total, r.Samples)
 	}
 

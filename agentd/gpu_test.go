@@ -61,7 +61,7 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	}
 
 	id := w.launchOn(profile, jobs.LoadProfile{Profile: jobs.LoadSequential})
-	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	var samples int
 	var util, power float64

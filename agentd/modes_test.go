@@ -30,14 +30,14 @@ func TestWhiteBoxLaunchesTheRuntimePerRun(t *testing.T) {
 		"--command", os.Args[0]+" sim --listen {{.Host}}:{{.Port}} --sim-ttft const:2ms --sim-itl const:1ms --sim-output-tokens const:5")
 	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "succeeded" || s == "failed" })
+	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	var loadMS *float64
 	var log string
 	if err := w.st.Pool().QueryRow(context.Background(), `SELECT load_time_ms, runtime_log FROM runs WHERE id = $1`, r.ID).Scan(&loadMS, &log); err != nil {
 		t.Fatal(err)
 	}
-	if r.State != "succeeded" || r.Mode != "white-box" || r.Completed != 20 || r.Errors != 0 {
+	if r.State != "completed" || r.Mode != "white-box" || r.Completed != 20 || r.Errors != 0 {
 		t.Fatalf("run %+v", r)
 	}
 	if loadMS == nil || *loadMS <= 0 || !strings.Contains(log, "simulated runtime") {
@@ -79,7 +79,7 @@ func TestGrayBoxScrapesTheRuntimesMetrics(t *testing.T) {
 		"--metrics-url", metrics.URL+"/metrics", "--progress-interval", "100ms")
 	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadSequential})
-	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	var n int
 	var running, waiting, kv float64

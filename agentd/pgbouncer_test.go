@@ -111,7 +111,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 
 	// 1. A run completes exactly once.
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to succeed", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the run to succeed", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(w.run(id).ID, n)
 
 	// 2. Cancel: the agent stops sending within a second.
@@ -159,7 +159,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	} else {
 		t.Logf("resumed %v after the kill (stale period %v)", took.Round(time.Millisecond), w.planner.StaleAfter)
 	}
-	until(t, 60*time.Second, "the third run to succeed", func() bool { return w.run(id).State == "succeeded" })
+	until(t, 60*time.Second, "the third run to succeed", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(r.ID, n)
 
 	stopWatch()

@@ -124,7 +124,7 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 		"results as itself":            func() error { _, err := a.WriteResults(ctx, stolen, res); return err }(),
 		"progress":                     a.UpdateProgress(ctx, claim.Lease, store.Progress{}, store.Sample{At: time.Now()}),
 		"the end":                      a.FinishRun(ctx, claim.Lease, store.Finish{State: "failed"}),
-		"an event":                     a.AddRunEvent(ctx, run.ID, &agentA.ID, "succeeded", "forged"),
+		"an event":                     a.AddRunEvent(ctx, run.ID, &agentA.ID, "completed", "forged"),
 	} {
 		if err == nil {
 			t.Errorf("node-a wrote %s of node-b's run", what)
@@ -160,7 +160,7 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	if _, err := b.RunAggregate(ctx, run.ID, jobs.SLO{}, time.Second); err != nil {
 		t.Fatalf("node-b summarises its run: %v", err)
 	}
-	if err := b.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed"}); err != nil {
+	if err := b.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed"}); err != nil {
 		t.Fatalf("node-b finishes its run: %v", err)
 	}
 	rb, err := river.NewClient(riverpgxv5.New(b.Pool()), &river.Config{SkipUnknownJobCheck: true})

@@ -104,7 +104,7 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 			return false
 		}
 		for _, r := range b.Runs {
-			if r.State != "succeeded" && r.State != "failed" {
+			if r.State != "completed" && r.State != "failed" {
 				return false
 			}
 		}
@@ -114,7 +114,7 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 	svc := &score.Service{Store: w.st}
 	b, _ := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
 	for _, r := range b.Runs {
-		if r.State != "succeeded" || r.Completed != items || r.Errors != 0 {
+		if r.State != "completed" || r.Completed != items || r.Errors != 0 {
 			t.Fatalf("run %s: %s, %d done, %d errors", r.ModelName, r.State, r.Completed, r.Errors)
 		}
 		if err := svc.ScoreRun(ctx, r.ID, ""); err != nil {

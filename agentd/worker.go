@@ -220,7 +220,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		return river.JobSnooze(time.Second)
 	}
 	f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
-	f.State, f.StoppedBy = "succeeded", out.StoppedBy
+	f.State, f.StoppedBy = "completed", out.StoppedBy
 	if errs := claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (a.Load.MaxErrors > 0 && errs > a.Load.MaxErrors) {
 		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
 		f.Error = fmt.Sprintf("%d requests failed, more than max_errors (%d)", errs, a.Load.MaxErrors)

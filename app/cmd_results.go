@@ -185,7 +185,7 @@ func (b *runBars) show(r watchedRun) {
 	rb.bar.SetCurrent(int64(r.Completed))
 	switch r.State {
 	case "queued", "running":
-	case "succeeded":
+	case "completed":
 		rb.bar.SetTotal(-1, true)
 	default: // failed or cancelled: the bar stays where the run stopped
 		rb.bar.Abort(false)

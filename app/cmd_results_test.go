@@ -29,7 +29,7 @@ func TestBenchWatchFollowsUntilDone(t *testing.T) {
 			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":0.5,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4}]}`)
 			return
 		}
-		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"succeeded","progress":1,"completed":20,"total":20,"throughput":101}]}`)
+		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":1,"completed":20,"total":20,"throughput":101}]}`)
 	}))
 	defer srv.Close()
 	t.Setenv("RUCKUS_URL", srv.URL)
@@ -40,7 +40,7 @@ func TestBenchWatchFollowsUntilDone(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if calls.Load() != 2 || !strings.Contains(out.String(), "[###############...............]  50% 10/20 99.5 tok/s errors 0 ETA 4s  running") ||
-		!strings.Contains(lines[len(lines)-1], "100% 20/20 101.0 tok/s errors 0  succeeded") {
+		!strings.Contains(lines[len(lines)-1], "100% 20/20 101.0 tok/s errors 0  completed") {
 		t.Fatalf("%d calls, output:\n%s", calls.Load(), out.String())
 	}
 	if err := cmdBench(context.Background(), []string{"watch", "8"}, &out); err == nil || !strings.Contains(err.Error(), "no") {
@@ -118,7 +118,7 @@ func benchmarkServer(t *testing.T) *atomic.Int32 {
 				`{"run_id":4,"model":"n","runtime":"sim","state":"queued","waiting_for_agent":true,"total":20}]}`)
 			return
 		}
-		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"succeeded","progress":1,"completed":20,"total":20,"throughput":101},`+
+		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":1,"completed":20,"total":20,"throughput":101},`+
 			`{"run_id":4,"model":"n","runtime":"sim","state":"failed","progress":0.25,"completed":5,"total":20,"throughput":3,"error":"runtime died"}]}`)
 	}))
 	t.Cleanup(srv.Close)
@@ -138,7 +138,7 @@ func TestBenchWatchDrawsBarsOnATerminal(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"run 3     m sim", "[##############################] 100 % 20/20 101.0 tok/s errors 0  succeeded",
+		"run 3     m sim", "[##############################] 100 % 20/20 101.0 tok/s errors 0  completed",
 		"run 4     n sim", "[########......................]  25 % 5/20 3.0 tok/s errors 0  failed: runtime died",
 	} {
 		if !strings.Contains(got, want) {
@@ -159,7 +159,7 @@ func TestBenchWatchWritesPlainLinesElsewhere(t *testing.T) {
 	}
 	want := "run 3     m sim                        [###############...............]  50% 10/20 99.5 tok/s errors 0 ETA 4s  running\n" +
 		"run 4     n sim                        [..............................]   0% 0/20 0.0 tok/s errors 0  queued, waiting for an agent\n\n" +
-		"run 3     m sim                        [##############################] 100% 20/20 101.0 tok/s errors 0  succeeded\n" +
+		"run 3     m sim                        [##############################] 100% 20/20 101.0 tok/s errors 0  completed\n" +
 		"run 4     n sim                        [########......................]  25% 5/20 3.0 tok/s errors 0  failed: runtime died\n\n"
 	if out.String() != want {
 		t.Errorf("output:\n%q\nwant\n%q", out.String(), want)

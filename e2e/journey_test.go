@@ -162,7 +162,7 @@ func TestBenchmarkJourney(t *testing.T) {
 	must(t, err)
 	screenshot(t, page, "benchmark-running-desktop")
 	for i := range 2 {
-		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("succeeded", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
+		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("completed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
 	}
 	still, err := page.Evaluate(`() => window.__notReloaded === true`)
 	must(t, err)

@@ -119,7 +119,7 @@ func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
 	// The judge's runs were leased and measured like any run, and stay out
 	// of the benchmark's own runs.
 	var judgeRuns, measured int
-	must(t, db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE r.state = 'succeeded' AND r.mode = 'sim' AND r.agent_id IS NOT NULL
+	must(t, db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE r.state = 'completed' AND r.mode = 'sim' AND r.agent_id IS NOT NULL
 			AND r.output_tokens > 0 AND r.throughput > 0 AND r.summary IS NOT NULL)
 		FROM judge_runs j JOIN runs r ON r.id = j.run_id WHERE j.run_a = ANY($1)`, []int64{right, wrong}).Scan(&judgeRuns, &measured))
 	if judgeRuns != 2 || measured != 2 {
@@ -276,7 +276,7 @@ func TestJudgeOnOllama(t *testing.T) {
 	must(t, db.QueryRow(ctx, `SELECT r.mode, r.state, r.completed, r.errors, r.output_tokens, r.throughput,
 			(SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'ok' AND x.ttft_ms > 0 AND x.e2e_ms >= x.ttft_ms)
 		FROM runs r WHERE r.id = $1`, started.ID).Scan(&mode, &state, &completed, &errs, &outTokens, &tps, &withTTFT))
-	if state != "succeeded" || mode != "gray-box" || completed != tinyItems || errs != 0 || outTokens <= 0 || tps <= 0 || withTTFT != tinyItems {
+	if state != "completed" || mode != "gray-box" || completed != tinyItems || errs != 0 || outTokens <= 0 || tps <= 0 || withTTFT != tinyItems {
 		t.Fatalf("judge run: %s %s, %d done, %d errors, %d output tokens, %.1f tokens/s, %d with TTFT", state, mode, completed, errs, outTokens, tps, withTTFT)
 	}
 	// Every verdict recorded with the judge's answer as it came; the

@@ -376,14 +376,14 @@ func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
 		run = b.Runs[0]
 		run.benchmarkID = created.ID
 		switch run.State {
-		case "succeeded", "failed", "cancelled":
+		case "completed", "failed", "cancelled":
 			return true, run.State
 		}
 		return false, fmt.Sprintf("%s, %d/%d done", run.State, run.Completed, run.Total)
 	})
 	t.Logf("run %d %s in %s: %d requests, %d output tokens, %.1f tokens/s, %.2f requests/s",
 		run.ID, run.State, time.Since(start).Round(time.Millisecond), run.Completed, run.OutputTokens, run.Throughput, run.RequestsPerS)
-	if run.State != "succeeded" || run.Completed != tinyItems || run.Errors != 0 {
+	if run.State != "completed" || run.Completed != tinyItems || run.Errors != 0 {
 		t.Fatalf("run %+v, want succeeded with %d requests and no errors", run, tinyItems)
 	}
 	return run

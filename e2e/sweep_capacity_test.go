@@ -57,7 +57,7 @@ func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
 			Completed int    `json:"completed"`
 		}
 		must(t, json.Unmarshal(a.call(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", run), "", nil, http.StatusOK), &r))
-		return r.State == "succeeded" || r.State == "failed" || r.State == "cancelled", fmt.Sprintf("%s, %d done", r.State, r.Completed)
+		return r.State == "completed" || r.State == "failed" || r.State == "cancelled", fmt.Sprintf("%s, %d done", r.State, r.Completed)
 	})
 	var steps struct {
 		Steps []map[string]any `json:"steps"`

@@ -66,7 +66,7 @@ func TestSyntheticLengthsOnOllama(t *testing.T) {
 		}
 		runID = b.Runs[0].ID
 		switch b.Runs[0].State {
-		case "succeeded":
+		case "completed":
 			return true, ""
 		case "failed", "cancelled":
 			t.Fatalf("run %+v", b.Runs[0])

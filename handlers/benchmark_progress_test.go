@@ -86,11 +86,11 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 	}
 
 	// Finished: the table stops polling.
-	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed"}); err != nil {
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed"}); err != nil {
 		t.Fatal(err)
 	}
 	frag = c.get("/benchmarks/" + b + "/runs")
-	if frag.doc.Find(`#runs[hx-get]`).Length() != 0 || frag.text(row+`[data-testid="run-state"]`) != "succeeded" {
+	if frag.doc.Find(`#runs[hx-get]`).Length() != 0 || frag.text(row+`[data-testid="run-state"]`) != "completed" {
 		t.Fatal("a finished benchmark's runs table still polls")
 	}
 	// The list moves it from Active to Completed; the polling fragment

@@ -164,7 +164,7 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	var j judged
 	var ids []int64
 	for _, r := range b.Runs {
-		if r.State != "succeeded" {
+		if r.State != "completed" {
 			j.left = append(j.left, r)
 			continue
 		}

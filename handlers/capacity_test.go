@@ -25,7 +25,7 @@ func TestCapacityPlanner(t *testing.T) {
 	other := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
 	_, runID := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
 	// 30 requests over 10 s: 3 req/s; 27 succeeded (every tenth was a 429).
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET measured_seconds = 10, state = 'succeeded' WHERE id = $1`, runID); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET measured_seconds = 10, state = 'completed' WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 0)

@@ -72,7 +72,7 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		}
 		sum, _ := e.store.RunAggregate(ctx, id, jobs.SLO{}, 10*time.Second)
 		raw, _ := json.Marshal(sum)
-		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
+		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
 			t.Fatal(err)
 		}
 	}

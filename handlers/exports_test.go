@@ -72,7 +72,7 @@ func TestExports(t *testing.T) {
 	}
 	sum, _ := e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
 	sumJSON, _ := json.Marshal(sum)
-	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: time.Second, Summary: sumJSON}); err != nil {
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: time.Second, Summary: sumJSON}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -125,7 +125,7 @@ func TestExports(t *testing.T) {
 	for i, name := range recs[0] {
 		summary[name] = recs[1][i]
 	}
-	if summary["requests"] != "2" || summary["errors"] != "1" || summary["output_tokens"] != "7" || summary["state"] != "succeeded" {
+	if summary["requests"] != "2" || summary["errors"] != "1" || summary["output_tokens"] != "7" || summary["state"] != "completed" {
 		t.Fatalf("summary csv figures: %q", summary)
 	}
 	// Not measured is empty, never 0: no GPU readings, no price, no

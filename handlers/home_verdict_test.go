@@ -88,7 +88,7 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 			t.Fatal(err)
 		}
 		raw, _ := json.Marshal(sum)
-		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: window, Summary: raw,
+		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: window, Summary: raw,
 			Throughput: sum.OutputTokensPerS}); err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(sum)
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now(), summary = $2 WHERE id = $1`, runID, raw); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now(), summary = $2 WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
 	// The live fragments are shared for a second.
@@ -512,7 +512,7 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 	}
 	// Everything finishes: the poll stops, and the page reloads to show
 	// the benchmark among the recent ones.
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE benchmark_id = $1`, bid); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now() WHERE benchmark_id = $1`, bid); err != nil {
 		t.Fatal(err)
 	}
 	f := poll()

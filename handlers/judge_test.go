@@ -54,7 +54,7 @@ func finishAsAgent(t *testing.T, e *env, runID int64, answer func(idx int, custo
 	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "succeeded", StoppedBy: "completed"}); err != nil {
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -110,7 +110,7 @@ func TestJudgeARunFromItsPage(t *testing.T) {
 	e.createUser("bob@example.com", "correct horse", store.RoleUser)
 	b, runID := runWithResults(t, e, tok, 10, func(i int) string { return fmt.Sprint(i) })
 	// runWithResults leaves the run held: finish it as its agent.
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE id = $1`, runID); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now() WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
 	ada := e.client()
@@ -311,7 +311,7 @@ func TestJudgeAPairFromTheComparison(t *testing.T) {
 	ctx := context.Background()
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	_, a := runWithResults(t, e, tok, 6, func(i int) string { return fmt.Sprint(i) })
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE id = $1`, a); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now() WHERE id = $1`, a); err != nil {
 		t.Fatal(err)
 	}
 	b := secondRun(t, e, tok, a, func(i int) string { return "answer " + fmt.Sprint(i) })
@@ -442,7 +442,7 @@ func TestJudgeThroughTheAPIAndManifest(t *testing.T) {
 	}
 
 	// The API: a pairwise judging of the two runs, and refusals.
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE id = $1`, a); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now() WHERE id = $1`, a); err != nil {
 		t.Fatal(err)
 	}
 	path := fmt.Sprintf("/api/v1/runs/%d/judge", a)

@@ -310,14 +310,14 @@ func TestBenchmarkPageRunCards(t *testing.T) {
 	if _, ok := frag.doc.Find(fmt.Sprintf(`#run-card-%d`, runID)).Attr("hx-trigger"); !ok {
 		t.Fatal("the fragment of a running run stops polling")
 	}
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'succeeded', finished_at = now() WHERE id = $1`, runID); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now() WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
 	frag = c.get(cardURL)
 	if _, ok := frag.doc.Find(fmt.Sprintf(`#run-card-%d`, runID)).Attr("hx-trigger"); ok {
 		t.Fatal("a finished run's card still polls")
 	}
-	if got := frag.text(`[data-testid="card-state"]`); got != "succeeded" {
+	if got := frag.text(`[data-testid="card-state"]`); got != "completed" {
 		t.Fatalf("card state %q", got)
 	}
 	if page.doc.Find(`[data-testid="cancel-benchmark"]`).Length() != 1 || c.get("/benchmarks/"+benchmarkID).doc.Find(`[data-testid="cancel-benchmark"]`).Length() != 0 {
@@ -445,7 +445,7 @@ func TestSweepStepsOnPageAPIAndCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(sum)
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'succeeded' WHERE id = $1`, runID, raw); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'completed' WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
 	c := e.client()
@@ -505,7 +505,7 @@ func TestBenchmarkReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(sum)
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'succeeded' WHERE id = $1`, runID, raw); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'completed' WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
 	status, ct, body := e.raw("/api/v1/benchmarks/"+benchmarkID+"/report.html", tok)

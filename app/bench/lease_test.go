@@ -119,7 +119,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if err := st.UpdateProgress(ctx, c1.Lease, store.Progress{}, store.Sample{At: time.Now()}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("fenced progress: %v", err)
 	}
-	if err := st.FinishRun(ctx, c1.Lease, store.Finish{State: "succeeded"}); !errors.Is(err, store.ErrFenced) {
+	if err := st.FinishRun(ctx, c1.Lease, store.Finish{State: "completed"}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("fenced finish: %v", err)
 	}
 	// Its old job no longer drives the run.
@@ -154,12 +154,12 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if sum.Requests != 2 || sum.OK != 1 || sum.Errors != 1 || sum.ErrorsByClass[jobs.ErrHTTP5xx] != 1 || sum.OutputTokens != 10 {
 		t.Fatalf("summary: %+v", sum)
 	}
-	if err := st.FinishRun(ctx, c2.Lease, store.Finish{State: "succeeded", StoppedBy: "completed", Segment: 2 * time.Second}); err != nil {
+	if err := st.FinishRun(ctx, c2.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 2 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = st.BenchmarkByID(ctx, v, created.BenchmarkID)
 	r = b.Runs[0]
-	if r.State != "succeeded" || r.Completed != 2 || r.Errors != 1 || r.Resumed != 1 {
+	if r.State != "completed" || r.Completed != 2 || r.Errors != 1 || r.Resumed != 1 {
 		t.Fatalf("finished: %+v", r)
 	}
 	events, err := st.RunEvents(ctx, runID)
@@ -170,7 +170,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	for _, e := range events {
 		kinds = append(kinds, e.Kind)
 	}
-	want := []string{"started", "handed_on", "resumed", "succeeded"}
+	want := []string{"started", "handed_on", "resumed", "completed"}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}

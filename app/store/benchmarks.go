@@ -257,8 +257,8 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 // first; judges' benchmarks are shown with the runs they judge instead.
 func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSummary, error) {
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, count(r.id), count(r.id) FILTER (WHERE r.state IN ('queued', 'running')),
-			count(r.id) FILTER (WHERE r.state = 'succeeded'), count(r.id) FILTER (WHERE r.state = 'failed'),
-			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'succeeded'), 0), b.created_at
+			count(r.id) FILTER (WHERE r.state = 'completed'), count(r.id) FILTER (WHERE r.state = 'failed'),
+			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0), b.created_at
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id LEFT JOIN runs r ON r.benchmark_id = b.id
 		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL GROUP BY b.id, d.name ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {

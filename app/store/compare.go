@@ -41,7 +41,7 @@ func scanCompareRun(row pgx.CollectableRow) (CompareRun, error) {
 // it, across benchmarks.
 func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]CompareRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
-		WHERE b.dataset_id = @ds AND r.state = 'succeeded' AND r.summary IS NOT NULL AND (b.owner_id = @viewer OR @admin)
+		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND (b.owner_id = @viewer OR @admin)
 		ORDER BY r.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
 	out, err := pgx.CollectRows(rows, scanCompareRun)

@@ -138,7 +138,7 @@ func (q *Queries) FinishImport(ctx context.Context, v Viewer, in NewImport) (Imp
 		return out, err
 	}
 	if err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, state, mode, total, started_at, finished_at, stopped_by)
-		VALUES (@b, @m, 'imported', 'imported', 'succeeded', 'imported', @total, now(), now(), 'imported') RETURNING id`,
+		VALUES (@b, @m, 'imported', 'imported', 'completed', 'imported', @total, now(), now(), 'imported') RETURNING id`,
 		pgx.NamedArgs{"b": out.BenchmarkID, "m": modelID, "total": items}).Scan(&out.RunID); err != nil {
 		return out, mapErr(err, "import: run")
 	}

@@ -368,7 +368,7 @@ func (q *Queries) RunControl(ctx context.Context, l Lease) error {
 
 // Finish is how an agent closes its work on a run.
 type Finish struct {
-	// State is succeeded, failed or cancelled; a run the user cancelled
+	// State is completed, failed or cancelled; a run the user cancelled
 	// stays cancelled whatever the agent says.
 	State      string
 	StoppedBy  string

@@ -576,15 +576,15 @@ func TestRunLease(t *testing.T) {
 		if r := bm.Runs[0]; r.Throughput != 12.5 || r.ETASeconds == nil || *r.ETASeconds != 90 {
 			t.Fatalf("progress: %+v", r)
 		}
-		if err := st.FinishRun(b.ctx, c.Lease, store.Finish{State: "succeeded", StoppedBy: "done", Throughput: 11}); err != nil {
+		if err := st.FinishRun(b.ctx, c.Lease, store.Finish{State: "completed", StoppedBy: "done", Throughput: 11}); err != nil {
 			t.Fatal(err)
 		}
 		bm, _ = st.BenchmarkByID(b.ctx, b.ownerV, f.benchmarkID)
-		if r := bm.Runs[0]; r.State != "succeeded" || r.ETASeconds != nil || r.FinishedAt == nil || r.Throughput != 11 {
+		if r := bm.Runs[0]; r.State != "completed" || r.ETASeconds != nil || r.FinishedAt == nil || r.Throughput != 11 {
 			t.Fatalf("finished: %+v", r)
 		}
 		events, err := st.RunEvents(b.ctx, f.runID)
-		if err != nil || len(events) != 2 || events[0].Kind != "started" || events[1].Kind != "succeeded" || events[0].AgentName != f.agent.Name {
+		if err != nil || len(events) != 2 || events[0].Kind != "started" || events[1].Kind != "completed" || events[0].AgentName != f.agent.Name {
 			t.Fatalf("events: %+v %v", events, err)
 		}
 	})
@@ -643,7 +643,7 @@ func TestRunLease(t *testing.T) {
 		if err := st.SetRunCancelled(b.ctx, f.runID); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.FinishRun(b.ctx, c.Lease, store.Finish{State: "succeeded"}); err != nil {
+		if err := st.FinishRun(b.ctx, c.Lease, store.Finish{State: "completed"}); err != nil {
 			t.Fatal(err)
 		}
 		bm, _ := st.BenchmarkByID(b.ctx, b.ownerV, f.benchmarkID)

@@ -57,7 +57,7 @@ func (q *Queries) BenchmarkScoring(ctx context.Context, id int64) (Scoring, erro
 		return s, mapErr(err, "benchmark scoring")
 	}
 	rows, _ := q.db.Query(ctx, `SELECT id, coalesce(finished_at, now()) FROM runs
-		WHERE benchmark_id = @id AND state = 'succeeded' AND scored_at IS NULL`, pgx.NamedArgs{"id": id})
+		WHERE benchmark_id = @id AND state = 'completed' AND scored_at IS NULL`, pgx.NamedArgs{"id": id})
 	var run int64
 	var at time.Time
 	_, err = pgx.ForEachRow(rows, []any{&run, &at}, func() error {

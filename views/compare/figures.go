@@ -275,7 +275,7 @@ func pairState(j store.JudgeRun) string {
 	switch {
 	case j.State == "judging" && (j.Judge.State == "queued" || j.Judge.State == "running"):
 		return fmt.Sprintf("judge run %s, %d / %d prompts", j.Judge.State, j.Judge.Completed, j.Judge.Total)
-	case j.State == "judging" && j.Judge.State != "succeeded":
+	case j.State == "judging" && j.Judge.State != "completed":
 		return "no verdicts: the judge run " + j.Judge.State
 	case j.State == "judging":
 		return "reading the verdicts"

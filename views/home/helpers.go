@@ -53,11 +53,11 @@ func progress(r store.Run) string {
 	return s
 }
 
-// runsText is "2 runs" or "3 runs, 1 not succeeded".
+// runsText is "2 runs" or "3 runs, 1 not completed".
 func runsText(runs, failed int) string {
 	s := fmt.Sprintf("%d %s", runs, plural(runs, "run", "runs"))
 	if failed > 0 {
-		s += fmt.Sprintf(", %d not succeeded", failed)
+		s += fmt.Sprintf(", %d not completed", failed)
 	}
 	return s
 }

@@ -60,7 +60,7 @@ func errorClasses(m map[string]int) string {
 
 func statusBadge(s string) string {
 	if s == "ok" {
-		return "succeeded"
+		return "completed"
 	}
 	return "failed"
 }
@@ -138,7 +138,7 @@ func itemURL(runID int64, idx, sample int) string {
 func execBadge(class string) string {
 	switch class {
 	case "passed":
-		return "succeeded"
+		return "completed"
 	case "timeout", "killed":
 		return "cancelled"
 	}

@@ -31,7 +31,7 @@ func judgingState(j store.JudgeRun) string {
 			s += " (waiting for an agent)"
 		}
 		return s
-	case j.State == "judging" && j.Judge.State != "succeeded":
+	case j.State == "judging" && j.Judge.State != "completed":
 		return "no verdicts: the judge run " + j.Judge.State
 	case j.State == "judging":
 		return "reading the verdicts"

@@ -240,7 +240,7 @@ func watch(ctx context.Context, pool *pgxpool.Pool, runID int64, timeout time.Du
 			}
 		}
 		switch state {
-		case "succeeded":
+		case "completed":
 			return obs, nil
 		case "failed", "cancelled":
 			return nil, fmt.Errorf("run %d %s: %s\nagentd's log:\n%s", runID, state, errMsg, agent.log.String())

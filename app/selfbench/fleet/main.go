@@ -633,9 +633,9 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	err := s.pool.QueryRow(ctx, `WITH r AS (
 			SELECT ru.id, ru.state, ru.total, ru.completed,
 				(SELECT count(*) FROM results x WHERE x.run_id = ru.id) AS rows,
-				(SELECT count(*) FROM run_events e WHERE e.run_id = ru.id AND e.kind IN ('succeeded', 'failed')) AS finishes
+				(SELECT count(*) FROM run_events e WHERE e.run_id = ru.id AND e.kind IN ('completed', 'failed')) AS finishes
 			FROM runs ru WHERE ru.id <> ALL($1))
-		SELECT count(*) FILTER (WHERE state = 'succeeded'), count(*) FILTER (WHERE state = 'failed'),
+		SELECT count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'failed'),
 			count(*) FILTER (WHERE state = 'cancelled'), count(*) FILTER (WHERE state IN ('queued', 'running')),
 			coalesce(sum(rows), 0), coalesce(sum(total), 0), coalesce(sum(greatest(total - rows, 0)), 0),
 			count(*) FILTER (WHERE completed <> rows), count(*) FILTER (WHERE finishes > 1)

@@ -144,7 +144,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	}
 	// Results straight in SQL (the agent's path is measured elsewhere): a
 	// run's outputs, tokens, latencies and scores, a few errors.
-	_, err = pool.Exec(ctx, `UPDATE runs SET state = 'succeeded', agent_id = $2, mode = 'sim', started_at = now(), finished_at = now(),
+	_, err = pool.Exec(ctx, `UPDATE runs SET state = 'completed', agent_id = $2, mode = 'sim', started_at = now(), finished_at = now(),
 		completed = $3, errors = $3 / 50, total = $3, output_tokens = $3 * 40, throughput = 500, measured_seconds = 100 WHERE id = ANY($1)`,
 		runIDs, agent.ID, nItems)
 	if err != nil {
@@ -184,7 +184,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	for _, r := range sweep.Runs {
 		sweepRuns = append(sweepRuns, r.RunID)
 	}
-	_, err = pool.Exec(ctx, `UPDATE runs SET state = 'succeeded', agent_id = $2, mode = 'sim', started_at = now(), finished_at = now(),
+	_, err = pool.Exec(ctx, `UPDATE runs SET state = 'completed', agent_id = $2, mode = 'sim', started_at = now(), finished_at = now(),
 		completed = $3, total = $3, output_tokens = $3 * 40, throughput = 500, measured_seconds = 100 WHERE id = ANY($1)`, sweepRuns, agent.ID, nItems)
 	if err != nil {
 		return err
