@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox check-generated generate lint fmt deps clean
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -76,6 +76,11 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) vet -tags e2e ./e2e/
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -tags e2e ./e2e/
+
+bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-sandbox ## Every self-benchmark but the fleet soak (make bench-fleet), and the Go benchmarks
+
+bench-go: deps build ## The Go benchmarks (parsers, scorers, exports, the agent's hot paths) with allocations
+	./bin/ruckus dev-db exec -- $(GO) test -run '^$$' -bench . -benchmem ./...
 
 bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends wrk >/dev/null 2>&1; } || echo "wrk is not installed (apt-get install wrk): measuring the fragment with a Go loop instead"

@@ -59,7 +59,10 @@ func (s *server) hardwareResult(c *fiber.Ctx, status int, errs map[string]string
 }
 
 func (s *server) setHardwarePrice(c *fiber.Ctx) error {
-	slug := strings.Clone(c.Params("slug"))
+	slug, err := slugParam(c, "slug")
+	if err != nil {
+		return err
+	}
 	raw := strings.TrimSpace(c.FormValue("price"))
 	var price *float64
 	if raw != "" {
@@ -69,7 +72,7 @@ func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 		}
 		price = &p
 	}
-	err := s.Store.SetHardwarePrice(c.UserContext(), slug, price)
+	err = s.Store.SetHardwarePrice(c.UserContext(), slug, price)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such hardware profile.")
 	}

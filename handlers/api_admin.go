@@ -155,7 +155,10 @@ func (s *server) apiListHardware(c *fiber.Ctx) error {
 // apiSetHardwarePrice sets a profile's price per hour in USD, or clears it
 // with null (admins).
 func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
-	slug := strings.Clone(c.Params("slug"))
+	slug, err := slugParam(c, "slug")
+	if err != nil {
+		return err
+	}
 	var body struct {
 		Price *float64 `json:"price_per_hour"`
 	}
@@ -165,7 +168,7 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 	if body.Price != nil && (*body.Price < 0 || *body.Price > 1e6) {
 		return apiFieldErrors(c, map[string]string{"price_per_hour": fmt.Sprintf("must be between 0 and 1000000 (got %g)", *body.Price)})
 	}
-	err := s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
+	err = s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "no such hardware profile")
 	}

@@ -86,6 +86,12 @@ func TestAPIAdminWrites(t *testing.T) {
 	if r := call(http.MethodPut, "/api/v1/hardware/a100-40gb-x1/price", adminTok, `{"price_per_hour":1.5}`); r.status != 200 {
 		t.Fatalf("price: %d %v", r.status, r.body)
 	}
+	// A slug no profile could have is a 404 before it reaches SQL.
+	for _, slug := range []string{strings.Repeat("a", 101), "%ff%fe", "a%00b"} {
+		if r := call(http.MethodPut, "/api/v1/hardware/"+slug+"/price", adminTok, `{"price_per_hour":1}`); r.status != 404 {
+			t.Fatalf("slug %q: %d %v", slug, r.status, r.body)
+		}
+	}
 	hw := call(http.MethodGet, "/api/v1/hardware", userTok, "").body["hardware"].([]any)[0].(map[string]any)
 	if hw["slug"] != "a100-40gb-x1" || hw["price_per_hour"] != 1.5 || hw["agents"] != 1.0 {
 		t.Fatalf("hardware: %v", hw)

@@ -249,8 +249,6 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now(), summary = $2 WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
-	// The live fragments are shared for a second.
-	time.Sleep(1100 * time.Millisecond)
 	// Its answers are being scored (the dataset has references): the
 	// placeholder waits for the scores…
 	frag := c.get("/benchmarks/" + b + "/verdict")
@@ -261,7 +259,6 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = now() - interval '10 minutes' WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond)
 	frag = c.get("/benchmarks/" + b + "/verdict")
 	v := frag.doc.Find(`[data-testid="verdict"]`)
 	if v.Length() != 1 || v.AttrOr("hx-trigger", "") != "" {

@@ -115,3 +115,20 @@ func idxParam(c *fiber.Ctx, name, what string) (int, error) {
 	}
 	return idx, nil
 }
+
+// maxSlug bounds a hardware profile's slug in a path (agents name their
+// profiles like "a100-80gb-x2").
+const maxSlug = 100
+
+// slugParam reads path parameter name as a hardware profile's slug,
+// answering 404 like idParam when no profile could have it.
+func slugParam(c *fiber.Ctx, name string) (string, error) {
+	raw := c.Params(name)
+	if len(raw) > maxSlug {
+		return "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such hardware profile: %s is longer than %d characters.", name, maxSlug))
+	}
+	if err := checkQueryText(name, raw); err != nil {
+		return "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such hardware profile: %v.", err))
+	}
+	return strings.Clone(raw), nil
+}

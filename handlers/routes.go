@@ -5,10 +5,12 @@ package handlers
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"reflect"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-playground/validator/v10"
@@ -145,7 +147,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		WriteTimeout:  60 * time.Second,
 		IdleTimeout:   120 * time.Second,
 	})
-	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		s.Logger.Error("panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
+	}}))
 	app.Use(s.logRequests, securityHeaders, s.limitBody)
 
 	// The route table: every route with who may use it (Access). The

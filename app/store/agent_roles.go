@@ -71,7 +71,7 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (Age
 		role := agentRoleName(name, db)
 		ident := pgx.Identifier{role}.Sanitize()
 		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, role).Scan(&exists); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = @role)`, pgx.NamedArgs{"role": role}).Scan(&exists); err != nil {
 			return err
 		}
 		// Utility statements take no parameters; the password holds none
@@ -116,7 +116,7 @@ func (q *Queries) RevokeAgentRole(ctx context.Context, name string) (AgentRole, 
 		return AgentRole{}, fmt.Errorf("agent %q has no role of its own: %w", name, ErrNotFound)
 	}
 	// Best effort: closing another role's sessions needs pg_signal_backend.
-	_, _ = q.db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, *role)
+	_, _ = q.db.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = @role`, pgx.NamedArgs{"role": *role})
 	if _, err := q.db.Exec(ctx, "DROP ROLE IF EXISTS "+pgx.Identifier{*role}.Sanitize()); err != nil {
 		return AgentRole{}, fmt.Errorf("drop the agent's role %s: %w", *role, err)
 	}

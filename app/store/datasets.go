@@ -188,13 +188,13 @@ func (s *Store) DeleteDataset(ctx context.Context, v Viewer, id int64) (soft boo
 		if err != nil {
 			return err
 		}
-		if err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM benchmarks WHERE dataset_id = $1)`, id).Scan(&soft); err != nil {
+		if err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM benchmarks WHERE dataset_id = @id)`, pgx.NamedArgs{"id": id}).Scan(&soft); err != nil {
 			return err
 		}
 		if soft {
-			_, err = q.db.Exec(ctx, `UPDATE datasets SET deleted_at = now() WHERE id = $1`, id)
+			_, err = q.db.Exec(ctx, `UPDATE datasets SET deleted_at = now() WHERE id = @id`, pgx.NamedArgs{"id": id})
 		} else {
-			_, err = q.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, id)
+			_, err = q.db.Exec(ctx, `DELETE FROM datasets WHERE id = @id`, pgx.NamedArgs{"id": id})
 		}
 		return err
 	})

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrJudgeExists is returned when a benchmark's judge scorer has already
@@ -151,11 +150,7 @@ func (q *Queries) CreateJudgeRun(ctx context.Context, j NewJudgeRun) error {
 		VALUES (@run, @mode, @a, @b, @rubric, @template, @lo, @hi, @origin)`,
 		pgx.NamedArgs{"run": j.RunID, "mode": j.Mode, "a": j.RunA, "b": j.RunB, "rubric": j.Rubric, "template": j.Template,
 			"lo": j.ScaleMin, "hi": j.ScaleMax, "origin": j.Origin})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.ConstraintName == "judge_runs_manifest_key" {
-		return fmt.Errorf("run %d: %w", j.RunA, ErrJudgeExists)
-	}
-	return mapErr(err, "create judge run")
+	return mapErr(err, fmt.Sprintf("judge run %d", j.RunA))
 }
 
 const judgeRunColumns = `j.run_id, j.mode, j.run_a, j.run_b, j.rubric, j.template, j.scale_min, j.scale_max, j.origin, j.state,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,7 +72,7 @@ func (q *Queries) CreateModel(ctx context.Context, f ModelFields) (int64, error)
 		license, memory_gb, base_model_id, adapter)
 		VALUES (@name, @display, @family, @params, @quant, @ctx, @license, @memory, @base, @adapter)
 		ON CONFLICT (name) DO NOTHING RETURNING id`, modelArgs(f)).Scan(&id)
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, ErrModelNameTaken
 	}
 	return id, mapErr(err, "create model")

@@ -71,6 +71,8 @@ func mapErr(err error, what string) error {
 		switch pgErr.ConstraintName {
 		case "users_email_key":
 			return fmt.Errorf("%s: %w", what, ErrEmailTaken)
+		case "judge_runs_manifest_key":
+			return fmt.Errorf("%s: %w", what, ErrJudgeExists)
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
