@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -29,8 +31,25 @@ const (
 	localUser    = "user"
 )
 
+// Default request deadlines: a page or API call, and an upload (as long as
+// fasthttp's read timeout allows the body to take).
+const (
+	defaultRequestTimeout = 60 * time.Second
+	defaultUploadTimeout  = 30 * time.Minute
+)
+
+// logRequests gives the request its deadline, runs it and logs it. A query
+// of a client that has gone (or of a request that takes too long) stops at
+// the deadline instead of holding a pooled connection.
 func (s *server) logRequests(c *fiber.Ctx) error {
 	start := time.Now()
+	limit := cmp.Or(s.RequestTimeout, defaultRequestTimeout)
+	if isUpload(c) {
+		limit = cmp.Or(s.UploadTimeout, defaultUploadTimeout)
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), limit)
+	defer cancel()
+	c.SetUserContext(ctx)
 	err := c.Next()
 	if err != nil {
 		// Let the error handler write the response now, so the log line

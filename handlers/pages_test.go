@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/handlers"
@@ -289,3 +290,27 @@ func TestHomeShowsAgents(t *testing.T) {
 func apiGetPlain(e *env, path string) (int, map[string]any) { return apiGet(e, path, "") }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Every request's context carries its deadline, so a query outlives
+// neither the request's allowance nor a client that has gone.
+func TestRequestsCarryADeadline(t *testing.T) {
+	t.Parallel()
+	var left time.Duration
+	e := newEnv(t, func(d *handlers.Deps) {
+		d.RequestTimeout = 7 * time.Second
+		d.Ready = func(ctx context.Context) error {
+			dl, ok := ctx.Deadline()
+			if !ok {
+				return errors.New("no deadline")
+			}
+			left = time.Until(dl)
+			return nil
+		}
+	})
+	if status, body := apiGetPlain(e, "/readyz"); status != 200 {
+		t.Fatalf("readyz: %d %v", status, body)
+	}
+	if left <= 0 || left > 7*time.Second {
+		t.Fatalf("time left at the handler = %v, want within the 7 s allowance", left)
+	}
+}

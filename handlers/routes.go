@@ -66,6 +66,12 @@ type Deps struct {
 	ExportsPerUser     int
 	ExportsTotal       int
 	ExportStallTimeout time.Duration
+	// RequestTimeout bounds the work of one request (its context's
+	// deadline, which every query inherits); uploads get UploadTimeout.
+	// Zero means the defaults (60 s, 30 min). Streamed exports run after
+	// the handler on deadlines of their own.
+	RequestTimeout time.Duration
+	UploadTimeout  time.Duration
 	// TrustedProxies are the reverse proxies (addresses and CIDR ranges)
 	// whose X-Forwarded-For names the client; from any other peer the
 	// peer's own address is the client's.
