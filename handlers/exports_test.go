@@ -137,6 +137,18 @@ func TestExports(t *testing.T) {
 		}
 	}
 
+	// The files as a whole, against their golden copies.
+	for name, path := range map[string]string{
+		"run.csv":         fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID),
+		"run.jsonl":       fmt.Sprintf("/api/v1/runs/%d/results?format=jsonl", runID),
+		"benchmark.csv":   "/api/v1/benchmarks/" + b + "/export?format=csv",
+		"summary.csv":     "/api/v1/benchmarks/" + b + "/summary?format=csv",
+		"summary_raw.csv": "/api/v1/benchmarks/" + b + "/summary?format=csv&raw=1",
+	} {
+		_, _, body := e.raw(path, tok)
+		golden(t, "export_"+name, body)
+	}
+
 	// Another user cannot read them; a bad format is refused.
 	other := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))
 	if status, _, _ := e.raw(fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID), other); status != 404 {
