@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // Moments and generated ids differ from run to run; everything else in an
 // export is compared byte for byte.
 var (
-	goldenTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
+	goldenTime = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}(:?\d{2})?)?`)
 	goldenID   = regexp.MustCompile(`"id":"[^"]*"`)
 	goldenUnix = regexp.MustCompile(`"created":\d+`)
 )
