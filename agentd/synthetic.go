@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,33 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// itemSampling is the sampling for one item: the benchmark's, except that
-// an item's own max_tokens (or max_completion_tokens) is kept. A synthetic
-// item asks for its own answer length; the benchmark's max_tokens is then
-// the default for items without one.
+// itemSampling is the sampling for one item: see openai.ItemSampling.
 func itemSampling(request []byte, s jobs.Sampling) jobs.Sampling {
-	if s.MaxTokens <= 0 {
-		return s
-	}
-	var it struct {
-		Body struct {
-			MaxTokens           json.RawMessage `json:"max_tokens"`
-			MaxCompletionTokens json.RawMessage `json:"max_completion_tokens"`
-		} `json:"body"`
-	}
-	if json.Unmarshal(request, &it) != nil {
-		return s // BuildRequest says what is wrong with the item
-	}
-	set := func(raw json.RawMessage) bool { return len(raw) > 0 && !bytes.Equal(raw, []byte("null")) }
-	if set(it.Body.MaxTokens) || set(it.Body.MaxCompletionTokens) {
-		s.MaxTokens = 0
-	}
-	return s
+	return openai.ItemSampling(request, s)
 }
 
 // conversations is what a run needs of its synthetic items: the previous

@@ -39,8 +39,8 @@ type Request struct {
 //     "max_completion_tokens", which runtimes such as vLLM would otherwise
 //     prefer over max_tokens. Unset fields leave the item's values, and
 //     when neither gives max_tokens it stays unset (the runtime's default).
-//     agentd passes MaxTokens 0 for an item that sets its own (see its
-//     itemSampling), so there the benchmark's value is only a default;
+//     agentd passes MaxTokens 0 for an item that sets its own (see
+//     ItemSampling), so there the benchmark's value is only a default;
 //   - every other field is passed through byte for byte.
 //
 // Errors name what is wrong with the item, for the run's error list.

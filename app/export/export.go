@@ -32,32 +32,37 @@ var ExecColumns = []string{"sample", "exec_status", "exec_stderr", "exec_ms"}
 // RunColumns prefix ResultColumns in a benchmark's CSV.
 var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
 
-// batchLine is one line of an OpenAI batch output file.
-type batchLine struct {
+// BatchLine is one line of an OpenAI batch output file.
+type BatchLine struct {
 	ID       string          `json:"id"`
 	CustomID string          `json:"custom_id"`
-	Response *batchResponse  `json:"response"`
-	Error    *batchError     `json:"error"`
+	Response *BatchResponse  `json:"response"`
+	Error    *BatchError     `json:"error"`
 	Ruckus   json.RawMessage `json:"ruckus,omitempty"`
 }
 
-type batchResponse struct {
+// BatchResponse is a line's response: the HTTP status and the body the
+// runtime answered with (as Ruckus reconstructs it from what it stored).
+type BatchResponse struct {
 	StatusCode int    `json:"status_code"`
 	RequestID  string `json:"request_id"`
 	Body       any    `json:"body"`
 }
 
-type batchError struct {
+// BatchError is a line's error: its class and message.
+type BatchError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-// WriteBatchLine writes r as a line of the OpenAI batch output format
-// (id, custom_id, response{status_code, request_id, body}, error). The
-// body is a chat.completion or text_completion object with the output and
-// usage; Ruckus's own timings ride along under "ruckus".
-func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
-	line := batchLine{ID: fmt.Sprintf("batch_req_%d_%d", r.RunID, r.Idx), CustomID: r.CustomID}
+// Line is r as a line of the OpenAI batch output format (id, custom_id,
+// response{status_code, request_id, body}, error). The body is a
+// chat.completion or text_completion object with the output and usage; a
+// failed request has its error, and a response with the runtime's HTTP
+// status and an error body when the runtime answered at all. Ruckus's own
+// timings ride along under "ruckus".
+func Line(model string, r store.ResultRow) BatchLine {
+	line := BatchLine{ID: fmt.Sprintf("batch_req_%d_%d", r.RunID, r.Idx), CustomID: r.CustomID}
 	usage := map[string]int{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}
 	if r.Status == jobs.StatusOK {
 		var body map[string]any
@@ -73,20 +78,31 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 		if r.HTTPStatus != nil {
 			status = *r.HTTPStatus
 		}
-		line.Response = &batchResponse{StatusCode: status, RequestID: r.RequestID, Body: body}
+		line.Response = &BatchResponse{StatusCode: status, RequestID: r.RequestID, Body: body}
 	} else {
 		if r.HTTPStatus != nil {
-			line.Response = &batchResponse{StatusCode: *r.HTTPStatus, RequestID: r.RequestID,
-				Body: map[string]any{"error": map[string]string{"message": r.Error, "type": r.ErrorClass}}}
+			line.Response = &BatchResponse{StatusCode: *r.HTTPStatus, RequestID: r.RequestID, Body: ErrorBody(r)}
 		}
-		line.Error = &batchError{Code: r.ErrorClass, Message: r.Error}
+		line.Error = &BatchError{Code: r.ErrorClass, Message: r.Error}
 	}
 	extra := map[string]any{"ttft_ms": r.TTFTms, "e2e_ms": r.E2Ems, "tpot_ms": r.TPOTms, "tokens_estimated": r.TokensEstimated, "score": r.Score}
 	if r.JudgeVerdict != "" {
 		extra["judge_verdict"], extra["judge_rationale"] = r.JudgeVerdict, r.JudgeRationale
 	}
 	line.Ruckus, _ = json.Marshal(extra)
-	b, err := json.Marshal(line)
+	return line
+}
+
+// ErrorBody is the body of a failed request's response, in OpenAI's error
+// shape: {"error": {"message", "type"}}, the type being Ruckus's error
+// class.
+func ErrorBody(r store.ResultRow) map[string]any {
+	return map[string]any{"error": map[string]string{"message": r.Error, "type": r.ErrorClass}}
+}
+
+// WriteBatchLine writes Line(model, r) and a newline.
+func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
+	b, err := json.Marshal(Line(model, r))
 	if err != nil {
 		return err
 	}

@@ -230,6 +230,8 @@ type BenchmarkSummary struct {
 	OutputTokens int64
 	Throughput   float64
 	CreatedAt    time.Time
+	// Status is aggregated over the runs (see BenchmarkStatus).
+	Status string
 }
 
 // ActiveRun is a queued or running run with its benchmark's name.
@@ -258,12 +260,13 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSummary, error) {
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, count(r.id), count(r.id) FILTER (WHERE r.state IN ('queued', 'running')),
 			count(r.id) FILTER (WHERE r.state = 'completed'), count(r.id) FILTER (WHERE r.state = 'failed'),
-			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0), b.created_at
+			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0), b.created_at,
+			`+benchmarkStatusSQL+`
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id LEFT JOIN runs r ON r.benchmark_id = b.id
 		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL GROUP BY b.id, d.name ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {
 		var b BenchmarkSummary
-		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.Active, &b.Succeeded, &b.Failed, &b.OutputTokens, &b.Throughput, &b.CreatedAt)
+		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.Active, &b.Succeeded, &b.Failed, &b.OutputTokens, &b.Throughput, &b.CreatedAt, &b.Status)
 		return b, err
 	})
 	return bs, mapErr(err, "list benchmarks")

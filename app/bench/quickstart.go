@@ -1,0 +1,320 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// QuickStart is the shortest request for a benchmark: a model and a
+// dataset, each by id or by name, as the Benchmark Runner's API takes
+// them ({"model_id": …, "dataset_id": …}). The planner fills in the rest
+// from what exists (see Planner.QuickStart).
+type QuickStart struct {
+	Model   Ref    `json:"model_id" validate:"required,ref"`
+	Dataset Ref    `json:"dataset_id" validate:"required,ref"`
+	Name    string `json:"name" validate:"omitempty,max=200,pgtext"`
+}
+
+// Ref names a row by id (a JSON number) or by name (a JSON string).
+type Ref struct {
+	ID   int64
+	Name string
+}
+
+func (r Ref) String() string {
+	if r.ID > 0 {
+		return fmt.Sprint(r.ID)
+	}
+	return fmt.Sprintf("%q", r.Name)
+}
+
+// errRefType is what a Ref that is neither a number nor a string gets.
+var errRefType = errors.New("an id (a whole number) or a name (a string)")
+
+// UnmarshalJSON reads a whole number as the id and a string as the name.
+func (r *Ref) UnmarshalJSON(b []byte) error {
+	*r = Ref{}
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &r.Name)
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return errRefType
+	}
+	f, err := n.Float64()
+	if err != nil || f != math.Trunc(f) || f < 1 || f > math.MaxInt64 {
+		return errRefType
+	}
+	id, err := n.Int64()
+	if err != nil {
+		return errRefType
+	}
+	r.ID = id
+	return nil
+}
+
+// MaxQuickStartBytes bounds a quick-start body.
+const MaxQuickStartBytes = 4096
+
+// IsQuickStart says whether a create request's body is a QuickStart (a
+// JSON object with a model_id) rather than a manifest.
+func IsQuickStart(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return false
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(body, &keys) != nil {
+		return false
+	}
+	_, ok := keys["model_id"]
+	return ok
+}
+
+// quickStartMessages say what each failed rule wants, by validator tag.
+var quickStartMessages = map[string]string{
+	"required": "give an id (a whole number) or a name (a string)",
+	"ref":      "an id from 1 to 9223372036854775807, or a name of 1 to 200 characters of UTF-8 text without NUL characters",
+	"max":      "at most 200 characters",
+	"pgtext":   "must be UTF-8 text without NUL characters",
+}
+
+// textOK says whether s fits a text column: UTF-8 without NUL.
+func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+func newQuickStartValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string { return strings.Split(f.Tag.Get("json"), ",")[0] })
+	// A Ref is validated as its id when it has one, else as its name.
+	v.RegisterCustomTypeFunc(func(f reflect.Value) any {
+		r := f.Interface().(Ref)
+		if r.ID > 0 {
+			return r.ID
+		}
+		return r.Name
+	}, Ref{})
+	_ = v.RegisterValidation("ref", func(fl validator.FieldLevel) bool {
+		if fl.Field().Kind() == reflect.Int64 {
+			return fl.Field().Int() > 0
+		}
+		s := fl.Field().String()
+		return strings.TrimSpace(s) != "" && len(s) <= 200 && textOK(s)
+	})
+	_ = v.RegisterValidation("pgtext", func(fl validator.FieldLevel) bool { return textOK(fl.Field().String()) })
+	return v
+}
+
+// DecodeQuickStart reads a QuickStart from JSON. Unknown fields are
+// errors; every error names its field.
+func DecodeQuickStart(r io.Reader) (QuickStart, error) {
+	var qs QuickStart
+	b, err := io.ReadAll(io.LimitReader(r, MaxQuickStartBytes+1))
+	if err != nil {
+		return qs, err
+	}
+	if len(b) > MaxQuickStartBytes {
+		return qs, Errors{{Path: "", Message: fmt.Sprintf("the request is larger than %d bytes", MaxQuickStartBytes)}}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&qs); err != nil {
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &ute):
+			return qs, Errors{{Path: ute.Field, Message: "must be " + typeWanted(ute.Field)}}
+		case errors.Is(err, errRefType):
+			// The decoder does not say which field a Ref error is
+			// about: find it.
+			return qs, Errors{{Path: badRefField(b), Message: "must be " + errRefType.Error()}}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return qs, Errors{{Path: field, Message: "unknown field: a quick start takes model_id, dataset_id and name (or send a whole manifest)"}}
+		}
+		return qs, Errors{{Path: "", Message: "not a valid JSON object: " + err.Error()}}
+	}
+	if dec.More() {
+		return qs, Errors{{Path: "", Message: "one JSON object only"}}
+	}
+	if err := newQuickStartValidator().Struct(qs); err != nil {
+		var verrs validator.ValidationErrors
+		if !errors.As(err, &verrs) {
+			return qs, err
+		}
+		out := make(Errors, 0, len(verrs))
+		for _, fe := range verrs {
+			out = append(out, FieldError{Path: fe.Field(), Message: quickStartMessages[fe.Tag()]})
+		}
+		return qs, out
+	}
+	return qs, nil
+}
+
+func typeWanted(field string) string {
+	if field == "name" {
+		return "a string"
+	}
+	return errRefType.Error()
+}
+
+// badRefField is the first of model_id and dataset_id whose value is not
+// a valid Ref.
+func badRefField(b []byte) string {
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(b, &raw)
+	for _, k := range []string{"model_id", "dataset_id"} {
+		var r Ref
+		if v, ok := raw[k]; ok && r.UnmarshalJSON(v) != nil {
+			return k
+		}
+	}
+	return ""
+}
+
+// Quick-start defaults: the new-benchmark form's own (every item, one
+// request at a time, temperature 0), and max_tokens for the items that do
+// not set their own.
+const (
+	QuickStartMaxTokens = 256
+)
+
+// QuickStart turns a quick start into a full manifest, choosing what it
+// leaves out from what exists:
+//   - the target: a hardware profile and runtime that a live agent serves
+//     now (online, heartbeating within StaleAfter, not drained or
+//     deactivated, of this protocol version) and that can load the model
+//     (enough GPU memory, or no GPU limit: a CPU profile or the simulated
+//     runtime), a real runtime before the simulated one, then by profile
+//     and runtime name;
+//   - the load: sequential, every item (the form's default);
+//   - sampling: temperature 0 and max_tokens QuickStartMaxTokens, which
+//     applies only to items that set no max_tokens of their own;
+//   - the scorer: the dataset's default scorer;
+//   - the name: "<model> on <dataset>" unless given.
+//
+// When no live agent can serve the model, the error names the model and
+// what is missing.
+func (p *Planner) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart) (Manifest, error) {
+	var m Manifest
+	var model store.Model
+	var err error
+	if qs.Model.ID > 0 {
+		model, err = p.Store.ModelByID(ctx, qs.Model.ID)
+	} else {
+		model, err = p.Store.ModelByName(ctx, qs.Model.Name)
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
+		return m, Errors{{Path: "model_id", Message: fmt.Sprintf("no active model %s in the registry", qs.Model)}}
+	}
+	if err != nil {
+		return m, err
+	}
+	var ds store.Dataset
+	if qs.Dataset.ID > 0 {
+		ds, err = p.Store.DatasetByID(ctx, v, qs.Dataset.ID)
+	} else {
+		ds, err = p.Store.DatasetByName(ctx, v, qs.Dataset.Name)
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil) {
+		return m, Errors{{Path: "dataset_id", Message: fmt.Sprintf("no dataset %s that you can use", qs.Dataset)}}
+	}
+	if err != nil {
+		return m, err
+	}
+	target, err := p.servingTarget(ctx, model)
+	if err != nil {
+		return m, err
+	}
+	zero := 0.0
+	scorer := ds.DefaultScorer
+	if !slices.Contains(Scorers, scorer) {
+		scorer = ""
+	}
+	name := qs.Name
+	if strings.TrimSpace(name) == "" {
+		name = truncate(model.Name+" on "+ds.Name, 200)
+	}
+	return Manifest{
+		Name:     name,
+		Dataset:  DatasetRef{ID: ds.ID},
+		Targets:  []Target{target},
+		Load:     jobs.LoadProfile{Profile: jobs.LoadSequential},
+		Sampling: jobs.Sampling{Temperature: &zero, MaxTokens: QuickStartMaxTokens},
+		Scorer:   scorer,
+	}, nil
+}
+
+// servingTarget is the target a quick start runs model on (see
+// QuickStart), or an error naming the model and what is missing.
+func (p *Planner) servingTarget(ctx context.Context, model store.Model) (Target, error) {
+	served, err := p.Store.ServedTargets(ctx, jobs.ProtocolVersion, p.StaleAfter)
+	if err != nil {
+		return Target{}, err
+	}
+	// A real runtime first: the simulated one measures nothing real.
+	slices.SortStableFunc(served, func(a, b store.ServedTarget) int {
+		switch {
+		case a.Runtime == "sim" && b.Runtime != "sim":
+			return 1
+		case a.Runtime != "sim" && b.Runtime == "sim":
+			return -1
+		}
+		return 0
+	})
+	need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
+	if model.MemoryGB != nil {
+		need = *model.MemoryGB
+	}
+	var tooSmall []string
+	for _, t := range served {
+		if !slices.Contains(Runtimes, t.Runtime) {
+			continue
+		}
+		hw, err := p.Store.HardwareProfileBySlug(ctx, t.Hardware)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Target{}, err
+		}
+		capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
+		if t.Runtime == "sim" || hw.GPUCount == 0 || need <= capacity {
+			return Target{Model: model.Name, Runtime: t.Runtime, Hardware: t.Hardware}, nil
+		}
+		tooSmall = append(tooSmall, fmt.Sprintf("%s on %s (%.1f GB)", t.Runtime, t.Hardware, capacity))
+	}
+	msg := fmt.Sprintf("no live agent serves model %q: ", model.Name)
+	if len(tooSmall) == 0 {
+		msg += fmt.Sprintf("no agent is online (heartbeat within %s, not drained or deactivated) with any runtime; start agentd on a node that can run it", p.StaleAfter)
+	} else {
+		msg += fmt.Sprintf("it needs about %.1f GB of GPU memory and the live agents serve only %s; start agentd on a larger node, or send a manifest with a target of your choice",
+			need, strings.Join(tooSmall, ", "))
+	}
+	return Target{}, Errors{{Path: "model_id", Message: msg}}
+}
+
+// truncate cuts s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

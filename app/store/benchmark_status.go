@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A benchmark's status, aggregated over its runs' states. One definition
+// serves the API, the benchmarks list and the benchmark page:
+//
+//   - running: some run is running, or some runs have finished while
+//     others are still queued (the benchmark is under way);
+//   - queued: every run is queued (or there is no run yet);
+//   - completed: every run has finished and at least one completed;
+//   - failed: every run has finished, none completed, at least one failed;
+//   - cancelled: every run was cancelled.
+const (
+	BenchmarkQueued    = "queued"
+	BenchmarkRunning   = "running"
+	BenchmarkCompleted = "completed"
+	BenchmarkFailed    = "failed"
+	BenchmarkCancelled = "cancelled"
+)
+
+// BenchmarkStatus aggregates run states as described above; benchmarkStatusSQL
+// is the same rule as an aggregate over the runs r of a GROUP BY.
+func BenchmarkStatus(states []string) string {
+	n := map[string]int{}
+	for _, s := range states {
+		n[s]++
+	}
+	switch {
+	case n["running"] > 0, n["queued"] > 0 && n["queued"] < len(states):
+		return BenchmarkRunning
+	case n["queued"] > 0 || len(states) == 0:
+		return BenchmarkQueued
+	case n["completed"] > 0:
+		return BenchmarkCompleted
+	case n["failed"] > 0:
+		return BenchmarkFailed
+	}
+	return BenchmarkCancelled
+}
+
+const benchmarkStatusSQL = `CASE
+		WHEN count(r.id) FILTER (WHERE r.state = 'running') > 0
+			OR (count(r.id) FILTER (WHERE r.state = 'queued') > 0 AND count(r.id) FILTER (WHERE r.state <> 'queued') > 0) THEN 'running'
+		WHEN count(r.id) FILTER (WHERE r.state = 'queued') > 0 OR count(r.id) = 0 THEN 'queued'
+		WHEN count(r.id) FILTER (WHERE r.state = 'completed') > 0 THEN 'completed'
+		WHEN count(r.id) FILTER (WHERE r.state = 'failed') > 0 THEN 'failed'
+		ELSE 'cancelled' END`
+
+// Status is the benchmark's status aggregated over its runs.
+func (b Benchmark) Status() string {
+	states := make([]string, len(b.Runs))
+	for i, r := range b.Runs {
+		states[i] = r.State
+	}
+	return BenchmarkStatus(states)
+}
+
+// BenchmarkStatusRow is a benchmark as the API lists it: its status and
+// figures aggregated over its runs.
+type BenchmarkStatusRow struct {
+	ID          int64
+	Name        string
+	DatasetID   int64
+	DatasetName string
+	Status      string
+	// Completed and Total are requests over all runs (Total counts each
+	// item once per run and sample); Errors those that failed.
+	Completed int64
+	Total     int64
+	Errors    int64
+	// OutputTokens over all runs.
+	OutputTokens int64
+	// LiveThroughput is the sum of the running runs' output tokens/s;
+	// BestThroughput the highest of the completed runs'.
+	LiveThroughput float64
+	BestThroughput float64
+	// ETASeconds is the longest ETA of the queued and running runs; nil
+	// when any of them has none yet (or none is active).
+	ETASeconds *float64
+	// StartedAt is when the first run started; FinishedAt when the last
+	// one finished (nil while any run is active).
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	CreatedAt  time.Time
+	// Runs are the benchmark's runs in order, each with its model.
+	Runs []BenchmarkStatusRun
+}
+
+// BenchmarkStatusRun is one run of a listed benchmark.
+type BenchmarkStatusRun struct {
+	RunID       int64   `json:"run_id"`
+	ModelID     int64   `json:"model_id"`
+	Model       string  `json:"model"`
+	DisplayName string  `json:"display_name"`
+	Runtime     string  `json:"runtime"`
+	Hardware    string  `json:"hardware"`
+	State       string  `json:"state"`
+	Completed   int64   `json:"completed"`
+	Total       int64   `json:"total"`
+	Throughput  float64 `json:"throughput"`
+}
+
+// BenchmarkPage asks for one page of benchmarks, newest first: those
+// with an id below After (0: from the newest), at most Limit of them.
+type BenchmarkPage struct {
+	After int64
+	Limit int
+	// Only, when set, reads that one benchmark (if the viewer may).
+	Only int64
+}
+
+// ListBenchmarkStatuses returns a page of the viewer's benchmarks (all,
+// for admins) with their statuses and figures, in one query whatever the
+// page's size; judges' benchmarks are left out, as in ListBenchmarks.
+func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p BenchmarkPage) ([]BenchmarkStatusRow, error) {
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, `+benchmarkStatusSQL+`,
+			coalesce(sum(r.completed), 0)::bigint, coalesce(sum(r.total), 0)::bigint, coalesce(sum(r.errors), 0)::bigint,
+			coalesce(sum(r.output_tokens), 0)::bigint,
+			coalesce(sum(r.throughput) FILTER (WHERE r.state = 'running'), 0)::float8,
+			coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0)::float8,
+			CASE WHEN bool_or(r.eta_seconds IS NULL) FILTER (WHERE r.state IN ('queued', 'running')) THEN NULL
+				ELSE max(r.eta_seconds) FILTER (WHERE r.state IN ('queued', 'running')) END,
+			min(r.started_at),
+			CASE WHEN count(r.id) FILTER (WHERE r.state IN ('queued', 'running')) > 0 THEN NULL ELSE max(r.finished_at) END,
+			b.created_at,
+			coalesce(json_agg(json_build_object('run_id', r.id, 'model_id', m.id, 'model', m.name, 'display_name', m.display_name,
+				'runtime', r.runtime, 'hardware', r.hardware_profile, 'state', r.state, 'completed', r.completed, 'total', r.total,
+				'throughput', r.throughput) ORDER BY r.id) FILTER (WHERE r.id IS NOT NULL), '[]')
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
+			LEFT JOIN runs r ON r.benchmark_id = b.id LEFT JOIN models m ON m.id = r.model_id
+		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL
+			AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
+		GROUP BY b.id, d.name ORDER BY b.id DESC LIMIT @limit`,
+		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "after": p.After, "only": p.Only, "limit": max(p.Limit, 1)})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkStatusRow, error) {
+		var b BenchmarkStatusRow
+		var runs []byte
+		err := row.Scan(&b.ID, &b.Name, &b.DatasetID, &b.DatasetName, &b.Status, &b.Completed, &b.Total, &b.Errors, &b.OutputTokens,
+			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs)
+		if err == nil {
+			err = json.Unmarshal(runs, &b.Runs)
+		}
+		return b, err
+	})
+	return out, mapErr(err, "list benchmark statuses")
+}
+
+// BenchmarkStatusByID is one benchmark as ListBenchmarkStatuses gives it
+// (ErrNotFound when the viewer may not read it).
+func (q *Queries) BenchmarkStatusByID(ctx context.Context, v Viewer, id int64) (BenchmarkStatusRow, error) {
+	bs, err := q.ListBenchmarkStatuses(ctx, v, BenchmarkPage{Only: id, Limit: 1})
+	if err != nil {
+		return BenchmarkStatusRow{}, err
+	}
+	if len(bs) == 0 {
+		return BenchmarkStatusRow{}, ErrNotFound
+	}
+	return bs[0], nil
+}
