@@ -28,6 +28,7 @@ type Benchmarks interface {
 	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *bench.ScorerOptions) error
 	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
 	StartJudge(ctx context.Context, v store.Viewer, req bench.JudgeRequest) (bench.JudgeStarted, error)
+	QuickStart(ctx context.Context, v store.Viewer, qs bench.QuickStart) (bench.Manifest, error)
 }
 
 type benchmarkStore interface {
@@ -38,22 +39,39 @@ type benchmarkStore interface {
 	BenchmarkManifest(ctx context.Context, id int64) (json.RawMessage, int64, error)
 }
 
-// apiCreateBenchmark takes a manifest in JSON or YAML. With ?dry_run=true
-// it validates and returns the plan without creating anything.
+// apiCreateBenchmark takes a manifest in JSON or YAML, or a quick start
+// ({"model_id", "dataset_id"}: the planner chooses the rest). With
+// ?dry_run=true it validates and returns the plan without creating
+// anything.
 func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
-	m, err := bench.Decode(bytes.NewReader(c.Body()))
+	ctx, v := c.UserContext(), viewer(c)
+	var m bench.Manifest
+	var err error
+	quick := bench.IsQuickStart(c.Body())
+	if quick {
+		var qs bench.QuickStart
+		if qs, err = bench.DecodeQuickStart(bytes.NewReader(c.Body())); err == nil {
+			m, err = s.Benchmarks.QuickStart(ctx, v, qs)
+		}
+	} else {
+		m, err = bench.Decode(bytes.NewReader(c.Body()))
+	}
 	if err == nil {
 		if c.QueryBool("dry_run") {
 			var plan bench.Plan
-			plan, err = s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
+			plan, err = s.Benchmarks.Plan(ctx, v, m)
 			if err == nil {
-				return c.JSON(fiber.Map{"dry_run": true, "dataset_id": plan.Dataset.ID, "runs": plan.Runs})
+				out := fiber.Map{"dry_run": true, "dataset_id": plan.Dataset.ID, "runs": plan.Runs}
+				if quick {
+					out["manifest"] = m
+				}
+				return c.JSON(out)
 			}
 		} else {
 			var created bench.Created
-			created, err = s.Benchmarks.Create(c.UserContext(), viewer(c), m)
+			created, err = s.Benchmarks.Create(ctx, v, m)
 			if err == nil {
-				return c.Status(fiber.StatusCreated).JSON(created)
+				return s.apiBenchmarkCreated(c, created, m, quick)
 			}
 		}
 	}
@@ -62,6 +80,26 @@ func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
 	}
 	return err
+}
+
+// apiBenchmarkCreated answers a create: the benchmark's id, its status,
+// when it started and was created, its runs and their ids; for a quick
+// start also the manifest the planner made of it.
+func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m bench.Manifest, quick bool) error {
+	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), created.BenchmarkID)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(created.Runs))
+	for i, r := range created.Runs {
+		ids[i] = r.RunID
+	}
+	out := fiber.Map{"benchmark_id": created.BenchmarkID, "name": b.Name, "status": b.Status, "started_at": b.StartedAt,
+		"created_at": b.CreatedAt, "run_ids": ids, "runs": created.Runs, "dataset_id": b.DatasetID, "dataset_name": b.DatasetName}
+	if quick {
+		out["manifest"] = m
+	}
+	return c.Status(fiber.StatusCreated).JSON(out)
 }
 
 type apiRun struct {
@@ -241,18 +279,6 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
 		"created_at": b.CreatedAt, "runs": runs})
-}
-
-func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
-	bs, err := s.Store.ListBenchmarks(c.UserContext(), viewer(c))
-	if err != nil {
-		return err
-	}
-	out := make([]fiber.Map, len(bs))
-	for i, b := range bs {
-		out[i] = fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset": b.DatasetName, "runs": b.Runs, "created_at": b.CreatedAt}
-	}
-	return c.JSON(fiber.Map{"benchmarks": out})
 }
 
 // apiRunControl is cancel/retry of one run, or cancel of a benchmark.

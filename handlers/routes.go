@@ -86,6 +86,7 @@ type Store interface {
 	modelStore
 	fleetStore
 	benchmarkStore
+	benchmarkRunnerStore
 	sessionStore
 	tokenStore
 	agentStore
@@ -181,6 +182,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.post("/benchmarks", SignedIn, s.apiCreateBenchmark)
 	api.get("/benchmarks", SignedIn, s.apiListBenchmarks)
 	api.get("/benchmarks/:id<int>", Owner, s.apiGetBenchmark)
+	api.get("/benchmarks/:id<int>/results", Owner, s.apiBenchmarkResults)
 	api.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
