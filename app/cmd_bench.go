@@ -53,7 +53,8 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer res.Body.Close()
 	var body struct {
-		BenchmarkID int64 `json:"benchmark_id"`
+		BenchmarkID int64  `json:"benchmark_id"`
+		Status      string `json:"status"`
 		Runs        []struct {
 			RunID                           int64 `json:"run_id"`
 			Model, Runtime, Hardware, Queue string
@@ -72,7 +73,7 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 		if *dry {
 			fmt.Fprintf(out, "valid; it would create %d run(s):\n", len(body.Runs))
 		} else {
-			fmt.Fprintf(out, "benchmark %d created with %d run(s):\n", body.BenchmarkID, len(body.Runs))
+			fmt.Fprintf(out, "benchmark %d created (%s) with %d run(s):\n", body.BenchmarkID, body.Status, len(body.Runs))
 		}
 		for _, r := range body.Runs {
 			id := ""

@@ -216,7 +216,7 @@ func TestDatasetUploadCommand(t *testing.T) {
 	if code, out, errOut := runCLI(t, "bench", "submit", manifest, "--dry-run"); code != 0 || !strings.Contains(out, "valid; it would create 1 run(s)") {
 		t.Fatalf("dry run: %d %q %q", code, out, errOut)
 	}
-	if code, out, errOut := runCLI(t, "bench", "submit", manifest); code != 0 || !strings.Contains(out, "created with 1 run(s)") || !strings.Contains(out, "1319 items") {
+	if code, out, errOut := runCLI(t, "bench", "submit", manifest); code != 0 || !strings.Contains(out, "created (queued) with 1 run(s)") || !strings.Contains(out, "1319 items") {
 		t.Fatalf("submit: %d %q %q", code, out, errOut)
 	}
 	if err := os.WriteFile(manifest, []byte(strings.Replace(body, "runtime: sim", "runtime: magic", 1)), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -27,7 +28,7 @@ import (
 type QuickStart struct {
 	Model   Ref    `json:"model_id" validate:"required,ref"`
 	Dataset Ref    `json:"dataset_id" validate:"required,ref"`
-	Name    string `json:"name" validate:"omitempty,max=200,pgtext"`
+	Name    string `json:"name" validate:"omitempty,maxbytes=200,pgtext"`
 }
 
 // Ref names a row by id (a JSON number) or by name (a JSON string).
@@ -63,7 +64,11 @@ func (r *Ref) UnmarshalJSON(b []byte) error {
 	}
 	id, err := n.Int64()
 	if err != nil {
-		return errRefType
+		// 3e0 is a whole number too; beyond 2⁵³ only digits are exact.
+		if f > 1<<53 {
+			return errRefType
+		}
+		id = int64(f)
 	}
 	r.ID = id
 	return nil
@@ -90,8 +95,8 @@ func IsQuickStart(body []byte) bool {
 // quickStartMessages say what each failed rule wants, by validator tag.
 var quickStartMessages = map[string]string{
 	"required": "give an id (a whole number) or a name (a string)",
-	"ref":      "an id from 1 to 9223372036854775807, or a name of 1 to 200 characters of UTF-8 text without NUL characters",
-	"max":      "at most 200 characters",
+	"ref":      "an id from 1 to 9223372036854775807, or a name of 1 to 200 bytes of UTF-8 text without NUL characters",
+	"maxbytes": "at most 200 bytes of text",
 	"pgtext":   "must be UTF-8 text without NUL characters",
 }
 
@@ -115,6 +120,11 @@ func newQuickStartValidator() *validator.Validate {
 		}
 		s := fl.Field().String()
 		return strings.TrimSpace(s) != "" && len(s) <= 200 && textOK(s)
+	})
+	// Lengths in bytes, as the manifest counts them.
+	_ = v.RegisterValidation("maxbytes", func(fl validator.FieldLevel) bool {
+		n, err := strconv.Atoi(fl.Param())
+		return err == nil && len(fl.Field().String()) <= n
 	})
 	_ = v.RegisterValidation("pgtext", func(fl validator.FieldLevel) bool { return textOK(fl.Field().String()) })
 	return v
