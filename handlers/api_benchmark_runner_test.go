@@ -163,17 +163,17 @@ func TestAPIQuickStart(t *testing.T) {
 
 	// Bad requests name the field.
 	for body, wantPath := range map[string]string{
-		`{"model_id":1.5,"dataset_id":1}`:                                      "model_id",
-		`{"model_id":-3,"dataset_id":1}`:                                       "model_id",
-		`{"model_id":"","dataset_id":1}`:                                       "model_id",
-		`{"model_id":[1],"dataset_id":1}`:                                      "model_id",
-		`{"model_id":"org/tiny","dataset_id":{}}`:                              "dataset_id",
-		`{"model_id":"org/tiny"}`:                                              "dataset_id",
-		`{"model_id":"org/tiny","dataset_id":1,"colour":"blue"}`:               "colour",
-		`{"model_id":"org/tiny","dataset_id":1,"name":7}`:                      "name",
-		`{"model_id":"nobody/nothing","dataset_id":"batch"}`:             "model_id",
-		fmt.Sprintf(`{"model_id":"org/tiny","dataset_id":%d}`, dsID+1000):     "dataset_id",
-		`{"model_id":"org/tiny","dataset_id":"batch","name":"a\u0000b"}`: "name",
+		`{"model_id":1.5,"dataset_id":1}`:                                 "model_id",
+		`{"model_id":-3,"dataset_id":1}`:                                  "model_id",
+		`{"model_id":"","dataset_id":1}`:                                  "model_id",
+		`{"model_id":[1],"dataset_id":1}`:                                 "model_id",
+		`{"model_id":"org/tiny","dataset_id":{}}`:                         "dataset_id",
+		`{"model_id":"org/tiny"}`:                                         "dataset_id",
+		`{"model_id":"org/tiny","dataset_id":1,"colour":"blue"}`:          "colour",
+		`{"model_id":"org/tiny","dataset_id":1,"name":7}`:                 "name",
+		`{"model_id":"nobody/nothing","dataset_id":"batch"}`:              "model_id",
+		fmt.Sprintf(`{"model_id":"org/tiny","dataset_id":%d}`, dsID+1000): "dataset_id",
+		`{"model_id":"org/tiny","dataset_id":"batch","name":"a\u0000b"}`:  "name",
 	} {
 		r := postJSON(e, "/api/v1/benchmarks", tok, body)
 		if path, msg := firstError(r); r.status != 422 || path != wantPath || msg == "" || strings.Contains(msg, "bench.") {
