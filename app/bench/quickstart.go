@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
@@ -103,6 +104,11 @@ var quickStartMessages = map[string]string{
 // textOK says whether s fits a text column: UTF-8 without NUL.
 func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
+// quickStartValidator is built once, on first use, and never changed
+// after: a validator caches what it learns of a struct, which is the
+// expensive part.
+var quickStartValidator = sync.OnceValue(newQuickStartValidator)
+
 func newQuickStartValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string { return strings.Split(f.Tag.Get("json"), ",")[0] })
@@ -161,7 +167,7 @@ func DecodeQuickStart(r io.Reader) (QuickStart, error) {
 	if dec.More() {
 		return qs, Errors{{Path: "", Message: "one JSON object only"}}
 	}
-	if err := newQuickStartValidator().Struct(qs); err != nil {
+	if err := quickStartValidator().Struct(qs); err != nil {
 		var verrs validator.ValidationErrors
 		if !errors.As(err, &verrs) {
 			return qs, err

@@ -120,24 +120,30 @@ type BenchmarkPage struct {
 // for admins) with their statuses and figures, in one query whatever the
 // page's size; judges' benchmarks are left out, as in ListBenchmarks.
 func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p BenchmarkPage) ([]BenchmarkStatusRow, error) {
-	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, `+benchmarkStatusSQL+`,
-			coalesce(sum(r.completed), 0)::bigint, coalesce(sum(r.total), 0)::bigint, coalesce(sum(r.errors), 0)::bigint,
-			coalesce(sum(r.output_tokens), 0)::bigint,
-			coalesce(sum(r.throughput) FILTER (WHERE r.state = 'running'), 0)::float8,
-			coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0)::float8,
-			CASE WHEN bool_or(r.eta_seconds IS NULL) FILTER (WHERE r.state IN ('queued', 'running')) THEN NULL
-				ELSE max(r.eta_seconds) FILTER (WHERE r.state IN ('queued', 'running')) END,
-			min(r.started_at),
-			CASE WHEN count(r.id) FILTER (WHERE r.state IN ('queued', 'running')) > 0 THEN NULL ELSE max(r.finished_at) END,
-			b.created_at,
-			coalesce(json_agg(json_build_object('run_id', r.id, 'model_id', m.id, 'model', m.name, 'display_name', m.display_name,
-				'runtime', r.runtime, 'hardware', r.hardware_profile, 'state', r.state, 'completed', r.completed, 'total', r.total,
-				'throughput', r.throughput) ORDER BY r.id) FILTER (WHERE r.id IS NOT NULL), '[]')
-		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
-			LEFT JOIN runs r ON r.benchmark_id = b.id LEFT JOIN models m ON m.id = r.model_id
-		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL
-			AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
-		GROUP BY b.id, d.name ORDER BY b.id DESC LIMIT @limit`,
+	// The page's benchmarks first (by the primary key, newest first),
+	// then each one's runs aggregated: the work is bounded by the page,
+	// however many benchmarks there are.
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
+			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs
+		FROM (SELECT id, name, dataset_id, created_at FROM benchmarks b
+				WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL
+					AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
+				ORDER BY b.id DESC LIMIT @limit) b
+			JOIN datasets d ON d.id = b.dataset_id
+			CROSS JOIN LATERAL (SELECT `+benchmarkStatusSQL+` AS status,
+				coalesce(sum(r.completed), 0)::bigint AS completed, coalesce(sum(r.total), 0)::bigint AS total,
+				coalesce(sum(r.errors), 0)::bigint AS errors, coalesce(sum(r.output_tokens), 0)::bigint AS output_tokens,
+				coalesce(sum(r.throughput) FILTER (WHERE r.state = 'running'), 0)::float8 AS live,
+				coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0)::float8 AS best,
+				CASE WHEN bool_or(r.eta_seconds IS NULL) FILTER (WHERE r.state IN ('queued', 'running')) THEN NULL
+					ELSE max(r.eta_seconds) FILTER (WHERE r.state IN ('queued', 'running')) END AS eta,
+				min(r.started_at) AS started_at,
+				CASE WHEN count(r.id) FILTER (WHERE r.state IN ('queued', 'running')) > 0 THEN NULL ELSE max(r.finished_at) END AS finished_at,
+				coalesce(json_agg(json_build_object('run_id', r.id, 'model_id', m.id, 'model', m.name, 'display_name', m.display_name,
+					'runtime', r.runtime, 'hardware', r.hardware_profile, 'state', r.state, 'completed', r.completed, 'total', r.total,
+					'throughput', r.throughput) ORDER BY r.id), '[]') AS runs
+				FROM runs r JOIN models m ON m.id = r.model_id WHERE r.benchmark_id = b.id) agg
+		ORDER BY b.id DESC`,
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "after": p.After, "only": p.Only, "limit": max(p.Limit, 1)})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkStatusRow, error) {
 		var b BenchmarkStatusRow
