@@ -25,8 +25,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
@@ -134,11 +132,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	planner, err := benchkit.NewPlanner(pool, st, time.Minute)
 	if err != nil {
 		return err
 	}
-	planner := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
 	load := jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: o.concurrency}
 	created, err := planner.Create(ctx, viewer, bench.Manifest{Name: "eta bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
 		Targets: []bench.Target{{Model: model, Runtime: "sim", Hardware: profile}}, Load: load, Sampling: jobs.Sampling{MaxTokens: o.tokens}})

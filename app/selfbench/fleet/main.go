@@ -33,8 +33,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
@@ -204,12 +202,8 @@ func (s *soak) fixtures(ctx context.Context) error {
 	if _, err := s.st.CreateModel(ctx, store.ModelFields{Name: "fleet/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		return err
 	}
-	rc, err := river.NewClient(riverpgxv5.New(s.pool), &river.Config{})
-	if err != nil {
-		return err
-	}
-	s.planner = &bench.Planner{Store: s.st, River: rc, StaleAfter: s.o.stale}
-	return nil
+	s.planner, err = benchkit.NewPlanner(s.pool, s.st, s.o.stale)
+	return err
 }
 
 // startServices starts the server (for the reaper and the score jobs),

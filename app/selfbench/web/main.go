@@ -30,9 +30,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
@@ -111,11 +108,10 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	if err != nil {
 		return err
 	}
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}
-	planner := &bench.Planner{Store: st, River: rc, StaleAfter: time.Hour}
 	var runIDs, benchmarkIDs []int64
 	for len(runIDs) < nRuns {
 		n := min(50, nRuns-len(runIDs))

@@ -8,9 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/migrations"
 )
 
@@ -62,4 +67,15 @@ func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// NewPlanner is a benchmark planner whose River client only inserts jobs
+// (it works none): what the benchmarks use to launch runs as the server
+// would.
+func NewPlanner(pool *pgxpool.Pool, st *store.Store, staleAfter time.Duration) (*bench.Planner, error) {
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &bench.Planner{Store: st, River: rc, StaleAfter: staleAfter}, nil
 }
