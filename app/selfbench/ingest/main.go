@@ -100,7 +100,7 @@ func run(ruckus string, lines int, dir string) error {
 		return err
 	}
 	start = time.Now()
-	if err := benchkit.Psql(dbURL, fmt.Sprintf(`\copy bench_items FROM '%s'`, rows), os.Stderr); err != nil {
+	if err := benchkit.Psql(dbURL, fmt.Sprintf(`\copy bench_items (dataset_id, idx, custom_id, request, reference) FROM '%s'`, rows), os.Stderr); err != nil {
 		return err
 	}
 	copyTime := time.Since(start)
