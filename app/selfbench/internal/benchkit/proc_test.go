@@ -34,7 +34,7 @@ func TestLogKeepsItsEnd(t *testing.T) {
 // reported with the end of its output.
 func TestProcOutputAndExit(t *testing.T) {
 	t.Parallel()
-	p, err := Start(Spec{Name: "child", Argv: []string{"sh", "-c", `echo "serving on http://127.0.0.1:9"; echo oops >&2; read x`},
+	p, err := Start(Spec{Name: "child", Argv: []string{"sh", "-c", `echo "serving on http://127.0.0.1:9"; echo oops >&2; exec sleep 60`},
 		Env: []string{"BENCHKIT_TEST=1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestProcOutputAndExit(t *testing.T) {
 		t.Fatalf("WaitOutput = %q, %v; want 127.0.0.1:9", addr, err)
 	}
 	if p.Exited() {
-		t.Fatal("exited while reading stdin")
+		t.Fatal("exited while sleeping")
 	}
 	if err := p.Stop(10 * time.Second); err != nil {
 		t.Fatal(err)
