@@ -259,7 +259,7 @@ func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
 	if r.Completed != n || r.Resumed != 1 || r.AgentName != "node-b" {
 		t.Fatalf("run %+v", r)
 	}
-	if k := eventKinds(t, w.st, r.ID); k != "started,handed_on,resumed,succeeded" {
+	if k := eventKinds(t, w.st, r.ID); k != "started,handed_on,resumed,completed" {
 		t.Fatalf("events %s", k)
 	}
 }
@@ -293,7 +293,7 @@ func TestSIGTERMHandsTheRunBack(t *testing.T) {
 	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
-	if k := eventKinds(t, w.st, r.ID); k != "started,handed_back,resumed,succeeded" {
+	if k := eventKinds(t, w.st, r.ID); k != "started,handed_back,resumed,completed" {
 		t.Fatalf("events %s", k)
 	}
 }

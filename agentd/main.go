@@ -20,8 +20,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/agentd/gpu"
 	"github.com/ruckus/ruckus/app/store"
@@ -126,6 +124,9 @@ func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// runAgent is `agentd run`: it checks the database, detects the machine,
+// registers, and then heartbeats and works runs until ctx ends, the agent
+// is deactivated, or something fails.
 func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	pool, err := openPool(ctx, cfg)
 	if err != nil {
@@ -133,8 +134,48 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	// The job protocol travels with the schema: refuse a database of
-	// another release rather than misread its rows.
+	if err := checkDatabase(ctx, pool, st, cfg); err != nil {
+		return err
+	}
+	nv, err := openNVML(cfg, logger)
+	if err != nil {
+		return err
+	}
+	if nv != nil {
+		defer nv.Close()
+	}
+	hw, measured, err := machineHardware(nv, cfg)
+	if err != nil {
+		return err
+	}
+	be, err := newBackend(context.WithoutCancel(ctx), cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+
+	a, err := register(ctx, st, cfg, hw)
+	if err != nil {
+		return err
+	}
+	queue := jobs.Queue(hw.ProfileSlug(), cfg.Serves)
+	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
+		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
+
+	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
+	jc := &jobClient{ctx: ctx, pool: pool, cfg: cfg, queue: queue, worker: w, logger: logger}
+	if !a.Drained {
+		if err := jc.start(); err != nil {
+			return err
+		}
+	}
+	return heartbeat(ctx, st, a, jc, cfg.Heartbeat, logger)
+}
+
+// checkDatabase refuses a database this agent cannot work with: one of
+// another release (the job protocol travels with the schema, and its rows
+// would be misread), or a role bound to another agent.
+func checkDatabase(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg runConfig) error {
 	mig, err := migrations.New(pool)
 	if err != nil {
 		return err
@@ -149,127 +190,79 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	} else if bound != "" && bound != cfg.Name {
 		return fmt.Errorf("this database role belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
 	}
+	return nil
+}
 
-	var nv *gpu.NVML
-	if !cfg.NoGPU {
-		lib := cfg.nvml
-		if lib == nil {
-			lib = gpu.Default()
-		}
-		// After a failed Init no other NVML call is made: Open returns an
-		// NVML that reports no GPUs.
-		if nv, err = gpu.Open(lib); err != nil {
-			return fmt.Errorf("NVML: %w", err)
-		}
-		defer nv.Close()
-		if !nv.Available() {
-			logger.Info("no GPUs found; running CPU-only", "reason", nv.Err())
-		}
+// openNVML opens NVML unless --no-gpu; nil then. A machine without GPUs
+// (or without the library) gets an NVML that reports none.
+func openNVML(cfg runConfig, logger *slog.Logger) (*gpu.NVML, error) {
+	if cfg.NoGPU {
+		return nil, nil
 	}
+	lib := cfg.nvml
+	if lib == nil {
+		lib = gpu.Default()
+	}
+	// After a failed Init no other NVML call is made: Open returns an
+	// NVML that reports no GPUs.
+	nv, err := gpu.Open(lib)
+	if err != nil {
+		return nil, fmt.Errorf("NVML: %w", err)
+	}
+	if !nv.Available() {
+		logger.Info("no GPUs found; running CPU-only", "reason", nv.Err())
+	}
+	return nv, nil
+}
+
+// machineHardware is the hardware the agent reports, and how many of its
+// GPUs NVML measures: a simulated GPU machine's are never sampled.
+func machineHardware(nv *gpu.NVML, cfg runConfig) (jobs.Hardware, int, error) {
 	hw, err := detectHardware(nv)
 	if err != nil {
-		return err
+		return hw, 0, err
 	}
-	// The GPUs NVML measures; a simulated GPU machine's are never sampled.
 	measured := len(hw.GPUs)
 	if cfg.SimGPU != "" {
 		hw.GPUs, _ = parseSimGPU(cfg.SimGPU) // validated with the flags
 	}
-	be, err := newBackend(context.WithoutCancel(ctx), cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
+	return hw, measured, nil
+}
 
+// register records the agent, its machine and its runtime, and refuses to
+// go on when an administrator has deactivated it.
+func register(ctx context.Context, st *store.Store, cfg runConfig, hw jobs.Hardware) (store.Agent, error) {
 	host, _ := os.Hostname()
 	caps := jobs.Capabilities{ProtocolVersion: jobs.ProtocolVersion, Hardware: hw, Runtimes: []string{cfg.Serves}}
 	capsJSON, err := json.Marshal(caps)
 	if err != nil {
-		return err
+		return store.Agent{}, err
 	}
 	a, err := st.RegisterAgent(ctx, store.AgentRegistration{
 		Name: cfg.Name, Host: host, Version: version, ProtocolVersion: jobs.ProtocolVersion,
 		Runtimes: caps.Runtimes, Capabilities: capsJSON, Profile: profileOf(caps.Hardware),
 	})
 	if err != nil {
-		return fmt.Errorf("register: %w", err)
+		return a, fmt.Errorf("register: %w", err)
 	}
 	if a.DeactivatedAt != nil {
 		_ = st.SetAgentOffline(ctx, a.ID)
-		return fmt.Errorf("the agent %q is deactivated by an administrator (Agents page); reactivate it there to run it", a.Name)
+		return a, fmt.Errorf("the agent %q is deactivated by an administrator (Agents page); reactivate it there to run it", a.Name)
 	}
-	queue := jobs.Queue(hw.ProfileSlug(), cfg.Serves)
-	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
-		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
+	return a, nil
+}
 
-	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
-	var rc *river.Client[pgx.Tx]
-	startWorking := func() error {
-		workers := river.NewWorkers()
-		river.AddWorker(workers, w)
-		rc, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
-			Logger: logger,
-			// One run at a time: a benchmark must not share the machine.
-			Queues:                 map[string]river.QueueConfig{queue: {MaxWorkers: 1}},
-			Workers:                workers,
-			LeaderElectionDisabled: true,
-			FetchOnlyKnownKinds:    true,
-			// The agent queues score_run jobs for the server to work.
-			SkipUnknownJobCheck: true,
-			FetchPollInterval:   time.Second,
-			// PgBouncer in transaction mode hands each transaction any
-			// server connection, so a LISTEN would not stay: River polls.
-			PollOnly: cfg.PgBouncer,
-		})
-		if err != nil {
-			return fmt.Errorf("river client: %w", err)
-		}
-		w.river = rc
-		// The client is stopped explicitly (draining first), not by the
-		// signal context, which would cancel the run in progress.
-		return rc.Start(context.WithoutCancel(ctx))
-	}
-	// stopWorking stops taking runs; a run in progress finishes (drain) or,
-	// when handBack, stops sending and goes back to the queue for another
-	// agent to resume.
-	stop := func(c *river.Client[pgx.Tx], handBack bool) {
-		if handBack {
-			w.beginDrain()
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := c.Stop(sctx); err != nil {
-			logger.Warn("stopping the job client", "err", err)
-			_ = c.StopAndCancel(context.Background())
-		}
-	}
-	// draining is closed when a drain's client has stopped (its run done).
-	var draining chan struct{}
-	stopWorking := func(handBack bool) {
-		if handBack {
-			w.beginDrain()
-		}
-		if draining != nil {
-			<-draining
-		}
-		if rc != nil {
-			stop(rc, handBack)
-			rc = nil
-		}
-	}
-	if !a.Drained {
-		if err := startWorking(); err != nil {
-			return err
-		}
-	}
-
-	t := time.NewTicker(cfg.Heartbeat)
+// heartbeat beats every interval and follows what an administrator
+// decided (drain, undrain, deactivate) until ctx ends; then it hands a run
+// in progress back and marks the agent offline.
+func heartbeat(ctx context.Context, st *store.Store, a store.Agent, jc *jobClient, interval time.Duration, logger *slog.Logger) error {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			logger.Info("stopping: taking no more runs; a run in progress is handed back")
-			stopWorking(true)
+			jc.stopWorking(true)
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			if err := st.SetAgentOffline(sctx, a.ID); err != nil {
@@ -287,29 +280,13 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 				logger.Warn("heartbeat failed", "err", err)
 				continue
 			}
-			switch {
-			case hb.DeactivatedAt != nil:
+			if hb.DeactivatedAt != nil {
 				logger.Warn("deactivated by an administrator; stopping")
-				stopWorking(true)
+				jc.stopWorking(true)
 				return st.SetAgentOffline(context.Background(), a.ID)
-			case hb.Drained && rc != nil:
-				logger.Info("drained by an administrator: finishing the current run, taking no more")
-				c, done := rc, make(chan struct{})
-				rc, draining = nil, done
-				go func() { stop(c, false); close(done) }()
-			case !hb.Drained && rc == nil:
-				if draining != nil {
-					select {
-					case <-draining:
-						draining = nil
-					default:
-						continue // the drained run is still finishing
-					}
-				}
-				logger.Info("undrained: taking runs again")
-				if err := startWorking(); err != nil {
-					return err
-				}
+			}
+			if err := jc.follow(hb.Drained); err != nil {
+				return err
 			}
 		}
 	}

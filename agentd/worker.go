@@ -54,14 +54,8 @@ func (w *runWorker) Timeout(*river.Job[jobs.RunArgs]) time.Duration { return job
 func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) error {
 	a := job.Args
 	log := w.logger.With("run", a.RunID, "job", job.ID)
-	if err := jobs.CheckProtocol(a.ProtocolVersion); err != nil {
+	if err := checkJob(a); err != nil {
 		return w.refuse(ctx, job, err, log)
-	}
-	// The job comes from the database, which this node does not trust: a
-	// model name that is not a registry id (one renamed "--trust-remote-code")
-	// never reaches a runtime, its command line above all.
-	if err := jobs.CheckModelName(a.Model); err != nil {
-		return w.refuse(ctx, job, fmt.Errorf("the job's model: %w", err), log)
 	}
 	claim, err := w.st.ClaimRun(ctx, a.RunID, w.agentID, job.ID, w.backend.Mode(w.gpus > 0))
 	if errors.Is(err, store.ErrStaleJob) {
@@ -71,7 +65,6 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	if err != nil {
 		return err // the database may be away: River tries again
 	}
-	lease := claim.Lease
 	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
 
 	tgt, err := w.backend.Prepare(ctx, a.Model, w.cfg.servedModel(a.Model))
@@ -81,7 +74,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		if tgt != nil {
 			f.RuntimeLog = tgt.LogTail()
 		}
-		return w.finish(lease, f, log)
+		return w.finish(claim.Lease, f, log)
 	}
 	defer func() {
 		if err := tgt.Stop(); err != nil {
@@ -89,109 +82,184 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 		}
 	}()
 
-	items, err := w.st.PendingItems(ctx, lease.RunID, claim.DatasetID, claim.Total)
+	s, err := w.planSegment(ctx, a, claim, tgt, log)
 	if err != nil {
 		return err
 	}
-	convs, err := w.planConversations(ctx, lease.RunID, claim, items)
+	s.startReporting(ctx)
+	defer s.stopLoad(nil)
+	out, err := s.sendLoad()
+	gpuSum, fenceErr := s.stopReporting()
 	if err != nil {
+		// The load profile cannot be honoured (the manifest's validation
+		// should have refused it): nothing was sent.
+		return w.finish(claim.Lease, store.Finish{State: "failed", StoppedBy: "invalid_load", Error: err.Error(), RuntimeLog: tgt.LogTail()}, log)
+	}
+	return s.conclude(ctx, out, fenceErr, gpuSum)
+}
+
+// checkJob refuses what the job says when this agent must not act on it.
+// The job comes from the database, which this node does not trust: a model
+// name that is not a registry id (one renamed "--trust-remote-code") never
+// reaches a runtime, its command line above all.
+func checkJob(a jobs.RunArgs) error {
+	if err := jobs.CheckProtocol(a.ProtocolVersion); err != nil {
 		return err
 	}
-	answers := w.simAnswers(ctx, lease.RunID, log)
+	if err := jobs.CheckModelName(a.Model); err != nil {
+		return fmt.Errorf("the job's model: %w", err)
+	}
+	return nil
+}
+
+// segment is this agent's share of one run: the items it sends, keyed as
+// the load generator sends them, and what measures and reports on them.
+type segment struct {
+	w     *runWorker
+	args  jobs.RunArgs
+	claim store.ClaimedRun
+	lease store.Lease
+	tgt   target
+	log   *slog.Logger
+
 	// The load generator sends keys: the item's index, or with several
 	// samples per item idx × MaxSamples + sample (conversations and trace
 	// times, keyed by item, then do not apply).
-	samples := max(claim.Samples, 1)
+	samples int
+	byKey   map[int]store.PendingItem
+	keys    []int
+	convs   *conversations
+	answers map[int]string
+	// before is what earlier segments of a resumed run used: limits count it.
+	before load.Progress
+
+	mon      *monitor
+	rep      *report.Reporter
+	loadCtx  context.Context
+	stopLoad context.CancelCauseFunc
+	stopRep  context.CancelFunc
+	repDone  chan error
+}
+
+// planSegment reads the items still to send and plans their conversations
+// and simulated answers.
+func (w *runWorker) planSegment(ctx context.Context, a jobs.RunArgs, claim store.ClaimedRun, tgt target, log *slog.Logger) (*segment, error) {
+	s := &segment{w: w, args: a, claim: claim, lease: claim.Lease, tgt: tgt, log: log}
+	items, err := w.st.PendingItems(ctx, s.lease.RunID, claim.DatasetID, claim.Total)
+	if err != nil {
+		return nil, err
+	}
+	if s.convs, err = w.planConversations(ctx, s.lease.RunID, claim, items); err != nil {
+		return nil, err
+	}
+	s.answers = w.simAnswers(ctx, s.lease.RunID, log)
+	s.samples = max(claim.Samples, 1)
 	key := func(it store.PendingItem) int { return it.Idx }
-	if samples > 1 {
+	if s.samples > 1 {
 		key = func(it store.PendingItem) int { return it.Idx*jobs.MaxSamples + it.Sample }
 	}
-	byIdx := make(map[int]store.PendingItem, len(items))
-	indices := make([]int, len(items))
+	s.byKey = make(map[int]store.PendingItem, len(items))
+	s.keys = make([]int, len(items))
 	for i, it := range items {
-		byIdx[key(it)], indices[i] = it, key(it)
+		s.byKey[key(it)], s.keys[i] = it, key(it)
 	}
+	s.before = load.Progress{Requests: claim.Completed, Errors: claim.Errors, Measured: claim.Measured}
+	return s, nil
+}
 
-	client := w.backend.Client(tgt)
-	mon := startMonitor(ctx, w.nv, w.gpus, tgt.MetricsURL(), w.cfg.ProgressInterval, log)
-	// Limits count what earlier segments of a resumed run used.
-	before := load.Progress{Requests: claim.Completed, Errors: claim.Errors, Measured: claim.Measured}
-	rep := report.New(w.st, lease, len(items), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: mon.Latest,
-		Load: a.Load, Before: before}, log)
-
-	// A cancel or a hand-on stops the load within a control poll, whatever
-	// River's notifications do.
-	loadCtx, stopLoad := context.WithCancelCause(ctx)
-	defer stopLoad(nil)
-	go w.watchRun(loadCtx, lease, stopLoad, log)
-	repCtx, stopRep := context.WithCancel(context.Background())
-	repDone := make(chan error, 1)
+// startReporting starts the GPU and runtime monitor, the reporter, and the
+// watch that stops the load on a cancel or a hand-on within a control
+// poll, whatever River's notifications do.
+func (s *segment) startReporting(ctx context.Context) {
+	w := s.w
+	s.mon = startMonitor(ctx, w.nv, w.gpus, s.tgt.MetricsURL(), w.cfg.ProgressInterval, s.log)
+	s.rep = report.New(w.st, s.lease, len(s.keys), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: s.mon.Latest,
+		Load: s.args.Load, Before: s.before}, s.log)
+	s.loadCtx, s.stopLoad = context.WithCancelCause(ctx)
+	go w.watchRun(s.loadCtx, s.lease, s.stopLoad, s.log)
+	var repCtx context.Context
+	repCtx, s.stopRep = context.WithCancel(context.Background())
+	s.repDone = make(chan error, 1)
 	go func() {
-		err := rep.Run(repCtx)
+		err := s.rep.Run(repCtx)
 		if errors.Is(err, store.ErrFenced) {
-			stopLoad(err) // the run was handed on: stop sending at once
+			s.stopLoad(err) // the run was handed on: stop sending at once
 		}
-		repDone <- err
+		s.repDone <- err
 	}()
+}
 
-	model := w.cfg.servedModel(a.Model)
-	out, err := load.Run(loadCtx, load.Config{
-		Indices: indices,
-		Profile: a.Load,
-		Seed:    uint64(a.RunID),
-		Drain:   w.drain,
-		OnStart: rep.Start,
-		Done:    before,
+// stopReporting stops the reporter and the monitor, and returns the GPUs'
+// figures and the reporter's error (a fence means the run was handed on).
+func (s *segment) stopReporting() (*gpuSummary, error) {
+	s.stopRep()
+	fenceErr := <-s.repDone
+	return s.mon.Stop(), fenceErr
+}
+
+// sendLoad sends the items with the load generator as the run's load
+// profile says, each through the runtime's client.
+func (s *segment) sendLoad() (load.Outcome, error) {
+	client := s.w.backend.Client(s.tgt)
+	model := s.w.cfg.servedModel(s.args.Model)
+	return load.Run(s.loadCtx, load.Config{
+		Indices: s.keys,
+		Profile: s.args.Load,
+		Seed:    uint64(s.args.RunID),
+		Drain:   s.w.drain,
+		OnStart: s.rep.Start,
+		Done:    s.before,
 		Send: func(ctx context.Context, k int, phase string) jobs.Result {
 			if phase != load.PhaseWarmup {
-				defer rep.Sending()() // what is in flight, for the ETA
+				defer s.rep.Sending()() // what is in flight, for the ETA
 			}
-			it := byIdx[k]
-			idx := it.Idx
-			var res jobs.Result
-			req, err := openai.BuildRequest(convs.request(idx, it.Request), model, itemSampling(it.Request, a.Sampling))
-			if err != nil {
-				res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
-			} else {
-				ans, ok := answers[idx]
-				req.Body = withSimAnswer(req.Body, ans, ok)
-				res = client.Do(ctx, req)
-			}
-			convs.answered(idx, res)
-			res.Idx, res.Sample, res.CustomID, res.Phase = idx, it.Sample, it.CustomID, phase
-			return res
+			return s.send(ctx, client, model, s.byKey[k], phase)
 		},
 		// The load generator labels what it records with the key it
 		// sent (results it made itself, such as cancelled ones, too).
 		Record: func(r jobs.Result) {
-			if samples > 1 {
+			if s.samples > 1 {
 				r.Idx, r.Sample = r.Idx/jobs.MaxSamples, r.Idx%jobs.MaxSamples
 			}
-			rep.Add(r)
+			s.rep.Add(r)
 		},
 
 		// The multi-turn order and trace times of synthetic items.
-		Prev:     convsOf(samples, convs.prev),
-		Arrivals: convsOf(samples, convs.arrivals),
+		Prev:     convsOf(s.samples, s.convs.prev),
+		Arrivals: convsOf(s.samples, s.convs.arrivals),
 	})
-	stopRep()
-	fenceErr := <-repDone
-	gpuSum := mon.Stop()
-	if err != nil {
-		// The load profile cannot be honoured (the manifest's validation
-		// should have refused it): nothing was sent.
-		return w.finish(lease, store.Finish{State: "failed", StoppedBy: "invalid_load", Error: err.Error(), RuntimeLog: tgt.LogTail()}, log)
-	}
+}
 
-	// The last results go in even if the run was cancelled: partial
-	// results are kept.
+// send sends one item (its turn of a conversation, with the simulated
+// answer when there is one) and labels the result with the item.
+func (s *segment) send(ctx context.Context, client *openai.Client, model string, it store.PendingItem, phase string) jobs.Result {
+	idx := it.Idx
+	var res jobs.Result
+	req, err := openai.BuildRequest(s.convs.request(idx, it.Request), model, itemSampling(it.Request, s.args.Sampling))
+	if err != nil {
+		res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
+	} else {
+		ans, ok := s.answers[idx]
+		req.Body = withSimAnswer(req.Body, ans, ok)
+		res = client.Do(ctx, req)
+	}
+	s.convs.answered(idx, res)
+	res.Idx, res.Sample, res.CustomID, res.Phase = idx, it.Sample, it.CustomID, phase
+	return res
+}
+
+// conclude ends the segment once the load has stopped: the last results
+// go in (even if the run was cancelled: partial results are kept), and the
+// run is finished, cancelled or handed back, unless another agent has it.
+func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error, gpuSum *gpuSummary) error {
+	w, log := s.w, s.log
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if fenceErr == nil {
-		fenceErr = rep.Close(cctx)
+		fenceErr = s.rep.Close(cctx)
 	}
-	if fenceErr == nil && errors.Is(context.Cause(loadCtx), store.ErrFenced) {
-		fenceErr = context.Cause(loadCtx)
+	if fenceErr == nil && errors.Is(context.Cause(s.loadCtx), store.ErrFenced) {
+		fenceErr = context.Cause(s.loadCtx)
 	}
 	if errors.Is(fenceErr, store.ErrFenced) {
 		log.Warn("the run was handed on to another agent; stopping")
@@ -199,35 +267,35 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 
 	switch {
-	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely), errors.Is(context.Cause(loadCtx), store.ErrRunCancelled):
+	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely), errors.Is(context.Cause(s.loadCtx), store.ErrRunCancelled):
 		// The user cancelled the run (or the reaper took it, and the fence
 		// will refuse what follows).
-		f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
+		f := w.finishFigures(cctx, s.lease, s.args, s.rep, gpuSum, s.tgt, log)
 		f.State, f.StoppedBy = "cancelled", load.StoppedCancelled
-		if err := w.finish(lease, f, log); err != nil {
+		if err := w.finish(s.lease, f, log); err != nil {
 			return err
 		}
 		return river.JobCancel(errors.New("run cancelled"))
 	case out.StoppedBy == load.StoppedDrained || ctx.Err() != nil:
 		// agentd is stopping: what was sent is stored; another agent (or
 		// this one, restarted) resumes from there.
-		_, _, segment := rep.Figures()
-		if err := w.st.HandBackRun(cctx, lease, segment, "agent "+w.cfg.Name+" is stopping"); err != nil {
+		_, _, segment := s.rep.Figures()
+		if err := w.st.HandBackRun(cctx, s.lease, segment, "agent "+w.cfg.Name+" is stopping"); err != nil {
 			log.Warn("handing the run back", "err", err)
 			return err
 		}
 		log.Info("run handed back for another agent to resume")
 		return river.JobSnooze(time.Second)
 	}
-	f := w.finishFigures(cctx, lease, a, rep, gpuSum, tgt, log)
+	f := w.finishFigures(cctx, s.lease, s.args, s.rep, gpuSum, s.tgt, log)
 	f.State, f.StoppedBy = "completed", out.StoppedBy
-	if errs := claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (a.Load.MaxErrors > 0 && errs > a.Load.MaxErrors) {
+	if errs := s.claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (s.args.Load.MaxErrors > 0 && errs > s.args.Load.MaxErrors) {
 		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
-		f.Error = fmt.Sprintf("%d requests failed, more than max_errors (%d)", errs, a.Load.MaxErrors)
+		f.Error = fmt.Sprintf("%d requests failed, more than max_errors (%d)", errs, s.args.Load.MaxErrors)
 	} else if why := noSuccess(f.Summary); why != "" {
 		f.State, f.Error = "failed", why
 	}
-	return w.finish(lease, f, log)
+	return w.finish(s.lease, f, log)
 }
 
 // watchRun reads every ControlPoll whether the run was cancelled or handed

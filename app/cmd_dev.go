@@ -29,120 +29,33 @@ import (
 // after -- replace the agent's `--runtime sim` (`make run-real`: agentd
 // launches Ollama serving the tiny model that --tiny-model registers).
 func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("dev", "ruckus dev [--pgdata DIR] [--pg-port N] [--agentd PATH] [--tiny-model NAME] [-- AGENTD-RUN-ARGS…]", stdout)
-	pgdata := fs.String("pgdata", envOr("RUCKUS_PGDATA", ".data/postgres"), "data directory of the private cluster (RUCKUS_PGDATA)")
-	pgPort := fs.Int("pg-port", envInt("RUCKUS_PG_PORT", 54329), "port of the private cluster (RUCKUS_PG_PORT)")
-	agentdPath := fs.String("agentd", "", "agentd binary to start (default: beside this binary)")
-	simAcc := fs.String("sim-accuracy", envOr(simAccuracyEnv, devSimAccuracy), "share of right answers per model on the simulated runtime ("+simAccuracyEnv+")")
-	tinyModel := fs.String("tiny-model", "", "register NAME, when missing, as the tiny random-weight llama that e2e/tools builds (make run-real)")
-	viaPgBouncer := fs.Bool("pgbouncer", false, "the agent reaches the database through PgBouncer in transaction mode, as a large fleet does (make run PGBOUNCER=1)")
-	if err := fs.Parse(args); err != nil {
+	o, err := parseDevFlags(args, stdout)
+	if err != nil {
 		return err
 	}
-	if _, err := bench.ParseSimAccuracy(*simAcc); err != nil {
-		return err
-	}
-	os.Setenv(simAccuracyEnv, *simAcc)
-	host, _ := os.Hostname()
-	// The agent's arguments: the simulated runtime, or what follows --.
-	agentName := devAgentName(host) + "-sim"
-	agentArgs := []string{"--runtime", "sim"}
-	if fs.NArg() > 0 {
-		agentName, agentArgs = devAgentName(host), fs.Args()
-	}
-	agentName = flagValue(agentArgs, "name", agentName)
-	agentArgs = append([]string{"--name", agentName}, agentArgs...)
-
 	if os.Getenv("DATABASE_URL") == "" {
-		bin, err := devdb.FindBinaries()
+		stopCluster, err := startDevCluster(ctx, o.pgdata, o.pgPort, stderr)
 		if err != nil {
 			return err
 		}
-		dir, err := filepath.Abs(*pgdata)
-		if err != nil {
-			return err
-		}
-		cluster := &devdb.Cluster{Dir: dir, Port: *pgPort, BinDir: bin, Log: stderr}
-		if err := cluster.Ensure(ctx); err != nil {
-			return err
-		}
-		if err := cluster.Start(ctx); err != nil {
-			return err
-		}
-		defer func() {
-			fmt.Fprintln(stderr, "stopping PostgreSQL")
-			if err := cluster.Stop(context.Background()); err != nil {
-				fmt.Fprintln(stderr, "stop PostgreSQL:", err)
-			}
-		}()
-		url, err := cluster.CreateDatabase(ctx, "ruckus")
-		if err != nil {
-			return err
-		}
-		os.Setenv("DATABASE_URL", url)
-		fmt.Fprintf(stderr, "PostgreSQL: private cluster in %s on 127.0.0.1:%d\n", dir, *pgPort)
+		defer stopCluster()
 	}
-
 	cfg, err := config.FromEnvironment()
 	if err != nil {
 		return err
 	}
-	pool, err := openPool(ctx, cfg.DatabaseURL, 0)
+	agentURL, err := prepareDevDatabase(ctx, cfg, o, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	var agentURL string
-	m, err := migrations.New(pool)
-	if err == nil {
-		var applied []int
-		applied, err = m.Up(ctx)
-		if len(applied) > 0 {
-			fmt.Fprintf(stderr, "applied migrations %v\n", applied)
-		}
-	}
-	if err == nil {
-		// The first admin owns the starter datasets, so create both now.
-		st := store.New(pool)
-		var pw *auth.Passwords
-		if pw, err = auth.NewPasswords(cfg.PasswordCost); err == nil {
-			err = bootstrapAdmin(ctx, st, pw, cfg, stdout)
-		}
-		if err == nil {
-			err = seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, stderr)
-		}
-		if err == nil {
-			err = seedModels(ctx, st, stderr)
-		}
-		if err == nil && *tinyModel != "" {
-			err = registerTinyModel(ctx, st, *tinyModel, stderr)
-		}
-		// The agent logs in with a role of its own, limited to what an
-		// agent does, as on a GPU node (ruckus agent create).
-		if err == nil {
-			agentURL, err = devAgentURL(ctx, st, cfg.DatabaseURL, agentName)
-		}
-	}
-	pool.Close()
-	if err != nil {
-		return err
-	}
-	if *viaPgBouncer {
-		bctx, stopBouncer := context.WithCancel(context.Background())
-		o := bouncerOptions{listen: "127.0.0.1:" + strconv.Itoa(envInt("RUCKUS_PGBOUNCER_PORT", 64329)),
-			dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections,
-			poolSize: pgbouncer.DefaultPoolSize, maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
+	if o.viaPgBouncer {
 		// Stopped after the agent, which may still be handing a run back.
-		bouncer, err := startBouncer(bctx, cfg.DatabaseURL, newBouncerPassword(), o, stderr)
+		stopBouncer, url, err := startDevBouncer(cfg.DatabaseURL, agentURL, stderr)
 		if err != nil {
-			stopBouncer()
-			return fmt.Errorf("PgBouncer: %w", err)
-		}
-		defer func() { stopBouncer(); _ = bouncer.Wait() }()
-		if agentURL, err = pgbouncer.AgentURL(agentURL, o.listen); err != nil {
 			return err
 		}
-		agentArgs = append(agentArgs, "--pgbouncer")
-		fmt.Fprintf(stderr, "PgBouncer: transaction pooling on %s between the agent and PostgreSQL\n", o.listen)
+		defer stopBouncer()
+		agentURL, o.agentArgs = url, append(o.agentArgs, "--pgbouncer")
 	}
 
 	// The server runs in this process; agentd is a child process, started
@@ -158,37 +71,198 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case err := <-served:
 		return err
 	}
-
-	agentd := *agentdPath
-	if agentd == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		agentd = filepath.Join(filepath.Dir(self), "agentd")
-	}
-	child := exec.Command(agentd, append([]string{"run"}, agentArgs...)...)
-	// The URL carries the role's password: in the environment, not on
-	// the command line where every user of the machine could read it.
-	child.Env = append(os.Environ(), "DATABASE_URL="+agentURL)
-	child.Stdout, child.Stderr = stderr, stderr
-	// Its own process group: the terminal's Ctrl-C reaches only us, and we
-	// stop the agent in order.
-	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := child.Start(); err != nil {
+	agent, err := startDevAgent(o, agentURL, stderr)
+	if err != nil {
 		stopServer()
 		<-served
-		return fmt.Errorf("start agentd (%s): %w; run `make build` first", agentd, err)
+		return err
 	}
-	agentDone := make(chan error, 1)
-	go func() { agentDone <- child.Wait() }()
 	// One sandbox worker executes code answers (HumanEval, MBPP): this
 	// binary again, a process of its own beside the server.
 	stopSandbox := startSandboxWorker(stderr)
 	defer stopSandbox()
 	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n\n", browsable(addr))
+	return runDevUntilStopped(ctx, served, stopServer, agent, stderr)
+}
 
+// devOptions are `ruckus dev`'s flags, and the agent's name and arguments.
+type devOptions struct {
+	pgdata       string
+	pgPort       int
+	agentd       string
+	tinyModel    string
+	viaPgBouncer bool
+	agentName    string
+	agentArgs    []string
+}
+
+// parseDevFlags reads the flags and settles the agent's arguments: the
+// simulated runtime, or what follows --, under the name they give.
+func parseDevFlags(args []string, stdout io.Writer) (devOptions, error) {
+	var o devOptions
+	fs := newFlags("dev", "ruckus dev [--pgdata DIR] [--pg-port N] [--agentd PATH] [--tiny-model NAME] [-- AGENTD-RUN-ARGS…]", stdout)
+	fs.StringVar(&o.pgdata, "pgdata", envOr("RUCKUS_PGDATA", ".data/postgres"), "data directory of the private cluster (RUCKUS_PGDATA)")
+	fs.IntVar(&o.pgPort, "pg-port", envInt("RUCKUS_PG_PORT", 54329), "port of the private cluster (RUCKUS_PG_PORT)")
+	fs.StringVar(&o.agentd, "agentd", "", "agentd binary to start (default: beside this binary)")
+	simAcc := fs.String("sim-accuracy", envOr(simAccuracyEnv, devSimAccuracy), "share of right answers per model on the simulated runtime ("+simAccuracyEnv+")")
+	fs.StringVar(&o.tinyModel, "tiny-model", "", "register NAME, when missing, as the tiny random-weight llama that e2e/tools builds (make run-real)")
+	fs.BoolVar(&o.viaPgBouncer, "pgbouncer", false, "the agent reaches the database through PgBouncer in transaction mode, as a large fleet does (make run PGBOUNCER=1)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if _, err := bench.ParseSimAccuracy(*simAcc); err != nil {
+		return o, err
+	}
+	os.Setenv(simAccuracyEnv, *simAcc)
+	host, _ := os.Hostname()
+	o.agentName, o.agentArgs = devAgentName(host)+"-sim", []string{"--runtime", "sim"}
+	if fs.NArg() > 0 {
+		o.agentName, o.agentArgs = devAgentName(host), fs.Args()
+	}
+	o.agentName = flagValue(o.agentArgs, "name", o.agentName)
+	o.agentArgs = append([]string{"--name", o.agentName}, o.agentArgs...)
+	return o, nil
+}
+
+// startDevCluster starts the private cluster in pgdata (creating it the
+// first time) and points DATABASE_URL at its ruckus database; stop stops it.
+func startDevCluster(ctx context.Context, pgdata string, port int, stderr io.Writer) (stop func(), err error) {
+	bin, err := devdb.FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(pgdata)
+	if err != nil {
+		return nil, err
+	}
+	cluster := &devdb.Cluster{Dir: dir, Port: port, BinDir: bin, Log: stderr}
+	if err := cluster.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	if err := cluster.Start(ctx); err != nil {
+		return nil, err
+	}
+	stop = func() {
+		fmt.Fprintln(stderr, "stopping PostgreSQL")
+		if err := cluster.Stop(context.Background()); err != nil {
+			fmt.Fprintln(stderr, "stop PostgreSQL:", err)
+		}
+	}
+	url, err := cluster.CreateDatabase(ctx, "ruckus")
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	os.Setenv("DATABASE_URL", url)
+	fmt.Fprintf(stderr, "PostgreSQL: private cluster in %s on 127.0.0.1:%d\n", dir, port)
+	return stop, nil
+}
+
+// prepareDevDatabase migrates the database, creates the first admin (who
+// owns the starter datasets, so both now), the starter datasets and
+// models, and the agent's own role; it returns the URL the agent connects
+// with.
+func prepareDevDatabase(ctx context.Context, cfg config.Config, o devOptions, stdout, stderr io.Writer) (string, error) {
+	pool, err := openPool(ctx, cfg.DatabaseURL, 0)
+	if err != nil {
+		return "", err
+	}
+	defer pool.Close()
+	m, err := migrations.New(pool)
+	if err != nil {
+		return "", err
+	}
+	applied, err := m.Up(ctx)
+	if len(applied) > 0 {
+		fmt.Fprintf(stderr, "applied migrations %v\n", applied)
+	}
+	if err != nil {
+		return "", err
+	}
+	st := store.New(pool)
+	pw, err := auth.NewPasswords(cfg.PasswordCost)
+	if err != nil {
+		return "", err
+	}
+	if err := bootstrapAdmin(ctx, st, pw, cfg, stdout); err != nil {
+		return "", err
+	}
+	if err := seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, stderr); err != nil {
+		return "", err
+	}
+	if err := seedModels(ctx, st, stderr); err != nil {
+		return "", err
+	}
+	if o.tinyModel != "" {
+		if err := registerTinyModel(ctx, st, o.tinyModel, stderr); err != nil {
+			return "", err
+		}
+	}
+	// The agent logs in with a role of its own, limited to what an agent
+	// does, as on a GPU node (ruckus agent create).
+	return devAgentURL(ctx, st, cfg.DatabaseURL, o.agentName)
+}
+
+// startDevBouncer starts PgBouncer in transaction mode between the agent
+// and PostgreSQL and returns the agent's URL through it; stop stops it and
+// waits for it.
+func startDevBouncer(dbURL, agentURL string, stderr io.Writer) (stop func(), viaBouncer string, err error) {
+	bctx, stopBouncer := context.WithCancel(context.Background())
+	o := bouncerOptions{listen: "127.0.0.1:" + strconv.Itoa(envInt("RUCKUS_PGBOUNCER_PORT", 64329)),
+		dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections,
+		poolSize: pgbouncer.DefaultPoolSize, maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
+	bouncer, err := startBouncer(bctx, dbURL, newBouncerPassword(), o, stderr)
+	if err != nil {
+		stopBouncer()
+		return nil, "", fmt.Errorf("PgBouncer: %w", err)
+	}
+	stop = func() { stopBouncer(); _ = bouncer.Wait() }
+	if viaBouncer, err = pgbouncer.AgentURL(agentURL, o.listen); err != nil {
+		stop()
+		return nil, "", err
+	}
+	fmt.Fprintf(stderr, "PgBouncer: transaction pooling on %s between the agent and PostgreSQL\n", o.listen)
+	return stop, viaBouncer, nil
+}
+
+// devAgent is the agentd child process; done gets how it exited.
+type devAgent struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startDevAgent starts `agentd run` (--agentd, else the agentd beside this
+// binary) in a process group of its own: the terminal's Ctrl-C reaches
+// only us, and we stop the agent in order.
+func startDevAgent(o devOptions, agentURL string, stderr io.Writer) (*devAgent, error) {
+	agentd := o.agentd
+	if agentd == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		agentd = filepath.Join(filepath.Dir(self), "agentd")
+	}
+	child := exec.Command(agentd, append([]string{"run"}, o.agentArgs...)...)
+	// The URL carries the role's password: in the environment, not on
+	// the command line where every user of the machine could read it.
+	child.Env = append(os.Environ(), "DATABASE_URL="+agentURL)
+	child.Stdout, child.Stderr = stderr, stderr
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := child.Start(); err != nil {
+		return nil, fmt.Errorf("start agentd (%s): %w; run `make build` first", agentd, err)
+	}
+	a := &devAgent{cmd: child, done: make(chan error, 1)}
+	go func() { a.done <- child.Wait() }()
+	return a, nil
+}
+
+// runDevUntilStopped waits for Ctrl-C, the server's end or the agent's,
+// then stops the agent (SIGTERM, killed after 10 s) and the server, in
+// that order.
+func runDevUntilStopped(ctx context.Context, served <-chan error, stopServer func(), agent *devAgent, stderr io.Writer) error {
 	var runErr error
+	agentDone := agent.done
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -199,11 +273,11 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintln(stderr, "stopping agentd and the server")
 	if agentDone != nil {
-		_ = child.Process.Signal(syscall.SIGTERM)
+		_ = agent.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-agentDone:
 		case <-time.After(10 * time.Second):
-			_ = child.Process.Kill()
+			_ = agent.cmd.Process.Kill()
 			<-agentDone
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -90,97 +92,25 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	}
 	defer pool.Close()
 	st := store.New(pool)
-
-	mig, err := migrations.New(pool)
+	mig, err := checkSchema(ctx, pool)
 	if err != nil {
 		return err
 	}
-	if app, rv, err := mig.Pending(ctx); err != nil {
-		return err
-	} else if app+rv > 0 {
-		return fmt.Errorf("the database schema is behind this binary (%d Ruckus and %d River migrations pending): run `ruckus migrate up`", app, rv)
-	}
-
-	passwords, err := auth.NewPasswords(cfg.PasswordCost)
+	passwords, key, err := prepareSignIn(ctx, st, cfg, stdout)
 	if err != nil {
 		return err
-	}
-	if err := bootstrapAdmin(ctx, st, passwords, cfg, stdout); err != nil {
-		return err
-	}
-	key := []byte(cfg.SessionKey)
-	if len(key) == 0 {
-		key, err = st.ServerSecret(ctx, "session_hash_key", func() []byte {
-			b := make([]byte, 64)
-			_, _ = rand.Read(b)
-			return b
-		})
-		if err != nil {
-			return err
-		}
 	}
 	manifest, err := assets.New()
 	if err != nil {
 		return err
 	}
-
-	// The planner queues runs and, as the reaper, hands on the runs of
-	// agents that stopped heartbeating; it gets the River client below.
-	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
-	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
+	planner, rc, err := startJobs(ctx, pool, st, cfg, logger)
+	if err != nil {
 		return err
 	}
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
-	river.AddWorker(workers, &jobs.ServerRunWorker{})
-	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
-	// Scoring queues code execution for the sandbox workers (ruckus
-	// sandbox); the server registers the kind but never works it.
-	execQueue := &sandbox.Queue{Store: st}
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner}})
-	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger: logger,
-		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
-		// Finished jobs are kept a while for the job UI and then removed by
-		// River's own cleaner; failures longer, to be looked into. (Results
-		// live in the app's tables, not in River's.)
-		CompletedJobRetentionPeriod: 24 * time.Hour,
-		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
-		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
-		Workers:                     workers,
-		// A run is worked for at most jobs.MaxRunTime; River's rescuer must
-		// not take a live run from its agent before that. Dead agents' runs
-		// are handed on by the reaper long before.
-		RescueStuckJobsAfter: jobs.MaxRunTime + time.Hour,
-		PeriodicJobs: []*river.PeriodicJob{
-			river.NewPeriodicJob(river.PeriodicInterval(jobs.ReaperInterval(cfg.AgentStaleAfter)),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.ReaperArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
-			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
-		},
-	})
+	ui, err := startJobsUI(ctx, rc, logger)
 	if err != nil {
-		return fmt.Errorf("river client: %w", err)
-	}
-	planner.River = rc
-	execQueue.River = rc
-	if err := rc.Start(ctx); err != nil {
-		return fmt.Errorf("start river: %w", err)
-	}
-
-	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
-		Endpoints: riverui.NewEndpoints(rc, nil),
-		Logger:    logger,
-		Prefix:    "/admin/jobs",
-	})
-	if err != nil {
-		return fmt.Errorf("river UI: %w", err)
-	}
-	if err := ui.Start(ctx); err != nil {
-		return fmt.Errorf("start river UI: %w", err)
+		return err
 	}
 	limits := datasetLimits(cfg)
 	proxies, err := handlers.ParseTrustedProxies(cfg.TrustedProxies)
@@ -209,21 +139,147 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		ExportsTotal:       cfg.ExportsTotal,
 		ExportStallTimeout: cfg.ExportStallTimeout,
 		TrustedProxies:     proxies,
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return &handlers.NotReady{Reason: "database unreachable", Err: err}
-			}
-			app, rv, err := mig.Pending(ctx)
-			if err != nil {
-				return &handlers.NotReady{Reason: "cannot read the schema's version", Err: err}
-			}
-			if app+rv > 0 {
-				return &handlers.NotReady{Reason: fmt.Sprintf("%d Ruckus and %d River migrations pending", app, rv)}
-			}
-			return nil
-		},
+		Ready:              readiness(st, mig),
 	})
+	return listenUntilDone(ctx, app, rc, cfg, logger, ready)
+}
 
+// checkSchema refuses a database whose schema is behind this binary.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool) (*migrations.Migrator, error) {
+	mig, err := migrations.New(pool)
+	if err != nil {
+		return nil, err
+	}
+	if app, rv, err := mig.Pending(ctx); err != nil {
+		return nil, err
+	} else if app+rv > 0 {
+		return nil, fmt.Errorf("the database schema is behind this binary (%d Ruckus and %d River migrations pending): run `ruckus migrate up`", app, rv)
+	}
+	return mig, nil
+}
+
+// prepareSignIn makes the password hasher, the first administrator when
+// there is none, and the key that signs session cookies (RUCKUS_SESSION_KEY,
+// else one generated once and kept in the database).
+func prepareSignIn(ctx context.Context, st *store.Store, cfg config.Config, stdout io.Writer) (*auth.Passwords, []byte, error) {
+	passwords, err := auth.NewPasswords(cfg.PasswordCost)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := bootstrapAdmin(ctx, st, passwords, cfg, stdout); err != nil {
+		return nil, nil, err
+	}
+	key := []byte(cfg.SessionKey)
+	if len(key) == 0 {
+		key, err = st.ServerSecret(ctx, "session_hash_key", func() []byte {
+			b := make([]byte, 64)
+			_, _ = rand.Read(b)
+			return b
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return passwords, key, nil
+}
+
+// startJobs starts the server's River client: it works the server queue
+// (session cleanup, the reaper, scoring) and gives the planner, which
+// queues runs and as the reaper hands on the runs of agents that stopped
+// heartbeating, its client.
+func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
+	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
+	var err error
+	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
+		return nil, nil, err
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
+	river.AddWorker(workers, &jobs.ServerRunWorker{})
+	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
+	// Scoring queues code execution for the sandbox workers (ruckus
+	// sandbox); the server registers the kind but never works it.
+	execQueue := &sandbox.Queue{Store: st}
+	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner}})
+	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
+	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
+	if err != nil {
+		return nil, nil, fmt.Errorf("river client: %w", err)
+	}
+	planner.River = rc
+	execQueue.River = rc
+	if err := rc.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("start river: %w", err)
+	}
+	return planner, rc, nil
+}
+
+// serverRiverConfig is the server's River configuration: its queue, how
+// long finished jobs are kept, and the periodic reaper and session cleanup.
+func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.Logger) *river.Config {
+	return &river.Config{
+		Logger: logger,
+		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
+		// Finished jobs are kept a while for the job UI and then removed by
+		// River's own cleaner; failures longer, to be looked into. (Results
+		// live in the app's tables, not in River's.)
+		CompletedJobRetentionPeriod: 24 * time.Hour,
+		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
+		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
+		Workers:                     workers,
+		// A run is worked for at most jobs.MaxRunTime; River's rescuer must
+		// not take a live run from its agent before that. Dead agents' runs
+		// are handed on by the reaper long before.
+		RescueStuckJobsAfter: jobs.MaxRunTime + time.Hour,
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(jobs.ReaperInterval(cfg.AgentStaleAfter)),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.ReaperArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+		},
+	}
+}
+
+// startJobsUI starts River's job UI, served under /admin/jobs.
+func startJobsUI(ctx context.Context, rc *river.Client[pgx.Tx], logger *slog.Logger) (*riverui.Handler, error) {
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(rc, nil),
+		Logger:    logger,
+		Prefix:    "/admin/jobs",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river UI: %w", err)
+	}
+	if err := ui.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start river UI: %w", err)
+	}
+	return ui, nil
+}
+
+// readiness is /readyz's check: the database answers and its schema is
+// this binary's.
+func readiness(st *store.Store, mig *migrations.Migrator) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := st.Ping(ctx); err != nil {
+			return &handlers.NotReady{Reason: "database unreachable", Err: err}
+		}
+		app, rv, err := mig.Pending(ctx)
+		if err != nil {
+			return &handlers.NotReady{Reason: "cannot read the schema's version", Err: err}
+		}
+		if app+rv > 0 {
+			return &handlers.NotReady{Reason: fmt.Sprintf("%d Ruckus and %d River migrations pending", app, rv)}
+		}
+		return nil
+	}
+}
+
+// listenUntilDone serves HTTP on RUCKUS_ADDR until ctx ends or the server
+// fails, then shuts the server and the job client down within
+// RUCKUS_SHUTDOWN_TIMEOUT.
+func listenUntilDone(ctx context.Context, app *fiber.App, rc *river.Client[pgx.Tx], cfg config.Config, logger *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("RUCKUS_ADDR: cannot listen on %s: %w", cfg.Addr, err)

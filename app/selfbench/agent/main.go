@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 )
 
 func main() {
@@ -166,7 +167,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	for _, c := range o.concurrency {
 		s := step{conc: c}
 		spec := childSpec{URL: sim.url, Concurrency: c, Duration: o.duration, Warmup: max(warmupMin, warmupPerSlot*c),
-			OutputTokens: o.tokens, SimPID: sim.pid}
+			OutputTokens: o.tokens, SimPID: sim.Pid()}
 		a, b := spec, spec
 		a.Mode, b.Mode = modeAgentd, modeBaseline
 		if o.profileDir != "" {
@@ -193,7 +194,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	spec := childSpec{Mode: modeAgentd, URL: sim.url, Concurrency: o.timingConc, Duration: o.timingDuration,
-		Warmup: o.timingConc, OutputTokens: o.tokens, TTFT: o.ttft, ITL: o.itl, SimPID: sim.pid}
+		Warmup: o.timingConc, OutputTokens: o.tokens, TTFT: o.ttft, ITL: o.itl, SimPID: sim.Pid()}
 	t, err := runChild(ctx, o, spec)
 	var ref childResult
 	if err == nil {
@@ -224,10 +225,8 @@ func run(ctx context.Context, o options, w io.Writer) error {
 
 // simProc is a running `agentd sim`.
 type simProc struct {
-	cmd  *exec.Cmd
-	url  string
-	pid  int
-	done chan error
+	*benchkit.Proc
+	url string
 }
 
 // startSim starts agentd sim on a free loopback port, pinned when asked,
@@ -235,54 +234,21 @@ type simProc struct {
 func startSim(ctx context.Context, o options, args ...string) (*simProc, error) {
 	argv := append(slices.Clone(o.simPin), o.agentd, "sim", "--listen", "127.0.0.1:0")
 	argv = append(argv, args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
+	p, err := benchkit.Start(benchkit.Spec{Name: "agentd sim", Argv: argv, Stderr: os.Stderr})
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting agentd sim: %w", err)
+	addr, err := p.WaitOutput(ctx, simPortPattern, simStartWait)
+	if err != nil {
+		p.Kill()
+		return nil, err
 	}
-	s := &simProc{cmd: cmd, pid: cmd.Process.Pid, done: make(chan error, 1)}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, a, ok := strings.Cut(sc.Text(), simPortPattern); ok {
-				addr <- "http://" + strings.TrimSpace(a)
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-		s.done <- cmd.Wait()
-	}()
-	select {
-	case s.url = <-addr:
-		return s, nil
-	case err := <-s.done:
-		return nil, fmt.Errorf("agentd sim ended before listening: %v", err)
-	case <-time.After(simStartWait):
-	case <-ctx.Done():
-	}
-	_ = cmd.Process.Kill()
-	<-s.done
-	return nil, fmt.Errorf("agentd sim did not listen within %s", simStartWait)
+	return &simProc{Proc: p, url: "http://" + addr}, nil
 }
 
 // stop ends the sim with SIGTERM (it finishes what is in flight), killing
 // it if it does not stop in time.
-func (s *simProc) stop() error {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		return err
-	case <-time.After(simStopWait):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-		return fmt.Errorf("agentd sim did not stop within %s of SIGTERM; killed", simStopWait)
-	}
-}
+func (s *simProc) stop() error { return s.Stop(simStopWait) }
 
 // runChild runs one load generator in a process of its own, pinned when
 // asked, and reads back what it measured.

@@ -12,33 +12,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
-	"github.com/ruckus/ruckus/migrations"
 )
 
 // options are the run's shape.
@@ -80,9 +73,9 @@ func main() {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	dbURL := os.Getenv("DATABASE_URL")
-	if dbURL == "" {
-		return errors.New("DATABASE_URL is not set: run through `ruckus dev-db exec --`")
+	dbURL, err := benchkit.DatabaseURL()
+	if err != nil {
+		return err
 	}
 	if _, err := os.Stat(o.agentd); err != nil {
 		return fmt.Errorf("--agentd: %w (make build makes it)", err)
@@ -90,22 +83,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.items < 20 || o.concurrency < 1 || o.tokens < 1 {
 		return errors.New("want at least 20 items, a concurrency of 1 or more and 1 or more output tokens")
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := benchkit.OpenMigrated(ctx, dbURL, 0)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
 	st := store.New(pool)
 
 	// What a run needs: a user, a dataset, a model, an agent.
-	stamp := randomHex(4)
+	stamp := benchkit.RandomHex(4)
 	u, err := st.CreateUser(ctx, store.NewUser{Email: "eta-" + stamp + "@example.com", PasswordHash: "x", Role: store.RoleUser})
 	if err != nil {
 		return err
@@ -125,7 +111,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	name := "eta-bench-" + stamp
-	password := randomHex(16)
+	password := benchkit.RandomHex(16)
 	role, err := st.CreateAgentRole(ctx, name, password)
 	if err != nil {
 		return err
@@ -140,17 +126,16 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer agent.stop()
+	defer func() { _ = agent.Stop(15 * time.Second) }()
 	profile, err := waitOnline(ctx, st, name, agent)
 	if err != nil {
 		return err
 	}
 
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	planner, err := benchkit.NewPlanner(pool, st, time.Minute)
 	if err != nil {
 		return err
 	}
-	planner := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
 	load := jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: o.concurrency}
 	created, err := planner.Create(ctx, viewer, bench.Manifest{Name: "eta bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
 		Targets: []bench.Target{{Model: model, Runtime: "sim", Hardware: profile}}, Load: load, Sampling: jobs.Sampling{MaxTokens: o.tokens}})
@@ -213,7 +198,7 @@ type observation struct {
 
 // watch reads the run's row every 100 ms until the run ends, keeping each
 // progress write once.
-func watch(ctx context.Context, pool *pgxpool.Pool, runID int64, timeout time.Duration, agent *agentProcess) ([]observation, error) {
+func watch(ctx context.Context, pool *pgxpool.Pool, runID int64, timeout time.Duration, agent *benchkit.Proc) ([]observation, error) {
 	deadline := time.Now().Add(timeout)
 	var obs []observation
 	var lastPrint time.Time
@@ -243,16 +228,16 @@ func watch(ctx context.Context, pool *pgxpool.Pool, runID int64, timeout time.Du
 		case "completed":
 			return obs, nil
 		case "failed", "cancelled":
-			return nil, fmt.Errorf("run %d %s: %s\nagentd's log:\n%s", runID, state, errMsg, agent.log.String())
+			return nil, fmt.Errorf("run %d %s: %s\nagentd's log:\n%s", runID, state, errMsg, agent.Log.String())
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("run %d still %s after %v\nagentd's log:\n%s", runID, state, timeout, agent.log.String())
+			return nil, fmt.Errorf("run %d still %s after %v\nagentd's log:\n%s", runID, state, timeout, agent.Log.String())
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-agent.done:
-			return nil, fmt.Errorf("agentd exited: %v\n%s", agent.err, agent.log.String())
+		case <-agent.Done():
+			return nil, agent.ExitError()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -337,81 +322,30 @@ func pct(v, truth float64) string {
 	return fmt.Sprintf("%+.1f %%", 100*(v-truth)/truth)
 }
 
-// agentProcess is `agentd run` as a child process.
-type agentProcess struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when it has exited; err is how
-	err  error
-	log  *syncBuffer
-}
-
-func startAgent(o options, url, name string) (*agentProcess, error) {
-	cmd := exec.Command(o.agentd, "run", "--database-url", url, "--name", name, "--runtime", "sim", "--no-gpu",
-		"--heartbeat", "1s", "--progress-interval", o.progressInterval.String(),
-		"--sim-ttft", "const:"+o.ttft.String(), "--sim-itl", "const:"+o.itl.String(),
+// startAgent starts `agentd run` with the simulated runtime at constant
+// latencies, logging in as the agent's own role.
+func startAgent(o options, url, name string) (*benchkit.Proc, error) {
+	return benchkit.Start(benchkit.Spec{Name: "agentd", Argv: []string{o.agentd, "run", "--database-url", url, "--name", name,
+		"--runtime", "sim", "--no-gpu", "--heartbeat", "1s", "--progress-interval", o.progressInterval.String(),
+		"--sim-ttft", "const:" + o.ttft.String(), "--sim-itl", "const:" + o.itl.String(),
 		"--sim-output-tokens", fmt.Sprintf("const:%d", o.tokens),
 		// Enough batch that no request slows another: steady latency.
-		"--sim-batch", fmt.Sprint(max(o.concurrency, 8)))
-	p := &agentProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-// stop asks agentd to stop, and kills it if it takes too long.
-func (p *agentProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+		"--sim-batch", fmt.Sprint(max(o.concurrency, 8))}})
 }
 
 // waitOnline waits for the agent to register and returns its hardware
 // profile.
-func waitOnline(ctx context.Context, st *store.Store, name string, p *agentProcess) (string, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+func waitOnline(ctx context.Context, st *store.Store, name string, p *benchkit.Proc) (string, error) {
+	var profile string
+	err := benchkit.WaitFor(ctx, p, 30*time.Second, 100*time.Millisecond, "agentd to come online", func() (bool, error) {
 		as, err := st.ListAgents(ctx)
-		if err != nil {
-			return "", err
-		}
 		for _, a := range as {
 			if a.Name == name && a.State == store.AgentOnline && a.Profile != "" {
-				return a.Profile, nil
+				profile = a.Profile
+				return true, nil
 			}
 		}
-		select {
-		case <-p.done:
-			return "", fmt.Errorf("agentd exited: %v\n%s", p.err, p.log.String())
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return "", fmt.Errorf("agentd did not come online in 30 s\n%s", p.log.String())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+		return false, err
+	})
+	return profile, err
 }

@@ -16,18 +16,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -38,17 +33,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgbouncer"
+	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
-	"github.com/ruckus/ruckus/migrations"
 )
 
 type options struct {
@@ -122,9 +114,9 @@ type soak struct {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
-	dbURL := os.Getenv("DATABASE_URL")
-	if dbURL == "" {
-		return errors.New("DATABASE_URL is not set: run through `ruckus dev-db exec --`")
+	dbURL, err := benchkit.DatabaseURL()
+	if err != nil {
+		return err
 	}
 	for _, b := range []string{o.ruckus, o.agentd} {
 		if _, err := os.Stat(b); err != nil {
@@ -134,23 +126,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.agents < len(groups) || o.runs < len(groups) || o.items < 1 {
 		return fmt.Errorf("want at least %d agents and runs, and 1 item", len(groups))
 	}
-	pc, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return err
-	}
-	pc.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	pool, err := benchkit.OpenMigrated(ctx, dbURL, 4)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
 	s := &soak{o: o, dbURL: dbURL, pool: pool, st: store.New(pool), out: out}
 	defer s.stopAll()
 	if err := s.fixtures(ctx); err != nil {
@@ -198,7 +178,7 @@ func groupOf(i, n int) *group {
 }
 
 func (s *soak) fixtures(ctx context.Context) error {
-	stamp := randomHex(4)
+	stamp := benchkit.RandomHex(4)
 	u, err := s.st.CreateUser(ctx, store.NewUser{Email: "fleet-" + stamp + "@example.com", PasswordHash: "x", Role: store.RoleUser})
 	if err != nil {
 		return err
@@ -222,36 +202,31 @@ func (s *soak) fixtures(ctx context.Context) error {
 	if _, err := s.st.CreateModel(ctx, store.ModelFields{Name: "fleet/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		return err
 	}
-	rc, err := river.NewClient(riverpgxv5.New(s.pool), &river.Config{})
-	if err != nil {
-		return err
-	}
-	s.planner = &bench.Planner{Store: s.st, River: rc, StaleAfter: s.o.stale}
-	return nil
+	s.planner, err = benchkit.NewPlanner(s.pool, s.st, s.o.stale)
+	return err
 }
 
 // startServices starts the server (for the reaper and the score jobs),
 // PgBouncer and the black-box endpoints.
 func (s *soak) startServices(ctx context.Context) error {
-	port, err := devdb.FreePort()
+	addr, err := benchkit.FreeAddr()
 	if err != nil {
 		return err
 	}
-	s.server, err = s.start(ctx, "server", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_ADDR=127.0.0.1:" + strconv.Itoa(port),
+	s.server, err = s.start(ctx, "server", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_ADDR=" + addr,
 		"RUCKUS_AGENT_STALE_AFTER=" + s.o.stale.String(), "RUCKUS_DB_POOL_SIZE=10", "RUCKUS_EXPORTS_TOTAL=4",
 		"RUCKUS_ADMIN_EMAIL=admin@fleet.local", "RUCKUS_ADMIN_PASSWORD=fleet-soak-admin"}, s.o.ruckus, "serve")
 	if err != nil {
 		return err
 	}
-	if port, err = devdb.FreePort(); err != nil {
+	if s.bouncer, err = benchkit.FreeAddr(); err != nil {
 		return err
 	}
-	s.bouncer = "127.0.0.1:" + strconv.Itoa(port)
 	dir, err := os.MkdirTemp("", "ruckus-fleet-pgbouncer-")
 	if err != nil {
 		return err
 	}
-	bp, err := s.start(ctx, "pgbouncer", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_PGBOUNCER_AUTH_PASSWORD=" + randomHex(16)},
+	bp, err := s.start(ctx, "pgbouncer", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_PGBOUNCER_AUTH_PASSWORD=" + benchkit.RandomHex(16)},
 		s.o.ruckus, "pgbouncer", "--listen", s.bouncer, "--dir", dir, "--setup-auth", "--max-db-connections", strconv.Itoa(s.o.budget),
 		"--pool-size", "1")
 	if err != nil {
@@ -261,10 +236,10 @@ func (s *soak) startServices(ctx context.Context) error {
 		return err
 	}
 	for range 2 {
-		if port, err = devdb.FreePort(); err != nil {
+		addr, err := benchkit.FreeAddr()
+		if err != nil {
 			return err
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
 		p, err := s.start(ctx, "sim-endpoint", nil, s.o.agentd, "sim", "--listen", addr, "--sim-ttft", "const:20ms", "--sim-itl", "const:4ms",
 			"--sim-output-tokens", "const:16", "--sim-batch", "256")
 		if err != nil {
@@ -280,25 +255,19 @@ func (s *soak) startServices(ctx context.Context) error {
 
 // proc is a child process, with its output kept.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	log  *syncBuffer
+	*benchkit.Proc
 	// killed is set when the soak killed it.
 	killed time.Time
 }
 
+// start starts a child in a process group of its own: the soak stops its
+// children itself, in order.
 func (s *soak) start(_ context.Context, name string, env []string, bin string, args ...string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	bp, err := benchkit.Start(benchkit.Spec{Name: name, Argv: append([]string{bin}, args...), Env: env, OwnGroup: true})
+	if err != nil {
+		return nil, err
 	}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
+	p := &proc{Proc: bp}
 	if name != "agent" {
 		s.mu.Lock()
 		if name != "server" {
@@ -310,7 +279,7 @@ func (s *soak) start(_ context.Context, name string, env []string, bin string, a
 }
 
 func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, error) {
-	password := randomHex(16)
+	password := benchkit.RandomHex(16)
 	role, err := s.st.CreateAgentRole(ctx, name, password)
 	if err != nil {
 		return nil, err
@@ -334,7 +303,7 @@ func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, er
 	if err != nil {
 		return nil, err
 	}
-	p.name = name
+	p.Name = name
 	s.mu.Lock()
 	s.agents = append(s.agents, p)
 	s.mu.Unlock()
@@ -363,12 +332,8 @@ func (s *soak) waitOnline(ctx context.Context, n int, limit time.Duration) error
 			return nil
 		}
 		for _, p := range s.agents {
-			select {
-			case <-p.done:
-				if p.killed.IsZero() {
-					return fmt.Errorf("agent %s exited: %v\n%s", p.name, p.err, devdb.Tail(p.log.String(), 20))
-				}
-			default:
+			if p.Exited() && p.killed.IsZero() {
+				return p.ExitError()
 			}
 		}
 		if time.Now().After(deadline) {
@@ -480,12 +445,12 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 	var victims []*proc
 	s.mu.Lock()
 	for _, p := range s.agents {
-		if _, ok := holding[p.name]; ok && len(victims) < n {
+		if _, ok := holding[p.Name]; ok && len(victims) < n {
 			victims = append(victims, p)
 		}
 	}
 	for _, p := range s.agents {
-		if _, ok := holding[p.name]; !ok && len(victims) < n {
+		if _, ok := holding[p.Name]; !ok && len(victims) < n {
 			victims = append(victims, p)
 		}
 	}
@@ -493,9 +458,9 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 	k.at = time.Now()
 	for _, p := range victims {
 		p.killed = time.Now()
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		k.victims = append(k.victims, p.name)
-		if id, ok := holding[p.name]; ok {
+		p.Signal(syscall.SIGKILL)
+		k.victims = append(k.victims, p.Name)
+		if id, ok := holding[p.Name]; ok {
 			k.runs = append(k.runs, id)
 		}
 	}
@@ -602,26 +567,11 @@ func (s *soak) watch(ctx context.Context) func() peaks {
 
 // rssOf reads a live process's resident memory in bytes (0 once it ended).
 func rssOf(p *proc) int64 {
-	if p == nil {
+	if p == nil || p.Exited() {
 		return 0
 	}
-	select {
-	case <-p.done:
-		return 0
-	default:
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			return n << 10
-		}
-	}
-	return 0
+	n, _ := benchkit.StatusBytes(p.Pid(), "VmRSS")
+	return n
 }
 
 func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k killed) error {
@@ -757,67 +707,22 @@ func (s *soak) stopAll() {
 	}
 	ps = append(ps, s.others...)
 	s.mu.Unlock()
+	var bps []*benchkit.Proc
 	for _, p := range ps {
 		if p != nil {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			bps = append(bps, p.Proc)
 		}
 	}
-	deadline := time.After(10 * time.Second)
-	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		select {
-		case <-p.done:
-			continue
-		case <-deadline:
-		}
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	benchkit.StopAll(bps, 10*time.Second)
 }
 
+// dialWithin waits up to limit for p to listen on addr.
 func dialWithin(addr string, limit time.Duration, p *proc) error {
-	deadline := time.Now().Add(limit)
-	for {
+	return benchkit.WaitFor(context.Background(), p.Proc, limit, 50*time.Millisecond, fmt.Sprintf("%s to listen on %s", p.Name, addr), func() (bool, error) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return nil
 		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited: %v\n%s", p.name, p.err, devdb.Tail(p.log.String(), 20))
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not listen on %s within %v\n%s", p.name, addr, limit, devdb.Tail(p.log.String(), 20))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write keeps the last 64 KiB.
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() > 64<<10 {
-		keep := append([]byte{}, s.b.Bytes()[s.b.Len()-32<<10:]...)
-		s.b.Reset()
-		s.b.Write(keep)
-	}
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+		return err == nil, nil
+	})
 }

@@ -15,19 +15,15 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/migrations"
 )
 
 func main() {
@@ -43,9 +39,9 @@ func main() {
 
 func run(ruckus string, lines int, dir string) error {
 	ctx := context.Background()
-	dbURL := os.Getenv("DATABASE_URL")
-	if dbURL == "" {
-		return fmt.Errorf("DATABASE_URL is not set: run through `ruckus dev-db exec --`")
+	dbURL, err := benchkit.DatabaseURL()
+	if err != nil {
+		return err
 	}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "bench-ingest-")
@@ -62,18 +58,11 @@ func run(ruckus string, lines int, dir string) error {
 	}
 	fmt.Printf("generated %s: %d lines, %.1f MB\n", file, lines, float64(size)/1e6)
 
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := benchkit.OpenMigrated(ctx, dbURL, 0)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
 	st := store.New(pool)
 	u, err := st.CreateUser(ctx, store.NewUser{Email: fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), PasswordHash: "x", Role: store.RoleUser})
 	if err != nil {
@@ -84,44 +73,34 @@ func run(ruckus string, lines int, dir string) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := benchkit.StartServer(ctx, ruckus, "RUCKUS_ADMIN_PASSWORD=bench-password")
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	srv := exec.Command(ruckus, "serve")
-	srv.Env = append(os.Environ(), "RUCKUS_ADDR="+addr, "RUCKUS_LOG_LEVEL=warn", "RUCKUS_ADMIN_PASSWORD=bench-password")
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
-	if err := waitReady("http://" + addr + "/readyz"); err != nil {
-		return err
-	}
+	defer func() { _ = srv.Stop(time.Minute) }()
 
 	start := time.Now()
-	id, err := upload("http://"+addr, token, file)
+	id, err := upload(srv.Base, token, file)
 	if err != nil {
 		return err
 	}
 	ingest := time.Since(start)
-	rss, err := peakRSS(srv.Process.Pid)
+	// The server's high-water mark of resident memory.
+	rss, err := benchkit.StatusBytes(srv.Pid(), "VmHWM")
 	if err != nil {
 		return err
 	}
 
 	// The same rows, in the shape they are stored, loaded by psql.
 	rows := filepath.Join(dir, "rows.txt")
-	if err := psql(dbURL, fmt.Sprintf(`\copy (SELECT dataset_id, idx, custom_id, request, reference FROM dataset_items WHERE dataset_id = %d ORDER BY idx) TO '%s'`, id, rows)); err != nil {
+	if err := benchkit.Psql(dbURL, fmt.Sprintf(`\copy (SELECT dataset_id, idx, custom_id, request, reference FROM dataset_items WHERE dataset_id = %d ORDER BY idx) TO '%s'`, id, rows), os.Stderr); err != nil {
 		return err
 	}
 	if _, err := pool.Exec(ctx, `DROP TABLE IF EXISTS bench_items; CREATE TABLE bench_items (LIKE dataset_items INCLUDING ALL)`); err != nil {
 		return err
 	}
 	start = time.Now()
-	if err := psql(dbURL, fmt.Sprintf(`\copy bench_items FROM '%s'`, rows)); err != nil {
+	if err := benchkit.Psql(dbURL, fmt.Sprintf(`\copy bench_items (dataset_id, idx, custom_id, request, reference) FROM '%s'`, rows), os.Stderr); err != nil {
 		return err
 	}
 	copyTime := time.Since(start)
@@ -170,20 +149,6 @@ func generate(path string, n int) (int64, error) {
 	return fi.Size(), nil
 }
 
-func waitReady(url string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("server not ready at %s", url)
-}
-
 func upload(base, token, file string) (int64, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -222,26 +187,4 @@ func upload(base, token, file string) (int64, error) {
 		return 0, fmt.Errorf("upload: %s: %.500s", res.Status, b)
 	}
 	return body.ID, nil
-}
-
-// peakRSS reads the process's high-water mark of resident memory.
-func peakRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
-			return kb * 1024, nil
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
-}
-
-func psql(url, command string) error {
-	cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", command)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return cmd.Run()
 }

@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -31,17 +30,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
-	"github.com/ruckus/ruckus/migrations"
 )
 
 func main() {
@@ -60,22 +55,15 @@ const password = "bench-password-1"
 
 func run(ruckus string, nRuns, nItems, nReq int) error {
 	ctx := context.Background()
-	dbURL := os.Getenv("DATABASE_URL")
-	if dbURL == "" {
-		return errors.New("DATABASE_URL is not set: run through `ruckus dev-db exec --`")
+	dbURL, err := benchkit.DatabaseURL()
+	if err != nil {
+		return err
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := benchkit.OpenMigrated(ctx, dbURL, 0)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	m, err := migrations.New(pool)
-	if err != nil {
-		return err
-	}
-	if _, err := m.Up(ctx); err != nil {
-		return err
-	}
 	st := store.New(pool)
 
 	t0 := time.Now()
@@ -120,11 +108,10 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	if err != nil {
 		return err
 	}
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}
-	planner := &bench.Planner{Store: st, River: rc, StaleAfter: time.Hour}
 	var runIDs, benchmarkIDs []int64
 	for len(runIDs) < nRuns {
 		n := min(50, nRuns-len(runIDs))
@@ -219,23 +206,12 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	}
 	fmt.Printf("seeded %d runs × %d items = %d result rows in %.1f s\n", nRuns, nItems, nRuns*nItems, time.Since(t0).Seconds())
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := benchkit.StartServer(ctx, ruckus, "RUCKUS_ADMIN_PASSWORD=bench-password", "RUCKUS_PASSWORD_COST=4")
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	srv := exec.Command(ruckus, "serve")
-	srv.Env = append(os.Environ(), "RUCKUS_ADDR="+addr, "RUCKUS_LOG_LEVEL=warn", "RUCKUS_ADMIN_PASSWORD=bench-password", "RUCKUS_PASSWORD_COST=4")
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
-	base := "http://" + addr
-	if err := waitReady(base + "/readyz"); err != nil {
-		return err
-	}
+	defer func() { _ = srv.Stop(time.Minute) }()
+	base := srv.Base
 	client, cookie, err := signIn(base, email)
 	if err != nil {
 		return err
@@ -295,11 +271,8 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	// The same SELECT the export hands to COPY (run columns included), so
 	// both produce the same bytes.
 	query := strings.Join(strings.Fields(store.ResultsCSVQuery(runIDs, true, false)), " ")
-	cmd := exec.Command("psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", dbURL, "-c",
-		`\copy (`+query+`) TO STDOUT WITH (FORMAT csv, HEADER true)`)
 	counter := &countWriter{}
-	cmd.Stdout, cmd.Stderr = counter, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := benchkit.Psql(dbURL, `\copy (`+query+`) TO STDOUT WITH (FORMAT csv, HEADER true)`, counter); err != nil {
 		return err
 	}
 	psqlTime := time.Since(start)
@@ -324,20 +297,6 @@ func sweepRates(n int) []float64 {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-func waitReady(u string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(u); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("server not ready at %s", u)
-}
 
 var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// jobClient is the agent's River client over its one queue: running while
+// the agent takes runs, stopped while it is drained and when it stops.
+type jobClient struct {
+	ctx    context.Context // the agent's; the client itself is stopped explicitly
+	pool   *pgxpool.Pool
+	cfg    runConfig
+	queue  string
+	worker *runWorker
+	logger *slog.Logger
+
+	rc *river.Client[pgx.Tx] // nil while not taking runs
+	// draining is closed when a drain's client has stopped (its run done).
+	draining chan struct{}
+}
+
+// start starts a client that takes runs from the queue.
+func (j *jobClient) start() error {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, j.worker)
+	rc, err := river.NewClient(riverpgxv5.New(j.pool), &river.Config{
+		Logger: j.logger,
+		// One run at a time: a benchmark must not share the machine.
+		Queues:                 map[string]river.QueueConfig{j.queue: {MaxWorkers: 1}},
+		Workers:                workers,
+		LeaderElectionDisabled: true,
+		FetchOnlyKnownKinds:    true,
+		// The agent queues score_run jobs for the server to work.
+		SkipUnknownJobCheck: true,
+		FetchPollInterval:   time.Second,
+		// PgBouncer in transaction mode hands each transaction any
+		// server connection, so a LISTEN would not stay: River polls.
+		PollOnly: j.cfg.PgBouncer,
+	})
+	j.rc = rc
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	j.worker.river = rc
+	// The client is stopped explicitly (draining first), not by the
+	// signal context, which would cancel the run in progress.
+	return rc.Start(context.WithoutCancel(j.ctx))
+}
+
+// stop stops c taking runs; a run in progress finishes (drain) or, when
+// handBack, stops sending and goes back to the queue for another agent to
+// resume.
+func (j *jobClient) stop(c *river.Client[pgx.Tx], handBack bool) {
+	if handBack {
+		j.worker.beginDrain()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Stop(sctx); err != nil {
+		j.logger.Warn("stopping the job client", "err", err)
+		_ = c.StopAndCancel(context.Background())
+	}
+}
+
+// stopWorking stops taking runs, waiting for a drain under way to end.
+func (j *jobClient) stopWorking(handBack bool) {
+	if handBack {
+		j.worker.beginDrain()
+	}
+	if j.draining != nil {
+		<-j.draining
+	}
+	if j.rc != nil {
+		j.stop(j.rc, handBack)
+		j.rc = nil
+	}
+}
+
+// follow applies a heartbeat's drain flag: a drain lets the current run
+// finish in the background and takes no more; an undrain, once that run
+// is done, takes runs again.
+func (j *jobClient) follow(drained bool) error {
+	switch {
+	case drained && j.rc != nil:
+		j.logger.Info("drained by an administrator: finishing the current run, taking no more")
+		c, done := j.rc, make(chan struct{})
+		j.rc, j.draining = nil, done
+		go func() { j.stop(c, false); close(done) }()
+	case !drained && j.rc == nil:
+		if j.draining != nil {
+			select {
+			case <-j.draining:
+				j.draining = nil
+			default:
+				return nil // the drained run is still finishing
+			}
+		}
+		j.logger.Info("undrained: taking runs again")
+		return j.start()
+	}
+	return nil
+}
