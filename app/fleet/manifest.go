@@ -248,7 +248,7 @@ func validateManifest(sl validator.StructLevel) {
 func message(fe validator.FieldError) string {
 	got := fmt.Sprintf(" (got %q)", fmt.Sprint(fe.Value()))
 	switch fe.Tag() {
-	case "required":
+	case "required", "min":
 		switch fe.Field() {
 		case "scenarios":
 			return "add at least one scenario (name, dataset, load, sampling, scorer)"
@@ -257,9 +257,10 @@ func message(fe validator.FieldError) string {
 		case "name":
 			return "give it a name"
 		}
+		if fe.Tag() == "min" {
+			return "at least " + fe.Param()
+		}
 		return "required"
-	case "min":
-		return "at least " + fe.Param()
 	case "max":
 		return fmt.Sprintf("at most %s (got %d)", fe.Param(), reflect.ValueOf(fe.Value()).Len())
 	case "fleet_name":
