@@ -281,6 +281,9 @@ func TestFleetDryRunCreateAndReport(t *testing.T) {
 		page.text(`[data-testid="category-math"] td:nth-child(6)`) != "0.500" {
 		t.Fatalf("fleet page: %d %q", page.status, page.text("main"))
 	}
+	if run := c.get(fmt.Sprintf("/runs/%d", runs[2].id)); run.text(`[data-testid="fleet-run-id"] code`) != runs[2].fleetRunID {
+		t.Fatalf("run page: %q", run.text(`[data-testid="fleet-run-id"]`))
+	}
 	if list := c.get("/fleets"); list.status != 200 || !strings.Contains(list.text(fmt.Sprintf(`[data-testid="fleet-%d"]`, fleetID)), "nightly") {
 		t.Fatalf("fleets page: %d", list.status)
 	}
