@@ -29,6 +29,7 @@ Usage:
   ruckus agent revoke NAME              drop agent NAME's login and deactivate it
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
+  ruckus fleet submit FILE [--dry-run]  submit a fleet manifest (scenarios × targets) through the API
   ruckus bench watch ID                 follow a benchmark's runs live until they finish
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSeed(ctx, args[1:], stdout)
 	case "bench":
 		err = cmdBench(ctx, args[1:], stdout)
+	case "fleet":
+		err = cmdFleet(ctx, args[1:], stdout)
 	case "dataset":
 		err = cmdDataset(ctx, args[1:], stdout)
 	case "results":

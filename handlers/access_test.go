@@ -24,6 +24,7 @@ type accessFixture struct {
 	doomed                            map[string]string // datasets to delete, by "api? admin?"
 	token, tokenForAdmin              string            // ada's API token ids
 	user, agent, model, hardware      string
+	fleet                             string
 }
 
 // param is the value for path parameter name in path, as caller uses it.
@@ -36,6 +37,8 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.doomed[fmt.Sprint(strings.HasPrefix(path, "/api/"), admin)]
 	case name == "id" && strings.Contains(path, "/datasets/"):
 		return f.dataset
+	case name == "id" && strings.Contains(path, "/fleets/"):
+		return f.fleet
 	case name == "id" && strings.Contains(path, "/benchmarks/"):
 		return f.benchmark
 	case name == "id" && strings.Contains(path, "/runs/"), name == "run":
@@ -87,6 +90,12 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 		FROM benchmarks b WHERE b.id = $1`, b).Scan(&f.dataset, &f.agent, &f.model); err != nil {
 		t.Fatal(err)
 	}
+	fl := e.api(http.MethodPost, "/api/v1/fleets", adaTok, strings.NewReader(`{"name":"access","scenarios":[{"name":"s","dataset":`+f.dataset+
+		`,"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}],"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}]}`), "application/json")
+	if fl.status != 201 {
+		t.Fatalf("fleet: %d %v", fl.status, fl.body)
+	}
+	f.fleet = fmt.Sprint(fl.body["fleet_id"])
 	f.doomed = map[string]string{}
 	for i, key := range []string{"false false", "false true", "true false", "true true"} {
 		up := e.upload(adaTok, fmt.Sprintf("doomed-%d.jsonl", i), []byte(fmt.Sprintf(`{"prompt":"doomed %d"}`, i)+"\n"), nil)

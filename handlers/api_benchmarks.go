@@ -105,20 +105,23 @@ func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m benc
 type apiRun struct {
 	// Categories is the quality per category of the dataset's items
 	// (GET /runs/:id only; absent when the items have none).
-	Categories      []score.CategoryFigure `json:"categories,omitempty"`
-	ID              int64                  `json:"run_id"`
-	Model           string                 `json:"model"`
-	Runtime         string                 `json:"runtime"`
-	Hardware        string                 `json:"hardware"`
-	Mode            string                 `json:"mode"`
-	State           string                 `json:"state"`
-	WaitingForAgent bool                   `json:"waiting_for_agent"`
-	Agent           string                 `json:"agent"`
-	Progress        float64                `json:"progress"`
-	Total           int                    `json:"total"`
-	Completed       int                    `json:"completed"`
-	Errors          int                    `json:"errors"`
-	OutputTokens    int64                  `json:"output_tokens"`
+	Categories []score.CategoryFigure `json:"categories,omitempty"`
+	ID         int64                  `json:"run_id"`
+	// FleetRunID is the run's id in its fleet ({fleet}-{submitted}-{hash});
+	// absent for runs outside fleets.
+	FleetRunID      string  `json:"fleet_run_id,omitempty"`
+	Model           string  `json:"model"`
+	Runtime         string  `json:"runtime"`
+	Hardware        string  `json:"hardware"`
+	Mode            string  `json:"mode"`
+	State           string  `json:"state"`
+	WaitingForAgent bool    `json:"waiting_for_agent"`
+	Agent           string  `json:"agent"`
+	Progress        float64 `json:"progress"`
+	Total           int     `json:"total"`
+	Completed       int     `json:"completed"`
+	Errors          int     `json:"errors"`
+	OutputTokens    int64   `json:"output_tokens"`
 	// Throughput is output tokens/s: live while running, over the whole
 	// measured window once finished.
 	Throughput   float64    `json:"throughput"`
@@ -252,7 +255,7 @@ func toAPIRun(r store.Run) apiRun {
 }
 
 func toAPIRunBase(r store.Run) apiRun {
-	return apiRun{ID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
+	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
 		ETASeconds: r.ETASeconds, Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,

@@ -22,7 +22,9 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/assets"
 )
 
@@ -48,6 +50,9 @@ type Deps struct {
 	DatasetLimits dataset.Limits
 	// Benchmarks plans and creates benchmarks.
 	Benchmarks Benchmarks
+	// Fleets plans and creates fleets; nil means a fleet planner over
+	// Benchmarks (when that is a *bench.Planner).
+	Fleets Fleets
 	// JobsUI is River's web UI (riverui), mounted at /admin/jobs for
 	// administrators; nil leaves it out.
 	JobsUI http.Handler
@@ -96,6 +101,7 @@ type Store interface {
 	verdictStore
 	homeStore
 	judgeStore
+	fleetManifestStore
 }
 
 type server struct {
@@ -124,6 +130,9 @@ func New(d Deps) *fiber.App {
 // NewWithRoutes builds the Fiber app and returns its route table, each
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
+	if p, ok := d.Benchmarks.(*bench.Planner); ok && d.Fleets == nil {
+		d.Fleets = &fleet.Planner{Bench: p}
+	}
 	s := &server{
 		Deps:     d,
 		sessions: auth.NewSessionStore(d.Store, d.SessionKey, d.SessionTTL),
@@ -206,6 +215,10 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/hardware", SignedIn, s.apiListHardware)
 	api.post("/capacity", SignedIn, s.apiCapacity)
 	api.put("/hardware/:slug/price", Admin, s.apiSetHardwarePrice)
+	api.post("/fleets", SignedIn, s.apiCreateFleet)
+	api.get("/fleets", SignedIn, s.apiListFleets)
+	api.get("/fleets/:id<int>", Owner, s.apiGetFleet)
+	api.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
 	api.router.Use(apiNotFound)
 
 	web := root.group("", s.loadSession, s.checkCSRF)
@@ -254,6 +267,10 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/compare", Owner, s.showComparePage)
 	web.post("/compare/judge", Owner, s.startPairJudging) // both runs must be the viewer's (else 404)
 	web.get("/capacity", SignedIn, s.showCapacityPage)
+	web.get("/fleets", SignedIn, s.showFleetsPage)
+	web.post("/fleets", SignedIn, s.submitFleet)
+	web.get("/fleets/:id<int>", Owner, s.showFleetPage)
+	web.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
 	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
 	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))

@@ -48,6 +48,10 @@ type Target struct {
 	Model    string `json:"model" yaml:"model"`
 	Runtime  string `json:"runtime" yaml:"runtime"`
 	Hardware string `json:"hardware" yaml:"hardware"`
+	// Remote marks a remote provider's model (a fleet's "openai:MODEL"
+	// target), served black-box: the hardware is the agent's, not the
+	// model's, so the model's memory need is not checked against it.
+	Remote bool `json:"-" yaml:"-"`
 }
 
 // Manifest describes a benchmark: a dataset × targets, under one load

@@ -116,8 +116,9 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 			need = *model.MemoryGB
 		}
 		capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
-		// The simulated runtime loads nothing, so memory does not limit it.
-		if t.Runtime != "sim" && hw.GPUCount > 0 && need > capacity {
+		// The simulated runtime loads nothing, and a remote provider's
+		// model runs elsewhere, so memory does not limit them.
+		if t.Runtime != "sim" && !t.Remote && hw.GPUCount > 0 && need > capacity {
 			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)})
 			continue
 		}
@@ -155,12 +156,24 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 	if err != nil {
 		return Created{}, err
 	}
+	var out Created
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		out, err = p.CreateTx(ctx, tx, q, v, plan)
+		return err
+	})
+	return out, err
+}
+
+// CreateTx inserts a planned benchmark, its runs and their River jobs in
+// the caller's transaction (a fleet creates several benchmarks in one).
+func (p *Planner) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v store.Viewer, plan Plan) (Created, error) {
+	m := plan.Manifest
 	snapshot, err := json.Marshal(m)
 	if err != nil {
 		return Created{}, err
 	}
 	out := Created{Runs: make([]PlannedRun, 0, len(plan.Runs))}
-	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	err = func() error {
 		if m.Synthetic != nil {
 			ds, err := synth.CreateTx(ctx, q, synth.Request{Viewer: v, Name: "synthetic for " + m.Name, Spec: *m.Synthetic})
 			if err != nil {
@@ -199,7 +212,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 			out.Runs = append(out.Runs, r)
 		}
 		return nil
-	})
+	}()
 	return out, err
 }
 

@@ -122,6 +122,9 @@ type Run struct {
 	// scorer's corpus-level BLEU in [0, 1] (nil for other scorers).
 	ScorerOptions json.RawMessage
 	CorpusBLEU    *float64
+	// FleetRunID is the run's id in its fleet, {fleet}-{submitted}-{hash};
+	// "" for a run of a benchmark outside any fleet.
+	FleetRunID string
 }
 
 // Execution is where a run's code execution stands and what it found.
@@ -147,7 +150,8 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.waiting_for_agent, r.attempt, r.fence, r.agent_id, coalesce(a.name, ''), r.mode, r.total, r.completed, r.errors,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
-	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu`
+	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
+	coalesce(r.fleet_run_id, '')`
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -156,7 +160,8 @@ func (r *Run) fields() []any {
 		&r.WaitingForAgent, &r.Attempt, &r.Fence, &r.AgentID, &r.AgentName, &r.Mode, &r.Total, &r.Completed, &r.Errors,
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
-		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU}
+		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
+		&r.FleetRunID}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrFleetRunIDTaken is returned when a fleet run id is already in use: the
+// same fleet name submitted twice within one second.
+var ErrFleetRunIDTaken = errors.New("a fleet run with this id already exists")
+
+// CreateFleet inserts a fleet's row; submittedAt is to the second.
+func (q *Queries) CreateFleet(ctx context.Context, ownerID int64, name string, submittedAt time.Time, manifest json.RawMessage) (int64, error) {
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO fleets (owner_id, name, submitted_at, manifest)
+		VALUES (@owner, @name, @at, @manifest) RETURNING id`,
+		pgx.NamedArgs{"owner": ownerID, "name": name, "at": submittedAt, "manifest": string(manifest)}).Scan(&id)
+	return id, mapErr(err, "create fleet")
+}
+
+// AddBenchmarkToFleet makes a benchmark the given scenario of a fleet.
+func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID int64, scenario string) error {
+	_, err := q.db.Exec(ctx, `UPDATE benchmarks SET fleet_id = @fleet, fleet_scenario = @scenario WHERE id = @id`,
+		pgx.NamedArgs{"id": benchmarkID, "fleet": fleetID, "scenario": scenario})
+	return mapErr(err, "add benchmark to fleet")
+}
+
+// SetFleetRunID gives a run its fleet run id; ErrFleetRunIDTaken when
+// another run has it.
+func (q *Queries) SetFleetRunID(ctx context.Context, runID int64, fleetRunID string) error {
+	_, err := q.db.Exec(ctx, `UPDATE runs SET fleet_run_id = @fid WHERE id = @id`, pgx.NamedArgs{"id": runID, "fid": fleetRunID})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "runs_fleet_run_id_key" {
+		return fmt.Errorf("fleet run %s: %w", fleetRunID, ErrFleetRunIDTaken)
+	}
+	return mapErr(err, "set fleet run id")
+}
+
+// FleetSummary is a fleet in a list.
+type FleetSummary struct {
+	ID          int64
+	Name        string
+	SubmittedAt time.Time
+	Scenarios   int
+	Runs        int
+	// Active runs are queued or running; Completed, Failed and Cancelled
+	// finished so.
+	Active    int
+	Completed int
+	Failed    int
+	Cancelled int
+}
+
+// ListFleets returns the viewer's fleets (everyone's, for admins), newest
+// first, at most limit.
+func (q *Queries) ListFleets(ctx context.Context, v Viewer, limit int) ([]FleetSummary, error) {
+	rows, _ := q.db.Query(ctx, `SELECT f.id, f.name, f.submitted_at, count(DISTINCT b.id), count(r.id),
+			count(r.id) FILTER (WHERE r.state IN ('queued', 'running')), count(r.id) FILTER (WHERE r.state = 'completed'),
+			count(r.id) FILTER (WHERE r.state = 'failed'), count(r.id) FILTER (WHERE r.state = 'cancelled')
+		FROM fleets f LEFT JOIN benchmarks b ON b.fleet_id = f.id LEFT JOIN runs r ON r.benchmark_id = b.id
+		WHERE (f.owner_id = @viewer OR @admin) GROUP BY f.id ORDER BY f.id DESC LIMIT @limit`,
+		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "limit": limit})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetSummary, error) {
+		var f FleetSummary
+		err := row.Scan(&f.ID, &f.Name, &f.SubmittedAt, &f.Scenarios, &f.Runs, &f.Active, &f.Completed, &f.Failed, &f.Cancelled)
+		return f, err
+	})
+	return out, mapErr(err, "list fleets")
+}
+
+// Fleet is a fleet with its scenarios' benchmarks and every run.
+type Fleet struct {
+	ID          int64
+	OwnerID     int64
+	Name        string
+	SubmittedAt time.Time
+	Manifest    json.RawMessage
+	Benchmarks  []FleetBenchmark
+	// Runs are in scenario order, then target order, each with its
+	// figures (a CompareRun) and its scenario.
+	Runs []FleetRun
+}
+
+// FleetBenchmark is the benchmark of one scenario.
+type FleetBenchmark struct {
+	ID          int64
+	Scenario    string
+	DatasetID   int64
+	DatasetName string
+}
+
+// FleetRun is a run of a fleet with what the report needs.
+type FleetRun struct {
+	CompareRun
+	Scenario string
+}
+
+// FleetByID returns a fleet the viewer owns (or any, for admins) with its
+// benchmarks and runs.
+func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, error) {
+	var f Fleet
+	args := pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}
+	err := q.db.QueryRow(ctx, `SELECT id, owner_id, name, submitted_at, manifest FROM fleets
+		WHERE id = @id AND (owner_id = @viewer OR @admin)`, args).Scan(&f.ID, &f.OwnerID, &f.Name, &f.SubmittedAt, &f.Manifest)
+	if err != nil {
+		return f, mapErr(err, "fleet by id")
+	}
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, b.dataset_id, d.name
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.fleet_id = @id ORDER BY b.id`, args)
+	f.Benchmarks, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetBenchmark, error) {
+		var b FleetBenchmark
+		err := row.Scan(&b.ID, &b.Scenario, &b.DatasetID, &b.DatasetName)
+		return b, err
+	})
+	if err != nil {
+		return f, mapErr(err, "fleet benchmarks")
+	}
+	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario`+compareRunFrom+`
+		WHERE b.fleet_id = @id ORDER BY b.id, r.id`, args)
+	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
+		var r FleetRun
+		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
+			&r.GPUCount, &r.Scenario)...)
+		return r, err
+	})
+	return f, mapErr(err, "fleet runs")
+}
+
+// FleetCategory is the fleet's results in one category of its datasets'
+// items, over every run.
+type FleetCategory struct {
+	// Category is "" for items without one.
+	Category string
+	Requests int
+	OK       int
+	Scored   int
+	// MeanScore is over the scored answers; nil when none is scored.
+	MeanScore *float64
+	// MeanE2EMs is over the successful requests; nil when none.
+	MeanE2EMs *float64
+}
+
+// FleetCategories sums a fleet's results by their dataset item's category,
+// in category order.
+func (q *Queries) FleetCategories(ctx context.Context, fleetID int64) ([]FleetCategory, error) {
+	rows, _ := q.db.Query(ctx, `SELECT coalesce(di.category, ''), count(*), count(*) FILTER (WHERE res.status = 'ok'),
+			count(res.score), avg(res.score), avg(res.e2e_ms) FILTER (WHERE res.status = 'ok')
+		FROM benchmarks b
+		JOIN runs r ON r.benchmark_id = b.id
+		JOIN results res ON res.run_id = r.id
+		JOIN dataset_items di ON di.dataset_id = b.dataset_id AND di.idx = res.idx
+		WHERE b.fleet_id = @id
+		GROUP BY 1 ORDER BY 1`, pgx.NamedArgs{"id": fleetID})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetCategory, error) {
+		var c FleetCategory
+		err := row.Scan(&c.Category, &c.Requests, &c.OK, &c.Scored, &c.MeanScore, &c.MeanE2EMs)
+		return c, err
+	})
+	return out, mapErr(err, "fleet categories")
+}

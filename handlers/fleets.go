@@ -1,0 +1,221 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/fleet"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/fleets"
+)
+
+// Fleets plans and creates fleets; *fleet.Planner satisfies it.
+type Fleets interface {
+	Plan(ctx context.Context, v store.Viewer, m fleet.Manifest) (fleet.Plan, error)
+	Create(ctx context.Context, v store.Viewer, m fleet.Manifest) (fleet.Created, error)
+}
+
+type fleetManifestStore interface {
+	ListFleets(ctx context.Context, v store.Viewer, limit int) ([]store.FleetSummary, error)
+	FleetByID(ctx context.Context, v store.Viewer, id int64) (store.Fleet, error)
+	FleetCategories(ctx context.Context, fleetID int64) ([]store.FleetCategory, error)
+}
+
+// maxFleetsListed bounds the fleets a list shows.
+const maxFleetsListed = 200
+
+// apiCreateFleet takes a fleet manifest in JSON or YAML. With
+// ?dry_run=true it validates and returns the plan without creating
+// anything.
+func (s *server) apiCreateFleet(c *fiber.Ctx) error {
+	m, err := fleet.Decode(bytes.NewReader(c.Body()))
+	if err == nil {
+		if c.QueryBool("dry_run") {
+			var plan fleet.Plan
+			plan, err = s.Fleets.Plan(c.UserContext(), viewer(c), m)
+			if err == nil {
+				return c.JSON(fiber.Map{"dry_run": true, "name": m.Name, "submitted_at": plan.SubmittedAt, "runs": plan.Runs})
+			}
+		} else {
+			var created fleet.Created
+			created, err = s.Fleets.Create(c.UserContext(), viewer(c), m)
+			if err == nil {
+				return c.Status(fiber.StatusCreated).JSON(created)
+			}
+		}
+	}
+	var ferrs fleet.Errors
+	switch {
+	case errors.As(err, &ferrs):
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+	case errors.Is(err, store.ErrFleetRunIDTaken):
+		return fiber.NewError(fiber.StatusConflict, "a fleet named "+m.Name+" was submitted within this second: submit it again")
+	}
+	return err
+}
+
+func (s *server) apiListFleets(c *fiber.Ctx) error {
+	fs, err := s.Store.ListFleets(c.UserContext(), viewer(c), maxFleetsListed)
+	if err != nil {
+		return err
+	}
+	out := make([]fiber.Map, len(fs))
+	for i, f := range fs {
+		out[i] = fiber.Map{"fleet_id": f.ID, "name": f.Name, "submitted_at": f.SubmittedAt, "scenarios": f.Scenarios,
+			"runs": f.Runs, "completed": f.Completed, "failed": f.Failed, "cancelled": f.Cancelled, "active": f.Active}
+	}
+	return c.JSON(fiber.Map{"fleets": out})
+}
+
+// fleetOf reads the fleet named by :id, if the viewer may see it (else 404).
+func (s *server) fleetOf(c *fiber.Ctx) (store.Fleet, error) {
+	id, err := idParam(c, "id", "fleet")
+	if err != nil {
+		return store.Fleet{}, err
+	}
+	f, err := s.Store.FleetByID(c.UserContext(), viewer(c), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return f, fiber.NewError(fiber.StatusNotFound, "There is no such fleet.")
+	}
+	return f, err
+}
+
+// apiFleetRun is a fleet's run in the API: the run as GET /runs/{id}
+// gives it, with its scenario.
+type apiFleetRun struct {
+	apiRun
+	Scenario    string `json:"scenario"`
+	BenchmarkID int64  `json:"benchmark_id"`
+}
+
+func (s *server) apiGetFleet(c *fiber.Ctx) error {
+	f, err := s.fleetOf(c)
+	if err != nil {
+		return err
+	}
+	bs := make([]fiber.Map, len(f.Benchmarks))
+	for i, b := range f.Benchmarks {
+		bs[i] = fiber.Map{"benchmark_id": b.ID, "scenario": b.Scenario, "dataset_id": b.DatasetID, "dataset": b.DatasetName}
+	}
+	runs := make([]apiFleetRun, len(f.Runs))
+	for i, r := range f.Runs {
+		runs[i] = apiFleetRun{apiRun: toAPIRun(r.Run).withFigures(r.CompareRun), Scenario: r.Scenario, BenchmarkID: r.BenchmarkID}
+	}
+	return c.JSON(fiber.Map{"fleet_id": f.ID, "name": f.Name, "submitted_at": f.SubmittedAt, "manifest": f.Manifest,
+		"benchmarks": bs, "runs": runs})
+}
+
+func (s *server) fleetReport(c *fiber.Ctx) (store.Fleet, fleet.Report, error) {
+	f, err := s.fleetOf(c)
+	if err != nil {
+		return f, fleet.Report{}, err
+	}
+	cats, err := s.Store.FleetCategories(c.UserContext(), f.ID)
+	if err != nil {
+		return f, fleet.Report{}, err
+	}
+	return f, fleet.BuildReport(f, cats), nil
+}
+
+// apiFleetReport is the fleet's report: ?format=json (default) or csv.
+func (s *server) apiFleetReport(c *fiber.Ctx) error {
+	format := c.Query("format", "json")
+	if format != "json" && format != "csv" {
+		return fiber.NewError(fiber.StatusBadRequest, "format: use json or csv")
+	}
+	f, rep, err := s.fleetReport(c)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return c.JSON(rep)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteCSV(&buf); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="fleet-%d-%s.csv"`, f.ID, f.Name))
+	return c.Send(buf.Bytes())
+}
+
+func (s *server) showFleetsPage(c *fiber.Ctx) error {
+	return s.fleetsPage(c, fiber.StatusOK, fleets.ListData{})
+}
+
+func (s *server) fleetsPage(c *fiber.Ctx, status int, d fleets.ListData) error {
+	fs, err := s.Store.ListFleets(c.UserContext(), viewer(c), maxFleetsListed)
+	if err != nil {
+		return err
+	}
+	d.Fleets = fs
+	return render(c, status, fleets.ListPage(d))
+}
+
+// submitFleet takes a fleet manifest file from the browser: "preview"
+// shows the runs it would create, "launch" creates them and opens the
+// fleet's report.
+func (s *server) submitFleet(c *fiber.Ctx) error {
+	var d fleets.ListData
+	fh, err := c.FormFile("manifest")
+	if err != nil {
+		d.Errors = fleet.Errors{{Message: "choose a fleet manifest file to upload"}}
+		return s.fleetsPage(c, fiber.StatusUnprocessableEntity, d)
+	}
+	file, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	m, err := fleet.Decode(io.LimitReader(file, fleet.MaxManifestBytes+1))
+	if err == nil {
+		if c.FormValue("action") == "launch" {
+			var created fleet.Created
+			created, err = s.Fleets.Create(c.UserContext(), viewer(c), m)
+			if err == nil {
+				if err := s.flash(c, "info", fmt.Sprintf("Fleet %s launched: %d run(s) queued.", created.Name, len(created.Runs))); err != nil {
+					return err
+				}
+				return redirect(c, fmt.Sprintf("/fleets/%d", created.FleetID))
+			}
+		} else {
+			var plan fleet.Plan
+			plan, err = s.Fleets.Plan(c.UserContext(), viewer(c), m)
+			if err == nil {
+				d.Plan = plan.Runs
+				if d.Plan == nil {
+					d.Plan = []fleet.PlannedRun{}
+				}
+				return s.fleetsPage(c, fiber.StatusOK, d)
+			}
+		}
+	}
+	switch {
+	case errors.As(err, &d.Errors):
+		return s.fleetsPage(c, fiber.StatusUnprocessableEntity, d)
+	case errors.Is(err, store.ErrFleetRunIDTaken):
+		d.Errors = fleet.Errors{{Path: "name", Message: "a fleet of this name was submitted within this second: submit it again"}}
+		return s.fleetsPage(c, fiber.StatusConflict, d)
+	}
+	return err
+}
+
+func (s *server) showFleetPage(c *fiber.Ctx) error {
+	f, rep, err := s.fleetReport(c)
+	if err != nil {
+		return err
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, f.Manifest, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(f.Manifest)
+	}
+	return render(c, fiber.StatusOK, fleets.ReportPage(rep, strings.TrimSpace(pretty.String())))
+}
