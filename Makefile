@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox check-generated generate lint fmt deps clean
+.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox check-generated generate lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -18,6 +18,9 @@ help: ## Show this help
 build: ## Build bin/ruckus and bin/agentd
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ruckus ./app
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentd ./agentd
+
+assets-swagger-ui: ## Vendor the API docs viewer (npm swagger-ui-dist, pinned in assets/fetch-swagger-ui.sh) into assets/
+	./assets/fetch-swagger-ui.sh
 
 deps: ## Install what this machine lacks (PostgreSQL binaries, the sandbox's bubblewrap and python3) where we can
 	@./.ci/ensure-postgres
