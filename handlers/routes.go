@@ -116,6 +116,8 @@ type server struct {
 	exportStall time.Duration
 	// routes is the route table as declared, with each route's access.
 	routes []Route
+	// openAPI is the API's description as JSON (openapi.yaml).
+	openAPI []byte
 	// evidence keeps finished benchmarks' paired comparisons and latency
 	// spreads for their verdicts.
 	evidence evidenceCache
@@ -143,6 +145,11 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		exports:  newExportGate(d.ExportsPerUser, d.ExportsTotal),
 	}
 	s.exportStall = cmp.Or(d.ExportStallTimeout, defaultExportStallTimeout)
+	spec, err := OpenAPIDocument()
+	if err != nil {
+		panic(err) // embedded: the tests read it
+	}
+	s.openAPI = spec
 	s.validate.RegisterTagNameFunc(func(f reflect.StructField) string { return f.Tag.Get("form") })
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 
@@ -176,6 +183,10 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	root.get("/healthz", Anyone, s.healthz)
 	root.get("/readyz", Anyone, s.readyz)
 	root.get(assets.Prefix+"*", Anyone, s.serveAsset)
+	// The API's description and its reference page, before the API group
+	// so that reading them needs no token.
+	root.get(OpenAPIPath, Anyone, s.serveOpenAPI)
+	root.get("/api/docs", Anyone, s.showAPIDocs)
 
 	api := root.group("/api/v1", s.requireToken)
 	api.api = true
