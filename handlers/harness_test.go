@@ -29,8 +29,10 @@ import (
 
 // env is one test's server over its own database.
 type env struct {
-	t     *testing.T
-	app   *fiber.App
+	t *testing.T
+	// app is the server; every /api/v1 exchange through its Test is held
+	// to the OpenAPI description (see contractApp).
+	app   *contractApp
 	store *store.Store
 	pw    *auth.Passwords
 	ready func(context.Context) error
@@ -76,7 +78,8 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	for _, f := range tweak {
 		f(&d)
 	}
-	e.app, e.routes = handlers.NewWithRoutes(d)
+	app, routes := handlers.NewWithRoutes(d)
+	e.app, e.routes = &contractApp{App: app, t: t}, routes
 	return e
 }
 
