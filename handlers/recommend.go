@@ -124,14 +124,19 @@ func (s *server) apiRecommendation(c *fiber.Ctx) error {
 	if d.Form.Error != "" {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
 	}
-	rec := d.Rec
+	return c.JSON(recommendationJSON(d.Rec))
+}
+
+// recommendationJSON is a recommendation as the API answers it: its lists
+// are empty, never null.
+func recommendationJSON(rec advise.Recommendation) advise.Recommendation {
 	if rec.Feasible == nil {
 		rec.Feasible = []advise.Ranked{}
 	}
 	if rec.Excluded == nil {
 		rec.Excluded = []advise.Excluded{}
 	}
-	return c.JSON(rec)
+	return rec
 }
 
 // candidates are runs as the recommendation weighs them. A figure the run

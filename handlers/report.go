@@ -70,7 +70,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 			return err
 		}
 		return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-			"created_at": b.CreatedAt, "manifest": json.RawMessage(manifest), "agents": agents, "runs": apiRuns, "recommendation": rec})
+			"created_at": b.CreatedAt, "manifest": json.RawMessage(manifest), "agents": agents, "runs": apiRuns, "recommendation": recommendationJSON(rec)})
 	}
 	figs := make([]compare.Figures, len(runs))
 	for i, r := range runs {
