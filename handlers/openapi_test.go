@@ -122,7 +122,10 @@ func contract() *apiContract {
 			// models) and what users wrote (items, manifests, schemas).
 			config.WithStrictIgnorePaths("$.body.**.errors_by_class.*", "$.body.**.counts.*", "$.body.**.pass_at.*",
 				"$.body.**.sources.*", "$.body.**.accuracy.*", "$.body.items[*].request.**", "$.body.items[*].reference.**",
-				"$.body.**.gpu_summary.**", "$.body.**.scorer_options.**", "$.body.manifest.**", "$.body.**.schema.**"))
+				"$.body.**.gpu_summary.**", "$.body.**.scorer_options.**", "$.body.manifest.**", "$.body.**.schema.**",
+				"$.body.**.ruckus.**", "$.body.results[*].response.body.**", "$.body.runs[*].**",
+				// Fleet manifests and reports: described at the top level only.
+				"$.body.scenarios[*].**", "$.body.targets[*].**", "$.body.providers[*].**", "$.body.categories[*].**", "$.body.rows[*].**"))
 		if len(errs) > 0 {
 			c.loadErr = fmt.Errorf("%v", errs)
 			return
