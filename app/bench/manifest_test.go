@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,19 +45,29 @@ func TestDecodeYAMLAndJSON(t *testing.T) {
 	}
 }
 
+// goTypeName matches a Go type name such as bench.Manifest, which no
+// message may show.
+var goTypeName = regexp.MustCompile(`[a-z]+\.[A-Z][A-Za-z]+`)
+
 func TestDecodeErrors(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct{ in, want string }{
-		"empty":         {"  \n", "the manifest is empty"},
-		"not yaml":      {"name: [unclosed", "not valid YAML or JSON"},
-		"unknown field": {"name: x\nsampling: {max_token: 5}\n", "line 2: field max_token not found"},
-		"bad duration":  {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},
-		"wrong type":    {"dataset: [4]\n", "dataset must be a dataset id or name"},
-		"too large":     {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
+		"empty":                           {"  \n", "the manifest is empty"},
+		"not yaml":                        {"name: [unclosed", "not valid YAML or JSON"},
+		"unknown field":                   {"name: x\nsampling: {max_token: 5}\n", `sampling: unknown field "max_token" (line 2)`},
+		"unknown top-level field in JSON": {`{"model_id": 3, "dataset_id": 4}`, `unknown field "model_id" (line 1)`},
+		"a word for a number":             {"load: {profile: concurrency, concurrency: many}\n", `load.concurrency: must be a whole number (got "many") (line 1)`},
+		"a list for a target":             {"targets: [[m]]\n", "targets[0]: is not what this field takes (got a list) (line 1)"},
+		"bad duration":                    {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},
+		"wrong type":                      {"dataset: [4]\n", "dataset must be a dataset id or name"},
+		"too large":                       {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
 	} {
 		_, err := Decode(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to contain %q", name, err, tc.want)
+		}
+		if err != nil && (goTypeName.MatchString(err.Error()) || strings.Contains(err.Error(), "type ")) {
+			t.Errorf("%s: error %q names a Go type", name, err)
 		}
 	}
 }

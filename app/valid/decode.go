@@ -275,25 +275,33 @@ func yamlError(root *yaml.Node, msg string) FieldError {
 		line, _ := strconv.Atoi(m[1])
 		tag, val, into := m[2], m[3], m[4]
 		prefix, _, cut := strings.Cut(val, "...")
-		_, p := yamlFind(root, "", func(n *yaml.Node, _ *yaml.Node) bool {
-			if n.Line != line || n.ShortTag() != tag {
-				return false
+		p, found := "", false
+		// A scalar is told apart by its value; of lists and mappings on
+		// one line, the innermost is the one that did not fit.
+		yamlFind(root, "", func(n *yaml.Node, _ *yaml.Node) bool {
+			return false
+		}, func(n *yaml.Node, np string) {
+			if n.Line != line || n.ShortTag() != tag || (found && n.Kind == yaml.ScalarNode) {
+				return
 			}
-			if n.Kind != yaml.ScalarNode {
-				return true
+			if n.Kind != yaml.ScalarNode || n.Value == val || (cut && strings.HasPrefix(n.Value, prefix)) {
+				p, found = np, true
 			}
-			return n.Value == val || (cut && strings.HasPrefix(n.Value, prefix))
 		})
 		return FieldError{Path: p, Message: fmt.Sprintf("%s (line %d)", kindMessage(goKind(into), into, yamlGot(tag, val)), line)}
 	}
 	return FieldError{Message: Clean(msg)}
 }
 
-// yamlFind walks the tree depth first and returns, for the first node
-// match accepts, the path of the mapping holding it and its own path.
-func yamlFind(n *yaml.Node, p string, match func(n, key *yaml.Node) bool) (parent, path string) {
+// yamlFind walks the tree depth first, calling visit with every node and
+// its path, and returns, for the first node match accepts, the path of the
+// mapping holding it and its own path.
+func yamlFind(n *yaml.Node, p string, match func(n, key *yaml.Node) bool, visit ...func(n *yaml.Node, path string)) (parent, path string) {
 	var walk func(n *yaml.Node, p string) (string, string, bool)
 	walk = func(n *yaml.Node, p string) (string, string, bool) {
+		for _, fn := range visit {
+			fn(n, p)
+		}
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
@@ -324,9 +332,6 @@ func yamlFind(n *yaml.Node, p string, match func(n, key *yaml.Node) bool) (paren
 			}
 		}
 		return "", "", false
-	}
-	if match(n, nil) {
-		return "", p
 	}
 	parent, path, _ = walk(n, p)
 	return parent, path
