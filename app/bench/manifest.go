@@ -141,13 +141,19 @@ func Decode(r io.Reader) (Manifest, error) {
 	return m, nil
 }
 
-// rules is the manifest's validator: valid's rules plus the names of the
-// runtimes and scorers.
-var rules = sync.OnceValue(func() *valid.Validator {
-	return valid.New("json", "yaml").
+// NewRules returns a validator for manifests and for anything holding
+// their parts (targets, judge options): valid's rules plus the names of
+// the runtimes (rule runtime) and scorers (rule scorer), fields named by
+// their json, yaml or form tag. The caller may register more rules before
+// sharing it.
+func NewRules() *valid.Validator {
+	return valid.New("json", "yaml", "form").
 		RegisterChoice("runtime", Runtimes).
 		RegisterChoice("scorer", append(append([]string(nil), Scorers...), ScorerJudge))
-})
+}
+
+// rules is the manifest's validator, built once and never changed.
+var rules = sync.OnceValue(NewRules)
 
 // finite reports whether x is a number JSON and PostgreSQL can carry: not
 // NaN (YAML's .nan) nor infinite (.inf), which would pass every range check

@@ -5,9 +5,13 @@
 // becomes a FieldError: the field's path as the user wrote it
 // ("targets[1].runtime", "load.concurrency") and a message for a person.
 // No Go type name ever reaches a message.
+//
+// A field may say its own message: `msg:"..."` for any rule it fails,
+// `msg_<rule>:"..."` (msg_required_if, msg_ltefield) for one rule.
 package valid
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -97,6 +101,7 @@ type Validator struct {
 	v        *validator.Validate
 	nameTags []string
 	choices  map[string][]string
+	messages map[string]string
 }
 
 // Default is the validator for forms, API bodies and manifests: fields are
@@ -122,7 +127,7 @@ func New(nameTags ...string) *Validator {
 			panic(fmt.Sprintf("valid: registering %s: %v", name, err))
 		}
 	}
-	return &Validator{v: v, nameTags: nameTags, choices: map[string][]string{}}
+	return &Validator{v: v, nameTags: nameTags, choices: map[string][]string{}, messages: map[string]string{}}
 }
 
 // RegisterChoice registers rule name, met by any of values; call it while
@@ -139,6 +144,19 @@ func (v *Validator) RegisterChoice(name string, values []string) *Validator {
 		}
 		return false
 	}, true); err != nil {
+		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+	}
+	return v
+}
+
+// RegisterRule registers rule name, met by the strings ok accepts, with
+// the message shown when it is not; call it while setting the validator
+// up, before it is shared.
+func (v *Validator) RegisterRule(name, message string, ok func(string) bool) *Validator {
+	v.messages[name] = message
+	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool {
+		return fl.Field().Kind() == reflect.String && ok(fl.Field().String())
+	}); err != nil {
 		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
 	}
 	return v
@@ -193,7 +211,7 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 	for _, fe := range verrs {
 		msg := ""
 		if sf, ok := structField(root, fe.StructNamespace()); ok {
-			msg = sf.Tag.Get("msg")
+			msg = cmp.Or(sf.Tag.Get("msg_"+fe.Tag()), sf.Tag.Get("msg"))
 		}
 		if msg == "" {
 			msg = v.message(fe)
@@ -287,6 +305,14 @@ func (v *Validator) message(fe validator.FieldError) string {
 		return "must be one of " + strings.ReplaceAll(p, " ", ", ") + got
 	case "ltfield":
 		return fmt.Sprintf("must be less than %s%s", p, got)
+	case "ltefield":
+		return fmt.Sprintf("must be at most %s%s", p, got)
+	case "eqfield":
+		return "must be the same as " + p
+	case "minbytes":
+		return fmt.Sprintf("must be at least %s bytes long", p)
+	case "maxbytes":
+		return fmt.Sprintf("must be at most %s bytes long", p)
 	case "unique":
 		return "must not repeat a value"
 	case "min", "gte":
@@ -314,6 +340,9 @@ func (v *Validator) message(fe validator.FieldError) string {
 			return fmt.Sprintf("must be %s %s long", p, chars(p))
 		}
 		return fmt.Sprintf("must have %s %s", p, items(p))
+	}
+	if msg, ok := v.messages[fe.Tag()]; ok {
+		return msg + got
 	}
 	if list, ok := v.choices[fe.Tag()]; ok {
 		return fmt.Sprintf("must be one of %s%s", strings.Join(nonEmpty(list), ", "), got)
@@ -448,6 +477,17 @@ var rules = map[string]validator.Func{
 	"listen_addr": func(fl validator.FieldLevel) bool { return IsListenAddr(fl.Field().String()) },
 	// ip_list: addresses or CIDR ranges, comma-separated.
 	"ip_list": func(fl validator.FieldLevel) bool { return IsIPList(fl.Field().String()) },
+	// maxbytes=N: a string of at most N bytes (max counts characters;
+	// bcrypt and some columns count bytes).
+	"maxbytes": func(fl validator.FieldLevel) bool {
+		n, err := strconv.Atoi(fl.Param())
+		return err == nil && fl.Field().Kind() == reflect.String && len(fl.Field().String()) <= n
+	},
+	// minbytes=N: a string of at least N bytes.
+	"minbytes": func(fl validator.FieldLevel) bool {
+		n, err := strconv.Atoi(fl.Param())
+		return err == nil && fl.Field().Kind() == reflect.String && len(fl.Field().String()) >= n
+	},
 	// http_url: an http or https URL with a host and nothing odd in it.
 	"http_url": func(fl validator.FieldLevel) bool { return IsHTTPURL(fl.Field().String()) },
 }
