@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // apiFieldErrors answers 422 with one entry per field, as the benchmark
@@ -32,10 +32,8 @@ func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
 // checks a model with the same rules as the admin form.
 func jsonFields(body []byte) (func(string) string, error) {
 	raw := map[string]json.RawMessage{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+err.Error())
+	if errs := valid.DecodeJSON(body, &raw); errs != nil {
+		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+errs.Error())
 	}
 	return func(k string) string {
 		v, ok := raw[k]
@@ -56,7 +54,7 @@ func (s *server) apiCreateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := checkModel(get, 0)
+	form, fields := s.checkModel(get, 0)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}
@@ -80,7 +78,7 @@ func (s *server) apiUpdateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := checkModel(get, m.ID)
+	form, fields := s.checkModel(get, m.ID)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}
