@@ -54,8 +54,8 @@ func TestDecodeErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ in, want string }{
 		"empty":                           {"  \n", "the manifest is empty"},
 		"not yaml":                        {"name: [unclosed", "not valid YAML or JSON"},
-		"unknown field":                   {"name: x\nsampling: {max_token: 5}\n", `sampling: unknown field "max_token" (line 2)`},
-		"unknown top-level field in JSON": {`{"model_id": 3, "dataset_id": 4}`, `unknown field "model_id" (line 1)`},
+		"unknown field":                   {"name: x\nsampling: {max_token: 5}\n", `sampling.max_token: unknown field "max_token" (line 2)`},
+		"unknown top-level field in JSON": {`{"model_id": 3, "dataset_id": 4}`, `model_id: unknown field "model_id" (line 1)`},
 		"a word for a number":             {"load: {profile: concurrency, concurrency: many}\n", `load.concurrency: must be a whole number (got "many") (line 1)`},
 		"a list for a target":             {"targets: [[m]]\n", "targets[0]: is not what this field takes (got a list) (line 1)"},
 		"bad duration":                    {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},

@@ -39,7 +39,7 @@ func DecodeJSON(body []byte, v any) Errors {
 		return Errors{{Path: p, Message: kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))}}
 	}
 	if name, ok := unknownJSONField(err); ok {
-		return Errors{{Path: jsonKeyParent(body, name), Message: fmt.Sprintf("unknown field %q", name)}}
+		return Errors{{Path: Join(jsonKeyParent(body, name), name), Message: fmt.Sprintf("unknown field %q", name)}}
 	}
 	fe, _ := decodeError(err)
 	return Errors{fe}
@@ -61,7 +61,7 @@ func decodeError(err error) (FieldError, bool) {
 		return FieldError{Message: "the body is empty: send a JSON object"}, true
 	}
 	if name, ok := unknownJSONField(err); ok {
-		return FieldError{Message: fmt.Sprintf("unknown field %q", name)}, true
+		return FieldError{Path: name, Message: fmt.Sprintf("unknown field %q", name)}, true
 	}
 	return FieldError{Message: Clean(err.Error())}, false
 }
@@ -269,7 +269,7 @@ func yamlError(root *yaml.Node, msg string) FieldError {
 		parent, _ := yamlFind(root, "", func(n *yaml.Node, key *yaml.Node) bool {
 			return key != nil && key.Line == line && key.Value == m[2]
 		})
-		return FieldError{Path: parent, Message: fmt.Sprintf("unknown field %q (line %d)", m[2], line)}
+		return FieldError{Path: Join(parent, m[2]), Message: fmt.Sprintf("unknown field %q (line %d)", m[2], line)}
 	}
 	if m := yamlMismatch.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])

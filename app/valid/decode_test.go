@@ -25,9 +25,9 @@ type load struct {
 func TestDecodeJSON(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, path, msg string }{
-		{`{"name":"n","model_idd":1}`, "", `unknown field "model_idd"`},
-		{`{"load":{"concurrency":1,"rat":2}}`, "load", `unknown field "rat"`},
-		{`{"targets":[{},{"stop":[],"x":1}]}`, "targets[1]", `unknown field "x"`},
+		{`{"name":"n","model_idd":1}`, "model_idd", `unknown field "model_idd"`},
+		{`{"load":{"concurrency":1,"rat":2}}`, "load.rat", `unknown field "rat"`},
+		{`{"targets":[{},{"stop":[],"x":1}]}`, "targets[1].x", `unknown field "x"`},
 		{`{"load":{"concurrency":"x"}}`, "load.concurrency", "must be a whole number (got text)"},
 		{`{"targets":[{},{"concurrency":1.5}]}`, "targets[1].concurrency", "must be a whole number (got 1.5)"},
 		{`{"targets":[{"stop":["a",3]}]}`, "targets[0].stop[1]", "must be text (got a number)"},
@@ -60,8 +60,8 @@ func TestDecodeJSON(t *testing.T) {
 func TestDecodeYAML(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ in, path, msg string }{
-		{"name: n\nmodel_idd: 1\n", "", `unknown field "model_idd" (line 2)`},
-		{"load:\n  concurrency: 1\n  rat: 2\n", "load", `unknown field "rat" (line 3)`},
+		{"name: n\nmodel_idd: 1\n", "model_idd", `unknown field "model_idd" (line 2)`},
+		{"load:\n  concurrency: 1\n  rat: 2\n", "load.rat", `unknown field "rat" (line 3)`},
 		{"load: {concurrency: x}\n", "load.concurrency", `must be a whole number (got "x") (line 1)`},
 		{"targets:\n - {}\n - concurrency: many\n", "targets[1].concurrency", `must be a whole number (got "many") (line 3)`},
 		{"load: [1]\n", "load", "is not what this field takes (got a list) (line 1)"},
