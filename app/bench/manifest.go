@@ -181,7 +181,6 @@ func (m Manifest) Validate() Errors {
 	errs = append(errs, m.validateDistinctTargets()...)
 	errs = append(errs, m.validateLoad()...)
 	errs = append(errs, m.validateScoring()...)
-	errs = append(errs, m.Sim.validate()...)
 	return errs
 }
 

@@ -230,8 +230,18 @@ func path(ns string) string {
 		return ""
 	}
 	rest = strings.ReplaceAll(rest, "..", ".")
-	return strings.Trim(rest, ".")
+	return mapKey.ReplaceAllStringFunc(strings.Trim(rest, "."), func(k string) string {
+		k = k[1 : len(k)-1]
+		if _, err := strconv.Atoi(k); err == nil {
+			return "[" + k + "]"
+		}
+		return "[" + strconv.Quote(k) + "]"
+	})
 }
+
+// mapKey is an index or a map's key in a validator namespace; a key (not
+// a number) is quoted in a path: sim.accuracy["acme/b"].
+var mapKey = regexp.MustCompile(`\[[^\]]*\]`)
 
 // structField finds the struct field a validator struct namespace
 // ("Manifest.Targets[1].Runtime") is about, to read its msg tag.

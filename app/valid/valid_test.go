@@ -138,3 +138,22 @@ func TestErrorsHelpers(t *testing.T) {
 		t.Fatalf("Error() = %q", s)
 	}
 }
+
+// TestMapKeysAreQuotedInPaths: a map's key is quoted in the path, an index
+// is not, and a key's own rule (keys … endkeys) names it too.
+func TestMapKeysAreQuotedInPaths(t *testing.T) {
+	t.Parallel()
+	type sim struct {
+		Accuracy map[string]float64 `json:"accuracy" validate:"dive,keys,model_name,endkeys,finite,lte=1"`
+		Shares   []float64          `json:"shares" validate:"dive,lte=1"`
+	}
+	got := valid.Default().Struct(sim{Accuracy: map[string]float64{"acme/b": 1.5, "bad name!": 0.5}, Shares: []float64{0, 2}}).Map()
+	for _, p := range []string{`accuracy["acme/b"]`, `accuracy["bad name!"]`, "shares[1]"} {
+		if got[p] == "" {
+			t.Errorf("no error at %s in %v", p, got)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("errors %v, want 3", got)
+	}
+}
