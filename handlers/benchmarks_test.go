@@ -119,7 +119,7 @@ scorer: exact
 		"bad runtime":          {strings.Replace(manifest, "runtime: sim", "runtime: magic", 1), "targets[0].runtime"},
 		"no dataset":           {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: 999999", 1), "dataset"},
 		"unknown dataset name": {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: nothing-by-this-name", 1), "dataset"},
-		"unknown field":        {manifest + "colour: blue\n", ""},
+		"unknown field":        {manifest + "colour: blue\n", "colour"},
 	} {
 		r := post("/api/v1/benchmarks", tc.body)
 		errs, _ := r.body["errors"].([]any)
