@@ -70,15 +70,15 @@ type LoadProfile struct {
 
 // Sampling is passed to the runtime with every request.
 type Sampling struct {
-	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty" validate:"omitnil,finite,min=0,max=2"`
-	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty" validate:"omitnil,finite,gt=0,max=1"`
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty" validate:"omitnil,finite,min=0,max=2" msg_min:"between 0 and 2" msg_max:"between 0 and 2"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty" validate:"omitnil,finite,gt=0,max=1" msg_gt:"above 0 and at most 1" msg_max:"above 0 and at most 1"`
 	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens" validate:"min=1,max=1000000" msg:"between 1 and 1000000 (always set it: some runtimes generate without end otherwise)"`
 	Seed        *int64   `json:"seed,omitempty" yaml:"seed,omitempty"`
-	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty" validate:"max=4,dive,required,max=1000,text"`
+	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty" validate:"max=4,dive,required,max=1000,text" msg_required:"cannot be empty"`
 	// N is how many answers to ask for each item (one request each; 0
 	// means 1): the samples pass@k is estimated from. Its max is
 	// MaxSamples.
-	N int `json:"n,omitempty" yaml:"n,omitempty" validate:"min=0,max=100"`
+	N int `json:"n,omitempty" yaml:"n,omitempty" validate:"min=0,max=100" msg:"between 1 and 100 answers per item (0 means 1)"`
 }
 
 // MaxSamples bounds Sampling.N.

@@ -14,9 +14,9 @@ const ScorerJudge = "judge"
 // JudgeOptions name the judge (a registered model on a runtime and
 // hardware some agent serves) and how it judges.
 type JudgeOptions struct {
-	Model    string `json:"model" yaml:"model" validate:"required,model_name"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose the judge model"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose the judge's hardware profile"`
 	// Rubric is a shipped rubric's name (correctness, helpfulness,
 	// faithfulness; pairwise, pairwise-correctness for a pair), or custom
 	// with Template; empty picks correctness when the items have

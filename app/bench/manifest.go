@@ -45,9 +45,9 @@ type ScorerOptions struct {
 
 // Target is one model on one runtime on one hardware profile.
 type Target struct {
-	Model    string `json:"model" yaml:"model" validate:"required,model_name"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose a model"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose a hardware profile"`
 	// Remote marks a remote provider's model (a fleet's "openai:MODEL"
 	// target), served black-box: the hardware is the agent's, not the
 	// model's, so the model's memory need is not checked against it.
@@ -57,7 +57,7 @@ type Target struct {
 // Manifest describes a benchmark: a dataset × targets, under one load
 // profile, sampling and scorer.
 type Manifest struct {
-	Name     string           `json:"name" yaml:"name" validate:"notblank,max=200,text"`
+	Name     string           `json:"name" yaml:"name" validate:"notblank,max=200,text" msg_notblank:"give the benchmark a name"`
 	Dataset  DatasetRef       `json:"dataset" yaml:"dataset"`
 	Targets  []Target         `json:"targets" yaml:"targets" validate:"min=1,max=50,dive" msg:"from 1 to 50 targets, each a model, runtime and hardware"`
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
