@@ -162,6 +162,24 @@ func (v *Validator) RegisterRule(name, message string, ok func(string) bool) *Va
 	return v
 }
 
+// RegisterCustomType has values of types checked as what fn returns for
+// them (a Ref as its id or its name); call it while setting the validator
+// up, before it is shared.
+func (v *Validator) RegisterCustomType(fn func(reflect.Value) any, types ...any) *Validator {
+	v.v.RegisterCustomTypeFunc(fn, types...)
+	return v
+}
+
+// RegisterValueRule registers rule name, met by the values ok accepts
+// (any kind), with the message shown when it is not.
+func (v *Validator) RegisterValueRule(name, message string, ok func(reflect.Value) bool) *Validator {
+	v.messages[name] = message
+	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool { return ok(fl.Field()) }); err != nil {
+		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+	}
+	return v
+}
+
 // Struct checks s (a struct or a pointer to one) and returns its errors,
 // nil when there are none.
 func (v *Validator) Struct(s any) Errors {
