@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -158,13 +157,15 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 		return err
 	}
 	var body struct {
-		Price *float64 `json:"price_per_hour"`
+		Price *float64 `json:"price_per_hour" validate:"omitnil,finite,min=0,max=1000000" msg:"a number of USD per hour from 0 to 1000000, or null"`
 	}
-	if err := json.Unmarshal(c.Body(), &body); err != nil {
-		return apiFieldErrors(c, map[string]string{"price_per_hour": "a number of USD per hour, or null: " + err.Error()})
+	errs := valid.DecodeJSON(c.Body(), &body)
+	if errs == nil {
+		errs = s.validate.Struct(body)
 	}
-	if body.Price != nil && (*body.Price < 0 || *body.Price > 1e6) {
-		return apiFieldErrors(c, map[string]string{"price_per_hour": fmt.Sprintf("must be between 0 and 1000000 (got %g)", *body.Price)})
+	if errs != nil {
+		// This API's errors name the field as "field".
+		return apiFieldErrors(c, errs.Map())
 	}
 	err = s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
 	if errors.Is(err, store.ErrNotFound) {

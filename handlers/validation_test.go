@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -101,7 +102,7 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 		{"/api/v1/capacity", b.tok, `{"dataset_id":0,"traffic":{"peak_rps":10,"average_rps":1,"input_tokens":10,"output_tokens":10}}`, "path", "dataset_id", "choose a dataset"},
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{}`, "path", "judge", "name the judge"},
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},"against":-1}`, "path", "against", "a run id"},
-		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":""}}`, "path", "judge.hardware", "is required"},
+		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":""}}`, "path", "judge.hardware", "choose the judge's hardware profile"},
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":"cpu-2c","scale":{"min":"one"}}}`, "path", "judge.scale.min", "must be a whole number"},
 		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","count":"many"}`, "field", "count", "must be a whole number"},
 		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","input":[1]}`, "field", "input", "must be an object"},
@@ -123,6 +124,17 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 		}
 		if status != 422 || !found {
 			t.Errorf("POST %s %s: %d %v; want 422 with %s %q saying %q", tc.path, tc.body, status, out, tc.key, tc.field, tc.want)
+		}
+	}
+	for _, body := range []string{`{"price_per_hour":"ten"}`, `{"price_per_hour":-2}`, `{"price_per_hour":1,"currency":"EUR"}`} {
+		r := b.api(http.MethodPut, "/api/v1/hardware/cpu-2c/price", admin, strings.NewReader(body), "application/json")
+		errs, _ := r.body["errors"].([]any)
+		msg := ""
+		if len(errs) == 1 {
+			msg, _ = errs[0].(map[string]any)["message"].(string)
+		}
+		if r.status != 422 || len(errs) != 1 || errs[0].(map[string]any)["field"] == "" || goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
+			t.Errorf("PUT price %s: %d %v", body, r.status, r.body)
 		}
 	}
 	if n := b.countRows("models"); n != models {

@@ -234,7 +234,12 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 		if msg == "" {
 			msg = v.message(fe)
 		}
-		out = append(out, FieldError{Path: path(fe.Namespace()), Message: msg})
+		ns := fe.Namespace()
+		if root != nil && anonymous(root) {
+			// An anonymous struct's namespace has no root name.
+			ns = "." + ns
+		}
+		out = append(out, FieldError{Path: path(ns), Message: msg})
 	}
 	return out
 }
@@ -267,6 +272,9 @@ func structField(root reflect.Type, ns string) (reflect.StructField, bool) {
 	if root == nil {
 		return reflect.StructField{}, false
 	}
+	if anonymous(root) {
+		ns = "." + ns
+	}
 	parts := strings.Split(ns, ".")
 	t := root
 	var sf reflect.StructField
@@ -287,6 +295,15 @@ func structField(root reflect.Type, ns string) (reflect.StructField, bool) {
 		sf, t = f, f.Type
 	}
 	return sf, len(parts) > 1
+}
+
+// anonymous reports whether t (or what it points to) is a struct type
+// without a name.
+func anonymous(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name() == ""
 }
 
 // Secret marks a field whose value must never be echoed in a message:

@@ -157,3 +157,17 @@ func TestMapKeysAreQuotedInPaths(t *testing.T) {
 		t.Errorf("errors %v, want 3", got)
 	}
 }
+
+// TestAnonymousStructs: a body declared in place has its paths and its
+// msg tags too.
+func TestAnonymousStructs(t *testing.T) {
+	t.Parallel()
+	price := -2.0
+	body := struct {
+		Price *float64 `json:"price_per_hour" validate:"omitnil,min=0" msg:"USD per hour"`
+	}{&price}
+	errs := valid.Default().Struct(&body)
+	if len(errs) != 1 || errs[0].Path != "price_per_hour" || errs[0].Message != "USD per hour" {
+		t.Fatalf("errors %v", errs)
+	}
+}
