@@ -141,13 +141,6 @@ func DecodeQuickStart(r io.Reader) (QuickStart, error) {
 	return qs, nil
 }
 
-func typeWanted(field string) string {
-	if field == "name" {
-		return "a string"
-	}
-	return errRefType.Error()
-}
-
 // badRefField is the first of model_id and dataset_id whose value is not
 // a valid Ref.
 func badRefField(b []byte) string {

@@ -306,8 +306,8 @@ func anonymous(t reflect.Type) bool {
 	return t.Name() == ""
 }
 
-// Secret marks a field whose value must never be echoed in a message:
-// tag it `secret:"true"`, or name it with PASSWORD, KEY or TOKEN.
+// secret reports whether a field's value must never be echoed in a
+// message: its name says PASSWORD, KEY, TOKEN or SECRET.
 func secret(fe validator.FieldError) bool {
 	n := strings.ToUpper(fe.Field())
 	return strings.Contains(n, "PASSWORD") || strings.Contains(n, "KEY") || strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET")
