@@ -1,9 +1,13 @@
 package valid_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/valid"
 )
@@ -107,4 +111,25 @@ func FuzzDecodeJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTranslate: errors from elsewhere come out as field errors without
+// Go's type names; field errors pass through as they are.
+func TestTranslate(t *testing.T) {
+	t.Parallel()
+	var b body
+	err := json.Unmarshal([]byte(`{"load":{"concurrency":"x"}}`), &b)
+	errs := valid.Translate(err)
+	if len(errs) != 1 || errs[0].Path != "load.concurrency" || errs[0].Message != "must be a whole number (got text)" {
+		t.Fatalf("json: %v", errs)
+	}
+	err = yaml.Unmarshal([]byte("share: [1]\n"), &b)
+	errs = valid.Translate(err)
+	if len(errs) != 1 || goType.MatchString(errs[0].Message) || strings.Contains(errs[0].Message, "type ") {
+		t.Fatalf("yaml: %v", errs)
+	}
+	in := valid.Errors{{Path: "a", Message: "b"}}
+	if got := valid.Translate(fmt.Errorf("wrapped: %w", in)); len(got) != 1 || got[0] != in[0] {
+		t.Fatalf("field errors: %v", got)
+	}
 }

@@ -99,7 +99,6 @@ func Join(prefix, path string) string {
 // under the names given by the tags in nameTags (the first a field has).
 type Validator struct {
 	v        *validator.Validate
-	nameTags []string
 	choices  map[string][]string
 	messages map[string]string
 }
@@ -127,7 +126,7 @@ func New(nameTags ...string) *Validator {
 			panic(fmt.Sprintf("valid: registering %s: %v", name, err))
 		}
 	}
-	return &Validator{v: v, nameTags: nameTags, choices: map[string][]string{}, messages: map[string]string{}}
+	return &Validator{v: v, choices: map[string][]string{}, messages: map[string]string{}}
 }
 
 // RegisterChoice registers rule name, met by any of values; call it while
@@ -245,8 +244,7 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 }
 
 // path drops the root struct's name from a validator namespace:
-// "Manifest.targets[1].runtime" → "targets[1].runtime". A field whose name
-// is empty (embedded structs) leaves no empty segment behind.
+// "Manifest.targets[1].runtime" → "targets[1].runtime".
 func path(ns string) string {
 	_, rest, ok := strings.Cut(ns, ".")
 	if !ok {
@@ -319,6 +317,9 @@ func (v *Validator) message(fe validator.FieldError) string {
 	if !secret(fe) {
 		got = fmt.Sprintf(" (got %s)", shown(fe.Value()))
 	}
+	if msg, ok := v.messages[fe.Tag()]; ok {
+		return msg + got
+	}
 	kind := fe.Kind()
 	counted := kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map
 	p := fe.Param()
@@ -385,9 +386,6 @@ func (v *Validator) message(fe validator.FieldError) string {
 			return fmt.Sprintf("must be %s %s long", p, chars(p))
 		}
 		return fmt.Sprintf("must have %s %s", p, items(p))
-	}
-	if msg, ok := v.messages[fe.Tag()]; ok {
-		return msg + got
 	}
 	if list, ok := v.choices[fe.Tag()]; ok {
 		return fmt.Sprintf("must be one of %s%s", strings.Join(nonEmpty(list), ", "), got)
