@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/agentd/sim"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // simUsage is agentd sim's help, short enough to include in agentd's.
@@ -111,19 +110,18 @@ func readSimConfig(path string, cfg *sim.Config) error {
 			section = section || root.Content[i].Value == "sim"
 		}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
+	var errs valid.Errors
 	if section {
 		file := struct {
 			Sim   *sim.Config    `yaml:"sim"`
 			Other map[string]any `yaml:",inline"`
 		}{Sim: cfg}
-		err = dec.Decode(&file)
+		errs = valid.DecodeYAML(b, &file)
 	} else {
-		err = dec.Decode(cfg)
+		errs = valid.DecodeYAML(b, cfg)
 	}
-	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	if errs != nil {
+		return errs
 	}
 	return nil
 }

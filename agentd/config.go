@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/agentd/sim"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -143,10 +143,8 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 		if err != nil {
 			return c, fmt.Errorf("--config: %w", err)
 		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-			return c, fmt.Errorf("--config %s: %w", path, err)
+		if errs := valid.DecodeYAML(b, &c); errs != nil {
+			return c, fmt.Errorf("--config %s: %w", path, errs)
 		}
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)

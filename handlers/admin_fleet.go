@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"time"
 
@@ -58,21 +59,29 @@ func (s *server) hardwareResult(c *fiber.Ctx, status int, errs map[string]string
 	return render(c, status, admin.HardwarePage(hs, errs))
 }
 
+// priceRequest is a hardware profile's price form; no price is no price.
+type priceRequest struct {
+	Price *float64 `form:"price" validate:"omitnil,finite,min=0,max=1000000" msg:"Enter a price in USD per hour, such as 2.49, or leave it empty."`
+}
+
 func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 	slug, err := slugParam(c, "slug")
 	if err != nil {
 		return err
 	}
-	raw := strings.TrimSpace(c.FormValue("price"))
-	var price *float64
-	if raw != "" {
+	var req priceRequest
+	if raw := strings.TrimSpace(c.FormValue("price")); raw != "" {
+		// A price that does not parse is NaN, which its rules refuse.
 		p, err := parseFinite("price", strings.TrimPrefix(raw, "$"))
-		if err != nil || p < 0 || p > 1e6 {
-			return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: "Enter a price in USD per hour, such as 2.49, or leave it empty."})
+		if err != nil {
+			p = math.NaN()
 		}
-		price = &p
+		req.Price = &p
 	}
-	err = s.Store.SetHardwarePrice(c.UserContext(), slug, price)
+	if errs := s.validate.Struct(req); errs != nil {
+		return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: errs[0].Message})
+	}
+	err = s.Store.SetHardwarePrice(c.UserContext(), slug, req.Price)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "There is no such hardware profile.")
 	}

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/admin"
 )
 
@@ -25,13 +23,31 @@ type modelStore interface {
 }
 
 // parseModelForm reads and checks the model form; errors are keyed by field.
-func parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.ModelFields) {
-	return checkModel(func(k string) string { return c.FormValue(k) }, id)
+func (s *server) parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.ModelFields) {
+	return s.checkModel(func(k string) string { return c.FormValue(k) }, id)
+}
+
+// modelRequest is a model's fields as registered: typed, each with its
+// rules (tags) and the message shown beside its field (msg).
+type modelRequest struct {
+	ID            int64    `json:"-"`
+	Name          string   `json:"name" validate:"model_name" msg:"Enter a model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /)."`
+	DisplayName   string   `json:"display_name" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
+	Family        string   `json:"family" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
+	License       string   `json:"license" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
+	ParamsB       float64  `json:"params_b" validate:"finite,gt=0,lte=10000" msg:"Enter the parameter count in billions, such as 7 or 0.5."`
+	Quantization  string   `json:"quantization" validate:"quantization" msg:"Choose a quantisation from the list."`
+	ContextLength int      `json:"context_length" validate:"min=1,max=10000000" msg:"Enter the context length in tokens, such as 32768."`
+	MemoryGB      *float64 `json:"memory_gb" validate:"omitnil,finite,gt=0,lte=100000" msg:"Enter the memory in GB, or leave it empty to estimate it."`
+	BaseModelID   *int64   `json:"base_model_id" validate:"required_if=Adapter true,omitnil,min=1,nefield=ID" msg:"Choose another model as the base." msg_required_if:"An adapter needs its base model."`
+	Adapter       bool     `json:"adapter"`
 }
 
 // checkModel reads the model's fields by name from get (a form or a JSON
-// body) and checks them; errors are keyed by field.
-func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.ModelFields) {
+// body) and checks them; errors are keyed by field. A number that does
+// not parse becomes one its field's rules refuse (NaN, 0), so it is told
+// so in the same words.
+func (s *server) checkModel(get func(key string) string, id int64) (admin.ModelForm, store.ModelFields) {
 	f := admin.ModelForm{
 		ID:            id,
 		Name:          strings.TrimSpace(get("name")),
@@ -44,50 +60,30 @@ func checkModel(get func(key string) string, id int64) (admin.ModelForm, store.M
 		MemoryGB:      strings.TrimSpace(get("memory_gb")),
 		BaseModelID:   strings.TrimSpace(get("base_model_id")),
 		Adapter:       get("adapter") != "" && get("adapter") != "false",
-		Errors:        map[string]string{},
 	}
-	out := store.ModelFields{Name: f.Name, DisplayName: f.DisplayName, Family: f.Family, Quantization: f.Quantization,
-		License: f.License, Adapter: f.Adapter}
-	if jobs.CheckModelName(f.Name) != nil {
-		f.Errors["name"] = "Enter a model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /)."
+	req := modelRequest{ID: id, Name: f.Name, DisplayName: f.DisplayName, Family: f.Family, License: f.License,
+		Quantization: f.Quantization, Adapter: f.Adapter, ParamsB: math.NaN()}
+	if p, err := parseFinite("params_b", f.ParamsB); err == nil {
+		req.ParamsB = p
 	}
-	for field, v := range map[string]string{"display_name": f.DisplayName, "family": f.Family, "license": f.License} {
-		if len(v) > 200 || !dataset.IsText(v) {
-			f.Errors[field] = "At most 200 characters of text (UTF-8, no NUL characters)."
-		}
-	}
-	// parseFinite: NaN passes every "x <= lo || x > hi" check.
-	if p, err := parseFinite("params_b", f.ParamsB); err != nil || p <= 0 || p > 10000 {
-		f.Errors["params_b"] = "Enter the parameter count in billions, such as 7 or 0.5."
-	} else {
-		out.ParamsB = p
-	}
-	if !advise.KnownQuantization(f.Quantization) {
-		f.Errors["quantization"] = "Choose a quantisation from the list."
-	}
-	if n, err := strconv.Atoi(f.ContextLength); err != nil || n < 1 || n > 10_000_000 {
-		f.Errors["context_length"] = "Enter the context length in tokens, such as 32768."
-	} else {
-		out.ContextLength = n
+	if n, err := strconv.Atoi(f.ContextLength); err == nil {
+		req.ContextLength = n
 	}
 	if f.MemoryGB != "" {
-		if m, err := parseFinite("memory_gb", f.MemoryGB); err != nil || m <= 0 || m > 100000 {
-			f.Errors["memory_gb"] = "Enter the memory in GB, or leave it empty to estimate it."
-		} else {
-			out.MemoryGB = &m
+		m := math.NaN()
+		if v, err := parseFinite("memory_gb", f.MemoryGB); err == nil {
+			m = v
 		}
+		req.MemoryGB = &m
 	}
 	if f.BaseModelID != "" {
-		if b, err := parseID("base_model_id", f.BaseModelID); err != nil || b == id {
-			f.Errors["base_model_id"] = "Choose another model as the base."
-		} else {
-			out.BaseModelID = &b
-		}
+		b, _ := parseID("base_model_id", f.BaseModelID)
+		req.BaseModelID = &b
 	}
-	if f.Adapter && out.BaseModelID == nil {
-		f.Errors["base_model_id"] = "An adapter needs its base model."
-	}
-	return f, out
+	f.Errors = s.validate.Struct(req).Map()
+	return f, store.ModelFields{Name: req.Name, DisplayName: req.DisplayName, Family: req.Family, Quantization: req.Quantization,
+		License: req.License, Adapter: req.Adapter, ParamsB: req.ParamsB, ContextLength: req.ContextLength,
+		MemoryGB: req.MemoryGB, BaseModelID: req.BaseModelID}
 }
 
 func (s *server) showModelsPage(c *fiber.Ctx) error {
@@ -104,7 +100,7 @@ func (s *server) modelsResult(c *fiber.Ctx, status int, d admin.ModelsData) erro
 }
 
 func (s *server) createModel(c *fiber.Ctx) error {
-	form, fields := parseModelForm(c, 0)
+	form, fields := s.parseModelForm(c, 0)
 	if len(form.Errors) == 0 {
 		_, err := s.Store.CreateModel(c.UserContext(), fields)
 		switch {
@@ -157,7 +153,7 @@ func (s *server) updateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := parseModelForm(c, m.ID)
+	form, fields := s.parseModelForm(c, m.ID)
 	if len(form.Errors) == 0 {
 		err := s.Store.UpdateModel(c.UserContext(), m.ID, fields)
 		switch {

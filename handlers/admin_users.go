@@ -5,11 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/admin"
 )
@@ -24,18 +22,14 @@ type userStore interface {
 	ResetUserPassword(ctx context.Context, id int64, hash string) (revokedTokens int, err error)
 }
 
-// newUserRequest is the create-user form, validated with validator/v10.
+// newUserRequest is the create-user form; each field's tags are its rules
+// and msg its message beside the field.
 type newUserRequest struct {
-	Email    string `form:"email" validate:"required,email,max=254"`
-	Name     string `form:"name" validate:"max=200"`
-	Password string `form:"password" validate:"min=8,max=72"`
+	Email string `form:"email" validate:"required,email,max=254,text" msg:"Enter a valid email address."`
+	Name  string `form:"name" validate:"max=200,text" msg:"The name may be at most 200 characters of text (no NUL characters)."`
+	// bcrypt counts bytes, max characters: maxbytes checks the bytes too.
+	Password string `form:"password" validate:"min=8,max=72,maxbytes=72" msg:"The password must be 8 to 72 characters long."`
 	Admin    bool   `form:"admin"`
-}
-
-var fieldMessages = map[string]string{
-	"email":    "Enter a valid email address.",
-	"name":     "The name may be at most 200 characters of text (no NUL characters).",
-	"password": "The password must be 8 to 72 characters long.",
 }
 
 func (s *server) showUsersPage(c *fiber.Ctx) error {
@@ -62,22 +56,7 @@ func (s *server) createUser(c *fiber.Ctx) error {
 	}
 	req.Email = strings.ToLower(strings.TrimSpace(req.Email))
 	req.Name = strings.TrimSpace(req.Name)
-	form := admin.NewUserForm{Email: req.Email, Name: req.Name, Admin: req.Admin, Errors: map[string]string{}}
-	var verrs validator.ValidationErrors
-	if errors.As(s.validate.Struct(req), &verrs) {
-		for _, fe := range verrs {
-			form.Errors[fe.Field()] = fieldMessages[fe.Field()]
-		}
-	}
-	for field, v := range map[string]string{"email": req.Email, "name": req.Name} {
-		if !dataset.IsText(v) {
-			form.Errors[field] = fieldMessages[field]
-		}
-	}
-	// bcrypt counts bytes, the validator characters: check the bytes too.
-	if auth.CheckPolicy(req.Password) != nil {
-		form.Errors["password"] = fieldMessages["password"]
-	}
+	form := admin.NewUserForm{Email: req.Email, Name: req.Name, Admin: req.Admin, Errors: s.validate.Struct(req).Map()}
 	if len(form.Errors) > 0 {
 		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
 	}

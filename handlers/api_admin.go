@@ -1,16 +1,15 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // apiFieldErrors answers 422 with one entry per field, as the benchmark
@@ -32,10 +31,8 @@ func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
 // checks a model with the same rules as the admin form.
 func jsonFields(body []byte) (func(string) string, error) {
 	raw := map[string]json.RawMessage{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+err.Error())
+	if errs := valid.DecodeJSON(body, &raw); errs != nil {
+		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+errs.Error())
 	}
 	return func(k string) string {
 		v, ok := raw[k]
@@ -56,7 +53,7 @@ func (s *server) apiCreateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := checkModel(get, 0)
+	form, fields := s.checkModel(get, 0)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}
@@ -80,7 +77,7 @@ func (s *server) apiUpdateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := checkModel(get, m.ID)
+	form, fields := s.checkModel(get, m.ID)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}
@@ -160,13 +157,15 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 		return err
 	}
 	var body struct {
-		Price *float64 `json:"price_per_hour"`
+		Price *float64 `json:"price_per_hour" validate:"omitnil,finite,min=0,max=1000000" msg:"a number of USD per hour from 0 to 1000000, or null"`
 	}
-	if err := json.Unmarshal(c.Body(), &body); err != nil {
-		return apiFieldErrors(c, map[string]string{"price_per_hour": "a number of USD per hour, or null: " + err.Error()})
+	errs := valid.DecodeJSON(c.Body(), &body)
+	if errs == nil {
+		errs = s.validate.Struct(body)
 	}
-	if body.Price != nil && (*body.Price < 0 || *body.Price > 1e6) {
-		return apiFieldErrors(c, map[string]string{"price_per_hour": fmt.Sprintf("must be between 0 and 1000000 (got %g)", *body.Price)})
+	if errs != nil {
+		// This API's errors name the field as "field".
+		return apiFieldErrors(c, errs.Map())
 	}
 	err = s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
 	if errors.Is(err, store.ErrNotFound) {

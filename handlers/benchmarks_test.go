@@ -119,7 +119,7 @@ scorer: exact
 		"bad runtime":          {strings.Replace(manifest, "runtime: sim", "runtime: magic", 1), "targets[0].runtime"},
 		"no dataset":           {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: 999999", 1), "dataset"},
 		"unknown dataset name": {strings.Replace(manifest, fmt.Sprintf("dataset: %d", datasetID), "dataset: nothing-by-this-name", 1), "dataset"},
-		"unknown field":        {manifest + "colour: blue\n", ""},
+		"unknown field":        {manifest + "colour: blue\n", "colour"},
 	} {
 		r := post("/api/v1/benchmarks", tc.body)
 		errs, _ := r.body["errors"].([]any)
@@ -321,7 +321,7 @@ func TestManifestUploadOnThePage(t *testing.T) {
 		return c.do(req)
 	}
 	manifest := fmt.Sprintf("name: From a file\ndataset: %v\ntargets: [{model: m/small, runtime: sim, hardware: cpu-2c}]\nload: {profile: sequential}\nsampling: {max_tokens: 8}\n", ds.body["dataset_id"])
-	if res := send("preview", manifest+"colour: blue\n"); res.status != 422 || !strings.Contains(res.text(`[data-testid="benchmark-errors"]`), "field colour not found") {
+	if res := send("preview", manifest+"colour: blue\n"); res.status != 422 || !strings.Contains(res.text(`[data-testid="benchmark-errors"]`), `unknown field "colour"`) {
 		t.Fatalf("bad manifest: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
 	}
 	if res := send("preview", manifest); res.status != 200 || res.doc.Find(`[data-testid="plan-run"]`).Length() != 1 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/capacity"
 	"github.com/ruckus/ruckus/views/compare"
@@ -33,46 +33,16 @@ const capacityRuns = 50
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
 type capacityRequest struct {
-	DatasetID int64          `json:"dataset_id"`
+	DatasetID int64          `json:"dataset_id" validate:"min=1,max=2147483647" msg:"choose a dataset"`
 	Traffic   advise.Traffic `json:"traffic"`
 	SLO       struct {
-		TTFTms  float64 `json:"ttft_ms"`
-		TPOTms  float64 `json:"tpot_ms"`
-		E2Ems   float64 `json:"e2e_ms"`
-		Goodput float64 `json:"goodput"`
+		TTFTms  float64 `json:"ttft_ms" validate:"finite,min=0,max=10000000" msg:"a TTFT bound in ms ≥ 0 (0: none)"`
+		TPOTms  float64 `json:"tpot_ms" validate:"finite,min=0,max=10000000" msg:"a TPOT bound in ms ≥ 0 (0: none)"`
+		E2Ems   float64 `json:"e2e_ms" validate:"finite,min=0,max=100000000" msg:"an E2E bound in ms ≥ 0 (0: none)"`
+		Goodput float64 `json:"goodput" validate:"finite,min=0,max=1" msg:"the share of requests that must meet the SLOs, from 0 (default 0.99) to 1"`
 	} `json:"slo"`
-	Headroom float64      `json:"headroom"`
+	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"the share of each replica's SLO-bound rate kept free, from 0 to 0.9"`
 	Costs    advise.Costs `json:"costs"`
-}
-
-// check names every field that is out of range (field path → message).
-func (r capacityRequest) check() map[string]string {
-	errs := map[string]string{}
-	in := func(path string, v, lo, hi float64, loOpen bool, msg string) {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi || (loOpen && v == lo) {
-			errs[path] = msg
-		}
-	}
-	if r.DatasetID <= 0 || r.DatasetID > math.MaxInt32 {
-		errs["dataset_id"] = "choose a dataset"
-	}
-	in("traffic.peak_rps", r.Traffic.PeakRPS, 0, 1e6, true, "requests per second at peak, above 0 and at most 1,000,000")
-	in("traffic.average_rps", r.Traffic.AverageRPS, 0, 1e6, true, "requests per second on average, above 0")
-	if _, bad := errs["traffic.average_rps"]; !bad && r.Traffic.AverageRPS > r.Traffic.PeakRPS {
-		errs["traffic.average_rps"] = "cannot be above the peak"
-	}
-	in("traffic.input_tokens", r.Traffic.InputTokens, 1, 1e7, false, "input tokens per request, from 1 to 10,000,000")
-	in("traffic.output_tokens", r.Traffic.OutputTokens, 1, 1e7, false, "output tokens per request, from 1 to 10,000,000")
-	in("slo.ttft_ms", r.SLO.TTFTms, 0, 1e7, false, "a TTFT bound in ms ≥ 0 (0: none)")
-	in("slo.tpot_ms", r.SLO.TPOTms, 0, 1e7, false, "a TPOT bound in ms ≥ 0 (0: none)")
-	in("slo.e2e_ms", r.SLO.E2Ems, 0, 1e8, false, "an E2E bound in ms ≥ 0 (0: none)")
-	in("slo.goodput", r.SLO.Goodput, 0, 1, false, "the share of requests that must meet the SLOs, from 0 (default 0.99) to 1")
-	in("headroom", r.Headroom, 0, 0.9, false, "the share of each replica's SLO-bound rate kept free, from 0 to 0.9")
-	in("costs.hours_per_month", r.Costs.HoursPerMonth, 0, 744, false, "hours a month, from 0 (default 730.5) to 744")
-	in("costs.utilisation", r.Costs.Utilisation, 0, 1, false, "the share of those hours the replicas are up, from 0 (default 1) to 1")
-	in("costs.energy_price_per_kwh", r.Costs.EnergyPricePerKWh, 0, 100, false, "USD per kWh, from 0 to 100")
-	in("costs.licence_per_month", r.Costs.LicencePerMonth, 0, 1e9, false, "USD a month, from 0")
-	return errs
 }
 
 func (r capacityRequest) slo() jobs.SLO {
@@ -155,31 +125,17 @@ func (s *server) planCapacity(ctx context.Context, v store.Viewer, req capacityR
 // profile over every target benchmarked on a dataset.
 func (s *server) apiCapacity(c *fiber.Ctx) error {
 	var req capacityRequest
-	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": []fiber.Map{{"path": "", "message": jsonProblem(err)}}})
+	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
+		return fieldErrors422(c, errs)
 	}
-	if errs := req.check(); len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs)})
+	if errs := s.validate.Struct(req); len(errs) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs.Map())})
 	}
 	plan, err := s.planCapacity(c.UserContext(), viewer(c), req)
 	if err != nil {
 		return err
 	}
 	return c.JSON(plan)
-}
-
-// jsonProblem says what is wrong with a JSON body without Go's type names.
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("%s: a %s is not what this field takes", te.Field, te.Value)
-	}
-	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
-		return "unknown field " + strings.TrimPrefix(msg, "json: unknown field ")
-	}
-	return "the body must be a JSON object: " + err.Error()
 }
 
 // fieldErrors lists field errors in path order, in the API's error shape.
@@ -246,7 +202,7 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	num("costs.utilisation", form.Utilisation, &req.Costs.Utilisation)
 	num("costs.energy_price_per_kwh", form.EnergyPrice, &req.Costs.EnergyPricePerKWh)
 	num("costs.licence_per_month", form.Licence, &req.Costs.LicencePerMonth)
-	for p, m := range req.check() {
+	for p, m := range s.validate.Struct(req).Map() {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m
 		}

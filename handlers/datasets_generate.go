@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/datasets"
 )
 
@@ -35,10 +35,13 @@ type generateRequest struct {
 // with the dataset and its spec, or 422 with the errors by field.
 func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 	var req generateRequest
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": []synth.FieldError{{Field: jsonErrorField(err), Message: "the body must be a JSON spec: " + err.Error()}}})
+	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
+		// This API's errors name the field as "field".
+		out := make(synth.Errors, len(errs))
+		for i, fe := range errs {
+			out[i] = synth.FieldError{Field: fe.Path, Message: fe.Message}
+		}
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": out})
 	}
 	ds, err := synth.Create(c.UserContext(), s.Store, synth.Request{Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
 	var errs synth.Errors
@@ -57,21 +60,6 @@ func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 		apiDataset
 		Generator json.RawMessage `json:"generator"`
 	}{toAPIDataset(ds), gen})
-}
-
-// jsonErrorField names the field a JSON decoding error is about, when it
-// says.
-func jsonErrorField(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return strings.TrimPrefix(te.Field, "Spec.")
-	}
-	if msg := err.Error(); strings.Contains(msg, "unknown field") {
-		if _, f, ok := strings.Cut(msg, `"`); ok {
-			return strings.TrimSuffix(f, `"`)
-		}
-	}
-	return ""
 }
 
 // generateDataset handles the generate form: on success to the new

@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/results"
 )
@@ -222,8 +221,8 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 
 // apiJudgeRequest is the body of POST /api/v1/runs/{id}/judge.
 type apiJudgeRequest struct {
-	Judge   *bench.JudgeOptions `json:"judge"`
-	Against int64               `json:"against,omitempty"`
+	Judge   *bench.JudgeOptions `json:"judge" validate:"required" msg_required:"name the judge: model, runtime, hardware"`
+	Against int64               `json:"against,omitempty" validate:"min=0" msg:"a run id"`
 }
 
 // apiStartJudging starts a judging of a run through the API: graded
@@ -234,16 +233,13 @@ func (s *server) apiStartJudging(c *fiber.Ctx) error {
 		return err
 	}
 	var req apiJudgeRequest
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": bench.Errors{{Path: "", Message: "not valid JSON for a judging: " + err.Error()}}})
+	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
+		return fieldErrors422(c, errs)
 	}
-	if req.Judge == nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": bench.Errors{{Path: "judge", Message: "name the judge: model, runtime, hardware"}}})
-	}
-	if req.Against < 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": bench.Errors{{Path: "against", Message: "a run id"}}})
+	// Rubric, template and scale are weighed against the judging's mode
+	// when it starts.
+	if errs := s.validate.Struct(req); errs != nil {
+		return fieldErrors422(c, errs)
 	}
 	started, err := s.Benchmarks.StartJudge(c.UserContext(), viewer(c), bench.JudgeRequest{Options: *req.Judge, RunA: run.ID, RunB: req.Against})
 	var ferrs bench.Errors

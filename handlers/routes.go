@@ -9,11 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"reflect"
 	"runtime/debug"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/limiter"
@@ -25,6 +23,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/fleet"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/assets"
 )
 
@@ -109,7 +108,8 @@ type server struct {
 	sessions *auth.SessionStore
 	flashes  *sessions.CookieStore
 	csrf     *securecookie.SecureCookie
-	validate *validator.Validate
+	// validate is the one validator of forms and API bodies.
+	validate *valid.Validator
 	live     *liveFragments
 	exports  *exportGate
 	// exportStall is ExportStallTimeout or its default.
@@ -140,7 +140,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		sessions: auth.NewSessionStore(d.Store, d.SessionKey, d.SessionTTL),
 		flashes:  sessions.NewCookieStore(d.SessionKey),
 		csrf:     securecookie.New(d.SessionKey, nil),
-		validate: validator.New(validator.WithRequiredStructEnabled()),
+		validate: newValidator(),
 		live:     newLiveFragments(d.LiveFragmentTTL),
 		exports:  newExportGate(d.ExportsPerUser, d.ExportsTotal),
 	}
@@ -150,7 +150,6 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		panic(err) // embedded: the tests read it
 	}
 	s.openAPI = spec
-	s.validate.RegisterTagNameFunc(func(f reflect.StructField) string { return f.Tag.Get("form") })
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 
 	app := fiber.New(fiber.Config{

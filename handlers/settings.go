@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/account"
 )
@@ -32,24 +31,27 @@ func (s *server) showSettingsPage(c *fiber.Ctx) error {
 	}))
 }
 
+// passwordRequest is the change-password form.
+type passwordRequest struct {
+	Current string `form:"current"`
+	// The password policy (auth.CheckPolicy) counts bytes, as bcrypt does.
+	New     string `form:"new" validate:"minbytes=8,maxbytes=72" msg:"The new password must be 8 to 72 characters long."`
+	Confirm string `form:"confirm" validate:"eqfield=New" msg:"The two new passwords differ."`
+}
+
 // changePassword checks the current password and stores the new one; every
 // other session of the user is signed out, this one stays.
 func (s *server) changePassword(c *fiber.Ctx) error {
 	u := currentUser(c)
-	current, next, confirm := c.FormValue("current"), c.FormValue("new"), c.FormValue("confirm")
-	form := account.PasswordForm{Errors: map[string]string{}}
-	if !s.Passwords.Match(u.PasswordHash, current) {
+	req := passwordRequest{Current: c.FormValue("current"), New: c.FormValue("new"), Confirm: c.FormValue("confirm")}
+	form := account.PasswordForm{Errors: s.validate.Struct(req).Map()}
+	if !s.Passwords.Match(u.PasswordHash, req.Current) {
 		form.Errors["current"] = "This is not your current password."
-	}
-	if err := auth.CheckPolicy(next); err != nil {
-		form.Errors["new"] = "The new password must be 8 to 72 characters long."
-	}
-	if next != confirm {
-		form.Errors["confirm"] = "The two new passwords differ."
 	}
 	if len(form.Errors) > 0 {
 		return s.passwordResult(c, fiber.StatusUnprocessableEntity, form)
 	}
+	next := req.New
 	hash, err := s.Passwords.Hash(next)
 	if err != nil {
 		return err
@@ -75,27 +77,25 @@ func (s *server) passwordResult(c *fiber.Ctx, status int, form account.PasswordF
 	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Password: form, Tokens: account.TokensData{Tokens: tokens}}))
 }
 
+// tokenRequest is the new-token form.
+type tokenRequest struct {
+	Name string `form:"name" validate:"notblank,max=100,text" msg_notblank:"Give the token a name, so you know later what uses it." msg_max:"The name may be at most 100 characters long." msg_text:"The name must be text (UTF-8, no NUL characters)."`
+}
+
 func (s *server) createToken(c *fiber.Ctx) error {
 	u := currentUser(c)
-	name := strings.TrimSpace(c.FormValue("name"))
+	req := tokenRequest{Name: strings.TrimSpace(c.FormValue("name"))}
 	d := account.TokensData{}
 	status := fiber.StatusOK
-	switch {
-	case name == "":
-		d.Error = "Give the token a name, so you know later what uses it."
+	if errs := s.validate.Struct(req); errs != nil {
+		d.Error = errs[0].Message
 		status = fiber.StatusUnprocessableEntity
-	case len(name) > 100:
-		d.Error = "The name may be at most 100 characters long."
-		status = fiber.StatusUnprocessableEntity
-	case !dataset.IsText(name):
-		d.Error = "The name must be text (UTF-8, no NUL characters)."
-		status = fiber.StatusUnprocessableEntity
-	default:
+	} else {
 		token, prefix, hash := auth.NewAPIToken()
-		if _, err := s.Store.CreateAPIToken(c.UserContext(), u.ID, name, prefix, hash); err != nil {
+		if _, err := s.Store.CreateAPIToken(c.UserContext(), u.ID, req.Name, prefix, hash); err != nil {
 			return err
 		}
-		d.NewToken, d.NewName = token, name
+		d.NewToken, d.NewName = token, req.Name
 	}
 	return s.tokensResult(c, status, d)
 }

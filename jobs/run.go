@@ -38,44 +38,47 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// LoadProfile is how requests are sent.
+// LoadProfile is how requests are sent. Its validate tags are each
+// field's own rules (app/valid); what a field must be for a given profile
+// is the manifest's to check (app/bench).
 type LoadProfile struct {
-	Profile string `json:"profile" yaml:"profile"`
+	Profile string `json:"profile" yaml:"profile" validate:"oneof=sequential concurrency constant-rate poisson sweep trace"`
 	// Concurrency is the number of requests in flight (concurrency; the
 	// ceiling of a sweep).
 	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
 	// Rate is requests per second (constant-rate, poisson).
-	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
+	Rate float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite"`
 	// Steps is how many rates a sweep tries between sequential and the
 	// highest throughput.
 	Steps int `json:"steps,omitempty" yaml:"steps,omitempty"`
 	// Rates, for a sweep, are the user's own steps instead: constant
 	// rates in requests/s, in order (Concurrency caps what is in flight).
-	Rates []float64 `json:"rates,omitempty" yaml:"rates,omitempty"`
+	Rates []float64 `json:"rates,omitempty" yaml:"rates,omitempty" validate:"dive,finite"`
 	// Concurrencies, for a sweep, are the user's own closed-loop steps
 	// instead: so many requests in flight each, in order.
 	Concurrencies []int `json:"concurrencies,omitempty" yaml:"concurrencies,omitempty"`
 	// Speed, for the trace profile, replays the trace that many times
 	// faster (0.5: half as fast); zero means 1.
-	Speed float64 `json:"speed,omitempty" yaml:"speed,omitempty"`
+	Speed float64 `json:"speed,omitempty" yaml:"speed,omitempty" validate:"finite"`
 	// Warmup requests are sent first and excluded from every figure.
-	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty"`
+	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty" validate:"min=0" msg:"cannot be negative"`
 	// Limits; zero means none.
-	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests,omitempty"`
-	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty"`
-	MaxErrors   int      `json:"max_errors,omitempty" yaml:"max_errors,omitempty"`
+	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests,omitempty" validate:"min=0" msg:"cannot be negative (0 means all items)"`
+	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty" validate:"min=0" msg:"cannot be negative (0 means no limit)"`
+	MaxErrors   int      `json:"max_errors,omitempty" yaml:"max_errors,omitempty" validate:"min=0" msg:"cannot be negative (0 means no limit)"`
 }
 
 // Sampling is passed to the runtime with every request.
 type Sampling struct {
-	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty"`
-	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty"`
-	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens"`
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty" validate:"omitnil,finite,min=0,max=2" msg_min:"between 0 and 2" msg_max:"between 0 and 2"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty" validate:"omitnil,finite,gt=0,max=1" msg_gt:"above 0 and at most 1" msg_max:"above 0 and at most 1"`
+	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens" validate:"min=1,max=1000000" msg:"between 1 and 1000000 (always set it: some runtimes generate without end otherwise)"`
 	Seed        *int64   `json:"seed,omitempty" yaml:"seed,omitempty"`
-	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty"`
+	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty" validate:"max=4,dive,required,max=1000,text" msg_required:"cannot be empty"`
 	// N is how many answers to ask for each item (one request each; 0
-	// means 1): the samples pass@k is estimated from.
-	N int `json:"n,omitempty" yaml:"n,omitempty"`
+	// means 1): the samples pass@k is estimated from. Its max is
+	// MaxSamples.
+	N int `json:"n,omitempty" yaml:"n,omitempty" validate:"min=0,max=100" msg:"between 1 and 100 answers per item (0 means 1)"`
 }
 
 // MaxSamples bounds Sampling.N.
@@ -87,13 +90,13 @@ func (s Sampling) Samples() int { return max(s.N, 1) }
 // SLO is the service level a request must meet to count towards goodput;
 // zero means no bound.
 type SLO struct {
-	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty"`
-	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty"`
-	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty"`
+	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty" validate:"min=0" msg:"cannot be negative"`
+	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty" validate:"min=0" msg:"cannot be negative"`
+	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty" validate:"min=0" msg:"cannot be negative"`
 	// Goodput is the share of a step's requests that must meet every SLO
 	// for the SLOs to hold at that load (a sweep's saturation point);
 	// zero means DefaultGoodput.
-	Goodput float64 `json:"goodput,omitempty" yaml:"goodput,omitempty"`
+	Goodput float64 `json:"goodput,omitempty" yaml:"goodput,omitempty" validate:"finite,min=0,max=1" msg:"must be a share above 0 and at most 1 (0.99: 99 % of requests meet the SLOs)"`
 }
 
 // DefaultGoodput is the share of requests meeting the SLOs at which a load

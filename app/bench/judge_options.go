@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/ruckus/ruckus/app/judge"
-	"github.com/ruckus/ruckus/jobs"
 )
 
 // ScorerJudge is the scorer that hands a run's answers to an LLM judge
@@ -15,9 +14,9 @@ const ScorerJudge = "judge"
 // JudgeOptions name the judge (a registered model on a runtime and
 // hardware some agent serves) and how it judges.
 type JudgeOptions struct {
-	Model    string `json:"model" yaml:"model"`
-	Runtime  string `json:"runtime" yaml:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose the judge model"`
+	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose the judge's hardware profile"`
 	// Rubric is a shipped rubric's name (correctness, helpfulness,
 	// faithfulness; pairwise, pairwise-correctness for a pair), or custom
 	// with Template; empty picks correctness when the items have
@@ -29,9 +28,9 @@ type JudgeOptions struct {
 	// Scale is the rating scale of a single grading (default 1 to 10).
 	Scale *JudgeScale `json:"scale,omitempty" yaml:"scale,omitempty"`
 	// MaxTokens bounds each verdict (default 512).
-	MaxTokens int `json:"max_tokens,omitempty" yaml:"max_tokens,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty" yaml:"max_tokens,omitempty" validate:"min=0,max=8192" msg:"from 1 to 8192 tokens per verdict (0: 512)"`
 	// Concurrency is how many judge requests are in flight (default 4).
-	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
+	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty" validate:"min=0,max=64" msg:"from 1 to 64 requests in flight (0: 4)"`
 }
 
 // JudgeScale is a rating scale, integers Min < Max.
@@ -40,7 +39,8 @@ type JudgeScale struct {
 	Max int `json:"max" yaml:"max"`
 }
 
-// Judge defaults and bounds.
+// Judge defaults and bounds (the struct tags and their messages above
+// repeat them).
 const (
 	defaultJudgeMaxTokens   = 512
 	maxJudgeMaxTokens       = 8192
@@ -69,58 +69,37 @@ func (o JudgeOptions) RubricName(mode string, haveRefs bool) string {
 }
 
 // Validate checks the options for a judging of mode (single or pairwise),
-// naming each field under path.
+// naming each field under path: each field's own rules (its tags), then
+// rubric, template and scale against each other and the mode.
 func (o JudgeOptions) Validate(path, mode string) Errors {
-	var errs Errors
-	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Path: path + "." + field, Message: fmt.Sprintf(format, args...)})
-	}
-	if o.Model == "" {
-		add("model", "choose the judge model")
-	} else if err := jobs.CheckModelName(o.Model); err != nil {
-		add("model", "%v", err)
-	}
-	if !contains(Runtimes, o.Runtime) {
-		add("runtime", "must be one of %s (got %q)", strings.Join(Runtimes, ", "), o.Runtime)
-	}
-	if o.Hardware == "" {
-		add("hardware", "choose the judge's hardware profile")
-	} else if msg := checkText(o.Hardware); msg != "" || len(o.Hardware) > 64 {
-		add("hardware", "a hardware profile such as h100-80gb-x1")
-	}
+	errs := rules().Struct(o)
 	switch {
 	case o.Template != "" && o.Rubric != "" && o.Rubric != judge.Custom:
-		add("rubric", "give a rubric or a template, not both (rubric %q with a template)", o.Rubric)
+		errs.Add("rubric", "give a rubric or a template, not both (rubric %q with a template)", o.Rubric)
 	case o.Rubric == judge.Custom && o.Template == "":
-		add("template", "the custom rubric needs a template")
+		errs.Add("template", "the custom rubric needs a template")
 	case o.Template == "" && o.Rubric != "":
 		if r, ok := judge.RubricByName(o.Rubric); !ok || r.Mode != mode {
 			names := []string{}
 			for _, r := range judge.Rubrics(mode) {
 				names = append(names, r.Name)
 			}
-			add("rubric", "a %s judging takes one of %s, or custom with a template (got %q)", mode, strings.Join(names, ", "), o.Rubric)
+			errs.Add("rubric", "a %s judging takes one of %s, or custom with a template (got %q)", mode, strings.Join(names, ", "), o.Rubric)
 		}
 	}
 	if o.Template != "" {
 		if err := judge.CheckTemplate(mode, o.Template); err != nil {
-			add("template", "%v", err)
+			errs.Add("template", "%v", err)
 		}
 	}
 	if s := o.Scale; s != nil {
 		if mode == judge.Pairwise {
-			add("scale", "a pairwise judging has no scale (its verdicts are A, B or a tie)")
+			errs.Add("scale", "a pairwise judging has no scale (its verdicts are A, B or a tie)")
 		} else if s.Min < judge.MinScale || s.Max > judge.MaxScale || s.Min >= s.Max {
-			add("scale", "whole numbers min < max, from %d to %d (got %d to %d)", judge.MinScale, judge.MaxScale, s.Min, s.Max)
+			errs.Add("scale", "whole numbers min < max, from %d to %d (got %d to %d)", judge.MinScale, judge.MaxScale, s.Min, s.Max)
 		}
 	}
-	if o.MaxTokens < 0 || o.MaxTokens > maxJudgeMaxTokens {
-		add("max_tokens", "from 1 to %d tokens per verdict (0: %d)", maxJudgeMaxTokens, defaultJudgeMaxTokens)
-	}
-	if o.Concurrency < 0 || o.Concurrency > maxJudgeConcurrency {
-		add("concurrency", "from 1 to %d requests in flight (0: %d)", maxJudgeConcurrency, defaultJudgeConcurrency)
-	}
-	return errs
+	return errs.Prefix(path)
 }
 
 // validateScorerOptions checks scorer_options against the scorer named.

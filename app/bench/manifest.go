@@ -6,17 +6,16 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"unicode/utf8"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/sandbox"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -32,7 +31,8 @@ type ScorerOptions struct {
 	// Exec sets the code-execution scorers (humaneval, mbpp, exec).
 	Exec *sandbox.ExecOptions `json:"exec,omitempty" yaml:"exec,omitempty"`
 	// Judge sets the LLM judge of `scorer: judge`.
-	Judge *JudgeOptions `json:"judge,omitempty" yaml:"judge,omitempty"`
+	// Its rules depend on the judging's mode: JudgeOptions.Validate.
+	Judge *JudgeOptions `json:"judge,omitempty" yaml:"judge,omitempty" validate:"-"`
 	// Pattern is the regex scorer's RE2 pattern (see score.Pattern for
 	// what it matches). Empty: the regex scorer reads a multiple-choice
 	// letter, as the choice scorer does (what regex meant before it took a
@@ -45,9 +45,9 @@ type ScorerOptions struct {
 
 // Target is one model on one runtime on one hardware profile.
 type Target struct {
-	Model    string `json:"model" yaml:"model"`
-	Runtime  string `json:"runtime" yaml:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose a model"`
+	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose a hardware profile"`
 	// Remote marks a remote provider's model (a fleet's "openai:MODEL"
 	// target), served black-box: the hardware is the agent's, not the
 	// model's, so the model's memory need is not checked against it.
@@ -57,12 +57,12 @@ type Target struct {
 // Manifest describes a benchmark: a dataset × targets, under one load
 // profile, sampling and scorer.
 type Manifest struct {
-	Name     string           `json:"name" yaml:"name"`
+	Name     string           `json:"name" yaml:"name" validate:"notblank,max=200,text" msg_notblank:"give the benchmark a name"`
 	Dataset  DatasetRef       `json:"dataset" yaml:"dataset"`
-	Targets  []Target         `json:"targets" yaml:"targets"`
+	Targets  []Target         `json:"targets" yaml:"targets" validate:"min=1,max=50,dive" msg:"from 1 to 50 targets, each a model, runtime and hardware"`
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
-	Scorer   string           `json:"scorer" yaml:"scorer"`
+	Scorer   string           `json:"scorer" yaml:"scorer" validate:"scorer"`
 	// ScorerOptions holds the settings of scorers that take some (code
 	// execution's, the judge's, regex's pattern, json-schema's schema).
 	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
@@ -113,21 +113,10 @@ func (d *DatasetRef) UnmarshalJSON(b []byte) error {
 
 // FieldError names the manifest field that is wrong, as a path such as
 // "targets[1].runtime" or "load.rate".
-type FieldError struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+type FieldError = valid.FieldError
 
 // Errors is a list of field errors; it is itself an error.
-type Errors []FieldError
-
-func (e Errors) Error() string {
-	parts := make([]string, len(e))
-	for i, fe := range e {
-		parts[i] = fe.Path + ": " + fe.Message
-	}
-	return strings.Join(parts, "; ")
-}
+type Errors = valid.Errors
 
 // MaxManifestBytes bounds a manifest upload.
 const MaxManifestBytes = 1 << 20
@@ -146,38 +135,30 @@ func Decode(r io.Reader) (Manifest, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return m, Errors{{Path: "", Message: "the manifest is empty"}}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&m); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			out := make(Errors, 0, len(te.Errors))
-			for _, e := range te.Errors {
-				out = append(out, FieldError{Path: "", Message: e})
-			}
-			return m, out
-		}
-		return m, Errors{{Path: "", Message: "not valid YAML or JSON: " + err.Error()}}
+	if errs := valid.DecodeYAML(b, &m); errs != nil {
+		return m, errs
 	}
 	return m, nil
 }
 
+// NewRules returns a validator for manifests and for anything holding
+// their parts (targets, judge options): valid's rules plus the names of
+// the runtimes (rule runtime) and scorers (rule scorer), fields named by
+// their json, yaml or form tag. The caller may register more rules before
+// sharing it.
+func NewRules() *valid.Validator {
+	return valid.New("json", "yaml", "form").
+		RegisterChoice("runtime", Runtimes).
+		RegisterChoice("scorer", append(append([]string(nil), Scorers...), ScorerJudge))
+}
+
+// rules is the manifest's validator, built once and never changed.
+var rules = sync.OnceValue(NewRules)
+
 // finite reports whether x is a number JSON and PostgreSQL can carry: not
 // NaN (YAML's .nan) nor infinite (.inf), which would pass every range check
 // written as "x < lo || x > hi" and then fail when the job is written.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// checkText says what makes s unfit for a text column ("" when nothing):
-// PostgreSQL text holds neither NUL characters nor invalid UTF-8.
-func checkText(s string) string {
-	switch {
-	case !utf8.ValidString(s):
-		return "must be UTF-8 text"
-	case strings.ContainsRune(s, 0):
-		return "must not contain NUL characters"
-	}
-	return ""
-}
+func finite(x float64) bool { return valid.Finite(x) }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {
@@ -190,198 +171,147 @@ func contains(list []string, s string) bool {
 
 // Validate checks everything that needs no database. The checks against
 // what exists (dataset, models, hardware, agents) are the planner's.
+//
+// The rules of one field are its struct tags (here and in jobs'
+// LoadProfile, Sampling and SLO); the steps after them are the rules that
+// weigh one field against another.
 func (m Manifest) Validate() Errors {
+	errs := rules().Struct(m)
+	errs = append(errs, m.validateSource()...)
+	errs = append(errs, m.validateDistinctTargets()...)
+	errs = append(errs, m.validateLoad()...)
+	errs = append(errs, m.validateScoring()...)
+	return errs
+}
+
+// validateSource: the items come from a dataset or a synthetic spec,
+// exactly one of them.
+func (m Manifest) validateSource() Errors {
 	var errs Errors
-	add := func(path, format string, args ...any) {
-		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
-	}
-	if strings.TrimSpace(m.Name) == "" {
-		add("name", "give the benchmark a name")
-	} else if len(m.Name) > 200 {
-		add("name", "at most 200 characters")
-	} else if msg := checkText(m.Name); msg != "" {
-		add("name", "%s", msg)
-	}
-	if m.Synthetic != nil {
-		if m.Dataset.ID > 0 || m.Dataset.Name != "" {
-			add("synthetic", "give a dataset or a synthetic spec, not both")
+	if m.Synthetic == nil {
+		switch {
+		case m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "":
+			errs.Add("dataset", "choose a dataset (its id or its name), or generate one with synthetic")
+		case !valid.IsText(m.Dataset.Name) || len(m.Dataset.Name) > 200:
+			errs.Add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
 		}
-		spec := *m.Synthetic
-		spec.Normalize()
-		if _, serrs := spec.Validate(); len(serrs) > 0 {
-			for _, e := range serrs {
-				add("synthetic."+e.Field, "%s", e.Message)
-			}
-		}
-	} else if m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "" {
-		add("dataset", "choose a dataset (its id or its name), or generate one with synthetic")
-	} else if msg := checkText(m.Dataset.Name); msg != "" || len(m.Dataset.Name) > 200 {
-		add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
+		return errs
 	}
-	switch n := len(m.Targets); {
-	case n == 0:
-		add("targets", "add at least one target (model, runtime, hardware)")
-	case n > 50:
-		add("targets", "at most 50 targets per benchmark (got %d)", n)
+	if m.Dataset.ID > 0 || m.Dataset.Name != "" {
+		errs.Add("synthetic", "give a dataset or a synthetic spec, not both")
 	}
+	spec := *m.Synthetic
+	spec.Normalize()
+	_, serrs := spec.Validate()
+	for _, e := range serrs {
+		errs.Add(valid.Join("synthetic", e.Field), "%s", e.Message)
+	}
+	return errs
+}
+
+// validateDistinctTargets: no target twice.
+func (m Manifest) validateDistinctTargets() Errors {
+	var errs Errors
 	seen := map[Target]int{}
 	for i, t := range m.Targets {
-		p := fmt.Sprintf("targets[%d]", i)
-		if t.Model == "" {
-			add(p+".model", "choose a model")
-		} else if err := jobs.CheckModelName(t.Model); err != nil {
-			add(p+".model", "%v", err)
-		}
-		if !contains(Runtimes, t.Runtime) {
-			add(p+".runtime", "must be one of %s (got %q)", strings.Join(Runtimes, ", "), t.Runtime)
-		}
-		if t.Hardware == "" {
-			add(p+".hardware", "choose a hardware profile")
-		} else if msg := checkText(t.Hardware); msg != "" || len(t.Hardware) > 64 {
-			add(p+".hardware", "a hardware profile such as h100-80gb-x1 (got %q)", t.Hardware)
-		}
 		if j, dup := seen[t]; dup {
-			add(p, "the same target as targets[%d]", j)
+			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
 		}
 		seen[t] = i
 	}
+	return errs
+}
 
+// validateLoad: what the load profile needs of its other fields, and
+// that no field belongs to another profile.
+func (m Manifest) validateLoad() Errors {
+	var errs Errors
 	l := m.Load
 	switch l.Profile {
-	case jobs.LoadSequential:
 	case jobs.LoadConcurrency:
 		if l.Concurrency < 1 || l.Concurrency > 4096 {
-			add("load.concurrency", "between 1 and 4096 requests in flight")
+			errs.Add("load.concurrency", "between 1 and 4096 requests in flight")
 		}
 	case jobs.LoadConstant, jobs.LoadPoisson:
-		if !finite(l.Rate) {
-			add("load.rate", "must be a finite number (got %v)", l.Rate)
-		} else if l.Rate <= 0 || l.Rate > 100000 {
-			add("load.rate", "a rate above 0 and at most 100000 requests per second")
+		if finite(l.Rate) && (l.Rate <= 0 || l.Rate > 100000) {
+			errs.Add("load.rate", "a rate above 0 and at most 100000 requests per second")
 		}
 	case jobs.LoadSweep:
-		if l.Concurrency < 1 || l.Concurrency > 4096 {
-			add("load.concurrency", "the sweep's highest concurrency, between 1 and 4096")
-		}
-		switch {
-		case len(l.Rates) > 0 && len(l.Concurrencies) > 0:
-			add("load.rates", "give rates or concurrencies for the sweep's steps, not both")
-		case len(l.Rates) > 20 || len(l.Concurrencies) > 20:
-			add("load.rates", "at most 20 steps")
-		case len(l.Rates) > 0:
-			seen := map[string]int{}
-			for i, r := range l.Rates {
-				// Steps are told apart by their rate to the hundredth.
-				key := fmt.Sprintf("%.2f", r)
-				if !(r >= 0.01 && r <= 100000) {
-					add(fmt.Sprintf("load.rates[%d]", i), "a rate from 0.01 to 100000 requests per second")
-				} else if j, dup := seen[key]; dup {
-					add(fmt.Sprintf("load.rates[%d]", i), "the same rate (to the hundredth) as load.rates[%d]", j)
-				}
-				seen[key] = i
-			}
-		case len(l.Concurrencies) > 0:
-			seen := map[int]int{}
-			for i, c := range l.Concurrencies {
-				if c < 1 || c > 4096 {
-					add(fmt.Sprintf("load.concurrencies[%d]", i), "between 1 and 4096 requests in flight")
-				} else if j, dup := seen[c]; dup {
-					add(fmt.Sprintf("load.concurrencies[%d]", i), "the same concurrency as load.concurrencies[%d]", j)
-				}
-				seen[c] = i
-			}
-		case l.Steps < 2 || l.Steps > 20:
-			add("load.steps", "between 2 and 20 steps")
-		}
+		errs = append(errs, validateSweep(l)...)
 	case jobs.LoadTrace:
-		if !finite(l.Speed) || l.Speed < 0 || l.Speed > 1000 {
-			add("load.speed", "how many times faster than recorded to replay the trace, above 0 and at most 1000 (0 means 1; got %v)", l.Speed)
-		}
-		if l.Concurrency < 0 || l.Concurrency > 4096 {
-			add("load.concurrency", "at most 4096 requests in flight (0: no cap but the agent's)")
-		}
-		if m.Synthetic != nil && m.Synthetic.Kind != synth.KindTrace {
-			add("load.profile", "the trace profile needs a trace dataset (synthetic kind trace)")
-		}
-	default:
-		add("load.profile", "must be one of %s, %s, %s, %s, %s, %s (got %q)", jobs.LoadSequential, jobs.LoadConcurrency,
-			jobs.LoadConstant, jobs.LoadPoisson, jobs.LoadSweep, jobs.LoadTrace, l.Profile)
+		errs = append(errs, m.validateTrace()...)
 	}
-	if !finite(l.Speed) || (l.Speed != 0 && l.Profile != jobs.LoadTrace) {
-		add("load.speed", "only the trace profile has a speed")
+	if finite(l.Speed) && l.Speed != 0 && l.Profile != jobs.LoadTrace {
+		errs.Add("load.speed", "only the trace profile has a speed")
 	}
-	if l.Warmup < 0 {
-		add("load.warmup", "cannot be negative")
-	}
-	if l.MaxRequests < 0 {
-		add("load.max_requests", "cannot be negative (0 means all items)")
-	}
-	if l.MaxDuration < 0 {
-		add("load.max_duration", "cannot be negative (0 means no limit)")
-	}
-	if l.MaxErrors < 0 {
-		add("load.max_errors", "cannot be negative (0 means no limit)")
-	}
+	return errs
+}
 
-	if !finite(l.Rate) && l.Profile != jobs.LoadConstant && l.Profile != jobs.LoadPoisson {
-		// Unused by the profile, but it travels in the job all the same.
-		add("load.rate", "must be a finite number (got %v)", l.Rate)
-	}
-
-	s := m.Sampling
-	switch {
-	case s.Temperature != nil && !finite(*s.Temperature):
-		add("sampling.temperature", "must be a finite number (got %v)", *s.Temperature)
-	case s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > 2):
-		add("sampling.temperature", "between 0 and 2")
+// validateSweep: a sweep's ceiling, and its steps given as a count, as
+// rates or as concurrencies, each distinct.
+func validateSweep(l jobs.LoadProfile) Errors {
+	var errs Errors
+	if l.Concurrency < 1 || l.Concurrency > 4096 {
+		errs.Add("load.concurrency", "the sweep's highest concurrency, between 1 and 4096")
 	}
 	switch {
-	case s.TopP != nil && !finite(*s.TopP):
-		add("sampling.top_p", "must be a finite number (got %v)", *s.TopP)
-	case s.TopP != nil && (*s.TopP <= 0 || *s.TopP > 1):
-		add("sampling.top_p", "above 0 and at most 1")
-	}
-	if s.MaxTokens < 1 || s.MaxTokens > 1_000_000 {
-		add("sampling.max_tokens", "between 1 and 1000000 (always set it: some runtimes generate without end otherwise)")
-	}
-	if len(s.Stop) > 4 {
-		add("sampling.stop", "at most 4 stop sequences")
-	}
-	for i, st := range s.Stop {
-		if st == "" {
-			add(fmt.Sprintf("sampling.stop[%d]", i), "cannot be empty")
-		} else if msg := checkText(st); msg != "" || len(st) > 1000 {
-			add(fmt.Sprintf("sampling.stop[%d]", i), "at most 1000 characters of UTF-8 text without NUL characters")
+	case len(l.Rates) > 0 && len(l.Concurrencies) > 0:
+		errs.Add("load.rates", "give rates or concurrencies for the sweep's steps, not both")
+	case len(l.Rates) > 20 || len(l.Concurrencies) > 20:
+		errs.Add("load.rates", "at most 20 steps")
+	case len(l.Rates) > 0:
+		seen := map[string]int{}
+		for i, r := range l.Rates {
+			// Steps are told apart by their rate to the hundredth.
+			key := fmt.Sprintf("%.2f", r)
+			switch j, dup := seen[key]; {
+			case !finite(r):
+				// The rates' own rule (finite) has said so.
+			case r < 0.01 || r > 100000:
+				errs.Add(fmt.Sprintf("load.rates[%d]", i), "a rate from 0.01 to 100000 requests per second")
+			case dup:
+				errs.Add(fmt.Sprintf("load.rates[%d]", i), "the same rate (to the hundredth) as load.rates[%d]", j)
+			}
+			seen[key] = i
 		}
-	}
-	if s.N < 0 || s.N > jobs.MaxSamples {
-		add("sampling.n", "between 1 and %d answers per item (got %d)", jobs.MaxSamples, s.N)
-	}
-	if !contains(Scorers, m.Scorer) && m.Scorer != ScorerJudge {
-		add("scorer", "must be one of %s, %s, or empty (got %q)", strings.Join(Scorers[1:], ", "), ScorerJudge, m.Scorer)
-	}
-	if m.ScorerOptions != nil {
-		for _, msg := range m.ScorerOptions.Exec.Validate("scorer_options.exec") {
-			field, text, _ := strings.Cut(msg, ": ")
-			add(field, "%s", text)
+	case len(l.Concurrencies) > 0:
+		seen := map[int]int{}
+		for i, c := range l.Concurrencies {
+			if c < 1 || c > 4096 {
+				errs.Add(fmt.Sprintf("load.concurrencies[%d]", i), "between 1 and 4096 requests in flight")
+			} else if j, dup := seen[c]; dup {
+				errs.Add(fmt.Sprintf("load.concurrencies[%d]", i), "the same concurrency as load.concurrencies[%d]", j)
+			}
+			seen[c] = i
 		}
+	case l.Steps < 2 || l.Steps > 20:
+		errs.Add("load.steps", "between 2 and 20 steps")
 	}
-	errs = append(errs, m.validateScorerOptions()...)
+	return errs
+}
+
+// validateTrace: a replay's speed and cap, and a trace to replay.
+func (m Manifest) validateTrace() Errors {
+	var errs Errors
+	l := m.Load
+	if finite(l.Speed) && (l.Speed < 0 || l.Speed > 1000) {
+		errs.Add("load.speed", "how many times faster than recorded to replay the trace, above 0 and at most 1000 (0 means 1; got %v)", l.Speed)
+	}
+	if l.Concurrency < 0 || l.Concurrency > 4096 {
+		errs.Add("load.concurrency", "at most 4096 requests in flight (0: no cap but the agent's)")
+	}
+	if m.Synthetic != nil && m.Synthetic.Kind != synth.KindTrace {
+		errs.Add("load.profile", "the trace profile needs a trace dataset (synthetic kind trace)")
+	}
+	return errs
+}
+
+// validateScoring: the scorer's options, each only for the scorer that
+// takes it (the code-execution options' own rules are their tags).
+func (m Manifest) validateScoring() Errors {
+	errs := m.validateScorerOptions()
 	if contains(Scorers, m.Scorer) {
 		errs = append(errs, m.ScorerOptions.validate(m.Scorer)...)
-	}
-	errs = append(errs, m.Sim.validate()...)
-	if m.SLO.TTFT < 0 {
-		add("slo.ttft", "cannot be negative")
-	}
-	if m.SLO.TPOT < 0 {
-		add("slo.tpot", "cannot be negative")
-	}
-	if m.SLO.E2E < 0 {
-		add("slo.e2e", "cannot be negative")
-	}
-	if g := m.SLO.Goodput; g != 0 && !(g > 0 && g <= 1) {
-		add("slo.goodput", "must be a share above 0 and at most 1 (0.99: 99 %% of requests meet the SLOs)")
 	}
 	return errs
 }

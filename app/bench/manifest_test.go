@@ -3,12 +3,15 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ruckus/ruckus/app/judge"
+	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -44,19 +47,29 @@ func TestDecodeYAMLAndJSON(t *testing.T) {
 	}
 }
 
+// goTypeName matches a Go type name such as bench.Manifest, which no
+// message may show.
+var goTypeName = regexp.MustCompile(`[a-z]+\.[A-Z][A-Za-z]+`)
+
 func TestDecodeErrors(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct{ in, want string }{
-		"empty":         {"  \n", "the manifest is empty"},
-		"not yaml":      {"name: [unclosed", "not valid YAML or JSON"},
-		"unknown field": {"name: x\nsampling: {max_token: 5}\n", "line 2: field max_token not found"},
-		"bad duration":  {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},
-		"wrong type":    {"dataset: [4]\n", "dataset must be a dataset id or name"},
-		"too large":     {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
+		"empty":                           {"  \n", "the manifest is empty"},
+		"not yaml":                        {"name: [unclosed", "not valid YAML or JSON"},
+		"unknown field":                   {"name: x\nsampling: {max_token: 5}\n", `sampling.max_token: unknown field "max_token" (line 2)`},
+		"unknown top-level field in JSON": {`{"model_id": 3, "dataset_id": 4}`, `model_id: unknown field "model_id" (line 1)`},
+		"a word for a number":             {"load: {profile: concurrency, concurrency: many}\n", `load.concurrency: must be a whole number (got "many") (line 1)`},
+		"a list for a target":             {"targets: [[m]]\n", "targets[0]: is not what this field takes (got a list) (line 1)"},
+		"bad duration":                    {"load: {profile: sequential, max_duration: forever}\n", `"forever" is not a duration`},
+		"wrong type":                      {"dataset: [4]\n", "dataset must be a dataset id or name"},
+		"too large":                       {"name: " + strings.Repeat("x", MaxManifestBytes), "larger than"},
 	} {
 		_, err := Decode(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to contain %q", name, err, tc.want)
+		}
+		if err != nil && (goTypeName.MatchString(err.Error()) || strings.Contains(err.Error(), "type ")) {
+			t.Errorf("%s: error %q names a Go type", name, err)
 		}
 	}
 }
@@ -123,12 +136,36 @@ func TestValidateNamesFieldPaths(t *testing.T) {
 		{"NaN temperature", func(m *Manifest) { m.Sampling.Temperature = &nan }, "sampling.temperature"},
 		{"NaN top_p", func(m *Manifest) { m.Sampling.TopP = &nan }, "sampling.top_p"},
 		{"infinite top_p", func(m *Manifest) { m.Sampling.TopP = &inf }, "sampling.top_p"},
+		{"negative exec timeout", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Timeout: jobs.Duration(-time.Second)}}
+		}, "scorer_options.exec.timeout"},
+		{"exec timeout above a minute", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Timeout: jobs.Duration(61 * time.Second)}}
+		}, "scorer_options.exec.timeout"},
+		{"exec truncate", func(m *Manifest) {
+			m.ScorerOptions = &ScorerOptions{Exec: &sandbox.ExecOptions{Truncate: "words"}}
+		}, "scorer_options.exec.truncate"},
+		{"too many stop sequences", func(m *Manifest) { m.Sampling.Stop = []string{"a", "b", "c", "d", "e"} }, "sampling.stop"},
+		{"n above the most samples", func(m *Manifest) { m.Sampling.N = jobs.MaxSamples + 1 }, "sampling.n"},
+		{"51 targets", func(m *Manifest) {
+			for i := len(m.Targets); i <= 50; i++ {
+				m.Targets = append(m.Targets, Target{Model: fmt.Sprintf("m/x%d", i), Runtime: "sim", Hardware: "cpu"})
+			}
+		}, "targets"},
+		{"long hardware", func(m *Manifest) { m.Targets[0].Hardware = strings.Repeat("h", 65) }, "targets[0].hardware"},
+		{"speed off trace", func(m *Manifest) { m.Load.Speed = 2 }, "load.speed"},
+		{"NaN speed", func(m *Manifest) { m.Load.Speed = nan }, "load.speed"},
 	} {
 		m := valid()
 		tc.change(&m)
 		errs := m.Validate()
 		if len(errs) != 1 || errs[0].Path != tc.path || errs[0].Message == "" {
 			t.Errorf("%s: errors %v, want one at %q", tc.name, errs, tc.path)
+		}
+		for _, fe := range errs {
+			if goTypeName.MatchString(fe.Message) || strings.Contains(fe.Message, "type ") {
+				t.Errorf("%s: message %q names a Go type", tc.name, fe.Message)
+			}
 		}
 	}
 }

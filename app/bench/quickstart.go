@@ -10,15 +10,13 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/go-playground/validator/v10"
-
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -27,9 +25,9 @@ import (
 // them ({"model_id": …, "dataset_id": …}). The planner fills in the rest
 // from what exists (see Planner.QuickStart).
 type QuickStart struct {
-	Model   Ref    `json:"model_id" validate:"required,ref"`
-	Dataset Ref    `json:"dataset_id" validate:"required,ref"`
-	Name    string `json:"name" validate:"omitempty,maxbytes=200,pgtext"`
+	Model   Ref    `json:"model_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
+	Dataset Ref    `json:"dataset_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
+	Name    string `json:"name" validate:"omitempty,maxbytes=200,text" msg_maxbytes:"at most 200 bytes of text"`
 }
 
 // Ref names a row by id (a JSON number) or by name (a JSON string).
@@ -93,48 +91,30 @@ func IsQuickStart(body []byte) bool {
 	return ok
 }
 
-// quickStartMessages say what each failed rule wants, by validator tag.
-var quickStartMessages = map[string]string{
-	"required": "give an id (a whole number) or a name (a string)",
-	"ref":      "an id from 1 to 9223372036854775807, or a name of 1 to 200 bytes of UTF-8 text without NUL characters",
-	"maxbytes": "at most 200 bytes of text",
-	"pgtext":   "must be UTF-8 text without NUL characters",
-}
-
 // textOK says whether s fits a text column: UTF-8 without NUL.
-func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+func textOK(s string) bool { return valid.IsText(s) }
 
 // quickStartValidator is built once, on first use, and never changed
 // after: a validator caches what it learns of a struct, which is the
 // expensive part.
-var quickStartValidator = sync.OnceValue(newQuickStartValidator)
-
-func newQuickStartValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string { return strings.Split(f.Tag.Get("json"), ",")[0] })
-	// A Ref is validated as its id when it has one, else as its name.
-	v.RegisterCustomTypeFunc(func(f reflect.Value) any {
-		r := f.Interface().(Ref)
-		if r.ID > 0 {
-			return r.ID
-		}
-		return r.Name
-	}, Ref{})
-	_ = v.RegisterValidation("ref", func(fl validator.FieldLevel) bool {
-		if fl.Field().Kind() == reflect.Int64 {
-			return fl.Field().Int() > 0
-		}
-		s := fl.Field().String()
-		return strings.TrimSpace(s) != "" && len(s) <= 200 && textOK(s)
-	})
-	// Lengths in bytes, as the manifest counts them.
-	_ = v.RegisterValidation("maxbytes", func(fl validator.FieldLevel) bool {
-		n, err := strconv.Atoi(fl.Param())
-		return err == nil && len(fl.Field().String()) <= n
-	})
-	_ = v.RegisterValidation("pgtext", func(fl validator.FieldLevel) bool { return textOK(fl.Field().String()) })
-	return v
-}
+var quickStartValidator = sync.OnceValue(func() *valid.Validator {
+	return valid.New("json").
+		// A Ref is validated as its id when it has one, else as its name.
+		RegisterCustomType(func(f reflect.Value) any {
+			r := f.Interface().(Ref)
+			if r.ID > 0 {
+				return r.ID
+			}
+			return r.Name
+		}, Ref{}).
+		RegisterValueRule("ref", "an id from 1 to 9223372036854775807, or a name of 1 to 200 bytes of UTF-8 text without NUL characters", func(f reflect.Value) bool {
+			if f.Kind() == reflect.Int64 {
+				return f.Int() > 0
+			}
+			s := f.String()
+			return strings.TrimSpace(s) != "" && len(s) <= 200 && textOK(s)
+		})
+})
 
 // DecodeQuickStart reads a QuickStart from JSON. Unknown fields are
 // errors; every error names its field.
@@ -147,45 +127,18 @@ func DecodeQuickStart(r io.Reader) (QuickStart, error) {
 	if len(b) > MaxQuickStartBytes {
 		return qs, Errors{{Path: "", Message: fmt.Sprintf("the request is larger than %d bytes", MaxQuickStartBytes)}}
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&qs); err != nil {
-		var ute *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &ute):
-			return qs, Errors{{Path: ute.Field, Message: "must be " + typeWanted(ute.Field)}}
-		case errors.Is(err, errRefType):
-			// The decoder does not say which field a Ref error is
+	if errs := valid.DecodeJSON(b, &qs); errs != nil {
+		if len(errs) == 1 && errs[0].Path == "" && errs[0].Message == errRefType.Error() {
+			// The decoder does not say which field a Ref's own error is
 			// about: find it.
-			return qs, Errors{{Path: badRefField(b), Message: "must be " + errRefType.Error()}}
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return qs, Errors{{Path: field, Message: "unknown field: a quick start takes model_id, dataset_id and name (or send a whole manifest)"}}
+			errs[0] = FieldError{Path: badRefField(b), Message: "must be " + errRefType.Error()}
 		}
-		return qs, Errors{{Path: "", Message: "not a valid JSON object: " + err.Error()}}
+		return qs, errs
 	}
-	if dec.More() {
-		return qs, Errors{{Path: "", Message: "one JSON object only"}}
-	}
-	if err := quickStartValidator().Struct(qs); err != nil {
-		var verrs validator.ValidationErrors
-		if !errors.As(err, &verrs) {
-			return qs, err
-		}
-		out := make(Errors, 0, len(verrs))
-		for _, fe := range verrs {
-			out = append(out, FieldError{Path: fe.Field(), Message: quickStartMessages[fe.Tag()]})
-		}
-		return qs, out
+	if errs := quickStartValidator().Struct(qs); errs != nil {
+		return qs, errs
 	}
 	return qs, nil
-}
-
-func typeWanted(field string) string {
-	if field == "name" {
-		return "a string"
-	}
-	return errRefType.Error()
 }
 
 // badRefField is the first of model_id and dataset_id whose value is not

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"iter"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -28,37 +27,15 @@ type SimSettings struct {
 	// registry name, each in [0, 1]. A model missing here takes the
 	// server's default (`ruckus serve --sim-accuracy`); a model with
 	// neither streams filler, which scores 0.
-	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty"`
+	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty" validate:"max=50,dive,keys,model_name,endkeys,finite,gte=0,lte=1" msg_max:"at most 50 models" msg_finite:"an accuracy is a share from 0 to 1" msg_gte:"an accuracy is a share from 0 to 1" msg_lte:"an accuracy is a share from 0 to 1"`
 	// Seed chooses which items are answered right: the same seed, model
 	// and dataset give the same answers in every benchmark.
 	Seed uint64 `json:"seed,omitempty" yaml:"seed,omitempty"`
 }
 
-// maxSimModels bounds the models a sim accuracy list names.
+// maxSimModels bounds the models a sim accuracy list names (and
+// SimSettings.Accuracy's rule).
 const maxSimModels = 50
-
-// validate checks the sim block, naming each field by its path.
-func (s *SimSettings) validate() Errors {
-	if s == nil {
-		return nil
-	}
-	var errs Errors
-	if len(s.Accuracy) > maxSimModels {
-		errs = append(errs, FieldError{Path: "sim.accuracy", Message: fmt.Sprintf("at most %d models (got %d)", maxSimModels, len(s.Accuracy))})
-		return errs
-	}
-	for _, model := range slices.Sorted(maps.Keys(s.Accuracy)) {
-		path := fmt.Sprintf("sim.accuracy[%q]", model)
-		if err := jobs.CheckModelName(model); err != nil {
-			errs = append(errs, FieldError{Path: path, Message: err.Error()})
-			continue
-		}
-		if msg := checkAccuracy(s.Accuracy[model]); msg != "" {
-			errs = append(errs, FieldError{Path: path, Message: msg})
-		}
-	}
-	return errs
-}
 
 func checkAccuracy(p float64) string {
 	if !finite(p) || p < 0 || p > 1 {

@@ -1,5 +1,5 @@
 // Package config reads the server's settings from environment variables and
-// an optional YAML file, and validates them with validator/v10. Every error
+// an optional YAML file, and validates them with app/valid. Every error
 // names the setting by its environment variable, so an operator knows what to
 // change whichever way they set it.
 package config
@@ -8,16 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // Config is every setting of the ruckus server. Each field names its
@@ -222,77 +221,16 @@ func forEachField(cfg *Config, fn func(field)) {
 	}
 }
 
-// Validate checks every setting and reports all problems together.
+// Validate checks every setting and reports all problems together, each
+// named by its environment variable.
 func Validate(cfg Config) error {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(sf reflect.StructField) string { return sf.Tag.Get("env") })
-	_ = v.RegisterValidation("listen_addr", func(fl validator.FieldLevel) bool {
-		_, port, err := net.SplitHostPort(fl.Field().String())
-		if err != nil {
-			return false
-		}
-		n, err := strconv.Atoi(port)
-		return err == nil && n >= 0 && n <= 65535
-	})
-	_ = v.RegisterValidation("postgres_url", func(fl validator.FieldLevel) bool {
-		s := fl.Field().String()
-		return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-	})
-	_ = v.RegisterValidation("ip_list", func(fl validator.FieldLevel) bool {
-		for _, f := range strings.Split(fl.Field().String(), ",") {
-			f = strings.TrimSpace(f)
-			if _, err := netip.ParsePrefix(f); err == nil {
-				continue
-			}
-			if _, err := netip.ParseAddr(f); f != "" && err != nil {
-				return false
-			}
-		}
-		return true
-	})
-	err := v.Struct(cfg)
-	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) {
-		return err
+	errs := valid.New("env").Struct(cfg)
+	if len(errs) == 0 {
+		return nil
 	}
-	problems := make([]string, 0, len(verrs))
-	for _, fe := range verrs {
-		problems = append(problems, fmt.Sprintf("%s: %s", fe.Field(), describe(fe)))
+	problems := make([]string, 0, len(errs))
+	for _, fe := range errs {
+		problems = append(problems, fe.Path+": "+fe.Message)
 	}
 	return &Error{Problems: problems}
-}
-
-func describe(fe validator.FieldError) string {
-	secret := strings.Contains(fe.Field(), "PASSWORD") || strings.Contains(fe.Field(), "KEY")
-	got := ""
-	if !secret {
-		got = fmt.Sprintf(" (got %q)", fmt.Sprint(fe.Value()))
-	}
-	switch fe.Tag() {
-	case "required":
-		return "is required"
-	case "postgres_url":
-		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got
-	case "listen_addr":
-		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got
-	case "oneof":
-		return "must be one of " + strings.ReplaceAll(fe.Param(), " ", ", ") + got
-	case "email":
-		return "must be an email address" + got
-	case "ip_list":
-		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got
-	case "ltfield":
-		return fmt.Sprintf("must be less than %s%s", fe.Param(), got)
-	case "min":
-		if fe.Kind() == reflect.String {
-			return fmt.Sprintf("must be at least %s characters long", fe.Param())
-		}
-		return fmt.Sprintf("must be at least %s%s", fe.Param(), got)
-	case "max":
-		if fe.Kind() == reflect.String {
-			return fmt.Sprintf("must be at most %s characters long", fe.Param())
-		}
-		return fmt.Sprintf("must be at most %s%s", fe.Param(), got)
-	}
-	return fmt.Sprintf("fails the %q check%s", fe.Tag(), got)
 }

@@ -9,19 +9,18 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
-	"github.com/go-playground/validator/v10"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -50,24 +49,26 @@ var Providers = map[string]string{"openai": "openai"}
 type Manifest struct {
 	// Name is part of every run's id: lower-case letters, digits and
 	// hyphens.
-	Name string `json:"name" yaml:"name" validate:"required,fleet_name"`
+	Name string `json:"name" yaml:"name" validate:"required,fleet_name" msg_required:"give it a name"`
 	// RemoteHardware is the hardware profile of the agents serving the
 	// "provider:model" targets (DefaultRemoteHardware when empty).
-	RemoteHardware string     `json:"remote_hardware,omitempty" yaml:"remote_hardware,omitempty" validate:"omitempty,hardware"`
-	Scenarios      []Scenario `json:"scenarios" yaml:"scenarios" validate:"required,min=1,max=20,dive"`
-	Targets        []Target   `json:"targets" yaml:"targets" validate:"required,min=1,max=50,dive"`
+	RemoteHardware string     `json:"remote_hardware,omitempty" yaml:"remote_hardware,omitempty" validate:"omitempty,hardware_slug"`
+	Scenarios      []Scenario `json:"scenarios" yaml:"scenarios" validate:"required,min=1,max=20,dive" msg_required:"add at least one scenario (name, dataset, load, sampling, scorer)" msg_min:"add at least one scenario (name, dataset, load, sampling, scorer)"`
+	Targets        []Target   `json:"targets" yaml:"targets" validate:"required,min=1,max=50,dive" msg_required:"add at least one target: {model, runtime, hardware} or provider:model" msg_min:"add at least one target: {model, runtime, hardware} or provider:model"`
 }
 
 // Scenario is what every target is asked to do once: a dataset under a
 // load profile, sampling and scorer.
 type Scenario struct {
-	Name          string               `json:"name" yaml:"name" validate:"required,scenario_name"`
-	Dataset       bench.DatasetRef     `json:"dataset" yaml:"dataset"`
-	Load          jobs.LoadProfile     `json:"load" yaml:"load"`
-	Sampling      jobs.Sampling        `json:"sampling" yaml:"sampling"`
+	Name    string           `json:"name" yaml:"name" validate:"required,scenario_name" msg_required:"give it a name"`
+	Dataset bench.DatasetRef `json:"dataset" yaml:"dataset"`
+	// The rest is checked as the benchmark manifest the scenario becomes
+	// (Manifest.Validate), so their rules are not read here.
+	Load          jobs.LoadProfile     `json:"load" yaml:"load" validate:"-"`
+	Sampling      jobs.Sampling        `json:"sampling" yaml:"sampling" validate:"-"`
 	Scorer        string               `json:"scorer,omitempty" yaml:"scorer,omitempty"`
-	ScorerOptions *bench.ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
-	SLO           jobs.SLO             `json:"slo,omitempty" yaml:"slo,omitempty"`
+	ScorerOptions *bench.ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty" validate:"-"`
+	SLO           jobs.SLO             `json:"slo,omitempty" yaml:"slo,omitempty" validate:"-"`
 }
 
 // Target is a model on a runtime on a hardware profile. Written as a
@@ -77,8 +78,9 @@ type Scenario struct {
 type Target struct {
 	Model    string `json:"model" yaml:"model" validate:"required,model_name"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"required,runtime"`
-	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware"`
-	Provider string `json:"-" yaml:"-" validate:"omitempty,provider"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware_slug"`
+	// Provider is checked against Providers by Manifest.Validate.
+	Provider string `json:"-" yaml:"-"`
 }
 
 // String is the target as a person reads it.
@@ -154,18 +156,8 @@ func Decode(r io.Reader) (Manifest, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return m, Errors{{Path: "", Message: "the fleet manifest is empty"}}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&m); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			out := make(Errors, 0, len(te.Errors))
-			for _, e := range te.Errors {
-				out = append(out, FieldError{Path: "", Message: e})
-			}
-			return m, out
-		}
-		return m, Errors{{Path: "", Message: "not valid YAML or JSON: " + err.Error()}}
+	if errs := valid.DecodeYAML(b, &m); errs != nil {
+		return m, errs
 	}
 	m.normalize()
 	return m, nil
@@ -190,100 +182,15 @@ var (
 	hardwarePattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
-// newValidator is the fleet manifest's validator: its rules, and field
-// names as the manifest spells them.
-func newValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			return f.Name
-		}
-		return name
-	})
-	str := func(ok func(string) bool) validator.Func {
-		return func(fl validator.FieldLevel) bool { return ok(fl.Field().String()) }
-	}
-	rules := map[string]validator.Func{
-		"fleet_name":    str(fleetNamePattern.MatchString),
-		"scenario_name": str(scenarioNamePattern.MatchString),
-		"hardware":      str(hardwarePattern.MatchString),
-		"model_name":    str(func(s string) bool { return jobs.CheckModelName(s) == nil }),
-		"runtime":       str(func(s string) bool { return slices.Contains(bench.Runtimes, s) }),
-		"provider":      str(func(s string) bool { _, ok := Providers[s]; return ok }),
-	}
-	for tag, fn := range rules {
-		if err := v.RegisterValidation(tag, fn); err != nil {
-			panic(err) // a programming error: the tags above are valid
-		}
-	}
-	v.RegisterStructValidation(validateManifest, Manifest{})
-	return v
-}
-
-// validateManifest checks what spans fields: distinct scenario names and
-// targets, and the number of runs.
-func validateManifest(sl validator.StructLevel) {
-	m := sl.Current().Interface().(Manifest)
-	names := map[string]int{}
-	for i, s := range m.Scenarios {
-		if j, dup := names[strings.ToLower(s.Name)]; dup && s.Name != "" {
-			sl.ReportError(s.Name, fmt.Sprintf("scenarios[%d].name", i), "Name", "unique_scenario", fmt.Sprint(j))
-		}
-		names[strings.ToLower(s.Name)] = i
-	}
-	targets := map[string]int{}
-	for i, t := range m.Targets {
-		if j, dup := targets[t.key()]; dup {
-			sl.ReportError(t.Model, fmt.Sprintf("targets[%d]", i), "Targets", "unique_target", fmt.Sprint(j))
-		}
-		targets[t.key()] = i
-	}
-	if n := len(m.Scenarios) * len(m.Targets); n > MaxRuns {
-		sl.ReportError(n, "targets", "Targets", "max_runs", fmt.Sprint(n))
-	}
-}
-
-// message is what a person is told about a failed rule.
-func message(fe validator.FieldError) string {
-	got := fmt.Sprintf(" (got %q)", fmt.Sprint(fe.Value()))
-	switch fe.Tag() {
-	case "required", "min":
-		switch fe.Field() {
-		case "scenarios":
-			return "add at least one scenario (name, dataset, load, sampling, scorer)"
-		case "targets":
-			return "add at least one target: {model, runtime, hardware} or provider:model"
-		case "name":
-			return "give it a name"
-		}
-		if fe.Tag() == "min" {
-			return "at least " + fe.Param()
-		}
-		return "required"
-	case "max":
-		return fmt.Sprintf("at most %s (got %d)", fe.Param(), reflect.ValueOf(fe.Value()).Len())
-	case "fleet_name":
-		return "lower-case letters, digits and hyphens, starting with a letter or digit, at most 63 characters" + got
-	case "scenario_name":
-		return "letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, at most 100 characters" + got
-	case "hardware":
-		return "a hardware profile such as h100-80gb-x1 or cpu" + got
-	case "model_name":
-		return jobs.CheckModelName(fe.Value().(string)).Error()
-	case "runtime":
-		return "must be one of " + strings.Join(bench.Runtimes, ", ") + got
-	case "provider":
-		return fmt.Sprintf("unknown provider %q: the remote providers are %s (agents reach them through an OpenAI-compatible endpoint, agentd run --runtime openai --endpoint URL)", fe.Value(), strings.Join(providerNames(), ", "))
-	case "unique_scenario":
-		return "the same name as scenarios[" + fe.Param() + "]"
-	case "unique_target":
-		return "the same target as targets[" + fe.Param() + "]"
-	case "max_runs":
-		return fmt.Sprintf("scenarios × targets is %s runs; at most %d per fleet", fe.Param(), MaxRuns)
-	}
-	return "is not valid (" + fe.Tag() + ")"
-}
+// rules is the fleet manifest's validator: the benchmark manifest's
+// rules (model names, runtimes) and the fleet's names. Built once and
+// never changed after.
+var rules = sync.OnceValue(func() *valid.Validator {
+	return bench.NewRules().
+		RegisterRule("fleet_name", "lower-case letters, digits and hyphens, starting with a letter or digit, at most 63 characters", fleetNamePattern.MatchString).
+		RegisterRule("scenario_name", "letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, at most 100 characters", scenarioNamePattern.MatchString).
+		RegisterRule("hardware_slug", "a hardware profile such as h100-80gb-x1 or cpu", hardwarePattern.MatchString)
+})
 
 func providerNames() []string {
 	out := make([]string, 0, len(Providers))
@@ -294,40 +201,16 @@ func providerNames() []string {
 	return out
 }
 
-// fieldPath turns the validator's namespace ("Manifest.scenarios[0].name")
-// into the manifest's path ("scenarios[0].name").
-func fieldPath(fe validator.FieldError) string {
-	ns := fe.Namespace()
-	if _, rest, ok := strings.Cut(ns, "."); ok {
-		ns = rest
-	}
-	// A remote target's provider is written in the target itself.
-	return strings.TrimSuffix(ns, ".Provider")
-}
-
 // Validate checks everything that needs no database: the fleet's own
-// fields by their rules, then each scenario as a benchmark manifest would
-// be checked (its load, sampling, scorer and SLOs), with paths under
-// scenarios[i].
+// fields by their rules, its targets and scenarios against each other,
+// then each scenario as a benchmark manifest would be checked (its load,
+// sampling, scorer and SLOs), with paths under scenarios[i].
 func (m Manifest) Validate() Errors {
-	var errs Errors
-	if err := newValidator().Struct(m); err != nil {
-		var verrs validator.ValidationErrors
-		if !errors.As(err, &verrs) {
-			return Errors{{Path: "", Message: err.Error()}}
-		}
-		unknownProvider := map[string]bool{}
-		for i, t := range m.Targets {
-			if t.Provider != "" && t.Runtime == "" {
-				unknownProvider[fmt.Sprintf("targets[%d].runtime", i)] = true
-			}
-		}
-		for _, fe := range verrs {
-			// An unknown provider has no runtime: say only the former.
-			if path := fieldPath(fe); !unknownProvider[path] {
-				errs = append(errs, FieldError{Path: path, Message: message(fe)})
-			}
-		}
+	errs := m.validateFields()
+	errs = append(errs, m.validateTargets()...)
+	errs = append(errs, m.validateScenarioNames()...)
+	if n := len(m.Scenarios) * len(m.Targets); n > MaxRuns {
+		errs.Add("targets", "scenarios × targets is %d runs; at most %d per fleet", n, MaxRuns)
 	}
 	if !utf8.ValidString(m.Name) || len(m.Scenarios) > MaxScenarios || len(m.Targets) > MaxTargets {
 		return errs
@@ -340,6 +223,50 @@ func (m Manifest) Validate() Errors {
 			}
 			errs = append(errs, FieldError{Path: scenarioPath(i, e.Path), Message: e.Message})
 		}
+	}
+	return errs
+}
+
+// validateFields: each field's own rules, its tags. A target of an
+// unknown provider has no runtime; validateTargets says why.
+func (m Manifest) validateFields() Errors {
+	var errs Errors
+	for _, e := range rules().Struct(m) {
+		var i int
+		if n, _ := fmt.Sscanf(e.Path, "targets[%d].runtime", &i); n == 1 && i < len(m.Targets) && m.Targets[i].Provider != "" {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// validateTargets: remote providers that exist, and no target twice.
+func (m Manifest) validateTargets() Errors {
+	var errs Errors
+	seen := map[string]int{}
+	for i, t := range m.Targets {
+		if _, ok := Providers[t.Provider]; t.Provider != "" && !ok {
+			errs.Add(fmt.Sprintf("targets[%d]", i), "unknown provider %q: the remote providers are %s (agents reach them through an OpenAI-compatible endpoint, agentd run --runtime openai --endpoint URL)",
+				t.Provider, strings.Join(providerNames(), ", "))
+		}
+		if j, dup := seen[t.key()]; dup {
+			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
+		}
+		seen[t.key()] = i
+	}
+	return errs
+}
+
+// validateScenarioNames: no two scenarios named alike (case aside).
+func (m Manifest) validateScenarioNames() Errors {
+	var errs Errors
+	names := map[string]int{}
+	for i, s := range m.Scenarios {
+		if j, dup := names[strings.ToLower(s.Name)]; dup && s.Name != "" {
+			errs.Add(fmt.Sprintf("scenarios[%d].name", i), "the same name as scenarios[%d]", j)
+		}
+		names[strings.ToLower(s.Name)] = i
 	}
 	return errs
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,10 +118,16 @@ func TestValidateBoundsTheFleet(t *testing.T) {
 	}
 }
 
+// goTypeName matches a Go type name such as fleet.Manifest, which no
+// message may show.
+var goTypeName = regexp.MustCompile(`[a-z]+\.[A-Z][A-Za-z]+`)
+
 func TestDecodeRejects(t *testing.T) {
 	cases := map[string]string{
 		"":                        "the fleet manifest is empty",
-		"name: x\nscenario: []\n": "field scenario not found",
+		"name: x\nscenario: []\n": `scenario: unknown field "scenario" (line 2)`,
+		"name: x\nscenarios: [{name: s, load: {concurrency: many}}]\n": `scenarios[0].load.concurrency: must be a whole number (got "many")`,
+		"name: [x]\n": "name: must be text (got a list)",
 		"name: x\ntargets: [{model: m, gpu: a100}]\n": "field gpu not found in a target",
 		"name: x\ntargets: [gpt-4o]\n":                "provider:model, such as openai:gpt-4o-mini",
 		"name: x\ntargets: [[1]]\n":                   "a target is a mapping",
@@ -131,6 +138,9 @@ func TestDecodeRejects(t *testing.T) {
 		_, err := Decode(strings.NewReader(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.40q: want …%s…, got %v", in, want, err)
+		}
+		if err != nil && (goTypeName.MatchString(err.Error()) || strings.Contains(err.Error(), "type ")) {
+			t.Errorf("%.40q: %v names a Go type", in, err)
 		}
 	}
 }

@@ -19,32 +19,16 @@ import (
 // scorer_options.exec).
 type ExecOptions struct {
 	// Timeout per program; zero is human-eval's 3 s.
-	Timeout jobs.Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	// Its rule's max is MaxTimeout in nanoseconds.
+	Timeout jobs.Duration `json:"timeout,omitempty" yaml:"timeout,omitempty" validate:"min=0,max=60000000000" msg:"between 0 (3s, human-eval's) and 1m0s"`
 	// Truncate is none (default: the completion as it is, as human-eval)
 	// or stop_words (bigcode-evaluation-harness's stop words of the
 	// suite).
-	Truncate string `json:"truncate,omitempty" yaml:"truncate,omitempty"`
+	Truncate string `json:"truncate,omitempty" yaml:"truncate,omitempty" validate:"omitempty,oneof=none stop_words"`
 }
 
 // MaxTimeout bounds ExecOptions.Timeout.
 const MaxTimeout = 60 * time.Second
-
-// Validate names the field that is wrong, as path.field.
-func (o *ExecOptions) Validate(path string) []string {
-	if o == nil {
-		return nil
-	}
-	var errs []string
-	if t := time.Duration(o.Timeout); t < 0 || t > MaxTimeout {
-		errs = append(errs, fmt.Sprintf("%s.timeout: between 0 (3s, human-eval's) and %v", path, MaxTimeout))
-	}
-	switch o.Truncate {
-	case "", TruncateNone, TruncateStopWords:
-	default:
-		errs = append(errs, fmt.Sprintf("%s.truncate: none or stop_words (got %q)", path, o.Truncate))
-	}
-	return errs
-}
 
 // Store is the part of the store execution needs.
 type Store interface {

@@ -1,0 +1,558 @@
+// Package valid is the one way Ruckus checks what it is given: forms, API
+// bodies, manifests and settings. Rules are validator/v10 struct tags plus
+// the custom rules registered here, and every failure, whether from a rule
+// or from decoding (an unknown field, a string where a number belongs),
+// becomes a FieldError: the field's path as the user wrote it
+// ("targets[1].runtime", "load.concurrency") and a message for a person.
+// No Go type name ever reaches a message.
+//
+// A field may say its own message: `msg:"..."` for any rule it fails,
+// `msg_<rule>:"..."` (msg_required_if, msg_ltefield) for one rule.
+package valid
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// FieldError names the field that is wrong, as a path such as
+// "targets[1].runtime" or "load.rate" ("" for the whole input).
+type FieldError struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// Errors is a list of field errors; it is itself an error.
+type Errors []FieldError
+
+func (e Errors) Error() string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		if fe.Path == "" {
+			parts[i] = fe.Message
+			continue
+		}
+		parts[i] = fe.Path + ": " + fe.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Map returns the errors keyed by path, the first message for each; forms
+// show them beside their fields.
+func (e Errors) Map() map[string]string {
+	out := make(map[string]string, len(e))
+	for _, fe := range e {
+		if _, dup := out[fe.Path]; !dup {
+			out[fe.Path] = fe.Message
+		}
+	}
+	return out
+}
+
+// Add appends an error at path, its message formatted.
+func (e *Errors) Add(path, format string, args ...any) {
+	*e = append(*e, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// Prefix returns the errors with prefix put before each path
+// ("scorer_options.judge" + "model").
+func (e Errors) Prefix(prefix string) Errors {
+	if prefix == "" {
+		return e
+	}
+	out := make(Errors, len(e))
+	for i, fe := range e {
+		out[i] = FieldError{Path: Join(prefix, fe.Path), Message: fe.Message}
+	}
+	return out
+}
+
+// Join joins two parts of a path with a dot, or none before an index.
+func Join(prefix, path string) string {
+	switch {
+	case prefix == "":
+		return path
+	case path == "":
+		return prefix
+	case strings.HasPrefix(path, "["):
+		return prefix + path
+	}
+	return prefix + "." + path
+}
+
+// Validator checks structs by their `validate` tags and reports failures
+// under the names given by the tags in nameTags (the first a field has).
+type Validator struct {
+	v        *validator.Validate
+	choices  map[string][]string
+	messages map[string]string
+}
+
+// Default is the validator for forms, API bodies and manifests: fields are
+// named by their json tag, else yaml, else form. It is built once and
+// never changed after, so sharing it is safe.
+var Default = sync.OnceValue(func() *Validator { return New("json", "yaml", "form") })
+
+// New builds a validator naming fields by the first of nameTags a field
+// has (its Go name when none), with every custom rule registered.
+func New(nameTags ...string) *Validator {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(sf reflect.StructField) string {
+		for _, tag := range nameTags {
+			name, _, _ := strings.Cut(sf.Tag.Get(tag), ",")
+			if name != "" && name != "-" {
+				return name
+			}
+		}
+		return sf.Name
+	})
+	for name, fn := range rules {
+		if err := v.RegisterValidation(name, fn); err != nil {
+			panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+		}
+	}
+	return &Validator{v: v, choices: map[string][]string{}, messages: map[string]string{}}
+}
+
+// RegisterChoice registers rule name, met by any of values; call it while
+// setting the validator up, before it is shared.
+func (v *Validator) RegisterChoice(name string, values []string) *Validator {
+	list := append([]string(nil), values...)
+	v.choices[name] = list
+	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool {
+		s := fl.Field().String()
+		for _, c := range list {
+			if c == s {
+				return true
+			}
+		}
+		return false
+	}, true); err != nil {
+		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+	}
+	return v
+}
+
+// RegisterRule registers rule name, met by the strings ok accepts, with
+// the message shown when it is not; call it while setting the validator
+// up, before it is shared.
+func (v *Validator) RegisterRule(name, message string, ok func(string) bool) *Validator {
+	v.messages[name] = message
+	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool {
+		return fl.Field().Kind() == reflect.String && ok(fl.Field().String())
+	}); err != nil {
+		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+	}
+	return v
+}
+
+// RegisterCustomType has values of types checked as what fn returns for
+// them (a Ref as its id or its name); call it while setting the validator
+// up, before it is shared.
+func (v *Validator) RegisterCustomType(fn func(reflect.Value) any, types ...any) *Validator {
+	v.v.RegisterCustomTypeFunc(fn, types...)
+	return v
+}
+
+// RegisterValueRule registers rule name, met by the values ok accepts
+// (any kind), with the message shown when it is not.
+func (v *Validator) RegisterValueRule(name, message string, ok func(reflect.Value) bool) *Validator {
+	v.messages[name] = message
+	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool { return ok(fl.Field()) }); err != nil {
+		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
+	}
+	return v
+}
+
+// Struct checks s (a struct or a pointer to one) and returns its errors,
+// nil when there are none.
+func (v *Validator) Struct(s any) Errors {
+	err := v.v.Struct(s)
+	if err == nil {
+		return nil
+	}
+	return v.translate(err, reflect.TypeOf(s))
+}
+
+// Var checks one value against tag, reporting under path.
+func (v *Validator) Var(path string, x any, tag string) Errors {
+	err := v.v.Var(x, tag)
+	if err == nil {
+		return nil
+	}
+	errs := v.translate(err, nil)
+	for i := range errs {
+		errs[i].Path = path
+	}
+	return errs
+}
+
+// Translate turns any error from validating or decoding into field
+// errors: validator/v10's, JSON's and YAML's (see DecodeJSON, DecodeYAML)
+// and Errors themselves. Anything else becomes one error without a path.
+func Translate(err error) Errors {
+	return Default().translate(err, nil)
+}
+
+func (v *Validator) translate(err error, root reflect.Type) Errors {
+	if err == nil {
+		return nil
+	}
+	var errs Errors
+	if errors.As(err, &errs) {
+		return errs
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		if fe, ok := decodeError(err); ok {
+			return Errors{fe}
+		}
+		return Errors{{Message: Clean(err.Error())}}
+	}
+	out := make(Errors, 0, len(verrs))
+	for _, fe := range verrs {
+		msg := ""
+		if sf, ok := structField(root, fe.StructNamespace()); ok {
+			msg = cmp.Or(sf.Tag.Get("msg_"+fe.Tag()), sf.Tag.Get("msg"))
+		}
+		if msg == "" {
+			msg = v.message(fe)
+		}
+		ns := fe.Namespace()
+		if root != nil && anonymous(root) {
+			// An anonymous struct's namespace has no root name.
+			ns = "." + ns
+		}
+		out = append(out, FieldError{Path: path(ns), Message: msg})
+	}
+	return out
+}
+
+// path drops the root struct's name from a validator namespace:
+// "Manifest.targets[1].runtime" → "targets[1].runtime".
+func path(ns string) string {
+	_, rest, ok := strings.Cut(ns, ".")
+	if !ok {
+		return ""
+	}
+	rest = strings.ReplaceAll(rest, "..", ".")
+	return mapKey.ReplaceAllStringFunc(strings.Trim(rest, "."), func(k string) string {
+		k = k[1 : len(k)-1]
+		if _, err := strconv.Atoi(k); err == nil {
+			return "[" + k + "]"
+		}
+		return "[" + strconv.Quote(k) + "]"
+	})
+}
+
+// mapKey is an index or a map's key in a validator namespace; a key (not
+// a number) is quoted in a path: sim.accuracy["acme/b"].
+var mapKey = regexp.MustCompile(`\[[^\]]*\]`)
+
+// structField finds the struct field a validator struct namespace
+// ("Manifest.Targets[1].Runtime") is about, to read its msg tag.
+func structField(root reflect.Type, ns string) (reflect.StructField, bool) {
+	if root == nil {
+		return reflect.StructField{}, false
+	}
+	if anonymous(root) {
+		ns = "." + ns
+	}
+	parts := strings.Split(ns, ".")
+	t := root
+	var sf reflect.StructField
+	for _, p := range parts[1:] {
+		if i := strings.IndexByte(p, '['); i >= 0 {
+			p = p[:i]
+		}
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return sf, false
+		}
+		f, ok := t.FieldByName(p)
+		if !ok {
+			return sf, false
+		}
+		sf, t = f, f.Type
+	}
+	return sf, len(parts) > 1
+}
+
+// anonymous reports whether t (or what it points to) is a struct type
+// without a name.
+func anonymous(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name() == ""
+}
+
+// secret reports whether a field's value must never be echoed in a
+// message: its name says PASSWORD, KEY, TOKEN or SECRET.
+func secret(fe validator.FieldError) bool {
+	n := strings.ToUpper(fe.Field())
+	return strings.Contains(n, "PASSWORD") || strings.Contains(n, "KEY") || strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET")
+}
+
+// message is the human message for a failed rule.
+func (v *Validator) message(fe validator.FieldError) string {
+	got := ""
+	if !secret(fe) {
+		got = fmt.Sprintf(" (got %s)", shown(fe.Value()))
+	}
+	if msg, ok := v.messages[fe.Tag()]; ok {
+		return msg + got
+	}
+	kind := fe.Kind()
+	counted := kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map
+	p := fe.Param()
+	switch fe.Tag() {
+	case "required", "notblank", "required_if", "required_with", "required_unless":
+		return "is required"
+	case "finite":
+		return "must be a finite number" + got
+	case "text":
+		return "must be UTF-8 text without NUL characters"
+	case "model_name":
+		if err := jobs.CheckModelName(fmt.Sprint(fe.Value())); err != nil {
+			return err.Error()
+		}
+		return "must be a model id such as Qwen/Qwen2.5-7B-Instruct"
+	case "hardware":
+		return "must be a hardware profile such as h100-80gb-x1: at most 64 characters of text" + got
+	case "postgres_url":
+		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got
+	case "listen_addr":
+		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got
+	case "ip_list":
+		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got
+	case "http_url":
+		return "must be an http:// or https:// URL with a host" + got
+	case "email":
+		return "must be an email address" + got
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(p, " ", ", ") + got
+	case "ltfield":
+		return fmt.Sprintf("must be less than %s%s", p, got)
+	case "ltefield":
+		return fmt.Sprintf("must be at most %s%s", p, got)
+	case "eqfield":
+		return "must be the same as " + p
+	case "minbytes":
+		return fmt.Sprintf("must be at least %s bytes long", p)
+	case "maxbytes":
+		return fmt.Sprintf("must be at most %s bytes long", p)
+	case "unique":
+		return "must not repeat a value"
+	case "min", "gte":
+		switch {
+		case kind == reflect.String:
+			return fmt.Sprintf("must be at least %s %s long", p, chars(p))
+		case counted:
+			return fmt.Sprintf("must have at least %s %s", p, items(p))
+		}
+		return fmt.Sprintf("must be at least %s%s", p, got)
+	case "max", "lte":
+		switch {
+		case kind == reflect.String:
+			return fmt.Sprintf("must be at most %s %s long", p, chars(p))
+		case counted:
+			return fmt.Sprintf("must have at most %s %s", p, items(p))
+		}
+		return fmt.Sprintf("must be at most %s%s", p, got)
+	case "gt":
+		return fmt.Sprintf("must be above %s%s", p, got)
+	case "lt":
+		return fmt.Sprintf("must be below %s%s", p, got)
+	case "len":
+		if kind == reflect.String {
+			return fmt.Sprintf("must be %s %s long", p, chars(p))
+		}
+		return fmt.Sprintf("must have %s %s", p, items(p))
+	}
+	if list, ok := v.choices[fe.Tag()]; ok {
+		return fmt.Sprintf("must be one of %s%s", strings.Join(nonEmpty(list), ", "), got)
+	}
+	return fmt.Sprintf("fails the %q check%s", fe.Tag(), got)
+}
+
+func chars(n string) string {
+	if n == "1" {
+		return "character"
+	}
+	return "characters"
+}
+
+func items(n string) string {
+	if n == "1" {
+		return "item"
+	}
+	return "items"
+}
+
+func nonEmpty(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// shown writes a value for a message: strings quoted and cut short,
+// pointers followed, never a Go type.
+func shown(x any) string {
+	rv := reflect.ValueOf(x)
+	for rv.IsValid() && rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return "nothing"
+		}
+		rv = rv.Elem()
+	}
+	if !rv.IsValid() {
+		return "nothing"
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		s := rv.String()
+		if len(s) > 60 {
+			s = strings.ToValidUTF8(s[:60], "") + "…"
+		}
+		return strconv.Quote(s)
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return fmt.Sprintf("%d items", rv.Len())
+	case reflect.Struct:
+		return "an object"
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(rv.Float(), 'g', -1, 64)
+	}
+	return fmt.Sprint(rv.Interface())
+}
+
+// IsText reports whether s fits a PostgreSQL text column: valid UTF-8 and
+// no NUL characters.
+func IsText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// Finite reports whether x is a number JSON and PostgreSQL can carry: not
+// NaN (YAML's .nan) nor infinite (.inf), which would pass every range
+// check written as "x < lo || x > hi".
+func Finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// IsHardware reports whether s can name a hardware profile: 1 to 64
+// characters of text.
+func IsHardware(s string) bool { return s != "" && len(s) <= 64 && IsText(s) }
+
+// IsListenAddr reports whether s is host:port or :port.
+func IsListenAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// IsIPList reports whether s is addresses or CIDR ranges separated by
+// commas (empty entries allowed).
+func IsIPList(s string) bool {
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if _, err := netip.ParsePrefix(f); err == nil {
+			continue
+		}
+		if _, err := netip.ParseAddr(f); f != "" && err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// rules are the custom rules every validator has. Each takes the field's
+// value (following pointers, which validator/v10 does for us).
+var rules = map[string]validator.Func{
+	// notblank: a string with something besides white space.
+	"notblank": func(fl validator.FieldLevel) bool { return strings.TrimSpace(fl.Field().String()) != "" },
+	// text: fits a PostgreSQL text column.
+	"text": func(fl validator.FieldLevel) bool {
+		f := fl.Field()
+		if f.Kind() != reflect.String {
+			return false
+		}
+		return IsText(f.String())
+	},
+	// finite: a float that is neither NaN nor infinite.
+	"finite": func(fl validator.FieldLevel) bool {
+		f := fl.Field()
+		switch f.Kind() {
+		case reflect.Float32, reflect.Float64:
+			return Finite(f.Float())
+		}
+		return true
+	},
+	// model_name: a model id a runtime may be given on its command line.
+	"model_name": func(fl validator.FieldLevel) bool { return jobs.CheckModelName(fl.Field().String()) == nil },
+	// hardware: a hardware profile's slug, 1 to 64 characters of text.
+	"hardware": func(fl validator.FieldLevel) bool { return IsHardware(fl.Field().String()) },
+	// postgres_url: a postgres:// or postgresql:// URL.
+	"postgres_url": func(fl validator.FieldLevel) bool {
+		s := fl.Field().String()
+		return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+	},
+	// listen_addr: host:port or :port.
+	"listen_addr": func(fl validator.FieldLevel) bool { return IsListenAddr(fl.Field().String()) },
+	// ip_list: addresses or CIDR ranges, comma-separated.
+	"ip_list": func(fl validator.FieldLevel) bool { return IsIPList(fl.Field().String()) },
+	// maxbytes=N: a string of at most N bytes (max counts characters;
+	// bcrypt and some columns count bytes).
+	"maxbytes": func(fl validator.FieldLevel) bool {
+		n, err := strconv.Atoi(fl.Param())
+		return err == nil && fl.Field().Kind() == reflect.String && len(fl.Field().String()) <= n
+	},
+	// minbytes=N: a string of at least N bytes.
+	"minbytes": func(fl validator.FieldLevel) bool {
+		n, err := strconv.Atoi(fl.Param())
+		return err == nil && fl.Field().Kind() == reflect.String && len(fl.Field().String()) >= n
+	},
+	// http_url: an http or https URL with a host and nothing odd in it.
+	"http_url": func(fl validator.FieldLevel) bool { return IsHTTPURL(fl.Field().String()) },
+}
+
+// IsHTTPURL reports whether s is an absolute http or https URL with a
+// host and no user information.
+func IsHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && IsText(s)
+}
+
+var goTypeName = regexp.MustCompile(`[a-z0-9]+\.[A-Z][A-Za-z0-9]*`)
+
+// Clean takes Go's type names out of an error message from a library
+// ("... into Go value of type bench.Manifest"), so it can be shown.
+func Clean(msg string) string {
+	for _, cut := range []string{" into Go struct field ", " into Go value of type ", " in type "} {
+		if i := strings.Index(msg, cut); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	msg = strings.TrimPrefix(msg, "json: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return goTypeName.ReplaceAllString(msg, "value")
+}
