@@ -116,8 +116,8 @@ type BenchmarkPage struct {
 	Only int64
 }
 
-// ListBenchmarkStatuses returns a page of the viewer's benchmarks (all,
-// for admins) with their statuses and figures, in one query whatever the
+// ListBenchmarkStatuses returns a page of the benchmarks the viewer may
+// read (own and shared ones, all for admins; deleted ones left out) with their statuses and figures, in one query whatever the
 // page's size; judges' benchmarks are left out, as in ListBenchmarks.
 func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p BenchmarkPage) ([]BenchmarkStatusRow, error) {
 	// The page's benchmarks first (by the primary key, newest first),
@@ -126,7 +126,7 @@ func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p Benchma
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
 			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs
 		FROM (SELECT id, name, dataset_id, created_at FROM benchmarks b
-				WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL
+				WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL
 					AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
 				ORDER BY b.id DESC LIMIT @limit) b
 			JOIN datasets d ON d.id = b.dataset_id
