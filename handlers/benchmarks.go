@@ -266,7 +266,7 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict))
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict, b.Writable(viewer(c))))
 }
 
 // Points drawn on a run's card: fewer than on the run's own page, since a

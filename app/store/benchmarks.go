@@ -125,6 +125,18 @@ type Run struct {
 	// FleetRunID is the run's id in its fleet, {fleet}-{submitted}-{hash};
 	// "" for a run of a benchmark outside any fleet.
 	FleetRunID string
+	// Regressions are how the run is significantly worse than the
+	// previous completed run of its target (none: not a regression, or
+	// not checked yet), the most telling first.
+	Regressions []Regression
+}
+
+// Regression is the run's most telling regression, nil when it is none.
+func (r Run) Regression() *Regression {
+	if len(r.Regressions) == 0 {
+		return nil
+	}
+	return &r.Regressions[0]
 }
 
 // Execution is where a run's code execution stands and what it found.
@@ -151,7 +163,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, '')`
+	coalesce(r.fleet_run_id, ''), ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -161,7 +173,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID}
+		&r.FleetRunID, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {

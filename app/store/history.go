@@ -248,25 +248,6 @@ func (s *Store) ReplaceRegressions(ctx context.Context, runID int64, regs []Regr
 	})
 }
 
-// RunRegressions returns the regressions of the runs, by run id, the most
-// telling first; runs without one are absent.
-func (q *Queries) RunRegressions(ctx context.Context, runIDs []int64) (map[int64][]Regression, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.id, `+regressionsJSON+` FROM runs r
-		WHERE r.id = ANY(@ids) AND EXISTS (SELECT 1 FROM run_regressions g WHERE g.run_id = r.id)`, pgx.NamedArgs{"ids": runIDs})
-	out := map[int64][]Regression{}
-	var id int64
-	var raw []byte
-	_, err := pgx.ForEachRow(rows, []any{&id, &raw}, func() error {
-		var regs []Regression
-		if err := json.Unmarshal(raw, &regs); err != nil {
-			return err
-		}
-		out[id] = regs
-		return nil
-	})
-	return out, mapErr(err, "run regressions")
-}
-
 // BenchmarkChange is what the owner changes on a benchmark; nil leaves a
 // field as it is.
 type BenchmarkChange struct {

@@ -10,10 +10,14 @@ import (
 	"strings"
 )
 
-// Point is one datum; Label is its hover title.
+// Point is one datum; Label is its hover title. Href, when set, makes the
+// point a link (to the run it stands for).
 type Point struct {
 	X, Y  float64
 	Label string
+	Href  string
+	// Flagged points are drawn larger, with a ring (a regression).
+	Flagged bool
 }
 
 // Series is one line (or set of dots) of a chart.
