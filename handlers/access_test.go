@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ import (
 type accessFixture struct {
 	dataset, benchmark, run, otherRun string
 	doomed                            map[string]string // datasets to delete, by "api? admin?"
+	doomedBenchmarks                  map[string]string // benchmarks to delete, by "api? admin?"
 	token, tokenForAdmin              string            // ada's API token ids
 	user, agent, model, hardware      string
 	fleet                             string
@@ -39,6 +41,9 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.dataset
 	case name == "id" && strings.Contains(path, "/fleets/"):
 		return f.fleet
+	case name == "id" && strings.Contains(path, "/benchmarks/") && (strings.HasSuffix(path, "/delete") || strings.HasPrefix(path, "/api/") && method == http.MethodDelete):
+		// Each delete gets a benchmark of its own to delete.
+		return f.doomedBenchmarks[fmt.Sprint(strings.HasPrefix(path, "/api/"), admin)]
 	case name == "id" && strings.Contains(path, "/benchmarks/"):
 		return f.benchmark
 	case name == "id" && strings.Contains(path, "/runs/"), name == "run":
@@ -100,6 +105,15 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 	for i, key := range []string{"false false", "false true", "true false", "true true"} {
 		up := e.upload(adaTok, fmt.Sprintf("doomed-%d.jsonl", i), []byte(fmt.Sprintf(`{"prompt":"doomed %d"}`, i)+"\n"), nil)
 		f.doomed[key] = fmt.Sprint(up.body["dataset_id"])
+	}
+	f.doomedBenchmarks = map[string]string{}
+	dsID, _ := strconv.ParseInt(f.dataset, 10, 64)
+	for _, key := range []string{"false false", "false true", "true false", "true true"} {
+		id, err := e.store.CreateBenchmark(ctx, ada.ID, "doomed "+key, dsID, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.doomedBenchmarks[key] = fmt.Sprint(id)
 	}
 	// A second run on the same dataset, for the comparison.
 	var customID string
