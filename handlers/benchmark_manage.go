@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-playground/validator/v10"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/store"
@@ -19,9 +20,24 @@ type benchmarkChange struct {
 	Visibility *string `json:"visibility" form:"visibility" validate:"omitnil,oneof=private shared"`
 }
 
-// check trims the name and validates the change; an empty change is an
-// error too.
-func (s *server) checkBenchmarkChange(ch *benchmarkChange) []fieldError {
+// parseBenchmarkChange reads the API's JSON body (one object, no unknown
+// field) and checks it.
+func parseBenchmarkChange(v *validator.Validate, body []byte) (benchmarkChange, []fieldError) {
+	var ch benchmarkChange
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ch); err != nil {
+		return ch, []fieldError{{Path: "", Message: jsonProblem(err)}}
+	}
+	if dec.More() {
+		return ch, []fieldError{{Path: "", Message: "the body must be one JSON object"}}
+	}
+	return ch, checkBenchmarkChange(v, &ch)
+}
+
+// checkBenchmarkChange trims the name and validates the change; an empty
+// change is an error too.
+func checkBenchmarkChange(v *validator.Validate, ch *benchmarkChange) []fieldError {
 	if ch.Name != nil {
 		n := strings.TrimSpace(*ch.Name)
 		ch.Name = &n
@@ -29,7 +45,7 @@ func (s *server) checkBenchmarkChange(ch *benchmarkChange) []fieldError {
 	if ch.Name == nil && ch.Visibility == nil {
 		return []fieldError{{Path: "name", Message: "give a new name, a visibility (private or shared), or both"}}
 	}
-	return validationErrors(s.validate.Struct(ch))
+	return validationErrors(v.Struct(ch))
 }
 
 // writableBenchmark finds benchmark :id for a change: 404 when the viewer
@@ -53,13 +69,8 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var ch benchmarkChange
-	dec := json.NewDecoder(bytes.NewReader(c.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ch); err != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": []fieldError{{Path: "", Message: jsonProblem(err)}}})
-	}
-	if errs := s.checkBenchmarkChange(&ch); len(errs) > 0 {
+	ch, errs := parseBenchmarkChange(s.validate, c.Body())
+	if len(errs) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
 	}
 	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility}); err != nil {
@@ -103,7 +114,7 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 		v = strings.Clone(v)
 		ch.Visibility = &v
 	}
-	if errs := s.checkBenchmarkChange(&ch); len(errs) > 0 {
+	if errs := checkBenchmarkChange(s.validate, &ch); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Path + " " + e.Message
