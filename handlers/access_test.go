@@ -261,3 +261,91 @@ func judge(access handlers.Access, api bool, caller string, status int, location
 	}
 	return ""
 }
+
+// TestSharedBenchmarkIsReadOnlyForOthers walks every route on a benchmark
+// or a run as bob, another user, once ada has shared her benchmark: he may
+// read all of it (pages, fragments, results, exports, the API) and change
+// none of it — every write is refused and nothing changes.
+func TestSharedBenchmarkIsReadOnlyForOthers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	e.createUser("bob@example.com", "correct horse", store.RoleUser)
+	adaTok := e.token(ada)
+	bobTok := e.token(e.createUser("bob2@example.com", "correct horse", store.RoleUser))
+	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	if r := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, adaTok, strings.NewReader(`{"visibility":"shared"}`), "application/json"); r.status != 200 {
+		t.Fatalf("share: %d %v", r.status, r.body)
+	}
+	bob := e.client()
+	if res := bob.signIn("bob@example.com", "correct horse"); res.status != 303 {
+		t.Fatalf("bob signs in: %d", res.status)
+	}
+	checked := 0
+	for _, r := range e.routes {
+		onBenchmark := strings.Contains(r.Path, "/benchmarks/:id") || strings.Contains(r.Path, "/runs/:id")
+		if !onBenchmark || r.Access != handlers.Owner || r.Method == http.MethodHead {
+			continue
+		}
+		path := pathParam.ReplaceAllStringFunc(r.Path, func(m string) string {
+			switch pathParam.FindStringSubmatch(m)[1] {
+			case "idx":
+				return "0"
+			case "run":
+				return fmt.Sprint(run)
+			case "id":
+				if strings.Contains(r.Path, "/runs/:id") {
+					return fmt.Sprint(run)
+				}
+				return b
+			}
+			t.Fatalf("%s: no value for %s", r.Path, m)
+			return ""
+		})
+		write := r.Method != http.MethodGet
+		var status int
+		if strings.HasPrefix(r.Path, "/api/") {
+			var body io.Reader
+			if write {
+				body = strings.NewReader(`{"name":"bob's","visibility":"private","scorer":"exact"}`)
+			}
+			req := httptest.NewRequest(r.Method, path, body)
+			req.Header.Set("Authorization", "Bearer "+bobTok)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := e.app.Test(req, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			status = res.StatusCode
+		} else if write {
+			status = bob.post(path, url.Values{"name": {"bob's"}, "visibility": {"private"}, "scorer": {"exact"}}).status
+		} else {
+			status = bob.get(path).status
+		}
+		checked++
+		switch {
+		case status >= 500:
+			t.Errorf("%s %s as bob: %d", r.Method, path, status)
+		case !write && (status == 401 || status == 403 || status == 404):
+			t.Errorf("%s %s as bob: %d, want it readable", r.Method, path, status)
+		case write && status != 403 && status != 404 && status != 422:
+			t.Errorf("%s %s as bob: %d, want it refused", r.Method, path, status)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d routes checked", checked)
+	}
+	var name, vis, state string
+	var deleted bool
+	var jobs int
+	if err := e.store.Pool().QueryRow(ctx, `SELECT b.name, b.visibility, b.deleted_at IS NOT NULL, r.state,
+			(SELECT count(*) FROM river_job WHERE kind <> 'benchmark_run')
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id WHERE b.id = $1 AND r.id = $2`, b, run).Scan(&name, &vis, &deleted, &state, &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if name == "bob's" || vis != "shared" || deleted || state != "running" || jobs != 0 {
+		t.Errorf("bob changed it: name %q, visibility %s, deleted %v, run %s, %d jobs queued", name, vis, deleted, state, jobs)
+	}
+}

@@ -280,6 +280,10 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 		}
 	}
 	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
+	if errors.Is(err, store.ErrNotFound) {
+		// A reader of a shared benchmark may not change it.
+		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may rescore this run.")
+	}
 	if errors.Is(err, bench.ErrScorer) {
 		return fiber.NewError(fiber.StatusUnprocessableEntity, "Choose a scorer from the list.")
 	}
