@@ -89,6 +89,8 @@ type BenchmarkStatusRow struct {
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 	CreatedAt  time.Time
+	// Visibility is private or shared.
+	Visibility string
 	// Runs are the benchmark's runs in order, each with its model.
 	Runs []BenchmarkStatusRun
 }
@@ -124,8 +126,8 @@ func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p Benchma
 	// then each one's runs aggregated: the work is bounded by the page,
 	// however many benchmarks there are.
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
-			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs
-		FROM (SELECT id, name, dataset_id, created_at FROM benchmarks b
+			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs, b.visibility
+		FROM (SELECT id, name, dataset_id, created_at, visibility FROM benchmarks b
 				WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL
 					AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
 				ORDER BY b.id DESC LIMIT @limit) b
@@ -149,7 +151,7 @@ func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p Benchma
 		var b BenchmarkStatusRow
 		var runs []byte
 		err := row.Scan(&b.ID, &b.Name, &b.DatasetID, &b.DatasetName, &b.Status, &b.Completed, &b.Total, &b.Errors, &b.OutputTokens,
-			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs)
+			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs, &b.Visibility)
 		if err == nil {
 			err = json.Unmarshal(runs, &b.Runs)
 		}
