@@ -19,6 +19,7 @@ import (
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -450,7 +451,8 @@ func TestRecommendationAcrossADataset(t *testing.T) {
 
 func TestBenchmarkRenameShareAndSoftDelete(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// Live fragments shared for a minute: a reader must not get the owner's.
+	e := newEnv(t, func(d *handlers.Deps) { d.LiveFragmentTTL = time.Minute })
 	ctx := context.Background()
 	ada := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	bob := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
@@ -518,8 +520,19 @@ func TestBenchmarkRenameShareAndSoftDelete(t *testing.T) {
 	bc, ac := e.client(), e.client()
 	bc.signIn("bob@example.com", "correct horse")
 	ac.signIn("ada@example.com", "correct horse")
-	if p := bc.get("/benchmarks/" + bID); p.status != 200 || p.doc.Find(`[data-testid="manage-benchmark"]`).Length() != 0 {
-		t.Errorf("bob's page: %d, controls %d", p.status, p.doc.Find(`[data-testid="manage-benchmark"]`).Length())
+	if p := bc.get("/benchmarks/" + bID); p.status != 200 || p.doc.Find(`[data-testid="manage-benchmark"], [data-testid="cancel-benchmark"], form[action*="/cancel"]`).Length() != 0 {
+		t.Errorf("bob's page: %d, controls %d", p.status, p.doc.Find(`[data-testid="manage-benchmark"], [data-testid="cancel-benchmark"], form[action*="/cancel"]`).Length())
+	}
+	for i := range 2 { // a fresh render, then one the owner's poll may have kept
+		if f := bc.get("/benchmarks/" + bID + "/runs"); f.status != 200 || f.doc.Find(`form[action*="/cancel"]`).Length() != 0 {
+			t.Errorf("bob's runs fragment %d: %d, cancel buttons %d", i, f.status, f.doc.Find(`form[action*="/cancel"]`).Length())
+		}
+		if f := ac.get("/benchmarks/" + bID + "/runs"); f.doc.Find(`form[action*="/cancel"]`).Length() != 1 {
+			t.Errorf("ada's runs fragment %d: %d cancel buttons", i, f.doc.Find(`form[action*="/cancel"]`).Length())
+		}
+	}
+	if p := bc.get(fmt.Sprintf("/runs/%d", runID)); p.status != 200 || p.doc.Find(`[data-testid="rescore"]`).Length() != 0 {
+		t.Errorf("bob's run page: %d, rescore form %d", p.status, p.doc.Find(`[data-testid="rescore"]`).Length())
 	}
 	if p := bc.post("/benchmarks/"+bID+"/rename", url.Values{"name": {"bob's"}}); p.status != 403 {
 		t.Errorf("bob's rename form: %d", p.status)

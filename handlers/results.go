@@ -128,9 +128,13 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 	if err != nil {
 		return err
 	}
-	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form, ReadOnly: !b.Writable(viewer(c))}
 	if d.Judge, err = s.judgeData(c, run, judgeForm); err != nil {
 		return err
+	}
+	if d.ReadOnly {
+		// Judging queues runs on the benchmark: its owner's to start.
+		d.Judge.Form = nil
 	}
 	// One read gives the stored summary, the GPU summary and the price.
 	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})

@@ -883,7 +883,7 @@ func DetailPage(b store.Benchmark, manifest string, cards []Card, verdict Verdic
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if b.Active() {
+			if canEdit && b.Active() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "<form method=\"post\" action=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1002,7 +1002,7 @@ func DetailPage(b store.Benchmark, manifest string, cards []Card, verdict Verdic
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = RunsTable(b).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunsTable(b, canEdit).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1071,7 +1071,7 @@ func DetailPage(b store.Benchmark, manifest string, cards []Card, verdict Verdic
 // RunsTable is the benchmark's runs with their live progress. While a run
 // is queued or running it polls itself every 2 s (a fragment, not the
 // page) and stops once every run has finished.
-func RunsTable(b store.Benchmark) templ.Component {
+func RunsTable(b store.Benchmark, canEdit bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1442,13 +1442,13 @@ func RunsTable(b store.Benchmark) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if r.State == "queued" || r.State == "running" {
+			if canEdit && (r.State == "queued" || r.State == "running") {
 				templ_7745c5c3_Err = runButton(b.ID, r.ID, "cancel", "Cancel").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			if r.State == "failed" || r.State == "cancelled" {
+			if canEdit && (r.State == "failed" || r.State == "cancelled") {
 				templ_7745c5c3_Err = runButton(b.ID, r.ID, "retry", "Retry").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
