@@ -145,6 +145,19 @@ func (c Chart) DirectLabel(s Series) (x, y string, ok bool) {
 	return f(sx(p.X)), f(math.Max(sy(p.Y)-5, top+8)), true
 }
 
+// Role is the drawing's ARIA role: an image, or a group when its points
+// are links (an image may not hold interactive content).
+func (c Chart) Role() string {
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.Href != "" {
+				return "group"
+			}
+		}
+	}
+	return "img"
+}
+
 // Class is the CSS class of the n-th series (its colour).
 func Class(n int) string { return fmt.Sprintf("series-%d", n%8) }
 
