@@ -81,6 +81,9 @@ func (t table) post(path string, a Access, h ...fiber.Handler) {
 func (t table) put(path string, a Access, h ...fiber.Handler) {
 	t.add([]string{fiber.MethodPut}, path, a, h...)
 }
+func (t table) patch(path string, a Access, h ...fiber.Handler) {
+	t.add([]string{fiber.MethodPatch}, path, a, h...)
+}
 func (t table) delete(path string, a Access, h ...fiber.Handler) {
 	t.add([]string{fiber.MethodDelete}, path, a, h...)
 }

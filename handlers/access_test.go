@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ import (
 type accessFixture struct {
 	dataset, benchmark, run, otherRun string
 	doomed                            map[string]string // datasets to delete, by "api? admin?"
+	doomedBenchmarks                  map[string]string // benchmarks to delete, by "api? admin?"
 	token, tokenForAdmin              string            // ada's API token ids
 	user, agent, model, hardware      string
 	fleet                             string
@@ -39,6 +41,9 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.dataset
 	case name == "id" && strings.Contains(path, "/fleets/"):
 		return f.fleet
+	case name == "id" && strings.Contains(path, "/benchmarks/") && (strings.HasSuffix(path, "/delete") || strings.HasPrefix(path, "/api/") && method == http.MethodDelete):
+		// Each delete gets a benchmark of its own to delete.
+		return f.doomedBenchmarks[fmt.Sprint(strings.HasPrefix(path, "/api/"), admin)]
 	case name == "id" && strings.Contains(path, "/benchmarks/"):
 		return f.benchmark
 	case name == "id" && strings.Contains(path, "/runs/"), name == "run":
@@ -100,6 +105,15 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 	for i, key := range []string{"false false", "false true", "true false", "true true"} {
 		up := e.upload(adaTok, fmt.Sprintf("doomed-%d.jsonl", i), []byte(fmt.Sprintf(`{"prompt":"doomed %d"}`, i)+"\n"), nil)
 		f.doomed[key] = fmt.Sprint(up.body["dataset_id"])
+	}
+	f.doomedBenchmarks = map[string]string{}
+	dsID, _ := strconv.ParseInt(f.dataset, 10, 64)
+	for _, key := range []string{"false false", "false true", "true false", "true true"} {
+		id, err := e.store.CreateBenchmark(ctx, ada.ID, "doomed "+key, dsID, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.doomedBenchmarks[key] = fmt.Sprint(id)
 	}
 	// A second run on the same dataset, for the comparison.
 	var customID string
@@ -246,4 +260,92 @@ func judge(access handlers.Access, api bool, caller string, status int, location
 		return "must be let through"
 	}
 	return ""
+}
+
+// TestSharedBenchmarkIsReadOnlyForOthers walks every route on a benchmark
+// or a run as bob, another user, once ada has shared her benchmark: he may
+// read all of it (pages, fragments, results, exports, the API) and change
+// none of it — every write is refused and nothing changes.
+func TestSharedBenchmarkIsReadOnlyForOthers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	e.createUser("bob@example.com", "correct horse", store.RoleUser)
+	adaTok := e.token(ada)
+	bobTok := e.token(e.createUser("bob2@example.com", "correct horse", store.RoleUser))
+	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	if r := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, adaTok, strings.NewReader(`{"visibility":"shared"}`), "application/json"); r.status != 200 {
+		t.Fatalf("share: %d %v", r.status, r.body)
+	}
+	bob := e.client()
+	if res := bob.signIn("bob@example.com", "correct horse"); res.status != 303 {
+		t.Fatalf("bob signs in: %d", res.status)
+	}
+	checked := 0
+	for _, r := range e.routes {
+		onBenchmark := strings.Contains(r.Path, "/benchmarks/:id") || strings.Contains(r.Path, "/runs/:id")
+		if !onBenchmark || r.Access != handlers.Owner || r.Method == http.MethodHead {
+			continue
+		}
+		path := pathParam.ReplaceAllStringFunc(r.Path, func(m string) string {
+			switch pathParam.FindStringSubmatch(m)[1] {
+			case "idx":
+				return "0"
+			case "run":
+				return fmt.Sprint(run)
+			case "id":
+				if strings.Contains(r.Path, "/runs/:id") {
+					return fmt.Sprint(run)
+				}
+				return b
+			}
+			t.Fatalf("%s: no value for %s", r.Path, m)
+			return ""
+		})
+		write := r.Method != http.MethodGet
+		var status int
+		if strings.HasPrefix(r.Path, "/api/") {
+			var body io.Reader
+			if write {
+				body = strings.NewReader(`{"name":"bob's","visibility":"private","scorer":"exact"}`)
+			}
+			req := httptest.NewRequest(r.Method, path, body)
+			req.Header.Set("Authorization", "Bearer "+bobTok)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := e.app.Test(req, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			status = res.StatusCode
+		} else if write {
+			status = bob.post(path, url.Values{"name": {"bob's"}, "visibility": {"private"}, "scorer": {"exact"}}).status
+		} else {
+			status = bob.get(path).status
+		}
+		checked++
+		switch {
+		case status >= 500:
+			t.Errorf("%s %s as bob: %d", r.Method, path, status)
+		case !write && (status == 401 || status == 403 || status == 404):
+			t.Errorf("%s %s as bob: %d, want it readable", r.Method, path, status)
+		case write && status != 403 && status != 404 && status != 422:
+			t.Errorf("%s %s as bob: %d, want it refused", r.Method, path, status)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d routes checked", checked)
+	}
+	var name, vis, state string
+	var deleted bool
+	var jobs int
+	if err := e.store.Pool().QueryRow(ctx, `SELECT b.name, b.visibility, b.deleted_at IS NOT NULL, r.state,
+			(SELECT count(*) FROM river_job WHERE kind <> 'benchmark_run')
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id WHERE b.id = $1 AND r.id = $2`, b, run).Scan(&name, &vis, &deleted, &state, &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if name == "bob's" || vis != "shared" || deleted || state != "running" || jobs != 0 {
+		t.Errorf("bob changed it: name %q, visibility %s, deleted %v, run %s, %d jobs queued", name, vis, deleted, state, jobs)
+	}
 }

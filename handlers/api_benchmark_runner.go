@@ -37,6 +37,9 @@ const (
 type apiBenchmarkStatus struct {
 	BenchmarkID int64  `json:"benchmark_id"`
 	Name        string `json:"name"`
+	// Visibility is private (owner and administrators) or shared (every
+	// user may read it).
+	Visibility string `json:"visibility"`
 	// Status is aggregated over the runs (store.BenchmarkStatus).
 	Status string `json:"status"`
 	// Progress is the percentage of requests done over all runs, rounded
@@ -77,7 +80,7 @@ type apiBenchmarkStatus struct {
 }
 
 func toAPIBenchmarkStatus(b store.BenchmarkStatusRow) apiBenchmarkStatus {
-	a := apiBenchmarkStatus{BenchmarkID: b.ID, Name: b.Name, Status: b.Status, Completed: b.Completed, Total: b.Total,
+	a := apiBenchmarkStatus{BenchmarkID: b.ID, Name: b.Name, Visibility: b.Visibility, Status: b.Status, Completed: b.Completed, Total: b.Total,
 		Errors: b.Errors, OutputTokens: b.OutputTokens, Models: b.Runs, DatasetID: b.DatasetID, DatasetName: b.DatasetName,
 		Dataset: b.DatasetName, Runs: len(b.Runs), StartedAt: b.StartedAt, FinishedAt: b.FinishedAt, CreatedAt: b.CreatedAt}
 	if a.Models == nil {

@@ -159,6 +159,11 @@ type apiRun struct {
 	QualityLo     *float64        `json:"quality_lo"`
 	QualityHi     *float64        `json:"quality_hi"`
 	CorpusBLEU    *float64        `json:"corpus_bleu"`
+	// Regression is null unless the run is significantly worse than the
+	// previous completed run of its target (the most telling way it is;
+	// Regressions lists every way).
+	Regression  *store.Regression  `json:"regression"`
+	Regressions []store.Regression `json:"regressions,omitempty"`
 }
 
 // withFigures adds a run's stored summaries to its API form.
@@ -261,7 +266,7 @@ func toAPIRunBase(r store.Run) apiRun {
 		ETASeconds: r.ETASeconds, Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		Scorer: r.Scorer, ScorerOptions: r.ScorerOptions, Scored: r.Scored, Quality: r.Quality, QualityLo: r.QualityLo,
-		QualityHi: r.QualityHi, CorpusBLEU: r.CorpusBLEU}
+		QualityHi: r.QualityHi, CorpusBLEU: r.CorpusBLEU, Regression: r.Regression(), Regressions: r.Regressions}
 }
 
 func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
@@ -281,7 +286,7 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-		"created_at": b.CreatedAt, "runs": runs})
+		"created_at": b.CreatedAt, "visibility": b.Visibility, "owner": b.OwnerEmail, "writable": b.Writable(viewer(c)), "runs": runs})
 }
 
 // apiRunControl is cancel/retry of one run, or cancel of a benchmark.

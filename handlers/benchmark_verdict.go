@@ -390,7 +390,7 @@ func verdictSummary(j judged) string {
 // showVerdictFragment is the verdict block alone, polled by the benchmark
 // page while its runs are active (a shared live fragment, run -1).
 func (s *server) showVerdictFragment(c *fiber.Ctx) error {
-	return s.serveLive(c, -1, func(b store.Benchmark) (templ.Component, error) {
+	return s.serveLive(c, -1, func(b store.Benchmark, _ bool) (templ.Component, error) {
 		v, err := s.benchmarkVerdict(c.UserContext(), store.Viewer{UserID: b.OwnerID}, b)
 		return benchmarks.VerdictBlock(v), err
 	})

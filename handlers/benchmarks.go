@@ -266,7 +266,7 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict))
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict, b.Writable(viewer(c))))
 }
 
 // Points drawn on a run's card: fewer than on the run's own page, since a
@@ -304,7 +304,7 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.serveLive(c, runID, func(b store.Benchmark) (templ.Component, error) {
+	return s.serveLive(c, runID, func(b store.Benchmark, _ bool) (templ.Component, error) {
 		for _, r := range b.Runs {
 			if r.ID == runID {
 				card, err := s.runCard(c.UserContext(), r)
@@ -318,16 +318,18 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 // showRunsFragment is the runs table alone, polled by the benchmark page
 // while runs are active.
 func (s *server) showRunsFragment(c *fiber.Ctx) error {
-	return s.serveLive(c, 0, func(b store.Benchmark) (templ.Component, error) {
-		return benchmarks.RunsTable(b), nil
+	return s.serveLive(c, 0, func(b store.Benchmark, canEdit bool) (templ.Component, error) {
+		return benchmarks.RunsTable(b, canEdit), nil
 	})
 }
 
 // serveLive answers a poll for one of benchmark :id's live fragments (run
 // 0: the runs table): the shared copy while it is fresh and the viewer may
 // see it, else build's component rendered for no one in particular and
-// kept for the next viewers.
-func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) (templ.Component, error)) error {
+// kept for the next viewers. Only the owner's and administrators' copy
+// (with the run controls: canEdit) is kept; a reader of a shared
+// benchmark gets one without them, rendered for each poll.
+func (s *server) serveLive(c *fiber.Ctx, run int64, build func(b store.Benchmark, canEdit bool) (templ.Component, error)) error {
 	id, err := idParam(c, "id", "benchmark")
 	if err != nil {
 		return err
@@ -340,7 +342,8 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) 
 	if err != nil {
 		return err
 	}
-	component, err := build(b)
+	canEdit := b.Writable(viewer(c))
+	component, err := build(b, canEdit)
 	if err != nil {
 		return err
 	}
@@ -349,7 +352,9 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(store.Benchmark) 
 		return err
 	}
 	e := liveFragment{owner: b.OwnerID, body: body}
-	s.live.put(key, e)
+	if canEdit {
+		s.live.put(key, e)
+	}
 	return sendLive(c, e)
 }
 

@@ -128,9 +128,13 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 	if err != nil {
 		return err
 	}
-	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form}
+	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form, ReadOnly: !b.Writable(viewer(c))}
 	if d.Judge, err = s.judgeData(c, run, judgeForm); err != nil {
 		return err
+	}
+	if d.ReadOnly {
+		// Judging queues runs on the benchmark: its owner's to start.
+		d.Judge.Form = nil
 	}
 	// One read gives the stored summary, the GPU summary and the price.
 	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})
@@ -280,6 +284,10 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 		}
 	}
 	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
+	if errors.Is(err, store.ErrNotFound) {
+		// A reader of a shared benchmark may not change it.
+		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may rescore this run.")
+	}
 	if errors.Is(err, bench.ErrScorer) {
 		return fiber.NewError(fiber.StatusUnprocessableEntity, "Choose a scorer from the list.")
 	}

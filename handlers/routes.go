@@ -101,6 +101,7 @@ type Store interface {
 	homeStore
 	judgeStore
 	fleetManifestStore
+	historyStore
 }
 
 type server struct {
@@ -198,10 +199,15 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/datasets/:id/items", Owner, s.apiDatasetItems)
 	api.post("/datasets/:id<int>/imports", Owner, s.apiImportResults)
 	api.delete("/datasets/:id", Owner, s.apiDeleteDataset)
+	api.get("/datasets/:id<int>/leaderboard", Owner, s.apiLeaderboard)
+	api.get("/datasets/:id<int>/history", Owner, s.apiHistory)
+	api.get("/datasets/:id<int>/recommendation", Owner, s.apiDatasetRecommendation)
 	api.post("/benchmarks", SignedIn, s.apiCreateBenchmark)
 	api.get("/benchmarks", SignedIn, s.apiListBenchmarks)
 	api.get("/benchmarks/:id<int>", Owner, s.apiGetBenchmark)
 	api.get("/benchmarks/:id<int>/results", Owner, s.apiBenchmarkResults)
+	api.patch("/benchmarks/:id<int>", Owner, s.apiUpdateBenchmark) // readers of a shared benchmark get 403
+	api.delete("/benchmarks/:id<int>", Owner, s.apiDeleteBenchmark)
 	api.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
@@ -254,6 +260,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/datasets/:id", Owner, s.showDatasetPage)
 	web.post("/datasets/:id<int>/imports", Owner, s.importResults)
 	web.post("/datasets/:id/delete", Owner, s.deleteDataset)
+	web.get("/datasets/:id<int>/leaderboard", Owner, s.showLeaderboardPage)
+	web.get("/datasets/:id<int>/history", Owner, s.showHistoryPage)
+	web.get("/datasets/:id<int>/recommend", Owner, s.showDatasetRecommendationPage)
 	web.get("/benchmarks", SignedIn, s.showBenchmarksPage)
 	web.get("/benchmarks/new", SignedIn, s.showNewBenchmarkPage)
 	web.get("/benchmarks/new/target", SignedIn, s.showTargetRowFragment)    // one target row (add, or redraw on a model change)
@@ -269,6 +278,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	web.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	web.get("/benchmarks/:id<int>/recommend", Owner, s.showRecommendationPage)
+	web.post("/benchmarks/:id<int>/rename", Owner, s.changeBenchmark)     // readers of a shared benchmark get 403
+	web.post("/benchmarks/:id<int>/visibility", Owner, s.changeBenchmark) // private or shared
+	web.post("/benchmarks/:id<int>/delete", Owner, s.deleteBenchmark)
 	web.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	web.get("/runs/:id<int>/results", Owner, s.exportRun)
 	web.get("/runs/:id<int>", Owner, s.showResultsPage)

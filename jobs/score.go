@@ -32,16 +32,31 @@ type RunScorer interface {
 	ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) error
 }
 
+// RegressionChecker flags a scored run that is significantly worse than
+// the previous completed run of its target (regress.Checker).
+type RegressionChecker interface {
+	CheckRegressions(ctx context.Context, runID int64) error
+}
+
 // ScoreRunWorker scores runs.
 type ScoreRunWorker struct {
 	river.WorkerDefaults[ScoreRunArgs]
 	Scorer RunScorer
+	// Regressions, when set, checks each run once it is scored: its
+	// quality is final then (a rescoring checks it again).
+	Regressions RegressionChecker
 }
 
 // Timeout allows for large runs.
 func (w *ScoreRunWorker) Timeout(*river.Job[ScoreRunArgs]) time.Duration { return 10 * time.Minute }
 
-// Work scores the run.
+// Work scores the run, then checks it for a regression.
 func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs]) error {
-	return w.Scorer.ScoreRunOptions(ctx, job.Args.RunID, job.Args.Scorer, job.Args.Options)
+	if err := w.Scorer.ScoreRunOptions(ctx, job.Args.RunID, job.Args.Scorer, job.Args.Options); err != nil {
+		return err
+	}
+	if w.Regressions == nil {
+		return nil
+	}
+	return w.Regressions.CheckRegressions(ctx, job.Args.RunID)
 }

@@ -89,6 +89,8 @@ type BenchmarkStatusRow struct {
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 	CreatedAt  time.Time
+	// Visibility is private or shared.
+	Visibility string
 	// Runs are the benchmark's runs in order, each with its model.
 	Runs []BenchmarkStatusRun
 }
@@ -116,17 +118,17 @@ type BenchmarkPage struct {
 	Only int64
 }
 
-// ListBenchmarkStatuses returns a page of the viewer's benchmarks (all,
-// for admins) with their statuses and figures, in one query whatever the
+// ListBenchmarkStatuses returns a page of the benchmarks the viewer may
+// read (own and shared ones, all for admins; deleted ones left out) with their statuses and figures, in one query whatever the
 // page's size; judges' benchmarks are left out, as in ListBenchmarks.
 func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p BenchmarkPage) ([]BenchmarkStatusRow, error) {
 	// The page's benchmarks first (by the primary key, newest first),
 	// then each one's runs aggregated: the work is bounded by the page,
 	// however many benchmarks there are.
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
-			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs
-		FROM (SELECT id, name, dataset_id, created_at FROM benchmarks b
-				WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL
+			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs, b.visibility
+		FROM (SELECT id, name, dataset_id, created_at, visibility FROM benchmarks b
+				WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL
 					AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
 				ORDER BY b.id DESC LIMIT @limit) b
 			JOIN datasets d ON d.id = b.dataset_id
@@ -149,7 +151,7 @@ func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p Benchma
 		var b BenchmarkStatusRow
 		var runs []byte
 		err := row.Scan(&b.ID, &b.Name, &b.DatasetID, &b.DatasetName, &b.Status, &b.Completed, &b.Total, &b.Errors, &b.OutputTokens,
-			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs)
+			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs, &b.Visibility)
 		if err == nil {
 			err = json.Unmarshal(runs, &b.Runs)
 		}

@@ -125,6 +125,18 @@ type Run struct {
 	// FleetRunID is the run's id in its fleet, {fleet}-{submitted}-{hash};
 	// "" for a run of a benchmark outside any fleet.
 	FleetRunID string
+	// Regressions are how the run is significantly worse than the
+	// previous completed run of its target (none: not a regression, or
+	// not checked yet), the most telling first.
+	Regressions []Regression
+}
+
+// Regression is the run's most telling regression, nil when it is none.
+func (r Run) Regression() *Regression {
+	if len(r.Regressions) == 0 {
+		return nil
+	}
+	return &r.Regressions[0]
 }
 
 // Execution is where a run's code execution stands and what it found.
@@ -151,7 +163,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, '')`
+	coalesce(r.fleet_run_id, ''), ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -161,7 +173,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID}
+		&r.FleetRunID, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
@@ -178,8 +190,26 @@ type Benchmark struct {
 	DatasetID   int64
 	DatasetName string
 	CreatedAt   time.Time
-	Runs        []Run
+	// Visibility is private (owner and administrators) or shared (every
+	// signed-in user may read it); OwnerEmail is the owner's address.
+	Visibility string
+	OwnerEmail string
+	Runs       []Run
 }
+
+// Writable says whether v may change the benchmark (rename, share,
+// delete, cancel, retry, rescore): its owner and administrators may;
+// readers of a shared benchmark may not.
+func (b Benchmark) Writable(v Viewer) bool { return v.Admin || b.OwnerID == v.UserID }
+
+// benchmarkReadable and benchmarkWritable are the access conditions on a
+// benchmark b (with @viewer and @admin): readable by its owner, by
+// administrators and, when shared, by every user; writable by its owner
+// and administrators. A deleted benchmark is neither.
+const (
+	benchmarkReadable = ` ((b.owner_id = @viewer OR b.visibility = 'shared' OR @admin) AND b.deleted_at IS NULL) `
+	benchmarkWritable = ` ((b.owner_id = @viewer OR @admin) AND b.deleted_at IS NULL) `
+)
 
 // Active says whether any of the benchmark's runs may still change
 // (queued or running): its live pages keep polling, and it has no verdict
@@ -193,23 +223,23 @@ func (b Benchmark) Active() bool {
 	return false
 }
 
-// BenchmarkByID returns a benchmark the viewer owns (or any, for admins)
-// with its runs.
+// BenchmarkByID returns a benchmark the viewer may read (see
+// benchmarkReadable) with its runs.
 func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchmark, error) {
 	var b Benchmark
 	// Both statements in one round trip: the live fragments read this
 	// every 2 s per viewer.
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at
-		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
-		WHERE b.id = @id AND (b.owner_id = @viewer OR @admin)`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+	batch.Queue(`SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at, b.visibility, u.email
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id JOIN users u ON u.id = b.owner_id
+		WHERE b.id = @id AND`+benchmarkReadable, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
 	batch.Queue(`SELECT `+runColumns+`
 		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id
 		JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.benchmark_id = @id AND (b.owner_id = @viewer OR @admin) ORDER BY r.id`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
+		WHERE r.benchmark_id = @id AND`+benchmarkReadable+`ORDER BY r.id`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
 	br := q.db.SendBatch(ctx, batch)
 	defer br.Close()
-	if err := br.QueryRow().Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt); err != nil {
+	if err := br.QueryRow().Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt, &b.Visibility, &b.OwnerEmail); err != nil {
 		return b, mapErr(err, "benchmark by id")
 	}
 	rows, err := br.Query()
@@ -237,6 +267,12 @@ type BenchmarkSummary struct {
 	CreatedAt    time.Time
 	// Status is aggregated over the runs (see BenchmarkStatus).
 	Status string
+	// Visibility is private or shared; OwnerID and OwnerEmail whose it is.
+	Visibility string
+	OwnerID    int64
+	OwnerEmail string
+	// Regressions counts the runs flagged as regressions.
+	Regressions int
 }
 
 // ActiveRun is a queued or running run with its benchmark's name.
@@ -250,7 +286,7 @@ type ActiveRun struct {
 func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.name
 		FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id LEFT JOIN agents a ON a.id = r.agent_id
-		WHERE r.state IN ('queued', 'running') AND (b.owner_id = @viewer OR @admin) ORDER BY r.id`,
+		WHERE r.state IN ('queued', 'running') AND`+benchmarkWritable+`ORDER BY r.id`,
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ActiveRun, error) {
 		var r ActiveRun
@@ -260,18 +296,21 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 	return out, mapErr(err, "active runs")
 }
 
-// ListBenchmarks returns the viewer's benchmarks (all, for admins), newest
-// first; judges' benchmarks are shown with the runs they judge instead.
+// ListBenchmarks returns the benchmarks the viewer may read — their own,
+// those shared with everyone (all, for admins), deleted ones left out —
+// newest first; judges' benchmarks are shown with the runs they judge instead.
 func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSummary, error) {
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, d.name, count(r.id), count(r.id) FILTER (WHERE r.state IN ('queued', 'running')),
 			count(r.id) FILTER (WHERE r.state = 'completed'), count(r.id) FILTER (WHERE r.state = 'failed'),
 			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0), b.created_at,
-			`+benchmarkStatusSQL+`
-		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id LEFT JOIN runs r ON r.benchmark_id = b.id
-		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL GROUP BY b.id, d.name ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
+			`+benchmarkStatusSQL+`, b.visibility, b.owner_id, u.email,
+			(SELECT count(DISTINCT g.run_id) FROM run_regressions g JOIN runs x ON x.id = g.run_id WHERE x.benchmark_id = b.id)
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id JOIN users u ON u.id = b.owner_id LEFT JOIN runs r ON r.benchmark_id = b.id
+		WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL GROUP BY b.id, d.name, u.email ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {
 		var b BenchmarkSummary
-		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.Active, &b.Succeeded, &b.Failed, &b.OutputTokens, &b.Throughput, &b.CreatedAt, &b.Status)
+		err := row.Scan(&b.ID, &b.Name, &b.DatasetName, &b.Runs, &b.Active, &b.Succeeded, &b.Failed, &b.OutputTokens, &b.Throughput, &b.CreatedAt, &b.Status,
+			&b.Visibility, &b.OwnerID, &b.OwnerEmail, &b.Regressions)
 		return b, err
 	})
 	return bs, mapErr(err, "list benchmarks")
@@ -282,7 +321,7 @@ func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSumm
 func (q *Queries) RunForUpdate(ctx context.Context, v Viewer, benchmarkID, runID int64) (Run, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
 		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run AND r.benchmark_id = @b AND (b.owner_id = @viewer OR @admin)
+		WHERE r.id = @run AND r.benchmark_id = @b AND`+benchmarkWritable+`
 		FOR UPDATE OF r`, pgx.NamedArgs{"run": runID, "b": benchmarkID, "viewer": v.UserID, "admin": v.Admin})
 	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
 	return r, mapErr(err, "run for update")

@@ -41,7 +41,7 @@ func scanCompareRun(row pgx.CollectableRow) (CompareRun, error) {
 // it, across benchmarks.
 func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]CompareRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
-		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND (b.owner_id = @viewer OR @admin)
+		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND`+benchmarkReadable+`
 		ORDER BY r.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
 	out, err := pgx.CollectRows(rows, scanCompareRun)
@@ -51,7 +51,7 @@ func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, li
 // CompareRuns returns the runs the viewer may read, in the order asked.
 func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
-		WHERE r.id = ANY(@ids) AND (b.owner_id = @viewer OR @admin) ORDER BY array_position(@ids, r.id)`,
+		WHERE r.id = ANY(@ids) AND`+benchmarkReadable+`ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, scanCompareRun)
 	return out, mapErr(err, "compare runs")

@@ -27,7 +27,7 @@ func (q *Queries) HomeCounts(ctx context.Context, v Viewer) (HomeCounts, error) 
 			(SELECT count(*) FROM datasets d WHERE d.deleted_at IS NULL AND `+visibleTo+`),
 			(SELECT count(*) FROM datasets d WHERE d.deleted_at IS NULL AND d.starter AND `+visibleTo+`),
 			(SELECT count(*) FROM models WHERE retired_at IS NULL),
-			(SELECT count(*) FROM benchmarks b WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL)`,
+			(SELECT count(*) FROM benchmarks b WHERE`+benchmarkWritable+`AND b.judges_run_id IS NULL)`,
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin}).Scan(&h.Datasets, &h.Starter, &h.Models, &h.Benchmarks)
 	return h, mapErr(err, "home counts")
 }
@@ -37,7 +37,7 @@ func (q *Queries) HomeCounts(ctx context.Context, v Viewer) (HomeCounts, error) 
 func (q *Queries) RecentBenchmarks(ctx context.Context, v Viewer, limit int) ([]Benchmark, error) {
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id
-		WHERE (b.owner_id = @viewer OR @admin) AND b.judges_run_id IS NULL AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id)
+		WHERE`+benchmarkWritable+`AND b.judges_run_id IS NULL AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id)
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))
 		ORDER BY b.id DESC LIMIT @limit`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "limit": limit})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Benchmark, error) {

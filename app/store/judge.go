@@ -28,7 +28,7 @@ type JudgedRun struct {
 func (q *Queries) JudgedRunByID(ctx context.Context, v Viewer, runID int64) (JudgedRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`, b.dataset_id, b.owner_id, b.judges_run_id IS NOT NULL
 		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run AND (b.owner_id = @viewer OR @admin)`, pgx.NamedArgs{"run": runID, "viewer": v.UserID, "admin": v.Admin})
+		WHERE r.id = @run AND`+benchmarkWritable, pgx.NamedArgs{"run": runID, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (JudgedRun, error) {
 		var r JudgedRun
 		err := row.Scan(append(r.fields(), &r.DatasetID, &r.OwnerID, &r.IsJudge)...)
@@ -181,7 +181,7 @@ func (q *Queries) JudgeRunByID(ctx context.Context, runID int64) (JudgeRun, erro
 // side of a pair) that the viewer may see, newest first.
 func (q *Queries) JudgeRunsOf(ctx context.Context, v Viewer, runID int64) ([]JudgeRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+judgeRunColumns+judgeRunFrom+`WHERE (j.run_a = @run OR j.run_b = @run)
-		AND (b.owner_id = @viewer OR @admin) ORDER BY j.run_id DESC LIMIT 50`,
+		AND`+benchmarkReadable+`ORDER BY j.run_id DESC LIMIT 50`,
 		pgx.NamedArgs{"run": runID, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, scanJudgeRun)
 	return out, mapErr(err, "judge runs of run")

@@ -10,10 +10,14 @@ import (
 	"strings"
 )
 
-// Point is one datum; Label is its hover title.
+// Point is one datum; Label is its hover title. Href, when set, makes the
+// point a link (to the run it stands for).
 type Point struct {
 	X, Y  float64
 	Label string
+	Href  string
+	// Flagged points are drawn larger, with a ring (a regression).
+	Flagged bool
 }
 
 // Series is one line (or set of dots) of a chart.
@@ -139,6 +143,19 @@ func (c Chart) DirectLabel(s Series) (x, y string, ok bool) {
 	sx, sy := c.scale()
 	p := s.Points[len(s.Points)-1]
 	return f(sx(p.X)), f(math.Max(sy(p.Y)-5, top+8)), true
+}
+
+// Role is the drawing's ARIA role: an image, or a group when its points
+// are links (an image may not hold interactive content).
+func (c Chart) Role() string {
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.Href != "" {
+				return "group"
+			}
+		}
+	}
+	return "img"
 }
 
 // Class is the CSS class of the n-th series (its colour).

@@ -95,3 +95,26 @@ func Charts(all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
 	}
 	return append(out, mk("pareto-latency", "Quality vs p95 E2E latency", "p95 E2E ms", func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
 }
+
+// subject is what the recommendation is over: the benchmark or the dataset.
+func (d Data) subject() string {
+	if d.Dataset != nil {
+		return d.Dataset.Name
+	}
+	return d.Benchmark.Name
+}
+
+func (d Data) backURL() string {
+	if d.Dataset != nil {
+		return fmt.Sprintf("/datasets/%d/leaderboard", d.Dataset.ID)
+	}
+	return fmt.Sprintf("/benchmarks/%d", d.Benchmark.ID)
+}
+
+// apiPath is the same recommendation in the API.
+func (d Data) apiPath() string {
+	if d.Dataset != nil {
+		return fmt.Sprintf("/api/v1/datasets/%d/recommendation", d.Dataset.ID)
+	}
+	return fmt.Sprintf("/api/v1/benchmarks/%d/recommendation", d.Benchmark.ID)
+}

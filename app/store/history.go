@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrBenchmarkActive refuses to delete a benchmark with queued or running
+// runs: cancel them first.
+var ErrBenchmarkActive = errors.New("the benchmark still has queued or running runs: cancel them first")
+
+// Regression is one way a completed run is significantly worse than the
+// previous completed run of the same target (model × runtime × hardware)
+// on the same dataset.
+type Regression struct {
+	// Metric is quality, throughput or latency_p95.
+	Metric       string `json:"metric"`
+	AgainstRunID int64  `json:"against_run_id"`
+	// Delta is this run's figure minus the earlier run's: for quality the
+	// mean of the per-item score differences, for throughput output
+	// tokens/s, for latency_p95 milliseconds.
+	Delta float64 `json:"delta"`
+	// PValue is the paired test's two-sided p (quality only).
+	PValue *float64 `json:"p_value"`
+	// Detail says in words what was compared and how it was decided.
+	Detail string `json:"detail"`
+}
+
+// Regression metrics, in the order they are shown.
+const (
+	RegressionQuality    = "quality"
+	RegressionLatency    = "latency_p95"
+	RegressionThroughput = "throughput"
+)
+
+// regressionsJSON aggregates a run r's regressions as a JSON array, the
+// most telling first.
+const regressionsJSON = `(SELECT coalesce(json_agg(json_build_object('metric', g.metric, 'against_run_id', g.against_run_id,
+		'delta', g.delta, 'p_value', g.p_value, 'detail', g.detail)
+		ORDER BY array_position(ARRAY['quality', 'latency_p95', 'throughput'], g.metric)), '[]')
+	FROM run_regressions g WHERE g.run_id = r.id)`
+
+// Leaderboard sorts.
+const (
+	SortQuality = "quality" // highest mean score first
+	SortSpeed   = "speed"   // most output tokens/s first
+	SortLatency = "latency" // lowest p95 end-to-end latency first
+	SortCost    = "cost"    // cheapest per 1M output tokens first
+	SortDate    = "date"    // newest first
+	SortOldest  = "oldest"  // oldest first (a history)
+)
+
+// LeaderboardSorts are the sorts a leaderboard accepts.
+var LeaderboardSorts = []string{SortQuality, SortSpeed, SortLatency, SortCost, SortDate}
+
+// leaderboardKeys are each sort's key: ascending order of the key is the
+// sort's order (a figure where higher is better is negated). A row without
+// the figure sorts last.
+var leaderboardKeys = map[string]string{
+	SortQuality: `-x.quality`,
+	SortSpeed:   `-x.tokens_per_s`,
+	SortLatency: `x.e2e_p95`,
+	SortCost:    `x.cost_per_1m`,
+	SortDate:    `-extract(epoch FROM x.finished_at)`,
+	SortOldest:  `extract(epoch FROM x.finished_at)`,
+}
+
+// LeaderboardCursor is where a page of a leaderboard ends: the last row's
+// sort key (Missing when it had no figure) and run id.
+type LeaderboardCursor struct {
+	Missing bool
+	Key     float64
+	RunID   int64
+}
+
+// LeaderboardQuery selects and orders a dataset's leaderboard. Empty
+// filters match everything.
+type LeaderboardQuery struct {
+	DatasetID int64
+	Model     string
+	Runtime   string
+	Hardware  string
+	// From and To bound when the run finished: From ≤ finished < To.
+	From, To *time.Time
+	Sort     string
+	// After continues after a previous page's last row.
+	After *LeaderboardCursor
+	// Limit is the rows at most (1 to 500).
+	Limit int
+}
+
+// MaxLeaderboardRows bounds one page of a leaderboard or a history.
+const MaxLeaderboardRows = 500
+
+// LeaderboardRow is one completed run on the dataset with its figures;
+// nil figures were not measured.
+type LeaderboardRow struct {
+	RunID         int64
+	BenchmarkID   int64
+	BenchmarkName string
+	Model         string
+	Runtime       string
+	Hardware      string
+	FinishedAt    time.Time
+	Scorer        string
+	Quality       *float64
+	QualityLo     *float64
+	QualityHi     *float64
+	TokensPerS    *float64
+	RequestsPerS  *float64
+	TTFTp50       *float64
+	TTFTp95       *float64
+	E2Ep50        *float64
+	E2Ep95        *float64
+	// CostPer1M is USD per 1M output tokens: the hardware's price per
+	// hour ÷ (output tokens/s × 3600) × 10⁶, as the comparison computes it.
+	CostPer1M   *float64
+	Regressions []Regression
+	// Cursor continues the leaderboard after this row.
+	Cursor LeaderboardCursor
+}
+
+// Leaderboard returns the completed runs with figures on a dataset that the
+// viewer may read (own benchmarks, shared ones, all for administrators;
+// deleted benchmarks and judges' runs left out), filtered and sorted as
+// asked, one page of at most q.Limit rows, in one statement.
+func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery) ([]LeaderboardRow, error) {
+	key, ok := leaderboardKeys[q.Sort]
+	if !ok {
+		return nil, fmt.Errorf("leaderboard sort %q: %w", q.Sort, ErrNotFound)
+	}
+	args := pgx.NamedArgs{"ds": q.DatasetID, "viewer": v.UserID, "admin": v.Admin, "model": q.Model, "runtime": q.Runtime,
+		"hardware": q.Hardware, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
+	after := ""
+	if q.After != nil {
+		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
+		args["amissing"], args["akey"], args["arun"] = q.After.Missing, q.After.Key, q.After.RunID
+	}
+	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.finished_at,
+			y.scorer, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
+			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
+		FROM (SELECT x.*, `+key+` AS k FROM (
+			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
+				coalesce(r.finished_at, r.created_at) AS finished_at, r.scorer, r.quality, r.quality_lo, r.quality_hi,
+				nullif((r.summary->>'output_tokens_per_s')::float8, 0) AS tokens_per_s,
+				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
+				nullif((r.summary->'ttft_ms'->>'p50')::float8, 0) AS ttft_p50,
+				nullif((r.summary->'ttft_ms'->>'p95')::float8, 0) AS ttft_p95,
+				nullif((r.summary->'e2e_ms'->>'p50')::float8, 0) AS e2e_p50,
+				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
+				h.price_per_hour::float8 / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 AS cost_per_1m,
+				`+regressionsJSON+` AS regressions
+			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
+				JOIN hardware_profiles h ON h.slug = r.hardware_profile
+			WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND b.judges_run_id IS NULL
+				AND`+benchmarkReadable+`
+				AND (@model = '' OR m.name = @model) AND (@runtime = '' OR r.runtime = @runtime)
+				AND (@hardware = '' OR r.hardware_profile = @hardware)
+				AND (@from::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) >= @from)
+				AND (@to::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) < @to)
+			) x) y`+after+`
+		ORDER BY y.k IS NULL, y.k, y.run_id DESC LIMIT @limit`, args)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LeaderboardRow, error) {
+		var l LeaderboardRow
+		var regs []byte
+		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.FinishedAt,
+			&l.Scorer, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
+			&l.E2Ep50, &l.E2Ep95, &l.CostPer1M, &regs, &l.Cursor.Missing, &l.Cursor.Key)
+		if err != nil {
+			return l, err
+		}
+		l.Cursor.RunID = l.RunID
+		return l, json.Unmarshal(regs, &l.Regressions)
+	})
+	return out, mapErr(err, "leaderboard")
+}
+
+// LeaderboardFacets are the models, runtimes and hardware profiles of the
+// completed runs on a dataset that the viewer may read: the choices of
+// the leaderboard's filters.
+type LeaderboardFacets struct {
+	Models, Runtimes, Hardware []string
+}
+
+// LeaderboardFacets lists the filter choices of a dataset's leaderboard.
+func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int64) (LeaderboardFacets, error) {
+	var f LeaderboardFacets
+	err := q.db.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT m.name ORDER BY m.name), '{}'),
+			coalesce(array_agg(DISTINCT r.runtime ORDER BY r.runtime), '{}'),
+			coalesce(array_agg(DISTINCT r.hardware_profile ORDER BY r.hardware_profile), '{}')
+		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
+		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND b.judges_run_id IS NULL AND`+benchmarkReadable,
+		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&f.Models, &f.Runtimes, &f.Hardware)
+	return f, mapErr(err, "leaderboard facets")
+}
+
+// PreviousTargetRun returns the completed run of the same target (model,
+// runtime, hardware profile) on the same dataset that finished last
+// before run id did, among the benchmarks the run's owner may read
+// (deleted benchmarks and judges' runs left out). ok is false when there
+// is none, or when run id is not completed.
+func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev CompareRun, ok bool, err error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
+		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
+		JOIN benchmarks cb ON cb.id = cur.benchmark_id
+		WHERE r.state = 'completed' AND r.summary IS NOT NULL AND r.id <> cur.id
+			AND r.model_id = cur.model_id AND r.runtime = cur.runtime AND r.hardware_profile = cur.hardware_profile
+			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
+			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
+			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)
+		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT 1`, pgx.NamedArgs{"run": runID})
+	out, err := pgx.CollectRows(rows, scanCompareRun)
+	if err != nil || len(out) == 0 {
+		return CompareRun{}, false, mapErr(err, "previous target run")
+	}
+	return out[0], true, nil
+}
+
+// RunForRegression returns a run as a comparison reads it, whoever owns
+// it (for the server's own jobs).
+func (q *Queries) RunForRegression(ctx context.Context, runID int64) (CompareRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`WHERE r.id = @run`, pgx.NamedArgs{"run": runID})
+	r, err := pgx.CollectExactlyOneRow(rows, scanCompareRun)
+	return r, mapErr(err, "run for regression")
+}
+
+// ReplaceRegressions stores what a check of run found: its earlier
+// regressions are replaced by regs (none: not a regression).
+func (s *Store) ReplaceRegressions(ctx context.Context, runID int64, regs []Regression) error {
+	return s.InTx(ctx, func(q *Queries) error {
+		if _, err := q.db.Exec(ctx, `DELETE FROM run_regressions WHERE run_id = @run`, pgx.NamedArgs{"run": runID}); err != nil {
+			return mapErr(err, "clear regressions")
+		}
+		for _, g := range regs {
+			_, err := q.db.Exec(ctx, `INSERT INTO run_regressions (run_id, metric, against_run_id, delta, p_value, detail)
+				VALUES (@run, @metric, @against, @delta, @p, @detail)`,
+				pgx.NamedArgs{"run": runID, "metric": g.Metric, "against": g.AgainstRunID, "delta": g.Delta, "p": g.PValue, "detail": g.Detail})
+			if err != nil {
+				return mapErr(err, "save regression")
+			}
+		}
+		return nil
+	})
+}
+
+// BenchmarkChange is what the owner changes on a benchmark; nil leaves a
+// field as it is.
+type BenchmarkChange struct {
+	Name       *string
+	Visibility *string
+}
+
+// UpdateBenchmark renames and/or shares a benchmark the viewer may change
+// (its owner or an administrator; ErrNotFound otherwise).
+func (q *Queries) UpdateBenchmark(ctx context.Context, v Viewer, id int64, ch BenchmarkChange) error {
+	tag, err := q.db.Exec(ctx, `UPDATE benchmarks b SET name = coalesce(@name, b.name), visibility = coalesce(@visibility, b.visibility)
+		WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable,
+		pgx.NamedArgs{"id": id, "name": ch.Name, "visibility": ch.Visibility, "viewer": v.UserID, "admin": v.Admin})
+	if err != nil {
+		return mapErr(err, "update benchmark")
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("update benchmark %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteBenchmark marks a benchmark the viewer may change deleted: it
+// leaves every list and page, its runs and results are kept (and its runs
+// no longer count as a target's previous run). Its queued or running runs
+// must have been cancelled first (ErrBenchmarkActive).
+func (q *Queries) DeleteBenchmark(ctx context.Context, v Viewer, id int64) error {
+	var active bool
+	err := q.db.QueryRow(ctx, `UPDATE benchmarks b SET deleted_at = now()
+		WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable+`
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))
+		RETURNING false`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).Scan(&active)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return mapErr(err, "delete benchmark")
+	}
+	// Nothing changed: either not the viewer's to delete, or still active.
+	err = q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))
+		FROM benchmarks b WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable,
+		pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).Scan(&active)
+	if err != nil {
+		return mapErr(err, "delete benchmark")
+	}
+	return fmt.Errorf("delete benchmark %d: %w", id, ErrBenchmarkActive)
+}

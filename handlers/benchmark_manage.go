@@ -1,0 +1,150 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
+)
+
+// benchmarkChange is a rename and/or a change of visibility, from the API's
+// JSON body or a page's form; an absent field stays as it is.
+type benchmarkChange struct {
+	Name       *string `json:"name" form:"name" validate:"omitnil,min=1,max=200,text"`
+	Visibility *string `json:"visibility" form:"visibility" validate:"omitnil,oneof=private shared"`
+}
+
+// parseBenchmarkChange reads the API's JSON body (one object, no unknown
+// field) and checks it.
+func parseBenchmarkChange(v *valid.Validator, body []byte) (benchmarkChange, []fieldError) {
+	var ch benchmarkChange
+	if errs := valid.DecodeJSON(body, &ch); len(errs) > 0 {
+		return ch, errs
+	}
+	return ch, checkBenchmarkChange(v, &ch)
+}
+
+// checkBenchmarkChange trims the name and validates the change; an empty
+// change is an error too.
+func checkBenchmarkChange(v *valid.Validator, ch *benchmarkChange) []fieldError {
+	if ch.Name != nil {
+		n := strings.TrimSpace(*ch.Name)
+		ch.Name = &n
+	}
+	if ch.Name == nil && ch.Visibility == nil {
+		return []fieldError{{Path: "name", Message: "give a new name, a visibility (private or shared), or both"}}
+	}
+	return v.Struct(ch)
+}
+
+// writableBenchmark finds benchmark :id for a change: 404 when the viewer
+// may not read it, 403 when they may read it (it is shared) but not change
+// it.
+func (s *server) writableBenchmark(c *fiber.Ctx) (store.Benchmark, error) {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return b, err
+	}
+	if !b.Writable(viewer(c)) {
+		return b, fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may change this benchmark.")
+	}
+	return b, nil
+}
+
+// apiUpdateBenchmark renames and/or shares a benchmark:
+// PATCH /api/v1/benchmarks/{id} {"name": "…", "visibility": "shared"}.
+func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
+	b, err := s.writableBenchmark(c)
+	if err != nil {
+		return err
+	}
+	ch, errs := parseBenchmarkChange(s.validate, c.Body())
+	if len(errs) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+	}
+	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility}); err != nil {
+		return err
+	}
+	b, err = s.benchmarkParam(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "visibility": b.Visibility})
+}
+
+// apiDeleteBenchmark deletes a benchmark softly: DELETE /api/v1/benchmarks/{id}.
+func (s *server) apiDeleteBenchmark(c *fiber.Ctx) error {
+	b, err := s.writableBenchmark(c)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteBenchmark(c.UserContext(), viewer(c), b.ID)
+	if errors.Is(err, store.ErrBenchmarkActive) {
+		return fiber.NewError(fiber.StatusConflict, store.ErrBenchmarkActive.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// changeBenchmark is the benchmark page's rename and share forms.
+func (s *server) changeBenchmark(c *fiber.Ctx) error {
+	b, err := s.writableBenchmark(c)
+	if err != nil {
+		return err
+	}
+	var ch benchmarkChange
+	if v := c.FormValue("name"); c.Request().PostArgs().Has("name") {
+		v = strings.Clone(v)
+		ch.Name = &v
+	}
+	if v := c.FormValue("visibility"); c.Request().PostArgs().Has("visibility") {
+		v = strings.Clone(v)
+		ch.Visibility = &v
+	}
+	if errs := checkBenchmarkChange(s.validate, &ch); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Path + " " + e.Message
+		}
+		return fiber.NewError(fiber.StatusUnprocessableEntity, "The benchmark was not changed: "+strings.Join(msgs, "; ")+".")
+	}
+	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility}); err != nil {
+		return err
+	}
+	msg := "Benchmark renamed."
+	if ch.Visibility != nil {
+		msg = "Benchmark is now private: only you and administrators see it."
+		if *ch.Visibility == store.VisibilityShared {
+			msg = "Benchmark is now shared: every user may read it; only you and administrators may change it."
+		}
+	}
+	if err := s.flash(c, "info", msg); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/benchmarks/%d", b.ID))
+}
+
+// deleteBenchmark is the benchmark page's delete button.
+func (s *server) deleteBenchmark(c *fiber.Ctx) error {
+	b, err := s.writableBenchmark(c)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteBenchmark(c.UserContext(), viewer(c), b.ID)
+	if errors.Is(err, store.ErrBenchmarkActive) {
+		return fiber.NewError(fiber.StatusConflict, "This benchmark still has queued or running runs: cancel them first.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.flash(c, "info", fmt.Sprintf("Benchmark “%s” deleted. Its runs and results are kept.", b.Name)); err != nil {
+		return err
+	}
+	return redirect(c, "/benchmarks")
+}

@@ -1,0 +1,385 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
+	"github.com/ruckus/ruckus/views/history"
+	"github.com/ruckus/ruckus/views/recommend"
+)
+
+// historyStore is what the leaderboard, the history and the benchmark
+// controls need.
+type historyStore interface {
+	Leaderboard(ctx context.Context, v store.Viewer, q store.LeaderboardQuery) ([]store.LeaderboardRow, error)
+	LeaderboardFacets(ctx context.Context, v store.Viewer, datasetID int64) (store.LeaderboardFacets, error)
+	UpdateBenchmark(ctx context.Context, v store.Viewer, id int64, ch store.BenchmarkChange) error
+	DeleteBenchmark(ctx context.Context, v store.Viewer, id int64) error
+}
+
+// fieldError is one invalid input: its path (the query parameter or the
+// body's field) and what is wrong, in words.
+type fieldError = valid.FieldError
+
+// leaderboardParams are a leaderboard's or a history's query parameters
+// as given.
+type leaderboardParams struct {
+	Model    string `form:"model" validate:"max=200,text"`
+	Runtime  string `form:"runtime" validate:"max=64,text"`
+	Hardware string `form:"hardware" validate:"max=64,text"`
+	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
+	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
+	Sort     string `form:"sort" validate:"omitempty,oneof=quality speed latency cost date"`
+	Metric   string `form:"metric" validate:"omitempty,oneof=quality throughput latency cost"`
+	Limit    string `form:"limit" validate:"max=3"`
+	After    string `form:"after" validate:"max=100,text"`
+}
+
+// defaultLeaderboardRows is a leaderboard page's rows unless limit says.
+const defaultLeaderboardRows = 100
+
+// parseLeaderboard reads and checks the query parameters get returns;
+// the query's DatasetID is left to the caller. Every problem is named by
+// its parameter.
+func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardParams, store.LeaderboardQuery, []fieldError) {
+	p := leaderboardParams{Model: strings.TrimSpace(get("model")), Runtime: strings.TrimSpace(get("runtime")),
+		Hardware: strings.TrimSpace(get("hardware")), From: strings.TrimSpace(get("from")), To: strings.TrimSpace(get("to")),
+		Sort: get("sort"), Metric: get("metric"), Limit: strings.TrimSpace(get("limit")), After: get("after")}
+	q := store.LeaderboardQuery{Model: p.Model, Runtime: p.Runtime, Hardware: p.Hardware, Sort: p.Sort, Limit: defaultLeaderboardRows}
+	if q.Sort == "" {
+		q.Sort = store.SortQuality
+	}
+	errs := []fieldError(v.Struct(p))
+	bad := map[string]bool{}
+	for _, e := range errs {
+		bad[e.Path] = true
+	}
+	day := func(name, raw string) *time.Time {
+		if raw == "" || bad[name] {
+			return nil
+		}
+		t, err := time.Parse("2006-01-02", raw)
+		if err != nil || t.Year() < 1970 || t.Year() > 9999 {
+			errs = append(errs, fieldError{Path: name, Message: "must be a date from 1970-01-01 to 9999-12-31"})
+			return nil
+		}
+		return &t
+	}
+	q.From = day("from", p.From)
+	if to := day("to", p.To); to != nil {
+		end := to.AddDate(0, 0, 1) // the whole day
+		q.To = &end
+	}
+	if q.From != nil && q.To != nil && !q.From.Before(*q.To) {
+		errs = append(errs, fieldError{Path: "to", Message: "must not be before from"})
+	}
+	if p.Limit != "" && !bad["limit"] {
+		n, err := strconv.Atoi(p.Limit)
+		if err != nil || n < 1 || n > store.MaxLeaderboardRows {
+			errs = append(errs, fieldError{Path: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", store.MaxLeaderboardRows)})
+		} else {
+			q.Limit = n
+		}
+	}
+	if p.After != "" && !bad["after"] {
+		cur, err := parseLeaderboardCursor(p.After)
+		if err != nil {
+			errs = append(errs, fieldError{Path: "after", Message: "must be a cursor from a previous page's next"})
+		} else {
+			q.After = cur
+		}
+	}
+	return p, q, errs
+}
+
+// parseLeaderboardCursor reads a cursor made by formatLeaderboardCursor:
+// "M~KEY~RUN", M 0 or 1 (the row had no figure), KEY a finite number, RUN
+// a run id.
+func parseLeaderboardCursor(raw string) (*store.LeaderboardCursor, error) {
+	parts := strings.Split(raw, "~")
+	if len(parts) != 3 || (parts[0] != "0" && parts[0] != "1") {
+		return nil, &paramError{Name: "after", Value: raw, Want: "a cursor"}
+	}
+	key, err := parseFinite("after", parts[1])
+	if err != nil || len(parts[1]) > 40 {
+		return nil, &paramError{Name: "after", Value: raw, Want: "a cursor"}
+	}
+	id, err := parseID("after", parts[2])
+	if err != nil {
+		return nil, err
+	}
+	return &store.LeaderboardCursor{Missing: parts[0] == "1", Key: key, RunID: id}, nil
+}
+
+func formatLeaderboardCursor(c store.LeaderboardCursor) string {
+	m := "0"
+	if c.Missing {
+		m = "1"
+	}
+	return m + "~" + strconv.FormatFloat(c.Key, 'g', -1, 64) + "~" + strconv.FormatInt(c.RunID, 10)
+}
+
+// leaderboard reads a dataset's leaderboard page as the query asks.
+func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldError, error) {
+	d, err := s.datasetParam(c)
+	if err != nil {
+		return history.LeaderboardData{}, nil, err
+	}
+	p, q, errs := parseLeaderboard(s.validate, func(k string) string { return c.Query(k) })
+	data := history.LeaderboardData{Dataset: d, Form: history.Form(p), Sort: q.Sort}
+	for _, e := range errs {
+		data.Errors = append(data.Errors, e.Path+": "+e.Message)
+	}
+	if data.Facets, err = s.Store.LeaderboardFacets(c.UserContext(), viewer(c), d.ID); err != nil {
+		return data, errs, err
+	}
+	if len(errs) > 0 {
+		return data, errs, nil
+	}
+	q.DatasetID = d.ID
+	// One row more than the page says whether there is a next page.
+	want := q.Limit
+	q.Limit++
+	rows, err := s.Store.Leaderboard(c.UserContext(), viewer(c), q)
+	if err != nil {
+		return data, nil, err
+	}
+	if len(rows) > want {
+		rows = rows[:want]
+		data.NextCursor = formatLeaderboardCursor(rows[want-1].Cursor)
+		next := url.Values{}
+		for k, v := range map[string]string{"model": p.Model, "runtime": p.Runtime, "hardware": p.Hardware, "from": p.From,
+			"to": p.To, "sort": q.Sort, "limit": p.Limit, "after": data.NextCursor} {
+			if v != "" {
+				next.Set(k, v)
+			}
+		}
+		data.NextURL = fmt.Sprintf("/datasets/%d/leaderboard?%s", d.ID, next.Encode())
+	}
+	data.Rows = rows
+	return data, nil, nil
+}
+
+func (s *server) showLeaderboardPage(c *fiber.Ctx) error {
+	data, errs, err := s.leaderboard(c)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if len(errs) > 0 {
+		status = fiber.StatusUnprocessableEntity
+	}
+	if c.Get("HX-Request") != "" && c.Get("HX-Target") == "leaderboard" {
+		return render(c, status, history.LeaderboardTable(data))
+	}
+	return render(c, status, history.LeaderboardPage(data))
+}
+
+// apiLeaderboardRow is a leaderboard row in the API.
+type apiLeaderboardRow struct {
+	RunID         int64              `json:"run_id"`
+	BenchmarkID   int64              `json:"benchmark_id"`
+	BenchmarkName string             `json:"benchmark"`
+	Model         string             `json:"model"`
+	Runtime       string             `json:"runtime"`
+	Hardware      string             `json:"hardware"`
+	FinishedAt    time.Time          `json:"finished_at"`
+	Scorer        string             `json:"scorer"`
+	Quality       *float64           `json:"quality"`
+	QualityLo     *float64           `json:"quality_lo"`
+	QualityHi     *float64           `json:"quality_hi"`
+	TokensPerS    *float64           `json:"output_tokens_per_s"`
+	RequestsPerS  *float64           `json:"requests_per_s"`
+	TTFTp50       *float64           `json:"ttft_p50_ms"`
+	TTFTp95       *float64           `json:"ttft_p95_ms"`
+	E2Ep50        *float64           `json:"e2e_p50_ms"`
+	E2Ep95        *float64           `json:"e2e_p95_ms"`
+	CostPer1M     *float64           `json:"cost_per_1m_tokens"`
+	Regression    *store.Regression  `json:"regression"`
+	Regressions   []store.Regression `json:"regressions"`
+}
+
+func toAPILeaderboard(rows []store.LeaderboardRow) []apiLeaderboardRow {
+	out := make([]apiLeaderboardRow, len(rows))
+	for i, r := range rows {
+		out[i] = apiLeaderboardRow{RunID: r.RunID, BenchmarkID: r.BenchmarkID, BenchmarkName: r.BenchmarkName, Model: r.Model,
+			Runtime: r.Runtime, Hardware: r.Hardware, FinishedAt: r.FinishedAt, Scorer: r.Scorer, Quality: r.Quality,
+			QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPerS: r.TokensPerS, RequestsPerS: r.RequestsPerS,
+			TTFTp50: r.TTFTp50, TTFTp95: r.TTFTp95, E2Ep50: r.E2Ep50, E2Ep95: r.E2Ep95, CostPer1M: r.CostPer1M,
+			Regressions: r.Regressions}
+		if out[i].Regressions == nil {
+			out[i].Regressions = []store.Regression{}
+		}
+		if len(r.Regressions) > 0 {
+			out[i].Regression = &r.Regressions[0]
+		}
+	}
+	return out
+}
+
+func (s *server) apiLeaderboard(c *fiber.Ctx) error {
+	data, errs, err := s.leaderboard(c)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+	}
+	var next *string
+	if data.NextCursor != "" {
+		next = &data.NextCursor
+	}
+	return c.JSON(fiber.Map{"dataset_id": data.Dataset.ID, "sort": data.Sort, "rows": toAPILeaderboard(data.Rows), "next": next})
+}
+
+// history reads the history of one model on a dataset: every run of it
+// the viewer may read, oldest first, and the chart of the metric asked.
+func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldError, error) {
+	d, err := s.datasetParam(c)
+	if err != nil {
+		return history.HistoryData{}, nil, err
+	}
+	p, q, errs := parseLeaderboard(s.validate, func(k string) string { return c.Query(k) })
+	if p.Model == "" && api {
+		errs = append(errs, fieldError{Path: "model", Message: "choose a model"})
+	}
+	if p.Sort != "" || p.After != "" {
+		errs = append(errs, fieldError{Path: "sort", Message: "a history is in time order: leave sort and after out"})
+	}
+	data := history.HistoryData{Dataset: d, Form: history.Form(p), Metric: history.Metric(p.Metric)}
+	if data.Metric == "" {
+		data.Metric = history.MetricQuality
+	}
+	if data.Facets, err = s.Store.LeaderboardFacets(c.UserContext(), viewer(c), d.ID); err != nil {
+		return data, errs, err
+	}
+	for _, e := range errs {
+		data.Errors = append(data.Errors, e.Path+": "+e.Message)
+	}
+	if len(errs) > 0 || p.Model == "" {
+		// Without a model the page offers the choice.
+		return data, errs, nil
+	}
+	q.DatasetID, q.Sort = d.ID, store.SortOldest
+	if p.Limit == "" {
+		q.Limit = store.MaxLeaderboardRows
+	}
+	if data.Rows, err = s.Store.Leaderboard(c.UserContext(), viewer(c), q); err != nil {
+		return data, nil, err
+	}
+	data.Chart = history.Chart(data.Rows, data.Metric)
+	return data, nil, nil
+}
+
+func (s *server) showHistoryPage(c *fiber.Ctx) error {
+	data, errs, err := s.history(c, false)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if len(errs) > 0 {
+		status = fiber.StatusUnprocessableEntity
+	}
+	return render(c, status, history.HistoryPage(data))
+}
+
+func (s *server) apiHistory(c *fiber.Ctx) error {
+	data, errs, err := s.history(c, true)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+	}
+	points := make([]fiber.Map, 0, len(data.Rows))
+	for _, r := range data.Rows {
+		points = append(points, fiber.Map{"run_id": r.RunID, "finished_at": r.FinishedAt, "runtime": r.Runtime, "hardware": r.Hardware,
+			"value": history.Value(r, data.Metric), "regression": toAPILeaderboard([]store.LeaderboardRow{r})[0].Regression})
+	}
+	return c.JSON(fiber.Map{"dataset_id": data.Dataset.ID, "model": data.Form.Model, "metric": data.Metric, "points": points})
+}
+
+// datasetRecommendation ranks every target benchmarked on the dataset
+// (its newest completed runs the viewer may read) with the benchmark
+// recommendation's advisor and tests.
+func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
+	d, err := s.datasetParam(c)
+	if err != nil {
+		return recommend.Data{}, err
+	}
+	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, capacityRuns)
+	if err != nil {
+		return recommend.Data{}, err
+	}
+	cands := candidates(runs)
+	ids := make([]int64, len(runs))
+	var profiles []string
+	for i, r := range runs {
+		ids[i] = r.ID
+		if !contains(profiles, r.HardwareProfile) {
+			profiles = append(profiles, r.HardwareProfile)
+		}
+	}
+	var ev advise.Evidence
+	if len(ids) > 1 {
+		if ev.Paired, err = s.pairedDiffs(c.UserContext(), ids); err != nil {
+			return recommend.Data{}, err
+		}
+		e2e, err := s.Store.E2EP95Intervals(c.UserContext(), ids)
+		if err != nil {
+			return recommend.Data{}, err
+		}
+		cands = withIntervals(cands, e2e)
+	}
+	form, cons, w := parseRecommendForm(c)
+	rec := advise.RecommendWith(cands, cons, w, ev)
+	return recommend.Data{Dataset: &d, Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *server) showDatasetRecommendationPage(c *fiber.Ctx) error {
+	d, err := s.datasetRecommendation(c)
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if d.Form.Error != "" {
+		status = fiber.StatusUnprocessableEntity
+	}
+	return render(c, status, recommend.Page(d))
+}
+
+func (s *server) apiDatasetRecommendation(c *fiber.Ctx) error {
+	d, err := s.datasetRecommendation(c)
+	if err != nil {
+		return err
+	}
+	if d.Form.Error != "" {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
+	}
+	rec := d.Rec
+	if rec.Feasible == nil {
+		rec.Feasible = []advise.Ranked{}
+	}
+	if rec.Excluded == nil {
+		rec.Excluded = []advise.Excluded{}
+	}
+	return c.JSON(rec)
+}

@@ -1,0 +1,593 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ruckus/ruckus/app/regress"
+	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/handlers"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// histItems is the items of the history fixture's dataset.
+const histItems = 40
+
+// histFixture is a dataset with runs finished at chosen times, each
+// scored and checked for a regression by the score job as the server
+// runs it.
+type histFixture struct {
+	e      *env
+	tok    string
+	ds     int64
+	agents map[string]int64 // hardware profile → agent
+	start  time.Time
+}
+
+func newHistFixture(t *testing.T) *histFixture {
+	t.Helper()
+	e := newEnv(t)
+	ctx := context.Background()
+	h := &histFixture{e: e, agents: map[string]int64{}, start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	h.tok = e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	var ds strings.Builder
+	for i := range histItems {
+		fmt.Fprintf(&ds, "{\"custom_id\":\"c%03d\",\"prompt\":\"question %d\",\"reference\":\"%d\"}\n", i, i, i)
+	}
+	up := e.upload(h.tok, "hist.jsonl", []byte(ds.String()), nil)
+	if up.status != 201 {
+		t.Fatalf("upload: %d %v", up.status, up.body)
+	}
+	h.ds = int64(up.body["dataset_id"].(float64))
+	for _, m := range []string{"m/a", "m/b"} {
+		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: m, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for hw, price := range map[string]float64{"cpu-2c": 2, "gpu-1x": 10} {
+		a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "agent-" + hw, ProtocolVersion: jobs.ProtocolVersion,
+			Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: hw, CPUCores: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.agents[hw] = a.ID
+		if err := e.store.SetHardwarePrice(ctx, hw, &price); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// spec is one run to make: its target, when it finished (days after the
+// fixture's start), which items it answers right, its output tokens/s and
+// its end-to-end latency scale (ms).
+type spec struct {
+	model, hw string
+	day       float64
+	right     func(i int) bool
+	tps, e2e  float64
+}
+
+// run makes a benchmark of one run as spec says, finishes it and works its
+// score job (scoring with exact match, then the regression check).
+func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	e := h.e
+	manifest := fmt.Sprintf(`{"name":"%s on %s, day %g","dataset":%d,"targets":[{"model":%q,"runtime":"sim","hardware":%q}],
+		"load":{"profile":"sequential"},"sampling":{"max_tokens":8},"scorer":"exact"}`, s.model, s.hw, s.day, h.ds, s.model, s.hw)
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", h.tok, strings.NewReader(manifest), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %d %v", r.status, r.body)
+	}
+	benchmarkID = int64(r.body["benchmark_id"].(float64))
+	runID = int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	var jobID int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, runID).Scan(&jobID); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := e.store.ClaimRun(ctx, runID, h.agents[s.hw], jobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []store.ResultRecord
+	for i := range histItems {
+		out := "wrong"
+		if s.right(i) {
+			out = fmt.Sprint(i)
+		}
+		// Latencies spread from 0.5 to 1 × the scale.
+		e2e := time.Duration(s.e2e*(0.5+0.5*float64(i)/histItems)) * time.Millisecond
+		rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK, Output: out,
+			CompletionTokens: 5, ContentEvents: 5, TTFT: e2e / 4, E2E: e2e}, SentAt: time.Now()})
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	summary, _ := json.Marshal(jobs.RunSummary{Requests: histItems, OK: histItems, OutputTokensPerS: s.tps, RequestsPerS: s.tps / 5,
+		TTFT: jobs.Dist{P50: s.e2e * 0.19, P95: s.e2e * 0.24}, E2E: jobs.Dist{P50: s.e2e * 0.75, P95: s.e2e * 0.975}})
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", Summary: summary, Throughput: s.tps}); err != nil {
+		t.Fatal(err)
+	}
+	at := h.start.Add(time.Duration(s.day * 24 * float64(time.Hour)))
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = $2 WHERE id = $1`, runID, at); err != nil {
+		t.Fatal(err)
+	}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}}
+	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
+		t.Fatal(err)
+	}
+	return benchmarkID, runID
+}
+
+// statusOf is the status of a GET with a token, whatever the body.
+func statusOf(t *testing.T, e *env, path, tok string) int {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := e.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func below(n int) func(int) bool { return func(i int) bool { return i < n } }
+
+// runIDs are the run_id of each row of a JSON list.
+func runIDs(t *testing.T, rows any) []int64 {
+	t.Helper()
+	var out []int64
+	for _, r := range rows.([]any) {
+		out = append(out, int64(r.(map[string]any)["run_id"].(float64)))
+	}
+	return out
+}
+
+func eq(a, b []int64) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+func TestLeaderboardRowsFiltersSortsAndPages(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	_, r1 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(36), tps: 100, e2e: 200})
+	_, r2 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 10, right: below(20), tps: 300, e2e: 100})
+	_, r3 := h.run(t, spec{model: "m/a", hw: "gpu-1x", day: 20, right: below(28), tps: 200, e2e: 150})
+	base := fmt.Sprintf("/api/v1/datasets/%d/leaderboard", h.ds)
+	get := func(query string) apiResult {
+		t.Helper()
+		return e.api(http.MethodGet, base+"?"+query, h.tok, nil, "")
+	}
+	for _, tc := range []struct {
+		query string
+		want  []int64
+	}{
+		{"", []int64{r1, r3, r2}}, // quality by default: 0.9, 0.7, 0.5
+		{"sort=quality", []int64{r1, r3, r2}},
+		{"sort=speed", []int64{r2, r3, r1}},   // 300, 200, 100 tokens/s
+		{"sort=latency", []int64{r2, r3, r1}}, // p95 97.5, 146, 195 ms
+		{"sort=cost", []int64{r2, r1, r3}},    // 2 $/h at 300 and 100 tokens/s, 10 $/h at 200
+		{"sort=date", []int64{r3, r2, r1}},
+		{"model=m/a", []int64{r1, r3}},
+		{"hardware=gpu-1x", []int64{r3}},
+		{"runtime=sim&model=m/b", []int64{r2}},
+		{"from=2026-03-06&to=2026-03-16", []int64{r2}},
+		{"from=2026-03-11", []int64{r3, r2}}, // r2 finished on the 11th at noon: the day is included
+		{"model=m/c", nil},
+	} {
+		res := get(tc.query)
+		if res.status != 200 {
+			t.Fatalf("%s: %d %v", tc.query, res.status, res.body)
+		}
+		got := runIDs(t, res.body["rows"])
+		if !eq(got, tc.want) {
+			t.Errorf("%s: rows %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	// The figures of a row: quality from scoring, speed and latency from the
+	// summary, cost as price ÷ (tokens/s × 3600) × 10⁶.
+	res := get("model=m/b")
+	row := res.body["rows"].([]any)[0].(map[string]any)
+	if q := row["quality"].(float64); math.Abs(q-20.0/histItems) > 1e-9 {
+		t.Errorf("quality %v, want %v", q, 20.0/histItems)
+	}
+	if c, want := row["cost_per_1m_tokens"].(float64), 2/(300.0*3600)*1e6; math.Abs(c-want) > 1e-9 {
+		t.Errorf("cost %v, want %v", c, want)
+	}
+	if row["output_tokens_per_s"].(float64) != 300 || row["e2e_p95_ms"].(float64) != 97.5 || row["hardware"] != "cpu-2c" || row["model"] != "m/b" {
+		t.Errorf("row %v", row)
+	}
+
+	// Keyset pages of one row, in the sort's order, then no next page.
+	var paged []int64
+	query := "sort=cost&limit=1"
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("the pages do not end")
+		}
+		res := get(query)
+		if res.status != 200 {
+			t.Fatalf("%s: %d %v", query, res.status, res.body)
+		}
+		paged = append(paged, runIDs(t, res.body["rows"])...)
+		next, _ := res.body["next"].(string)
+		if next == "" {
+			break
+		}
+		query = "sort=cost&limit=1&after=" + url.QueryEscape(next)
+	}
+	if !eq(paged, []int64{r2, r1, r3}) {
+		t.Errorf("pages %v, want %v", paged, []int64{r2, r1, r3})
+	}
+
+	// Bad parameters are named.
+	for query, path := range map[string]string{"sort=best": "sort", "from=2026-13-01": "from", "limit=0": "limit", "limit=501": "limit",
+		"after=x": "after", "from=2026-03-10&to=2026-03-01": "to", "model=" + strings.Repeat("m", 201): "model", "runtime=a%00b": "runtime"} {
+		res := get(query)
+		errs, _ := res.body["errors"].([]any)
+		if res.status != 422 || len(errs) == 0 || errs[0].(map[string]any)["path"] != path {
+			t.Errorf("%s: %d %v, want 422 naming %s", query, res.status, res.body, path)
+		}
+	}
+
+	// The page: rows in order, a model linking to its history, and the
+	// table alone for htmx.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/datasets/%d/leaderboard?sort=speed", h.ds))
+	if page.status != 200 {
+		t.Fatalf("page: %d", page.status)
+	}
+	var order []string
+	page.doc.Find(`[data-testid="leaderboard"] tbody tr`).Each(func(_ int, s *goquery.Selection) { order = append(order, s.AttrOr("data-testid", "")) })
+	if want := fmt.Sprintf("[leaderboard-%d leaderboard-%d leaderboard-%d]", r2, r3, r1); fmt.Sprint(order) != want {
+		t.Errorf("page rows %v, want %s", order, want)
+	}
+	if href, _ := page.doc.Find(fmt.Sprintf(`[data-testid="leaderboard-%d"] [data-testid="history-link"]`, r1)).Attr("href"); !strings.Contains(href, "model=m%2Fa") {
+		t.Errorf("history link %q", href)
+	}
+	req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/datasets/%d/leaderboard?hardware=gpu-1x", h.ds), nil)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("HX-Target", "leaderboard")
+	frag := c.do(req)
+	if frag.status != 200 || strings.Contains(frag.body, "<html") || frag.doc.Find(`[data-testid="leaderboard"] tbody tr`).Length() != 1 {
+		t.Errorf("fragment: %d, %d rows, whole page %v", frag.status, frag.doc.Find(`[data-testid="leaderboard"] tbody tr`).Length(), strings.Contains(frag.body, "<html"))
+	}
+
+	// Another user sees neither the private dataset nor its leaderboard.
+	bob := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
+	if res := e.api(http.MethodGet, base, bob, nil, ""); res.status != 404 {
+		t.Errorf("bob: %d", res.status)
+	}
+}
+
+func TestHistoryChartsAModelOverTime(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	_, r1 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(36), tps: 100, e2e: 200})
+	_, r2 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 7, right: below(36), tps: 120, e2e: 200})
+	h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 3, right: below(20), tps: 300, e2e: 100})
+	_, r3 := h.run(t, spec{model: "m/a", hw: "gpu-1x", day: 14, right: below(36), tps: 200, e2e: 150})
+
+	res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/history?model=m/a&metric=throughput", h.ds), h.tok, nil, "")
+	if res.status != 200 {
+		t.Fatalf("history: %d %v", res.status, res.body)
+	}
+	points := res.body["points"].([]any)
+	if got := runIDs(t, points); !eq(got, []int64{r1, r2, r3}) {
+		t.Fatalf("points %v, want %v oldest first", got, []int64{r1, r2, r3})
+	}
+	for i, want := range []float64{100, 120, 200} {
+		if v := points[i].(map[string]any)["value"].(float64); v != want {
+			t.Errorf("point %d: %v, want %v", i, v, want)
+		}
+	}
+	if res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/history", h.ds), h.tok, nil, ""); res.status != 422 {
+		t.Errorf("without a model: %d", res.status)
+	}
+
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/datasets/%d/history?model=m/a&metric=latency", h.ds))
+	if page.status != 200 {
+		t.Fatalf("page: %d", page.status)
+	}
+	// One series per runtime × hardware, every point a link to its run.
+	var links []string
+	page.doc.Find(`[data-testid="chart-history"] [data-testid="chart-point-link"]`).Each(func(_ int, s *goquery.Selection) {
+		links = append(links, s.AttrOr("href", ""))
+	})
+	want := []string{fmt.Sprintf("/runs/%d", r1), fmt.Sprintf("/runs/%d", r2), fmt.Sprintf("/runs/%d", r3)}
+	if fmt.Sprint(links) != fmt.Sprint(want) {
+		t.Errorf("chart links %v, want %v", links, want)
+	}
+	if n := page.doc.Find(`[data-testid="chart-history"] polyline`).Length(); n != 2 {
+		t.Errorf("%d lines, want 2 (sim / cpu-2c and sim / gpu-1x)", n)
+	}
+	if v := page.text(fmt.Sprintf(`[data-testid="point-%d"] [data-testid="point-value"]`, r3)); v != "146 ms" {
+		t.Errorf("r3's p95 shown as %q", v)
+	}
+	if none := c.get(fmt.Sprintf("/datasets/%d/history", h.ds)); none.status != 200 || none.doc.Find(`[data-testid="history-choose"]`).Length() != 1 {
+		t.Errorf("without a model: %d", none.status)
+	}
+}
+
+func TestRegressionFlaggedAgainstTheTargetsPreviousRun(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	// m/a on cpu-2c: all right, then half right (quality), then as good
+	// but at half the speed and twice the latency.
+	_, first := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(40), tps: 100, e2e: 200})
+	worseBench, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(20), tps: 100, e2e: 200})
+	_, slower := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 2, right: below(20), tps: 50, e2e: 400})
+	// m/b on cpu-2c: the same twice; another target in between does not count.
+	_, same1 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 0, right: below(30), tps: 100, e2e: 200})
+	h.run(t, spec{model: "m/b", hw: "gpu-1x", day: 1, right: below(5), tps: 10, e2e: 900})
+	_, same2 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 2, right: below(30), tps: 100.5, e2e: 200})
+
+	getRun := func(id int64) map[string]any {
+		t.Helper()
+		res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", id), h.tok, nil, "")
+		if res.status != 200 {
+			t.Fatalf("run %d: %d", id, res.status)
+		}
+		return res.body
+	}
+	for _, id := range []int64{first, same1, same2} {
+		if g := getRun(id)["regression"]; g != nil {
+			t.Errorf("run %d flagged: %v", id, g)
+		}
+	}
+	g, _ := getRun(worse)["regression"].(map[string]any)
+	if g == nil || g["metric"] != "quality" || int64(g["against_run_id"].(float64)) != first {
+		t.Fatalf("worse run: regression %v, want quality against %d", g, first)
+	}
+	if d := g["delta"].(float64); math.Abs(d-(-0.5)) > 1e-9 {
+		t.Errorf("delta %v, want -0.5 (20 of 40 items lost)", d)
+	}
+	if p, _ := g["p_value"].(float64); !(p > 0 && p < 0.05) {
+		t.Errorf("p %v, want significant", g["p_value"])
+	}
+	// Against the worse run, the slower one has the same quality, but half
+	// the throughput and twice the latency.
+	regs, _ := getRun(slower)["regressions"].([]any)
+	var metrics []string
+	for _, r := range regs {
+		m := r.(map[string]any)
+		metrics = append(metrics, m["metric"].(string))
+		if int64(m["against_run_id"].(float64)) != worse || m["p_value"] != nil {
+			t.Errorf("slower: %v", m)
+		}
+	}
+	if fmt.Sprint(metrics) != "[latency_p95 throughput]" {
+		t.Errorf("slower run's regressions %v, want latency and throughput", metrics)
+	}
+
+	// Shown on the run page, the benchmark page and the leaderboard.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	if p := c.get(fmt.Sprintf("/runs/%d", worse)); p.doc.Find(`[data-testid="regression"]`).Length() != 1 || p.doc.Find(`[data-testid="regression-detail"]`).Length() != 1 {
+		t.Errorf("run page: %d badges", p.doc.Find(`[data-testid="regression"]`).Length())
+	}
+	if p := c.get(fmt.Sprintf("/runs/%d", same2)); p.doc.Find(`[data-testid="regression"]`).Length() != 0 {
+		t.Error("a run as good as the previous one is flagged on its page")
+	}
+	if p := c.get(fmt.Sprintf("/benchmarks/%d", worseBench)); p.doc.Find(fmt.Sprintf(`[data-testid="run-%d"] [data-testid="regression"]`, worse)).Length() != 1 {
+		t.Error("benchmark page: no regression badge")
+	}
+	lb := c.get(fmt.Sprintf("/datasets/%d/leaderboard?sort=date", h.ds))
+	for id, want := range map[int64]int{worse: 1, slower: 1, same2: 0, first: 0} {
+		if n := lb.doc.Find(fmt.Sprintf(`[data-testid="leaderboard-%d"] [data-testid="regression"]`, id)).Length(); n != want {
+			t.Errorf("leaderboard row %d: %d badges, want %d", id, n, want)
+		}
+	}
+	res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=date&model=m/a", h.ds), h.tok, nil, "")
+	for _, r := range res.body["rows"].([]any) {
+		row := r.(map[string]any)
+		if flagged := row["regression"] != nil; flagged != (int64(row["run_id"].(float64)) != first) {
+			t.Errorf("leaderboard API row %v: regression %v", row["run_id"], row["regression"])
+		}
+	}
+}
+
+func TestRecommendationAcrossADataset(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	// Three benchmarks; r1 answers right every item r2 and r3 do, and more.
+	b1, r1 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(36), tps: 100, e2e: 200})
+	_, r2 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 1, right: below(20), tps: 300, e2e: 100})
+	_, r3 := h.run(t, spec{model: "m/a", hw: "gpu-1x", day: 2, right: below(28), tps: 200, e2e: 150})
+
+	res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/recommendation?w_quality=1&w_speed=0&w_cost=0", h.ds), h.tok, nil, "")
+	if res.status != 200 {
+		t.Fatalf("recommendation: %d %v", res.status, res.body)
+	}
+	feasible := res.body["feasible"].([]any)
+	if got := runIDs(t, feasible); len(got) != 3 || got[0] != r1 {
+		t.Fatalf("feasible %v: want all three runs, %d first on quality", got, r1)
+	}
+	res = e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/recommendation?w_quality=0&w_speed=1&w_cost=0", h.ds), h.tok, nil, "")
+	if got := runIDs(t, res.body["feasible"]); got[0] != r2 {
+		t.Errorf("on speed %v: want %d first", got, r2)
+	}
+	// The benchmark's own recommendation sees only its run.
+	own := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/recommendation", b1), h.tok, nil, "")
+	if got := runIDs(t, own.body["feasible"]); !eq(got, []int64{r1}) {
+		t.Errorf("benchmark recommendation %v", got)
+	}
+	if bad := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/recommendation?w_speed=-1", h.ds), h.tok, nil, ""); bad.status != 422 {
+		t.Errorf("negative weight: %d", bad.status)
+	}
+
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/datasets/%d/recommend", h.ds))
+	if page.status != 200 || page.doc.Find(`[data-testid="dataset-scope"]`).Length() != 1 {
+		t.Fatalf("page: %d", page.status)
+	}
+	for _, id := range []int64{r1, r2, r3} {
+		if page.doc.Find(fmt.Sprintf(`[data-testid="feasible-%d"]`, id)).Length() != 1 {
+			t.Errorf("run %d not on the dataset's recommendation page", id)
+		}
+	}
+}
+
+func TestBenchmarkRenameShareAndSoftDelete(t *testing.T) {
+	t.Parallel()
+	// Live fragments shared for a minute: a reader must not get the owner's.
+	e := newEnv(t, func(d *handlers.Deps) { d.LiveFragmentTTL = time.Minute })
+	ctx := context.Background()
+	ada := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	bob := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
+	root := e.token(e.createUser("root@example.com", "correct horse", store.RoleAdmin))
+	bID, runID := runWithResults(t, e, ada, 12, func(i int) string { return fmt.Sprint(i) })
+	bPath := "/api/v1/benchmarks/" + bID
+	patch := func(tok, body string) apiResult {
+		t.Helper()
+		return e.api(http.MethodPatch, bPath, tok, strings.NewReader(body), "application/json")
+	}
+
+	// Private: bob cannot see it, so cannot change it either.
+	if r := e.api(http.MethodGet, bPath, bob, nil, ""); r.status != 404 {
+		t.Fatalf("bob reads a private benchmark: %d", r.status)
+	}
+	if r := patch(bob, `{"name":"mine now"}`); r.status != 404 {
+		t.Errorf("bob renames a private benchmark: %d", r.status)
+	}
+	// Bad changes are named.
+	for body, path := range map[string]string{`{"name":"  "}`: "name", `{"visibility":"public"}`: "visibility", `{}`: "name",
+		`{"name":"` + strings.Repeat("x", 201) + `"}`: "name", `{"name":"a\u0000b"}`: "name"} {
+		r := patch(ada, body)
+		errs, _ := r.body["errors"].([]any)
+		if r.status != 422 || len(errs) == 0 || errs[0].(map[string]any)["path"] != path {
+			t.Errorf("%s: %d %v, want 422 naming %s", body, r.status, r.body, path)
+		}
+	}
+	if r := patch(ada, `{"owner":"bob"}`); r.status != 422 {
+		t.Errorf("an unknown field: %d", r.status)
+	}
+	if r := patch(ada, `{"name":" Nightly  ","visibility":"shared"}`); r.status != 200 || r.body["name"] != "Nightly" || r.body["visibility"] != "shared" {
+		t.Fatalf("rename and share: %d %v", r.status, r.body)
+	}
+
+	// Shared: bob reads the benchmark, its runs, results and exports, and
+	// finds it in his list; he changes nothing.
+	r := e.api(http.MethodGet, bPath, bob, nil, "")
+	if r.status != 200 || r.body["name"] != "Nightly" || r.body["writable"] != false {
+		t.Fatalf("bob reads the shared benchmark: %d %v", r.status, r.body)
+	}
+	for _, path := range []string{fmt.Sprintf("/api/v1/runs/%d", runID), fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID),
+		bPath + "/export?format=csv", bPath + "/recommendation"} {
+		if st := statusOf(t, e, path, bob); st != 200 {
+			t.Errorf("bob GET %s: %d", path, st)
+		}
+	}
+	list := e.api(http.MethodGet, "/api/v1/benchmarks", bob, nil, "")
+	if bs := list.body["benchmarks"].([]any); len(bs) != 1 || bs[0].(map[string]any)["visibility"] != "shared" {
+		t.Errorf("bob's list: %v", list.body)
+	}
+	if r := patch(bob, `{"name":"mine now"}`); r.status != 403 {
+		t.Errorf("bob renames a shared benchmark: %d", r.status)
+	}
+	if r := e.api(http.MethodDelete, bPath, bob, nil, ""); r.status != 403 {
+		t.Errorf("bob deletes a shared benchmark: %d", r.status)
+	}
+	if r := e.api(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), bob, nil, ""); r.status != 404 {
+		t.Errorf("bob cancels a shared benchmark's run: %d", r.status)
+	}
+	var state string
+	if err := e.store.Pool().QueryRow(ctx, `SELECT state FROM runs WHERE id = $1`, runID).Scan(&state); err != nil || state != "running" {
+		t.Fatalf("the run is %q after bob's cancel (%v)", state, err)
+	}
+	// On the page bob gets no controls; ada does, and her form renames.
+	bc, ac := e.client(), e.client()
+	bc.signIn("bob@example.com", "correct horse")
+	ac.signIn("ada@example.com", "correct horse")
+	if p := bc.get("/benchmarks/" + bID); p.status != 200 || p.doc.Find(`[data-testid="manage-benchmark"], [data-testid="cancel-benchmark"], form[action*="/cancel"]`).Length() != 0 {
+		t.Errorf("bob's page: %d, controls %d", p.status, p.doc.Find(`[data-testid="manage-benchmark"], [data-testid="cancel-benchmark"], form[action*="/cancel"]`).Length())
+	}
+	for i := range 2 { // a fresh render, then one the owner's poll may have kept
+		if f := bc.get("/benchmarks/" + bID + "/runs"); f.status != 200 || f.doc.Find(`form[action*="/cancel"]`).Length() != 0 {
+			t.Errorf("bob's runs fragment %d: %d, cancel buttons %d", i, f.status, f.doc.Find(`form[action*="/cancel"]`).Length())
+		}
+		if f := ac.get("/benchmarks/" + bID + "/runs"); f.doc.Find(`form[action*="/cancel"]`).Length() != 1 {
+			t.Errorf("ada's runs fragment %d: %d cancel buttons", i, f.doc.Find(`form[action*="/cancel"]`).Length())
+		}
+	}
+	if p := bc.get(fmt.Sprintf("/runs/%d", runID)); p.status != 200 || p.doc.Find(`[data-testid="rescore"]`).Length() != 0 {
+		t.Errorf("bob's run page: %d, rescore form %d", p.status, p.doc.Find(`[data-testid="rescore"]`).Length())
+	}
+	if p := bc.post("/benchmarks/"+bID+"/rename", url.Values{"name": {"bob's"}}); p.status != 403 {
+		t.Errorf("bob's rename form: %d", p.status)
+	}
+	p := ac.get("/benchmarks/" + bID)
+	if p.doc.Find(`[data-testid="manage-benchmark"]`).Length() != 1 {
+		t.Fatal("ada's page has no controls")
+	}
+	if p := ac.post("/benchmarks/"+bID+"/rename", url.Values{"name": {"Weekly"}}); p.status != 303 {
+		t.Fatalf("ada's rename form: %d", p.status)
+	}
+	if name := ac.get("/benchmarks/" + bID).text(`[data-testid="benchmark-name"]`); name != "Weekly" {
+		t.Errorf("renamed to %q", name)
+	}
+	if p := ac.post("/benchmarks/"+bID+"/visibility", url.Values{"visibility": {"everyone"}}); p.status != 422 {
+		t.Errorf("a bad visibility from the form: %d", p.status)
+	}
+	// Administrators may change anyone's.
+	if r := patch(root, `{"visibility":"private"}`); r.status != 200 {
+		t.Errorf("admin makes it private: %d %v", r.status, r.body)
+	}
+	if r := e.api(http.MethodGet, bPath, bob, nil, ""); r.status != 404 {
+		t.Errorf("bob reads it once private again: %d", r.status)
+	}
+
+	// Deleting waits for the running run; then it vanishes and its data stays.
+	if r := e.api(http.MethodDelete, bPath, ada, nil, ""); r.status != 409 {
+		t.Errorf("delete while running: %d", r.status)
+	}
+	if r := e.api(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), ada, nil, ""); r.status != 200 {
+		t.Fatalf("cancel: %d %v", r.status, r.body)
+	}
+	if p := ac.post("/benchmarks/"+bID+"/delete", nil); p.status != 303 {
+		t.Fatalf("delete form: %d", p.status)
+	}
+	for _, path := range []string{bPath, fmt.Sprintf("/api/v1/runs/%d", runID), fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID)} {
+		for who, tok := range map[string]string{"ada": ada, "admin": root} {
+			if st := statusOf(t, e, path, tok); st != 404 {
+				t.Errorf("%s GET %s after delete: %d", who, path, st)
+			}
+		}
+	}
+	if p := ac.get("/benchmarks/" + bID); p.status != 404 {
+		t.Errorf("the deleted benchmark's page: %d", p.status)
+	}
+	if list := e.api(http.MethodGet, "/api/v1/benchmarks", ada, nil, ""); len(list.body["benchmarks"].([]any)) != 0 {
+		t.Errorf("ada's list after delete: %v", list.body)
+	}
+	var results int
+	var deleted bool
+	if err := e.store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM results WHERE run_id = $2), deleted_at IS NOT NULL FROM benchmarks WHERE id = $1`,
+		bID, runID).Scan(&results, &deleted); err != nil || results != 12 || !deleted {
+		t.Errorf("after delete: %d results kept, deleted_at set %v (%v)", results, deleted, err)
+	}
+	if r := e.api(http.MethodDelete, bPath, ada, nil, ""); r.status != 404 {
+		t.Errorf("delete again: %d", r.status)
+	}
+}
