@@ -25,33 +25,6 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, token, err := apiSettings()
-	if err != nil {
-		return err
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	url := base + "/api/v1/benchmarks"
-	if *dry {
-		url += "?dry_run=true"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, f)
-	if err != nil {
-		return err
-	}
-	if fi, err := f.Stat(); err == nil {
-		req.ContentLength = fi.Size() // the server wants a length for small bodies
-	}
-	req.Header.Set("Content-Type", "application/yaml")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("submit to %s: %w", base, err)
-	}
-	defer res.Body.Close()
 	var body struct {
 		BenchmarkID int64  `json:"benchmark_id"`
 		Status      string `json:"status"`
@@ -62,13 +35,13 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 			Items                           int
 			WaitingForAgent                 bool `json:"waiting_for_agent"`
 		} `json:"runs"`
-		Errors []struct{ Path, Message string } `json:"errors"`
-		Error  string                           `json:"error"`
+		submitErrors
 	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		return fmt.Errorf("the server answered %s without JSON", res.Status)
+	_, status, err := postManifest(ctx, "/api/v1/benchmarks", file, *dry, &body)
+	if err != nil {
+		return err
 	}
-	switch res.StatusCode {
+	switch status {
 	case http.StatusOK, http.StatusCreated:
 		if *dry {
 			fmt.Fprintf(out, "valid; it would create %d run(s):\n", len(body.Runs))
@@ -87,17 +60,68 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %s%s on %s / %s, %d items, ~%.1f GB%s\n", id, r.Model, r.Runtime, r.Hardware, r.Items, r.MemoryGB, wait)
 		}
 		return nil
-	case http.StatusUnprocessableEntity:
-		var b strings.Builder
-		b.WriteString("the manifest is not valid:")
-		for _, e := range body.Errors {
-			p := e.Path
-			if p == "" {
-				p = "(manifest)"
-			}
-			fmt.Fprintf(&b, "\n  %s: %s", p, e.Message)
-		}
-		return fmt.Errorf("%s", b.String())
 	}
-	return fmt.Errorf("the server answered %s: %s", res.Status, body.Error)
+	return body.failure("the manifest", status)
+}
+
+// submitErrors is what the API answers a manifest it refuses: field
+// errors (422) or one error.
+type submitErrors struct {
+	Errors []struct{ Path, Message string } `json:"errors"`
+	Error  string                           `json:"error"`
+}
+
+// failure says why the server refused what (a manifest, a fleet
+// manifest), each field error on a line of its own.
+func (e submitErrors) failure(what string, status int) error {
+	if status != http.StatusUnprocessableEntity {
+		return fmt.Errorf("the server answered %d %s: %s", status, http.StatusText(status), e.Error)
+	}
+	var b strings.Builder
+	b.WriteString(what + " is not valid:")
+	for _, fe := range e.Errors {
+		p := fe.Path
+		if p == "" {
+			p = "(manifest)"
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", p, fe.Message)
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+// postManifest sends FILE to the API's apiPath (RUCKUS_URL, RUCKUS_TOKEN),
+// with ?dry_run=true when dry, and decodes the JSON answer into into. It
+// returns the server's base URL and the answer's status.
+func postManifest(ctx context.Context, apiPath, file string, dry bool, into any) (string, int, error) {
+	base, token, err := apiSettings()
+	if err != nil {
+		return "", 0, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	url := base + apiPath
+	if dry {
+		url += "?dry_run=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, f)
+	if err != nil {
+		return "", 0, err
+	}
+	if fi, err := f.Stat(); err == nil {
+		req.ContentLength = fi.Size() // the server wants a length for small bodies
+	}
+	req.Header.Set("Content-Type", "application/yaml")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", 0, fmt.Errorf("submit to %s: %w", base, err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<20)).Decode(into); err != nil {
+		return "", 0, fmt.Errorf("the server answered %s without JSON", res.Status)
+	}
+	return base, res.StatusCode, nil
 }

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strings"
 )
 
 // cmdFleet is `ruckus fleet submit FILE [--dry-run]`: a fleet manifest
@@ -22,33 +19,6 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, token, err := apiSettings()
-	if err != nil {
-		return err
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	url := base + "/api/v1/fleets"
-	if *dry {
-		url += "?dry_run=true"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, f)
-	if err != nil {
-		return err
-	}
-	if fi, err := f.Stat(); err == nil {
-		req.ContentLength = fi.Size()
-	}
-	req.Header.Set("Content-Type", "application/yaml")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("submit to %s: %w", base, err)
-	}
-	defer res.Body.Close()
 	var body struct {
 		FleetID int64  `json:"fleet_id"`
 		Name    string `json:"name"`
@@ -60,13 +30,13 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 			Items                           int
 			WaitingForAgent                 bool `json:"waiting_for_agent"`
 		} `json:"runs"`
-		Errors []struct{ Path, Message string } `json:"errors"`
-		Error  string                           `json:"error"`
+		submitErrors
 	}
-	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<20)).Decode(&body); err != nil {
-		return fmt.Errorf("the server answered %s without JSON", res.Status)
+	base, status, err := postManifest(ctx, "/api/v1/fleets", file, *dry, &body)
+	if err != nil {
+		return err
 	}
-	switch res.StatusCode {
+	switch status {
 	case http.StatusOK, http.StatusCreated:
 		if *dry {
 			fmt.Fprintf(out, "valid; fleet %s would create %d run(s) (ids as if submitted now):\n", body.Name, len(body.Runs))
@@ -84,17 +54,6 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "report: %s/fleets/%d (API: %s/api/v1/fleets/%d/report?format=json|csv)\n", base, body.FleetID, base, body.FleetID)
 		}
 		return nil
-	case http.StatusUnprocessableEntity:
-		var b strings.Builder
-		b.WriteString("the fleet manifest is not valid:")
-		for _, e := range body.Errors {
-			p := e.Path
-			if p == "" {
-				p = "(manifest)"
-			}
-			fmt.Fprintf(&b, "\n  %s: %s", p, e.Message)
-		}
-		return fmt.Errorf("%s", b.String())
 	}
-	return fmt.Errorf("the server answered %s: %s", res.Status, body.Error)
+	return body.failure("the fleet manifest", status)
 }
