@@ -287,6 +287,17 @@ func TestFleetDryRunCreateAndReport(t *testing.T) {
 	if list := c.get("/fleets"); list.status != 200 || !strings.Contains(list.text(fmt.Sprintf(`[data-testid="fleet-%d"]`, fleetID)), "nightly") {
 		t.Fatalf("fleets page: %d", list.status)
 	}
+
+	// A scenario's benchmark deleted leaves the fleet's report: its two
+	// runs are no longer counted.
+	second := int64(res.body["benchmark_ids"].([]any)[1].(float64))
+	if r := e.api(http.MethodDelete, fmt.Sprintf("/api/v1/benchmarks/%d", second), tok, nil, ""); r.status != 204 {
+		t.Fatalf("delete the second scenario's benchmark: %d %v", r.status, r.body)
+	}
+	st, body = apiGet(e, fmt.Sprintf("/api/v1/fleets/%d/report", fleetID), tok)
+	if st != 200 || body["runs"] != 2.0 || len(body["rows"].([]any)) != 2 {
+		t.Fatalf("report after a deletion: %d runs=%v rows=%d", st, body["runs"], len(body["rows"].([]any)))
+	}
 }
 
 // A fleet manifest uploaded from the browser: a preview with the run ids,

@@ -63,7 +63,7 @@ func (q *Queries) ListFleets(ctx context.Context, v Viewer, limit int) ([]FleetS
 	rows, _ := q.db.Query(ctx, `SELECT f.id, f.name, f.submitted_at, count(DISTINCT b.id), count(r.id),
 			count(r.id) FILTER (WHERE r.state IN ('queued', 'running')), count(r.id) FILTER (WHERE r.state = 'completed'),
 			count(r.id) FILTER (WHERE r.state = 'failed'), count(r.id) FILTER (WHERE r.state = 'cancelled')
-		FROM fleets f LEFT JOIN benchmarks b ON b.fleet_id = f.id LEFT JOIN runs r ON r.benchmark_id = b.id
+		FROM fleets f LEFT JOIN benchmarks b ON b.fleet_id = f.id AND b.deleted_at IS NULL LEFT JOIN runs r ON r.benchmark_id = b.id
 		WHERE (f.owner_id = @viewer OR @admin) GROUP BY f.id ORDER BY f.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "limit": limit})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetSummary, error) {
@@ -112,7 +112,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		return f, mapErr(err, "fleet by id")
 	}
 	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, b.dataset_id, d.name
-		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.fleet_id = @id ORDER BY b.id`, args)
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id`, args)
 	f.Benchmarks, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetBenchmark, error) {
 		var b FleetBenchmark
 		err := row.Scan(&b.ID, &b.Scenario, &b.DatasetID, &b.DatasetName)
@@ -122,7 +122,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		return f, mapErr(err, "fleet benchmarks")
 	}
 	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario`+compareRunFrom+`
-		WHERE b.fleet_id = @id ORDER BY b.id, r.id`, args)
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
 		var r FleetRun
 		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
@@ -155,7 +155,7 @@ func (q *Queries) FleetCategories(ctx context.Context, fleetID int64) ([]FleetCa
 		JOIN runs r ON r.benchmark_id = b.id
 		JOIN results res ON res.run_id = r.id
 		JOIN dataset_items di ON di.dataset_id = b.dataset_id AND di.idx = res.idx
-		WHERE b.fleet_id = @id
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL
 		GROUP BY 1 ORDER BY 1`, pgx.NamedArgs{"id": fleetID})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetCategory, error) {
 		var c FleetCategory
