@@ -12,18 +12,14 @@ import (
 	"github.com/ruckus/ruckus/app/valid"
 )
 
-// apiFieldErrors answers 422 with one entry per field, as the benchmark
-// API does.
+// apiFieldErrors answers 422 with one entry per field, in the one error
+// shape of every API ({"errors":[{"path","message"}]}), ordered by path.
 func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
-	type fieldError struct {
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	}
-	out := make([]fieldError, 0, len(errs))
+	out := make(valid.Errors, 0, len(errs))
 	for f, m := range errs {
-		out = append(out, fieldError{f, m})
+		out = append(out, valid.FieldError{Path: f, Message: m})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": out})
 }
 
@@ -164,7 +160,6 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 		errs = s.validate.Struct(body)
 	}
 	if errs != nil {
-		// This API's errors name the field as "field".
 		return apiFieldErrors(c, errs.Map())
 	}
 	err = s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)

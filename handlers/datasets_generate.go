@@ -36,12 +36,7 @@ type generateRequest struct {
 func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 	var req generateRequest
 	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
-		// This API's errors name the field as "field".
-		out := make(synth.Errors, len(errs))
-		for i, fe := range errs {
-			out[i] = synth.FieldError{Field: fe.Path, Message: fe.Message}
-		}
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": out})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
 	}
 	ds, err := synth.Create(c.UserContext(), s.Store, synth.Request{Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
 	var errs synth.Errors
@@ -74,8 +69,8 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 		req.Spec.Normalize()
 		_, errs := synth.Check(&req)
 		for _, e := range errs {
-			if _, dup := st.Errors[e.Field]; !dup {
-				st.Errors[e.Field] = e.Message
+			if _, dup := st.Errors[e.Path]; !dup {
+				st.Errors[e.Path] = e.Message
 			}
 		}
 	} else {
@@ -84,8 +79,8 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 		switch {
 		case errors.As(err, &errs):
 			for _, e := range errs {
-				if _, dup := st.Errors[e.Field]; !dup {
-					st.Errors[e.Field] = e.Message
+				if _, dup := st.Errors[e.Path]; !dup {
+					st.Errors[e.Path] = e.Message
 				}
 			}
 		case err != nil:

@@ -70,7 +70,8 @@ type Manifest struct {
 
 	// Synthetic, instead of Dataset, generates the benchmark's dataset
 	// (stored as an ordinary dataset, with the benchmark).
-	Synthetic *synth.Spec `json:"synthetic,omitempty" yaml:"synthetic,omitempty"`
+	// Its rules are checked by validateSource, after its defaults.
+	Synthetic *synth.Spec `json:"synthetic,omitempty" yaml:"synthetic,omitempty" validate:"-"`
 
 	// Sim sets how often each model answers right on the simulated
 	// runtime (the server writes those answers when it plans the runs).
@@ -203,9 +204,7 @@ func (m Manifest) validateSource() Errors {
 	spec := *m.Synthetic
 	spec.Normalize()
 	_, serrs := spec.Validate()
-	for _, e := range serrs {
-		errs.Add(valid.Join("synthetic", e.Field), "%s", e.Message)
-	}
+	errs = append(errs, serrs.Prefix("synthetic")...)
 	return errs
 }
 

@@ -1,9 +1,11 @@
 package synth
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // Distribution kinds of a Dist.
@@ -32,87 +34,73 @@ const MaxTokens = 131072
 //     and clipped to [max(Min,1), Max].
 //
 // Max, when zero, is the bound the caller passes to Validate.
+//
+// Each field's own rules are its tags; the caller's bound (MaxTokens for
+// lengths, MaxTurns for turns) and the rules weighing one field against
+// another are steps.
 type Dist struct {
-	Kind   string  `json:"dist" yaml:"dist"`
-	Value  int     `json:"value,omitempty" yaml:"value,omitempty"`
-	Min    int     `json:"min,omitempty" yaml:"min,omitempty"`
-	Max    int     `json:"max,omitempty" yaml:"max,omitempty"`
-	Mean   float64 `json:"mean,omitempty" yaml:"mean,omitempty"`
-	StdDev float64 `json:"stddev,omitempty" yaml:"stddev,omitempty"`
-	Median float64 `json:"median,omitempty" yaml:"median,omitempty"`
-	Sigma  float64 `json:"sigma,omitempty" yaml:"sigma,omitempty"`
+	Kind   string  `json:"dist" yaml:"dist" validate:"required,oneof=fixed uniform normal lognormal" msg_required:"choose a distribution: fixed, uniform, normal or lognormal"`
+	Value  int     `json:"value,omitempty" yaml:"value,omitempty" validate:"required_if=Kind fixed,min=0" msg:"the length every time, at least 1"`
+	Min    int     `json:"min,omitempty" yaml:"min,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"the shortest length, at least 1" msg_min:"at least 0 (0: no lower clip)"`
+	Max    int     `json:"max,omitempty" yaml:"max,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"the longest length, at least min" msg_min:"at least 0 (0: no upper clip)"`
+	Mean   float64 `json:"mean,omitempty" yaml:"mean,omitempty" validate:"finite,required_if=Kind normal,omitempty,min=1" msg_required_if:"the mean length, at least 1" msg_min:"at least 1"`
+	StdDev float64 `json:"stddev,omitempty" yaml:"stddev,omitempty" validate:"finite,min=0" msg_min:"at least 0"`
+	Median float64 `json:"median,omitempty" yaml:"median,omitempty" validate:"finite,omitempty,min=1" msg_min:"at least 1"`
+	Sigma  float64 `json:"sigma,omitempty" yaml:"sigma,omitempty" validate:"finite,required_if=Kind lognormal,min=0,max=4" msg_required_if:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)" msg_min:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)" msg_max:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)"`
 }
 
 // Fixed is the distribution that always gives n.
 func Fixed(n int) Dist { return Dist{Kind: DistFixed, Value: n} }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+func finite(x float64) bool { return valid.Finite(x) }
 
-// validate checks d for lengths up to bound and fills nothing in; errors
-// name path's fields.
+// validate checks d, on its own, for lengths up to bound: its tags, then
+// its steps; errors name path's fields.
 func (d Dist) validate(path string, bound int) Errors {
+	errs := rules().Struct(d).Prefix(path)
+	return append(errs, d.steps(path, bound)...)
+}
+
+// steps are the rules of d beyond its fields' tags: every length at most
+// bound, min and max in order, and a lognormal's median or mean.
+func (d Dist) steps(path string, bound int) Errors {
 	var errs Errors
-	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: path + "." + field, Message: fmt.Sprintf(format, args...)})
+	add := func(field, format string, args ...any) { errs.Add(valid.Join(path, field), format, args...) }
+	if d.Kind == DistFixed && d.Value > bound {
+		add("value", "between 1 and %d (got %d)", bound, d.Value)
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"mean", d.Mean}, {"stddev", d.StdDev}, {"median", d.Median}, {"sigma", d.Sigma}} {
-		if !finite(f.v) {
-			add(f.name, "must be a finite number (got %v)", f.v)
-			return errs
-		}
-	}
-	if d.Min < 0 || d.Min > bound {
+	if d.Min > bound {
 		add("min", "between 0 and %d (got %d)", bound, d.Min)
 	}
-	if d.Max < 0 || d.Max > bound {
+	if d.Max > bound {
 		add("max", "between 0 and %d (got %d)", bound, d.Max)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	hi := d.hi(bound)
-	switch d.Kind {
-	case DistFixed:
-		if d.Value < 1 || d.Value > bound {
-			add("value", "between 1 and %d (got %d)", bound, d.Value)
+	for _, f := range []struct {
+		name  string
+		v     float64
+		kinds []string
+	}{{"mean", d.Mean, []string{DistNormal, DistLognormal}}, {"median", d.Median, []string{DistLognormal}}, {"stddev", d.StdDev, []string{DistNormal}}} {
+		if finite(f.v) && f.v > float64(bound) && slices.Contains(f.kinds, d.Kind) {
+			add(f.name, "between 1 and %d (got %v)", bound, f.v)
 		}
+	}
+	switch d.Kind {
 	case DistUniform:
-		if d.Min < 1 {
-			add("min", "at least 1 (got %d)", d.Min)
-		} else if d.Max < d.Min {
+		if d.Min >= 1 && d.Max >= 1 && d.Max < d.Min && d.Min <= bound {
 			add("max", "at least min (%d) and at most %d (got %d)", d.Min, bound, d.Max)
 		}
-	case DistNormal:
-		if d.Mean < 1 || d.Mean > float64(bound) {
-			add("mean", "between 1 and %d (got %v)", bound, d.Mean)
+	case DistNormal, DistLognormal:
+		if d.Max > 0 && d.Min > d.Max && d.Min <= bound {
+			add("min", "at most max (%d; got %d)", d.Max, d.Min)
 		}
-		if d.StdDev < 0 || d.StdDev > float64(bound) {
-			add("stddev", "between 0 and %d (got %v)", bound, d.StdDev)
-		}
-	case DistLognormal:
+	}
+	if d.Kind == DistLognormal && finite(d.Median) && finite(d.Mean) {
 		switch {
 		case d.Median != 0 && d.Mean != 0:
 			add("median", "give the median or the mean, not both")
 		case d.Median == 0 && d.Mean == 0:
 			add("median", "give the median (or the mean) of the lengths")
-		case d.Median != 0 && (d.Median < 1 || d.Median > float64(bound)):
-			add("median", "between 1 and %d (got %v)", bound, d.Median)
-		case d.Mean != 0 && (d.Mean < 1 || d.Mean > float64(bound)):
-			add("mean", "between 1 and %d (got %v)", bound, d.Mean)
 		}
-		if !(d.Sigma > 0) || d.Sigma > 4 {
-			add("sigma", "above 0 and at most 4 (the standard deviation of the lengths' logarithm; got %v)", d.Sigma)
-		}
-	case "":
-		add("dist", "choose a distribution: fixed, uniform, normal or lognormal")
-	default:
-		add("dist", "must be fixed, uniform, normal or lognormal (got %q)", d.Kind)
-	}
-	if (d.Kind == DistNormal || d.Kind == DistLognormal) && d.Min > hi {
-		add("min", "at most max (%d; got %d)", hi, d.Min)
 	}
 	return errs
 }

@@ -111,7 +111,7 @@ func TestDistValidate(t *testing.T) {
 				}
 				return
 			}
-			if len(errs) == 0 || errs[0].Field != tc.field {
+			if len(errs) == 0 || errs[0].Path != tc.field {
 				t.Fatalf("want an error on %s, got %v", tc.field, errs)
 			}
 		})

@@ -7,6 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
+
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // Kinds of workload a Spec generates.
@@ -53,56 +56,57 @@ const (
 // Spec is what a synthetic dataset is generated from: the form, the API
 // and a benchmark manifest's synthetic key all decode into it, and the
 // dataset keeps it to say how it was made.
+//
+// Each field's own rules are its tags; a field of another kind is not
+// required (the form sends them all) but is still bounded. The rules that
+// depend on the kind beyond that, or weigh fields against each other, are
+// the named steps of Validate.
 type Spec struct {
-	Kind string `json:"kind" yaml:"kind"`
+	Kind string `json:"kind" yaml:"kind" validate:"required,oneof=random shared-prefix multi-turn trace" msg_required:"choose random, shared-prefix, multi-turn or trace"`
 	// Count is the number of items (random, generated trace) or of
 	// conversations (multi-turn).
-	Count int    `json:"count,omitempty" yaml:"count,omitempty"`
+	Count int    `json:"count,omitempty" yaml:"count,omitempty" validate:"min=0,max=100000" msg:"the number of items, conversations or requests: between 1 and 100000"`
 	Seed  uint64 `json:"seed" yaml:"seed"`
 	// Endpoint is chat (default) or completions.
-	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty"`
+	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" validate:"required,oneof=chat completions"`
 	// Input is the prompt length in tokens (the suffix's, for
 	// shared-prefix; each user turn's, for multi-turn); Output the answer
-	// length asked for.
-	Input  Dist `json:"input" yaml:"input"`
+	// length asked for. Input is validated only when the items need it
+	// (an uploaded trace's lines give their own).
+	Input  Dist `json:"input" yaml:"input" validate:"-"`
 	Output Dist `json:"output" yaml:"output"`
 	// FreeOutput asks only max_tokens of the runtime, without min_tokens
 	// and ignore_eos: for APIs that refuse fields they do not know.
 	FreeOutput bool `json:"free_output,omitempty" yaml:"free_output,omitempty"`
 
-	Prefixes          int `json:"prefixes,omitempty" yaml:"prefixes,omitempty"`
-	SuffixesPerPrefix int `json:"suffixes_per_prefix,omitempty" yaml:"suffixes_per_prefix,omitempty"`
-	PrefixTokens      int `json:"prefix_tokens,omitempty" yaml:"prefix_tokens,omitempty"`
+	Prefixes          int `json:"prefixes,omitempty" yaml:"prefixes,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=1000" msg:"between 1 and 1000 shared prefixes"`
+	SuffixesPerPrefix int `json:"suffixes_per_prefix,omitempty" yaml:"suffixes_per_prefix,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=100000" msg:"between 1 and 100000 prompts per prefix"`
+	PrefixTokens      int `json:"prefix_tokens,omitempty" yaml:"prefix_tokens,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=131072" msg:"the shared prefix's length, between 1 and 131072 tokens"`
 
-	Turns Dist `json:"turns,omitzero" yaml:"turns,omitempty"`
+	// Turns is validated only for multi-turn (another kind ignores it).
+	Turns Dist `json:"turns,omitzero" yaml:"turns,omitempty" validate:"-"`
 
-	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty"`
-	Arrival string  `json:"arrival,omitempty" yaml:"arrival,omitempty"`
+	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite,min=0,max=10000" msg:"the trace's mean rate, above 0 and at most 10000 requests per second"`
+	Arrival string  `json:"arrival,omitempty" yaml:"arrival,omitempty" validate:"omitempty,oneof=poisson constant"`
 	// Trace is an uploaded JSONL trace (see ParseTrace); when set, Count,
 	// Rate, Arrival and Input come from it instead. Output is then the
-	// length of lines without output_length.
+	// length of lines without output_length. Its lines are checked by
+	// ParseTrace, their errors under "trace".
 	Trace string `json:"trace,omitempty" yaml:"trace,omitempty"`
 	// TraceSHA256 replaces Trace in the spec a dataset keeps.
-	TraceSHA256 string `json:"trace_sha256,omitempty" yaml:"trace_sha256,omitempty"`
+	TraceSHA256 string `json:"trace_sha256,omitempty" yaml:"trace_sha256,omitempty" validate:"omitempty,len=64,hexadecimal" msg:"the SHA-256 of the trace, 64 hexadecimal digits"`
 }
 
-// FieldError names the field of a Spec that is wrong ("input.mean",
-// "trace"); a trace's errors name its line and field in the message.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+// FieldError names the field of a Spec that is wrong by its path
+// ("input.mean", "trace"); a trace's errors name its line and field in
+// the message.
+type FieldError = valid.FieldError
 
 // Errors is a Spec's list of errors; it is itself an error.
-type Errors []FieldError
+type Errors = valid.Errors
 
-func (e Errors) Error() string {
-	parts := make([]string, len(e))
-	for i, fe := range e {
-		parts[i] = fe.Field + ": " + fe.Message
-	}
-	return strings.Join(parts, "; ")
-}
+// rules checks a Spec's and a Dist's tags.
+var rules = sync.OnceValue(func() *valid.Validator { return valid.New("json", "yaml") })
 
 // Normalize fills the defaults a person need not give: kind random,
 // endpoint chat, Poisson arrivals, one turn.
@@ -120,87 +124,100 @@ func (s *Spec) Normalize() {
 
 // Validate checks s (after Normalize) and, for an uploaded trace, parses
 // it: the lines are returned for Items. Every error names its field.
+//
+// The rules of one field are the tags of Spec and Dist; the steps after
+// them are what depends on the kind and the limits on totals.
 func (s Spec) Validate() ([]TraceLine, Errors) {
-	var errs Errors
-	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
-	if s.Endpoint != EndpointChat && s.Endpoint != EndpointCompletions {
-		add("endpoint", "must be chat or completions (got %q)", s.Endpoint)
-	}
-	countOK := func(what string) {
-		if s.Count < 1 || s.Count > MaxItems {
-			add("count", "the number of %s, between 1 and %d (got %d)", what, MaxItems, s.Count)
-		}
-	}
-	var lines []TraceLine
-	inputNeeded := true
-	items := s.Count
-	switch s.Kind {
-	case KindRandom:
-		countOK("items")
-	case KindSharedPrefix:
-		if s.Prefixes < 1 || s.Prefixes > 1000 {
-			add("prefixes", "between 1 and 1000 shared prefixes (got %d)", s.Prefixes)
-		}
-		if s.SuffixesPerPrefix < 1 || s.SuffixesPerPrefix > MaxItems {
-			add("suffixes_per_prefix", "between 1 and %d prompts per prefix (got %d)", MaxItems, s.SuffixesPerPrefix)
-		} else if s.Prefixes >= 1 && s.Prefixes*s.SuffixesPerPrefix > MaxItems {
-			add("suffixes_per_prefix", "prefixes × suffixes_per_prefix must be at most %d items (got %d)", MaxItems, s.Prefixes*s.SuffixesPerPrefix)
-		}
-		if s.PrefixTokens < 1 || s.PrefixTokens > MaxTokens {
-			add("prefix_tokens", "the shared prefix's length, between 1 and %d tokens (got %d)", MaxTokens, s.PrefixTokens)
-		}
-		items = s.Prefixes * s.SuffixesPerPrefix
-	case KindMultiTurn:
-		countOK("conversations")
+	errs := rules().Struct(s)
+	errs = append(errs, s.validateCount()...)
+	if s.Kind == KindMultiTurn {
 		errs = append(errs, s.Turns.validate("turns", MaxTurns)...)
-		if len(errs) == 0 {
-			items = s.Count * s.Turns.Upper(MaxTurns)
-			if items > MaxItems {
-				add("count", "conversations × the most turns must be at most %d items (got %d)", MaxItems, items)
-			}
-		}
-	case KindTrace:
-		if s.Trace != "" {
-			var terrs []TraceError
-			lines, terrs = ParseTrace(strings.NewReader(s.Trace))
-			for _, te := range terrs {
-				add("trace", "%s", te.Error())
-			}
-			// Each line gives its own input length or prompt.
-			items, inputNeeded = len(lines), false
-			if s.Count != 0 || s.Rate != 0 || s.Arrival != "" {
-				add("trace", "an uploaded trace sets the items and their times: leave count, rate and arrival empty")
-			}
-		} else {
-			countOK("requests")
-			if !finite(s.Rate) || s.Rate <= 0 || s.Rate > MaxRate {
-				add("rate", "the trace's mean rate, above 0 and at most %d requests per second (got %v)", MaxRate, s.Rate)
-			}
-			if s.Arrival != ArrivalPoisson && s.Arrival != ArrivalConstant {
-				add("arrival", "must be poisson or constant (got %q)", s.Arrival)
-			}
-		}
-	case "":
-		add("kind", "choose random, shared-prefix, multi-turn or trace")
-	default:
-		add("kind", "must be random, shared-prefix, multi-turn or trace (got %q)", s.Kind)
 	}
+	lines, terrs := s.validateTrace()
+	errs = append(errs, terrs...)
+	inputNeeded := s.Kind != KindTrace || s.Trace == ""
 	if inputNeeded {
 		errs = append(errs, s.Input.validate("input", MaxTokens)...)
 	}
-	errs = append(errs, s.Output.validate("output", MaxTokens)...)
-	if len(errs) == 0 && inputNeeded {
-		total := float64(items) * float64(s.Input.Upper(MaxTokens)+s.PrefixTokens)
-		if total > MaxTotalTokens {
-			add("input", "the prompts could reach %.0f tokens in all; at most %d (fewer items or shorter prompts)", total, MaxTotalTokens)
-		}
-	}
+	errs = append(errs, s.Output.steps("output", MaxTokens)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := s.validateTotals(len(lines)); len(errs) > 0 {
+		return nil, errs
+	}
 	return lines, nil
+}
+
+// validateCount: random items, multi-turn conversations and generated
+// trace requests need a count (shared-prefix's is prefixes ×
+// suffixes_per_prefix; an uploaded trace's is its lines).
+func (s Spec) validateCount() Errors {
+	what := map[string]string{KindRandom: "items", KindMultiTurn: "conversations", KindTrace: "requests"}[s.Kind]
+	if what == "" || (s.Kind == KindTrace && s.Trace != "") || s.Count != 0 {
+		return nil // the count's tags bound it
+	}
+	var errs Errors
+	errs.Add("count", "the number of %s, between 1 and %d (got 0)", what, MaxItems)
+	return errs
+}
+
+// validateTrace: an uploaded trace is parsed and sets the items and their
+// times itself; a generated one needs its rate (its arrival's tags say
+// poisson or constant).
+func (s Spec) validateTrace() ([]TraceLine, Errors) {
+	if s.Kind != KindTrace {
+		return nil, nil
+	}
+	var errs Errors
+	if s.Trace == "" {
+		if s.Rate == 0 {
+			errs.Add("rate", "the trace's mean rate, above 0 and at most %d requests per second (got 0)", MaxRate)
+		}
+		return nil, errs
+	}
+	lines, terrs := ParseTrace(strings.NewReader(s.Trace))
+	for _, te := range terrs {
+		errs.Add("trace", "%s", te.Error())
+	}
+	if s.Count != 0 || s.Rate != 0 || s.Arrival != "" {
+		errs.Add("trace", "an uploaded trace sets the items and their times: leave count, rate and arrival empty")
+	}
+	return lines, errs
+}
+
+// validateTotals: what the spec would generate in all, once each field is
+// right: prefixes × suffixes_per_prefix and conversations × turns at most
+// MaxItems items, and the prompts' largest total at most MaxTotalTokens.
+func (s Spec) validateTotals(traceLines int) Errors {
+	var errs Errors
+	items := s.Count
+	switch s.Kind {
+	case KindSharedPrefix:
+		items = s.Prefixes * s.SuffixesPerPrefix
+		if items > MaxItems {
+			errs.Add("suffixes_per_prefix", "prefixes × suffixes_per_prefix must be at most %d items (got %d)", MaxItems, items)
+			return errs
+		}
+	case KindMultiTurn:
+		items = s.Count * s.Turns.Upper(MaxTurns)
+		if items > MaxItems {
+			errs.Add("count", "conversations × the most turns must be at most %d items (got %d)", MaxItems, items)
+			return errs
+		}
+	case KindTrace:
+		if s.Trace != "" {
+			return nil // each line gives its own input length or prompt
+		}
+	}
+	prefix := 0
+	if s.Kind == KindSharedPrefix {
+		prefix = s.PrefixTokens
+	}
+	if total := float64(items) * float64(s.Input.Upper(MaxTokens)+prefix); total > MaxTotalTokens {
+		errs.Add("input", "the prompts could reach %.0f tokens in all; at most %d (fewer items or shorter prompts)", total, MaxTotalTokens)
+	}
+	return errs
 }
 
 // Meta is what an item records about how it was generated, under the

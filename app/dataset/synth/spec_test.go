@@ -256,7 +256,7 @@ func TestSpecValidate(t *testing.T) {
 				return
 			}
 			for _, e := range errs {
-				if e.Field == tc.field {
+				if e.Path == tc.field {
 					return
 				}
 			}

@@ -53,7 +53,7 @@ func Check(req *Request) ([]TraceLine, Errors) {
 	}
 	lines, errs := req.Spec.Validate()
 	if le := ingest.CheckSettings(req.Name, req.Visibility); le != nil {
-		errs = append(Errors{{Field: le.Field, Message: le.Message}}, errs...)
+		errs = append(Errors{{Path: le.Field, Message: le.Message}}, errs...)
 	}
 	return lines, errs
 }

@@ -58,7 +58,7 @@ func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
 	before, _ := st.ListDatasets(ctx, v)
 	_, err = synth.Create(ctx, st, synth.Request{Viewer: v, Spec: synth.Spec{Count: 5, Input: synth.Fixed(0), Output: synth.Fixed(1)}})
 	var errs synth.Errors
-	if !errors.As(err, &errs) || errs[0].Field != "input.value" {
+	if !errors.As(err, &errs) || errs[0].Path != "input.value" {
 		t.Fatalf("want an error on input.value, got %v", err)
 	}
 	after, _ := st.ListDatasets(ctx, v)
@@ -66,7 +66,7 @@ func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
 		t.Fatalf("an invalid spec stored a dataset")
 	}
 	_, err = synth.Create(ctx, st, synth.Request{Viewer: v, Visibility: "public", Spec: spec})
-	if !errors.As(err, &errs) || errs[0].Field != "visibility" {
+	if !errors.As(err, &errs) || errs[0].Path != "visibility" {
 		t.Fatalf("want an error on visibility, got %v", err)
 	}
 }
