@@ -66,7 +66,7 @@ func TestAPIGenerateDataset(t *testing.T) {
 	for _, b := range bad {
 		status, out := apiPostJSON(e, "/api/v1/datasets/generate", token, b.body)
 		errs, _ := out["errors"].([]any)
-		if status != 422 || len(errs) == 0 || errs[0].(map[string]any)["field"] != b.field {
+		if status != 422 || len(errs) == 0 || errs[0].(map[string]any)["path"] != b.field {
 			t.Errorf("%s: %d %v, want 422 naming %s", b.body, status, out, b.field)
 		}
 	}

@@ -104,10 +104,10 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},"against":-1}`, "path", "against", "a run id"},
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":""}}`, "path", "judge.hardware", "choose the judge's hardware profile"},
 		{"/api/v1/runs/" + b.runA + "/judge", b.tok, `{"judge":{"model":"m/small","runtime":"sim","hardware":"cpu-2c","scale":{"min":"one"}}}`, "path", "judge.scale.min", "must be a whole number"},
-		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","count":"many"}`, "field", "count", "must be a whole number"},
-		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","input":[1]}`, "field", "input", "must be an object"},
-		{"/api/v1/models", admin, `{"name":"--x","params_b":7,"quantization":"bf16","context_length":4096}`, "field", "name", "Enter a model id"},
-		{"/api/v1/models", admin, `{"name":"org/m","params_b":"seven","quantization":"bf16","context_length":4096}`, "field", "params_b", "Enter the parameter count"},
+		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","count":"many"}`, "path", "count", "must be a whole number"},
+		{"/api/v1/datasets/generate", b.tok, `{"kind":"random","input":[1]}`, "path", "input", "must be an object"},
+		{"/api/v1/models", admin, `{"name":"--x","params_b":7,"quantization":"bf16","context_length":4096}`, "path", "name", "Enter a model id"},
+		{"/api/v1/models", admin, `{"name":"org/m","params_b":"seven","quantization":"bf16","context_length":4096}`, "path", "params_b", "Enter the parameter count"},
 	} {
 		status, out := apiPostJSON(b.env, tc.path, tc.token, tc.body)
 		errs, _ := out["errors"].([]any)
@@ -117,6 +117,9 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 			msg, _ := fe["message"].(string)
 			if goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
 				t.Errorf("POST %s %s: message %q names a Go type", tc.path, tc.body, msg)
+			}
+			if _, old := fe["field"]; old {
+				t.Errorf("POST %s %s: an error keyed \"field\": %v; every API says \"path\"", tc.path, tc.body, fe)
 			}
 			if fe[tc.key] == tc.field && strings.Contains(msg, tc.want) {
 				found = true
@@ -133,7 +136,7 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 		if len(errs) == 1 {
 			msg, _ = errs[0].(map[string]any)["message"].(string)
 		}
-		if r.status != 422 || len(errs) != 1 || errs[0].(map[string]any)["field"] == "" || goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
+		if r.status != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != "price_per_hour" || goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
 			t.Errorf("PUT price %s: %d %v", body, r.status, r.body)
 		}
 	}

@@ -86,7 +86,7 @@ type Spec struct {
 	// Turns is validated only for multi-turn (another kind ignores it).
 	Turns Dist `json:"turns,omitzero" yaml:"turns,omitempty" validate:"-"`
 
-	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite,min=0,max=10000" msg:"the trace's mean rate, above 0 and at most 10000 requests per second"`
+	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite,min=0,max=10000" msg_min:"the trace's mean rate, above 0 and at most 10000 requests per second" msg_max:"the trace's mean rate, above 0 and at most 10000 requests per second"`
 	Arrival string  `json:"arrival,omitempty" yaml:"arrival,omitempty" validate:"omitempty,oneof=poisson constant"`
 	// Trace is an uploaded JSONL trace (see ParseTrace); when set, Count,
 	// Rate, Arrival and Input come from it instead. Output is then the

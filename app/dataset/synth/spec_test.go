@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 type decoded struct {
@@ -263,4 +264,136 @@ func TestSpecValidate(t *testing.T) {
 			t.Fatalf("want an error on %s, got %v", tc.field, errs)
 		})
 	}
+}
+
+// TestSpecRules names, for each kind and field, the path and the words of
+// the message a person gets.
+func TestSpecRules(t *testing.T) {
+	t.Parallel()
+	random := Spec{Count: 10, Input: Fixed(10), Output: Fixed(10)}
+	prefix := Spec{Kind: KindSharedPrefix, Prefixes: 2, SuffixesPerPrefix: 3, PrefixTokens: 4, Input: Fixed(10), Output: Fixed(10)}
+	multi := Spec{Kind: KindMultiTurn, Count: 5, Turns: Fixed(3), Input: Fixed(10), Output: Fixed(10)}
+	gen := Spec{Kind: KindTrace, Count: 5, Rate: 2, Input: Fixed(10), Output: Fixed(10)}
+	upload := Spec{Kind: KindTrace, Trace: `{"timestamp":0,"input_length":3}`, Output: Fixed(10)}
+	tests := []struct {
+		name       string
+		base       Spec
+		edit       func(*Spec)
+		path, want string // want: a fragment of the message; path "" = valid
+	}{
+		{"random", random, func(*Spec) {}, "", ""},
+		{"shared-prefix", prefix, func(*Spec) {}, "", ""},
+		{"multi-turn", multi, func(*Spec) {}, "", ""},
+		{"generated trace", gen, func(*Spec) {}, "", ""},
+		{"uploaded trace", upload, func(*Spec) {}, "", ""},
+		{"uploaded trace needs no input", upload, func(s *Spec) { s.Input = Dist{Kind: "zipf"} }, "", ""},
+		{"shared-prefix ignores count", prefix, func(s *Spec) { s.Count = 0 }, "", ""},
+		{"other kinds ignore turns", random, func(s *Spec) { s.Turns = Fixed(MaxTurns + 1) }, "", ""},
+
+		{"kind unknown", random, func(s *Spec) { s.Kind = "zipf" }, "kind", `must be one of random, shared-prefix, multi-turn, trace (got "zipf")`},
+		{"endpoint", random, func(s *Spec) { s.Endpoint = "embeddings" }, "endpoint", `must be one of chat, completions (got "embeddings")`},
+		{"random count 0", random, func(s *Spec) { s.Count = 0 }, "count", "the number of items, between 1 and 100000"},
+		{"multi-turn count 0", multi, func(s *Spec) { s.Count = 0 }, "count", "the number of conversations, between 1 and 100000"},
+		{"trace count 0", gen, func(s *Spec) { s.Count = 0 }, "count", "the number of requests, between 1 and 100000"},
+		{"count negative", random, func(s *Spec) { s.Count = -1 }, "count", "between 1 and 100000"},
+		{"count too many", random, func(s *Spec) { s.Count = MaxItems + 1 }, "count", "between 1 and 100000"},
+		{"prefixes missing", prefix, func(s *Spec) { s.Prefixes = 0 }, "prefixes", "between 1 and 1000 shared prefixes"},
+		{"prefixes too many", prefix, func(s *Spec) { s.Prefixes = 1001 }, "prefixes", "between 1 and 1000 shared prefixes"},
+		{"suffixes missing", prefix, func(s *Spec) { s.SuffixesPerPrefix = 0 }, "suffixes_per_prefix", "between 1 and 100000 prompts per prefix"},
+		{"prefix tokens missing", prefix, func(s *Spec) { s.PrefixTokens = 0 }, "prefix_tokens", "the shared prefix's length, between 1 and 131072 tokens"},
+		{"prefix tokens too long", prefix, func(s *Spec) { s.PrefixTokens = MaxTokens + 1 }, "prefix_tokens", "between 1 and 131072 tokens"},
+		{"prefixes × suffixes", prefix, func(s *Spec) { s.Prefixes, s.SuffixesPerPrefix = 1000, 1000 }, "suffixes_per_prefix", "prefixes × suffixes_per_prefix must be at most 100000 items (got 1000000)"},
+		{"turns missing", multi, func(s *Spec) { s.Turns = Dist{} }, "turns.dist", "choose a distribution"},
+		{"turns beyond 64", multi, func(s *Spec) { s.Turns = Fixed(MaxTurns + 1) }, "turns.value", "between 1 and 64 (got 65)"},
+		{"turns max beyond 64", multi, func(s *Spec) { s.Turns = Dist{Kind: DistUniform, Min: 1, Max: 65} }, "turns.max", "between 0 and 64 (got 65)"},
+		{"turns mean beyond 64", multi, func(s *Spec) { s.Turns = Dist{Kind: DistNormal, Mean: 100} }, "turns.mean", "between 1 and 64 (got 100)"},
+		{"conversations × turns", multi, func(s *Spec) { s.Count, s.Turns = MaxItems, Fixed(2) }, "count", "conversations × the most turns must be at most 100000 items (got 200000)"},
+		{"rate missing", gen, func(s *Spec) { s.Rate = 0 }, "rate", "the trace's mean rate, above 0 and at most 10000"},
+		{"rate infinite", gen, func(s *Spec) { s.Rate = math.Inf(1) }, "rate", "must be a finite number"},
+		{"rate NaN", gen, func(s *Spec) { s.Rate = math.NaN() }, "rate", "must be a finite number"},
+		{"rate too high", gen, func(s *Spec) { s.Rate = MaxRate + 1 }, "rate", "above 0 and at most 10000 requests per second"},
+		{"rate negative", gen, func(s *Spec) { s.Rate = -1 }, "rate", "above 0 and at most 10000"},
+		{"arrival", gen, func(s *Spec) { s.Arrival = "bursty" }, "arrival", `must be one of poisson, constant (got "bursty")`},
+		{"uploaded trace with count", upload, func(s *Spec) { s.Count = 3 }, "trace", "leave count, rate and arrival empty"},
+		{"uploaded trace with rate", upload, func(s *Spec) { s.Rate = 3 }, "trace", "leave count, rate and arrival empty"},
+		{"uploaded trace with arrival", upload, func(s *Spec) { s.Arrival = ArrivalConstant }, "trace", "leave count, rate and arrival empty"},
+		{"uploaded trace line", upload, func(s *Spec) { s.Trace = `{"timestamp":-1,"input_length":1}` }, "trace", "line 1"},
+		{"trace sha", random, func(s *Spec) { s.TraceSHA256 = "abc" }, "trace_sha256", "64 hexadecimal digits"},
+		{"input", random, func(s *Spec) { s.Input = Fixed(0) }, "input.value", "the length every time, at least 1"},
+		{"output", random, func(s *Spec) { s.Output = Dist{} }, "output.dist", "choose a distribution: fixed, uniform, normal or lognormal"},
+		{"output too long", random, func(s *Spec) { s.Output = Fixed(MaxTokens + 1) }, "output.value", "between 1 and 131072 (got 131073)"},
+		{"prompt tokens in all", random, func(s *Spec) { s.Count, s.Input = MaxItems, Fixed(MaxTokens) }, "input", "the prompts could reach 13107200000 tokens in all; at most 20000000"},
+		{"prefix counts in the total", prefix, func(s *Spec) { s.Prefixes, s.SuffixesPerPrefix, s.PrefixTokens = 100, 1000, 1000 }, "input", "could reach 101000000 tokens"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.base
+			tc.edit(&s)
+			s.Normalize()
+			_, errs := s.Validate()
+			if tc.path == "" {
+				if len(errs) > 0 {
+					t.Fatalf("want valid, got %v", errs)
+				}
+				return
+			}
+			for _, e := range errs {
+				if e.Path == tc.path && strings.Contains(e.Message, tc.want) {
+					return
+				}
+			}
+			t.Fatalf("want %s: …%s…, got %v", tc.path, tc.want, errs)
+		})
+	}
+}
+
+// FuzzSpecJSON decodes any body as the API and a manifest do, then
+// validates it: no panic, every error has a message, and a spec that
+// passes generates its items within the bounds.
+func FuzzSpecJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"kind":"random","count":3,"input":{"dist":"fixed","value":5},"output":{"dist":"uniform","min":1,"max":4}}`,
+		`{"kind":"shared-prefix","prefixes":2,"suffixes_per_prefix":2,"prefix_tokens":3,"input":{"dist":"normal","mean":4,"stddev":1},"output":{"dist":"fixed","value":2}}`,
+		`{"kind":"multi-turn","count":2,"turns":{"dist":"uniform","min":1,"max":3},"input":{"dist":"lognormal","median":5,"sigma":0.5},"output":{"dist":"fixed","value":2}}`,
+		`{"kind":"trace","count":3,"rate":5,"arrival":"constant","input":{"dist":"fixed","value":2},"output":{"dist":"fixed","value":2}}`,
+		`{"kind":"trace","trace":"{\"timestamp\":0,\"input_length\":3}\n","output":{"dist":"fixed","value":2}}`,
+		`{"kind":"random","count":1e9,"input":{"dist":"fixed","value":-1},"output":{}}`,
+		`{"kind":"zipf","input":{"dist":"lognormal","mean":3,"median":3}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var s Spec
+		if errs := valid.DecodeJSON(body, &s); errs != nil {
+			for _, e := range errs {
+				if e.Message == "" {
+					t.Fatalf("decode error without a message: %+v", e)
+				}
+			}
+			return
+		}
+		s.Normalize()
+		lines, errs := s.Validate()
+		if len(errs) > 0 {
+			for _, e := range errs {
+				if e.Message == "" || strings.Contains(e.Message, "synth.") {
+					t.Fatalf("error %+v", e)
+				}
+			}
+			return
+		}
+		n := 0
+		for it := range s.Items(lines) {
+			var d decoded
+			if err := json.Unmarshal(it.Line, &d); err != nil {
+				t.Fatalf("item %s: %v", it.CustomID, err)
+			}
+			if m := d.Synthetic; m.OutputTokens < 1 || m.OutputTokens > MaxTokens || m.InputTokens < 0 || m.InputTokens > MaxTokens+MaxTokens {
+				t.Fatalf("item %s: lengths %+v", it.CustomID, m)
+			}
+			if n++; n >= 200 {
+				break // enough to see the bounds hold
+			}
+		}
+	})
 }
