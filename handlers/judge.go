@@ -169,7 +169,7 @@ func (s *server) startJudging(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return s.renderResultsPage(c, b, run, fiber.StatusUnprocessableEntity, &form)
+	return s.renderResultsPage(c, b, run, fiber.StatusUnprocessableEntity, &form, nil)
 }
 
 // startPairJudging starts a pairwise judging of two compared runs (both

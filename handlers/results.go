@@ -117,18 +117,19 @@ func (s *server) showResultsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.renderResultsPage(c, b, run, fiber.StatusOK, nil)
+	return s.renderResultsPage(c, b, run, fiber.StatusOK, nil, nil)
 }
 
 // renderResultsPage renders a run's page with status; judgeForm is the
-// judge form as typed (with its messages), nil for a fresh one.
-func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Run, status int, judgeForm *results.JudgeForm) error {
+// judge form as typed (with its messages), nil for a fresh one; rescore
+// likewise the scorer form.
+func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Run, status int, judgeForm *results.JudgeForm, rescore *results.RescoreForm) error {
 	form, filter := parseResultFilter(c)
 	rows, err := s.Store.ListResults(c.UserContext(), run.ID, filter)
 	if err != nil {
 		return err
 	}
-	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form, ReadOnly: !b.Writable(viewer(c))}
+	d := results.Data{Benchmark: b, Run: run, Rows: rows, Filter: form, ReadOnly: !b.Writable(viewer(c)), Rescore: rescore}
 	if d.Judge, err = s.judgeData(c, run, judgeForm); err != nil {
 		return err
 	}
@@ -271,15 +272,17 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	scorer := strings.Clone(c.FormValue("scorer"))
+	form := results.RescoreForm{Scorer: strings.Clone(c.FormValue("scorer")), Pattern: strings.Clone(c.FormValue("pattern")),
+		Schema: strings.Clone(c.FormValue("schema")), Errors: map[string]string{}}
+	scorer := form.Scorer
 	var opts *bench.ScorerOptions
 	switch scorer {
 	case "regex":
-		if p := c.FormValue("pattern"); p != "" {
-			opts = &bench.ScorerOptions{Pattern: strings.Clone(p)}
+		if form.Pattern != "" {
+			opts = &bench.ScorerOptions{Pattern: form.Pattern}
 		}
 	case "json-schema":
-		if sch := strings.TrimSpace(c.FormValue("schema")); sch != "" {
+		if sch := strings.TrimSpace(form.Schema); sch != "" {
 			opts = &bench.ScorerOptions{Schema: bench.JSONDoc(sch)}
 		}
 	}
@@ -288,15 +291,28 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 		// A reader of a shared benchmark may not change it.
 		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may rescore this run.")
 	}
-	if errors.Is(err, bench.ErrScorer) {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "Choose a scorer from the list.")
-	}
 	var ferrs bench.Errors
-	if errors.As(err, &ferrs) {
-		return fiber.NewError(fiber.StatusUnprocessableEntity, ferrs.Error())
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, bench.ErrScorer):
+		form.Errors["scorer"] = "Choose a scorer from the list."
+	case errors.As(err, &ferrs):
+		for _, fe := range ferrs {
+			field := map[string]string{"scorer_options.pattern": "pattern", "scorer_options.schema": "schema"}[fe.Path]
+			if field == "" {
+				field = "scorer"
+			}
+			if form.Errors[field] == "" {
+				form.Errors[field] = fe.Message
+			}
+		}
+	case err != nil:
 		return err
+	}
+	if len(form.Errors) > 0 {
+		if c.Get("HX-Request") != "" {
+			return render(c, fiber.StatusUnprocessableEntity, results.RescoreSection(run, &form))
+		}
+		return s.renderResultsPage(c, b, run, fiber.StatusUnprocessableEntity, nil, &form)
 	}
 	if err := s.flash(c, "info", fmt.Sprintf("Run %d is being scored with %s; the page shows the new scores when it is done.", run.ID, scorer)); err != nil {
 		return err

@@ -210,13 +210,29 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	if matched < right || !strings.Contains(c.get(fmt.Sprintf("/runs/%d", regexRun)).text(`[data-testid="run-scorer-options"]`), `Pattern: ^\{"city"`) {
 		t.Fatalf("rescored with the new pattern: %d matched, %d right", matched, right)
 	}
-	if res := c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"regex"}, "pattern": {"(?<=x)"}}); res.status != 422 ||
-		!strings.Contains(res.body, "scorer_options.pattern") {
-		t.Fatalf("a bad pattern on re-scoring: %d", res.status)
+	// A bad pattern or schema comes back on the run's page, beside its
+	// field, with what was typed kept.
+	res = c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"regex"}, "pattern": {"(?<=x)"}})
+	if pattern, _ := res.doc.Find(`[data-testid="rescore-pattern"]`).Attr("value"); res.status != 422 || pattern != "(?<=x)" ||
+		res.doc.Find(`[data-testid="rescore"] [data-testid="error-pattern"]`).Length() != 1 || res.text(`[data-testid="error-pattern"]`) == "" ||
+		res.doc.Find(`[data-testid="rescore"] select[name="scorer"] option[value="regex"][selected]`).Length() != 1 ||
+		res.text(`[data-testid="results-title"]`) == "" {
+		t.Fatalf("a bad pattern on re-scoring: %d, pattern %q, message %q", res.status, pattern, res.text(`[data-testid="error-pattern"]`))
 	}
-	if res := c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"json-schema"}}); res.status != 422 ||
-		!strings.Contains(res.body, "scorer_options.schema") {
+	badSchema := `{"type": 7}`
+	res = c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"json-schema"}, "schema": {badSchema}})
+	if res.status != 422 || res.text(`[data-testid="rescore-schema"]`) != badSchema ||
+		res.doc.Find(`[data-testid="rescore"] [data-testid="error-schema"]`).Length() != 1 || res.text(`[data-testid="error-schema"]`) == "" {
+		t.Fatalf("a bad schema on re-scoring: %d, schema %q, message %q", res.status, res.text(`[data-testid="rescore-schema"]`), res.text(`[data-testid="error-schema"]`))
+	}
+	res = c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"json-schema"}})
+	if res.status != 422 || res.text(`[data-testid="error-schema"]`) == "" {
 		t.Fatalf("json-schema without a schema on re-scoring: %d", res.status)
+	}
+	res = c.post(fmt.Sprintf("/runs/%d/score", regexRun), url.Values{"scorer": {"meteor"}, "pattern": {"kept"}})
+	if pattern, _ := res.doc.Find(`[data-testid="rescore-pattern"]`).Attr("value"); res.status != 422 ||
+		res.text(`[data-testid="error-scorer"]`) != "Choose a scorer from the list." || pattern != "kept" {
+		t.Fatalf("an unknown scorer on re-scoring: %d %q", res.status, res.text(`[data-testid="error-scorer"]`))
 	}
 
 	// json-schema through the form: right answers are the reference JSON,
