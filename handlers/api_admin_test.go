@@ -44,7 +44,7 @@ func TestAPIAdminWrites(t *testing.T) {
 		t.Fatalf("invalid model: %d %v", r.status, r.body)
 	} else {
 		got := fmt.Sprint(r.body["errors"])
-		for _, field := range []string{"field:name", "field:params_b", "field:quantization", "field:context_length"} {
+		for _, field := range []string{"path:name", "path:params_b", "path:quantization", "path:context_length"} {
 			if !strings.Contains(got, field) {
 				t.Errorf("errors %s lack %s", got, field)
 			}

@@ -129,14 +129,14 @@ func TestAPIBodiesRefuseNamingTheField(t *testing.T) {
 			t.Errorf("POST %s %s: %d %v; want 422 with %s %q saying %q", tc.path, tc.body, status, out, tc.key, tc.field, tc.want)
 		}
 	}
-	for _, body := range []string{`{"price_per_hour":"ten"}`, `{"price_per_hour":-2}`, `{"price_per_hour":1,"currency":"EUR"}`} {
+	for body, path := range map[string]string{`{"price_per_hour":"ten"}`: "price_per_hour", `{"price_per_hour":-2}`: "price_per_hour", `{"price_per_hour":1,"currency":"EUR"}`: "currency"} {
 		r := b.api(http.MethodPut, "/api/v1/hardware/cpu-2c/price", admin, strings.NewReader(body), "application/json")
 		errs, _ := r.body["errors"].([]any)
 		msg := ""
 		if len(errs) == 1 {
 			msg, _ = errs[0].(map[string]any)["message"].(string)
 		}
-		if r.status != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != "price_per_hour" || goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
+		if r.status != 422 || len(errs) != 1 || errs[0].(map[string]any)["path"] != path || goTypeName.MatchString(msg) || strings.Contains(msg, "type ") {
 			t.Errorf("PUT price %s: %d %v", body, r.status, r.body)
 		}
 	}
