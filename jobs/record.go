@@ -135,6 +135,16 @@ type RunSummary struct {
 	Saturation *Saturation   `json:"saturation,omitempty"`
 }
 
+// CostPer1M is USD per million output tokens at pricePerHour: the price
+// over the tokens an hour of this run's measured throughput makes. False
+// when the run made no tokens (no figure, never 0).
+func (s RunSummary) CostPer1M(pricePerHour float64) (float64, bool) {
+	if s.OutputTokensPerS <= 0 {
+		return 0, false
+	}
+	return pricePerHour / (s.OutputTokensPerS * 3600) * 1e6, true
+}
+
 // StepSummary is one step of a sweep (DESIGN.md § Metric definitions): the
 // load offered, what was achieved, and the latencies and goodput at it.
 type StepSummary struct {

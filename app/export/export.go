@@ -204,8 +204,10 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw boo
 			if g.PeakMemBytes != nil {
 				peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 			}
-			if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
-				cost = f(*r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6)
+			if r.PricePerHour != nil {
+				if c, ok := s.CostPer1M(*r.PricePerHour); ok {
+					cost = f(c)
+				}
 			}
 			rec = append(rec, energy, perToken, peak, cost, kwh, co2)
 		}

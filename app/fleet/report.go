@@ -101,8 +101,8 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory) Report {
 			}
 			if r.PricePerHour != nil {
 				row.Cost = ptr(*r.PricePerHour * s.MeasuredSeconds / 3600)
-				if s.OutputTokensPerS > 0 {
-					row.CostPer1M = ptr(*r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6)
+				if c, ok := s.CostPer1M(*r.PricePerHour); ok {
+					row.CostPer1M = ptr(c)
 				}
 			}
 		}

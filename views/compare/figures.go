@@ -49,9 +49,10 @@ func NewFigures(r store.CompareRun) Figures {
 		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
 		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
-		if r.PricePerHour != nil && s.OutputTokensPerS > 0 {
-			c := *r.PricePerHour / (s.OutputTokensPerS * 3600) * 1e6
-			f.CostPer1M = &c
+		if r.PricePerHour != nil {
+			if c, ok := s.CostPer1M(*r.PricePerHour); ok {
+				f.CostPer1M = &c
+			}
 		}
 	}
 	var g struct {
