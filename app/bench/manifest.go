@@ -4,7 +4,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -126,20 +125,8 @@ const MaxManifestBytes = 1 << 20
 // are errors, so a typo does not silently fall back to a default.
 func Decode(r io.Reader) (Manifest, error) {
 	var m Manifest
-	b, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
-	if err != nil {
-		return m, err
-	}
-	if len(b) > MaxManifestBytes {
-		return m, Errors{{Path: "", Message: fmt.Sprintf("the manifest is larger than %d bytes", MaxManifestBytes)}}
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return m, Errors{{Path: "", Message: "the manifest is empty"}}
-	}
-	if errs := valid.DecodeYAML(b, &m); errs != nil {
-		return m, errs
-	}
-	return m, nil
+	err := valid.ReadYAML(r, MaxManifestBytes, "the manifest", &m)
+	return m, err
 }
 
 // NewRules returns a validator for manifests and for anything holding

@@ -7,7 +7,6 @@
 package fleet
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -146,18 +145,8 @@ type Errors = bench.Errors
 // fields are errors; remote targets get their hardware profile.
 func Decode(r io.Reader) (Manifest, error) {
 	var m Manifest
-	b, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
-	if err != nil {
+	if err := valid.ReadYAML(r, MaxManifestBytes, "the fleet manifest", &m); err != nil {
 		return m, err
-	}
-	if len(b) > MaxManifestBytes {
-		return m, Errors{{Path: "", Message: fmt.Sprintf("the fleet manifest is larger than %d bytes", MaxManifestBytes)}}
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return m, Errors{{Path: "", Message: "the fleet manifest is empty"}}
-	}
-	if errs := valid.DecodeYAML(b, &m); errs != nil {
-		return m, errs
 	}
 	m.normalize()
 	return m, nil

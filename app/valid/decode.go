@@ -229,6 +229,26 @@ func jsonKeyParent(body []byte, name string) string {
 	return found
 }
 
+// ReadYAML reads one document of at most limit bytes from r and decodes it
+// into v as DecodeYAML does; what names the document in the errors for one
+// too large or empty ("the manifest"). A read error is returned as it is.
+func ReadYAML(r io.Reader, limit int, what string, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > limit {
+		return Errors{{Message: fmt.Sprintf("%s is larger than %d bytes", what, limit)}}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return Errors{{Message: what + " is empty"}}
+	}
+	if errs := DecodeYAML(b, v); errs != nil {
+		return errs
+	}
+	return nil
+}
+
 // DecodeYAML decodes b, YAML or JSON, into v. Unknown fields are errors;
 // every error names the field's path and line and says what the field
 // takes.
