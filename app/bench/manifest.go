@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/valid"
@@ -180,7 +181,7 @@ func (m Manifest) validateSource() Errors {
 		switch {
 		case m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "":
 			errs.Add("dataset", "choose a dataset (its id or its name), or generate one with synthetic")
-		case !valid.IsText(m.Dataset.Name) || len(m.Dataset.Name) > 200:
+		case !dataset.IsText(m.Dataset.Name) || len(m.Dataset.Name) > 200:
 			errs.Add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
 		}
 		return errs

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -91,9 +92,6 @@ func IsQuickStart(body []byte) bool {
 	return ok
 }
 
-// textOK says whether s fits a text column: UTF-8 without NUL.
-func textOK(s string) bool { return valid.IsText(s) }
-
 // quickStartValidator is built once, on first use, and never changed
 // after: a validator caches what it learns of a struct, which is the
 // expensive part.
@@ -112,7 +110,7 @@ var quickStartValidator = sync.OnceValue(func() *valid.Validator {
 				return f.Int() > 0
 			}
 			s := f.String()
-			return strings.TrimSpace(s) != "" && len(s) <= 200 && textOK(s)
+			return strings.TrimSpace(s) != "" && len(s) <= 200 && dataset.IsText(s)
 		})
 })
 

@@ -23,10 +23,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -447,10 +447,6 @@ func shown(x any) string {
 	return fmt.Sprint(rv.Interface())
 }
 
-// IsText reports whether s fits a PostgreSQL text column: valid UTF-8 and
-// no NUL characters.
-func IsText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
-
 // Finite reports whether x is a number JSON and PostgreSQL can carry: not
 // NaN (YAML's .nan) nor infinite (.inf), which would pass every range
 // check written as "x < lo || x > hi".
@@ -458,7 +454,7 @@ func Finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // IsHardware reports whether s can name a hardware profile: 1 to 64
 // characters of text.
-func IsHardware(s string) bool { return s != "" && len(s) <= 64 && IsText(s) }
+func IsHardware(s string) bool { return s != "" && len(s) <= 64 && dataset.IsText(s) }
 
 // IsListenAddr reports whether s is host:port or :port.
 func IsListenAddr(s string) bool {
@@ -496,7 +492,7 @@ var rules = map[string]validator.Func{
 		if f.Kind() != reflect.String {
 			return false
 		}
-		return IsText(f.String())
+		return dataset.IsText(f.String())
 	},
 	// finite: a float that is neither NaN nor infinite.
 	"finite": func(fl validator.FieldLevel) bool {
@@ -539,7 +535,7 @@ var rules = map[string]validator.Func{
 // host and no user information.
 func IsHTTPURL(s string) bool {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && IsText(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && dataset.IsText(s)
 }
 
 var goTypeName = regexp.MustCompile(`[a-z0-9]+\.[A-Z][A-Za-z0-9]*`)
