@@ -82,12 +82,8 @@ func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64
 	if ok && e.fingerprint == fp {
 		return e.ev, nil
 	}
-	var ev evidence
-	var err error
-	if ev.paired, err = s.pairedDiffs(ctx, ids); err != nil {
-		return ev, err
-	}
-	if ev.e2e, err = s.Store.E2EP95Intervals(ctx, ids); err != nil {
+	ev, err := s.gatherEvidence(ctx, ids)
+	if err != nil {
 		return ev, err
 	}
 	s.evidence.mu.Lock()
@@ -97,6 +93,18 @@ func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64
 	s.evidence.m[b.ID] = cachedEvidence{fingerprint: fp, ev: ev}
 	s.evidence.mu.Unlock()
 	return ev, nil
+}
+
+// gatherEvidence reads the runs' paired comparisons of quality and their
+// end-to-end p95 intervals.
+func (s *server) gatherEvidence(ctx context.Context, ids []int64) (evidence, error) {
+	var ev evidence
+	var err error
+	if ev.paired, err = s.pairedDiffs(ctx, ids); err != nil {
+		return ev, err
+	}
+	ev.e2e, err = s.Store.E2EP95Intervals(ctx, ids)
+	return ev, err
 }
 
 // pairedDiffs compares every two of the runs item by item (McNemar for

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/history"
@@ -320,38 +319,21 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	cands := candidates(runs)
-	ids := make([]int64, len(runs))
-	var profiles []string
-	for i, r := range runs {
-		ids[i] = r.ID
-		if !contains(profiles, r.HardwareProfile) {
-			profiles = append(profiles, r.HardwareProfile)
+	var ev *evidence
+	if len(runs) > 1 {
+		ids := make([]int64, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
 		}
-	}
-	var ev advise.Evidence
-	if len(ids) > 1 {
-		if ev.Paired, err = s.pairedDiffs(c.UserContext(), ids); err != nil {
-			return recommend.Data{}, err
-		}
-		e2e, err := s.Store.E2EP95Intervals(c.UserContext(), ids)
+		e, err := s.gatherEvidence(c.UserContext(), ids)
 		if err != nil {
 			return recommend.Data{}, err
 		}
-		cands = withIntervals(cands, e2e)
+		ev = &e
 	}
-	form, cons, w := parseRecommendForm(c)
-	rec := advise.RecommendWith(cands, cons, w, ev)
-	return recommend.Data{Dataset: &d, Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	rd, _ := recommendOver(c, runs, ev)
+	rd.Dataset = &d
+	return rd, nil
 }
 
 func (s *server) showDatasetRecommendationPage(c *fiber.Ctx) error {
@@ -359,11 +341,7 @@ func (s *server) showDatasetRecommendationPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	status := fiber.StatusOK
-	if d.Form.Error != "" {
-		status = fiber.StatusUnprocessableEntity
-	}
-	return render(c, status, recommend.Page(d))
+	return renderRecommendation(c, d)
 }
 
 func (s *server) apiDatasetRecommendation(c *fiber.Ctx) error {
@@ -371,15 +349,5 @@ func (s *server) apiDatasetRecommendation(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if d.Form.Error != "" {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
-	}
-	rec := d.Rec
-	if rec.Feasible == nil {
-		rec.Feasible = []advise.Ranked{}
-	}
-	if rec.Excluded == nil {
-		rec.Excluded = []advise.Excluded{}
-	}
-	return c.JSON(rec)
+	return answerRecommendation(c, d)
 }

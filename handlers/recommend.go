@@ -81,6 +81,25 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
+	// Paired comparisons of quality once the runs have finished (until
+	// then their scores still change): the ranking's test of significance.
+	var ev *evidence
+	if !b.Active() && len(ids) > 1 {
+		e, err := s.evidenceFor(c.UserContext(), b, ids)
+		if err != nil {
+			return recommend.Data{}, nil, err
+		}
+		ev = &e
+	}
+	d, cands := recommendOver(c, runs, ev)
+	d.Benchmark = b
+	return d, cands, nil
+}
+
+// recommendOver ranks runs under the constraints and weights of the
+// request's recommendation form, with the evidence's paired comparisons
+// and latency intervals when there is evidence (nil: none yet).
+func recommendOver(c *fiber.Ctx, runs []store.CompareRun, ev *evidence) (recommend.Data, []advise.Candidate) {
 	cands := candidates(runs)
 	var profiles []string
 	for _, r := range runs {
@@ -88,20 +107,14 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 			profiles = append(profiles, r.HardwareProfile)
 		}
 	}
-	// Paired comparisons of quality once the runs have finished (until
-	// then their scores still change): the ranking's test of significance.
-	var ev advise.Evidence
-	if !b.Active() && len(ids) > 1 {
-		e, err := s.evidenceFor(c.UserContext(), b, ids)
-		if err != nil {
-			return recommend.Data{}, nil, err
-		}
-		ev.Paired = e.paired
-		cands = withIntervals(cands, e.e2e)
+	var aev advise.Evidence
+	if ev != nil {
+		aev.Paired = ev.paired
+		cands = withIntervals(cands, ev.e2e)
 	}
 	form, cons, w := parseRecommendForm(c)
-	rec := advise.RecommendWith(cands, cons, w, ev)
-	return recommend.Data{Benchmark: b, Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands, nil
+	rec := advise.RecommendWith(cands, cons, w, aev)
+	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands
 }
 
 func (s *server) showRecommendationPage(c *fiber.Ctx) error {
@@ -109,11 +122,7 @@ func (s *server) showRecommendationPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	status := fiber.StatusOK
-	if d.Form.Error != "" {
-		status = fiber.StatusUnprocessableEntity
-	}
-	return render(c, status, recommend.Page(d))
+	return renderRecommendation(c, d)
 }
 
 func (s *server) apiRecommendation(c *fiber.Ctx) error {
@@ -121,6 +130,22 @@ func (s *server) apiRecommendation(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return answerRecommendation(c, d)
+}
+
+// renderRecommendation shows a recommendation's page: 422 when its form
+// has a mistake.
+func renderRecommendation(c *fiber.Ctx, d recommend.Data) error {
+	status := fiber.StatusOK
+	if d.Form.Error != "" {
+		status = fiber.StatusUnprocessableEntity
+	}
+	return render(c, status, recommend.Page(d))
+}
+
+// answerRecommendation is a recommendation in the API: 422 with the form's
+// mistake, else the recommendation as recommendationJSON gives it.
+func answerRecommendation(c *fiber.Ctx, d recommend.Data) error {
 	if d.Form.Error != "" {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
 	}
