@@ -214,12 +214,9 @@ func toAPILeaderboard(rows []store.LeaderboardRow) []apiLeaderboardRow {
 			Runtime: r.Runtime, Hardware: r.Hardware, FinishedAt: r.FinishedAt, Scorer: r.Scorer, Quality: r.Quality,
 			QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPerS: r.TokensPerS, RequestsPerS: r.RequestsPerS,
 			TTFTp50: r.TTFTp50, TTFTp95: r.TTFTp95, E2Ep50: r.E2Ep50, E2Ep95: r.E2Ep95, CostPer1M: r.CostPer1M,
-			Regressions: r.Regressions}
+			Regressions: r.Regressions, Regression: store.FirstRegression(r.Regressions)}
 		if out[i].Regressions == nil {
 			out[i].Regressions = []store.Regression{}
-		}
-		if len(r.Regressions) > 0 {
-			out[i].Regression = &r.Regressions[0]
 		}
 	}
 	return out
@@ -302,7 +299,7 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 	points := make([]fiber.Map, 0, len(data.Rows))
 	for _, r := range data.Rows {
 		points = append(points, fiber.Map{"run_id": r.RunID, "finished_at": r.FinishedAt, "runtime": r.Runtime, "hardware": r.Hardware,
-			"value": history.Value(r, data.Metric), "regression": toAPILeaderboard([]store.LeaderboardRow{r})[0].Regression})
+			"value": history.Value(r, data.Metric), "regression": store.FirstRegression(r.Regressions)})
 	}
 	return c.JSON(fiber.Map{"dataset_id": data.Dataset.ID, "model": data.Form.Model, "metric": data.Metric, "points": points})
 }

@@ -132,11 +132,15 @@ type Run struct {
 }
 
 // Regression is the run's most telling regression, nil when it is none.
-func (r Run) Regression() *Regression {
-	if len(r.Regressions) == 0 {
+func (r Run) Regression() *Regression { return FirstRegression(r.Regressions) }
+
+// FirstRegression is the first of a run's regressions, the one shown as
+// its flag; nil when there is none.
+func FirstRegression(rs []Regression) *Regression {
+	if len(rs) == 0 {
 		return nil
 	}
-	return &r.Regressions[0]
+	return &rs[0]
 }
 
 // Execution is where a run's code execution stands and what it found.
