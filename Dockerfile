@@ -39,7 +39,8 @@ RUN apt-get update && \
     rm -rf /var/lib/apt/lists/* && \
     groupadd --system --gid 10001 ruckus && \
     useradd --system --uid 10001 --gid ruckus --no-create-home \
-        --home-dir /nonexistent --shell /usr/sbin/nologin ruckus
+        --home-dir /nonexistent --shell /usr/sbin/nologin ruckus && \
+    mkdir -p /run/ruckus-agent && chown 10001:10001 /run/ruckus-agent && chmod 0700 /run/ruckus-agent
 
 # ---- agentd -----------------------------------------------------------------
 # On a real GPU node run it with the NVIDIA container runtime (--gpus all);

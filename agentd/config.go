@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,8 +82,13 @@ type runConfig struct {
 	// (or to PgBouncer): see the README's connection budget.
 	DBPoolSize int `yaml:"db_pool_size"`
 	// PgBouncer says the database URL leads to PgBouncer in transaction
-	// pooling mode: no LISTEN (River polls) and no prepared statements.
+	// pooling mode: no LISTEN (River polls), no prepared statements, and
+	// every transaction carries the agent's key.
 	PgBouncer bool `yaml:"pgbouncer"`
+	// Key is the agent's key (ruckus agent create prints it), from
+	// $RUCKUS_AGENT_KEY or KeyFile; never a setting in the file itself.
+	Key     string `yaml:"-"`
+	KeyFile string `yaml:"key_file"`
 	// ControlPoll is how often a run in progress reads whether it was
 	// cancelled or handed on.
 	ControlPoll time.Duration `yaml:"control_poll"`
@@ -101,6 +107,7 @@ func defaultRunConfig() runConfig {
 		ReadyTimeout: launch.DefaultReadyTimeout, StopGrace: launch.DefaultStopGrace,
 		StallTimeout: 2 * time.Minute, ProgressInterval: time.Second, Sim: sim.DefaultConfig(),
 		DBPoolSize: DefaultDBPoolSize, ControlPoll: 250 * time.Millisecond,
+		Key: os.Getenv("RUCKUS_AGENT_KEY"),
 	}
 }
 
@@ -172,7 +179,8 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.BoolVar(&c.NoGPU, "no-gpu", c.NoGPU, "do not look for GPUs through NVML")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", c.ProgressInterval, "how often progress and samples are written")
 	fs.IntVar(&c.DBPoolSize, "db-pool-size", c.DBPoolSize, "most database connections this agent opens (2 to 32)")
-	fs.BoolVar(&c.PgBouncer, "pgbouncer", c.PgBouncer, "the database URL leads to PgBouncer in transaction mode: River polls instead of LISTEN and queries use the simple protocol")
+	fs.BoolVar(&c.PgBouncer, "pgbouncer", c.PgBouncer, "the database URL leads to PgBouncer in transaction mode: River polls instead of LISTEN, nothing is prepared on a server connection, and every transaction carries the agent's key")
+	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "file holding the agent's key (default $RUCKUS_AGENT_KEY); needed with --pgbouncer")
 	fs.DurationVar(&c.ControlPoll, "control-poll", c.ControlPoll, "how often a run in progress checks whether it was cancelled or handed on (50ms to 1s)")
 	fs.StringVar(&c.SimGPU, "sim-gpu", c.SimGPU, "sim: present this machine as NAME:GIB:COUNT GPUs (such as \"NVIDIA A100-SXM4-80GB:80:1\"), to stand in for a GPU node")
 	c.Sim.RegisterFlags(fs)
@@ -201,6 +209,9 @@ func (c *runConfig) validate() error {
 		return fmt.Errorf("--db-pool-size must be between 2 and 32 (got %d)", c.DBPoolSize)
 	case c.ControlPoll < 50*time.Millisecond || c.ControlPoll > time.Second:
 		return fmt.Errorf("--control-poll must be between 50ms and 1s (got %s)", c.ControlPoll)
+	}
+	if err := c.readKey(); err != nil {
+		return err
 	}
 	if c.SimGPU != "" {
 		if c.Runtime != modeSim {
@@ -251,6 +262,32 @@ func (c *runConfig) validate() error {
 		}
 	default:
 		return fmt.Errorf("--runtime %q: use sim, openai or launch", c.Runtime)
+	}
+	return nil
+}
+
+// agentKey is what `ruckus agent create` makes (store.NewAgentKey).
+var agentKey = regexp.MustCompile(`^rka_[A-Za-z0-9_-]{43}$`)
+
+// readKey reads --key-file (it wins over $RUCKUS_AGENT_KEY) and checks the
+// key; through PgBouncer one is needed, since the agent's transactions are
+// known by it alone.
+func (c *runConfig) readKey() error {
+	if c.KeyFile != "" {
+		b, err := os.ReadFile(c.KeyFile)
+		if err != nil {
+			return fmt.Errorf("--key-file: %w", err)
+		}
+		if len(b) > 1024 {
+			return fmt.Errorf("--key-file %s: too long for an agent key", c.KeyFile)
+		}
+		c.Key = strings.TrimSpace(string(b))
+	}
+	switch {
+	case c.Key != "" && !agentKey.MatchString(c.Key):
+		return errors.New("the agent key (--key-file or RUCKUS_AGENT_KEY) is not one `ruckus agent create` makes: rka_ and 43 letters, digits, '-' or '_'")
+	case c.PgBouncer && c.Key == "":
+		return errors.New("--pgbouncer needs the agent's key (RUCKUS_AGENT_KEY or --key-file): through PgBouncer agents share one server role and are known by their keys; `ruckus agent create NAME` prints it")
 	}
 	return nil
 }

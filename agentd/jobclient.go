@@ -7,16 +7,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver"
 )
 
 // jobClient is the agent's River client over its one queue: running while
 // the agent takes runs, stopped while it is drained and when it stops.
 type jobClient struct {
 	ctx    context.Context // the agent's; the client itself is stopped explicitly
-	pool   *pgxpool.Pool
+	driver riverdriver.Driver[pgx.Tx]
 	cfg    runConfig
 	queue  string
 	worker *runWorker
@@ -31,7 +30,7 @@ type jobClient struct {
 func (j *jobClient) start() error {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, j.worker)
-	rc, err := river.NewClient(riverpgxv5.New(j.pool), &river.Config{
+	rc, err := river.NewClient(j.driver, &river.Config{
 		Logger: j.logger,
 		// One run at a time: a benchmark must not share the machine.
 		Queues:                 map[string]river.QueueConfig{j.queue: {MaxWorkers: 1}},

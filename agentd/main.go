@@ -95,9 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // openPool opens at most cfg.DBPoolSize connections. Behind PgBouncer in
 // transaction mode the next transaction may run on another server
-// connection than the last, so no statement is prepared and cached there:
-// every query goes in the simple protocol, and no session state (LISTEN,
-// SET, prepared statements) is relied on.
+// connection than the last, so no statement is prepared and kept there:
+// queries go as unnamed statements (their descriptions cached here, on
+// the client), and no session state (LISTEN, SET, prepared statements) is
+// relied on. Not the simple protocol: it would write the agent's key into
+// the statement's text, which other sessions of PgBouncer's shared role
+// can read in pg_stat_activity.
 func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
@@ -105,8 +108,8 @@ func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	}
 	pc.MaxConns, pc.MinConns = int32(cfg.DBPoolSize), 0
 	if cfg.PgBouncer {
-		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-		pc.ConnConfig.StatementCacheCapacity, pc.ConnConfig.DescriptionCacheCapacity = 0, 0
+		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+		pc.ConnConfig.StatementCacheCapacity = 0
 		// A query whose context ends is given a second to finish, then its
 		// connection is closed: no cancel request is sent. Through
 		// PgBouncer one is of little use (it reaches whichever query the
@@ -133,7 +136,10 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		return err
 	}
 	defer pool.Close()
-	st := store.New(pool)
+	st, err := store.NewAgent(pool, cfg.Key)
+	if err != nil {
+		return err
+	}
 	if err := checkDatabase(ctx, pool, st, cfg); err != nil {
 		return err
 	}
@@ -163,7 +169,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
 	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
-	jc := &jobClient{ctx: ctx, pool: pool, cfg: cfg, queue: queue, worker: w, logger: logger}
+	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, cfg.Key), cfg: cfg, queue: queue, worker: w, logger: logger}
 	if !a.Drained {
 		if err := jc.start(); err != nil {
 			return err
@@ -185,10 +191,16 @@ func checkDatabase(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg
 	}
 	// An agent's own role (ruckus agent create) registers only as that
 	// agent: PostgreSQL refuses any other row; say so plainly first.
-	if bound, err := st.BoundAgentName(ctx); err != nil {
+	bound, err := st.BoundAgentName(ctx)
+	switch {
+	case err != nil:
 		return err
-	} else if bound != "" && bound != cfg.Name {
+	case bound != "" && bound != cfg.Name && cfg.PgBouncer:
+		return fmt.Errorf("this key belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
+	case bound != "" && bound != cfg.Name:
 		return fmt.Errorf("this database role belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
+	case bound == "" && cfg.PgBouncer:
+		return fmt.Errorf("PostgreSQL knows no agent by this key: run `ruckus agent create %s` again for a new one (it replaces the old), or check that the URL leads to Ruckus's PgBouncer", cfg.Name)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func startPgBouncer(t *testing.T, w *world, budget int) string {
 	cc := w.pool.Config().ConnConfig
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cfg := pgbouncer.Config{Dir: dir, Listen: listen, Upstream: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))),
-		Database: cc.Database, MaxDBConnections: budget, PoolSize: 1, MaxClients: 200, AuthPassword: password}
+		Database: cc.Database, MaxDBConnections: budget, MaxClients: 200, AuthPassword: password}
 	pctx, stop := context.WithCancel(context.Background())
 	log := &syncBuffer{}
 	cmd, err := pgbouncer.Start(pctx, cfg, log)
@@ -87,7 +87,8 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	extra := []string{"--pgbouncer", "--db-pool-size", "3", "--control-poll", "100ms"}
 	agents := map[string]*agentProcess{}
 	for _, name := range []string{"pgb-a", "pgb-b", "pgb-c"} {
-		agents[name] = startAgent(t, via(t, w.agentURL(name), bouncer), name, extra...)
+		url, key := pgtest.AgentLogin(t, pool, name)
+		agents[name] = startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + key}, via(t, url, bouncer), name, extra...)
 	}
 	until(t, 30*time.Second, "three agents online", func() bool { return w.online() == 3 })
 

@@ -8,9 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
@@ -24,24 +23,60 @@ func refused(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "42501"
 }
 
-// connectAs opens a pool with an agent's own role.
-func connectAs(t *testing.T, url string) *store.Store {
+// agentDB is how an agent reaches the database in a test: its store, the
+// querier its own statements go through, and River's driver, as agentd
+// opens them.
+type agentDB struct {
+	*store.Store
+	db    store.DBTX
+	river riverdriver.Driver[pgx.Tx]
+}
+
+// connectAs opens a pool with an agent's own role: directly or, with a
+// key, through PgBouncer (where the agent is known by its key).
+func connectAs(t *testing.T, url, key string) agentDB {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), url)
+	pool, err := openPool(context.Background(), runConfig{DatabaseURL: url, DBPoolSize: 4, PgBouncer: key != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return store.New(pool)
+	st, err := store.NewAgent(pool, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agentDB{Store: st, db: st.DB(), river: newKeyedDriver(pool, key)}
 }
 
 // An agent's own role (ruckus agent create) reaches what an agent does
 // and nothing else, whatever SQL it sends: PostgreSQL enforces it.
 func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	t.Parallel()
+	testAgentConfinement(t, false)
+}
+
+// Through PgBouncer agents share server connections of one role, and
+// PostgreSQL tells them apart by the key each transaction carries: the
+// same confinement holds, statement for statement.
+func TestPooledAgentIsLimitedToItsOwnWork(t *testing.T) {
+	testAgentConfinement(t, true)
+}
+
+func testAgentConfinement(t *testing.T, pooled bool) {
 	ctx := context.Background()
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 5)
+	var bouncer string
+	if pooled {
+		bouncer = startPgBouncer(t, w, 2)
+	}
+	login := func(name string) (url, key string) {
+		url, key = pgtest.AgentLogin(t, pool, name)
+		if !pooled {
+			return url, ""
+		}
+		return via(t, url, bouncer), key
+	}
 	// What must stay out of reach: a session, an API token, the cookie key,
 	// and another user's dataset.
 	if _, err := pool.Exec(ctx, `INSERT INTO sessions (id, user_id, expires_at) SELECT '\x01', id, now() + interval '1 h' FROM users`); err != nil {
@@ -50,10 +85,11 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	if _, err := w.st.CreateAPIToken(ctx, w.viewer.UserID, "t", "rk_x", []byte{2}); err != nil {
 		t.Fatal(err)
 	}
-	bURL := w.agentURL("node-b")
-	a := connectAs(t, w.agentURL("node-a"))
-	b := connectAs(t, bURL)
-	register := func(st *store.Store, name, profile string) store.Agent {
+	aURL, aKey := login("node-a")
+	bURL, bKey := login("node-b")
+	a := connectAs(t, aURL, aKey)
+	b := connectAs(t, bURL, bKey)
+	register := func(st agentDB, name, profile string) store.Agent {
 		ag, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: name, ProtocolVersion: jobs.ProtocolVersion,
 			Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: profile, CPUCores: 2}})
 		if err != nil {
@@ -69,17 +105,17 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 		`SELECT reference FROM dataset_items LIMIT 1`, `SELECT manifest FROM benchmarks LIMIT 1`,
 		`SELECT price_per_hour FROM hardware_profiles LIMIT 1`} {
 		var n any
-		if err := a.Pool().QueryRow(ctx, q).Scan(&n); !refused(err) {
+		if err := a.db.QueryRow(ctx, q).Scan(&n); !refused(err) {
 			t.Errorf("%s as an agent: %v, want permission denied", q, err)
 		}
 	}
 	// Another agent's row is invisible, its own cannot be undrained or
 	// reactivated, and it cannot register under another name.
 	var n int
-	if err := a.Pool().QueryRow(ctx, `SELECT count(*) FROM agents`).Scan(&n); err != nil || n != 1 {
+	if err := a.db.QueryRow(ctx, `SELECT count(*) FROM agents`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("agents visible to node-a: %d %v, want its own row only", n, err)
 	}
-	if _, err := a.Pool().Exec(ctx, `UPDATE agents SET deactivated_at = NULL, drained = false`); !refused(err) {
+	if _, err := a.db.Exec(ctx, `UPDATE agents SET deactivated_at = NULL, drained = false`); !refused(err) {
 		t.Errorf("undrain itself: %v, want permission denied", err)
 	}
 	if _, err := a.RegisterAgent(ctx, store.AgentRegistration{Name: "node-b", ProtocolVersion: jobs.ProtocolVersion}); !refused(err) {
@@ -111,7 +147,7 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	if items, err := a.PendingItems(ctx, run.ID, claim.DatasetID, claim.Total); err != nil || len(items) != 0 {
 		t.Errorf("node-a reads node-b's items: %d %v", len(items), err)
 	}
-	if err := a.Pool().QueryRow(ctx, `SELECT count(*) FROM runs`).Scan(&n); err != nil || n != 0 {
+	if err := a.db.QueryRow(ctx, `SELECT count(*) FROM runs`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("runs visible to node-a: %d %v", n, err)
 	}
 	// node-a cannot write node-b's run: results (even naming its lease),
@@ -130,19 +166,19 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 			t.Errorf("node-a wrote %s of node-b's run", what)
 		}
 	}
-	if _, err := a.Pool().Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, sent_at, agent_id) VALUES ($1, 0, 'q0', 'ok', now(), $2)`,
+	if _, err := a.db.Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, sent_at, agent_id) VALUES ($1, 0, 'q0', 'ok', now(), $2)`,
 		run.ID, agentB.ID); !refused(err) {
 		t.Errorf("node-a inserting a result as node-b: %v, want refused", err)
 	}
-	if tag, err := a.Pool().Exec(ctx, `UPDATE runs SET state = 'failed' WHERE id = $1`, run.ID); err != nil || tag.RowsAffected() != 0 {
+	if tag, err := a.db.Exec(ctx, `UPDATE runs SET state = 'failed' WHERE id = $1`, run.ID); err != nil || tag.RowsAffected() != 0 {
 		t.Errorf("node-a failing node-b's run: %v %v", tag, err)
 	}
 	// River: node-a sees no job of node-b's queue and cannot queue work
 	// for the server but scoring of its own runs.
-	if err := a.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&n); err != nil || n != 0 {
+	if err := a.db.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("jobs visible to node-a: %d %v", n, err)
 	}
-	ra, err := river.NewClient(riverpgxv5.New(a.Pool()), &river.Config{SkipUnknownJobCheck: true})
+	ra, err := river.NewClient(a.river, &river.Config{SkipUnknownJobCheck: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +199,7 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	if err := b.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed"}); err != nil {
 		t.Fatalf("node-b finishes its run: %v", err)
 	}
-	rb, err := river.NewClient(riverpgxv5.New(b.Pool()), &river.Config{SkipUnknownJobCheck: true})
+	rb, err := river.NewClient(b.river, &river.Config{SkipUnknownJobCheck: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +211,8 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 		t.Errorf("node-b reads items of a finished run: %d %v", len(items), err)
 	}
 
-	// Revoked: the role is gone and the agent deactivated.
+	// Revoked: the role is gone, the key forgotten, the agent
+	// deactivated.
 	revoked, err := w.st.RevokeAgentRole(ctx, "node-b")
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +220,13 @@ func TestAgentRoleIsLimitedToItsOwnWork(t *testing.T) {
 	if conn, err := pgx.Connect(ctx, bURL); err == nil {
 		conn.Close(ctx)
 		t.Error("a revoked agent's role still connects")
+	}
+	if pooled {
+		// A connection PgBouncer lent before the revocation carries the
+		// key in vain.
+		if name, err := b.BoundAgentName(ctx); err != nil || name != "" {
+			t.Errorf("a revoked key still names agent %q (%v)", name, err)
+		}
 	}
 	ags, _ := w.st.ListAgents(ctx)
 	for _, ag := range ags {

@@ -156,7 +156,7 @@ func TestAgentReadsOnlyTheSimAnswersOfItsRuns(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 	w.dataset = gsm8k(t, w.st, w.viewer, 10)
 	w.planner.SimAccuracy = map[string]float64{"sim/tiny": 0.5}
-	a, b := connectAs(t, w.agentURL("node-a")), connectAs(t, w.agentURL("node-b"))
+	a, b := connectAs(t, w.agentURL("node-a"), "").Store, connectAs(t, w.agentURL("node-b"), "").Store
 	register := func(st *store.Store, name, profile string) store.Agent {
 		ag, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: name, ProtocolVersion: jobs.ProtocolVersion,
 			Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: profile, CPUCores: 2}})

@@ -91,7 +91,7 @@ func TestResumedConversationKeepsItsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.dataset = ds.ID
-	as := connectAs(t, w.agentURL("node-r"))
+	as := connectAs(t, w.agentURL("node-r"), "").Store
 	agent, err := as.RegisterAgent(ctx, store.AgentRegistration{Name: "node-r", ProtocolVersion: jobs.ProtocolVersion,
 		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
 	if err != nil {

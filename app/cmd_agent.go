@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 
 	"github.com/ruckus/ruckus/app/store"
@@ -16,11 +17,12 @@ import (
 // and a CREATE ROLE statement unescaped.
 var agentPassword = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
 
-const agentUsage = "ruckus agent create NAME [--password P] | ruckus agent revoke NAME"
+const agentUsage = "ruckus agent create NAME [--password P] [--key-file FILE] | ruckus agent revoke NAME"
 
 // cmdAgent manages agents' own PostgreSQL logins: `create` makes the role
-// (a member of the restricted ruckus_agent group) and prints the
-// DATABASE_URL agentd on the GPU node uses; `revoke` ends its access.
+// (a member of the restricted ruckus_agent group) and the agent's key, and
+// prints the DATABASE_URL and RUCKUS_AGENT_KEY agentd on the GPU node
+// uses; `revoke` ends its access.
 func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 2 || (args[0] != "create" && args[0] != "revoke") {
 		return fmt.Errorf("%w: %s", errUsage, agentUsage)
@@ -28,6 +30,7 @@ func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 	action, name := args[0], args[1]
 	fs := newFlags("agent "+action, agentUsage, out)
 	password := fs.String("password", "", "create: the role's password (default: generated); letters, digits, '-' and '_'")
+	keyFile := fs.String("key-file", "", "create: write the agent's key to FILE (mode 0600) instead of printing it; agentd reads it with --key-file")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -69,8 +72,16 @@ func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "created PostgreSQL role %s for agent %s (limited to what an agent does)\n", role.Role, name)
-	fmt.Fprintf(out, "run on the GPU node (change the host if the node reaches PostgreSQL by another address):\n")
-	fmt.Fprintf(out, "DATABASE_URL='%s' agentd run --name %s\n", u, name)
+	fmt.Fprintf(out, "run on the GPU node (change the host if the node reaches PostgreSQL by another address;\n")
+	fmt.Fprintf(out, "through PgBouncer, its address and --pgbouncer; the key is given once, only its hash is kept):\n")
+	if *keyFile != "" {
+		if err := os.WriteFile(*keyFile, []byte(role.Key+"\n"), 0o600); err != nil {
+			return fmt.Errorf("--key-file: %w (the key was replaced: run create again)", err)
+		}
+		fmt.Fprintf(out, "DATABASE_URL='%s' agentd run --name %s --key-file %s\n", u, name, *keyFile)
+		return nil
+	}
+	fmt.Fprintf(out, "DATABASE_URL='%s' RUCKUS_AGENT_KEY='%s' agentd run --name %s\n", u, role.Key, name)
 	return nil
 }
 

@@ -44,18 +44,18 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	agentURL, err := prepareDevDatabase(ctx, cfg, o, stdout, stderr)
+	login, err := prepareDevDatabase(ctx, cfg, o, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	if o.viaPgBouncer {
 		// Stopped after the agent, which may still be handing a run back.
-		stopBouncer, url, err := startDevBouncer(cfg.DatabaseURL, agentURL, stderr)
+		stopBouncer, url, err := startDevBouncer(cfg.DatabaseURL, login.url, stderr)
 		if err != nil {
 			return err
 		}
 		defer stopBouncer()
-		agentURL, o.agentArgs = url, append(o.agentArgs, "--pgbouncer")
+		login.url, o.agentArgs = url, append(o.agentArgs, "--pgbouncer")
 	}
 
 	// The server runs in this process; agentd is a child process, started
@@ -71,7 +71,7 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case err := <-served:
 		return err
 	}
-	agent, err := startDevAgent(o, agentURL, stderr)
+	agent, err := startDevAgent(o, login, stderr)
 	if err != nil {
 		stopServer()
 		<-served
@@ -162,45 +162,45 @@ func startDevCluster(ctx context.Context, pgdata string, port int, stderr io.Wri
 // owns the starter datasets, so both now), the starter datasets and
 // models, and the agent's own role; it returns the URL the agent connects
 // with.
-func prepareDevDatabase(ctx context.Context, cfg config.Config, o devOptions, stdout, stderr io.Writer) (string, error) {
+func prepareDevDatabase(ctx context.Context, cfg config.Config, o devOptions, stdout, stderr io.Writer) (agentLogin, error) {
 	pool, err := openPool(ctx, cfg.DatabaseURL, 0)
 	if err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	defer pool.Close()
 	m, err := migrations.New(pool)
 	if err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	applied, err := m.Up(ctx)
 	if len(applied) > 0 {
 		fmt.Fprintf(stderr, "applied migrations %v\n", applied)
 	}
 	if err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	st := store.New(pool)
 	pw, err := auth.NewPasswords(cfg.PasswordCost)
 	if err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	if err := bootstrapAdmin(ctx, st, pw, cfg, stdout); err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	if err := seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, stderr); err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	if err := seedModels(ctx, st, stderr); err != nil {
-		return "", err
+		return agentLogin{}, err
 	}
 	if o.tinyModel != "" {
 		if err := registerTinyModel(ctx, st, o.tinyModel, stderr); err != nil {
-			return "", err
+			return agentLogin{}, err
 		}
 	}
 	// The agent logs in with a role of its own, limited to what an agent
 	// does, as on a GPU node (ruckus agent create).
-	return devAgentURL(ctx, st, cfg.DatabaseURL, o.agentName)
+	return devAgentLogin(ctx, st, cfg.DatabaseURL, o.agentName)
 }
 
 // startDevBouncer starts PgBouncer in transaction mode between the agent
@@ -210,7 +210,7 @@ func startDevBouncer(dbURL, agentURL string, stderr io.Writer) (stop func(), via
 	bctx, stopBouncer := context.WithCancel(context.Background())
 	o := bouncerOptions{listen: "127.0.0.1:" + strconv.Itoa(envInt("RUCKUS_PGBOUNCER_PORT", 64329)),
 		dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections,
-		poolSize: pgbouncer.DefaultPoolSize, maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
+		maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
 	bouncer, err := startBouncer(bctx, dbURL, newBouncerPassword(), o, stderr)
 	if err != nil {
 		stopBouncer()
@@ -234,7 +234,7 @@ type devAgent struct {
 // startDevAgent starts `agentd run` (--agentd, else the agentd beside this
 // binary) in a process group of its own: the terminal's Ctrl-C reaches
 // only us, and we stop the agent in order.
-func startDevAgent(o devOptions, agentURL string, stderr io.Writer) (*devAgent, error) {
+func startDevAgent(o devOptions, login agentLogin, stderr io.Writer) (*devAgent, error) {
 	agentd := o.agentd
 	if agentd == "" {
 		self, err := os.Executable()
@@ -244,9 +244,10 @@ func startDevAgent(o devOptions, agentURL string, stderr io.Writer) (*devAgent, 
 		agentd = filepath.Join(filepath.Dir(self), "agentd")
 	}
 	child := exec.Command(agentd, append([]string{"run"}, o.agentArgs...)...)
-	// The URL carries the role's password: in the environment, not on
-	// the command line where every user of the machine could read it.
-	child.Env = append(os.Environ(), "DATABASE_URL="+agentURL)
+	// The URL carries the role's password, and the key is secret too: in
+	// the environment, not on the command line where every user of the
+	// machine could read them.
+	child.Env = append(os.Environ(), "DATABASE_URL="+login.url, "RUCKUS_AGENT_KEY="+login.key)
 	child.Stdout, child.Stderr = stderr, stderr
 	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := child.Start(); err != nil {
@@ -468,13 +469,18 @@ func flagValue(args []string, name, def string) string {
 	return def
 }
 
-// devAgentURL gives the development agent its own restricted role, with a
-// new password on every start, and returns the URL it connects with.
-func devAgentURL(ctx context.Context, st *store.Store, serverURL, name string) (string, error) {
+// agentLogin is what an agent connects with: its database URL (with its
+// role's password) and its key.
+type agentLogin struct{ url, key string }
+
+// devAgentLogin gives the development agent its own restricted role, with
+// a new password and key on every start.
+func devAgentLogin(ctx context.Context, st *store.Store, serverURL, name string) (agentLogin, error) {
 	pw := newAgentPassword()
 	role, err := st.CreateAgentRole(ctx, name, pw)
 	if err != nil {
-		return "", fmt.Errorf("the agent's own database role: %w", err)
+		return agentLogin{}, fmt.Errorf("the agent's own database role: %w", err)
 	}
-	return store.AgentDatabaseURL(serverURL, role, pw)
+	u, err := store.AgentDatabaseURL(serverURL, role, pw)
+	return agentLogin{url: u, key: role.Key}, err
 }

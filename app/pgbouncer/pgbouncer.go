@@ -1,15 +1,19 @@
 // Package pgbouncer puts Debian's PgBouncer, in transaction pooling mode,
-// between agents and PostgreSQL: every agent keeps its own login role (the
-// row-level security of its runs depends on it), while the connections
-// PostgreSQL holds for all agents together stay within one budget
-// (max_db_connections). `ruckus pgbouncer` writes the configuration and
-// runs it; `ruckus dev --pgbouncer` and the fleet soak start it the same
-// way.
+// between agents and PostgreSQL, so that the connections PostgreSQL holds
+// for all agents together stay within one budget (max_db_connections)
+// however many agents there are. `ruckus pgbouncer` writes the
+// configuration and runs it; `ruckus dev --pgbouncer` and the fleet soak
+// start it the same way.
 //
 // Agents authenticate to PgBouncer with their own role's password: PgBouncer
 // looks the role's SCRAM secret up with auth_query, through a function that
-// answers only for members of ruckus_agent (SetupAuth), and logs in to
-// PostgreSQL as that role with the client's SCRAM keys. The server and the
+// answers only for agents' login roles (SetupAuth). It then lends them
+// connections it holds to PostgreSQL as one role, store.AgentPoolRole, so
+// that every agent's transactions share them; each transaction carries its
+// agent's key, by which row-level security knows the agent (migration
+// 0020). Between two transactions PgBouncer discards whatever session
+// state the last one left (DISCARD ALL), so no agent's settings, temporary
+// tables or locks reach the next agent's transaction. The server and the
 // administrator connect to PostgreSQL directly.
 package pgbouncer
 
@@ -33,6 +37,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ruckus/ruckus/app/devdb"
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // AuthRole is the role PgBouncer logs in as to look agents' secrets up.
@@ -49,23 +54,21 @@ type Config struct {
 	Upstream string
 	Database string
 	// MaxDBConnections is how many PostgreSQL connections PgBouncer opens
-	// for all agents together; PoolSize is the most one agent's role gets
-	// at once. An agent whose role has no connection free waits in
-	// PgBouncer, and an idle connection of another role is closed to make
-	// room when the budget is spent.
+	// for all agents together (one pool, shared by every agent); a
+	// transaction that finds none free waits in PgBouncer.
 	MaxDBConnections int
-	PoolSize         int
 	// MaxClients is how many agent connections PgBouncer accepts
 	// (agents × their --db-pool-size).
 	MaxClients int
-	// AuthPassword is AuthRole's password (SetupAuth sets it).
+	// AuthPassword is the password of PgBouncer's two roles, AuthRole and
+	// store.AgentPoolRole (SetupAuth sets it); it lives in PgBouncer's
+	// auth file alone.
 	AuthPassword string
 }
 
 // Defaults for a fleet of up to a few hundred agents.
 const (
 	DefaultMaxDBConnections = 20
-	DefaultPoolSize         = 2
 	DefaultMaxClients       = 5000
 )
 
@@ -85,8 +88,6 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxDBConnections < 2 || c.MaxDBConnections > 1000:
 		return fmt.Errorf("pgbouncer: max database connections must be between 2 and 1000 (got %d)", c.MaxDBConnections)
-	case c.PoolSize < 1 || c.PoolSize > c.MaxDBConnections:
-		return fmt.Errorf("pgbouncer: the pool per agent must be between 1 and the database budget %d (got %d)", c.MaxDBConnections, c.PoolSize)
 	case c.MaxClients < 1 || c.MaxClients > 100000:
 		return fmt.Errorf("pgbouncer: max clients must be between 1 and 100000 (got %d)", c.MaxClients)
 	case len(c.AuthPassword) < 16 || strings.ContainsAny(c.AuthPassword, "\"\\\n\r"):
@@ -113,15 +114,18 @@ func (c Config) Ini() string {
 	uhost, uport, _ := net.SplitHostPort(c.Upstream)
 	var b strings.Builder
 	fmt.Fprintf(&b, "; Written by `ruckus pgbouncer`: agents -> PgBouncer (transaction pooling) -> PostgreSQL.\n")
-	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s\n\n", c.Database, uhost, uport, c.Database)
+	// Every agent's transactions go to PostgreSQL as the shared pool role.
+	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s user=%s\n\n", c.Database, uhost, uport, c.Database, store.AgentPoolRole)
 	fmt.Fprintf(&b, "[pgbouncer]\n")
 	fmt.Fprintf(&b, "listen_addr = %s\nlisten_port = %s\nunix_socket_dir =\n", lhost, lport)
 	fmt.Fprintf(&b, "pool_mode = transaction\n")
-	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.PoolSize)
+	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.MaxDBConnections)
 	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
-	// Idle connections of roles that are not busy go back soon, so the
-	// budget follows the agents that are working.
 	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
+	// Agents share server connections: what one transaction leaves in its
+	// session (a setting, a temporary table, an advisory lock) is wiped
+	// before the next, whoever sends it.
+	fmt.Fprintf(&b, "server_reset_query = DISCARD ALL\nserver_reset_query_always = 1\n")
 	fmt.Fprintf(&b, "auth_type = scram-sha-256\nauth_file = %s\n", filepath.Join(c.Dir, "userlist.txt"))
 	fmt.Fprintf(&b, "auth_user = %s\nauth_query = SELECT usename, passwd FROM ruckus_pgbouncer_lookup($1)\n", AuthRole)
 	fmt.Fprintf(&b, "logfile = %s\npidfile = %s\n", filepath.Join(c.Dir, "pgbouncer.log"), filepath.Join(c.Dir, "pgbouncer.pid"))
@@ -129,8 +133,8 @@ func (c Config) Ini() string {
 	return b.String()
 }
 
-// Write writes pgbouncer.ini and the auth file (the auth role's password
-// only) into Dir, readable by owner alone; owner, when not nil, is the user
+// Write writes pgbouncer.ini and the auth file (the passwords of
+// PgBouncer's own two roles only) into Dir, readable by owner alone; owner, when not nil, is the user
 // PgBouncer runs as (it refuses to run as root).
 func (c Config) Write(owner *user.User) (string, error) {
 	if err := c.Validate(); err != nil {
@@ -141,7 +145,7 @@ func (c Config) Write(owner *user.User) (string, error) {
 	}
 	ini := filepath.Join(c.Dir, "pgbouncer.ini")
 	files := []struct{ path, body string }{
-		{filepath.Join(c.Dir, "userlist.txt"), fmt.Sprintf("%q %q\n", AuthRole, c.AuthPassword)},
+		{filepath.Join(c.Dir, "userlist.txt"), fmt.Sprintf("%q %q\n%q %q\n", AuthRole, c.AuthPassword, store.AgentPoolRole, c.AuthPassword)},
 		{ini, c.Ini()},
 	}
 	for _, f := range files {
@@ -260,11 +264,13 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// SetupAuth creates (or updates) the role PgBouncer logs in as, with
-// password, and the lookup function its auth_query calls: it returns the
-// SCRAM secret of a login role that is a member of ruckus_agent, and
-// nothing for any other role, so PgBouncer lets agents through and no one
-// else. It must run as a superuser (the function reads pg_authid).
+// SetupAuth creates (or updates) the role PgBouncer logs in as to look
+// agents up, with password, and the lookup function its auth_query calls:
+// it returns the SCRAM secret of an agent's own login role (a member of
+// ruckus_agent other than the pool role), and nothing for any other role,
+// so PgBouncer lets agents through and no one else. It also lets the pool
+// role (store.AgentPoolRole, made by migration 0020) log in with the same
+// password. It must run as a superuser (the function reads pg_authid).
 func SetupAuth(ctx context.Context, conn DB, password string) error {
 	if len(password) < 16 || strings.ContainsAny(password, "'\\") {
 		return errors.New("pgbouncer: the auth role's password must be 16 characters or more, without quotes or backslashes")
@@ -279,12 +285,13 @@ func SetupAuth(ctx context.Context, conn DB, password string) error {
 	}
 	stmts := []string{
 		fmt.Sprintf(`%s ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '%s'`, verb, AuthRole, password),
+		fmt.Sprintf(`ALTER ROLE %s LOGIN PASSWORD '%s'`, store.AgentPoolRole, password),
 		`CREATE OR REPLACE FUNCTION ruckus_pgbouncer_lookup(p_user text, OUT usename name, OUT passwd text)
 			RETURNS SETOF record LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 			AS $$ SELECT a.rolname, a.rolpassword FROM pg_authid a
 			      WHERE a.rolname = p_user AND a.rolcanlogin AND NOT a.rolsuper
 			        AND (a.rolvaliduntil IS NULL OR a.rolvaliduntil > now())
-			        AND pg_has_role(a.oid, 'ruckus_agent', 'MEMBER') $$`,
+			        AND pg_has_role(a.oid, 'ruckus_agent', 'MEMBER') AND a.rolname <> '` + store.AgentPoolRole + `' $$`,
 		`REVOKE ALL ON FUNCTION ruckus_pgbouncer_lookup(text) FROM PUBLIC`,
 		fmt.Sprintf(`GRANT EXECUTE ON FUNCTION ruckus_pgbouncer_lookup(text) TO %s`, AuthRole),
 	}

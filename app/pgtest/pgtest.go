@@ -197,6 +197,14 @@ func randomHex(n int) string {
 // the test ends.
 func AgentURL(t testing.TB, pool *pgxpool.Pool, name string) string {
 	t.Helper()
+	u, _ := AgentLogin(t, pool, name)
+	return u
+}
+
+// AgentLogin is AgentURL with the agent's key (what it needs through
+// PgBouncer).
+func AgentLogin(t testing.TB, pool *pgxpool.Pool, name string) (url, key string) {
+	t.Helper()
 	ctx := context.Background()
 	password := randomHex(16)
 	role, err := store.New(pool).CreateAgentRole(ctx, name, password)
@@ -212,5 +220,5 @@ func AgentURL(t testing.TB, pool *pgxpool.Pool, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u
+	return u, role.Key
 }

@@ -48,12 +48,16 @@ func agentRoleName(name, db string) string {
 type AgentRole struct {
 	Agent string
 	Role  string
+	// Key is the agent's key (made by CreateAgentRole; only its hash is
+	// kept): what identifies the agent's transactions through PgBouncer.
+	Key string
 }
 
 // CreateAgentRole gives agent name a PostgreSQL login role of its own with
-// password, a member of AgentGroupRole, and binds the agent's row to it
-// (creating the row, offline until the agent starts). Creating it again
-// sets a new password and lifts a deactivation. It needs a role allowed
+// password, a member of AgentGroupRole, binds the agent's row to it
+// (creating the row, offline until the agent starts), and gives it a new
+// key. Creating it again sets a new password and key (the old ones stop
+// working) and lifts a deactivation. It needs a role allowed
 // to create roles (the one that ran the migrations).
 func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (AgentRole, error) {
 	if err := CheckAgentName(name); err != nil {
@@ -88,26 +92,27 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (Age
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO agents (name, protocol_version, state, db_role) VALUES (@name, 0, 'offline', @role)
-			ON CONFLICT (name) DO UPDATE SET db_role = excluded.db_role, deactivated_at = NULL`,
-			pgx.NamedArgs{"name": name, "role": role})
+		key, hash := NewAgentKey()
+		_, err := tx.Exec(ctx, `INSERT INTO agents (name, protocol_version, state, db_role, key_hash) VALUES (@name, 0, 'offline', @role, @hash)
+			ON CONFLICT (name) DO UPDATE SET db_role = excluded.db_role, key_hash = excluded.key_hash, deactivated_at = NULL`,
+			pgx.NamedArgs{"name": name, "role": role, "hash": hash})
 		if err != nil {
 			return err
 		}
-		out = AgentRole{Agent: name, Role: role}
+		out = AgentRole{Agent: name, Role: role, Key: key}
 		return nil
 	})
 	return out, mapErr(err, "create agent role")
 }
 
-// RevokeAgentRole ends agent name's access: its row is unbound and
-// deactivated (the agent stops at its next heartbeat, if it still can),
+// RevokeAgentRole ends agent name's access: its row is unbound, its key
+// forgotten, and it is deactivated (the agent stops at its next heartbeat, if it still can),
 // its open connections are closed where this role may close them, and its
 // login role is dropped. The reaper hands its run on.
 func (q *Queries) RevokeAgentRole(ctx context.Context, name string) (AgentRole, error) {
 	var role *string
 	err := q.db.QueryRow(ctx, `WITH old AS (SELECT id, db_role FROM agents WHERE name = @name FOR UPDATE)
-		UPDATE agents a SET db_role = NULL, deactivated_at = coalesce(a.deactivated_at, now())
+		UPDATE agents a SET db_role = NULL, key_hash = NULL, deactivated_at = coalesce(a.deactivated_at, now())
 		FROM old WHERE a.id = old.id RETURNING old.db_role`, pgx.NamedArgs{"name": name}).Scan(&role)
 	if err != nil {
 		return AgentRole{}, mapErr(err, "revoke agent role")
@@ -123,11 +128,12 @@ func (q *Queries) RevokeAgentRole(ctx context.Context, name string) (AgentRole, 
 	return AgentRole{Agent: name, Role: *role}, nil
 }
 
-// BoundAgentName is the agent name the session's login role belongs to,
-// empty when the role is not an agent's own.
+// BoundAgentName is the agent the caller is to PostgreSQL: the one its
+// login role belongs to or, through PgBouncer, the one whose key it
+// carries; empty when it is none.
 func (q *Queries) BoundAgentName(ctx context.Context) (string, error) {
 	var name string
-	err := q.db.QueryRow(ctx, `SELECT coalesce((SELECT name FROM agents WHERE db_role = session_user), '')`).Scan(&name)
+	err := q.db.QueryRow(ctx, `SELECT coalesce((SELECT name FROM agents WHERE id = ruckus_agent_id()), '')`).Scan(&name)
 	return name, mapErr(err, "bound agent name")
 }
 

@@ -38,6 +38,9 @@ type Queries struct {
 type Store struct {
 	*Queries
 	pool *pgxpool.Pool
+	// key is the agent key every transaction carries (NewAgent); empty
+	// for the server.
+	key string
 }
 
 // New returns a store over pool.
@@ -53,9 +56,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // InTx runs fn in one transaction, committed when fn returns nil.
 func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(&Queries{db: tx})
-	})
+	return s.InTxWith(ctx, func(_ pgx.Tx, q *Queries) error { return fn(q) })
 }
 
 // mapErr turns driver errors into the store's sentinels, in one place.
@@ -82,7 +83,13 @@ func mapErr(err error, what string) error {
 // writes outside the store that must commit with the rows (River's
 // InsertTx).
 func (s *Store) InTxWith(ctx context.Context, fn func(tx pgx.Tx, q *Queries) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(tx, &Queries{db: tx})
-	})
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := fn(tx, &Queries{db: tx}); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }

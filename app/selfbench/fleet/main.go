@@ -227,8 +227,7 @@ func (s *soak) startServices(ctx context.Context) error {
 		return err
 	}
 	bp, err := s.start(ctx, "pgbouncer", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_PGBOUNCER_AUTH_PASSWORD=" + benchkit.RandomHex(16)},
-		s.o.ruckus, "pgbouncer", "--listen", s.bouncer, "--dir", dir, "--setup-auth", "--max-db-connections", strconv.Itoa(s.o.budget),
-		"--pool-size", "1")
+		s.o.ruckus, "pgbouncer", "--listen", s.bouncer, "--dir", dir, "--setup-auth", "--max-db-connections", strconv.Itoa(s.o.budget))
 	if err != nil {
 		return err
 	}
@@ -299,7 +298,7 @@ func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, er
 	} else {
 		args = append(args, "--runtime", "openai", "--serves", g.serves, "--endpoint", s.sims[len(s.agents)%len(s.sims)])
 	}
-	p, err := s.start(ctx, "agent", []string{"DATABASE_URL=" + viaBouncer}, s.o.agentd, args...)
+	p, err := s.start(ctx, "agent", []string{"DATABASE_URL=" + viaBouncer, "RUCKUS_AGENT_KEY=" + role.Key}, s.o.agentd, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// AgentPoolRole is the role PgBouncer logs in to PostgreSQL as for every
+// agent (migration 0020): a member of AgentGroupRole whose transactions
+// belong to the agent whose key they carry, and to no agent without one.
+const AgentPoolRole = "ruckus_agent_pool"
+
+// SetAgentKey makes the transaction it runs in carry an agent's key; the
+// policies of migrations 0010 and 0020 read it through ruckus_agent_id().
+// The key goes as a parameter, never in the statement's text, which other
+// sessions of the same role can read in pg_stat_activity.
+const SetAgentKey = `SELECT set_config('ruckus.agent_key', $1, true)`
+
+// NewAgentKey is a new agent key (256 random bits) and the hash the
+// agents table keeps of it.
+func NewAgentKey() (key string, hash []byte) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	key = "rka_" + base64.RawURLEncoding.EncodeToString(b)
+	return key, AgentKeyHash(key)
+}
+
+// AgentKeyHash is what agents.key_hash holds for key: the SHA-256 of its
+// bytes, as ruckus_agent_id() computes it.
+func AgentKeyHash(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// NewAgent returns the store agentd uses: with a key, every statement
+// runs in a transaction that carries it (a statement on its own goes as a
+// batch of two in one round trip, which PostgreSQL runs as one implicit
+// transaction), so the agent is known to PostgreSQL whichever server
+// connection PgBouncer lends it. Without a key it is New. The pool must
+// not use the simple protocol, which would put the key into the text.
+func NewAgent(pool *pgxpool.Pool, key string) (*Store, error) {
+	if key == "" {
+		return New(pool), nil
+	}
+	if pool.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return nil, errors.New("an agent key is sent as a parameter: the pool must not use the simple protocol")
+	}
+	return &Store{Queries: &Queries{db: keyedDB{pool: pool, key: key}}, pool: pool, key: key}, nil
+}
+
+// DB is what the store's statements run on: the pool or, for an agent
+// with a key, the pool with the key carried. For tests that send their
+// own statements as the store would.
+func (s *Store) DB() DBTX { return s.Queries.db }
+
+// begin starts a transaction on the pool that carries the store's key.
+func (s *Store) begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil || s.key == "" {
+		return tx, err
+	}
+	if _, err := tx.Exec(ctx, SetAgentKey, s.key); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, err
+	}
+	return tx, nil
+}
+
+// keyedDB is DBTX over a pool whose every statement carries an agent key.
+type keyedDB struct {
+	pool *pgxpool.Pool
+	key  string
+}
+
+func (k keyedDB) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.Queue(SetAgentKey, k.key)
+	b.Queue(sql, args...)
+	br := k.pool.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, fmt.Errorf("carry the agent key: %w", err)
+	}
+	return br, nil
+}
+
+func (k keyedDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	br, err := k.send(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (k keyedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	br, err := k.send(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &keyedRows{Rows: rows, br: br}, nil
+}
+
+func (k keyedDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	rows, err := k.Query(ctx, sql, args...)
+	return keyedRow{rows: rows, err: err}
+}
+
+func (k keyedDB) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, k.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, SetAgentKey, k.key); err != nil {
+			return err
+		}
+		var err error
+		n, err = tx.CopyFrom(ctx, table, columns, src)
+		return err
+	})
+	return n, err
+}
+
+func (k keyedDB) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	keyed := &pgx.Batch{QueuedQueries: append([]*pgx.QueuedQuery{{SQL: SetAgentKey, Arguments: []any{k.key}}}, b.QueuedQueries...)}
+	br := k.pool.SendBatch(ctx, keyed)
+	// Should the key fail, the batch's implicit transaction is aborted and
+	// every later result reports it.
+	_, _ = br.Exec()
+	return br
+}
+
+// keyedRows closes its batch with the rows.
+type keyedRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *keyedRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		if err := r.br.Close(); err != nil && r.err == nil {
+			r.err = err
+		}
+		r.br = nil
+	}
+}
+
+func (r *keyedRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+func (r *keyedRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
+// keyedRow is QueryRow's answer, scanned as pgx scans one.
+type keyedRow struct {
+	rows pgx.Rows
+	err  error
+}
+
+func (r keyedRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
+}
