@@ -5,9 +5,12 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/pgbouncer"
@@ -28,7 +31,10 @@ func startPgBouncer(t *testing.T, w *world, budget int) string {
 		t.Skip(err)
 	}
 	ctx := context.Background()
-	password := "pgb-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-test-password"
+	// PgBouncer's roles belong to the whole cluster, which tests of other
+	// packages share: one password for all of them, so that none changes
+	// it under another's PgBouncer.
+	const password = "ruckus-test-pgbouncer-password"
 	if err := pgbouncer.SetupAuth(ctx, w.pool, password); err != nil {
 		t.Fatal(err)
 	}
@@ -170,5 +176,145 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 		t.Error("no agent connection seen: the agents did not go through PgBouncer to this database")
 	} else {
 		t.Logf("at most %d agent connections in PostgreSQL for 3 agents of pool size 3", most)
+	}
+}
+
+// rawThrough connects to PgBouncer with an agent's role as any client
+// could, sending whatever SQL it likes (unnamed statements, as PgBouncer
+// in transaction mode requires).
+func rawThrough(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc.DefaultQueryExecMode = pgx.QueryExecModeExec
+	conn, err := pgx.ConnectConfig(context.Background(), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// Through PgBouncer agents share server connections of one role, and
+// nothing else: a transaction without a key, or with a wrong one, is no
+// agent and sees nothing; what one client leaves in a session (a key set
+// for the session, a temporary table shadowing a real one, a search_path,
+// an advisory lock) is gone before the next client's transaction on the
+// same server connection; and a key never shows in pg_stat_activity,
+// which sessions of the same role can read.
+func TestPooledAgentsShareOnlyConnections(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), 3)
+	// One server connection: every client's transaction runs on it.
+	bouncer := startPgBouncer(t, w, 1)
+	aURL, aKey := pgtest.AgentLogin(t, pool, "pool-a")
+	bURL, bKey := pgtest.AgentLogin(t, pool, "pool-b")
+	a := connectAs(t, via(t, aURL, bouncer), aKey)
+	mallory := rawThrough(t, via(t, bURL, bouncer))
+	// Connected before Mallory leaves anything behind: PgBouncer closes
+	// an idle server connection to look a new client's role up when the
+	// budget is spent, which would wipe the session for another reason.
+	next := rawThrough(t, via(t, aURL, bouncer))
+	if name, err := a.BoundAgentName(ctx); err != nil || name != "pool-a" {
+		t.Fatalf("pool-a's own key names %q (%v)", name, err)
+	}
+
+	count := func(conn *pgx.Conn, key, sql string) int {
+		t.Helper()
+		var n int
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if key != "" {
+				if _, err := tx.Exec(ctx, store.SetAgentKey, key); err != nil {
+					return err
+				}
+			}
+			return tx.QueryRow(ctx, sql).Scan(&n)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	const agentsSeen = `SELECT count(*) FROM agents`
+	if n := count(mallory, bKey, agentsSeen); n != 1 {
+		t.Fatalf("with its own key pool-b sees %d agent rows, want its own", n)
+	}
+	for what, key := range map[string]string{"no key": "", "a wrong key": "rka_" + strings.Repeat("x", 43),
+		"another agent's key, with a character changed": aKey[:len(aKey)-1] + string(aKey[len(aKey)-1]^1)} {
+		if n := count(mallory, key, agentsSeen); n != 0 {
+			t.Errorf("with %s a client sees %d agent rows, want none", what, n)
+		}
+	}
+	var id *int64
+	if err := mallory.QueryRow(ctx, `SELECT ruckus_agent_id()`).Scan(&id); err != nil || id != nil {
+		t.Errorf("a statement without a key is agent %v (%v), want none", id, err)
+	}
+
+	// Mallory leaves state in the one server session...
+	var leftOn, foundOn int
+	if err := mallory.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&leftOn); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`SELECT set_config('ruckus.agent_key', '` + bKey + `', false)`,
+		`CREATE TEMP TABLE runs (id bigint, state text)`,
+		`SET search_path = pg_temp, public`,
+		`SELECT pg_advisory_lock(42)`,
+	} {
+		if _, err := mallory.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// ...and the next client, on the same server connection, finds none
+	// of it.
+	var key, path string
+	var temp *string
+	var lockHeld bool
+	if err := next.QueryRow(ctx, `SELECT pg_backend_pid(), coalesce(current_setting('ruckus.agent_key', true), ''), current_setting('search_path'),
+		to_regclass('pg_temp.runs')::text, EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND pid = pg_backend_pid())`).
+		Scan(&foundOn, &key, &path, &temp, &lockHeld); err != nil {
+		t.Fatal(err)
+	}
+	if foundOn != leftOn {
+		t.Fatalf("the next client ran on server connection %d, Mallory on %d: the check would prove nothing", foundOn, leftOn)
+	}
+	if key != "" || strings.HasPrefix(path, "pg_temp") || temp != nil || lockHeld {
+		t.Errorf("the next transaction inherited the last one's session: key %q, search_path %q, temporary table %v, advisory lock held %v", key, path, temp, lockHeld)
+	}
+	if name, err := a.BoundAgentName(ctx); err != nil || name != "pool-a" {
+		t.Errorf("pool-a's own key names %q (%v)", name, err)
+	}
+
+	// A key in flight is not in pg_stat_activity: pool-a holds its
+	// transaction open on a second server connection while pool-b reads.
+	bouncer2 := startPgBouncer(t, w, 2)
+	a2 := connectAs(t, via(t, aURL, bouncer2), aKey)
+	reader := rawThrough(t, via(t, bURL, bouncer2))
+	err := a2.InTx(ctx, func(q *store.Queries) error {
+		var shown []string
+		rows, err := reader.Query(ctx, `SELECT query FROM pg_stat_activity WHERE usename = $1 AND query LIKE '%ruckus.agent_key%' AND pid <> pg_backend_pid()`,
+			store.AgentPoolRole)
+		if err != nil {
+			return err
+		}
+		shown, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if len(shown) == 0 {
+			t.Error("pool-a's open transaction is not in pg_stat_activity: the check below would prove nothing")
+		}
+		for _, q := range shown {
+			if strings.Contains(q, aKey) {
+				t.Errorf("pg_stat_activity shows pool-a's key to pool-b: %q", q)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -86,8 +86,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pgbouncer: database name %q: use letters, digits, '_' and '-'", c.Database)
 	}
 	switch {
-	case c.MaxDBConnections < 2 || c.MaxDBConnections > 1000:
-		return fmt.Errorf("pgbouncer: max database connections must be between 2 and 1000 (got %d)", c.MaxDBConnections)
+	case c.MaxDBConnections < 1 || c.MaxDBConnections > 1000:
+		return fmt.Errorf("pgbouncer: max database connections must be between 1 and 1000 (got %d)", c.MaxDBConnections)
 	case c.MaxClients < 1 || c.MaxClients > 100000:
 		return fmt.Errorf("pgbouncer: max clients must be between 1 and 100000 (got %d)", c.MaxClients)
 	case len(c.AuthPassword) < 16 || strings.ContainsAny(c.AuthPassword, "\"\\\n\r"):
