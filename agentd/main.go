@@ -169,7 +169,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
 	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
-	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, cfg.Key), cfg: cfg, queue: queue, worker: w, logger: logger}
+	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st, cfg.Key), cfg: cfg, queue: queue, worker: w, logger: logger}
 	if !a.Drained {
 		if err := jc.start(); err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ruckus/ruckus/app/pgbouncer"
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // bouncerOptions are `ruckus pgbouncer`'s settings.
@@ -39,7 +40,7 @@ func cmdPgBouncer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&o.dir, "dir", envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), "directory for its configuration, log and pid file (RUCKUS_PGBOUNCER_DIR)")
 	fs.IntVar(&o.maxDBConnections, "max-db-connections", pgbouncer.DefaultMaxDBConnections, "PostgreSQL connections for all agents together")
 	fs.IntVar(&o.maxClients, "max-clients", pgbouncer.DefaultMaxClients, "agent connections accepted (agents × their --db-pool-size)")
-	fs.BoolVar(&o.setupAuth, "setup-auth", false, "create or update the "+pgbouncer.AuthRole+" role and the lookup function first (DATABASE_URL must be a superuser's)")
+	fs.BoolVar(&o.setupAuth, "setup-auth", false, "create or update the "+pgbouncer.AuthRole+" role and the lookup function, and let the agents' shared role "+store.AgentPoolRole+" log in, first (DATABASE_URL must be a superuser's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func cmdPgBouncer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	password := os.Getenv(bouncerPasswordEnv)
 	if password == "" {
-		return fmt.Errorf("%w: set %s to the %s role's password (16 characters or more)", errUsage, bouncerPasswordEnv, pgbouncer.AuthRole)
+		return fmt.Errorf("%w: set %s to the password of PgBouncer's roles %s and %s (16 characters or more)", errUsage, bouncerPasswordEnv, pgbouncer.AuthRole, store.AgentPoolRole)
 	}
 	cmd, err := startBouncer(ctx, dbURL, password, o, stderr)
 	if err != nil {

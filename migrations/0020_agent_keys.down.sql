@@ -1,5 +1,13 @@
 -- The pooled role stays: roles belong to the whole cluster, and other
 -- databases in it may use it.
+ALTER POLICY agent_held_runs ON runs
+    WITH CHECK (agent_id IS NULL OR agent_id = ruckus_agent_id());
+ALTER POLICY agent_write_results ON results
+    WITH CHECK (run_id IN (SELECT ruckus_agent_runs()) AND agent_id = ruckus_agent_id());
+ALTER POLICY agent_write_events ON run_events
+    WITH CHECK (agent_id = ruckus_agent_id()
+        AND (run_id IN (SELECT ruckus_agent_runs()) OR run_id IN (SELECT ruckus_agent_claimable())));
+
 DROP POLICY agent_own_row ON agents;
 CREATE POLICY agent_own_row ON agents TO ruckus_agent
     USING (db_role = session_user) WITH CHECK (db_role = session_user);

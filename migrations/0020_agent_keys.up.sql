@@ -29,6 +29,8 @@ ALTER TABLE agents ADD COLUMN key_hash bytea CHECK (length(key_hash) = 32);
 CREATE UNIQUE INDEX agents_key_hash_key ON agents (key_hash) WHERE key_hash IS NOT NULL;
 
 -- Each branch is an index lookup; session_user decides which one runs.
+-- Callers ask it as (SELECT ruckus_agent_id()), once per statement: called
+-- per row it would hash the key once per row.
 CREATE OR REPLACE FUNCTION ruckus_agent_id() RETURNS bigint
     LANGUAGE sql STABLE SECURITY DEFINER
     AS $$ SELECT id FROM agents WHERE session_user <> 'ruckus_agent_pool' AND db_role = session_user
@@ -39,23 +41,23 @@ CREATE OR REPLACE FUNCTION ruckus_agent_id() RETURNS bigint
 CREATE OR REPLACE FUNCTION ruckus_agent_queues() RETURNS SETOF text
     LANGUAGE sql STABLE SECURITY DEFINER
     AS $$ SELECT a.hardware_profile || '_' || rt FROM agents a, unnest(a.runtimes) AS rt
-          WHERE a.id = ruckus_agent_id() AND a.hardware_profile IS NOT NULL $$;
+          WHERE a.id = (SELECT ruckus_agent_id()) AND a.hardware_profile IS NOT NULL $$;
 
 CREATE OR REPLACE FUNCTION ruckus_agent_runs() RETURNS SETOF bigint
     LANGUAGE sql STABLE SECURITY DEFINER
-    AS $$ SELECT id FROM runs WHERE agent_id = ruckus_agent_id() $$;
+    AS $$ SELECT id FROM runs WHERE agent_id = (SELECT ruckus_agent_id()) $$;
 
 CREATE OR REPLACE FUNCTION ruckus_agent_claimable() RETURNS SETOF bigint
     LANGUAGE sql STABLE SECURITY DEFINER
     AS $$ SELECT r.id FROM runs r JOIN river_job j ON j.id = r.river_job_id
           WHERE j.state = 'running' AND r.state IN ('queued', 'running')
-            AND (r.agent_id IS NULL OR r.agent_id = ruckus_agent_id())
+            AND (r.agent_id IS NULL OR r.agent_id = (SELECT ruckus_agent_id()))
             AND j.queue IN (SELECT ruckus_agent_queues()) $$;
 
 CREATE OR REPLACE FUNCTION ruckus_agent_datasets() RETURNS SETOF bigint
     LANGUAGE sql STABLE SECURITY DEFINER
     AS $$ SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
-          WHERE r.state = 'running' AND r.agent_id = ruckus_agent_id() $$;
+          WHERE r.state = 'running' AND r.agent_id = (SELECT ruckus_agent_id()) $$;
 
 -- The login role bound to the caller's agent, which names its row: an
 -- agent registers with INSERT … ON CONFLICT DO UPDATE … RETURNING, and
@@ -63,7 +65,7 @@ CREATE OR REPLACE FUNCTION ruckus_agent_datasets() RETURNS SETOF bigint
 -- against the policy even when it updates instead.
 CREATE FUNCTION ruckus_agent_role() RETURNS text
     LANGUAGE sql STABLE SECURITY DEFINER
-    AS $$ SELECT db_role FROM agents WHERE id = ruckus_agent_id() $$;
+    AS $$ SELECT db_role FROM agents WHERE id = (SELECT ruckus_agent_id()) $$;
 REVOKE ALL ON FUNCTION ruckus_agent_role() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ruckus_agent_role() TO ruckus_agent;
 
@@ -87,4 +89,14 @@ GRANT EXECUTE ON FUNCTION ruckus_agent_id() TO PUBLIC;
 -- another), and none for a caller with no agent.
 DROP POLICY agent_own_row ON agents;
 CREATE POLICY agent_own_row ON agents TO ruckus_agent
-    USING (db_role = ruckus_agent_role()) WITH CHECK (db_role = ruckus_agent_role());
+    USING (db_role = (SELECT ruckus_agent_role())) WITH CHECK (db_role = (SELECT ruckus_agent_role()));
+
+-- The checks on rows an agent writes name it the same way, asked once per
+-- statement rather than once per row (a key is hashed on every asking).
+ALTER POLICY agent_held_runs ON runs
+    WITH CHECK (agent_id IS NULL OR agent_id = (SELECT ruckus_agent_id()));
+ALTER POLICY agent_write_results ON results
+    WITH CHECK (run_id IN (SELECT ruckus_agent_runs()) AND agent_id = (SELECT ruckus_agent_id()));
+ALTER POLICY agent_write_events ON run_events
+    WITH CHECK (agent_id = (SELECT ruckus_agent_id())
+        AND (run_id IN (SELECT ruckus_agent_runs()) OR run_id IN (SELECT ruckus_agent_claimable())));

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -61,7 +62,10 @@ func NewAgent(pool *pgxpool.Pool, key string) (*Store, error) {
 // own statements as the store would.
 func (s *Store) DB() DBTX { return s.Queries.db }
 
-// begin starts a transaction on the pool that carries the store's key.
+// Begin starts a transaction on the pool that carries the store's key (a
+// plain one without a key); the caller commits or rolls it back.
+func (s *Store) Begin(ctx context.Context) (pgx.Tx, error) { return s.begin(ctx) }
+
 func (s *Store) begin(ctx context.Context) (pgx.Tx, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil || s.key == "" {
@@ -104,15 +108,18 @@ func (k keyedDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	return tag, err
 }
 
+// Query answers rows that carry the error when it fails, as pgx's pool
+// does, so that a caller reading them without checking err first fails
+// cleanly.
 func (k keyedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	br, err := k.send(ctx, sql, args)
 	if err != nil {
-		return nil, err
+		return errRows{err}, err
 	}
 	rows, err := br.Query()
 	if err != nil {
 		_ = br.Close()
-		return nil, err
+		return errRows{err}, err
 	}
 	return &keyedRows{Rows: rows, br: br}, nil
 }
@@ -199,3 +206,17 @@ func (r keyedRow) Scan(dest ...any) error {
 	r.rows.Close()
 	return r.rows.Err()
 }
+
+// errRows are the rows of a query that could not run.
+type errRows struct{ err error }
+
+func (r errRows) Close()                                       {}
+func (r errRows) Err() error                                   { return r.err }
+func (r errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (r errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (r errRows) Next() bool                                   { return false }
+func (r errRows) Scan(...any) error                            { return r.err }
+func (r errRows) Values() ([]any, error)                       { return nil, r.err }
+func (r errRows) RawValues() [][]byte                          { return nil }
+func (r errRows) Conn() *pgx.Conn                              { return nil }
+func (r errRows) TypeMap() *pgtype.Map                         { return pgtype.NewMap() }

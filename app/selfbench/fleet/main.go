@@ -81,7 +81,7 @@ func main() {
 	flag.Float64Var(&o.killShare, "kill", 0.1, "share of the agents killed with SIGKILL half-way")
 	flag.DurationVar(&o.pace, "pace", 150*time.Millisecond, "time between benchmarks (each one run per queue)")
 	flag.DurationVar(&o.stale, "stale", 15*time.Second, "the server's agent stale period")
-	flag.IntVar(&o.budget, "budget", 24, "PgBouncer's PostgreSQL connections for all agents together")
+	flag.IntVar(&o.budget, "budget", pgbouncer.DefaultMaxDBConnections, "PgBouncer's PostgreSQL connections for all agents together")
 	flag.IntVar(&o.probes, "probes", 8, "long runs cancelled mid-way to time the cancel")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up after")
 	flag.Parse()
@@ -330,10 +330,8 @@ func (s *soak) waitOnline(ctx context.Context, n int, limit time.Duration) error
 		if online >= n {
 			return nil
 		}
-		for _, p := range s.agents {
-			if p.Exited() && p.killed.IsZero() {
-				return p.ExitError()
-			}
+		if err := s.agentDied(); err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("only %d of %d agents online after %v", online, n, limit)
@@ -494,6 +492,19 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 	return nil
 }
 
+// agentDied is the exit of an agent the soak did not kill: an agent
+// must not stop on its own.
+func (s *soak) agentDied() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.agents {
+		if p.Exited() && p.killed.IsZero() {
+			return p.ExitError()
+		}
+	}
+	return nil
+}
+
 // waitDone waits until every run has ended.
 func (s *soak) waitDone(ctx context.Context, deadline time.Time) error {
 	for {
@@ -503,6 +514,9 @@ func (s *soak) waitDone(ctx context.Context, deadline time.Time) error {
 		}
 		if open == 0 {
 			return nil
+		}
+		if err := s.agentDied(); err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d runs still open at the deadline", open, total)
