@@ -53,3 +53,38 @@ func TestSimConfigFileErrorsNameTheSetting(t *testing.T) {
 		}
 	}
 }
+
+// Through PgBouncer an agent needs its key; it comes from --key-file (which
+// wins) or $RUCKUS_AGENT_KEY, and a value that is not a key is refused
+// without being echoed.
+func TestAgentKeySetting(t *testing.T) {
+	const key = "rka_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG"
+	dir := t.TempDir()
+	file := filepath.Join(dir, "key")
+	if err := os.WriteFile(file, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad")
+	if err := os.WriteFile(bad, []byte("hunter2-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--database-url", "postgres://x", "--name", "a", "--pgbouncer"}
+	t.Setenv("RUCKUS_AGENT_KEY", "")
+	if _, err := parseRunFlags(base, io.Discard); err == nil || !strings.Contains(err.Error(), "RUCKUS_AGENT_KEY or --key-file") {
+		t.Errorf("--pgbouncer without a key: %v", err)
+	}
+	c, err := parseRunFlags(append(base, "--key-file", file), io.Discard)
+	if err != nil || c.Key != key {
+		t.Errorf("--key-file: %q %v", c.Key, err)
+	}
+	if _, err := parseRunFlags(append(base, "--key-file", bad), io.Discard); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a file without a key: %v", err)
+	}
+	t.Setenv("RUCKUS_AGENT_KEY", key)
+	if c, err := parseRunFlags(base, io.Discard); err != nil || c.Key != key {
+		t.Errorf("$RUCKUS_AGENT_KEY: %q %v", c.Key, err)
+	}
+	if c, err := parseRunFlags(base[:4], io.Discard); err != nil || c.Key != key {
+		t.Errorf("a key without --pgbouncer is kept (and harmless): %q %v", c.Key, err)
+	}
+}

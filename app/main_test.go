@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -302,6 +303,27 @@ func TestAgentRoleCommands(t *testing.T) {
 		t.Fatal("the agent's role reads users")
 	}
 	conn.Close(ctx)
+	// The key is printed once, and only its hash kept; --key-file writes
+	// it (owner-only) instead, and replaces the printed one.
+	printed := regexp.MustCompile(`RUCKUS_AGENT_KEY='(rka_[A-Za-z0-9_-]{43})'`).FindStringSubmatch(out)
+	if printed == nil {
+		t.Fatalf("agent create printed no key: %q", out)
+	}
+	keyFile := filepath.Join(t.TempDir(), "key")
+	code, out, errOut = runCLI(t, "agent", "create", "gpu-7", "--key-file", keyFile)
+	if code != 0 || strings.Contains(out, "rka_") || !strings.Contains(out, "--key-file "+keyFile) {
+		t.Fatalf("agent create --key-file: %d %q %q", code, out, errOut)
+	}
+	b, err := os.ReadFile(keyFile)
+	fi, _ := os.Stat(keyFile)
+	written := strings.TrimSpace(string(b))
+	if err != nil || fi.Mode().Perm() != 0o600 || written == printed[1] || !strings.HasPrefix(written, "rka_") {
+		t.Errorf("key file %q mode %v (%v), want a new key, mode 0600", written, fi.Mode().Perm(), err)
+	}
+	var hashes int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM agents WHERE name = 'gpu-7' AND key_hash = sha256(convert_to($1, 'UTF8'))`, written).Scan(&hashes); err != nil || hashes != 1 {
+		t.Errorf("the written key's hash is not the agent's: %d %v", hashes, err)
+	}
 	for _, bad := range [][]string{{"agent", "create", "-rf"}, {"agent", "create", "ok", "--password", "short"}, {"agent", "create"}} {
 		if code, _, _ := runCLI(t, bad...); code != 2 {
 			t.Errorf("%q: exit %d, want 2", bad, code)
@@ -314,6 +336,9 @@ func TestAgentRoleCommands(t *testing.T) {
 	if conn, err := pgx.Connect(ctx, u); err == nil {
 		conn.Close(ctx)
 		t.Fatal("the revoked role still logs in")
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM agents WHERE key_hash IS NOT NULL`).Scan(&hashes); err != nil || hashes != 0 {
+		t.Errorf("a revoked agent's key is kept: %d %v", hashes, err)
 	}
 	if code, _, errOut := runCLI(t, "agent", "revoke", "gpu-7"); code != 1 || !strings.Contains(errOut, "no role of its own") {
 		t.Fatalf("second revoke: %d %q", code, errOut)

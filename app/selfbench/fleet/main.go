@@ -712,8 +712,8 @@ func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 func (s *soak) stopAll() {
 	s.mu.Lock()
 	ps := append(append([]*proc{}, s.agents...), s.server)
-	// Sessions opened, for the record: PgBouncer opens one for a role that
-	// has none when the budget is spent, closing another role's.
+	// Sessions opened, for the record: PgBouncer's shared pool should open
+	// about its budget, plus the agents' lookups and the server's pool.
 	var sessions int64
 	if err := s.pool.QueryRow(context.Background(), `SELECT sessions FROM pg_stat_database WHERE datname = current_database()`).Scan(&sessions); err == nil {
 		fmt.Fprintf(s.out, "  PostgreSQL sessions opened in all: %d\n", sessions)
