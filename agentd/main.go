@@ -169,7 +169,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
 	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
-	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st, cfg.Key), cfg: cfg, queue: queue, worker: w, logger: logger}
+	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st), cfg: cfg, queue: queue, worker: w, logger: logger}
 	if !a.Drained {
 		if err := jc.start(); err != nil {
 			return err
@@ -195,10 +195,13 @@ func checkDatabase(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg
 	switch {
 	case err != nil:
 		return err
-	case bound != "" && bound != cfg.Name && cfg.PgBouncer:
-		return fmt.Errorf("this key belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
 	case bound != "" && bound != cfg.Name:
-		return fmt.Errorf("this database role belongs to agent %q, not %q: run agentd with --name %s", bound, cfg.Name, bound)
+		// Through PgBouncer the agent is known by its key, else by its role.
+		by := "database role"
+		if cfg.PgBouncer {
+			by = "key"
+		}
+		return fmt.Errorf("this %s belongs to agent %q, not %q: run agentd with --name %s", by, bound, cfg.Name, bound)
 	case bound == "" && cfg.PgBouncer:
 		return fmt.Errorf("PostgreSQL knows no agent by this key: run `ruckus agent create %s` again for a new one (it replaces the old), or check that the URL leads to Ruckus's PgBouncer", cfg.Name)
 	}

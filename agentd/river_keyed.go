@@ -28,10 +28,10 @@ type keyedDriver struct {
 }
 
 // newKeyedDriver is River's driver over pool for an agent whose store is
-// st: plain without a key.
-func newKeyedDriver(pool *pgxpool.Pool, st *store.Store, key string) riverdriver.Driver[pgx.Tx] {
+// st: keyed as the store is, plain when it carries no key.
+func newKeyedDriver(pool *pgxpool.Pool, st *store.Store) riverdriver.Driver[pgx.Tx] {
 	d := riverpgxv5.New(pool)
-	if key == "" {
+	if !st.Keyed() {
 		return d
 	}
 	return keyedDriver{Driver: d, st: st}

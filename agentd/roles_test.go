@@ -45,7 +45,7 @@ func connectAs(t *testing.T, url, key string) agentDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return agentDB{Store: st, db: st.DB(), river: newKeyedDriver(pool, st, key)}
+	return agentDB{Store: st, db: st.DB(), river: newKeyedDriver(pool, st)}
 }
 
 // An agent's own role (ruckus agent create) reaches what an agent does

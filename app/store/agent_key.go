@@ -62,16 +62,21 @@ func NewAgent(pool *pgxpool.Pool, key string) (*Store, error) {
 // own statements as the store would.
 func (s *Store) DB() DBTX { return s.Queries.db }
 
+// Keyed says whether the store's statements carry an agent key.
+func (s *Store) Keyed() bool { return s.key != "" }
+
 // Begin starts a transaction on the pool that carries the store's key (a
 // plain one without a key); the caller commits or rolls it back.
-func (s *Store) Begin(ctx context.Context) (pgx.Tx, error) { return s.begin(ctx) }
+func (s *Store) Begin(ctx context.Context) (pgx.Tx, error) { return beginKeyed(ctx, s.pool, s.key) }
 
-func (s *Store) begin(ctx context.Context) (pgx.Tx, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil || s.key == "" {
+// beginKeyed begins a transaction on pool whose first statement sets key
+// (none when key is empty).
+func beginKeyed(ctx context.Context, pool *pgxpool.Pool, key string) (pgx.Tx, error) {
+	tx, err := pool.Begin(ctx)
+	if err != nil || key == "" {
 		return tx, err
 	}
-	if _, err := tx.Exec(ctx, SetAgentKey, s.key); err != nil {
+	if _, err := tx.Exec(ctx, SetAgentKey, key); err != nil {
 		_ = tx.Rollback(ctx)
 		return nil, err
 	}
@@ -130,16 +135,16 @@ func (k keyedDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (k keyedDB) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	var n int64
-	err := pgx.BeginFunc(ctx, k.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, SetAgentKey, k.key); err != nil {
-			return err
-		}
-		var err error
-		n, err = tx.CopyFrom(ctx, table, columns, src)
-		return err
-	})
-	return n, err
+	tx, err := beginKeyed(ctx, k.pool, k.key)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	n, err := tx.CopyFrom(ctx, table, columns, src)
+	if err != nil {
+		return 0, err
+	}
+	return n, tx.Commit(ctx)
 }
 
 func (k keyedDB) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {

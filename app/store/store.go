@@ -83,7 +83,7 @@ func mapErr(err error, what string) error {
 // writes outside the store that must commit with the rows (River's
 // InsertTx).
 func (s *Store) InTxWith(ctx context.Context, fn func(tx pgx.Tx, q *Queries) error) error {
-	tx, err := s.begin(ctx)
+	tx, err := s.Begin(ctx)
 	if err != nil {
 		return err
 	}
