@@ -12,7 +12,7 @@
 // that every agent's transactions share them; each transaction carries its
 // agent's key, by which row-level security knows the agent (migration
 // 0020). Between two transactions PgBouncer discards whatever session
-// state the last one left (DISCARD ALL), so no agent's settings, temporary
+// state the last one left (ResetQuery), so no agent's settings, temporary
 // tables or locks reach the next agent's transaction. The server and the
 // administrator connect to PostgreSQL directly.
 package pgbouncer
@@ -108,6 +108,17 @@ func safeWord(s string) bool {
 	return true
 }
 
+// ResetQuery is what PgBouncer runs on a server connection after every
+// transaction. Agents share server connections, so what one transaction
+// leaves in its session (a setting, a role, a prepared statement or open
+// cursor, a LISTEN, an advisory lock, a temporary table) is wiped before
+// the next, whoever sends it. It is DISCARD ALL without DISCARD PLANS:
+// the plans that the agents' row-level security functions keep for the
+// session are PostgreSQL's own, the same for every agent, and throwing
+// them away after every transaction made each statement plan them again.
+const ResetQuery = "SET SESSION AUTHORIZATION DEFAULT; RESET ALL; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; " +
+	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
+
 // Ini is pgbouncer.ini.
 func (c Config) Ini() string {
 	lhost, lport, _ := net.SplitHostPort(c.Listen)
@@ -122,10 +133,7 @@ func (c Config) Ini() string {
 	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.MaxDBConnections)
 	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
 	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
-	// Agents share server connections: what one transaction leaves in its
-	// session (a setting, a temporary table, an advisory lock) is wiped
-	// before the next, whoever sends it.
-	fmt.Fprintf(&b, "server_reset_query = DISCARD ALL\nserver_reset_query_always = 1\n")
+	fmt.Fprintf(&b, "server_reset_query = %s\nserver_reset_query_always = 1\n", ResetQuery)
 	fmt.Fprintf(&b, "auth_type = scram-sha-256\nauth_file = %s\n", filepath.Join(c.Dir, "userlist.txt"))
 	fmt.Fprintf(&b, "auth_user = %s\nauth_query = SELECT usename, passwd FROM ruckus_pgbouncer_lookup($1)\n", AuthRole)
 	fmt.Fprintf(&b, "logfile = %s\npidfile = %s\n", filepath.Join(c.Dir, "pgbouncer.log"), filepath.Join(c.Dir, "pgbouncer.pid"))
