@@ -392,8 +392,8 @@ func (q *Queries) AgentIsStale(ctx context.Context, agentID int64, staleAfter ti
 
 // HandOnRun takes a run away from the agent holding it under fence (the
 // fence moves on, so that agent's writes are refused from now on) and
-// queues it on a new job; the next agent resumes from the persisted
-// results. The dead segment's measured time is counted up to its last
+// queues it on a new job ahead of the runs queued after it; the next agent
+// resumes from the persisted results. The dead segment's measured time is counted up to its last
 // progress report.
 func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
 	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
@@ -407,6 +407,14 @@ func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, wait
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("hand on run %d: %w", runID, ErrFenced)
+	}
+	// The run keeps its place in line: its new job is fetched before the
+	// runs queued after it (River takes a queue's available jobs by
+	// priority, then scheduled_at).
+	_, err = q.db.Exec(ctx, `UPDATE river_job SET scheduled_at = least(scheduled_at, (SELECT created_at FROM runs WHERE id = @id))
+		WHERE id = @job AND state = 'available'`, pgx.NamedArgs{"id": runID, "job": jobID})
+	if err != nil {
+		return mapErr(err, "hand on run: keep its place")
 	}
 	return q.AddRunEvent(ctx, runID, nil, "handed_on", why)
 }

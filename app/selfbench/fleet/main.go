@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ type options struct {
 	budget         int
 	probes         int
 	timeout        time.Duration
+	logs           string
 }
 
 // group is a kind of agent: a hardware profile and the runtime it serves.
@@ -84,6 +86,7 @@ func main() {
 	flag.IntVar(&o.budget, "budget", pgbouncer.DefaultMaxDBConnections, "PgBouncer's PostgreSQL connections for all agents together")
 	flag.IntVar(&o.probes, "probes", 8, "long runs cancelled mid-way to time the cancel")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up after")
+	flag.StringVar(&o.logs, "logs", "", "also write each agent's log to DIR/NAME.log")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -262,7 +265,12 @@ type proc struct {
 // start starts a child in a process group of its own: the soak stops its
 // children itself, in order.
 func (s *soak) start(_ context.Context, name string, env []string, bin string, args ...string) (*proc, error) {
-	bp, err := benchkit.Start(benchkit.Spec{Name: name, Argv: append([]string{bin}, args...), Env: env, OwnGroup: true})
+	return s.startLogged(name, env, nil, bin, args...)
+}
+
+// startLogged is start with the process's stderr also written to w.
+func (s *soak) startLogged(name string, env []string, w io.Writer, bin string, args ...string) (*proc, error) {
+	bp, err := benchkit.Start(benchkit.Spec{Name: name, Argv: append([]string{bin}, args...), Env: env, OwnGroup: true, Stderr: w})
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +306,15 @@ func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, er
 	} else {
 		args = append(args, "--runtime", "openai", "--serves", g.serves, "--endpoint", s.sims[len(s.agents)%len(s.sims)])
 	}
-	p, err := s.start(ctx, "agent", []string{"DATABASE_URL=" + viaBouncer, "RUCKUS_AGENT_KEY=" + role.Key}, s.o.agentd, args...)
+	var logFile io.Writer
+	if s.o.logs != "" {
+		f, err := os.OpenFile(filepath.Join(s.o.logs, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		logFile = f // open until the soak ends
+	}
+	p, err := s.startLogged("agent", []string{"DATABASE_URL=" + viaBouncer, "RUCKUS_AGENT_KEY=" + role.Key}, logFile, s.o.agentd, args...)
 	if err != nil {
 		return nil, err
 	}
