@@ -116,8 +116,9 @@ func (p *Planner) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 }
 
 // HandOnStaleRuns is the reaper: every run held by an agent that stopped
-// heartbeating is taken from it (its fence moves on, so it can write no
-// more even if it comes back), its old job is cancelled and a new job
+// heartbeating and writing the run's progress (store.StaleRuns) is taken
+// from it (its fence moves on, so it can write no more even if it comes
+// back), its old job is cancelled and a new job
 // queues it for another agent, which resumes from the persisted results.
 // This happens long before River's own rescuer would act, which is tuned
 // for the longest allowed run.
@@ -136,7 +137,7 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 			if r.State != "running" || r.AgentID == nil {
 				return nil // finished or handed back meanwhile
 			}
-			if stillStale, err := q.AgentIsStale(ctx, *r.AgentID, p.StaleAfter); err != nil || !stillStale {
+			if stillStale, err := q.RunIsStale(ctx, r.ID, p.StaleAfter); err != nil || !stillStale {
 				return err
 			}
 			if r.RiverJobID != nil {

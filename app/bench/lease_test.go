@@ -96,6 +96,16 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, job1); err != nil {
 		t.Fatal(err)
 	}
+	// Its heartbeats are late but it still writes the run's progress (its
+	// beats wait behind a busy pool): it is alive, the run stays.
+	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 0 {
+		t.Fatalf("reaper on an agent writing progress: %d %v", n, err)
+	}
+	// Neither a beat nor progress within the stale period: it is gone.
+	if _, err := st.Pool().Exec(ctx, `UPDATE runs SET progress_at = now() - interval '1 hour', segment_started_at = now() - interval '2 hours'
+		WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 1 {
 		t.Fatalf("reaper: %d %v", n, err)
 	}

@@ -367,12 +367,20 @@ type StaleRun struct {
 	AgentName   string
 }
 
-// StaleRuns lists running runs whose agent has not beaten within
-// staleAfter, went offline or was deactivated without handing them back.
+// staleRun is when a running run r, held by agent a, is to be handed on:
+// its agent went offline or was deactivated without handing it back, or
+// has shown no sign of life within @stale: no heartbeat, and no progress
+// written for the run (a live agent whose heartbeats wait behind a busy
+// connection pool still writes the run's progress every second).
+const staleRun = `r.state = 'running' AND (a.state = 'offline' OR a.deactivated_at IS NOT NULL
+	OR (a.last_heartbeat_at < now() - @stale::interval
+		AND coalesce(greatest(r.progress_at, r.segment_started_at), '-infinity') < now() - @stale::interval))`
+
+// StaleRuns lists the running runs to hand on (staleRun) with staleAfter
+// as the stale period.
 func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name FROM runs r JOIN agents a ON a.id = r.agent_id
-		WHERE r.state = 'running' AND (a.last_heartbeat_at < now() - @stale::interval OR a.state = 'offline' OR a.deactivated_at IS NOT NULL)
-		ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
+		WHERE `+staleRun+` ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
 	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
 		var r StaleRun
 		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName)
@@ -381,13 +389,13 @@ func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]St
 	return rs, mapErr(err, "stale runs")
 }
 
-// AgentIsStale says whether the agent has not beaten within staleAfter (or
-// is offline or deactivated), read inside the reaper's transaction.
-func (q *Queries) AgentIsStale(ctx context.Context, agentID int64, staleAfter time.Duration) (bool, error) {
+// RunIsStale says whether the run is still to be handed on (staleRun), read
+// inside the reaper's transaction.
+func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.Duration) (bool, error) {
 	var stale bool
-	err := q.db.QueryRow(ctx, `SELECT last_heartbeat_at < now() - @stale::interval OR state = 'offline' OR deactivated_at IS NOT NULL
-		FROM agents WHERE id = @id`, pgx.NamedArgs{"id": agentID, "stale": staleAfter}).Scan(&stale)
-	return stale, mapErr(err, "agent is stale")
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id = @run AND `+staleRun+`)`,
+		pgx.NamedArgs{"run": runID, "stale": staleAfter}).Scan(&stale)
+	return stale, mapErr(err, "run is stale")
 }
 
 // HandOnRun takes a run away from the agent holding it under fence (the
