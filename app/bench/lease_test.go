@@ -121,6 +121,13 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if r.State != "queued" || r.AgentID != nil || *r.RiverJobID == job1 || r.Completed != 1 {
 		t.Fatalf("after hand-on: %+v", r)
 	}
+	// Its new job keeps the run's place in line: it is fetched before the
+	// runs queued after this one.
+	var inLine bool
+	if err := st.Pool().QueryRow(ctx, `SELECT j.state = 'available' AND j.scheduled_at = r.created_at
+		FROM runs r JOIN river_job j ON j.id = r.river_job_id WHERE r.id = $1`, runID).Scan(&inLine); err != nil || !inLine {
+		t.Fatalf("the handed-on run's new job is not available at the run's own queueing time: %v %v", inLine, err)
+	}
 
 	// The first agent comes back: every write is refused, nothing lands.
 	if _, err := st.WriteResults(ctx, c1.Lease, []store.ResultRecord{result(1, jobs.StatusOK, 100, 400, 10)}); !errors.Is(err, store.ErrFenced) {
