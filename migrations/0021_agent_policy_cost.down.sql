@@ -47,5 +47,6 @@ BEGIN
     END LOOP;
 END $$;
 
+DROP INDEX ruckus_river_job_available_idx;
 DROP INDEX runs_river_job_id_idx;
 DROP INDEX runs_agent_id_idx;

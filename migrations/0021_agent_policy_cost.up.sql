@@ -11,10 +11,19 @@
 --     with every run ever made; without one on runs.river_job_id, so did
 --     "the runs I may claim";
 --   - the benchmarks policy read every run visible to the agent, checking
---     each against those functions.
+--     each against those functions;
+--   - River's fetch, run by an agent under row-level security, could not
+--     use River's fetching index (state, queue, …): PostgreSQL applies a
+--     query's own conditions only after the policies unless their
+--     functions are leakproof, and equality on the river_job_state enum is
+--     not. The fetch read every job of its kind ever kept. A partial index
+--     of the available jobs by queue serves it: its condition on queue
+--     (text equality, leakproof) is an index condition, and the index's
+--     predicate holds the state.
 
 CREATE INDEX runs_agent_id_idx ON runs (agent_id) WHERE agent_id IS NOT NULL;
 CREATE INDEX runs_river_job_id_idx ON runs (river_job_id) WHERE river_job_id IS NOT NULL;
+CREATE INDEX ruckus_river_job_available_idx ON river_job (queue, priority, scheduled_at, id) WHERE state = 'available';
 
 -- The same answers as migration 0020's, asked once per call.
 CREATE OR REPLACE FUNCTION ruckus_agent_id() RETURNS bigint
