@@ -38,9 +38,10 @@ func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error
 }
 
 // ReaperInterval is how often the server looks for stale agents' runs: a
-// tenth of the stale period, between 1 s and 2 s, so a dead agent's run is
-// handed on within the stale period plus 2 s, and another agent (polling
-// every second) takes it up soon after. The look is one indexed query.
+// twentieth of the stale period, between 0.5 s and 1 s, so a dead agent's
+// run is handed on within the stale period plus 1 s, and another agent
+// (polling every second) takes it up soon after. The look is one indexed
+// query.
 func ReaperInterval(staleAfter time.Duration) time.Duration {
-	return min(max(staleAfter/10, time.Second), 2*time.Second)
+	return min(max(staleAfter/20, 500*time.Millisecond), time.Second)
 }
