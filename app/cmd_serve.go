@@ -216,12 +216,13 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	return planner, rc, nil
 }
 
-// serverRiverConfig is the server's River configuration: its queue, how
-// long finished jobs are kept, and the periodic reaper and session cleanup.
+// serverRiverConfig is the server's River configuration: its queues (its
+// own work, and the reaper's apart from it), how long finished jobs are
+// kept, and the periodic reaper and session cleanup.
 func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.Logger) *river.Config {
 	return &river.Config{
 		Logger: logger,
-		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}},
+		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}},
 		// Finished jobs are kept a while for the job UI and then removed by
 		// River's own cleaner; failures longer, to be looked into. (Results
 		// live in the app's tables, not in River's.)

@@ -8,16 +8,21 @@ import (
 )
 
 // ReaperArgs hands the runs of agents that stopped heartbeating on to
-// other agents; the server runs it periodically, every tenth of the stale
-// period.
+// other agents; the server runs it periodically (ReaperInterval).
 type ReaperArgs struct{}
+
+// ReaperQueue is the reaper's own queue, worked by the server: on the
+// server's queue a hand-on waited behind every score_run job queued before
+// it. (Agents' queues are a profile and a runtime joined by "_", so no
+// agent serves this one.)
+const ReaperQueue = "reaper"
 
 // Kind is the job kind, stable across versions.
 func (ReaperArgs) Kind() string { return "agent_reaper" }
 
-// InsertOpts puts the job on the server's queue, once per period.
+// InsertOpts puts the job on the reaper's queue, once per period.
 func (ReaperArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ServerQueue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
+	return river.InsertOpts{Queue: ReaperQueue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
 }
 
 // Reaper is the part of the planner the worker needs.
