@@ -63,8 +63,7 @@ CREATE OR REPLACE FUNCTION ruckus_agent_claimable() RETURNS SETOF bigint
     AS $$
 DECLARE
     me bigint := ruckus_agent_id();
-    queues text[] := ARRAY(SELECT a.hardware_profile || '_' || rt FROM agents a, unnest(a.runtimes) AS rt
-                           WHERE a.id = me AND a.hardware_profile IS NOT NULL);
+    queues text[] := ARRAY(SELECT ruckus_agent_queues());
 BEGIN
     RETURN QUERY SELECT r.id FROM river_job j JOIN runs r ON r.river_job_id = j.id
         WHERE j.state = 'running' AND j.queue = ANY (queues) AND r.state IN ('queued', 'running')

@@ -401,8 +401,8 @@ func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.D
 // HandOnRun takes a run away from the agent holding it under fence (the
 // fence moves on, so that agent's writes are refused from now on) and
 // queues it on a new job ahead of the runs queued after it; the next agent
-// resumes from the persisted results. The dead segment's measured time is counted up to its last
-// progress report.
+// resumes from the persisted results. The dead segment's measured time is
+// counted up to its last progress report.
 func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
 	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
 			waiting_for_agent = @waiting, eta_seconds = NULL,

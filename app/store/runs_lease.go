@@ -472,12 +472,9 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 	if err := q.db.SendBatch(ctx, b).Close(); err != nil {
 		return s, err
 	}
-	for _, p := range []struct {
-		d  *jobs.Dist
-		ps []float64
-	}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}} {
-		p.d.P50, p.d.P90, p.d.P95, p.d.P99 = p.ps[0], p.ps[1], p.ps[2], p.ps[3]
-	}
+	setPercentiles(&s.TTFT, ttftP)
+	setPercentiles(&s.TPOT, tpotP)
+	setPercentiles(&s.E2E, e2eP)
 	var all []stats.Repeated
 	for _, rs := range parts.itl {
 		all = append(all, rs...)
@@ -510,6 +507,11 @@ const tokenITLByPhase = `SELECT r.phase, u.gap::float8 / u.n / 1000, sum(u.n)::i
 	WHERE r.run_id = @run AND r.status = 'ok' AND r.itl_gaps_us IS NOT NULL AND u.n > 0
 		AND (@steps_only::bool IS FALSE OR r.phase <> '')
 	GROUP BY 1, 2`
+
+// setPercentiles sets d's p50/p90/p95/p99 from distColumns' array.
+func setPercentiles(d *jobs.Dist, ps []float64) {
+	d.P50, d.P90, d.P95, d.P99 = ps[0], ps[1], ps[2], ps[3]
+}
 
 // distColumns selects the mean, min, max and p50/p90/p95/p99 (numpy's
 // linear interpolation) of col over successful requests.
@@ -572,14 +574,10 @@ func (p *stepParts) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased 
 		_, err := pgx.ForEachRow(rows, []any{&st.Name, &st.Requests, &st.OK, &st.Errors, &st.OutputTokens, &st.GoodRequests, &st.WindowSeconds,
 			&st.TTFT.Mean, &st.TTFT.Min, &st.TTFT.Max, &ttftP, &st.TPOT.Mean, &st.TPOT.Min, &st.TPOT.Max, &tpotP,
 			&st.E2E.Mean, &st.E2E.Min, &st.E2E.Max, &e2eP}, func() error {
-			s := st
-			for _, d := range []struct {
-				d  *jobs.Dist
-				ps []float64
-			}{{&s.TTFT, ttftP}, {&s.TPOT, tpotP}, {&s.E2E, e2eP}} {
-				d.d.P50, d.d.P90, d.d.P95, d.d.P99 = d.ps[0], d.ps[1], d.ps[2], d.ps[3]
-			}
-			p.steps = append(p.steps, s)
+			setPercentiles(&st.TTFT, ttftP)
+			setPercentiles(&st.TPOT, tpotP)
+			setPercentiles(&st.E2E, e2eP)
+			p.steps = append(p.steps, st)
 			return nil
 		})
 		return mapErr(err, "run steps")
