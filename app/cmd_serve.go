@@ -202,7 +202,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
 	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
-		Regressions: &regress.Checker{Store: st}})
+		Regressions: &regress.Checker{Store: st}, Stats: st})
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
 	if err != nil {

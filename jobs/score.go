@@ -38,6 +38,12 @@ type RegressionChecker interface {
 	CheckRegressions(ctx context.Context, runID int64) error
 }
 
+// RunStatsComputer keeps a finished run's figures with their intervals
+// (store.ComputeRunStats).
+type RunStatsComputer interface {
+	ComputeRunStats(ctx context.Context, runID int64) error
+}
+
 // ScoreRunWorker scores runs.
 type ScoreRunWorker struct {
 	river.WorkerDefaults[ScoreRunArgs]
@@ -45,13 +51,22 @@ type ScoreRunWorker struct {
 	// Regressions, when set, checks each run once it is scored: its
 	// quality is final then (a rescoring checks it again).
 	Regressions RegressionChecker
+	// Stats, when set, keeps the run's figures with their intervals
+	// first, so that every conclusion drawn about it reads them.
+	Stats RunStatsComputer
 }
 
 // Timeout allows for large runs.
 func (w *ScoreRunWorker) Timeout(*river.Job[ScoreRunArgs]) time.Duration { return 10 * time.Minute }
 
-// Work scores the run, then checks it for a regression.
+// Work keeps the run's figures, scores the run, then checks it for a
+// regression.
 func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs]) error {
+	if w.Stats != nil {
+		if err := w.Stats.ComputeRunStats(ctx, job.Args.RunID); err != nil {
+			return err
+		}
+	}
 	if err := w.Scorer.ScoreRunOptions(ctx, job.Args.RunID, job.Args.Scorer, job.Args.Options); err != nil {
 		return err
 	}

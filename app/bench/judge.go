@@ -402,7 +402,7 @@ func (p *Planner) finishSingle(ctx context.Context, jr store.JudgeRun, items []s
 			all = append(all, *j.Score)
 		}
 	}
-	q := store.RunQuality{Scorer: ScorerJudge, Scored: len(all)}
+	q := store.RunQuality{Scorer: ScorerJudge, Scored: len(all), Judge: judgeIdentity(jr)}
 	if len(all) > 0 {
 		mean, lo, hi := score.MeanCI(all, uint64(jr.RunA))
 		q.Mean, q.Low, q.High = &mean, &lo, &hi
@@ -469,4 +469,13 @@ func finishPair(jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutc
 		}
 		o.Judgments = append(o.Judgments, f)
 	}
+}
+
+// judgeIdentity is what tells one judge's verdicts from another's: a
+// quality is comparable only under the same judge model, rubric,
+// template, scale and mode.
+func judgeIdentity(jr store.JudgeRun) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"model": jr.Judge.ModelName, "rubric": jr.Rubric, "template": jr.Template,
+		"scale": []int{jr.ScaleMin, jr.ScaleMax}, "mode": jr.Mode})
+	return b
 }

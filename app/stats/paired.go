@@ -167,3 +167,30 @@ func pairedBootstrap(a, b []float64, resamples int, next func() int) Paired {
 	out.Lo, out.Hi = diffs[lo], diffs[resamples-lo-1]
 	return out
 }
+
+// PairScores lines up two runs' scored items by index (each list sorted by
+// index): the scores of the items both scored, in order, and how many
+// each scored alone.
+func PairScores(aIdx []int32, aScores []float64, bIdx []int32, bScores []float64) (xa, xb []float64, onlyA, onlyB int) {
+	i, j := 0, 0
+	for i < len(aIdx) && j < len(bIdx) {
+		switch {
+		case aIdx[i] < bIdx[j]:
+			onlyA++
+			i++
+		case aIdx[i] > bIdx[j]:
+			onlyB++
+			j++
+		default:
+			xa, xb = append(xa, aScores[i]), append(xb, bScores[j])
+			i++
+			j++
+		}
+	}
+	return xa, xb, onlyA + len(aIdx) - i, onlyB + len(bIdx) - j
+}
+
+// PairSeed is the resampling seed of the paired comparison of runs a and
+// b: the same in either order, so comparing b with a gives exactly the
+// negated result.
+func PairSeed(a, b int64) uint64 { return uint64(min(a, b))<<32 ^ uint64(max(a, b)) }

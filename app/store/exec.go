@@ -125,7 +125,10 @@ func (s *Store) FinishExecution(ctx context.Context, runID int64, sum ExecSummar
 			exec_at = now(), scorer = @scorer, scored = @scored, quality = @mean, quality_lo = @lo, quality_hi = @hi, scored_at = now()
 			WHERE id = @run`, pgx.NamedArgs{"run": runID, "pass": pass, "counts": counts, "scorer": q.Scorer, "scored": q.Scored,
 			"mean": q.Mean, "lo": q.Low, "hi": q.High})
-		return mapErr(err, "finish execution")
+		if err != nil {
+			return mapErr(err, "finish execution")
+		}
+		return tx.saveRunQuality(ctx, runID, q)
 	})
 }
 

@@ -40,6 +40,9 @@ type RunQuality struct {
 	// bleu scorer's corpus score (nil for other scorers).
 	Options    json.RawMessage
 	CorpusBLEU *float64
+	// Judge is, for the judge scorer, what identifies its verdicts beside
+	// the scorer: the judge model, rubric and mode (nil otherwise).
+	Judge json.RawMessage
 }
 
 // SaveScores stores every result's score (nil for one not scored), each
@@ -65,7 +68,10 @@ func (q *Queries) saveScores(ctx context.Context, runID int64, idx, samples []in
 		quality_hi = @hi, scorer_options = @options, corpus_bleu = @corpus, scored_at = now() WHERE id = @run`,
 		pgx.NamedArgs{"run": runID, "scorer": rq.Scorer, "scored": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High,
 			"options": rq.Options, "corpus": rq.CorpusBLEU})
-	return mapErr(err, "save run quality")
+	if err != nil {
+		return mapErr(err, "save run quality")
+	}
+	return q.saveRunQuality(ctx, runID, rq)
 }
 
 // RunScorer is the scorer a run's benchmark names and its dataset's
