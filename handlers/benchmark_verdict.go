@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -20,8 +19,7 @@ import (
 
 // verdictStore is what the verdict reads beyond the benchmark itself.
 type verdictStore interface {
-	RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]store.ItemScore, error)
-	E2EP95Intervals(ctx context.Context, runIDs []int64) (map[int64]store.QuantileInterval, error)
+	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
 }
 
@@ -30,112 +28,37 @@ type verdictStore interface {
 // quality as not measured yet.
 const scoreWait = 2 * time.Minute
 
-// evidence is what tells a real difference from noise among a
-// benchmark's runs: paired comparisons of their scores item by item and
-// the spread of their p95 E2E latency. Both read every result, so they
-// are kept per benchmark while its runs stay as they were.
-type evidence struct {
-	paired []advise.QualityDiff
-	e2e    map[int64]store.QuantileInterval
-}
-
-// evidenceCache keeps evidence by benchmark, with the fingerprint of the
-// runs it was read from; the zero value is ready.
-type evidenceCache struct {
-	mu sync.Mutex
-	m  map[int64]cachedEvidence
-}
-
-type cachedEvidence struct {
-	fingerprint string
-	ev          evidence
-}
-
-// maxCachedEvidence bounds the cache; past it, it starts again.
-const maxCachedEvidence = 1024
-
-// fingerprint changes whenever a run's results or scores may have: a new
-// attempt, another state, more items done or scored, a new quality.
-func fingerprint(runs []store.Run) string {
-	var b strings.Builder
-	for _, r := range runs {
-		fmt.Fprintf(&b, "%d:%s:%d:%d:%d:%d", r.ID, r.State, r.Attempt, r.Completed, r.Scored, r.Errors)
-		if r.Quality != nil {
-			fmt.Fprintf(&b, ":%g", *r.Quality)
+// evidenceFor is the paired comparisons of quality between candidates
+// scored under the same scorer identity. They are kept in a table
+// (store.QualityPairs): computed once from the runs' stored item scores,
+// never from their results on a page's request.
+func (s *server) evidenceFor(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
+	byKey := map[string][]int64{}
+	var keys []string
+	for _, c := range cands {
+		if c.Quality == nil || c.ScorerKey == "" {
+			continue
 		}
-		if r.FinishedAt != nil {
-			fmt.Fprintf(&b, ":%d", r.FinishedAt.UnixNano())
+		if _, ok := byKey[c.ScorerKey]; !ok {
+			keys = append(keys, c.ScorerKey)
 		}
-		b.WriteByte(';')
+		byKey[c.ScorerKey] = append(byKey[c.ScorerKey], c.RunID)
 	}
-	return b.String()
-}
-
-// evidenceFor returns the evidence over the runs ids of benchmark b. The
-// verdict asks over the succeeded runs, the recommendation over all: the
-// ids are part of what the cached evidence was read for.
-func (s *server) evidenceFor(ctx context.Context, b store.Benchmark, ids []int64) (evidence, error) {
-	fp := fmt.Sprint(ids) + "|" + fingerprint(b.Runs)
-	s.evidence.mu.Lock()
-	e, ok := s.evidence.m[b.ID]
-	s.evidence.mu.Unlock()
-	if ok && e.fingerprint == fp {
-		return e.ev, nil
+	var ev advise.Evidence
+	for _, k := range keys {
+		if len(byKey[k]) < 2 {
+			continue
+		}
+		pairs, err := s.Store.QualityPairs(ctx, k, byKey[k])
+		if err != nil {
+			return ev, err
+		}
+		for _, p := range pairs {
+			ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
+				Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
+		}
 	}
-	ev, err := s.gatherEvidence(ctx, ids)
-	if err != nil {
-		return ev, err
-	}
-	s.evidence.mu.Lock()
-	if s.evidence.m == nil || len(s.evidence.m) >= maxCachedEvidence {
-		s.evidence.m = map[int64]cachedEvidence{}
-	}
-	s.evidence.m[b.ID] = cachedEvidence{fingerprint: fp, ev: ev}
-	s.evidence.mu.Unlock()
 	return ev, nil
-}
-
-// gatherEvidence reads the runs' paired comparisons of quality and their
-// end-to-end p95 intervals.
-func (s *server) gatherEvidence(ctx context.Context, ids []int64) (evidence, error) {
-	var ev evidence
-	var err error
-	if ev.paired, err = s.pairedDiffs(ctx, ids); err != nil {
-		return ev, err
-	}
-	ev.e2e, err = s.Store.E2EP95Intervals(ctx, ids)
-	return ev, err
-}
-
-// pairedDiffs compares every two of the runs item by item (McNemar for
-// 0/1 scores, else the paired bootstrap; see advise.PairRuns), A the
-// lower run id. Pairs with no item scored by both are left out: their
-// quality is compared by interval overlap instead.
-func (s *server) pairedDiffs(ctx context.Context, ids []int64) ([]advise.QualityDiff, error) {
-	scores, err := s.Store.RunItemScores(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	sorted := slices.Clone(ids)
-	slices.Sort(sorted)
-	var out []advise.QualityDiff
-	for i, a := range sorted {
-		for _, b := range sorted[i+1:] {
-			if d, ok := advise.PairRuns(a, b, itemScores(scores[a]), itemScores(scores[b])); ok {
-				out = append(out, d)
-			}
-		}
-	}
-	return out, nil
-}
-
-// itemScores converts the store's item scores for advise.
-func itemScores(xs []store.ItemScore) []advise.ItemScore {
-	out := make([]advise.ItemScore, len(xs))
-	for i, x := range xs {
-		out[i] = advise.ItemScore{Idx: x.Idx, Score: x.Score}
-	}
-	return out
 }
 
 // judged is a finished benchmark's runs as the verdict weighs them.
@@ -148,6 +71,8 @@ type judged struct {
 	unpriced  []string
 	scoring   store.Scoring
 	simulated bool
+	// scorerKey is the scorer identity quality is ranked by.
+	scorerKey string
 }
 
 // scoringSoon says whether scores are expected any moment: a succeeded
@@ -195,12 +120,11 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	if err != nil {
 		return j, err
 	}
-	ev, err := s.evidenceFor(ctx, b, ids)
-	if err != nil {
+	j.scorerKey = verdictScorerKey(b, runs)
+	j.cands = underScorer(candidates(runs), runs, j.scorerKey)
+	if j.ev, err = s.evidenceFor(ctx, j.cands); err != nil {
 		return j, err
 	}
-	j.cands = withIntervals(candidates(runs), ev.e2e)
-	j.ev = advise.Evidence{Paired: ev.paired}
 	for _, r := range runs {
 		if r.PricePerHour == nil && !slices.Contains(j.unpriced, r.HardwareProfile) {
 			j.unpriced = append(j.unpriced, r.HardwareProfile)
@@ -209,12 +133,42 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	return j, nil
 }
 
-// withIntervals adds each candidate's p95 E2E interval.
-func withIntervals(cs []advise.Candidate, e2e map[int64]store.QuantileInterval) []advise.Candidate {
-	for i, c := range cs {
-		if q, ok := e2e[c.RunID]; ok && c.E2Ep95 != nil {
-			lo, hi := q.Lo, q.Hi
-			cs[i].E2Ep95Lo, cs[i].E2Ep95Hi = &lo, &hi
+// verdictScorerKey is the scorer identity a benchmark's verdict ranks
+// quality by: the one its owner chose, else the identity most of its runs
+// were scored under (on a tie, the earliest scoring: the benchmark's own
+// scorer scores first).
+func verdictScorerKey(b store.Benchmark, runs []store.CompareRun) string {
+	if b.VerdictScorerKey != "" {
+		return b.VerdictScorerKey
+	}
+	count := map[string]int{}
+	first := map[string]time.Time{}
+	best := ""
+	for _, r := range runs {
+		for _, q := range r.Qualities {
+			count[q.ScorerKey]++
+			if t, ok := first[q.ScorerKey]; !ok || q.ScoredAt.Before(t) {
+				first[q.ScorerKey] = q.ScoredAt
+			}
+		}
+	}
+	for k, n := range count {
+		if best == "" || n > count[best] || (n == count[best] && first[k].Before(first[best])) {
+			best = k
+		}
+	}
+	return best
+}
+
+// underScorer gives each candidate its run's quality under scorer
+// identity key (none when the run was not scored under it).
+func underScorer(cs []advise.Candidate, runs []store.CompareRun, key string) []advise.Candidate {
+	for i, r := range runs {
+		q, ok := r.QualityUnder(key)
+		cs[i].ScorerKey = key
+		cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = nil, nil, nil
+		if ok {
+			cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = q.Mean, q.Lo, q.Hi
 		}
 	}
 	return cs

@@ -96,20 +96,31 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 		d.Baseline = baseline
 	}
 	d.Disagree = c.Query("disagree") == "1"
-	// Each run against the baseline, item by item: a paired test where
-	// they share scored items; the page falls back on interval overlap
-	// (and says so) where they share none.
-	scores, err := s.Store.RunItemScores(c.UserContext(), ids)
+	// Each run against the baseline on every criterion, only where they
+	// are comparable (advise.Comparable), by the criterion's test; quality
+	// item by item where they share scored items (store.QualityPairs).
+	cands := candidates(runs)
+	ev, err := s.evidenceFor(c.UserContext(), cands)
 	if err != nil {
 		return err
 	}
-	d.Paired = map[int64]advise.QualityDiff{}
-	for _, r := range runs {
-		if r.ID == d.Baseline {
+	d.Paired, d.Claims = map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
+	var base advise.Candidate
+	for _, x := range cands {
+		if x.RunID == d.Baseline {
+			base = x
+		}
+	}
+	for _, x := range cands {
+		if x.RunID == d.Baseline {
 			continue
 		}
-		if diff, ok := advise.PairRuns(r.ID, d.Baseline, itemScores(scores[r.ID]), itemScores(scores[d.Baseline])); ok {
-			d.Paired[r.ID] = diff
+		for _, crit := range advise.Criteria {
+			m := advise.Compare(x, base, crit, ev)
+			if crit == advise.Quality && m.Paired != nil {
+				d.Paired[x.RunID] = *m.Paired
+			}
+			d.Claims[x.RunID] = append(d.Claims[x.RunID], m)
 		}
 	}
 	for _, r := range runs {

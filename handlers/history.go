@@ -316,19 +316,10 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	var ev *evidence
-	if len(runs) > 1 {
-		ids := make([]int64, len(runs))
-		for i, r := range runs {
-			ids[i] = r.ID
-		}
-		e, err := s.gatherEvidence(c.UserContext(), ids)
-		if err != nil {
-			return recommend.Data{}, err
-		}
-		ev = &e
+	rd, _, err := s.recommendOver(c, runs, true)
+	if err != nil {
+		return recommend.Data{}, err
 	}
-	rd, _ := recommendOver(c, runs, ev)
 	rd.Dataset = &d
 	return rd, nil
 }

@@ -83,23 +83,15 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	}
 	// Paired comparisons of quality once the runs have finished (until
 	// then their scores still change): the ranking's test of significance.
-	var ev *evidence
-	if !b.Active() && len(ids) > 1 {
-		e, err := s.evidenceFor(c.UserContext(), b, ids)
-		if err != nil {
-			return recommend.Data{}, nil, err
-		}
-		ev = &e
-	}
-	d, cands := recommendOver(c, runs, ev)
+	d, cands, err := s.recommendOver(c, runs, !b.Active())
 	d.Benchmark = b
 	return d, cands, nil
 }
 
 // recommendOver ranks runs under the constraints and weights of the
-// request's recommendation form, with the evidence's paired comparisons
-// and latency intervals when there is evidence (nil: none yet).
-func recommendOver(c *fiber.Ctx, runs []store.CompareRun, ev *evidence) (recommend.Data, []advise.Candidate) {
+// request's recommendation form, with paired comparisons of quality when
+// paired (their scores are final).
+func (s *server) recommendOver(c *fiber.Ctx, runs []store.CompareRun, paired bool) (recommend.Data, []advise.Candidate, error) {
 	cands := candidates(runs)
 	var profiles []string
 	for _, r := range runs {
@@ -107,14 +99,16 @@ func recommendOver(c *fiber.Ctx, runs []store.CompareRun, ev *evidence) (recomme
 			profiles = append(profiles, r.HardwareProfile)
 		}
 	}
-	var aev advise.Evidence
-	if ev != nil {
-		aev.Paired = ev.paired
-		cands = withIntervals(cands, ev.e2e)
+	var ev advise.Evidence
+	if paired && len(cands) > 1 {
+		var err error
+		if ev, err = s.evidenceFor(c.UserContext(), cands); err != nil {
+			return recommend.Data{}, nil, err
+		}
 	}
 	form, cons, w := parseRecommendForm(c)
-	rec := advise.RecommendWith(cands, cons, w, aev)
-	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands
+	rec := advise.RecommendWith(cands, cons, w, ev)
+	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands, nil
 }
 
 func (s *server) showRecommendationPage(c *fiber.Ctx) error {
@@ -180,6 +174,15 @@ func candidates(runs []store.CompareRun) []advise.Candidate {
 		if f.HasSummary && f.E2E.P95 > 0 {
 			ttft, e2e := f.TTFT.P95, f.E2E.P95
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
+		}
+		cand.ScorerKey = r.ScorerKey()
+		if st := r.Stat; st != nil {
+			load := st.Load
+			cand.Load, cand.TPS = &load, st.TPS
+			if q := st.E2EP95; q != nil && cand.E2Ep95 != nil {
+				lo, hi := q.Lo, q.Hi
+				cand.E2Ep95Lo, cand.E2Ep95Hi = &lo, &hi
+			}
 		}
 		cands = append(cands, cand)
 	}

@@ -119,9 +119,6 @@ type server struct {
 	routes []Route
 	// openAPI is the API's description as JSON (openapi.yaml).
 	openAPI []byte
-	// evidence keeps finished benchmarks' paired comparisons and latency
-	// spreads for their verdicts.
-	evidence evidenceCache
 }
 
 // New builds the Fiber app with every route.

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/stats"
 )
-
-// NoiseFloor is the relative difference in a speed, latency or cost figure
-// below which two targets are effectively tied: a re-run of the same
-// target on the same machine differs by about this much.
-const NoiseFloor = 0.02
 
 // Criterion is a figure targets are compared on.
 type Criterion string
@@ -101,31 +97,24 @@ type ItemScore struct {
 // comparing b with a gives exactly the negated result). ok is
 // false when they share no scored item.
 func PairRuns(a, b int64, as, bs []ItemScore) (QualityDiff, bool) {
-	var xa, xb []float64
-	d := QualityDiff{A: a, B: b}
-	i, j := 0, 0
-	for i < len(as) && j < len(bs) {
-		switch {
-		case as[i].Idx < bs[j].Idx:
-			d.OnlyA++
-			i++
-		case as[i].Idx > bs[j].Idx:
-			d.OnlyB++
-			j++
-		default:
-			xa, xb = append(xa, as[i].Score), append(xb, bs[j].Score)
-			i++
-			j++
-		}
-	}
-	d.OnlyA += len(as) - i
-	d.OnlyB += len(bs) - j
+	ai, av := splitScores(as)
+	bi, bv := splitScores(bs)
+	xa, xb, onlyA, onlyB := stats.PairScores(ai, av, bi, bv)
+	d := QualityDiff{A: a, B: b, OnlyA: onlyA, OnlyB: onlyB}
 	if len(xa) == 0 {
 		return d, false
 	}
-	p := stats.ComparePaired(xa, xb, uint64(min(a, b))<<32^uint64(max(a, b)))
+	p := stats.ComparePaired(xa, xb, stats.PairSeed(a, b))
 	d.N, d.Mean, d.Lo, d.Hi, d.P, d.Test = p.N, p.Mean, p.Lo, p.Hi, p.P, p.Test
 	return d, true
+}
+
+func splitScores(xs []ItemScore) ([]int32, []float64) {
+	idx, v := make([]int32, len(xs)), make([]float64, len(xs))
+	for i, x := range xs {
+		idx[i], v[i] = int32(x.Idx), x.Score
+	}
+	return idx, v
 }
 
 // Evidence is what tells a real difference from noise beyond the
@@ -134,16 +123,6 @@ type Evidence struct {
 	// Paired are paired comparisons of quality; where a pair has one, it
 	// decides whether their qualities differ, instead of their intervals.
 	Paired []QualityDiff
-	// Noise is the relative difference in speed, latency and cost taken
-	// as a tie; 0 means NoiseFloor.
-	Noise float64
-}
-
-func (ev Evidence) noise() float64 {
-	if ev.Noise > 0 {
-		return ev.Noise
-	}
-	return NoiseFloor
 }
 
 // paired returns the comparison of a with b (a − b), if there is one.
@@ -176,15 +155,73 @@ type Margin struct {
 	Pct float64 `json:"pct"`
 	// Better is +1 when A is better, −1 when worse, 0 when equal.
 	Better int `json:"better"`
-	// Tie: the difference is within the measurement's noise or not
-	// significant; Basis says which test decided, in words.
+	// Comparable is false when A and B were measured under different
+	// scorer identities (quality) or loads (speed, latency, cost): then
+	// Reason says what differs, and nothing is tested or ranked.
+	Comparable bool   `json:"comparable"`
+	Reason     string `json:"reason,omitempty"`
+	// Tie: the named test finds no difference at α = 0.05 (or there was
+	// nothing to test with); Basis says which test decided, in words.
 	Tie   bool   `json:"tie"`
 	Basis string `json:"basis"`
+	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2,
+	// paired-bootstrap, z-from-intervals; none when untested), P its
+	// two-sided p, and Lo–Hi the 95 % interval of A − B (on the log scale
+	// for cost: of ln A − ln B).
+	Test string   `json:"test"`
+	P    *float64 `json:"p"`
+	Lo   *float64 `json:"interval_lo"`
+	Hi   *float64 `json:"interval_hi"`
 	// Paired is the paired comparison that decided a quality margin.
 	Paired *QualityDiff `json:"paired,omitempty"`
 }
 
-// Compare compares a with b on c.
+// Comparable says whether a and b may be compared on c, and if not, what
+// differs: quality only under the same scorer identity, speed, latency
+// and cost only under the same load identity (README § Comparability and
+// noise).
+func Comparable(a, b Candidate, c Criterion) (bool, string) {
+	if c == Quality {
+		if a.ScorerKey != b.ScorerKey {
+			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey))
+		}
+		return true, ""
+	}
+	switch {
+	case a.Load == nil && b.Load == nil:
+		return false, fmt.Sprintf("not comparable: no load identity kept for runs %d and %d (rescore them to record one)", a.RunID, b.RunID)
+	case a.Load == nil:
+		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", a.RunID)
+	case b.Load == nil:
+		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", b.RunID)
+	}
+	if d := a.Load.Differences(*b.Load); len(d) > 0 {
+		return false, "not comparable: " + strings.Join(d, "; ")
+	}
+	return true, ""
+}
+
+func orNone(key string) string {
+	if key == "" {
+		return "no scorer"
+	}
+	return key
+}
+
+// Compare compares a with b on c: only when they are comparable
+// (Comparable), and then by the test the criterion's data allow, at
+// α = 0.05 (stats.Alpha):
+//   - quality: the paired test over the items both scored (McNemar for
+//     0/1 scores, the paired bootstrap for partial credit); without items
+//     in common, a z-test from the runs' 95 % bootstrap intervals;
+//   - speed: Welch's t-test on the runs' output tokens/s estimates (batch
+//     means over the steady window, or the between-run spread of
+//     repeats);
+//   - cost: the same estimates on the log scale (cost is price ÷ speed);
+//   - latency: a z-test from the p95s' distribution-free 95 % intervals.
+//
+// A figure without an interval is not tested: the margin is a tie, and
+// says so.
 func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m := Margin{Criterion: c}
 	va, vb := c.Value(a), c.Value(b)
@@ -212,63 +249,77 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	case adv < 0:
 		m.Pct = math.Inf(-1)
 	}
-	noise := ev.noise()
-	withinNoise := math.Abs(m.Pct) < noise*100
-	noiseBasis := fmt.Sprintf("under the %g %% measurement noise", noise*100)
+	if m.Comparable, m.Reason = Comparable(a, b, c); !m.Comparable {
+		m.Test, m.Basis = "none", m.Reason
+		return m
+	}
+	var d stats.Difference
+	var tested bool
 	switch c {
 	case Quality:
-		if d, ok := ev.paired(a.RunID, b.RunID); ok {
-			m.Paired = &d
-			m.Tie = !d.Significant()
-			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", d.N, d.TestName(), d.Mean, d.Lo, d.Hi, d.P)
-			if d.OnlyA+d.OnlyB > 0 {
-				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", d.OnlyA+d.OnlyB)
+		if q, ok := ev.paired(a.RunID, b.RunID); ok {
+			m.Paired = &q
+			d, tested = stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, true
+			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
+			if q.OnlyA+q.OnlyB > 0 {
+				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
 			}
 			break
 		}
-		// Only runs that share no scored item fall back on their intervals.
 		if a.QualityLo != nil && a.QualityHi != nil && b.QualityLo != nil && b.QualityHi != nil {
-			m.Tie = overlap(a, b)
-			if m.Tie {
-				m.Basis = fmt.Sprintf("no items in common to pair; 95 %% intervals overlap ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
-			} else {
-				m.Basis = fmt.Sprintf("no items in common to pair; 95 %% intervals apart ([%.3f, %.3f] and [%.3f, %.3f])", *a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi)
-			}
-			break
+			d, tested = stats.ZFromIntervals(m.A, *a.QualityLo, *a.QualityHi, m.B, *b.QualityLo, *b.QualityHi), true
+			m.Basis = fmt.Sprintf("no items in common to pair; z-test from the runs' 95 %% bootstrap intervals ([%.3f, %.3f] and [%.3f, %.3f]): p = %.3g",
+				*a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi, d.P)
 		}
-		// Without an interval, only the noise floor can tell.
-		m.Tie = withinNoise
-		if m.Tie {
-			m.Basis = noiseBasis
-		} else {
-			m.Basis = "no interval to test significance"
+	case Speed:
+		if d, tested = stats.Welch(a.TPS, b.TPS); tested {
+			m.Basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
+				estimateSource(a.TPS, b.TPS), a.TPS.Mean, a.TPS.Lo, a.TPS.Hi, b.TPS.Mean, b.TPS.Lo, b.TPS.Hi, d.P)
+		}
+	case Cost:
+		if d, tested = logWelch(b.TPS, a.TPS); tested {
+			// Cost is price ÷ speed: ln cost_A − ln cost_B = ln(price_A ÷
+			// price_B) − (ln speed_A − ln speed_B), the prices exact.
+			shift := math.Log(m.A/m.B) - d.Diff
+			d.Diff, d.Lo, d.Hi = d.Diff+shift, d.Lo+shift, d.Hi+shift
+			m.Basis = fmt.Sprintf("Welch's t-test on the log of output tokens/s (%s), prices as set: p = %.3g", estimateSource(a.TPS, b.TPS), d.P)
 		}
 	case Latency:
-		spread := a.E2Ep95Lo != nil && a.E2Ep95Hi != nil && b.E2Ep95Lo != nil && b.E2Ep95Hi != nil &&
-			*a.E2Ep95Lo <= *b.E2Ep95Hi && *b.E2Ep95Lo <= *a.E2Ep95Hi
-		m.Tie = withinNoise || spread
-		switch {
-		case withinNoise:
-			m.Basis = noiseBasis
-		case spread:
-			m.Basis = fmt.Sprintf("within the runs' own spread: the 95 %% intervals of their p95s overlap ([%.0f, %.0f] and [%.0f, %.0f] ms)",
-				*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi)
-		default:
-			m.Basis = fmt.Sprintf("beyond the %g %% measurement noise", noise*100)
-			if a.E2Ep95Lo != nil && b.E2Ep95Lo != nil {
-				m.Basis += fmt.Sprintf(", and the 95 %% intervals of their p95s are apart ([%.0f, %.0f] and [%.0f, %.0f] ms)",
-					*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi)
-			}
-		}
-	default:
-		m.Tie = withinNoise
-		if m.Tie {
-			m.Basis = noiseBasis
-		} else {
-			m.Basis = fmt.Sprintf("beyond the %g %% measurement noise", noise*100)
+		if a.E2Ep95Lo != nil && a.E2Ep95Hi != nil && b.E2Ep95Lo != nil && b.E2Ep95Hi != nil {
+			d, tested = stats.ZFromIntervals(m.A, *a.E2Ep95Lo, *a.E2Ep95Hi, m.B, *b.E2Ep95Lo, *b.E2Ep95Hi), true
+			m.Basis = fmt.Sprintf("z-test from the p95s' distribution-free 95 %% intervals ([%.0f, %.0f] and [%.0f, %.0f] ms): p = %.3g",
+				*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi, d.P)
 		}
 	}
+	if !tested {
+		m.Tie, m.Test = true, "none"
+		m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
+		return m
+	}
+	m.Test = d.Test
+	m.P, m.Lo, m.Hi = &d.P, &d.Lo, &d.Hi
+	m.Tie = !d.Significant() || m.Better == 0
 	return m
+}
+
+// estimateSource says where speed estimates' intervals come from.
+func estimateSource(a, b stats.Estimate) string {
+	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
+		return fmt.Sprintf("the between-run spread of %d and %d repeats", a.N, b.N)
+	}
+	return fmt.Sprintf("batch means over the steady window (%d and %d batches)", a.N, b.N)
+}
+
+// logWelch is Welch's test of ln a − ln b, each estimate's standard error
+// carried to the log scale by the delta method (SE ÷ mean).
+func logWelch(a, b stats.Estimate) (stats.Difference, bool) {
+	if a.Mean <= 0 || b.Mean <= 0 {
+		return stats.Difference{}, false
+	}
+	la, lb := a, b
+	la.Mean, la.SE = math.Log(a.Mean), a.SE/a.Mean
+	lb.Mean, lb.SE = math.Log(b.Mean), b.SE/b.Mean
+	return stats.Welch(la, lb)
 }
 
 // Lead is who leads on one criterion: the best candidate, the runner-up
@@ -286,10 +337,61 @@ type Lead struct {
 	TiedWith []Candidate `json:"tied_with"`
 	// Unmeasured are the candidates without the figure.
 	Unmeasured []Candidate `json:"not_measured"`
+	// NotComparable are the candidates measured under another scorer
+	// identity or load than the ranked group's, each with what differs:
+	// shown, never ranked.
+	NotComparable []Unranked `json:"not_comparable"`
 }
 
-// Leads finds the leader on c among cs: the best value (ties broken by
-// the lower run id), the next best and everyone tied with the best.
+// Unranked is a candidate left out of a ranking, and why.
+type Unranked struct {
+	Candidate
+	Reason string `json:"reason"`
+}
+
+// groupKey is what candidates must share to be ranked together on c.
+func groupKey(x Candidate, c Criterion) string {
+	if c == Quality {
+		return "q:" + x.ScorerKey
+	}
+	if x.Load == nil {
+		return fmt.Sprintf("run:%d", x.RunID)
+	}
+	return "l:" + x.Load.Key()
+}
+
+// ComparableGroup splits cs into the group ranked on c and the rest: the
+// group is the largest set of candidates comparable on c (on a tie, the
+// one holding the earliest candidate in cs); the rest are returned with
+// what sets each apart from it.
+func ComparableGroup(cs []Candidate, c Criterion) (group []Candidate, rest []Unranked) {
+	count := map[string]int{}
+	best := ""
+	for _, x := range cs {
+		k := groupKey(x, c)
+		count[k]++
+		if best == "" || count[k] > count[best] {
+			best = k
+		}
+	}
+	for _, x := range cs {
+		if groupKey(x, c) == best {
+			group = append(group, x)
+		}
+	}
+	for _, x := range cs {
+		if groupKey(x, c) != best {
+			_, why := Comparable(x, group[0], c)
+			rest = append(rest, Unranked{Candidate: x, Reason: why})
+		}
+	}
+	return group, rest
+}
+
+// Leads finds the leader on c among the comparable group of cs
+// (ComparableGroup): the best value (ties broken by the lower run id), the
+// next best and everyone tied with the best; the candidates outside the
+// group are listed as not comparable.
 func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 	l := Lead{Criterion: c}
 	var measured []Candidate
@@ -299,6 +401,9 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 			continue
 		}
 		measured = append(measured, x)
+	}
+	if len(measured) > 0 {
+		measured, l.NotComparable = ComparableGroup(measured, c)
 	}
 	slices.SortStableFunc(measured, func(a, b Candidate) int {
 		va, vb := *c.Value(a), *c.Value(b)

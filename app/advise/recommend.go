@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ruckus/ruckus/app/stats"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Candidate is one target's measured figures; nil where unknown.
@@ -26,6 +29,15 @@ type Candidate struct {
 	TokensPS  *float64 `json:"output_tokens_per_s"`
 	CostPer1M *float64 `json:"cost_per_1m_tokens"`
 	GPUMemGiB *float64 `json:"peak_gpu_mem_gib"`
+	// ScorerKey is the scorer identity Quality was measured under ("" when
+	// unscored); Load the load identity of the speed, latency and cost
+	// figures (nil when none was kept). Candidates are compared only
+	// where these agree (Comparable).
+	ScorerKey string             `json:"scorer"`
+	Load      *jobs.LoadIdentity `json:"load"`
+	// TPS is output tokens/s with the interval the speed test uses: batch
+	// means over the run's steady window, or the spread between repeats.
+	TPS stats.Estimate `json:"output_tokens_per_s_interval"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.
@@ -89,14 +101,42 @@ type Recommendation struct {
 	// why.
 	Ranked []Criterion `json:"ranked_on"`
 	Notes  []string    `json:"notes"`
-	// Noise is the relative difference in speed and cost taken as a tie.
-	Noise float64 `json:"noise"`
+	// NotComparable are the feasible targets measured under another
+	// scorer identity or load than the ranked ones: shown, not ranked.
+	NotComparable []Unranked `json:"not_comparable"`
+	// Tests names the tests that tell a difference from noise.
+	Tests string `json:"tests"`
 }
 
-// Recommend is RecommendWith without paired comparisons, at the default
-// noise floor.
+// RankingTests says, in words, how the ranking tells a difference from
+// noise.
+const RankingTests = "quality: paired test over the items both runs scored (McNemar, paired bootstrap); " +
+	"speed and cost: Welch's t-test on batch means over each run's steady window (or between repeats); " +
+	"latency: z-test from the p95s' distribution-free intervals; all at α = 0.05, only between comparable runs"
+
+// Recommend is RecommendWith without paired comparisons.
 func Recommend(cs []Candidate, c Constraints, w Weights) Recommendation {
 	return RecommendWith(cs, c, w, Evidence{})
+}
+
+// rankable keeps, of the candidates measured on c, the comparable group
+// (ComparableGroup) and moves the rest to NotComparable; candidates not
+// measured on c stay (they count 0 there).
+func (rec *Recommendation) rankable(cs []Candidate, c Criterion) []Candidate {
+	var measured, unmeasured []Candidate
+	for _, x := range cs {
+		if c.Value(x) != nil {
+			measured = append(measured, x)
+		} else {
+			unmeasured = append(unmeasured, x)
+		}
+	}
+	if len(measured) == 0 {
+		return cs
+	}
+	group, rest := ComparableGroup(measured, c)
+	rec.NotComparable = append(rec.NotComparable, rest...)
+	return append(group, unmeasured...)
 }
 
 // RecommendWith applies the constraints and ranks what is left by the
@@ -111,7 +151,7 @@ func Recommend(cs []Candidate, c Constraints, w Weights) Recommendation {
 // criterion share a rank. It also finds the Pareto fronts of quality vs
 // cost and quality vs p95 E2E latency.
 func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recommendation {
-	rec := Recommendation{Noise: ev.noise(), Ranked: []Criterion{}, Notes: []string{}}
+	rec := Recommendation{Tests: RankingTests, Ranked: []Criterion{}, Notes: []string{}, NotComparable: []Unranked{}}
 	var ok []Candidate
 	for _, x := range cs {
 		var why []string
@@ -141,6 +181,12 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 			continue
 		}
 		ok = append(ok, x)
+	}
+	// Only targets measured under one scorer identity and one load are
+	// ranked together; the others are shown apart, with what differs.
+	if len(ok) > 0 {
+		ok = rec.rankable(ok, Quality)
+		ok = rec.rankable(ok, Speed)
 	}
 	if w.Quality+w.Speed+w.Cost <= 0 {
 		w = Weights{1, 1, 1}

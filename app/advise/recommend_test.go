@@ -5,13 +5,26 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/ruckus/ruckus/app/stats"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 func f(v float64) *float64 { return &v }
 
+// load is the one load every fixture was measured under.
+var load = &jobs.LoadIdentity{Profile: "concurrency", Params: "(concurrency=8)", Sampling: "max_tokens=256 n=1 temperature=0", DatasetID: 1,
+	InputClass: "64–255", OutputClass: "64–255"}
+
+// tpsEstimate is output tokens/s measured with a 1 % standard error over
+// 10 batches.
+func tpsEstimate(tps float64) stats.Estimate {
+	return stats.Estimate{Mean: tps, SE: tps / 100, DF: 9, N: 10, Lo: tps * 0.977, Hi: tps * 1.023}
+}
+
 func cand(id int64, hw string, q, lo, hi, ttft, e2e, tps, cost, mem float64) Candidate {
 	return Candidate{RunID: id, Model: fmt.Sprint("m", id), Hardware: hw, Quality: f(q), QualityLo: f(lo), QualityHi: f(hi),
-		TTFTp95: f(ttft), E2Ep95: f(e2e), TokensPS: f(tps), CostPer1M: f(cost), GPUMemGiB: f(mem)}
+		TTFTp95: f(ttft), E2Ep95: f(e2e), TokensPS: f(tps), CostPer1M: f(cost), GPUMemGiB: f(mem), ScorerKey: "exact", Load: load, TPS: tpsEstimate(tps)}
 }
 
 func TestRecommend(t *testing.T) {
@@ -66,7 +79,7 @@ func TestRecommend(t *testing.T) {
 func target(id int64, model string, q, lo, hi, tps float64) Candidate {
 	cost := 1.8 / (tps * 3600) * 1e6
 	return Candidate{RunID: id, Model: model, Runtime: "sim", Hardware: "cpu", Quality: f(q), QualityLo: f(lo), QualityHi: f(hi),
-		TokensPS: f(tps), CostPer1M: f(cost)}
+		TokensPS: f(tps), CostPer1M: f(cost), ScorerKey: "exact", Load: load, TPS: tpsEstimate(tps)}
 }
 
 func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
@@ -230,7 +243,9 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 // a (tighter) noise floor: it is not magnified into 1 against 0.
 func TestRelativeScaleKeepsSmallDifferencesSmall(t *testing.T) {
 	cs := []Candidate{target(1, "a", 0.8, 0.76, 0.84, 1000), target(2, "b", 0.8, 0.76, 0.84, 1006)}
-	r := RecommendWith(cs, Constraints{}, Weights{Speed: 1}, Evidence{Noise: 0.001})
+	// Measured precisely enough that 0.6 % is a real difference.
+	cs[0].TPS.SE, cs[1].TPS.SE = 0.5, 0.5
+	r := RecommendWith(cs, Constraints{}, Weights{Speed: 1}, Evidence{})
 	if r.Feasible[0].RunID != 2 || r.Feasible[1].Rank != 2 {
 		t.Fatalf("ranking %+v", r.Feasible)
 	}
@@ -246,31 +261,66 @@ func TestLeadsAndMargins(t *testing.T) {
 	cs := []Candidate{target(1, "a", 0.80, 0.78, 0.82, 1000), target(2, "b", 0.70, 0.68, 0.72, 1010), {RunID: 3, Model: "c"}}
 	q := Leads(cs, Quality, Evidence{})
 	if q.Best.RunID != 1 || q.RunnerUp.RunID != 2 || q.Margin.Tie || math.Abs(q.Margin.Abs-0.1) > 1e-9 ||
-		math.Abs(q.Margin.Pct-100*0.1/0.7) > 1e-9 || len(q.Unmeasured) != 1 || !strings.Contains(q.Margin.Basis, "intervals apart") {
+		math.Abs(q.Margin.Pct-100*0.1/0.7) > 1e-9 || len(q.Unmeasured) != 1 || !strings.Contains(q.Margin.Basis, "bootstrap intervals") ||
+		q.Margin.Test != "z-from-intervals" || q.Margin.P == nil || *q.Margin.P >= 0.05 {
 		t.Errorf("quality lead %+v", q)
 	}
 	s := Leads(cs, Speed, Evidence{})
-	if s.Best.RunID != 2 || !s.Margin.Tie || len(s.TiedWith) != 1 || !strings.Contains(s.Margin.Basis, "2 % measurement noise") {
+	if s.Best.RunID != 2 || !s.Margin.Tie || len(s.TiedWith) != 1 || s.Margin.Test != "welch-t" || !strings.Contains(s.Margin.Basis, "batch means") {
 		t.Errorf("speed lead %+v", s)
 	}
 	c := Leads(cs, Cost, Evidence{})
 	if c.Best.RunID != 2 || c.Margin.Better != 1 || c.Margin.Pct <= 0 {
 		t.Errorf("cost lead %+v", c)
 	}
-	// p95 latency: 3 % apart is beyond the floor, but the runs' own
-	// intervals overlap.
+	// p95 latency: 3 % apart, within the runs' own spread.
 	a, b := cs[0], cs[1]
 	a.E2Ep95, a.E2Ep95Lo, a.E2Ep95Hi = f(1000), f(950), f(1100)
 	b.E2Ep95, b.E2Ep95Lo, b.E2Ep95Hi = f(1030), f(980), f(1150)
-	if m := Compare(a, b, Latency, Evidence{}); !m.Tie || !strings.Contains(m.Basis, "own spread") || m.Phrase() != "2.9 % quicker at p95" {
+	if m := Compare(a, b, Latency, Evidence{}); !m.Tie || !strings.Contains(m.Basis, "distribution-free") || m.Phrase() != "2.9 % quicker at p95" {
 		t.Errorf("latency margin %+v %q", m, m.Phrase())
 	}
-	b.E2Ep95Lo, b.E2Ep95Hi = f(1120), f(1200)
+	b.E2Ep95, b.E2Ep95Lo, b.E2Ep95Hi = f(1160), f(1120), f(1200)
 	if m := Compare(a, b, Latency, Evidence{}); m.Tie {
 		t.Errorf("apart intervals tie: %+v", m)
 	}
 	if l := Leads([]Candidate{{RunID: 9}}, Quality, Evidence{}); l.Best != nil || len(l.Unmeasured) != 1 {
 		t.Errorf("nothing measured: %+v", l)
+	}
+}
+
+// Runs measured under another load or scored with another scorer are
+// shown apart, with what differs, and never ranked or tested.
+func TestNotComparableIsNeverRanked(t *testing.T) {
+	a, b, c := target(1, "a", 0.6, 0.58, 0.62, 1000), target(2, "b", 0.7, 0.68, 0.72, 1500), target(3, "c", 0.9, 0.88, 0.92, 3000)
+	other := *load
+	other.Profile, other.Params = "sweep", "(steps=4)"
+	c.Load, c.ScorerKey = &other, "bleu"
+	for _, crit := range []Criterion{Quality, Speed, Cost} {
+		l := Leads([]Candidate{a, b, c}, crit, Evidence{})
+		if l.Best == nil || l.Best.RunID != 2 || len(l.NotComparable) != 1 || l.NotComparable[0].RunID != 3 {
+			t.Fatalf("%s: %+v", crit, l)
+		}
+		want := "sweep (steps=4) vs concurrency (concurrency=8)"
+		if crit == Quality {
+			want = "quality scored with bleu vs exact"
+		}
+		if r := l.NotComparable[0].Reason; !strings.HasPrefix(r, "not comparable: ") || !strings.Contains(r, want) {
+			t.Errorf("%s: reason %q lacks %q", crit, r, want)
+		}
+	}
+	m := Compare(c, a, Speed, Evidence{})
+	if m.Comparable || m.P != nil || m.Test != "none" || !strings.Contains(m.Reason, "load") {
+		t.Errorf("speed of another load compared: %+v", m)
+	}
+	r := RecommendWith([]Candidate{a, b, c}, Constraints{}, Weights{1, 1, 1}, Evidence{})
+	if len(r.Feasible) != 2 || len(r.NotComparable) != 1 || r.NotComparable[0].RunID != 3 {
+		t.Errorf("recommendation ranked what is not comparable: %+v", r)
+	}
+	// Without an interval nothing is tested: a tie that says so.
+	a.TPS, b.TPS = stats.Estimate{}, stats.Estimate{}
+	if m := Compare(b, a, Speed, Evidence{}); !m.Tie || m.P != nil || !strings.Contains(m.Basis, "not tested") {
+		t.Errorf("untested speed: %+v", m)
 	}
 }
 

@@ -1,22 +1,21 @@
 // Package regress flags a completed run as a regression when it is
-// significantly worse than the previous completed run of the same target
-// (model × runtime × hardware profile) on the same dataset:
+// significantly worse than the previous comparable completed run of the
+// same target (model × runtime × hardware profile) on the same dataset:
+// the same load identity (store.PreviousTargetRun) for throughput and
+// latency, the same scorer identity for quality. The tests are the ones
+// every conclusion uses (advise.Compare):
 //
-//   - quality: the paired test over the items both runs scored with the
-//     same scorer (advise.PairRuns: McNemar's test for 0/1 scores, the
-//     paired bootstrap for partial credit) finds the difference
-//     significant at 5 % and the new run's mean per-item difference is
-//     negative;
-//   - throughput: output tokens/s lower by more than the measurement noise
-//     of a re-run (advise.NoiseFloor, 2 %);
-//   - latency_p95: p95 end-to-end latency higher by more than that noise,
-//     and the runs' distribution-free 95 % intervals of their p95 apart.
+//   - quality: the paired test over the items both runs scored (McNemar's
+//     test for 0/1 scores, the paired bootstrap for partial credit);
+//   - throughput: Welch's t-test on output tokens/s, batch means over each
+//     run's steady window;
+//   - latency_p95: a z-test from the p95s' distribution-free intervals.
 //
-// These are the tests the verdict and the recommendation use to tell a
-// real difference from noise (advise.Compare), applied to a run and its
-// predecessor. The check runs when a run is scored (the score_run job) and
-// its findings are stored, so lists and the leaderboard read them without
-// reading every result again.
+// The metrics are checked at once, so a regression is flagged only where
+// the Benjamini–Hochberg procedure at a false discovery rate of 5 % keeps
+// it, and only when the run is worse. The check runs when a run is scored
+// (the score_run job) and its findings are stored, so lists and the
+// leaderboard read them without reading every result again.
 package regress
 
 import (
@@ -26,6 +25,7 @@ import (
 	"math"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -34,8 +34,7 @@ import (
 type Store interface {
 	RunForRegression(ctx context.Context, runID int64) (store.CompareRun, error)
 	PreviousTargetRun(ctx context.Context, runID int64) (store.CompareRun, bool, error)
-	RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]store.ItemScore, error)
-	E2EP95Intervals(ctx context.Context, runIDs []int64) (map[int64]store.QuantileInterval, error)
+	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
 }
 
@@ -46,9 +45,10 @@ type Checker struct {
 
 var _ jobs.RegressionChecker = (*Checker)(nil)
 
-// CheckRegressions compares run runID with the previous completed run of
-// its target and replaces its stored regressions with what it finds (none
-// when the run is not completed or is the target's first).
+// CheckRegressions compares run runID with the previous comparable
+// completed run of its target and replaces its stored regressions with
+// what it finds (none when the run is not completed or has no such
+// predecessor).
 func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	cur, err := c.Store.RunForRegression(ctx, runID)
 	if err != nil {
@@ -64,47 +64,82 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	if !ok {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
-	ids := []int64{cur.ID, prev.ID}
-	scores, err := c.Store.RunItemScores(ctx, ids)
-	if err != nil {
-		return err
-	}
-	e2e, err := c.Store.E2EP95Intervals(ctx, ids)
-	if err != nil {
-		return err
-	}
-	return c.Store.ReplaceRegressions(ctx, runID, Find(cur, prev, scores, e2e))
-}
-
-// Find compares cur with prev, the previous completed run of its target,
-// and returns how cur is significantly worse (nil when it is not).
-// scores are the runs' scored items, e2e their p95 latency intervals.
-func Find(cur, prev store.CompareRun, scores map[int64][]store.ItemScore, e2e map[int64]store.QuantileInterval) []store.Regression {
-	var out []store.Regression
-	if cur.Scorer != "" && cur.Scorer == prev.Scorer {
-		if d, ok := advise.PairRuns(cur.ID, prev.ID, itemScores(scores[cur.ID]), itemScores(scores[prev.ID])); ok && d.Significant() && d.Mean < 0 {
-			p := d.P
-			out = append(out, store.Regression{Metric: store.RegressionQuality, AgainstRunID: prev.ID, Delta: d.Mean, PValue: &p,
-				Detail: fmt.Sprintf("quality %s: paired comparison with run %d on %d items (%s): mean difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g",
-					cur.Scorer, prev.ID, d.N, d.TestName(), d.Mean, d.Lo, d.Hi, d.P)})
+	var ev advise.Evidence
+	if key := cur.ScorerKey(); key != "" && key == prev.ScorerKey() {
+		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})
+		if err != nil {
+			return err
+		}
+		for _, p := range pairs {
+			ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
+				Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
 		}
 	}
-	a, b := candidate(cur, e2e), candidate(prev, e2e)
-	if m := advise.Compare(a, b, advise.Latency, advise.Evidence{}); m.Measured && m.Better < 0 && !m.Tie {
-		out = append(out, store.Regression{Metric: store.RegressionLatency, AgainstRunID: prev.ID, Delta: m.A - m.B,
-			Detail: fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis)})
+	return c.Store.ReplaceRegressions(ctx, runID, Find(cur, prev, ev))
+}
+
+// Find compares cur with prev, the previous comparable completed run of
+// its target, and returns how cur is significantly worse (nil when it is
+// not); ev holds their paired comparison of quality, if any.
+func Find(cur, prev store.CompareRun, ev advise.Evidence) []store.Regression {
+	a, b := Candidate(cur), Candidate(prev)
+	type check struct {
+		metric string
+		m      advise.Margin
 	}
-	if m := advise.Compare(a, b, advise.Speed, advise.Evidence{}); m.Measured && m.Better < 0 && !m.Tie {
-		out = append(out, store.Regression{Metric: store.RegressionThroughput, AgainstRunID: prev.ID, Delta: m.A - m.B,
-			Detail: fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis)})
+	var tested []check
+	for _, x := range []struct {
+		metric string
+		c      advise.Criterion
+	}{{store.RegressionQuality, advise.Quality}, {store.RegressionThroughput, advise.Speed}, {store.RegressionLatency, advise.Latency}} {
+		m := advise.Compare(a, b, x.c, ev)
+		if m.Measured && m.Comparable && m.P != nil {
+			tested = append(tested, check{x.metric, m})
+		}
+	}
+	ps := make([]float64, len(tested))
+	for i, t := range tested {
+		ps[i] = *t.m.P
+	}
+	kept := stats.BenjaminiHochberg(ps, stats.Alpha)
+	var out []store.Regression
+	for i, t := range tested {
+		m := t.m
+		if !kept[i] || m.Better >= 0 {
+			continue
+		}
+		p := *m.P
+		bh := fmt.Sprintf(" (kept by Benjamini–Hochberg over the %d metrics checked at a 5 %% false discovery rate)", len(tested))
+		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p}
+		switch t.metric {
+		case store.RegressionQuality:
+			g.Delta = m.A - m.B
+			if m.Paired != nil {
+				g.Delta = m.Paired.Mean
+			}
+			g.Detail = fmt.Sprintf("quality %s against run %d: %s", cur.ScorerKey(), prev.ID, m.Basis) + bh
+		case store.RegressionLatency:
+			g.Delta = m.A - m.B
+			g.Detail = fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis) + bh
+		case store.RegressionThroughput:
+			g.Delta = m.A - m.B
+			g.Detail = fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis) + bh
+		}
+		out = append(out, g)
 	}
 	return out
 }
 
-// candidate is a run's speed and latency figures as advise compares them;
-// a figure the run did not measure stays nil.
-func candidate(r store.CompareRun, e2e map[int64]store.QuantileInterval) advise.Candidate {
-	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile}
+// Candidate is a run's figures as advise compares them, with its kept
+// intervals, load and scorer identities; a figure the run did not measure
+// stays nil.
+func Candidate(r store.CompareRun) advise.Candidate {
+	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey()}
+	if st := r.Stat; st != nil {
+		load := st.Load
+		c.Load, c.TPS = &load, st.TPS
+	}
 	var s jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
 		return c
@@ -114,18 +149,10 @@ func candidate(r store.CompareRun, e2e map[int64]store.QuantileInterval) advise.
 	}
 	if p95 := s.E2E.P95; p95 > 0 && !math.IsInf(p95, 0) && !math.IsNaN(p95) {
 		c.E2Ep95 = &p95
-		if q, ok := e2e[r.ID]; ok {
-			lo, hi := q.Lo, q.Hi
+		if r.Stat != nil && r.Stat.E2EP95 != nil {
+			lo, hi := r.Stat.E2EP95.Lo, r.Stat.E2EP95.Hi
 			c.E2Ep95Lo, c.E2Ep95Hi = &lo, &hi
 		}
 	}
 	return c
-}
-
-func itemScores(xs []store.ItemScore) []advise.ItemScore {
-	out := make([]advise.ItemScore, len(xs))
-	for i, x := range xs {
-		out[i] = advise.ItemScore{Idx: x.Idx, Score: x.Score}
-	}
-	return out
 }

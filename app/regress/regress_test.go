@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -13,6 +15,20 @@ func run(id int64, scorer string, tps, p95 float64) store.CompareRun {
 	s, _ := json.Marshal(jobs.RunSummary{OutputTokensPerS: tps, E2E: jobs.Dist{P95: p95}})
 	r := store.CompareRun{Summary: s}
 	r.ID, r.Scorer, r.State = id, scorer, "completed"
+	if scorer != "" {
+		r.Qualities = []store.Quality{{RunID: id, ScorerKey: scorer}}
+	}
+	return r
+}
+
+// measured gives r kept figures: output tokens/s with a standard error
+// from 10 batches, and a p95 interval.
+func measured(r store.CompareRun, se, lo, hi float64, load string) store.CompareRun {
+	var s jobs.RunSummary
+	_ = json.Unmarshal(r.Summary, &s)
+	r.Stat = &store.RunStat{RunID: r.ID, Load: jobs.LoadIdentity{Profile: load},
+		TPS:    stats.Estimate{Mean: s.OutputTokensPerS, SE: se, DF: 9, N: 10},
+		E2EP95: &store.QuantileInterval{P95: s.E2E.P95, Lo: lo, Hi: hi}}
 	return r
 }
 
@@ -35,44 +51,72 @@ func metrics(regs []store.Regression) string {
 	return fmt.Sprint(m)
 }
 
-// TestFindDecidesAtTheNoiseAndSignificance checks each metric on both
-// sides of its threshold.
-func TestFindDecidesAtTheNoiseAndSignificance(t *testing.T) {
+// TestFindDecidesByTheTestsAndTheFalseDiscoveryRate checks each metric
+// on both sides of its test, and that the metrics checked together keep
+// only what Benjamini–Hochberg keeps.
+func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	t.Parallel()
 	all := func(int) bool { return true }
+	m := func(r store.CompareRun) store.CompareRun { return measured(r, 1, 190, 210, "concurrency") }
 	for _, tc := range []struct {
 		name      string
 		cur, prev store.CompareRun
 		curS      []store.ItemScore
 		prevS     []store.ItemScore
-		e2e       map[int64]store.QuantileInterval
 		want      string
 	}{
-		{"the same", run(2, "exact", 100, 200), run(1, "exact", 100, 200), scores(50, all), scores(50, all), nil, "[]"},
-		{"1.9 % slower is noise", run(2, "", 98.1, 200), run(1, "", 100, 200), nil, nil, nil, "[]"},
-		{"2.5 % slower", run(2, "", 97.5, 200), run(1, "", 100, 200), nil, nil, nil, "[throughput]"},
-		{"faster is no regression", run(2, "", 150, 100), run(1, "", 100, 200), nil, nil, nil, "[]"},
-		{"latency up, intervals apart", run(2, "", 100, 300), run(1, "", 100, 200), nil, nil,
-			map[int64]store.QuantileInterval{1: {Lo: 190, Hi: 210}, 2: {Lo: 280, Hi: 320}}, "[latency_p95]"},
-		{"latency up within the runs' spread", run(2, "", 100, 300), run(1, "", 100, 200), nil, nil,
-			map[int64]store.QuantileInterval{1: {Lo: 150, Hi: 290}, 2: {Lo: 280, Hi: 320}}, "[]"},
+		{"the same", m(run(2, "exact", 100, 200)), m(run(1, "exact", 100, 200)), scores(50, all), scores(50, all), "[]"},
+		{"1.9 % slower within the runs' own noise", measured(run(2, "", 98.1, 200), 2, 190, 210, "c"), measured(run(1, "", 100, 200), 2, 190, 210, "c"), nil, nil, "[]"},
+		{"10 % slower beyond it", measured(run(2, "", 90, 200), 1, 190, 210, "c"), measured(run(1, "", 100, 200), 1, 190, 210, "c"), nil, nil, "[throughput]"},
+		{"another load is not compared", measured(run(2, "", 50, 200), 1, 190, 210, "sweep"), measured(run(1, "", 100, 200), 1, 190, 210, "c"), nil, nil, "[]"},
+		{"no interval, no test", run(2, "", 50, 400), run(1, "", 100, 200), nil, nil, "[]"},
+		{"faster is no regression", measured(run(2, "", 150, 100), 1, 90, 110, "c"), measured(run(1, "", 100, 200), 1, 190, 210, "c"), nil, nil, "[]"},
+		{"latency up, intervals apart", measured(run(2, "", 100, 300), 1, 280, 320, "c"), measured(run(1, "", 100, 200), 1, 190, 210, "c"), nil, nil, "[latency_p95]"},
+		{"latency up within the runs' spread", measured(run(2, "", 100, 300), 1, 150, 450, "c"), measured(run(1, "", 100, 200), 1, 100, 290, "c"), nil, nil, "[]"},
 		{"5 of 50 lost: McNemar exact p = 0.0625", run(2, "exact", 100, 200), run(1, "exact", 100, 200),
-			scores(50, func(i int) bool { return i >= 5 }), scores(50, all), nil, "[]"},
-		{"6 of 50 lost: p = 0.031", run(2, "exact", 100, 200), run(1, "exact", 100, 200),
-			scores(50, func(i int) bool { return i >= 6 }), scores(50, all), nil, "[quality]"},
+			scores(50, func(i int) bool { return i >= 5 }), scores(50, all), "[]"},
+		{"6 of 50 lost: p = 0.031, the only metric tested", run(2, "exact", 100, 200), run(1, "exact", 100, 200),
+			scores(50, func(i int) bool { return i >= 6 }), scores(50, all), "[quality]"},
+		{"6 of 50 lost among three metrics: above 0.05/3, not kept", m(run(2, "exact", 100, 200)), m(run(1, "exact", 100, 200)),
+			scores(50, func(i int) bool { return i >= 6 }), scores(50, all), "[]"},
 		{"another scorer is not compared", run(2, "exact", 100, 200), run(1, "f1", 100, 200),
-			scores(50, func(i int) bool { return i >= 30 }), scores(50, all), nil, "[]"},
+			scores(50, func(i int) bool { return i >= 30 }), scores(50, all), "[]"},
 		{"better quality is no regression", run(2, "exact", 100, 200), run(1, "exact", 100, 200),
-			scores(50, all), scores(50, func(i int) bool { return i >= 30 }), nil, "[]"},
+			scores(50, all), scores(50, func(i int) bool { return i >= 30 }), "[]"},
 	} {
-		got := Find(tc.cur, tc.prev, map[int64][]store.ItemScore{tc.cur.ID: tc.curS, tc.prev.ID: tc.prevS}, tc.e2e)
+		tc.cur.Quality, tc.prev.Quality = mean(tc.curS), mean(tc.prevS)
+		var ev advise.Evidence
+		if d, ok := advise.PairRuns(tc.cur.ID, tc.prev.ID, items(tc.curS), items(tc.prevS)); ok {
+			ev.Paired = append(ev.Paired, d)
+		}
+		got := Find(tc.cur, tc.prev, ev)
 		if metrics(got) != tc.want {
 			t.Errorf("%s: %s, want %s (%+v)", tc.name, metrics(got), tc.want, got)
 		}
 		for _, g := range got {
-			if g.AgainstRunID != tc.prev.ID || g.Delta >= 0 && g.Metric != store.RegressionLatency || g.Detail == "" {
+			if g.AgainstRunID != tc.prev.ID || g.Delta >= 0 && g.Metric != store.RegressionLatency || g.Detail == "" || g.PValue == nil {
 				t.Errorf("%s: %+v", tc.name, g)
 			}
 		}
 	}
+}
+
+func items(xs []store.ItemScore) []advise.ItemScore {
+	out := make([]advise.ItemScore, len(xs))
+	for i, x := range xs {
+		out[i] = advise.ItemScore{Idx: x.Idx, Score: x.Score}
+	}
+	return out
+}
+
+func mean(xs []store.ItemScore) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x.Score
+	}
+	m := sum / float64(len(xs))
+	return &m
 }

@@ -21,9 +21,10 @@ type Estimate struct {
 	Hi   float64 `json:"hi"`
 	SE   float64 `json:"se"`
 	DF   float64 `json:"df"`
-	// N is the number of observations the interval is over (batches or
-	// runs).
-	N int `json:"n"`
+	// N is the number of observations the interval is over: batches, or
+	// runs when Repeats.
+	N       int  `json:"n"`
+	Repeats bool `json:"repeats,omitempty"`
 }
 
 // OK says whether the estimate has an interval to test against.

@@ -199,6 +199,9 @@ type Benchmark struct {
 	Visibility string
 	OwnerEmail string
 	Runs       []Run
+	// VerdictScorerKey is the scorer identity the owner chose for the
+	// verdict's quality ("": the one most runs were scored under).
+	VerdictScorerKey string
 }
 
 // Writable says whether v may change the benchmark (rename, share,
@@ -234,7 +237,7 @@ func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchm
 	// Both statements in one round trip: the live fragments read this
 	// every 2 s per viewer.
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at, b.visibility, u.email
+	batch.Queue(`SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, b.created_at, b.visibility, u.email, coalesce(b.verdict_scorer_key, '')
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id JOIN users u ON u.id = b.owner_id
 		WHERE b.id = @id AND`+benchmarkReadable, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
 	batch.Queue(`SELECT `+runColumns+`
@@ -243,7 +246,7 @@ func (q *Queries) BenchmarkByID(ctx context.Context, v Viewer, id int64) (Benchm
 		WHERE r.benchmark_id = @id AND`+benchmarkReadable+`ORDER BY r.id`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin})
 	br := q.db.SendBatch(ctx, batch)
 	defer br.Close()
-	if err := br.QueryRow().Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt, &b.Visibility, &b.OwnerEmail); err != nil {
+	if err := br.QueryRow().Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.CreatedAt, &b.Visibility, &b.OwnerEmail, &b.VerdictScorerKey); err != nil {
 		return b, mapErr(err, "benchmark by id")
 	}
 	rows, err := br.Query()

@@ -22,6 +22,56 @@ type CompareRun struct {
 	RuntimeLog string
 	// GPUCount is the hardware profile's GPUs (0 on CPU).
 	GPUCount int
+	// Stat is the run's figures with their intervals and load identity
+	// (nil until its score job kept them); Qualities its quality under
+	// each scorer identity, oldest first, the last being Quality's.
+	Stat      *RunStat
+	Qualities []Quality
+}
+
+// ScorerKey is the scorer identity of the run's latest quality ("" when
+// unscored).
+func (r CompareRun) ScorerKey() string {
+	if len(r.Qualities) == 0 {
+		return ""
+	}
+	return r.Qualities[len(r.Qualities)-1].ScorerKey
+}
+
+// QualityUnder is the run's quality under scorer identity key.
+func (r CompareRun) QualityUnder(key string) (Quality, bool) {
+	for _, x := range r.Qualities {
+		if x.ScorerKey == key {
+			return x, true
+		}
+	}
+	return Quality{}, false
+}
+
+// withConclusions adds each run's kept figures and qualities.
+func (q *Queries) withConclusions(ctx context.Context, runs []CompareRun) ([]CompareRun, error) {
+	if len(runs) == 0 {
+		return runs, nil
+	}
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	st, err := q.RunStats(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := q.RunQualities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		if s, ok := st[r.ID]; ok {
+			runs[i].Stat = &s
+		}
+		runs[i].Qualities = qs[r.ID]
+	}
+	return runs, nil
 }
 
 // compareRunColumns and compareRunFrom read a CompareRun.
@@ -45,7 +95,10 @@ func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, li
 		ORDER BY r.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
 	out, err := pgx.CollectRows(rows, scanCompareRun)
-	return out, mapErr(err, "dataset runs")
+	if err != nil {
+		return nil, mapErr(err, "dataset runs")
+	}
+	return q.withConclusions(ctx, out)
 }
 
 // CompareRuns returns the runs the viewer may read, in the order asked.
@@ -54,7 +107,10 @@ func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]Com
 		WHERE r.id = ANY(@ids) AND`+benchmarkReadable+`ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
 	out, err := pgx.CollectRows(rows, scanCompareRun)
-	return out, mapErr(err, "compare runs")
+	if err != nil {
+		return nil, mapErr(err, "compare runs")
+	}
+	return q.withConclusions(ctx, out)
 }
 
 // CompareCell is one run's answer to one item.

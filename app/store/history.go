@@ -200,10 +200,12 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 }
 
 // PreviousTargetRun returns the completed run of the same target (model,
-// runtime, hardware profile) on the same dataset that finished last
-// before run id did, among the benchmarks the run's owner may read
-// (deleted benchmarks and judges' runs left out). ok is false when there
-// is none, or when run id is not completed.
+// runtime, hardware profile) on the same dataset, measured under the same
+// load identity (run_stats.load_key of both runs' current attempts), that
+// finished last before run id did, among the benchmarks the run's owner
+// may read (deleted benchmarks and judges' runs left out). ok is false
+// when there is none, or when run id is not completed or its figures are
+// not kept yet.
 func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev CompareRun, ok bool, err error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
 		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
@@ -213,10 +215,15 @@ func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev Comp
 			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
 			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
 			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)
+			AND EXISTS (SELECT 1 FROM run_stats cs JOIN run_stats ps ON ps.load_key = cs.load_key
+				WHERE cs.run_id = cur.id AND cs.attempt = cur.attempt AND ps.run_id = r.id AND ps.attempt = r.attempt)
 		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT 1`, pgx.NamedArgs{"run": runID})
 	out, err := pgx.CollectRows(rows, scanCompareRun)
 	if err != nil || len(out) == 0 {
 		return CompareRun{}, false, mapErr(err, "previous target run")
+	}
+	if out, err = q.withConclusions(ctx, out); err != nil {
+		return CompareRun{}, false, err
 	}
 	return out[0], true, nil
 }
@@ -226,7 +233,14 @@ func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev Comp
 func (q *Queries) RunForRegression(ctx context.Context, runID int64) (CompareRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`WHERE r.id = @run`, pgx.NamedArgs{"run": runID})
 	r, err := pgx.CollectExactlyOneRow(rows, scanCompareRun)
-	return r, mapErr(err, "run for regression")
+	if err != nil {
+		return r, mapErr(err, "run for regression")
+	}
+	out, err := q.withConclusions(ctx, []CompareRun{r})
+	if err != nil {
+		return r, err
+	}
+	return out[0], nil
 }
 
 // ReplaceRegressions stores what a check of run found: its earlier

@@ -307,3 +307,33 @@ func pairWinRate(j store.JudgeRun) string {
 	}
 	return fmt.Sprintf("run %d: %.1f %% (ties as half: %.1f %%)", j.RunA, 100**w, 100**h)
 }
+
+// ClaimText is one criterion's comparison with the baseline in words:
+// what differs when the runs are not comparable, else the difference, the
+// test and whether it is significant.
+func ClaimText(m advise.Margin) string {
+	name := map[advise.Criterion]string{advise.Quality: "quality", advise.Speed: "output tokens/s",
+		advise.Latency: "p95 E2E", advise.Cost: "cost per 1M"}[m.Criterion]
+	switch {
+	case !m.Measured:
+		return name + ": not measured"
+	case !m.Comparable:
+		return name + ": " + m.Reason
+	case m.P == nil:
+		return fmt.Sprintf("%s: %+.1f %%, %s", name, m.Pct, m.Basis)
+	case m.Tie:
+		return fmt.Sprintf("%s: %+.1f %%, not significant (%s, p = %.3g)", name, m.Pct, m.Test, *m.P)
+	}
+	return fmt.Sprintf("%s: %+.1f %%, significant (%s, p = %.3g)", name, m.Pct, m.Test, *m.P)
+}
+
+// comparableQuality says whether run id's quality may be set against the
+// baseline's (the same scorer identity); the baseline's own always is.
+func comparableQuality(d Data, id int64) bool {
+	for _, m := range d.Claims[id] {
+		if m.Criterion == advise.Quality && m.Measured {
+			return m.Comparable
+		}
+	}
+	return true
+}

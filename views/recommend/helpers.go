@@ -49,10 +49,6 @@ func headline(rec advise.Recommendation) string {
 		strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1])
 }
 
-func noise(rec advise.Recommendation) string {
-	return fmt.Sprintf("%g %%", rec.Noise*100)
-}
-
 func quality(c advise.Candidate) string {
 	if c.Quality == nil {
 		return "not scored"
