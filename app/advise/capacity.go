@@ -118,6 +118,13 @@ const (
 	ExcludedNoPrice Exclusion = "no_price"
 )
 
+// Exclusions lists every Exclusion, in the order PlanCapacity checks
+// them.
+func Exclusions() []Exclusion {
+	return []Exclusion{ExcludedShortAnswers, ExcludedNotMeasuredAtLength, ExcludedQualityNotMeasured, ExcludedOtherScorer,
+		ExcludedBelowMinQuality, ExcludedSLOs, ExcludedNoPrice}
+}
+
 // MinMedianOutputTokens is the shortest median answer, in output tokens,
 // of a run the planner sizes: a run whose answers are mostly one token
 // long (an empty or truncated answer, a stop at once) measured a load
