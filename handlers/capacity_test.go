@@ -329,4 +329,29 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 		!strings.Contains(bad.text(`[data-testid="capacity-errors"]`), "quality_scorer: choose the scorer identity") {
 		t.Errorf("page, two identities, none chosen: %d %q", bad.status, bad.text(`[data-testid="capacity-errors"]`))
 	}
+
+	// A run graded by an LLM judge: its identity names the judge's model,
+	// mode, rubric, scale and template, from its latest finished grading.
+	judged := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	judge := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO judge_runs (run_id, mode, run_a, rubric, template, scale_min, scale_max, state, judged_at)
+		VALUES ($1, 'single', $2, 'correctness', 'Rate {{answer}}', 1, 10, 'judged', now())`, judge, judged); err != nil {
+		t.Fatal(err)
+	}
+	scoreRun(t, e, judged, "judge", 0.7)
+	judgeKey := store.ScorerIdentity("judge", nil, &store.JudgeIdentity{Model: "m/small", Mode: "single", Rubric: "correctness",
+		Template: "Rate {{answer}}", ScaleMin: 1, ScaleMax: 10})
+	r = plan(`,"min_quality":0.5,"quality_scorer":` + jsonString(judgeKey))
+	ex = excluded(r)
+	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{judged}) ||
+		fmt.Sprint(r.body["quality_scorers"]) != fmt.Sprint([]string{"bleu", judgeKey, "rougeL"}) ||
+		!has(ex[good], "quality_other_scorer: quality measured with rougeL, not "+judgeKey) {
+		t.Errorf("judged: %d feasible %v, scorers %v, excluded %v", r.status, feasibleRuns(r), r.body["quality_scorers"], ex)
+	}
+}
+
+// jsonString writes s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
