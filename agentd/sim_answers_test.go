@@ -140,6 +140,16 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 		if err != nil || disagree != 0 || differ != 0 {
 			t.Errorf("run %s: %d scores disagree with the decided answers, %d outputs differ from them (%v)", r.ModelName, disagree, differ, err)
 		}
+		// The summary the agent wrote has the answers' lengths (the
+		// capacity planner reads them there, not from the results).
+		var p50, p90, longest, wantP50, wantP90, wantMax float64
+		err = w.st.Pool().QueryRow(ctx, `SELECT (s.summary->'output_tokens_per_request'->>'p50')::float8, (s.summary->'output_tokens_per_request'->>'p90')::float8,
+				(s.summary->'output_tokens_per_request'->>'max')::float8,
+				percentile_cont(0.5) WITHIN GROUP (ORDER BY r.completion_tokens), percentile_cont(0.9) WITHIN GROUP (ORDER BY r.completion_tokens), max(r.completion_tokens)
+			FROM runs s JOIN results r ON r.run_id = s.id WHERE s.id = $1 AND r.status = 'ok' GROUP BY s.summary`, r.ID).Scan(&p50, &p90, &longest, &wantP50, &wantP90, &wantMax)
+		if err != nil || p50 != wantP50 || p90 != wantP90 || longest != wantMax || p50 < 2 {
+			t.Errorf("run %s: output tokens per request p50 %v p90 %v max %v, want %v %v %v (%v)", r.ModelName, p50, p90, longest, wantP50, wantP90, wantMax, err)
+		}
 	}
 	if q0, q1 := b.Runs[0], b.Runs[1]; *q0.QualityHi >= *q1.QualityLo && *q1.QualityHi >= *q0.QualityLo {
 		t.Errorf("intervals overlap: %s [%.3f, %.3f], %s [%.3f, %.3f]", q0.ModelName, *q0.QualityLo, *q0.QualityHi, q1.ModelName, *q1.QualityLo, *q1.QualityHi)

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -24,6 +25,7 @@ type capacityStore interface {
 	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.CompareRun, error)
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
+	RunJudgeIdentities(ctx context.Context, runIDs []int64) (map[int64]store.JudgeIdentity, error)
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -43,6 +45,11 @@ type capacityRequest struct {
 	} `json:"slo"`
 	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"the share of each replica's SLO-bound rate kept free, from 0 to 0.9"`
 	Costs    advise.Costs `json:"costs"`
+	// MinQuality is the lowest quality a target may have, measured under
+	// the scorer identity QualityScorer (which may be left out when the
+	// dataset's targets were all scored under one).
+	MinQuality    *float64 `json:"min_quality" validate:"omitnil,finite,min=0,max=1" msg:"a quality from 0 to 1, or none"`
+	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"a scorer identity such as rougeL, at most 20,000 characters"`
 }
 
 func (r capacityRequest) slo() jobs.SLO {
@@ -53,10 +60,11 @@ func (r capacityRequest) slo() jobs.SLO {
 // measure reads what one run says about serving under the planner's SLOs:
 // a sweep's saturation point, or the one load a run measured when the
 // SLOs held at it.
-func (s *server) measure(ctx context.Context, r store.CompareRun, slo jobs.SLO) (advise.Measured, error) {
-	f := compare.NewFigures(r)
+func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advise.Measured, error) {
+	f := compare.NewFigures(r.CompareRun)
 	m := advise.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
-		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken}
+		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
+		QualityScorer: r.scorer}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
 		m.Problem = "the run has no figures"
@@ -65,6 +73,11 @@ func (s *server) measure(ctx context.Context, r store.CompareRun, slo jobs.SLO) 
 	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
 	if sum.OK > 0 {
 		m.OutputTokens = float64(sum.OutputTokens) / float64(sum.OK)
+	}
+	// The answers' lengths come from the summary written when the run
+	// finished, never from its results (a plan weighs 50 runs).
+	if o := sum.OutputLength; o != nil {
+		m.OutputTokensP50, m.OutputTokensP90, m.OutputTokensMax = &o.P50, &o.P90, &o.Max
 	}
 	share := slo.GoodputShare()
 	steps, err := s.Store.RunSteps(ctx, r.ID, slo)
@@ -98,18 +111,82 @@ func (s *server) measure(ctx context.Context, r store.CompareRun, slo jobs.SLO) 
 	return m, nil
 }
 
-// planCapacity answers a checked request over the dataset's runs.
-func (s *server) planCapacity(ctx context.Context, v store.Viewer, req capacityRequest) (advise.CapacityPlan, error) {
-	if _, err := s.Store.DatasetByID(ctx, v, req.DatasetID); err != nil {
+// capacityRun is a candidate run with the scorer identity of its quality
+// ("" when it has none).
+type capacityRun struct {
+	store.CompareRun
+	scorer string
+}
+
+// capacityCandidates returns the dataset's runs the planner weighs, and
+// the scorer identities their qualities were measured under, sorted.
+func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, datasetID int64) ([]capacityRun, []string, error) {
+	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return advise.CapacityPlan{}, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
+			return nil, nil, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
 		}
-		return advise.CapacityPlan{}, err
+		return nil, nil, err
 	}
-	runs, err := s.Store.DatasetRuns(ctx, v, req.DatasetID, capacityRuns)
+	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns)
 	if err != nil {
-		return advise.CapacityPlan{}, err
+		return nil, nil, err
 	}
+	var judged []int64
+	for _, r := range runs {
+		if r.Scorer == bench.ScorerJudge {
+			judged = append(judged, r.ID)
+		}
+	}
+	judges := map[int64]store.JudgeIdentity{}
+	if len(judged) > 0 {
+		if judges, err = s.Store.RunJudgeIdentities(ctx, judged); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make([]capacityRun, len(runs))
+	var scorers []string
+	for i, r := range runs {
+		out[i].CompareRun = r
+		if r.Quality == nil {
+			continue
+		}
+		var j *store.JudgeIdentity
+		if ji, ok := judges[r.ID]; ok {
+			j = &ji
+		}
+		out[i].scorer = store.ScorerIdentity(r.Scorer, r.ScorerOptions, j)
+		if out[i].scorer != "" && !slices.Contains(scorers, out[i].scorer) {
+			scorers = append(scorers, out[i].scorer)
+		}
+	}
+	slices.Sort(scorers)
+	return out, scorers, nil
+}
+
+// qualityFloor is the request's minimum quality under its scorer
+// identity; nil without one. With no identity named it takes the only
+// one present among the candidates, and with several it asks for one
+// (a field error for quality_scorer).
+func (req capacityRequest) qualityFloor(scorers []string) (*advise.QualityFloor, map[string]string) {
+	if req.MinQuality == nil {
+		return nil, nil
+	}
+	q := &advise.QualityFloor{Min: *req.MinQuality, Scorer: req.QualityScorer}
+	if q.Scorer == "" {
+		switch len(scorers) {
+		case 0:
+		case 1:
+			q.Scorer = scorers[0]
+		default:
+			return nil, map[string]string{"quality_scorer": "choose the scorer identity the minimum quality is measured with: " + strings.Join(scorers, ", ")}
+		}
+	}
+	return q, nil
+}
+
+// planCapacity answers a checked request over the dataset's candidate
+// runs.
+func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []capacityRun, scorers []string, q *advise.QualityFloor) (advise.CapacityPlan, error) {
 	ms := make([]advise.Measured, 0, len(runs))
 	for _, r := range runs {
 		m, err := s.measure(ctx, r, req.slo())
@@ -118,7 +195,12 @@ func (s *server) planCapacity(ctx context.Context, v store.Viewer, req capacityR
 		}
 		ms = append(ms, m)
 	}
-	return advise.PlanCapacity(req.Traffic, req.Headroom, req.Costs, ms), nil
+	plan := advise.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
+	plan.QualityScorers = scorers
+	if plan.QualityScorers == nil {
+		plan.QualityScorers = []string{}
+	}
+	return plan, nil
 }
 
 // apiCapacity is POST /api/v1/capacity: the capacity plan for a traffic
@@ -131,7 +213,16 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 	if errs := s.validate.Struct(req); len(errs) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs.Map())})
 	}
-	plan, err := s.planCapacity(c.UserContext(), viewer(c), req)
+	ctx := c.UserContext()
+	runs, scorers, err := s.capacityCandidates(ctx, viewer(c), req.DatasetID)
+	if err != nil {
+		return err
+	}
+	q, errs := req.qualityFloor(scorers)
+	if errs != nil {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs)})
+	}
+	plan, err := s.planCapacity(ctx, req, runs, scorers, q)
 	if err != nil {
 		return err
 	}
@@ -164,8 +255,20 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		InputTokens: c.Query("input_tokens", "512"), OutputTokens: c.Query("output_tokens", "256"),
 		TTFT: c.Query("ttft_ms", "1000"), TPOT: c.Query("tpot_ms", "100"), E2E: c.Query("e2e_ms"), Goodput: c.Query("goodput", "0.99"),
 		Headroom: c.Query("headroom", "0.2"), Hours: c.Query("hours_per_month", "730.5"), Utilisation: c.Query("utilisation", "1"),
-		EnergyPrice: c.Query("energy_price_per_kwh", "0.15"), Licence: c.Query("licence_per_month", "0")}
-	d := capacity.Data{Datasets: datasets, Form: form}
+		EnergyPrice: c.Query("energy_price_per_kwh", "0.15"), Licence: c.Query("licence_per_month", "0"),
+		MinQuality: c.Query("min_quality"), QualityScorer: c.Query("quality_scorer")}
+	d := capacity.Data{Datasets: datasets, Form: form, OutputCoverage: advise.OutputCoverageRule}
+	var runs []capacityRun
+	if id, err := parseID("dataset", form.Dataset); err == nil {
+		// The scorer identities present fill the minimum quality's select
+		// as soon as a dataset is chosen.
+		if runs, d.QualityScorers, err = s.capacityCandidates(ctx, viewer(c), id); err != nil {
+			return err
+		}
+		if len(d.QualityScorers) == 1 && d.Form.QualityScorer == "" {
+			d.Form.QualityScorer = d.QualityScorers[0]
+		}
+	}
 	if form.Dataset == "" || form.PeakRPS == "" {
 		return render(c, fiber.StatusOK, capacity.Page(d))
 	}
@@ -202,16 +305,25 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	num("costs.utilisation", form.Utilisation, &req.Costs.Utilisation)
 	num("costs.energy_price_per_kwh", form.EnergyPrice, &req.Costs.EnergyPricePerKWh)
 	num("costs.licence_per_month", form.Licence, &req.Costs.LicencePerMonth)
+	if strings.TrimSpace(form.MinQuality) != "" {
+		req.MinQuality = new(float64)
+		num("min_quality", form.MinQuality, req.MinQuality)
+	}
+	req.QualityScorer = form.QualityScorer
 	for p, m := range s.validate.Struct(req).Map() {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m
 		}
 	}
+	q, qerrs := req.qualityFloor(d.QualityScorers)
+	for p, m := range qerrs {
+		errs[p] = m
+	}
 	if len(errs) > 0 {
 		d.Errors = fieldErrors(errs)
 		return render(c, fiber.StatusUnprocessableEntity, capacity.Page(d))
 	}
-	plan, err := s.planCapacity(ctx, viewer(c), req)
+	plan, err := s.planCapacity(ctx, req, runs, d.QualityScorers, q)
 	if err != nil {
 		return err
 	}

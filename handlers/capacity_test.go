@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -109,4 +112,246 @@ func TestCapacityPlanner(t *testing.T) {
 	if bad := c.get(fmt.Sprintf("/capacity?dataset=%d&peak_rps=x", datasetID)); bad.status != 422 || !strings.Contains(bad.text(`[data-testid="capacity-errors"]`), "traffic.peak_rps: must be a number") {
 		t.Errorf("bad page input: %d %q", bad.status, bad.text(`[data-testid="capacity-errors"]`))
 	}
+}
+
+// finishedRun benchmarks the dataset's target once more and finishes the
+// run with n answers of tokens(i) output tokens each, over 10 s, its
+// summary computed as an agent computes it; it returns the run's id.
+func finishedRun(t *testing.T, e *env, tok string, datasetID int64, n int, tokens func(i int) int) int64 {
+	t.Helper()
+	ctx := context.Background()
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(fmt.Sprintf(`{"name":"again","dataset":%d,
+		"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, datasetID)),
+		"application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	runID := int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	var jobID, agentID int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT r.river_job_id, a.id FROM runs r, agents a WHERE r.id = $1 AND a.name = 'cpu-1'`, runID).Scan(&jobID, &agentID); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := e.store.ClaimRun(ctx, runID, agentID, jobID, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []store.ResultRecord
+	for i := range n {
+		rs = append(rs, store.ResultRecord{SentAt: time.Now(), Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK,
+			Output: strings.Repeat("x ", tokens(i)), CompletionTokens: tokens(i), ContentEvents: tokens(i), TTFT: time.Millisecond, E2E: 10 * time.Millisecond}})
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	finishRun(t, e, runID)
+	return runID
+}
+
+// finishRun marks a run completed after 10 measured seconds with the
+// summary an agent writes.
+func finishRun(t *testing.T, e *env, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET measured_seconds = 10, state = 'completed' WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2 WHERE id = $1`, runID, raw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scoreRun gives a run a quality under a scorer.
+func scoreRun(t *testing.T, e *env, runID int64, scorer string, quality float64) {
+	t.Helper()
+	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scorer = $2, scored = 27, quality = $3 WHERE id = $1`,
+		runID, scorer, quality); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The planner sizes only the runs that answered at the traffic's length
+// and meet a minimum quality under one scorer identity: a run of
+// one-token answers scored 0 (once sized with 1 replica), a run whose
+// answers are shorter than the traffic's, a run not scored, and one scored
+// with another scorer are each excluded with their reason, in the API's
+// JSON and on the page.
+func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, good := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
+	finishRun(t, e, good)
+	var datasetID int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, good).Scan(&datasetID); err != nil {
+		t.Fatal(err)
+	}
+	price := 3.6
+	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
+		t.Fatal(err)
+	}
+	oneToken := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 1 })
+	short := finishedRun(t, e, tok, datasetID, 30, func(i int) int { return 2 + i%2 }) // p90 3
+	other := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	scoreRun(t, e, good, "rougeL", 0.8)
+	scoreRun(t, e, oneToken, "rougeL", 0)
+	scoreRun(t, e, short, "rougeL", 0.9)
+
+	plan := func(extra string) apiResult {
+		return e.api(http.MethodPost, "/api/v1/capacity", tok, strings.NewReader(fmt.Sprintf(`{"dataset_id":%d,
+			"traffic":{"peak_rps":10,"average_rps":5,"input_tokens":5,"output_tokens":5},"slo":{"ttft_ms":1000,"goodput":0.9}%s}`, datasetID, extra)),
+			"application/json")
+	}
+	excluded := func(r apiResult) map[int64][]string {
+		out := map[int64][]string{}
+		ex, _ := r.body["excluded"].([]any)
+		for _, x := range ex {
+			m := x.(map[string]any)
+			reasons, _ := m["reasons"].([]any)
+			codes, _ := m["reason_codes"].([]any)
+			if len(reasons) != len(codes) {
+				t.Errorf("run %v: reasons %v, codes %v", m["run_id"], reasons, codes)
+			}
+			for i := range reasons {
+				out[int64(m["run_id"].(float64))] = append(out[int64(m["run_id"].(float64))], fmt.Sprint(codes[i], ": ", reasons[i]))
+			}
+		}
+		return out
+	}
+	feasibleRuns := func(r apiResult) []int64 {
+		var ids []int64
+		fs, _ := r.body["feasible"].([]any)
+		for _, f := range fs {
+			ids = append(ids, int64(f.(map[string]any)["run_id"].(float64)))
+		}
+		slices.Sort(ids) // equal costs: in no particular order
+		return ids
+	}
+	has := func(reasons []string, want string) bool {
+		for _, r := range reasons {
+			if strings.Contains(r, want) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Without a minimum quality: the unscored run is sized, the two that
+	// did not answer at length are not.
+	r := plan("")
+	ex := excluded(r)
+	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{good, other}) || len(ex) != 2 {
+		t.Fatalf("no minimum: %d feasible %v, excluded %v", r.status, feasibleRuns(r), ex)
+	}
+	if !has(ex[oneToken], "short_answers: the median answer is 1 output token long, under 2") ||
+		!has(ex[oneToken], "not_measured_at_length: not measured at this length (measured up to 1 output token,") {
+		t.Errorf("one-token answers: %q", ex[oneToken])
+	}
+	if len(ex[short]) != 1 || !has(ex[short], "not_measured_at_length: not measured at this length (measured up to 3 output tokens, the 90th percentile of its answers; the traffic has 5)") {
+		t.Errorf("short answers: %q", ex[short])
+	}
+	if r.body["output_coverage"] != advise.OutputCoverageRule || r.body["min_quality"] != nil || fmt.Sprint(r.body["quality_scorers"]) != "[rougeL]" {
+		t.Errorf("plan: coverage %v, min quality %v, scorers %v", r.body["output_coverage"], r.body["min_quality"], r.body["quality_scorers"])
+	}
+	for _, f := range r.body["feasible"].([]any) {
+		if a := f.(map[string]any); a["run_id"] == float64(good) && (a["quality_scorer"] != "rougeL" || a["measured_output_tokens_p90"] != 5.0) {
+			t.Errorf("good run: %v", a)
+		}
+	}
+
+	// With one scorer identity present, min_quality alone is under it; the
+	// unscored run is excluded for that.
+	r = plan(`,"min_quality":0.5`)
+	ex = excluded(r)
+	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{good}) ||
+		!has(ex[other], "quality_not_measured: quality not measured (the minimum 0.5 is with rougeL)") ||
+		!has(ex[oneToken], "quality_below_minimum: quality 0.000 with rougeL, below the minimum 0.5") {
+		t.Fatalf("min quality: %d feasible %v, excluded %v, %v", r.status, feasibleRuns(r), ex, r.body["min_quality"])
+	}
+	if q, _ := r.body["min_quality"].(map[string]any); q["quality_scorer"] != "rougeL" || q["min_quality"] != 0.5 {
+		t.Errorf("min quality applied: %v", r.body["min_quality"])
+	}
+
+	// A second identity: min_quality must say which; a run scored with
+	// the other is excluded for it.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET scorer = 'bleu', quality = 0.9, scorer_options = NULL WHERE id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	if r := plan(`,"min_quality":0.5`); r.status != 422 || !strings.Contains(fmt.Sprint(r.body), "quality_scorer") || !strings.Contains(fmt.Sprint(r.body), "bleu, rougeL") {
+		t.Errorf("two identities, none chosen: %d %v", r.status, r.body)
+	}
+	r = plan(`,"min_quality":0.5,"quality_scorer":"rougeL"`)
+	ex = excluded(r)
+	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{good}) || len(ex[other]) != 1 ||
+		!has(ex[other], "quality_other_scorer: quality measured with bleu, not rougeL") {
+		t.Fatalf("other scorer: %d feasible %v, excluded %v", r.status, feasibleRuns(r), ex)
+	}
+	if r := plan(`,"min_quality":1.5`); r.status != 422 || !strings.Contains(fmt.Sprint(r.body), "min_quality") {
+		t.Errorf("min quality above 1: %d %v", r.status, r.body)
+	}
+
+	// The page: the same rows, each excluded one with its reasons; the
+	// select offers both identities.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/capacity?dataset=%d&peak_rps=10&average_rps=5&input_tokens=5&output_tokens=5&ttft_ms=1000&tpot_ms=&goodput=0.9&min_quality=0.5&quality_scorer=rougeL", datasetID))
+	if page.status != 200 || page.text(fmt.Sprintf(`[data-testid="capacity-run-%d"] [data-testid="replicas"]`, good)) != "5" {
+		t.Fatalf("page: %d %s", page.status, page.text(`main`))
+	}
+	row := func(id int64, code string) string {
+		return page.text(fmt.Sprintf(`[data-testid="capacity-excluded-%d"] [data-testid="reason-%s"]`, id, code))
+	}
+	if got := row(oneToken, "short_answers"); !strings.Contains(got, "the median answer is 1 output token long, under 2") {
+		t.Errorf("one-token row: %q", got)
+	}
+	if got := row(short, "not_measured_at_length"); !strings.HasPrefix(got, "not measured at this length (measured up to 3 output tokens") {
+		t.Errorf("short row: %q", got)
+	}
+	if got := row(other, "quality_other_scorer"); got != "quality measured with bleu, not rougeL" {
+		t.Errorf("other scorer row: %q", got)
+	}
+	if got := page.text(fmt.Sprintf(`[data-testid="capacity-excluded-%d"] [data-testid="output-lengths"]`, short)); got != "median 2, p90 3, max 3" {
+		t.Errorf("short row's lengths: %q", got)
+	}
+	if got := page.text(`[data-testid="capacity-quality-scorer"] option`); got != "choose…bleurougeL" ||
+		page.text(`[data-testid="capacity-quality-scorer"] option[selected]`) != "rougeL" {
+		t.Errorf("scorer select: %q", got)
+	}
+	if !strings.Contains(page.text(`[data-testid="capacity-rules"]`), "90th percentile of its output tokens per successful request") {
+		t.Errorf("rules: %q", page.text(`[data-testid="capacity-rules"]`))
+	}
+	if bad := c.get(fmt.Sprintf("/capacity?dataset=%d&peak_rps=10&min_quality=0.5", datasetID)); bad.status != 422 ||
+		!strings.Contains(bad.text(`[data-testid="capacity-errors"]`), "quality_scorer: choose the scorer identity") {
+		t.Errorf("page, two identities, none chosen: %d %q", bad.status, bad.text(`[data-testid="capacity-errors"]`))
+	}
+
+	// A run graded by an LLM judge: its identity names the judge's model,
+	// mode, rubric, scale and template, from its latest finished grading.
+	judged := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	judge := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO judge_runs (run_id, mode, run_a, rubric, template, scale_min, scale_max, state, judged_at)
+		VALUES ($1, 'single', $2, 'correctness', 'Rate {{answer}}', 1, 10, 'judged', now())`, judge, judged); err != nil {
+		t.Fatal(err)
+	}
+	scoreRun(t, e, judged, "judge", 0.7)
+	judgeKey := store.ScorerIdentity("judge", nil, &store.JudgeIdentity{Model: "m/small", Mode: "single", Rubric: "correctness",
+		Template: "Rate {{answer}}", ScaleMin: 1, ScaleMax: 10})
+	r = plan(`,"min_quality":0.5,"quality_scorer":` + jsonString(judgeKey))
+	ex = excluded(r)
+	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{judged}) ||
+		fmt.Sprint(r.body["quality_scorers"]) != fmt.Sprint([]string{"bleu", judgeKey, "rougeL"}) ||
+		!has(ex[good], "quality_other_scorer: quality measured with rougeL, not "+judgeKey) {
+		t.Errorf("judged: %d feasible %v, scorers %v, excluded %v", r.status, feasibleRuns(r), r.body["quality_scorers"], ex)
+	}
+}
+
+// jsonString writes s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/handlers"
 )
@@ -393,6 +394,21 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 	if got := enumOf("Target", "runtime"); !slices.Equal(got, bench.Runtimes) {
 		t.Errorf("Target.runtime enum %q, the code's runtimes %q", got, bench.Runtimes)
+	}
+	var capacity struct {
+		Properties struct {
+			ReasonCodes struct {
+				Items struct {
+					Enum []advise.Exclusion `json:"enum"`
+				} `json:"items"`
+			} `json:"reason_codes"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(doc.Components.Schemas["Capacity"], &capacity); err != nil {
+		t.Fatal(err)
+	}
+	if got := capacity.Properties.ReasonCodes.Items.Enum; !slices.Equal(got, advise.Exclusions()) {
+		t.Errorf("Capacity.reason_codes enum %q, the planner's %q", got, advise.Exclusions())
 	}
 	// The YAML and the JSON served say the same.
 	var fromYAML, fromJSON any

@@ -128,6 +128,10 @@ type RunSummary struct {
 	// answers), and then ITL is not a measurement.
 	ITL       Dist `json:"itl_ms"`
 	ITLTokens int  `json:"itl_tokens"`
+	// OutputLength is the distribution of output tokens per successful
+	// request (the answers' lengths); nil when no request succeeded, and
+	// in summaries written before it was kept.
+	OutputLength *Dist `json:"output_tokens_per_request,omitempty"`
 	// Steps are a sweep's steps, each summarised on its own, in the order
 	// they ran; Saturation is where the SLOs stop holding. Both empty for
 	// the other load profiles.

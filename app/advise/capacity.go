@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 )
 
 // Traffic is the load a deployment must serve.
@@ -49,9 +50,18 @@ type Measured struct {
 	SLORateFrom string `json:"slo_rate_from"`
 	// MaxMeasuredRPS is the busiest load measured at all.
 	MaxMeasuredRPS float64 `json:"max_measured_rps"`
+	// QualityScorer is the scorer identity Quality was measured under
+	// (store.ScorerIdentity); "" when the run has no quality.
+	QualityScorer string `json:"quality_scorer"`
 	// The requests' mean lengths as measured.
 	InputTokens  float64 `json:"measured_input_tokens"`
 	OutputTokens float64 `json:"measured_output_tokens"`
+	// The median, 90th percentile and longest of the output tokens per
+	// successful request, from the run's summary; nil when the summary
+	// does not have them.
+	OutputTokensP50 *float64 `json:"measured_output_tokens_p50"`
+	OutputTokensP90 *float64 `json:"measured_output_tokens_p90"`
+	OutputTokensMax *float64 `json:"measured_output_tokens_max"`
 	// JoulesPerToken is the measured energy per output token; nil without
 	// GPU readings.
 	JoulesPerToken *float64 `json:"joules_per_token"`
@@ -75,16 +85,132 @@ type Capacity struct {
 	Sources map[string]string `json:"sources"`
 	// Extrapolated lists where the traffic leaves what was measured.
 	Extrapolated []string `json:"extrapolated"`
-	// Reasons are why the target cannot serve the traffic (excluded only).
-	Reasons []string `json:"reasons,omitempty"`
+	// Reasons are why the target cannot serve the traffic (excluded only),
+	// and ReasonCodes the same reasons as stable codes, one each: one of
+	// the Exclusion constants.
+	Reasons     []string    `json:"reasons,omitempty"`
+	ReasonCodes []Exclusion `json:"reason_codes,omitempty"`
+}
+
+// Exclusion names why a target is not sized.
+type Exclusion string
+
+// The reasons a target is not sized.
+const (
+	// ExcludedShortAnswers: the run's median answer is under
+	// MinMedianOutputTokens tokens (it did not really answer).
+	ExcludedShortAnswers Exclusion = "short_answers"
+	// ExcludedNotMeasuredAtLength: the run's answers do not cover the
+	// traffic's output tokens (OutputCoverageRule).
+	ExcludedNotMeasuredAtLength Exclusion = "not_measured_at_length"
+	// ExcludedQualityNotMeasured: a minimum quality was asked and the run
+	// has no quality.
+	ExcludedQualityNotMeasured Exclusion = "quality_not_measured"
+	// ExcludedOtherScorer: the run's quality was measured under another
+	// scorer identity than the minimum's, so the two do not compare.
+	ExcludedOtherScorer Exclusion = "quality_other_scorer"
+	// ExcludedBelowMinQuality: the run's quality is under the minimum.
+	ExcludedBelowMinQuality Exclusion = "quality_below_minimum"
+	// ExcludedSLOs: the SLOs held at no measured load (or the run has no
+	// figures).
+	ExcludedSLOs Exclusion = "slos"
+	// ExcludedNoPrice: the hardware has no price per hour.
+	ExcludedNoPrice Exclusion = "no_price"
+)
+
+// Exclusions lists every Exclusion, in the order PlanCapacity checks
+// them.
+func Exclusions() []Exclusion {
+	return []Exclusion{ExcludedShortAnswers, ExcludedNotMeasuredAtLength, ExcludedQualityNotMeasured, ExcludedOtherScorer,
+		ExcludedBelowMinQuality, ExcludedSLOs, ExcludedNoPrice}
+}
+
+// MinMedianOutputTokens is the shortest median answer, in output tokens,
+// of a run the planner sizes: a run whose answers are mostly one token
+// long (an empty or truncated answer, a stop at once) measured a load
+// nothing like a real one, whatever its rate.
+const MinMedianOutputTokens = 2
+
+// OutputCoverageRule says when a run's measured answers cover the
+// traffic's output tokens per request, as the page and the API docs say
+// it.
+const OutputCoverageRule = "a run is sized only when the 90th percentile of its output tokens per successful request is at least the traffic's output tokens per request (at least a tenth of its answers were that long)"
+
+// QualityFloor is an optional minimum quality, under one scorer identity:
+// a quality measured under another identity does not compare with it.
+type QualityFloor struct {
+	Min    float64 `json:"min_quality"`
+	Scorer string  `json:"quality_scorer"`
+}
+
+// exclude records one reason a target is not sized.
+func (a *Capacity) exclude(code Exclusion, why string) {
+	a.Reasons = append(a.Reasons, why)
+	a.ReasonCodes = append(a.ReasonCodes, code)
+}
+
+// screen records every reason, besides the SLOs and price, that m is not
+// sized for t under the floor q (nil: no minimum quality): answers too
+// short, output lengths not measured as long as the traffic's, quality
+// not comparable or too low.
+func (a *Capacity) screen(t Traffic, q *QualityFloor) {
+	m := a.Measured
+	switch {
+	case m.OutputTokensP50 == nil || m.OutputTokensP90 == nil:
+		if m.SLORate != nil {
+			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)")
+		}
+	case *m.OutputTokensP50 < MinMedianOutputTokens:
+		a.exclude(ExcludedShortAnswers, fmt.Sprintf("the median answer is %s long, under %d: the run did not really answer",
+			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens))
+		fallthrough
+	default:
+		if *m.OutputTokensP90 < t.OutputTokens {
+			a.exclude(ExcludedNotMeasuredAtLength, fmt.Sprintf("not measured at this length (measured up to %s, the 90th percentile of its answers; the traffic has %s)",
+				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)))
+		}
+	}
+	if q == nil {
+		return
+	}
+	switch {
+	case m.Quality == nil || m.QualityScorer == "":
+		why := "quality not measured"
+		if q.Scorer != "" {
+			why += fmt.Sprintf(" (the minimum %s is with %s)", trimFloat(q.Min), q.Scorer)
+		}
+		a.exclude(ExcludedQualityNotMeasured, why)
+	case m.QualityScorer != q.Scorer:
+		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer))
+	case *m.Quality < q.Min:
+		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)))
+	}
+}
+
+// outputTokens writes n output tokens, in the singular for one.
+func outputTokens(n float64) string {
+	if n == 1 {
+		return "1 output token"
+	}
+	return trimFloat(n) + " output tokens"
+}
+
+// trimFloat writes v with at most two decimals and no trailing zeros.
+func trimFloat(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 // CapacityPlan is the targets that can serve the traffic, cheapest per
-// month first (those without a price last, by replicas), and those that
-// cannot, with their reasons.
+// month first, and those that cannot, with their reasons; the minimum
+// quality it applied (nil: none) and the rule for output lengths.
 type CapacityPlan struct {
-	Feasible []Capacity `json:"feasible"`
-	Excluded []Capacity `json:"excluded"`
+	Feasible       []Capacity    `json:"feasible"`
+	Excluded       []Capacity    `json:"excluded"`
+	MinQuality     *QualityFloor `json:"min_quality"`
+	OutputCoverage string        `json:"output_coverage"`
+	// QualityScorers are the scorer identities the candidates' qualities
+	// were measured under (the choices for a minimum quality's).
+	QualityScorers []string `json:"quality_scorers"`
 }
 
 // lengthTolerance is how far the traffic's request lengths may be from the
@@ -93,7 +219,12 @@ const lengthTolerance = 0.2
 
 // PlanCapacity answers, for each measured target, how many replicas serve
 // t at peak within the SLOs with headroom (a share of the SLO-bound rate
-// kept free, 0 ≤ headroom < 1), and what that costs:
+// kept free, 0 ≤ headroom < 1), and what that costs. It sizes only a
+// target whose median answer is at least MinMedianOutputTokens long,
+// whose answers cover t's output tokens (OutputCoverageRule) and, with a
+// floor q, whose quality under q's scorer identity is at least q's
+// minimum; the others are excluded with every reason that applies. A
+// sized target's figures:
 //   - replicas = ⌈peak ÷ (SLO rate × (1 − headroom))⌉, GPUs = replicas × GPUs
 //     per replica;
 //   - cost per hour = replicas × the hardware's price per hour;
@@ -101,7 +232,7 @@ const lengthTolerance = 0.2
 //     (measured J per output token × the month's output tokens at the
 //     average rate, in kWh × the energy price) + licence;
 //   - cost per 1M output tokens = monthly ÷ the month's output tokens × 10⁶.
-func PlanCapacity(t Traffic, headroom float64, c Costs, ms []Measured) CapacityPlan {
+func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Measured) CapacityPlan {
 	hours := c.HoursPerMonth
 	if hours <= 0 {
 		hours = DefaultHoursPerMonth
@@ -111,15 +242,18 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, ms []Measured) CapacityP
 		util = 1
 	}
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
-	var plan CapacityPlan
+	plan := CapacityPlan{MinQuality: q, OutputCoverage: OutputCoverageRule}
 	for _, m := range ms {
 		a := Capacity{Measured: m, MonthlyLicence: c.LicencePerMonth, Sources: map[string]string{}, Extrapolated: []string{}}
+		a.screen(t, q)
 		if m.SLORate == nil || !(*m.SLORate > 0) {
 			why := m.Problem
 			if why == "" {
 				why = "the SLOs held at no measured load"
 			}
-			a.Reasons = append(a.Reasons, why)
+			a.exclude(ExcludedSLOs, why)
+		}
+		if len(a.Reasons) > 0 {
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
@@ -141,7 +275,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, ms []Measured) CapacityP
 			}
 		}
 		if m.PricePerHour == nil {
-			a.Reasons = append(a.Reasons, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)")
+			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)")
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}

@@ -439,7 +439,8 @@ func (q *Queries) HandBackRun(ctx context.Context, l Lease, segment time.Duratio
 // go to the database as one batch: one round trip, one transaction.
 func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
 	s := jobs.RunSummary{ErrorsByClass: map[string]int{}}
-	var ttftP, tpotP, e2eP []float64
+	var ttftP, tpotP, e2eP, outP []float64
+	var out jobs.Dist
 	args := sloBounds(slo)
 	args["run"], args["open"] = runID, open.Seconds()
 	b := &pgx.Batch{}
@@ -449,13 +450,15 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 			coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE tokens_estimated),
 			count(*) FILTER (WHERE `+sloFilter+`),
 			coalesce((SELECT measured_seconds + @open FROM runs WHERE id = @run), 0),
-			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`
+			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`,
+			`+distColumns("completion_tokens::float8")+`
 		FROM results WHERE run_id = @run`, args).QueryRow(func(row pgx.Row) error {
 		return mapErr(row.Scan(
 			&s.Requests, &s.OK, &s.Errors, &s.PromptTokens, &s.OutputTokens, &s.EstimatedTokens, &s.GoodRequests, &s.MeasuredSeconds,
 			&s.TTFT.Mean, &s.TTFT.Min, &s.TTFT.Max, &ttftP,
 			&s.TPOT.Mean, &s.TPOT.Min, &s.TPOT.Max, &tpotP,
-			&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP), "run aggregate")
+			&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP,
+			&out.Mean, &out.Min, &out.Max, &outP), "run aggregate")
 	})
 	b.Queue(`SELECT error_class, count(*) FROM results WHERE run_id = @run AND status = 'error' GROUP BY 1`,
 		pgx.NamedArgs{"run": runID}).Query(func(rows pgx.Rows) error {
@@ -475,6 +478,10 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 	setPercentiles(&s.TTFT, ttftP)
 	setPercentiles(&s.TPOT, tpotP)
 	setPercentiles(&s.E2E, e2eP)
+	if s.OK > 0 {
+		setPercentiles(&out, outP)
+		s.OutputLength = &out
+	}
 	var all []stats.Repeated
 	for _, rs := range parts.itl {
 		all = append(all, rs...)

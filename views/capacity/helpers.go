@@ -25,3 +25,19 @@ func quality(a advise.Capacity) string {
 	}
 	return fmt.Sprintf("%.3f", *a.Quality)
 }
+
+// outputLengths is what a run measured of its answers' lengths.
+func outputLengths(a advise.Capacity) string {
+	if a.OutputTokensP50 == nil || a.OutputTokensP90 == nil || a.OutputTokensMax == nil {
+		return "not measured"
+	}
+	return fmt.Sprintf("median %.0f, p90 %.0f, max %.0f", *a.OutputTokensP50, *a.OutputTokensP90, *a.OutputTokensMax)
+}
+
+// reasonCode is the code of a target's i-th reason.
+func reasonCode(a advise.Capacity, i int) string {
+	if i < len(a.ReasonCodes) {
+		return string(a.ReasonCodes[i])
+	}
+	return "other"
+}

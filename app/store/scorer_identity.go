@@ -1,0 +1,101 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// JudgeIdentity is what an LLM judge's quality depends on besides the
+// scorer's name: the judge model, the mode (single or pairwise), the
+// rubric and its prompt template, and the rating scale.
+type JudgeIdentity struct {
+	Model    string
+	Mode     string
+	Rubric   string
+	Template string
+	ScaleMin int
+	ScaleMax int
+}
+
+// ScorerIdentity is the key under which a run's quality is comparable
+// with another's (DESIGN.md § Metric definitions, "Comparability"): the
+// scorer's name followed by its options as canonical JSON (keys sorted,
+// no insignificant space, no HTML escaping), e.g. `rougeL` or
+// `regex{"pattern":"#### (\\d+)"}`. Options that are absent, null or {}
+// add nothing. For the LLM judge, j (when not nil) stands for the options:
+// `judge{"mode":"single","model":"…","rubric":"correctness","scale":"1-10","template":"sha256:…"}`,
+// the template by the first 12 hex digits of its SHA-256 so the key stays
+// readable. An unscored run (scorer "") has the identity "".
+//
+// Two runs' qualities may be ranked or tested against each other only
+// when their identities are equal; the same inputs always give the same
+// key.
+func ScorerIdentity(scorer string, options json.RawMessage, j *JudgeIdentity) string {
+	if scorer == "" {
+		return ""
+	}
+	if j != nil {
+		sum := sha256.Sum256([]byte(j.Template))
+		m := map[string]any{"mode": j.Mode, "model": j.Model, "rubric": j.Rubric,
+			"scale": fmt.Sprintf("%d-%d", j.ScaleMin, j.ScaleMax), "template": "sha256:" + hex.EncodeToString(sum[:6])}
+		return scorer + canonicalJSON(m)
+	}
+	trimmed := bytes.TrimSpace(options)
+	if len(trimmed) == 0 {
+		return scorer
+	}
+	d := json.NewDecoder(bytes.NewReader(trimmed))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		// Not JSON (never stored so): the bytes as they are, compacted
+		// where possible, still tell identities apart.
+		var b bytes.Buffer
+		if json.Compact(&b, trimmed) != nil {
+			return scorer + string(trimmed)
+		}
+		return scorer + b.String()
+	}
+	if m, ok := v.(map[string]any); v == nil || ok && len(m) == 0 {
+		return scorer
+	}
+	return scorer + canonicalJSON(v)
+}
+
+// canonicalJSON encodes v with its object keys sorted (encoding/json
+// sorts map keys) and without HTML escaping.
+func canonicalJSON(v any) string {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// RunJudgeIdentities returns, for each of the runs graded by an LLM judge
+// alone (single mode) whose grading finished, the judge behind its
+// current quality: the latest such grading, which is the one that set the
+// quality (SaveJudging).
+func (q *Queries) RunJudgeIdentities(ctx context.Context, runIDs []int64) (map[int64]JudgeIdentity, error) {
+	rows, _ := q.db.Query(ctx, `SELECT DISTINCT ON (j.run_a) j.run_a, m.name, j.mode, j.rubric, j.template, j.scale_min, j.scale_max
+		FROM judge_runs j JOIN runs r ON r.id = j.run_id JOIN models m ON m.id = r.model_id
+		WHERE j.run_a = ANY(@ids) AND j.mode = 'single' AND j.state = 'judged'
+		ORDER BY j.run_a, j.judged_at DESC NULLS LAST, j.run_id DESC`, pgx.NamedArgs{"ids": runIDs})
+	out := map[int64]JudgeIdentity{}
+	var id int64
+	var ji JudgeIdentity
+	_, err := pgx.ForEachRow(rows, []any{&id, &ji.Model, &ji.Mode, &ji.Rubric, &ji.Template, &ji.ScaleMin, &ji.ScaleMax}, func() error {
+		out[id] = ji
+		return nil
+	})
+	return out, mapErr(err, "run judge identities")
+}
