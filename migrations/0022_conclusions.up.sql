@@ -99,7 +99,7 @@ ALTER TABLE runs ADD COLUMN repeat integer NOT NULL DEFAULT 0,
 
 -- The qualities runs already have become their first scorer identity's.
 INSERT INTO run_qualities (run_id, scorer_key, scorer, items, quality, quality_lo, quality_hi, idx, scores)
-SELECT r.id, r.scorer || coalesce(' ' || r.scorer_options::jsonb::text, ''), r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
+SELECT r.id, r.scorer || coalesce(r.scorer_options::jsonb::text, ''), r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
        coalesce((SELECT array_agg(x.idx ORDER BY x.idx) FROM results x WHERE x.run_id = r.id AND x.sample = 0 AND x.score IS NOT NULL), '{}'),
        coalesce((SELECT array_agg(x.score ORDER BY x.idx) FROM results x WHERE x.run_id = r.id AND x.sample = 0 AND x.score IS NOT NULL), '{}')
 FROM runs r WHERE r.scorer <> '' AND r.quality IS NOT NULL;

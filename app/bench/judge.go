@@ -474,8 +474,7 @@ func finishPair(jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutc
 // judgeIdentity is what tells one judge's verdicts from another's: a
 // quality is comparable only under the same judge model, rubric,
 // template, scale and mode.
-func judgeIdentity(jr store.JudgeRun) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"model": jr.Judge.ModelName, "rubric": jr.Rubric, "template": jr.Template,
-		"scale": []int{jr.ScaleMin, jr.ScaleMax}, "mode": jr.Mode})
-	return b
+func judgeIdentity(jr store.JudgeRun) *store.JudgeIdentity {
+	return &store.JudgeIdentity{Model: jr.Judge.ModelName, Mode: jr.Mode, Rubric: jr.Rubric, Template: jr.Template,
+		ScaleMin: jr.ScaleMin, ScaleMax: jr.ScaleMax}
 }

@@ -18,41 +18,29 @@ import (
 
 // A conclusion is drawn only between comparable runs (README §
 // Comparability and noise):
-//   - a quality under the same scorer identity: the scorer, its options as
-//     canonical JSON (PostgreSQL's jsonb text) and, for the judge, its
-//     model, rubric and mode;
+//   - a quality under the same scorer identity (ScorerIdentity): the
+//     scorer, its options as canonical JSON and, for the judge, its model,
+//     rubric, template, scale and mode;
 //   - a speed or latency under the same load identity: the load profile and
 //     its parameters, the sampling that changes what is generated
 //     (max_tokens, n, temperature), the dataset, and the class of the
 //     requests' measured input and output lengths.
-
-// scorerKeySQL is a scorer identity's key from @scorer, @options (jsonb)
-// and @judge (jsonb): one definition for every writer.
-const scorerKeySQL = `(@scorer::text || coalesce(' ' || nullif(@options::jsonb, 'null'::jsonb)::text, '')
-	|| coalesce(' judge:' || nullif(@judge::jsonb, 'null'::jsonb)::text, ''))`
 
 // saveRunQuality keeps the run's quality under its scorer identity beside
 // the others it has, with its scored items (the first answer of each),
 // replacing an earlier scoring under the same identity (and so its paired
 // comparisons).
 func (q *Queries) saveRunQuality(ctx context.Context, runID int64, rq RunQuality) error {
-	args := pgx.NamedArgs{"run": runID, "scorer": rq.Scorer, "options": nullJSON(rq.Options), "judge": nullJSON(rq.Judge),
+	args := pgx.NamedArgs{"run": runID, "key": ScorerIdentity(rq.Scorer, rq.Options, rq.Judge), "scorer": rq.Scorer,
 		"items": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High}
-	if _, err := q.db.Exec(ctx, `DELETE FROM run_qualities WHERE run_id = @run AND scorer_key = `+scorerKeySQL, args); err != nil {
+	if _, err := q.db.Exec(ctx, `DELETE FROM run_qualities WHERE run_id = @run AND scorer_key = @key`, args); err != nil {
 		return mapErr(err, "replace run quality")
 	}
 	_, err := q.db.Exec(ctx, `INSERT INTO run_qualities (run_id, scorer_key, scorer, items, quality, quality_lo, quality_hi, idx, scores)
-		SELECT @run, `+scorerKeySQL+`, @scorer, @items, @mean, @lo, @hi,
+		SELECT @run, @key, @scorer, @items, @mean, @lo, @hi,
 			coalesce(array_agg(idx ORDER BY idx), '{}'), coalesce(array_agg(score ORDER BY idx), '{}')
 		FROM results WHERE run_id = @run AND sample = 0 AND score IS NOT NULL`, args)
 	return mapErr(err, "save run quality")
-}
-
-func nullJSON(b json.RawMessage) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
 }
 
 // Quality is a run's quality under one scorer identity.

@@ -41,8 +41,8 @@ type RunQuality struct {
 	Options    json.RawMessage
 	CorpusBLEU *float64
 	// Judge is, for the judge scorer, what identifies its verdicts beside
-	// the scorer: the judge model, rubric and mode (nil otherwise).
-	Judge json.RawMessage
+	// the scorer (nil otherwise): part of its ScorerIdentity.
+	Judge *JudgeIdentity
 }
 
 // SaveScores stores every result's score (nil for one not scored), each
