@@ -266,13 +266,13 @@ func (q *Queries) estimateFacts(ctx context.Context, rows []BenchmarkStatusRow, 
 	agentsByQueue, paces := map[string]int{}, map[ownerTarget]float64{}
 	var owners, models []int64
 	var runtimes, hardware []string
-	seen := map[[2]any]bool{}
+	seen := map[ownerTarget]bool{}
 	for _, b := range rows {
 		for _, r := range b.timings {
 			if r.State != "queued" && r.State != "running" {
 				continue
 			}
-			key := [2]any{b.OwnerID, r.target()}
+			key := ownerTarget{owner: b.OwnerID, Target: r.target()}
 			if seen[key] {
 				continue
 			}
