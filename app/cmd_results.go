@@ -90,28 +90,28 @@ func cmdResults(ctx context.Context, args []string, out io.Writer) error {
 
 // watchedRun is what bench watch shows of a run.
 type watchedRun struct {
-	RunID      int64    `json:"run_id"`
-	Model      string   `json:"model"`
-	Runtime    string   `json:"runtime"`
-	State      string   `json:"state"`
-	Waiting    bool     `json:"waiting_for_agent"`
-	Progress   float64  `json:"progress"`
-	Completed  int      `json:"completed"`
-	Total      int      `json:"total"`
-	Errors     int      `json:"errors"`
-	Throughput float64  `json:"throughput"`
-	ETASeconds *float64 `json:"eta_seconds"`
-	Error      string   `json:"error"`
+	RunID      int64   `json:"run_id"`
+	Model      string  `json:"model"`
+	Runtime    string  `json:"runtime"`
+	State      string  `json:"state"`
+	Waiting    bool    `json:"waiting_for_agent"`
+	Progress   int     `json:"progress"` // per cent
+	Completed  int     `json:"completed"`
+	Total      int     `json:"total"`
+	Errors     int     `json:"errors"`
+	Throughput float64 `json:"throughput"`
+	ETASeconds *int64  `json:"eta_seconds"`
+	Error      string  `json:"error"`
 }
 
 // progressLine is one run as a line of plain text, for output that is not
 // a terminal (a log, a pipe): the bar drawn with # and . and the figures.
 func progressLine(r watchedRun) string {
 	const width = 30
-	filled := int(r.Progress*width + 0.5)
+	filled := (r.Progress*width + 50) / 100
 	filled = min(max(filled, 0), width)
-	return fmt.Sprintf("%s[%s%s] %3.0f%% %s", runLabel(r), strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		r.Progress*100, runFigures(r))
+	return fmt.Sprintf("%s[%s%s] %3d%% %s", runLabel(r), strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		r.Progress, runFigures(r))
 }
 
 // runLabel names a run at the start of its line.

@@ -26,10 +26,10 @@ func TestBenchWatchFollowsUntilDone(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if calls.Add(1) == 1 {
-			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":0.5,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4}]}`)
+			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":50,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4}]}`)
 			return
 		}
-		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":1,"completed":20,"total":20,"throughput":101}]}`)
+		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":100,"completed":20,"total":20,"throughput":101}]}`)
 	}))
 	defer srv.Close()
 	t.Setenv("RUCKUS_URL", srv.URL)
@@ -114,12 +114,12 @@ func benchmarkServer(t *testing.T) *atomic.Int32 {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if calls.Add(1) == 1 {
-			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":0.5,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4},`+
+			fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"running","progress":50,"completed":10,"total":20,"throughput":99.5,"eta_seconds":4},`+
 				`{"run_id":4,"model":"n","runtime":"sim","state":"queued","waiting_for_agent":true,"total":20}]}`)
 			return
 		}
-		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":1,"completed":20,"total":20,"throughput":101},`+
-			`{"run_id":4,"model":"n","runtime":"sim","state":"failed","progress":0.25,"completed":5,"total":20,"throughput":3,"error":"runtime died"}]}`)
+		fmt.Fprint(w, `{"name":"b","runs":[{"run_id":3,"model":"m","runtime":"sim","state":"completed","progress":100,"completed":20,"total":20,"throughput":101},`+
+			`{"run_id":4,"model":"n","runtime":"sim","state":"failed","progress":25,"completed":5,"total":20,"throughput":3,"error":"runtime died"}]}`)
 	}))
 	t.Cleanup(srv.Close)
 	t.Setenv("RUCKUS_URL", srv.URL)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +21,7 @@ import (
 
 type benchmarkRunnerStore interface {
 	ListBenchmarkStatuses(ctx context.Context, v store.Viewer, p store.BenchmarkPage) ([]store.BenchmarkStatusRow, error)
-	BenchmarkStatusByID(ctx context.Context, v store.Viewer, id int64) (store.BenchmarkStatusRow, error)
+	BenchmarkStatusByID(ctx context.Context, v store.Viewer, id int64, staleAfter time.Duration) (store.BenchmarkStatusRow, error)
 	ResultsAfter(ctx context.Context, runIDs []int64, after store.ResultKey, limit int) ([]store.ResultRow, error)
 }
 
@@ -40,11 +39,7 @@ type apiBenchmarkStatus struct {
 	// Visibility is private (owner and administrators) or shared (every
 	// user may read it).
 	Visibility string `json:"visibility"`
-	// Status is aggregated over the runs (store.BenchmarkStatus).
-	Status string `json:"status"`
-	// Progress is the percentage of requests done over all runs, rounded
-	// down (100 only when every request is done).
-	Progress  int   `json:"progress"`
+	apiBenchmarkProgress
 	Completed int64 `json:"completed"`
 	Total     int64 `json:"total"`
 	Errors    int64 `json:"errors"`
@@ -53,9 +48,6 @@ type apiBenchmarkStatus struct {
 	// run's (as the benchmarks page shows it).
 	Throughput   float64 `json:"throughput"`
 	OutputTokens int64   `json:"output_tokens"`
-	// ETASeconds is the longest of the active runs' ETAs, rounded up;
-	// null while any active run has none yet, 0 once finished.
-	ETASeconds *int64 `json:"eta_seconds"`
 	// ModelID and ModelName are the first run's model (its registry id,
 	// and its display name or else its name); Model its registry name.
 	ModelID   *int64 `json:"model_id"`
@@ -79,27 +71,43 @@ type apiBenchmarkStatus struct {
 	CreatedAt        time.Time  `json:"created_at"`
 }
 
+// apiBenchmarkProgress is a benchmark's status, progress and ETA, the
+// same in the list and for one benchmark (store.EstimateBenchmark).
+type apiBenchmarkProgress struct {
+	// Status is aggregated over the runs (store.BenchmarkStatus).
+	Status string `json:"status"`
+	// Progress is the percentage of requests done over all runs, rounded
+	// down (100 only when every request is done).
+	Progress int `json:"progress"`
+	// ETASeconds is the time until the last run should finish, rounded
+	// up; 0 once finished; null when it cannot be estimated, and then
+	// ETAReason says why (null when there is an estimate).
+	ETASeconds *int64  `json:"eta_seconds"`
+	ETAReason  *string `json:"eta_reason"`
+}
+
+func toAPIBenchmarkProgress(e store.BenchmarkEstimate) apiBenchmarkProgress {
+	a := apiBenchmarkProgress{Status: e.Status, Progress: e.Progress, ETASeconds: e.ETASeconds}
+	if e.ETASeconds == nil {
+		reason := e.ETAReason
+		a.ETAReason = &reason
+	}
+	return a
+}
+
 func toAPIBenchmarkStatus(b store.BenchmarkStatusRow) apiBenchmarkStatus {
-	a := apiBenchmarkStatus{BenchmarkID: b.ID, Name: b.Name, Visibility: b.Visibility, Status: b.Status, Completed: b.Completed, Total: b.Total,
+	a := apiBenchmarkStatus{BenchmarkID: b.ID, Name: b.Name, Visibility: b.Visibility, apiBenchmarkProgress: toAPIBenchmarkProgress(b.Estimate),
+		Completed: b.Completed, Total: b.Total,
 		Errors: b.Errors, OutputTokens: b.OutputTokens, Models: b.Runs, DatasetID: b.DatasetID, DatasetName: b.DatasetName,
 		Dataset: b.DatasetName, Runs: len(b.Runs), StartedAt: b.StartedAt, FinishedAt: b.FinishedAt, CreatedAt: b.CreatedAt}
 	if a.Models == nil {
 		a.Models = []store.BenchmarkStatusRun{}
 	}
-	if b.Total > 0 {
-		a.Progress = int(min(b.Completed*100/b.Total, 100))
-	}
-	active := b.Status == store.BenchmarkQueued || b.Status == store.BenchmarkRunning
+	active := a.Status == store.BenchmarkQueued || a.Status == store.BenchmarkRunning
 	if active {
 		a.Throughput = b.LiveThroughput
-		if b.ETASeconds != nil && !math.IsNaN(*b.ETASeconds) && *b.ETASeconds >= 0 && *b.ETASeconds < math.MaxInt32 {
-			eta := int64(math.Ceil(*b.ETASeconds))
-			a.ETASeconds = &eta
-		}
 	} else {
 		a.Throughput = b.BestThroughput
-		var zero int64
-		a.ETASeconds = &zero
 		if b.StartedAt != nil && b.FinishedAt != nil {
 			t := b.FinishedAt.Sub(*b.StartedAt).Seconds()
 			a.TotalTimeSeconds = &t
@@ -149,7 +157,7 @@ func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
 		}
 	}
 	// One more than asked says whether there is a next page.
-	bs, err := s.Store.ListBenchmarkStatuses(c.UserContext(), viewer(c), store.BenchmarkPage{After: after, Limit: limit + 1})
+	bs, err := s.Store.ListBenchmarkStatuses(c.UserContext(), viewer(c), store.BenchmarkPage{After: after, Limit: limit + 1, StaleAfter: s.AgentStaleAfter})
 	if err != nil {
 		return err
 	}
@@ -239,7 +247,7 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 			return fiber.NewError(fiber.StatusBadRequest, err.Error())
 		}
 	}
-	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id)
+	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
 	if errors.Is(err, store.ErrNotFound) {
 		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
 	}

@@ -227,8 +227,23 @@ func TestAPIBenchmarkList(t *testing.T) {
 		t.Fatalf("benchmark %v not listed: %v", id, r.body)
 		return nil
 	}
+	// GET /benchmarks/{id} says the same status, progress and ETA.
+	detail := func(b map[string]any) {
+		t.Helper()
+		r := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%v", id), tok, nil, "")
+		if r.status != 200 {
+			t.Fatalf("detail: %d %v", r.status, r.body)
+		}
+		for _, k := range []string{"status", "progress", "eta_seconds", "eta_reason", "completed", "total", "errors", "started_at", "finished_at"} {
+			if v, ok := r.body[k]; !ok || fmt.Sprint(v) != fmt.Sprint(b[k]) {
+				t.Errorf("detail %s = %v, the list's %v", k, v, b[k])
+			}
+		}
+	}
 	b := get()
+	detail(b)
 	if b["status"] != "queued" || b["progress"] != 0.0 || b["completed"] != 0.0 || b["total"] != 6.0 || b["eta_seconds"] != nil ||
+		b["eta_reason"] != "no run of this benchmark has finished yet to time one" ||
 		b["started_at"] != nil || b["total_time_seconds"] != nil || b["model_name"] != "Model A" || b["model"] != "org/a" ||
 		b["dataset_name"] != "q" || b["dataset_id"] != up.body["dataset_id"] || len(b["models"].([]any)) != 2 || b["runs"] != 2.0 {
 		t.Fatalf("queued: %v", b)
@@ -238,8 +253,10 @@ func TestAPIBenchmarkList(t *testing.T) {
 	}
 
 	// The first run works two items at 40 tokens/s with 12 s to go; the
-	// second waits: running, 2 of 6 done, the ETA unknown (the waiting
-	// run has none).
+	// second waits for the one agent: running, 2 of 6 done, the ETA the
+	// first run's 11.2 s and then the second's 3 requests at the first's
+	// projected pace ((elapsed + 11.2 s) / 3 a request): 22.4 s and the
+	// time the first has run, rounded up.
 	var job int64
 	_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, first).Scan(&job)
 	claim, err := e.store.ClaimRun(ctx, first, agent.ID, job, "sim")
@@ -258,9 +275,24 @@ func TestAPIBenchmarkList(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = get()
-	if b["status"] != "running" || b["progress"] != 33.0 || b["completed"] != 2.0 || b["throughput"] != 40.0 || b["eta_seconds"] != nil ||
+	detail(b)
+	if b["status"] != "running" || b["progress"] != 33.0 || b["completed"] != 2.0 || b["throughput"] != 40.0 || b["eta_reason"] != nil ||
 		b["started_at"] == nil || b["total_time_seconds"] != nil {
 		t.Fatalf("running with one waiting: %v", b)
+	}
+	if eta, ok := b["eta_seconds"].(float64); !ok || eta != float64(int64(eta)) || eta < 23 || eta > 30 {
+		t.Fatalf("ETA with one run waiting: %v, want about 23 s", b["eta_seconds"])
+	}
+	// With the agent drained nothing serves the waiting run's queue.
+	if err := e.store.SetAgentDrained(ctx, agent.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if b = get(); b["eta_seconds"] != nil || b["eta_reason"] != "no agent serves queue cpu-2c_sim" {
+		t.Fatalf("no agent: %v %v", b["eta_seconds"], b["eta_reason"])
+	}
+	detail(b)
+	if err := e.store.SetAgentDrained(ctx, agent.ID, false); err != nil {
+		t.Fatal(err)
 	}
 	// With the second run's ETA known too, the benchmark's is the longer,
 	// rounded up to whole seconds.
@@ -279,14 +311,15 @@ func TestAPIBenchmarkList(t *testing.T) {
 	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Throughput: 38.5}); err != nil {
 		t.Fatal(err)
 	}
-	if b = get(); b["status"] != "running" {
-		t.Fatalf("one completed, one queued: %v", b["status"])
+	if b = get(); b["status"] != "running" || b["eta_seconds"] == nil {
+		t.Fatalf("one completed, one queued: %v, ETA %v (%v)", b["status"], b["eta_seconds"], b["eta_reason"])
 	}
 	if err := e.store.SetRunCancelled(ctx, second); err != nil {
 		t.Fatal(err)
 	}
 	b = get()
-	if b["status"] != "completed" || b["throughput"] != 38.5 || b["eta_seconds"] != 0.0 || b["total_time_seconds"] == nil ||
+	detail(b)
+	if b["status"] != "completed" || b["throughput"] != 38.5 || b["eta_seconds"] != 0.0 || b["eta_reason"] != nil || b["total_time_seconds"] == nil ||
 		b["total_time_seconds"].(float64) < 0 || b["finished_at"] == nil {
 		t.Fatalf("finished: %v", b)
 	}

@@ -25,7 +25,7 @@ type Benchmarks interface {
 	CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
 	CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error)
 	RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error
-	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *bench.ScorerOptions) error
+	Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *bench.ScorerOptions) (bench.Rescoring, error)
 	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
 	StartJudge(ctx context.Context, v store.Viewer, req bench.JudgeRequest) (bench.JudgeStarted, error)
 	QuickStart(ctx context.Context, v store.Viewer, qs bench.QuickStart) (bench.Manifest, error)
@@ -86,7 +86,7 @@ func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
 // when it started and was created, its runs and their ids; for a quick
 // start also the manifest the planner made of it.
 func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m bench.Manifest, quick bool) error {
-	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), created.BenchmarkID)
+	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), created.BenchmarkID, s.AgentStaleAfter)
 	if err != nil {
 		return err
 	}
@@ -109,31 +109,34 @@ type apiRun struct {
 	ID         int64                  `json:"run_id"`
 	// FleetRunID is the run's id in its fleet ({fleet}-{submitted}-{hash});
 	// absent for runs outside fleets.
-	FleetRunID      string  `json:"fleet_run_id,omitempty"`
-	Model           string  `json:"model"`
-	Runtime         string  `json:"runtime"`
-	Hardware        string  `json:"hardware"`
-	Mode            string  `json:"mode"`
-	State           string  `json:"state"`
-	WaitingForAgent bool    `json:"waiting_for_agent"`
-	Agent           string  `json:"agent"`
-	Progress        float64 `json:"progress"`
-	Total           int     `json:"total"`
-	Completed       int     `json:"completed"`
-	Errors          int     `json:"errors"`
-	OutputTokens    int64   `json:"output_tokens"`
+	FleetRunID      string `json:"fleet_run_id,omitempty"`
+	Model           string `json:"model"`
+	Runtime         string `json:"runtime"`
+	Hardware        string `json:"hardware"`
+	Mode            string `json:"mode"`
+	State           string `json:"state"`
+	WaitingForAgent bool   `json:"waiting_for_agent"`
+	Agent           string `json:"agent"`
+	// Progress is the per cent of the run's requests done, rounded down.
+	Progress     int   `json:"progress"`
+	Total        int   `json:"total"`
+	Completed    int   `json:"completed"`
+	Errors       int   `json:"errors"`
+	OutputTokens int64 `json:"output_tokens"`
 	// Throughput is output tokens/s: live while running, over the whole
 	// measured window once finished.
-	Throughput   float64    `json:"throughput"`
-	RequestsPerS float64    `json:"requests_per_s"`
-	ETASeconds   *float64   `json:"eta_seconds"`
-	Resumed      int        `json:"resumed"`
-	StoppedBy    string     `json:"stopped_by,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	Attempt      int        `json:"attempt"`
-	CreatedAt    time.Time  `json:"created_at"`
-	StartedAt    *time.Time `json:"started_at"`
-	FinishedAt   *time.Time `json:"finished_at"`
+	Throughput   float64 `json:"throughput"`
+	RequestsPerS float64 `json:"requests_per_s"`
+	// ETASeconds is a running run's time left, rounded up to whole
+	// seconds; null when it is not running or has no estimate yet.
+	ETASeconds *int64     `json:"eta_seconds"`
+	Resumed    int        `json:"resumed"`
+	StoppedBy  string     `json:"stopped_by,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Attempt    int        `json:"attempt"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
 	// The finished run's figures (DESIGN.md § Metric definitions): null
 	// until it finishes, and null where not measured (no GPU readings, no
 	// price, no launched runtime).
@@ -263,7 +266,7 @@ func toAPIRunBase(r store.Run) apiRun {
 	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
-		ETASeconds: r.ETASeconds, Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,
+		ETASeconds: r.ETA(), Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		Scorer: r.Scorer, ScorerOptions: r.ScorerOptions, Scored: r.Scored, Quality: r.Quality, QualityLo: r.QualityLo,
 		QualityHi: r.QualityHi, CorpusBLEU: r.CorpusBLEU, Regression: r.Regression(), Regressions: r.Regressions}
@@ -281,12 +284,20 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	st, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
+	if err != nil {
+		return err
+	}
 	runs, err := s.apiRunsWithFigures(c, b.Runs)
 	if err != nil {
 		return err
 	}
+	p := toAPIBenchmarkProgress(st.Estimate)
 	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-		"created_at": b.CreatedAt, "visibility": b.Visibility, "owner": b.OwnerEmail, "writable": b.Writable(viewer(c)), "runs": runs})
+		"created_at": b.CreatedAt, "visibility": b.Visibility, "owner": b.OwnerEmail, "writable": b.Writable(viewer(c)),
+		"status": p.Status, "progress": p.Progress, "eta_seconds": p.ETASeconds, "eta_reason": p.ETAReason,
+		"completed": st.Completed, "total": st.Total, "errors": st.Errors, "started_at": st.StartedAt, "finished_at": st.FinishedAt,
+		"runs": runs})
 }
 
 // apiRunControl is cancel/retry of one run, or cancel of a benchmark.

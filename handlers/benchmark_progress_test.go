@@ -45,6 +45,15 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Queued, with nothing yet to time it: the page says why it has no ETA.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	waiting := c.get("/benchmarks/" + b)
+	if waiting.text(`[data-testid="benchmark-eta"]`) != "unknown" || waiting.text(`[data-testid="benchmark-progress"]`) != "0 %" ||
+		waiting.text(`[data-testid="benchmark-eta-reason"]`) != "(no run of this benchmark has finished yet to time one)" {
+		t.Fatalf("queued: ETA %q %q", waiting.text(`[data-testid="benchmark-eta"]`), waiting.text(`[data-testid="benchmark-eta-reason"]`))
+	}
+
 	// The agent takes the run, stores one result and reports progress.
 	claim, err := e.store.ClaimRun(ctx, runID, agent.ID, jobID, "sim")
 	if err != nil {
@@ -60,8 +69,6 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := e.client()
-	c.signIn("ada@example.com", "correct horse")
 	page := c.get("/benchmarks/" + b)
 	if page.doc.Find(`#runs[data-polling="on"][hx-trigger="every 2s"]`).Length() != 1 {
 		t.Fatal("an active benchmark's runs table does not poll")
@@ -81,8 +88,21 @@ func TestRunProgressFragmentAndAPI(t *testing.T) {
 	}
 	api := e.api(http.MethodGet, "/api/v1/benchmarks/"+b, tok, nil, "")
 	run := api.body["runs"].([]any)[0].(map[string]any)
-	if run["progress"] != 1.0/3 || run["completed"] != 1.0 || run["throughput"] != 42.5 || run["eta_seconds"] != 3.0 || run["agent"] != "cpu-1" {
+	if run["progress"] != 33.0 || run["completed"] != 1.0 || run["throughput"] != 42.5 || run["eta_seconds"] != 3.0 || run["agent"] != "cpu-1" {
 		t.Fatalf("API run: %v", run)
+	}
+	// The benchmark's own figures, the same on its page and in the API.
+	if api.body["status"] != "running" || api.body["progress"] != 33.0 || api.body["eta_seconds"] != 3.0 || api.body["eta_reason"] != nil {
+		t.Fatalf("API benchmark: %v %v %v %v", api.body["status"], api.body["progress"], api.body["eta_seconds"], api.body["eta_reason"])
+	}
+	if frag.text(`[data-testid="benchmark-progress"]`) != "33 %" || frag.text(`[data-testid="benchmark-eta"]`) != "3s" ||
+		page.text(`[data-testid="benchmark-eta"]`) != "3s" || page.doc.Find(`[data-testid="benchmark-eta-reason"]`).Length() != 0 {
+		t.Fatalf("page: %q, ETA %q", frag.text(`[data-testid="benchmark-progress"]`), frag.text(`[data-testid="benchmark-eta"]`))
+	}
+	// GET /runs/{id} gives the same integers.
+	one := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", runID), tok, nil, "")
+	if one.body["progress"] != 33.0 || one.body["eta_seconds"] != 3.0 {
+		t.Fatalf("API run alone: %v %v", one.body["progress"], one.body["eta_seconds"])
 	}
 
 	// Finished: the table stops polling.

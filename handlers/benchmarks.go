@@ -266,6 +266,9 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.addEstimate(c.UserContext(), viewer(c), &b); err != nil {
+		return err
+	}
 	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict, b.Writable(viewer(c))))
 }
 
@@ -319,8 +322,20 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 // while runs are active.
 func (s *server) showRunsFragment(c *fiber.Ctx) error {
 	return s.serveLive(c, 0, func(b store.Benchmark, canEdit bool) (templ.Component, error) {
-		return benchmarks.RunsTable(b, canEdit), nil
+		err := s.addEstimate(c.UserContext(), viewer(c), &b)
+		return benchmarks.RunsTable(b, canEdit), err
 	})
+}
+
+// addEstimate reads the benchmark's status, progress and ETA as the API
+// gives them, for its page to show.
+func (s *server) addEstimate(ctx context.Context, v store.Viewer, b *store.Benchmark) error {
+	st, err := s.Store.BenchmarkStatusByID(ctx, v, b.ID, s.AgentStaleAfter)
+	if err != nil {
+		return err
+	}
+	b.Estimate = &st.Estimate
+	return nil
 }
 
 // serveLive answers a poll for one of benchmark :id's live fragments (run

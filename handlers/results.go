@@ -286,7 +286,7 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 			opts = &bench.ScorerOptions{Schema: bench.JSONDoc(sch)}
 		}
 	}
-	err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
+	_, err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
 	if errors.Is(err, store.ErrNotFound) {
 		// A reader of a shared benchmark may not change it.
 		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may rescore this run.")

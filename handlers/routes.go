@@ -216,6 +216,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
 	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
 	api.post("/runs/:id<int>/judge", Owner, s.apiStartJudging) // graded alone, or against another run ("against")
+	api.post("/runs/:id<int>/score", Owner, s.apiRescoreRun)   // readers of a shared benchmark get 403
 	api.get("/models", SignedIn, s.apiListModels)
 	api.post("/models", Admin, s.apiCreateModel)
 	api.put("/models/:id<int>", Admin, s.apiUpdateModel)

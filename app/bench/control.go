@@ -171,17 +171,27 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 // ErrScorer is returned for a scorer name Ruckus does not have.
 var ErrScorer = errors.New("unknown scorer")
 
+// Rescoring is a scoring Rescore queued.
+type Rescoring struct {
+	RunID  int64  `json:"run_id"`
+	Scorer string `json:"scorer"`
+	// ScorerOptions are the options it scores with: those given, else the
+	// benchmark's own when the scorer is the benchmark's; null for none.
+	ScorerOptions json.RawMessage `json:"scorer_options"`
+}
+
 // Rescore queues the scoring of a run the viewer may change with scorer
 // and its options (the server's score_run job); its item scores and
 // quality are replaced when the job has run. Without options, a scorer
 // that is the benchmark's own scores with the benchmark's scorer_options;
 // another scorer takes none. Options that do not validate come back as
 // Errors naming the scorer_options field.
-func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *ScorerOptions) error {
+func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *ScorerOptions) (Rescoring, error) {
 	if scorer == "" || !contains(Scorers, scorer) {
-		return fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+		return Rescoring{}, fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
 	}
-	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	queued := Rescoring{RunID: runID, Scorer: scorer}
+	err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		if _, err := q.RunForUpdate(ctx, v, benchmarkID, runID); err != nil {
 			return err
 		}
@@ -192,13 +202,16 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 				return err
 			}
 			var m struct {
-				Scorer string `json:"scorer"`
+				Scorer        string          `json:"scorer"`
+				ScorerOptions json.RawMessage `json:"scorer_options"`
 			}
 			if json.Unmarshal(mraw, &m) != nil || m.Scorer != scorer {
 				opts = nil
 				if errs := opts.validate(scorer); len(errs) > 0 {
 					return errs
 				}
+			} else if len(m.ScorerOptions) > 0 && string(m.ScorerOptions) != "null" {
+				queued.ScorerOptions = m.ScorerOptions
 			}
 		} else {
 			if errs := opts.validate(scorer); len(errs) > 0 {
@@ -209,10 +222,12 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 				return err
 			}
 			raw = b
+			queued.ScorerOptions = raw
 		}
 		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: scorer, Options: raw}, nil)
 		return err
 	})
+	return queued, err
 }
 
 // ImportRun stores results made outside Ruckus, read from file as it

@@ -66,6 +66,7 @@ func (b Benchmark) Status() string {
 // figures aggregated over its runs.
 type BenchmarkStatusRow struct {
 	ID          int64
+	OwnerID     int64
 	Name        string
 	DatasetID   int64
 	DatasetName string
@@ -81,9 +82,8 @@ type BenchmarkStatusRow struct {
 	// BestThroughput the highest of the completed runs'.
 	LiveThroughput float64
 	BestThroughput float64
-	// ETASeconds is the longest ETA of the queued and running runs; nil
-	// when any of them has none yet (or none is active).
-	ETASeconds *float64
+	// Estimate is the status, progress and ETA (EstimateBenchmark).
+	Estimate BenchmarkEstimate
 	// StartedAt is when the first run started; FinishedAt when the last
 	// one finished (nil while any run is active).
 	StartedAt  *time.Time
@@ -93,6 +93,8 @@ type BenchmarkStatusRow struct {
 	Visibility string
 	// Runs are the benchmark's runs in order, each with its model.
 	Runs []BenchmarkStatusRun
+	// timings are the runs as the estimate reads them.
+	timings []RunTiming
 }
 
 // BenchmarkStatusRun is one run of a listed benchmark.
@@ -116,18 +118,32 @@ type BenchmarkPage struct {
 	Limit int
 	// Only, when set, reads that one benchmark (if the viewer may).
 	Only int64
+	// StaleAfter is how old an agent's heartbeat may be for the agent to
+	// count as serving its queues, in the ETA of queued runs.
+	StaleAfter time.Duration
+}
+
+// statusRun is a run as the list's query gives it: its listed fields and
+// those the estimate reads.
+type statusRun struct {
+	BenchmarkStatusRun
+	ETASeconds *float64 `json:"eta_seconds"`
+	Elapsed    float64  `json:"elapsed"`
+	Duration   float64  `json:"duration"`
 }
 
 // ListBenchmarkStatuses returns a page of the benchmarks the viewer may
 // read (own and shared ones, all for admins; deleted ones left out) with their statuses and figures, in one query whatever the
-// page's size; judges' benchmarks are left out, as in ListBenchmarks.
+// page's size, and one more for the estimate's facts when any is active
+// (EstimateBenchmark); judges' benchmarks are left out, as in
+// ListBenchmarks.
 func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p BenchmarkPage) ([]BenchmarkStatusRow, error) {
 	// The page's benchmarks first (by the primary key, newest first),
 	// then each one's runs aggregated: the work is bounded by the page,
 	// however many benchmarks there are.
-	rows, _ := q.db.Query(ctx, `SELECT b.id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
-			agg.output_tokens, agg.live, agg.best, agg.eta, agg.started_at, agg.finished_at, b.created_at, agg.runs, b.visibility
-		FROM (SELECT id, name, dataset_id, created_at, visibility FROM benchmarks b
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.owner_id, b.name, b.dataset_id, d.name, agg.status, agg.completed, agg.total, agg.errors,
+			agg.output_tokens, agg.live, agg.best, agg.started_at, agg.finished_at, b.created_at, agg.runs, b.visibility
+		FROM (SELECT id, owner_id, name, dataset_id, created_at, visibility FROM benchmarks b
 				WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL
 					AND (@after = 0 OR b.id < @after) AND (@only = 0 OR b.id = @only)
 				ORDER BY b.id DESC LIMIT @limit) b
@@ -137,33 +153,58 @@ func (q *Queries) ListBenchmarkStatuses(ctx context.Context, v Viewer, p Benchma
 				coalesce(sum(r.errors), 0)::bigint AS errors, coalesce(sum(r.output_tokens), 0)::bigint AS output_tokens,
 				coalesce(sum(r.throughput) FILTER (WHERE r.state = 'running'), 0)::float8 AS live,
 				coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0)::float8 AS best,
-				CASE WHEN bool_or(r.eta_seconds IS NULL) FILTER (WHERE r.state IN ('queued', 'running')) THEN NULL
-					ELSE max(r.eta_seconds) FILTER (WHERE r.state IN ('queued', 'running')) END AS eta,
 				min(r.started_at) AS started_at,
 				CASE WHEN count(r.id) FILTER (WHERE r.state IN ('queued', 'running')) > 0 THEN NULL ELSE max(r.finished_at) END AS finished_at,
 				coalesce(json_agg(json_build_object('run_id', r.id, 'model_id', m.id, 'model', m.name, 'display_name', m.display_name,
 					'runtime', r.runtime, 'hardware', r.hardware_profile, 'state', r.state, 'completed', r.completed, 'total', r.total,
-					'throughput', r.throughput) ORDER BY r.id), '[]') AS runs
+					'throughput', r.throughput,
+					'eta_seconds', CASE WHEN r.state = 'running' THEN r.eta_seconds END,
+					'elapsed', CASE WHEN r.state = 'running' THEN extract(epoch FROM now() - r.started_at) END,
+					'duration', CASE WHEN r.state = 'completed' THEN extract(epoch FROM r.finished_at - r.started_at) END) ORDER BY r.id), '[]') AS runs
 				FROM runs r JOIN models m ON m.id = r.model_id WHERE r.benchmark_id = b.id) agg
 		ORDER BY b.id DESC`,
 		pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin, "after": p.After, "only": p.Only, "limit": max(p.Limit, 1)})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkStatusRow, error) {
 		var b BenchmarkStatusRow
-		var runs []byte
-		err := row.Scan(&b.ID, &b.Name, &b.DatasetID, &b.DatasetName, &b.Status, &b.Completed, &b.Total, &b.Errors, &b.OutputTokens,
-			&b.LiveThroughput, &b.BestThroughput, &b.ETASeconds, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &runs, &b.Visibility)
+		var raw []byte
+		err := row.Scan(&b.ID, &b.OwnerID, &b.Name, &b.DatasetID, &b.DatasetName, &b.Status, &b.Completed, &b.Total, &b.Errors, &b.OutputTokens,
+			&b.LiveThroughput, &b.BestThroughput, &b.StartedAt, &b.FinishedAt, &b.CreatedAt, &raw, &b.Visibility)
+		var runs []statusRun
 		if err == nil {
-			err = json.Unmarshal(runs, &b.Runs)
+			err = json.Unmarshal(raw, &runs)
+		}
+		b.Runs, b.timings = make([]BenchmarkStatusRun, len(runs)), make([]RunTiming, len(runs))
+		for i, r := range runs {
+			b.Runs[i] = r.BenchmarkStatusRun
+			b.timings[i] = RunTiming{ID: r.RunID, State: r.State, ModelID: r.ModelID, Runtime: r.Runtime, Hardware: r.Hardware,
+				Total: r.Total, Completed: r.Completed, ETASeconds: r.ETASeconds, Elapsed: r.Elapsed, Duration: r.Duration}
 		}
 		return b, err
 	})
-	return out, mapErr(err, "list benchmark statuses")
+	if err != nil {
+		return nil, mapErr(err, "list benchmark statuses")
+	}
+	agents, paces, err := q.estimateFacts(ctx, out, p.StaleAfter)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range out {
+		f := EstimateFacts{Agents: agents, TargetPace: map[Target]float64{}}
+		for t, pace := range paces {
+			if t.owner == b.OwnerID {
+				f.TargetPace[t.Target] = pace
+			}
+		}
+		out[i].Estimate = EstimateBenchmark(b.timings, f)
+	}
+	return out, nil
 }
 
-// BenchmarkStatusByID is one benchmark as ListBenchmarkStatuses gives it
-// (ErrNotFound when the viewer may not read it).
-func (q *Queries) BenchmarkStatusByID(ctx context.Context, v Viewer, id int64) (BenchmarkStatusRow, error) {
-	bs, err := q.ListBenchmarkStatuses(ctx, v, BenchmarkPage{Only: id, Limit: 1})
+// BenchmarkStatusByID is one benchmark as ListBenchmarkStatuses gives it,
+// agents counting as live within staleAfter (ErrNotFound when the viewer
+// may not read it).
+func (q *Queries) BenchmarkStatusByID(ctx context.Context, v Viewer, id int64, staleAfter time.Duration) (BenchmarkStatusRow, error) {
+	bs, err := q.ListBenchmarkStatuses(ctx, v, BenchmarkPage{Only: id, Limit: 1, StaleAfter: staleAfter})
 	if err != nil {
 		return BenchmarkStatusRow{}, err
 	}

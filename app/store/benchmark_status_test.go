@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestBenchmarkStatusesAggregateRuns(t *testing.T) {
 		}
 	}
 
-	list, err := st.ListBenchmarkStatuses(b.ctx, b.ownerV, store.BenchmarkPage{Limit: 100})
+	list, err := st.ListBenchmarkStatuses(b.ctx, b.ownerV, store.BenchmarkPage{Limit: 100, StaleAfter: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +150,29 @@ func TestBenchmarkStatusesAggregateRuns(t *testing.T) {
 				best = max(best, 10*float64(k+1))
 			}
 		}
-		if etaUnknown {
-			eta = nil
-		}
 		if row.LiveThroughput != live || row.BestThroughput != best {
 			t.Errorf("%v: live %v best %v, want %v %v", tc.states, row.LiveThroughput, row.BestThroughput, live, best)
 		}
-		if (eta == nil) != (row.ETASeconds == nil) || (eta != nil && *eta != *row.ETASeconds) {
-			t.Errorf("%v: ETA %v, want %v", tc.states, row.ETASeconds, eta)
+		// Without queued runs the ETA is the longest running run's, rounded
+		// up, or 0 once finished; queued runs are timed or say why not
+		// (TestBenchmarkETAOfQueuedRuns).
+		got := row.Estimate
+		if got.Status != tc.want || got.Progress != int(100*row.Completed/row.Total) {
+			t.Errorf("%v: estimate %+v, want status %q and %d %%", tc.states, got, tc.want, 100*row.Completed/row.Total)
+		}
+		switch {
+		case etaUnknown:
+			if (got.ETASeconds == nil) == (got.ETAReason == "") {
+				t.Errorf("%v: ETA %v with the reason %q", tc.states, got.ETASeconds, got.ETAReason)
+			}
+		case !active:
+			if got.ETASeconds == nil || *got.ETASeconds != 0 {
+				t.Errorf("%v: finished, ETA %v, want 0", tc.states, got.ETASeconds)
+			}
+		default:
+			if got.ETASeconds == nil || float64(*got.ETASeconds) != math.Ceil(*eta) || got.ETAReason != "" {
+				t.Errorf("%v: ETA %v (%q), want %v rounded up", tc.states, got.ETASeconds, got.ETAReason, *eta)
+			}
 		}
 		// Started with the first run to start; finished only when none is
 		// active, with the last run to finish.
@@ -206,10 +222,10 @@ func TestBenchmarkStatusesAggregateRuns(t *testing.T) {
 	if all, _ := st.ListBenchmarkStatuses(b.ctx, b.adminV, store.BenchmarkPage{Limit: 100}); len(all) != len(cases) {
 		t.Errorf("an administrator lists %d", len(all))
 	}
-	if _, err := st.BenchmarkStatusByID(b.ctx, b.otherV, ids[0]); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.BenchmarkStatusByID(b.ctx, b.otherV, ids[0], time.Minute); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another user reads one: %v", err)
 	}
-	one, err := st.BenchmarkStatusByID(b.ctx, b.ownerV, ids[2])
+	one, err := st.BenchmarkStatusByID(b.ctx, b.ownerV, ids[2], time.Minute)
 	if err != nil || one.ID != ids[2] || one.Status != "running" || !strings.HasPrefix(one.Name, "case 2") {
 		t.Errorf("one by id: %+v %v", one, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,12 +155,17 @@ type Execution struct {
 	Counts map[string]int
 }
 
-// Progress is the share of the run's items done, 0 to 1.
-func (r Run) Progress() float64 {
-	if r.Total == 0 {
-		return 0
+// Progress is the per cent of the run's requests done (PercentDone).
+func (r Run) Progress() int { return PercentDone(int64(r.Completed), int64(r.Total)) }
+
+// ETA is a running run's own estimate of its time left rounded up to
+// whole seconds, nil when it has none (or is not running).
+func (r Run) ETA() *int64 {
+	if r.State != "running" || !validSeconds(r.ETASeconds) || *r.ETASeconds >= math.MaxInt32 {
+		return nil
 	}
-	return float64(r.Completed) / float64(r.Total)
+	eta := int64(math.Ceil(*r.ETASeconds))
+	return &eta
 }
 
 const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile, r.river_job_id, r.state,
@@ -202,6 +208,10 @@ type Benchmark struct {
 	// VerdictScorerKey is the scorer identity the owner chose for the
 	// verdict's quality ("": the one most runs were scored under).
 	VerdictScorerKey string
+	// Estimate is the benchmark's status, progress and ETA as the API
+	// gives them (EstimateBenchmark, through BenchmarkStatusByID); nil
+	// unless the page that shows it read it.
+	Estimate *BenchmarkEstimate
 }
 
 // Writable says whether v may change the benchmark (rename, share,

@@ -31,6 +31,15 @@ func eta(r store.Run) string {
 	return (time.Duration(*r.ETASeconds) * time.Second).Round(time.Second).String()
 }
 
+// benchmarkETA is an active benchmark's time left, or "unknown" (the
+// reason is beside it).
+func benchmarkETA(e store.BenchmarkEstimate) string {
+	if e.ETASeconds == nil {
+		return "unknown"
+	}
+	return (time.Duration(*e.ETASeconds) * time.Second).String()
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "–"
