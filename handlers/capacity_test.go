@@ -163,6 +163,7 @@ func finishRun(t *testing.T, e *env, runID int64) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2 WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
+	concludeRun(t, e, runID)
 }
 
 // scoreRun gives a run a quality under a scorer.
@@ -172,6 +173,7 @@ func scoreRun(t *testing.T, e *env, runID int64, scorer string, quality float64)
 		runID, scorer, quality); err != nil {
 		t.Fatal(err)
 	}
+	concludeRun(t, e, runID)
 }
 
 // The planner sizes only the runs that answered at the traffic's length

@@ -85,6 +85,8 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		quality_lo = CASE WHEN id = $1 THEN 1 ELSE 0.5 END, quality_hi = CASE WHEN id = $1 THEN 1 ELSE 0.833 END WHERE id IN ($1, $2)`, runs[0], runs[1]); err != nil {
 		t.Fatal(err)
 	}
+	concludeRun(t, e, runs[0])
+	concludeRun(t, e, runs[1])
 
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")

@@ -183,3 +183,31 @@ func apiGet(e *env, path, token string) (int, map[string]any) {
 	}
 	return res.StatusCode, body
 }
+
+// concludeRun does for a run a test finished and scored by hand what the
+// score job does for a real one: keeps its quality under its scorer
+// identity (with its scored items) and its figures with their intervals
+// and load identity, which every conclusion reads.
+func concludeRun(t *testing.T, e *env, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	var q store.RunQuality
+	if err := e.store.Pool().QueryRow(ctx, `SELECT scorer, scored, quality, quality_lo, quality_hi, scorer_options FROM runs WHERE id = $1`,
+		runID).Scan(&q.Scorer, &q.Scored, &q.Mean, &q.Low, &q.High, &q.Options); err != nil {
+		t.Fatal(err)
+	}
+	if q.Scorer != "" {
+		var idx []int32
+		var scores []*float64
+		if err := e.store.Pool().QueryRow(ctx, `SELECT coalesce(array_agg(idx ORDER BY idx), '{}'), coalesce(array_agg(score ORDER BY idx), '{}')
+			FROM results WHERE run_id = $1 AND sample = 0`, runID).Scan(&idx, &scores); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.SaveScores(ctx, runID, idx, nil, scores, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.store.ComputeRunStats(ctx, runID); err != nil {
+		t.Fatal(err)
+	}
+}

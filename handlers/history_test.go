@@ -126,7 +126,7 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = $2 WHERE id = $1`, runID, at); err != nil {
 		t.Fatal(err)
 	}
-	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: e.store}
 	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestRegressionFlaggedAgainstTheTargetsPreviousRun(t *testing.T) {
 	for _, r := range regs {
 		m := r.(map[string]any)
 		metrics = append(metrics, m["metric"].(string))
-		if int64(m["against_run_id"].(float64)) != worse || m["p_value"] != nil {
+		if p, _ := m["p_value"].(float64); int64(m["against_run_id"].(float64)) != worse || !(p >= 0 && p < 0.05) {
 			t.Errorf("slower: %v", m)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -75,9 +76,15 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 		}
 		f := runs[k]
 		var rs []store.ResultRecord
+		// One request after another over the measured window, as a
+		// sequential load sends them, each a little early or late (up to
+		// 45 % of the spacing): the run's own noise.
+		start := time.Now().Add(-time.Minute)
 		for i := range n {
+			jitter := 0.45 * math.Sin(float64(i*i)*1.7+float64(k))
+			at := start.Add(time.Duration((float64(i) + 0.5 + jitter) / float64(n) * f.seconds * float64(time.Second)))
 			rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%02d", i), Status: jobs.StatusOK, Output: "x",
-				CompletionTokens: f.tokens, ContentEvents: f.tokens, TTFT: 10 * time.Millisecond, E2E: f.e2e(i)}, SentAt: time.Now()})
+				CompletionTokens: f.tokens, ContentEvents: f.tokens, TTFT: 10 * time.Millisecond, E2E: f.e2e(i)}, SentAt: at})
 		}
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
@@ -104,6 +111,7 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 			id, n, mean, lo, hi); err != nil {
 			t.Fatal(err)
 		}
+		concludeRun(t, e, id)
 	}
 	return fmt.Sprint(res.body["benchmark_id"]), runIDs
 }

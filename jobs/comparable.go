@@ -48,10 +48,8 @@ func (l LoadIdentity) Differences(o LoadIdentity) []string {
 // one), while a few per cent apart are.
 func lengthClass(mean float64) string {
 	switch {
-	case mean < 16:
-		return "<16"
 	case mean < 64:
-		return "16–63"
+		return "<64"
 	case mean < 256:
 		return "64–255"
 	case mean < 1024:
