@@ -84,6 +84,9 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	// Paired comparisons of quality once the runs have finished (until
 	// then their scores still change): the ranking's test of significance.
 	d, cands, err := s.recommendOver(c, runs, !b.Active())
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
 	d.Benchmark = b
 	return d, cands, nil
 }

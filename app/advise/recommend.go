@@ -340,13 +340,6 @@ func rankTies(rs []Ranked, ranked []Criterion, ev Evidence) {
 	}
 }
 
-func overlap(a, b Candidate) bool {
-	if a.QualityLo == nil || a.QualityHi == nil || b.QualityLo == nil || b.QualityHi == nil {
-		return false
-	}
-	return *a.QualityLo <= *b.QualityHi && *b.QualityLo <= *a.QualityHi
-}
-
 // pareto returns the candidates no other beats on both quality (higher)
 // and the cost-like figure (lower), in increasing order of that figure.
 func pareto(cs []Candidate, cost func(Candidate) *float64) []int64 {
