@@ -87,7 +87,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		Rate: v("rate"), Steps: v("steps"), Warmup: v("warmup"), MaxRequests: v("max_requests"),
 		MaxDuration: v("max_duration"), MaxErrors: v("max_errors"), Temperature: v("temperature"), TopP: v("top_p"),
 		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"), Samples: v("n"),
-		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"),
+		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"), Repeats: v("repeats"),
 	}
 	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
 	// Only the picked scorer's options are read: a field left from another
@@ -155,6 +155,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 	integer(f.MaxRequests, "load.max_requests", &m.Load.MaxRequests)
 	duration(f.MaxDuration, "load.max_duration", &m.Load.MaxDuration)
 	integer(f.MaxErrors, "load.max_errors", &m.Load.MaxErrors)
+	integer(f.Repeats, "repeats", &m.Repeats)
 	m.Sampling.Temperature = decimal(f.Temperature, "sampling.temperature")
 	m.Sampling.TopP = decimal(f.TopP, "sampling.top_p")
 	integer(f.MaxTokens, "sampling.max_tokens", &m.Sampling.MaxTokens)

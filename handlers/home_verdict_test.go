@@ -44,8 +44,14 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 		fmt.Fprintf(&ds, "{\"custom_id\":\"c%02d\",\"prompt\":\"q%d\",\"reference\":\"%d\"}\n", i, i, i)
 	}
 	up := e.upload(tok, "d.jsonl", []byte(ds.String()), nil)
+	// A model named by several runs in a row is one target repeated.
 	var targets []string
+	seen := map[string]bool{}
 	for _, r := range runs {
+		if seen[r.model] {
+			continue
+		}
+		seen[r.model] = true
 		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: r.model, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +65,8 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", price); err != nil {
 		t.Fatal(err)
 	}
-	manifest := fmt.Sprintf(`{"name":"verdict","dataset":%v,"targets":[%s],"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact"}`,
-		up.body["dataset_id"], strings.Join(targets, ","))
+	manifest := fmt.Sprintf(`{"name":"verdict","dataset":%v,"targets":[%s],"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact","repeats":%d}`,
+		up.body["dataset_id"], strings.Join(targets, ","), len(runs)/len(targets))
 	res := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
 	if res.status != 201 {
 		t.Fatalf("create: %d %v", res.status, res.body)
@@ -607,5 +613,44 @@ func TestHomeFleetHealthForAdmins(t *testing.T) {
 	}
 	if uh.doc.Find(`#running [data-testid^="running-run-"]`).Length() != 2 || uh.doc.Find(`[data-testid="first-steps"]`).Length() != 0 {
 		t.Error("the user's start page")
+	}
+}
+
+// With repeats the verdict decides on the spread between a target's runs:
+// a target 10 % faster in each of three runs is significantly faster, one
+// whose runs straddle the other's is not.
+func TestVerdictOnRepeatedTargets(t *testing.T) {
+	t.Parallel()
+	price := 1.08
+	score := func(i int) float64 { return float64(min(i%3, 1)) }
+	run := func(model string, seconds float64) fakeRun {
+		return fakeRun{model: model, seconds: seconds, tokens: 10, e2e: millis(100), score: score}
+	}
+	for k, tc := range []struct {
+		name        string
+		b           []float64
+		significant bool
+	}{
+		{"10 % faster in every run", []float64{9.1, 9.0, 9.2}, true},
+		{"runs that straddle", []float64{9.6, 10.5, 10.1}, false},
+	} {
+		e := newEnv(t)
+		tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+		a, bm := fmt.Sprintf("m/a%d", k), fmt.Sprintf("m/b%d", k)
+		b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
+			run(a, 10), run(a, 10.2), run(a, 9.8), run(bm, tc.b[0]), run(bm, tc.b[1]), run(bm, tc.b[2])})
+		if len(runs) != 6 {
+			t.Fatalf("%s: %d runs for 2 targets × 3 repeats", tc.name, len(runs))
+		}
+		c := e.client()
+		c.signIn("ada@example.com", "correct horse")
+		page := c.get("/benchmarks/" + b)
+		line := page.text(`[data-testid="verdict-speed"]`)
+		if !strings.Contains(line, "between-run spread of 3 and 3 repeats") {
+			t.Errorf("%s: speed line %q does not test on the repeats", tc.name, line)
+		}
+		if got := !strings.Contains(line, "not significant"); got != tc.significant {
+			t.Errorf("%s: speed line %q, want significant %v", tc.name, line, tc.significant)
+		}
 	}
 }

@@ -39,9 +39,11 @@ type RegressionChecker interface {
 }
 
 // RunStatsComputer keeps a finished run's figures with their intervals
-// (store.ComputeRunStats).
+// (store.ComputeRunStats) and, once it is scored, its paired comparisons
+// of quality with the other runs of its benchmark (store.PairRunQualities).
 type RunStatsComputer interface {
 	ComputeRunStats(ctx context.Context, runID int64) error
+	PairRunQualities(ctx context.Context, runID int64) error
 }
 
 // ScoreRunWorker scores runs.
@@ -69,6 +71,11 @@ func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs])
 	}
 	if err := w.Scorer.ScoreRunOptions(ctx, job.Args.RunID, job.Args.Scorer, job.Args.Options); err != nil {
 		return err
+	}
+	if w.Stats != nil {
+		if err := w.Stats.PairRunQualities(ctx, job.Args.RunID); err != nil {
+			return err
+		}
 	}
 	if w.Regressions == nil {
 		return nil

@@ -38,6 +38,9 @@ type Candidate struct {
 	// TPS is output tokens/s with the interval the speed test uses: batch
 	// means over the run's steady window, or the spread between repeats.
 	TPS stats.Estimate `json:"output_tokens_per_s_interval"`
+	// Repeats is how many runs of the target the figures are the means of
+	// (MergeRepeats); 0 for a single run.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.

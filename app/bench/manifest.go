@@ -76,7 +76,15 @@ type Manifest struct {
 	// Sim sets how often each model answers right on the simulated
 	// runtime (the server writes those answers when it plans the runs).
 	Sim *SimSettings `json:"sim,omitempty" yaml:"sim,omitempty"`
+
+	// Repeats runs each target that many times (0 means 1): the verdict
+	// then decides on the spread between the repeats (README §
+	// Comparability and noise).
+	Repeats int `json:"repeats,omitempty" yaml:"repeats,omitempty" validate:"min=0,max=10" msg:"from 1 to 10 runs of each target (0 means 1)"`
 }
+
+// Runs is how many runs each target gets: Repeats, at least 1.
+func (m Manifest) Runs() int { return max(m.Repeats, 1) }
 
 // DatasetRef names a dataset by id (a number) or by name (a string).
 type DatasetRef struct {

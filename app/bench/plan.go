@@ -32,6 +32,9 @@ type PlannedRun struct {
 	// WaitingForAgent: no live agent serves this profile and runtime now;
 	// the run is queued and starts when one does.
 	WaitingForAgent bool `json:"waiting_for_agent"`
+	// Repeat is which run of its target this is (0 for the first; the
+	// manifest's repeats).
+	Repeat int `json:"repeat,omitempty"`
 
 	modelID int64
 }
@@ -126,9 +129,11 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		if err != nil {
 			return plan, err
 		}
-		plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
-			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-			WaitingForAgent: n == 0, modelID: model.ID})
+		for rep := range m.Runs() {
+			plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
+				Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
+				WaitingForAgent: n == 0, Repeat: rep, modelID: model.ID})
+		}
 	}
 	if m.Scorer == ScorerJudge && m.ScorerOptions != nil && m.ScorerOptions.Judge != nil {
 		jerrs, err := p.checkJudgeTarget(ctx, "scorer_options.judge", *m.ScorerOptions.Judge)
@@ -190,7 +195,7 @@ func (p *Planner) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 		for _, r := range plan.Runs {
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
 				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
-				Samples: m.Sampling.Samples()})
+				Samples: m.Sampling.Samples(), Repeat: r.Repeat})
 			if err != nil {
 				return err
 			}

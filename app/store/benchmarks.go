@@ -59,15 +59,17 @@ type NewRun struct {
 	Total int
 	// Samples is the answers asked for each item (0 means 1).
 	Samples int
+	// Repeat is which run of its target this is (0 for the first).
+	Repeat int
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples) RETURNING id`,
+	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat) RETURNING id`,
 		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
-			"total": r.Total, "samples": max(r.Samples, 1)}).Scan(&id)
+			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 

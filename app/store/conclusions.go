@@ -352,3 +352,35 @@ func isForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
+
+// PairRunQualities computes and keeps the paired comparisons of run
+// runID's qualities with every other run of its benchmark scored under
+// the same identity, when the run is scored, so that the benchmark's
+// verdict and recommendation read them from quality_pairs instead of
+// computing them on a page's request.
+func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
+	rows, _ := s.db.Query(ctx, `SELECT q.scorer_key, array_agg(o.run_id)
+		FROM run_qualities q JOIN runs r ON r.id = q.run_id
+		JOIN runs peer ON peer.benchmark_id = r.benchmark_id AND peer.id <> r.id
+		JOIN run_qualities o ON o.run_id = peer.id AND o.scorer_key = q.scorer_key
+		WHERE q.run_id = @run GROUP BY q.scorer_key`, pgx.NamedArgs{"run": runID})
+	peers := map[string][]int64{}
+	var key string
+	var ids []int64
+	if _, err := pgx.ForEachRow(rows, []any{&key, &ids}, func() error {
+		peers[key] = append([]int64{runID}, ids...)
+		return nil
+	}); err != nil {
+		return mapErr(err, "run quality peers")
+	}
+	for key, ids := range peers {
+		// Only this run's pairs: the others' with each other were kept
+		// when they were scored.
+		for _, id := range ids[1:] {
+			if _, err := s.QualityPairs(ctx, key, []int64{runID, id}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -37,6 +37,7 @@ type Form struct {
 	Preset                                     string // the load preset last applied
 	LoadKind, Concurrency, Rate, Steps, Warmup string
 	MaxRequests, MaxDuration, MaxErrors        string
+	Repeats                                    string
 	Temperature, TopP, MaxTokens, Seed, Stop   string
 	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
 	// Samples is sampling.n: answers per item, for pass@k.
