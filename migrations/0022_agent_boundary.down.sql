@@ -38,8 +38,9 @@ DROP TRIGGER river_job_locked_by_update ON river_job;
 DROP FUNCTION ruckus_river_job_locked_by();
 ALTER TABLE river_job DROP COLUMN ruckus_locked_by;
 
-DROP TRIGGER agents_grant_on_register ON agents;
-DROP FUNCTION ruckus_grant_on_register();
+DROP TRIGGER agents_grant_declared_insert ON agents;
+DROP TRIGGER agents_grant_declared_update ON agents;
+DROP FUNCTION ruckus_grant_declared();
 GRANT UPDATE (gpu_name, gpu_count, gpu_memory_bytes, cpu_cores) ON hardware_profiles TO ruckus_agent;
 REVOKE INSERT (declared_runtimes, declared_profile), UPDATE (declared_runtimes, declared_profile) ON agents FROM ruckus_agent;
 GRANT INSERT (runtimes, hardware_profile), UPDATE (runtimes, hardware_profile) ON agents TO ruckus_agent;

@@ -47,7 +47,10 @@ GRANT INSERT (declared_runtimes, declared_profile), UPDATE (declared_runtimes, d
 -- grant); the facts of a profile, once there, are no agent's to rewrite.
 REVOKE UPDATE ON hardware_profiles FROM ruckus_agent;
 
-CREATE FUNCTION ruckus_grant_on_register() RETURNS trigger
+-- An agent that connects with the server's own role (no role of its own,
+-- a single machine one trusts) could write any column anyway: what it
+-- declares is what it serves.
+CREATE FUNCTION ruckus_grant_declared() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
     NEW.hardware_profile := NEW.declared_profile;
@@ -55,9 +58,14 @@ BEGIN
     NEW.grant_on_register := false;
     RETURN NEW;
 END $$;
-CREATE TRIGGER agents_grant_on_register BEFORE UPDATE ON agents
-    FOR EACH ROW WHEN (OLD.grant_on_register AND NEW.declared_profile IS NOT NULL)
-    EXECUTE FUNCTION ruckus_grant_on_register();
+CREATE TRIGGER agents_grant_declared_insert BEFORE INSERT ON agents
+    FOR EACH ROW WHEN (NEW.db_role IS NULL AND NEW.declared_profile IS NOT NULL)
+    EXECUTE FUNCTION ruckus_grant_declared();
+CREATE TRIGGER agents_grant_declared_update BEFORE UPDATE ON agents
+    FOR EACH ROW WHEN ((OLD.grant_on_register AND NEW.declared_profile IS NOT NULL)
+                       OR (NEW.db_role IS NULL AND (NEW.declared_profile IS DISTINCT FROM OLD.declared_profile
+                                                    OR NEW.declared_runtimes IS DISTINCT FROM OLD.declared_runtimes)))
+    EXECUTE FUNCTION ruckus_grant_declared();
 
 -- 2. The job an agent fetched is the job it may finish.
 ALTER TABLE river_job ADD COLUMN ruckus_locked_by bigint;
