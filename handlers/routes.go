@@ -325,7 +325,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	admin.post("/agents/:id<int>/deactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
 	admin.post("/agents/:id<int>/reactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
 	// What an agent serves is granted, not declared (migration 0022).
-	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(d.Store.ApproveAgent))
+	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.ApproveAgent(ctx, id) }))
 	admin.get("/hardware", Admin, s.showHardwarePage)
 	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
 	admin.get("/models", Admin, s.showModelsPage)
