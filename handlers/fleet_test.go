@@ -127,7 +127,7 @@ func TestAdminApprovesWhatAnAgentDeclares(t *testing.T) {
 	if got := page.text(row + ` [data-testid="agent-declared"]`); !strings.Contains(got, "l4-24gb-x1") || !strings.Contains(got, "vllm") {
 		t.Fatalf("declared: %q", got)
 	}
-	if got := page.text(row + ` [data-testid="agent-granted-profile"]`) + page.text(row+` [data-testid="agent-granted-runtimes"]`); got != "" {
+	if got := page.text(row+` [data-testid="agent-granted-profile"]`) + page.text(row+` [data-testid="agent-granted-runtimes"]`); got != "" {
 		t.Fatalf("a new agent serves %q before approval", got)
 	}
 	if page.text(row+` [data-testid="approve-gpu-new"]`) == "" {
