@@ -18,7 +18,7 @@ import (
 )
 
 // Attacks on other agents, users and the server made with nothing but one
-// agent's credentials, around the tables' grants (migration 0022). Each
+// agent's credentials, around the tables' grants (migration 0023). Each
 // performs the attack and shows the victim unharmed.
 
 // rawDirect connects with an agent's own role straight to PostgreSQL, as

@@ -52,7 +52,7 @@ func (j *jobClient) start() error {
 		// every role, so no agent acts on one. A cancel reaches a run in
 		// progress through the run's own row (watchRun, --control-poll)
 		// and through River's poll of its own job's row, which only the
-		// server and this agent may write (migration 0022).
+		// server and this agent may write (migration 0023).
 		PollOnly: true,
 	})
 	j.rc = rc

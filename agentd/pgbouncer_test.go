@@ -267,7 +267,7 @@ func TestPooledAgentsShareOnlyConnections(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	// (An advisory lock it may not take: migration 0022.)
+	// (An advisory lock it may not take: migration 0023.)
 	if _, err := mallory.Exec(ctx, `SELECT pg_advisory_lock(42)`); !refused(err) {
 		t.Errorf("an advisory lock through PgBouncer: %v, want permission denied", err)
 	}

@@ -40,7 +40,7 @@ func TestReaperHasAQueueOfItsOwn(t *testing.T) {
 
 // Attack 6. An agent that held the advisory lock the server bootstrapped
 // its first administrator under kept `ruckus serve` from starting. An
-// agent may take no advisory lock (migration 0022, as a superuser runs
+// agent may take no advisory lock (migration 0023, as a superuser runs
 // it), and the bootstrap no longer waits on one: with the lock held by
 // another session, as an agent could where the migration could not take
 // the functions away, the server still bootstraps within its timeout.

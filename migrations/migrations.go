@@ -225,7 +225,7 @@ func (m *Migrator) locked(ctx context.Context, fn func(*pgxpool.Conn) error) err
 	}
 	defer conn.Release()
 	// Bounded: where the advisory lock functions could not be taken from
-	// agents (migration 0022 needs a superuser), one could hold this lock.
+	// agents (migration 0023 needs a superuser), one could hold this lock.
 	if _, err := conn.Exec(ctx, `SET lock_timeout = '2min'`); err != nil {
 		return fmt.Errorf("take migration lock: %w", err)
 	}

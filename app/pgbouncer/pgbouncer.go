@@ -120,7 +120,7 @@ const ResetQuery = "SET SESSION AUTHORIZATION DEFAULT; RESET ALL; CLOSE ALL; DEA
 	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
 
 // PoolLogin is PgBouncer's first statement on every server connection it
-// opens (migration 0022): the agents' shared role may give itself session
+// opens (migration 0023): the agents' shared role may give itself session
 // defaults (ALTER ROLE ruckus_agent_pool SET default_transaction_read_only
 // = on, statement_timeout = 1, …) that every later login would start with
 // and that the reset query's RESET ALL returns to. The settings that would

@@ -17,7 +17,7 @@ type Agent struct {
 	Version         string
 	ProtocolVersion int
 	// Runtimes and Profile are what the agent serves: granted by the
-	// server (migration 0022), never taken from the agent. Its queues and
+	// server (migration 0023), never taken from the agent. Its queues and
 	// the targets offered follow them alone.
 	Runtimes []string
 	Profile  string

@@ -32,7 +32,7 @@ func prefixed(alias, columns string) string {
 // ends (servers starting together bootstrap one administrator). It locks
 // the users table, which agents may not even read, so no agent can hold
 // the lock a starting server waits on, as it could an advisory lock (any
-// role may take any advisory lock where migration 0022 could not revoke
+// role may take any advisory lock where migration 0023 could not revoke
 // them); the timeout bounds the wait for the server's own writers.
 func (q *Queries) LockAccounts(ctx context.Context) error {
 	if _, err := q.db.Exec(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {
