@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // jobClient is the agent's River client over its one queue: running while
@@ -18,12 +20,17 @@ type jobClient struct {
 	driver riverdriver.Driver[pgx.Tx]
 	cfg    runConfig
 	queue  string
-	worker *runWorker
-	logger *slog.Logger
+	// profile is the hardware profile the agent detects: with cfg.Serves,
+	// what the server must grant it before it takes runs of queue.
+	profile string
+	worker  *runWorker
+	logger  *slog.Logger
 
 	rc *river.Client[pgx.Tx] // nil while not taking runs
 	// draining is closed when a drain's client has stopped (its run done).
 	draining chan struct{}
+	// waiting is set once the agent said it waits for a grant.
+	waiting bool
 }
 
 // start starts a client that takes runs from the queue.
@@ -40,9 +47,13 @@ func (j *jobClient) start() error {
 		// The agent queues score_run jobs for the server to work.
 		SkipUnknownJobCheck: true,
 		FetchPollInterval:   time.Second,
-		// PgBouncer in transaction mode hands each transaction any
-		// server connection, so a LISTEN would not stay: River polls.
-		PollOnly: j.cfg.PgBouncer,
+		// River polls, directly or through PgBouncer: its notifications
+		// (cancel, pause) come from any role that may NOTIFY, which is
+		// every role, so no agent acts on one. A cancel reaches a run in
+		// progress through the run's own row (watchRun, --control-poll)
+		// and through River's poll of its own job's row, which only the
+		// server and this agent may write (migration 0023).
+		PollOnly: true,
 	})
 	j.rc = rc
 	if err != nil {
@@ -83,10 +94,22 @@ func (j *jobClient) stopWorking(handBack bool) {
 	}
 }
 
-// follow applies a heartbeat's drain flag: a drain lets the current run
-// finish in the background and takes no more; an undrain, once that run
-// is done, takes runs again.
-func (j *jobClient) follow(drained bool) error {
+// follow applies what the agent's row says (at registration and every
+// heartbeat): a drain, or a grant that does not cover what the agent
+// serves, lets the current run finish in the background and takes no
+// more; an undrain or a grant, once that run is done, takes runs again.
+func (j *jobClient) follow(a store.Agent) error {
+	granted := a.Granted(j.profile, j.cfg.Serves)
+	if !granted && !j.waiting {
+		j.logger.Warn("not taking runs: the server has not granted this agent what it serves; "+
+			"an administrator approves it on the Agents page (or `ruckus agent approve "+a.Name+"`)",
+			"declared_profile", j.profile, "declared_runtime", j.cfg.Serves, "granted_profile", a.Profile, "granted_runtimes", a.Runtimes)
+	}
+	if granted && j.waiting {
+		j.logger.Info("granted: taking runs", "queue", j.queue)
+	}
+	j.waiting = !granted
+	drained := a.Drained || !granted
 	switch {
 	case drained && j.rc != nil:
 		j.logger.Info("drained by an administrator: finishing the current run, taking no more")

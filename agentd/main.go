@@ -169,11 +169,9 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
 	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
-	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st), cfg: cfg, queue: queue, worker: w, logger: logger}
-	if !a.Drained {
-		if err := jc.start(); err != nil {
-			return err
-		}
+	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st), cfg: cfg, queue: queue, profile: hw.ProfileSlug(), worker: w, logger: logger}
+	if err := jc.follow(a); err != nil {
+		return err
 	}
 	return heartbeat(ctx, st, a, jc, cfg.Heartbeat, logger)
 }
@@ -300,7 +298,7 @@ func heartbeat(ctx context.Context, st *store.Store, a store.Agent, jc *jobClien
 				jc.stopWorking(true)
 				return st.SetAgentOffline(context.Background(), a.ID)
 			}
-			if err := jc.follow(hb.Drained); err != nil {
+			if err := jc.follow(hb); err != nil {
 				return err
 			}
 		}

@@ -262,11 +262,14 @@ func TestPooledAgentsShareOnlyConnections(t *testing.T) {
 		`SELECT set_config('ruckus.agent_key', '` + bKey + `', false)`,
 		`CREATE TEMP TABLE runs (id bigint, state text)`,
 		`SET search_path = pg_temp, public`,
-		`SELECT pg_advisory_lock(42)`,
 	} {
 		if _, err := mallory.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+	}
+	// (An advisory lock it may not take: migration 0023.)
+	if _, err := mallory.Exec(ctx, `SELECT pg_advisory_lock(42)`); !refused(err) {
+		t.Errorf("an advisory lock through PgBouncer: %v, want permission denied", err)
 	}
 	// ...and the next client, on the same server connection, finds none
 	// of it.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -17,20 +18,23 @@ import (
 // and a CREATE ROLE statement unescaped.
 var agentPassword = regexp.MustCompile(`^[A-Za-z0-9_-]{16,128}$`)
 
-const agentUsage = "ruckus agent create NAME [--password P] [--key-file FILE] | ruckus agent revoke NAME"
+const agentUsage = "ruckus agent create NAME [--runtime RT[,RT…] --hardware PROFILE] [--password P] [--key-file FILE] | ruckus agent approve NAME | ruckus agent revoke NAME"
 
 // cmdAgent manages agents' own PostgreSQL logins: `create` makes the role
 // (a member of the restricted ruckus_agent group) and the agent's key, and
 // prints the DATABASE_URL and RUCKUS_AGENT_KEY agentd on the GPU node
-// uses; `revoke` ends its access.
+// uses, and grants what it serves (--runtime, --hardware: its queues);
+// `approve` grants what an agent declares; `revoke` ends its access.
 func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) < 2 || (args[0] != "create" && args[0] != "revoke") {
+	if len(args) < 2 || (args[0] != "create" && args[0] != "revoke" && args[0] != "approve") {
 		return fmt.Errorf("%w: %s", errUsage, agentUsage)
 	}
 	action, name := args[0], args[1]
 	fs := newFlags("agent "+action, agentUsage, out)
 	password := fs.String("password", "", "create: the role's password (default: generated); letters, digits, '-' and '_'")
 	keyFile := fs.String("key-file", "", "create: write the agent's key to FILE (mode 0600) instead of printing it; agentd reads it with --key-file")
+	runtimes := fs.String("runtime", "", "create: the runtimes the agent serves, comma-separated (sim, vllm, …); with --hardware")
+	hardware := fs.String("hardware", "", "create: the hardware profile the agent serves (such as h100-80gb-x1 or cpu); with --runtime")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -45,6 +49,9 @@ func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer closeDB()
+	if action == "approve" {
+		return approveAgent(ctx, st, name, out)
+	}
 	if action == "revoke" {
 		role, err := st.RevokeAgentRole(ctx, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -63,9 +70,21 @@ func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 	if !agentPassword.MatchString(pw) {
 		return fmt.Errorf("%w: --password must be 16 or more letters, digits, '-' or '_'", errUsage)
 	}
-	role, err := st.CreateAgentRole(ctx, name, pw)
+	grant := store.AgentGrant{Profile: *hardware}
+	if *runtimes != "" {
+		grant.Runtimes = strings.Split(*runtimes, ",")
+	}
+	if err := grant.Check(); err != nil {
+		return fmt.Errorf("%w: --runtime and --hardware: %v", errUsage, err)
+	}
+	role, err := st.CreateAgentRole(ctx, name, pw, grant)
 	if err != nil {
 		return err
+	}
+	if grant.Profile != "" {
+		fmt.Fprintf(out, "agent %s serves %s on %s (its queues: those alone, whatever it declares)\n", name, strings.Join(grant.Runtimes, ", "), grant.Profile)
+	} else {
+		fmt.Fprintf(out, "agent %s serves nothing until an administrator approves what it declares (Agents page, or ruckus agent approve %s)\n", name, name)
 	}
 	u, err := store.AgentDatabaseURL(cfg.DatabaseURL, role, pw)
 	if err != nil {
@@ -83,6 +102,28 @@ func cmdAgent(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "DATABASE_URL='%s' RUCKUS_AGENT_KEY='%s' agentd run --name %s\n", u, role.Key, name)
 	return nil
+}
+
+// approveAgent grants agent name what it declares.
+func approveAgent(ctx context.Context, st *store.Store, name string, out io.Writer) error {
+	agents, err := st.ListAgents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.Name != name {
+			continue
+		}
+		if a.DeclaredProfile == "" {
+			return fmt.Errorf("agent %q has declared nothing yet: start it first", name)
+		}
+		if err := st.ApproveAgent(ctx, a.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "agent %s serves %s on %s\n", name, strings.Join(a.DeclaredRuntimes, ", "), a.DeclaredProfile)
+		return nil
+	}
+	return fmt.Errorf("no agent %q", name)
 }
 
 // newAgentPassword is a random password for an agent's role (192 bits, in

@@ -477,7 +477,7 @@ type agentLogin struct{ url, key string }
 // a new password and key on every start.
 func devAgentLogin(ctx context.Context, st *store.Store, serverURL, name string) (agentLogin, error) {
 	pw := newAgentPassword()
-	role, err := st.CreateAgentRole(ctx, name, pw)
+	role, err := st.CreateAgentRole(ctx, name, pw, store.AgentGrant{OnFirstRegistration: true})
 	if err != nil {
 		return agentLogin{}, fmt.Errorf("the agent's own database role: %w", err)
 	}

@@ -60,6 +60,9 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		LeaderElectionDisabled: true,
 		FetchOnlyKnownKinds:    true,
 		FetchPollInterval:      time.Second,
+		// River's notifications can be sent by any role (agents too):
+		// this client acts on none (see serverRiverConfig).
+		PollOnly: true,
 	})
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)

@@ -230,6 +230,16 @@ func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.L
 		CancelledJobRetentionPeriod: 7 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
 		Workers:                     workers,
+		// River's control messages (cancel, pause, resume) and its
+		// leadership and insert signals travel by NOTIFY, which every
+		// role may send on any channel, agents included: a forged one
+		// paused the server's queues or cancelled any agent's run. The
+		// server's client acts on none of them. It polls for jobs (every
+		// FetchPollInterval), for its queues' settings and for its jobs'
+		// cancellation, which are rows agents may not write (migration
+		// 0022); a cancel reaches an agent through the run's own row.
+		PollOnly:          true,
+		FetchPollInterval: 250 * time.Millisecond,
 		// A run is worked for at most jobs.MaxRunTime; River's rescuer must
 		// not take a live run from its agent before that. Dead agents' runs
 		// are handed on by the reaper long before.
@@ -318,7 +328,7 @@ func datasetLimits(cfg config.Config) dataset.Limits {
 func bootstrapAdmin(ctx context.Context, st *store.Store, pw *auth.Passwords, cfg config.Config, out io.Writer) error {
 	return st.InTx(ctx, func(q *store.Queries) error {
 		// One bootstrapper at a time when several servers start together.
-		if err := q.AdvisoryXactLock(ctx, "bootstrap_admin"); err != nil {
+		if err := q.LockAccounts(ctx); err != nil {
 			return err
 		}
 		n, err := q.CountActiveAdmins(ctx)

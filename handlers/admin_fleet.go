@@ -16,6 +16,7 @@ import (
 type fleetStore interface {
 	SetAgentDrained(ctx context.Context, id int64, drained bool) error
 	SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error
+	ApproveAgent(ctx context.Context, id int64) error
 	ListHardwareProfiles(ctx context.Context, staleAfter time.Duration) ([]store.HardwareProfile, error)
 	SetHardwarePrice(ctx context.Context, slug string, price *float64) error
 }
@@ -28,7 +29,7 @@ func (s *server) showAgentsPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, admin.AgentsPage(rows))
 }
 
-// agentAction applies drain/undrain/deactivate/reactivate to :id.
+// agentAction applies drain/undrain/deactivate/reactivate/approve to :id.
 func (s *server) agentAction(set func(ctx context.Context, id int64) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id, err := idParam(c, "id", "agent")

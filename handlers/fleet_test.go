@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -100,5 +101,52 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 		if res := u.get(p); res.status != 403 {
 			t.Errorf("user on %s: %d", p, res.status)
 		}
+	}
+}
+
+// What an agent serves is granted by the server: an agent with a role of
+// its own and no grant shows what it declares beside what it serves
+// (nothing), with an Approve button; approving grants the declaration.
+func TestAdminApprovesWhatAnAgentDeclares(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
+	pgtest.AgentLoginGranted(t, e.store.Pool(), "gpu-new", store.AgentGrant{})
+	a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{
+		Name: "gpu-new", Host: "node2", Version: "v1", ProtocolVersion: 1, Runtimes: []string{"vllm"},
+		Profile: store.HardwareProfile{Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9, CPUCores: 8},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("root@example.com", "correct horse")
+	row := `[data-testid="agent-gpu-new"]`
+	page := c.get("/admin/agents")
+	if got := page.text(row + ` [data-testid="agent-declared"]`); !strings.Contains(got, "l4-24gb-x1") || !strings.Contains(got, "vllm") {
+		t.Fatalf("declared: %q", got)
+	}
+	if got := page.text(row+` [data-testid="agent-granted-profile"]`) + page.text(row+` [data-testid="agent-granted-runtimes"]`); got != "" {
+		t.Fatalf("a new agent serves %q before approval", got)
+	}
+	if page.text(row+` [data-testid="approve-gpu-new"]`) == "" {
+		t.Fatalf("no approve button: %.400s", page.text(row))
+	}
+	if res := c.post("/admin/agents/"+itoa(a.ID)+"/approve", nil); res.status != 303 {
+		t.Fatalf("approve: %d", res.status)
+	}
+	page = c.get("/admin/agents")
+	if got := page.text(row + ` [data-testid="agent-granted-profile"]`); got != "l4-24gb-x1" {
+		t.Fatalf("granted profile after approval: %q", got)
+	}
+	if got := page.text(row + ` [data-testid="agent-granted-runtimes"]`); got != "vllm" {
+		t.Fatalf("granted runtimes after approval: %q", got)
+	}
+	if page.text(row+` [data-testid="approve-gpu-new"]`) != "" || page.text(row+` [data-testid="agent-declared"]`) != "" {
+		t.Fatalf("still pending after approval: %.400s", page.text(row))
+	}
+	if res := c.post("/admin/agents/999999/approve", nil); res.status != 404 {
+		t.Fatalf("approve unknown agent: %d", res.status)
 	}
 }

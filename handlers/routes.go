@@ -322,6 +322,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	admin.post("/agents/:id<int>/undrain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
 	admin.post("/agents/:id<int>/deactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
 	admin.post("/agents/:id<int>/reactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
+	// What an agent serves is granted, not declared (migration 0023).
+	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.ApproveAgent(ctx, id) }))
 	admin.get("/hardware", Admin, s.showHardwarePage)
 	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
 	admin.get("/models", Admin, s.showModelsPage)

@@ -224,7 +224,16 @@ func (m *Migrator) locked(ctx context.Context, fn func(*pgxpool.Conn) error) err
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Release()
+	// Bounded: where the advisory lock functions could not be taken from
+	// agents (migration 0023 needs a superuser), one could hold this lock.
+	if _, err := conn.Exec(ctx, `SET lock_timeout = '2min'`); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
+		_, _ = conn.Exec(context.Background(), `RESET lock_timeout`)
+		return fmt.Errorf("take migration lock (another migrator, or a session holding advisory lock %d, has it): %w", lockKey, err)
+	}
+	if _, err := conn.Exec(ctx, `RESET lock_timeout`); err != nil {
 		return fmt.Errorf("take migration lock: %w", err)
 	}
 	defer func() {

@@ -119,14 +119,31 @@ func safeWord(s string) bool {
 const ResetQuery = "SET SESSION AUTHORIZATION DEFAULT; RESET ALL; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; " +
 	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
 
+// PoolLogin is PgBouncer's first statement on every server connection it
+// opens (migration 0023): the agents' shared role may give itself session
+// defaults (ALTER ROLE ruckus_agent_pool SET default_transaction_read_only
+// = on, statement_timeout = 1, …) that every later login would start with
+// and that the reset query's RESET ALL returns to. The settings that would
+// stop what follows are lifted first, each statement on its own
+// (statement_timeout applies to each); then, each in a transaction of its
+// own (COMMIT ends the implicit one), the role's defaults are removed and
+// the session that began with them is ended. PgBouncer goes on with a
+// connection whatever its connect query answers, so the session ends
+// itself.
+const PoolLogin = "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; " +
+	"SET default_transaction_read_only = off; SET search_path = \"$user\", public; COMMIT; " +
+	"SELECT ruckus_agent_pool_reset(); COMMIT; SELECT ruckus_agent_pool_end_tainted()"
+
 // Ini is pgbouncer.ini.
 func (c Config) Ini() string {
 	lhost, lport, _ := net.SplitHostPort(c.Listen)
 	uhost, uport, _ := net.SplitHostPort(c.Upstream)
 	var b strings.Builder
 	fmt.Fprintf(&b, "; Written by `ruckus pgbouncer`: agents -> PgBouncer (transaction pooling) -> PostgreSQL.\n")
-	// Every agent's transactions go to PostgreSQL as the shared pool role.
-	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s user=%s\n\n", c.Database, uhost, uport, c.Database, store.AgentPoolRole)
+	// Every agent's transactions go to PostgreSQL as the shared pool role;
+	// a server session that began with defaults an agent gave that role
+	// (ALTER ROLE … SET) is refused, and the defaults removed (PoolLogin).
+	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s user=%s connect_query='%s'\n\n", c.Database, uhost, uport, c.Database, store.AgentPoolRole, PoolLogin)
 	fmt.Fprintf(&b, "[pgbouncer]\n")
 	fmt.Fprintf(&b, "listen_addr = %s\nlisten_port = %s\nunix_socket_dir =\n", lhost, lport)
 	fmt.Fprintf(&b, "pool_mode = transaction\n")

@@ -202,12 +202,20 @@ func AgentURL(t testing.TB, pool *pgxpool.Pool, name string) string {
 }
 
 // AgentLogin is AgentURL with the agent's key (what it needs through
-// PgBouncer).
+// PgBouncer). The agent is granted what it declares at its first
+// registration, as `ruckus dev`'s agent is.
 func AgentLogin(t testing.TB, pool *pgxpool.Pool, name string) (url, key string) {
+	t.Helper()
+	return AgentLoginGranted(t, pool, name, store.AgentGrant{OnFirstRegistration: true})
+}
+
+// AgentLoginGranted is AgentLogin with the grant given (the zero grant:
+// none, until an administrator approves).
+func AgentLoginGranted(t testing.TB, pool *pgxpool.Pool, name string, grant store.AgentGrant) (url, key string) {
 	t.Helper()
 	ctx := context.Background()
 	password := randomHex(16)
-	role, err := store.New(pool).CreateAgentRole(ctx, name, password)
+	role, err := store.New(pool).CreateAgentRole(ctx, name, password, grant)
 	if err != nil {
 		t.Fatalf("create agent role: %v", err)
 	}

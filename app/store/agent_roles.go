@@ -53,14 +53,47 @@ type AgentRole struct {
 	Key string
 }
 
+// AgentGrant is what the server lets an agent serve: a hardware profile
+// and runtimes, whose queues (jobs.Queue) it works. The zero grant
+// changes nothing: a new agent serves nothing until an administrator
+// approves what it declares (ApproveAgent).
+type AgentGrant struct {
+	Profile  string
+	Runtimes []string
+	// OnFirstRegistration grants what the agent declares when it next
+	// registers, once: for an agent the server starts itself (`ruckus dev`).
+	OnFirstRegistration bool
+}
+
+// grantName is what a granted profile or runtime may be called (as
+// jobs.Queue joins them).
+var grantName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+
+// Check says whether the grant names a profile and runtimes as queues do.
+func (g AgentGrant) Check() error {
+	if (g.Profile == "") != (len(g.Runtimes) == 0) {
+		return errors.New("a grant names both a hardware profile and at least one runtime")
+	}
+	for _, v := range append([]string{g.Profile}, g.Runtimes...) {
+		if v != "" && !grantName.MatchString(v) {
+			return fmt.Errorf("%q: a hardware profile or runtime is lower-case letters, digits, '.' and '-'", v)
+		}
+	}
+	return nil
+}
+
 // CreateAgentRole gives agent name a PostgreSQL login role of its own with
 // password, a member of AgentGroupRole, binds the agent's row to it
-// (creating the row, offline until the agent starts), and gives it a new
-// key. Creating it again sets a new password and key (the old ones stop
-// working) and lifts a deactivation. It needs a role allowed
-// to create roles (the one that ran the migrations).
-func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (AgentRole, error) {
+// (creating the row, offline until the agent starts), gives it a new key,
+// and grants it what grant says. Creating it again sets a new password and
+// key (the old ones stop working), lifts a deactivation and keeps an
+// earlier grant unless grant gives one. It needs a role allowed to create
+// roles (the one that ran the migrations).
+func (s *Store) CreateAgentRole(ctx context.Context, name, password string, grant AgentGrant) (AgentRole, error) {
 	if err := CheckAgentName(name); err != nil {
+		return AgentRole{}, err
+	}
+	if err := grant.Check(); err != nil {
 		return AgentRole{}, err
 	}
 	if password == "" || strings.ContainsAny(password, "'\\\x00") {
@@ -98,6 +131,22 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string) (Age
 			pgx.NamedArgs{"name": name, "role": role, "hash": hash})
 		if err != nil {
 			return err
+		}
+		if grant.Profile != "" {
+			// A profile granted before any agent reported it.
+			if _, err := tx.Exec(ctx, `INSERT INTO hardware_profiles (slug) VALUES (@slug) ON CONFLICT (slug) DO NOTHING`,
+				pgx.NamedArgs{"slug": grant.Profile}); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE agents SET hardware_profile = @profile, runtimes = @runtimes, grant_on_register = false
+				WHERE name = @name`, pgx.NamedArgs{"name": name, "profile": grant.Profile, "runtimes": grant.Runtimes}); err != nil {
+				return err
+			}
+		}
+		if grant.OnFirstRegistration {
+			if _, err := tx.Exec(ctx, `UPDATE agents SET grant_on_register = true WHERE name = @name`, pgx.NamedArgs{"name": name}); err != nil {
+				return err
+			}
 		}
 		out = AgentRole{Agent: name, Role: role, Key: key}
 		return nil

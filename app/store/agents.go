@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +16,16 @@ type Agent struct {
 	Host            string
 	Version         string
 	ProtocolVersion int
-	Runtimes        []string
-	Capabilities    json.RawMessage
-	Profile         string
+	// Runtimes and Profile are what the agent serves: granted by the
+	// server (migration 0023), never taken from the agent. Its queues and
+	// the targets offered follow them alone.
+	Runtimes []string
+	Profile  string
+	// DeclaredRuntimes and DeclaredProfile are what the agent reports it
+	// detects, for an administrator to approve.
+	DeclaredRuntimes []string
+	DeclaredProfile  string
+	Capabilities     json.RawMessage
 	// CurrentRun is the run the agent is working, if any, and its benchmark.
 	CurrentRun          *int64
 	CurrentRunBenchmark *int64
@@ -61,7 +69,8 @@ func (a Agent) Status(now time.Time, staleAfter time.Duration, protocol int) str
 	return AgentOnline
 }
 
-const agentColumns = `id, name, host, version, protocol_version, runtimes, capabilities, coalesce(hardware_profile, ''), state, drained,
+const agentColumns = `id, name, host, version, protocol_version, runtimes, capabilities, coalesce(hardware_profile, ''),
+	declared_runtimes, coalesce(declared_profile, ''), state, drained,
 	deactivated_at, started_at, last_heartbeat_at, registered_at,
 	(SELECT r.id FROM runs r WHERE r.agent_id = agents.id AND r.state = 'running' ORDER BY r.id DESC LIMIT 1),
 	(SELECT r.benchmark_id FROM runs r WHERE r.agent_id = agents.id AND r.state = 'running' ORDER BY r.id DESC LIMIT 1)`
@@ -69,7 +78,7 @@ const agentColumns = `id, name, host, version, protocol_version, runtimes, capab
 func scanAgent(row pgx.CollectableRow) (Agent, error) {
 	var a Agent
 	err := row.Scan(&a.ID, &a.Name, &a.Host, &a.Version, &a.ProtocolVersion, &a.Runtimes, &a.Capabilities, &a.Profile,
-		&a.State, &a.Drained, &a.DeactivatedAt, &a.StartedAt, &a.LastHeartbeatAt, &a.RegisteredAt, &a.CurrentRun, &a.CurrentRunBenchmark)
+		&a.DeclaredRuntimes, &a.DeclaredProfile, &a.State, &a.Drained, &a.DeactivatedAt, &a.StartedAt, &a.LastHeartbeatAt, &a.RegisteredAt, &a.CurrentRun, &a.CurrentRunBenchmark)
 	return a, err
 }
 
@@ -86,7 +95,9 @@ type AgentRegistration struct {
 
 // RegisterAgent creates the agent or, for a name seen before, records the
 // new process's facts and marks it online. Drain and deactivation persist
-// across restarts: an admin's decision outlives the process.
+// across restarts: an admin's decision outlives the process. The runtimes
+// and profile go in as declared: what the agent serves is the server's to
+// grant (AgentGrant, ApproveAgent), and the returned row says what that is.
 func (q *Queries) RegisterAgent(ctx context.Context, r AgentRegistration) (Agent, error) {
 	caps := r.Capabilities
 	if len(caps) == 0 {
@@ -96,22 +107,21 @@ func (q *Queries) RegisterAgent(ctx context.Context, r AgentRegistration) (Agent
 	if r.Runtimes == nil {
 		r.Runtimes = []string{}
 	}
-	// The profile is created the first time an agent reports it; its price
-	// is the administrators' and is never touched here.
+	// The profile is added the first time an agent reports it, for an
+	// administrator to see and grant; its facts and price are not the
+	// agent's to change afterwards.
 	rows, _ := q.db.Query(ctx, `WITH hp AS (
 			INSERT INTO hardware_profiles (slug, gpu_name, gpu_count, gpu_memory_bytes, cpu_cores)
 			SELECT @slug::text, @gpu_name::text, @gpu_count::int, @gpu_mem::bigint, @cores::int WHERE @slug::text <> ''
-			ON CONFLICT (slug) DO UPDATE SET gpu_name = excluded.gpu_name, gpu_count = excluded.gpu_count,
-				gpu_memory_bytes = excluded.gpu_memory_bytes, cpu_cores = excluded.cpu_cores
-			RETURNING slug)
-		INSERT INTO agents (name, host, version, protocol_version, runtimes, capabilities, hardware_profile, db_role)
-		VALUES (@name, @host, @version, @protocol, @runtimes, @caps, (SELECT slug FROM hp),
+			ON CONFLICT (slug) DO NOTHING)
+		INSERT INTO agents (name, host, version, protocol_version, declared_runtimes, capabilities, declared_profile, db_role)
+		VALUES (@name, @host, @version, @protocol, @runtimes, @caps, nullif(@slug::text, ''),
 			-- PostgreSQL checks the row proposed for insertion even when it
 			-- updates instead: an agent's own role proposes its own binding.
 			(SELECT db_role FROM agents WHERE name = @name))
 		ON CONFLICT (name) DO UPDATE SET host = excluded.host, version = excluded.version,
-			protocol_version = excluded.protocol_version, runtimes = excluded.runtimes,
-			capabilities = excluded.capabilities, hardware_profile = excluded.hardware_profile,
+			protocol_version = excluded.protocol_version, declared_runtimes = excluded.declared_runtimes,
+			capabilities = excluded.capabilities, declared_profile = excluded.declared_profile,
 			state = 'online', started_at = now(), last_heartbeat_at = now()
 		RETURNING `+agentColumns,
 		pgx.NamedArgs{"name": r.Name, "host": r.Host, "version": r.Version, "protocol": r.ProtocolVersion,
@@ -141,6 +151,29 @@ func (q *Queries) ListAgents(ctx context.Context) ([]Agent, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+agentColumns+` FROM agents ORDER BY name`)
 	as, err := pgx.CollectRows(rows, scanAgent)
 	return as, mapErr(err, "list agents")
+}
+
+// Granted says whether the server lets the agent serve runtime on
+// profile (its queue, jobs.Queue(profile, runtime)).
+func (a Agent) Granted(profile, runtime string) bool {
+	return profile != "" && a.Profile == profile && slices.Contains(a.Runtimes, runtime)
+}
+
+// Pending says whether the agent declares something it is not granted,
+// for an administrator to approve.
+func (a Agent) Pending() bool {
+	return a.DeclaredProfile != "" && (a.DeclaredProfile != a.Profile || !slices.Equal(a.DeclaredRuntimes, a.Runtimes))
+}
+
+// ApproveAgent grants an agent what it declares: its declared hardware
+// profile and runtimes become what it serves (its queues).
+func (q *Queries) ApproveAgent(ctx context.Context, id int64) error {
+	tag, err := q.db.Exec(ctx, `UPDATE agents SET hardware_profile = declared_profile, runtimes = declared_runtimes
+		WHERE id = @id AND declared_profile IS NOT NULL`, pgx.NamedArgs{"id": id})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "approve agent")
 }
 
 // SetAgentDrained drains an agent (it finishes its run and takes no new

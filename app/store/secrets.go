@@ -28,9 +28,16 @@ func prefixed(alias, columns string) string {
 	return strings.Join(parts, ", ")
 }
 
-// AdvisoryXactLock takes a transaction-scoped advisory lock named by key;
-// it is released at commit or rollback.
-func (q *Queries) AdvisoryXactLock(ctx context.Context, key string) error {
-	_, err := q.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(@key))`, pgx.NamedArgs{"key": key})
-	return mapErr(err, "advisory lock")
+// LockAccounts makes the transaction the only one adding users until it
+// ends (servers starting together bootstrap one administrator). It locks
+// the users table, which agents may not even read, so no agent can hold
+// the lock a starting server waits on, as it could an advisory lock (any
+// role may take any advisory lock where migration 0023 could not revoke
+// them); the timeout bounds the wait for the server's own writers.
+func (q *Queries) LockAccounts(ctx context.Context) error {
+	if _, err := q.db.Exec(ctx, `SET LOCAL lock_timeout = '30s'`); err != nil {
+		return mapErr(err, "lock accounts")
+	}
+	_, err := q.db.Exec(ctx, `LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE`)
+	return mapErr(err, "lock accounts")
 }

@@ -112,7 +112,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	name := "eta-bench-" + stamp
 	password := benchkit.RandomHex(16)
-	role, err := st.CreateAgentRole(ctx, name, password)
+	role, err := st.CreateAgentRole(ctx, name, password, store.AgentGrant{OnFirstRegistration: true})
 	if err != nil {
 		return err
 	}

@@ -299,7 +299,7 @@ func (s *soak) startLogged(name string, env []string, w io.Writer, bin string, a
 
 func (s *soak) startAgent(ctx context.Context, g *group, name string) (*proc, error) {
 	password := benchkit.RandomHex(16)
-	role, err := s.st.CreateAgentRole(ctx, name, password)
+	role, err := s.st.CreateAgentRole(ctx, name, password, store.AgentGrant{OnFirstRegistration: true})
 	if err != nil {
 		return nil, err
 	}
