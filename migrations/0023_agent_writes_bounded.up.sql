@@ -114,9 +114,10 @@ ALTER POLICY agent_write_events ON run_events
     WITH CHECK (agent_id = (SELECT ruckus_agent_id())
         AND (run_id IN (SELECT ruckus_agent_open_runs()) OR run_id IN (SELECT ruckus_agent_claimable())));
 
--- 3. Times, and the end of a segment. For an agent's role only: the
--- server's own writes (the reaper's hand-on, a user's cancel, a retry)
--- keep what they say.
+-- 3. Times, and the end of a segment. For an agent only (a member of
+-- ruckus_agent that names an agent: a superuser, or the role that made
+-- ruckus_agent, is a member of it too): the server's own writes (the
+-- reaper's hand-on, a user's cancel, a retry) keep what they say.
 CREATE FUNCTION ruckus_agent_run_write() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -147,7 +148,7 @@ BEGIN
     RETURN NEW;
 END $$;
 CREATE TRIGGER runs_agent_write BEFORE UPDATE ON runs FOR EACH ROW
-    WHEN (pg_has_role(current_user, 'ruckus_agent', 'MEMBER'))
+    WHEN (pg_has_role(current_user, 'ruckus_agent', 'MEMBER') AND ruckus_agent_id() IS NOT NULL)
     EXECUTE FUNCTION ruckus_agent_run_write();
 
 CREATE FUNCTION ruckus_agent_row_write() RETURNS trigger
@@ -163,7 +164,7 @@ BEGIN
     RETURN NEW;
 END $$;
 CREATE TRIGGER agents_agent_write BEFORE UPDATE ON agents FOR EACH ROW
-    WHEN (pg_has_role(current_user, 'ruckus_agent', 'MEMBER'))
+    WHEN (pg_has_role(current_user, 'ruckus_agent', 'MEMBER') AND ruckus_agent_id() IS NOT NULL)
     EXECUTE FUNCTION ruckus_agent_row_write();
 
 -- Times an agent wrote before this migration come back to the present.
