@@ -358,6 +358,32 @@ func TestRunWithNoSuccessFails(t *testing.T) {
 // and completes the run.
 func TestPostgresRestartMidRun(t *testing.T) {
 	t.Parallel()
+	c, pool, url := privateCluster(t)
+	ctx := context.Background()
+	const n = 300
+	w := newWorld(t, pool, url, n)
+	startAgent(t, w.agentURL("node-p"), "node-p")
+	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, n)
+	if r.Completed != n || r.Resumed != 0 {
+		t.Fatalf("run %+v", r)
+	}
+}
+
+// privateCluster starts a PostgreSQL cluster of the test's own (one it
+// may restart), migrated, and returns it with a pool and its URL.
+func privateCluster(t *testing.T) (*devdb.Cluster, *pgxpool.Pool, string) {
+	t.Helper()
 	bin, err := devdb.FindBinaries()
 	if err != nil {
 		t.Skipf("no PostgreSQL binaries to run a private cluster: %v", err)
@@ -399,22 +425,5 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	if _, err := mig.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const n = 300
-	w := newWorld(t, pool, url, n)
-	startAgent(t, w.agentURL("node-p"), "node-p")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
-	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
-	r := w.run(id)
-	w.exactlyOnce(r.ID, n)
-	if r.Completed != n || r.Resumed != 0 {
-		t.Fatalf("run %+v", r)
-	}
+	return c, pool, url
 }
