@@ -411,6 +411,9 @@ func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.Run
 // server; a lost lease means another agent has it, which is not this job's
 // failure.
 func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) error {
+	if cut := boundFinish(&f); len(cut) > 0 {
+		log.Warn("the run's end was longer than the database keeps; cut to its limits (jobs/limits.go)", "cut", strings.Join(cut, ", "))
+	}
 	ctx, cancel := context.WithTimeout(w.writes, time.Minute)
 	defer cancel()
 	backoff := 200 * time.Millisecond
@@ -444,6 +447,34 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 			backoff = min(2*backoff, 5*time.Second)
 		}
 	}
+}
+
+// boundFinish cuts a run's end to what the database keeps and names what
+// it cut: the error and how it stopped from their start, the runtime log
+// from its end; a summary over its limit (JSON, which cannot be cut) is
+// left out, and the run then keeps the summary it had. The database
+// measures JSON as its own text, which adds a space after every ':' and
+// ',' (at most half again as long as Go's): a summary is kept within two
+// thirds of its limit here.
+func boundFinish(f *store.Finish) []string {
+	var cut []string
+	var c bool
+	if f.Error, c = jobs.CutTo(f.Error, jobs.MaxRunErrorBytes); c {
+		cut = append(cut, "error")
+	}
+	if f.StoppedBy, c = jobs.CutTo(f.StoppedBy, jobs.MaxShortTextBytes); c {
+		cut = append(cut, "stopped_by")
+	}
+	if f.RuntimeLog, c = jobs.CutToTail(f.RuntimeLog, jobs.MaxRuntimeLogBytes); c {
+		cut = append(cut, "runtime_log")
+	}
+	if len(f.Summary) > jobs.MaxSummaryBytes*2/3 {
+		f.Summary, cut = nil, append(cut, "summary (left out)")
+	}
+	if len(f.GPUSummary) > jobs.MaxGPUSummaryBytes*2/3 {
+		f.GPUSummary, cut = nil, append(cut, "gpu_summary (left out)")
+	}
+	return cut
 }
 
 // convsOf is m for a run of one answer per item; with several samples the

@@ -1,5 +1,7 @@
 package jobs
 
+import "unicode/utf8"
+
 // The most the database keeps of each value an agent writes, in bytes (or
 // elements), as migration 0023_agent_writes_bounded's CHECK constraints
 // hold it: far above what a run writes, and small enough that no agent can
@@ -34,3 +36,55 @@ const (
 	MaxCapabilitiesBytes = 64 << 10
 	MaxRuntimes          = 16
 )
+
+// CutTo shortens s to at most max bytes, ending on a whole UTF-8
+// character, and reports whether it cut.
+func CutTo(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// CutToTail is CutTo keeping the end of s (a log's tail).
+func CutToTail(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	i := len(s) - max
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:], true
+}
+
+// Bound cuts the result's values to what the database keeps (the limits
+// above) and names those it cut.
+func (r *Result) Bound() []string {
+	var cut []string
+	bound := func(name string, v *string, max int) {
+		var c bool
+		if *v, c = CutTo(*v, max); c {
+			cut = append(cut, name)
+		}
+	}
+	bound("output", &r.Output, MaxOutputBytes)
+	bound("error", &r.Error, MaxResultErrorBytes)
+	bound("custom_id", &r.CustomID, MaxCustomIDBytes)
+	bound("finish_reason", &r.FinishReason, MaxShortTextBytes)
+	bound("request_id", &r.RequestID, MaxShortTextBytes)
+	bound("error_class", &r.ErrorClass, MaxShortTextBytes)
+	bound("phase", &r.Phase, MaxShortTextBytes)
+	if len(r.ITLGapsMicros) > MaxITLGaps {
+		r.ITLGapsMicros = r.ITLGapsMicros[:MaxITLGaps]
+		if len(r.ITLTokens) > MaxITLGaps {
+			r.ITLTokens = r.ITLTokens[:MaxITLGaps]
+		}
+		cut = append(cut, "itl_gaps_us")
+	}
+	return cut
+}
