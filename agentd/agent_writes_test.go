@@ -71,7 +71,7 @@ func bothWays(t *testing.T, f func(t *testing.T, pooled bool)) {
 }
 
 // tooLong says whether err is the database refusing a value over one of
-// migration 0023's limits, by the constraint named.
+// migration 0024's limits, by the constraint named.
 func tooLong(err error, constraint string) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23514" && pe.ConstraintName == constraint

@@ -3,7 +3,7 @@ package jobs
 import "unicode/utf8"
 
 // The most the database keeps of each value an agent writes, in bytes (or
-// elements), as migration 0023_agent_writes_bounded's CHECK constraints
+// elements), as migration 0024_agent_writes_bounded's CHECK constraints
 // hold it: far above what a run writes, and small enough that no agent can
 // fill the server's memory with what a page reads back. agentd cuts what
 // it sends to these limits (and says so in its log); a value over a limit

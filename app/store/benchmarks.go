@@ -373,7 +373,7 @@ type StaleRun struct {
 // written for the run (a live agent whose heartbeats wait behind a busy
 // connection pool still writes the run's progress every second). Those
 // times are the database's own (an agent cannot date them, migration
-// 0023), and silence while PostgreSQL itself was down is no sign of death:
+// 0024), and silence while PostgreSQL itself was down is no sign of death:
 // within the stale period after PostgreSQL starts, an agent is stale only
 // if it was silent for a stale period before then already, so that a
 // short restart does not hand on every run while agents reconnect.

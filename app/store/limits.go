@@ -8,11 +8,11 @@ import (
 )
 
 // ErrTooLarge is returned when a value is longer than the database keeps
-// (jobs/limits.go, migration 0023): the error says which value and the
+// (jobs/limits.go, migration 0024): the error says which value and the
 // most kept.
 var ErrTooLarge = errors.New("a value is longer than the database keeps")
 
-// tooLarge names, for each length constraint of migration 0023, what it
+// tooLarge names, for each length constraint of migration 0024, what it
 // bounds.
 var tooLarge = map[string]string{
 	"runs_error_length":                  "a run's error is at most 64 KiB",
@@ -41,7 +41,7 @@ var tooLarge = map[string]string{
 }
 
 // tooLargeErr is ErrTooLarge with what was too long, for a check
-// violation of one of migration 0023's constraints; nil otherwise.
+// violation of one of migration 0024's constraints; nil otherwise.
 func tooLargeErr(pgErr *pgconn.PgError) error {
 	if pgErr.Code != "23514" {
 		return nil

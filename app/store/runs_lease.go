@@ -399,7 +399,7 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 		gpu = &s
 	}
 	// The end and its event in one statement: the end closes the run to
-	// its agent (migration 0023), whose event then could not go in after it.
+	// its agent (migration 0024), whose event then could not go in after it.
 	var n int
 	err := q.db.QueryRow(ctx, `WITH upd AS (
 			UPDATE runs SET state = CASE WHEN state = 'cancelled' THEN 'cancelled' ELSE @state END,
