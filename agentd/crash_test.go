@@ -164,6 +164,9 @@ type agentProcess struct {
 	done chan struct{} // closed when the process has exited; err is its end
 	err  error
 	log  *syncBuffer
+	// refusalsExpected: the test takes the agent's rights away, so
+	// PostgreSQL's refusals in its log are the point, not a missing grant.
+	refusalsExpected bool
 }
 
 type syncBuffer struct {
@@ -201,7 +204,7 @@ func startAgentWithEnv(t *testing.T, env []string, url, name string, extra ...st
 		<-p.done
 		// The agent works under its own restricted role: anything it does
 		// that PostgreSQL refuses is a missing grant, not a retry.
-		if l := p.log.String(); strings.Contains(l, "permission denied") || strings.Contains(l, "row-level security") {
+		if l := p.log.String(); !p.refusalsExpected && (strings.Contains(l, "permission denied") || strings.Contains(l, "row-level security")) {
 			t.Errorf("agent %s was refused by PostgreSQL", name)
 		}
 		if t.Failed() {
@@ -358,6 +361,32 @@ func TestRunWithNoSuccessFails(t *testing.T) {
 // and completes the run.
 func TestPostgresRestartMidRun(t *testing.T) {
 	t.Parallel()
+	c, pool, url := privateCluster(t)
+	ctx := context.Background()
+	const n = 300
+	w := newWorld(t, pool, url, n)
+	startAgent(t, w.agentURL("node-p"), "node-p")
+	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
+	r := w.run(id)
+	w.exactlyOnce(r.ID, n)
+	if r.Completed != n || r.Resumed != 0 {
+		t.Fatalf("run %+v", r)
+	}
+}
+
+// privateCluster starts a PostgreSQL cluster of the test's own (one it
+// may restart), migrated, and returns it with a pool and its URL.
+func privateCluster(t *testing.T) (*devdb.Cluster, *pgxpool.Pool, string) {
+	t.Helper()
 	bin, err := devdb.FindBinaries()
 	if err != nil {
 		t.Skipf("no PostgreSQL binaries to run a private cluster: %v", err)
@@ -399,22 +428,76 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	if _, err := mig.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
-	const n = 300
-	w := newWorld(t, pool, url, n)
-	startAgent(t, w.agentURL("node-p"), "node-p")
+	return c, pool, url
+}
+
+// An agent revoked mid-run (ruckus agent revoke: its role dropped, its key
+// forgotten) can write nothing more; it sees so at its next heartbeat,
+// says so and exits within 10 s instead of retrying its writes, and the
+// reaper hands its run on. Directly and through PgBouncer.
+func TestRevokedAgentExits(t *testing.T) {
+	bothWays(t, func(t *testing.T, pooled bool) {
+		ctx := context.Background()
+		pool := pgtest.NewDB(t)
+		w := newWorld(t, pool, pgtest.URL(t, pool), 300)
+		w.reap()
+		url, key := pgtest.AgentLogin(t, pool, "node-r")
+		var env, extra []string
+		if pooled {
+			url = via(t, url, startPgBouncer(t, w, 2))
+			env, extra = []string{"RUCKUS_AGENT_KEY=" + key}, []string{"--pgbouncer"}
+		}
+		a := startAgentWithEnv(t, env, url, "node-r", extra...)
+		a.refusalsExpected = true
+		until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+		id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+		until(t, 30*time.Second, "the agent to get through some items", func() bool { return w.run(id).Completed >= 20 })
+		if _, err := w.st.RevokeAgentRole(ctx, "node-r"); err != nil {
+			t.Fatal(err)
+		}
+		revokedAt := time.Now()
+		select {
+		case <-a.done:
+			t.Logf("exited %v after the revocation", time.Since(revokedAt).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			t.Fatal("the revoked agent still runs 10 s after its revocation")
+		}
+		if a.err == nil || !strings.Contains(a.log.String(), "its database credentials were revoked or replaced") {
+			t.Errorf("the revoked agent exited with %v, without saying it was revoked", a.err)
+		}
+		until(t, 20*time.Second, "the reaper to hand the run on", func() bool {
+			return strings.Contains(eventKinds(t, w.st, w.run(id).ID), "handed_on")
+		})
+	})
+}
+
+// SIGTERM while the run's end cannot be recorded (every try refused): the
+// agent tries for a few seconds more, says it gave up, and exits, rather
+// than retrying for a minute until killed.
+func TestSIGTERMIsObeyedWhileTheRunsEndIsRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), 20)
+	// The run's end is refused, whoever writes it.
+	if _, err := pool.Exec(ctx, `ALTER TABLE runs ADD CONSTRAINT test_no_end CHECK (stopped_by = '') NOT VALID`); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, w.agentURL("node-t"), "node-t")
 	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
-	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
-	if err := c.Stop(ctx); err != nil {
+	w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
+	until(t, 30*time.Second, "the agent to retry the run's end", func() bool {
+		return strings.Count(a.log.String(), "recording the run's end") >= 2
+	})
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+	select {
+	case <-a.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent still runs 10 s after SIGTERM")
 	}
-	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
-	r := w.run(id)
-	w.exactlyOnce(r.ID, n)
-	if r.Completed != n || r.Resumed != 0 {
-		t.Fatalf("run %+v", r)
+	if !strings.Contains(a.log.String(), "gave up recording the run's end") {
+		t.Error("the agent did not say it gave up recording the run's end")
 	}
 }

@@ -80,6 +80,25 @@ func (j *jobClient) stop(c *river.Client[pgx.Tx], handBack bool) {
 	}
 }
 
+// abandonTimeout bounds how long an agent PostgreSQL no longer accepts
+// waits for its River client to stop.
+const abandonTimeout = 3 * time.Second
+
+// abandon stops taking runs and stops a run in progress at once, writing
+// nothing more (the database refuses this agent).
+func (j *jobClient) abandon() {
+	j.worker.abandon()
+	if j.rc == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), abandonTimeout)
+	defer cancel()
+	if err := j.rc.StopAndCancel(ctx); err != nil {
+		j.logger.Warn("stopping the job client", "err", err)
+	}
+	j.rc = nil
+}
+
 // stopWorking stops taking runs, waiting for a drain under way to end.
 func (j *jobClient) stopWorking(handBack bool) {
 	if handBack {

@@ -168,7 +168,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
-	w := &runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, drain: make(chan struct{})}
+	w := (&runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger}).init()
 	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st), cfg: cfg, queue: queue, profile: hw.ProfileSlug(), worker: w, logger: logger}
 	if err := jc.follow(a); err != nil {
 		return err
@@ -265,6 +265,27 @@ func register(ctx context.Context, st *store.Store, cfg runConfig, hw jobs.Hardw
 	return a, nil
 }
 
+// revoked says whether a heartbeat's failure means that PostgreSQL no
+// longer accepts this agent, rather than that it is away for a while: its
+// own row is gone from its sight (a pooled agent's key was forgotten), its
+// role may no longer touch it, or its login is refused.
+func revoked(err error) bool {
+	if errors.Is(err, store.ErrNotFound) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42501", // insufficient_privilege: the role left ruckus_agent
+		"28000", // invalid_authorization_specification: no such role
+		"28P01": // invalid_password
+		return true
+	}
+	return false
+}
+
 // heartbeat beats every interval and follows what an administrator
 // decided (drain, undrain, deactivate) until ctx ends; then it hands a run
 // in progress back and marks the agent offline.
@@ -288,6 +309,11 @@ func heartbeat(ctx context.Context, st *store.Store, a store.Agent, jc *jobClien
 			if err != nil {
 				if ctx.Err() != nil {
 					continue
+				}
+				if revoked(err) {
+					logger.Error("PostgreSQL no longer accepts this agent: its role or key was revoked (ruckus agent revoke) or replaced (ruckus agent create); stopping without writing more, the server hands its run on", "err", err)
+					jc.abandon()
+					return fmt.Errorf("agent %q: its database credentials were revoked or replaced: %w", a.Name, err)
 				}
 				// A missed beat is not fatal: the database may be restarting.
 				logger.Warn("heartbeat failed", "err", err)

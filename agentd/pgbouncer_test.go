@@ -321,3 +321,59 @@ func TestPooledAgentsShareOnlyConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// PostgreSQL restarted for a moment under pooled agents in mid-run: PgBouncer
+// logs in again within a second (server_login_retry), the reaper counts no
+// silence from before PostgreSQL came back up, and no run is handed on:
+// each completes on the agent that had it, exactly once.
+func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
+	c, pool, url := privateCluster(t)
+	ctx := context.Background()
+	const n = 400
+	w := newWorld(t, pool, url, n)
+	w.planner.StaleAfter = 5 * time.Second
+	w.reap()
+	bouncer := startPgBouncer(t, w, 3)
+	for _, name := range []string{"pgb-r1", "pgb-r2"} {
+		u, key := pgtest.AgentLogin(t, pool, name)
+		startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + key}, via(t, u, bouncer), name, "--pgbouncer", "--db-pool-size", "3")
+	}
+	until(t, 30*time.Second, "two agents online", func() bool { return w.online() == 2 })
+	ids := []int64{w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential}), w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential})}
+	until(t, 60*time.Second, "both runs under way", func() bool {
+		for _, id := range ids {
+			if r := w.run(id); r.State != "running" || r.Completed < 20 {
+				return false
+			}
+		}
+		return true
+	})
+	began := time.Now()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL was restarted in %v", time.Since(began).Round(time.Millisecond))
+	for _, id := range ids {
+		if w.run(id).Completed >= n {
+			t.Fatalf("run of benchmark %d had finished before the restart: make the runs longer", id)
+		}
+	}
+	until(t, 120*time.Second, "both runs to complete after the restart", func() bool {
+		for _, id := range ids {
+			if w.run(id).State != "completed" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range ids {
+		r := w.run(id)
+		w.exactlyOnce(r.ID, n)
+		if k := eventKinds(t, w.st, r.ID); r.Resumed != 0 || k != "started,completed" {
+			t.Errorf("run %d: resumed %d times, events %s; want it never handed on", r.ID, r.Resumed, k)
+		}
+	}
+}

@@ -40,11 +40,43 @@ type runWorker struct {
 
 	drainOnce sync.Once
 	drain     chan struct{}
+
+	// writes bounds the retries of a run's last writes (its results, its
+	// end, its hand-back), which otherwise go on while the database is
+	// away: ended stopWriteGrace after the agent is asked to stop, and at
+	// once when PostgreSQL no longer accepts the agent (abandon).
+	writes     context.Context
+	stopWrites context.CancelFunc
+}
+
+// stopWriteGrace is how long a stopping agent keeps trying to record its
+// run: enough for a healthy database to take the last results and the
+// hand-back, short enough that a signal is obeyed even when every write
+// fails (the reaper then hands the run on).
+const stopWriteGrace = 5 * time.Second
+
+// init makes w ready to work runs.
+func (w *runWorker) init() *runWorker {
+	w.drain = make(chan struct{})
+	w.writes, w.stopWrites = context.WithCancel(context.Background())
+	return w
 }
 
 // beginDrain asks a run in progress to stop sending, finish what is in
-// flight and go back to the queue.
-func (w *runWorker) beginDrain() { w.drainOnce.Do(func() { close(w.drain) }) }
+// flight and go back to the queue, trying for stopWriteGrace at most.
+func (w *runWorker) beginDrain() {
+	w.drainOnce.Do(func() {
+		close(w.drain)
+		time.AfterFunc(stopWriteGrace, w.stopWrites)
+	})
+}
+
+// abandon stops a run in progress without writing anything more: the
+// database refuses this agent now, and the reaper hands the run on.
+func (w *runWorker) abandon() {
+	w.stopWrites()
+	w.beginDrain()
+}
 
 // Timeout lets a run go on for the longest allowed run; its own limits
 // (max duration, max requests) and cancellation end it sooner.
@@ -253,7 +285,7 @@ func (s *segment) send(ctx context.Context, client *openai.Client, model string,
 // run is finished, cancelled or handed back, unless another agent has it.
 func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error, gpuSum *gpuSummary) error {
 	w, log := s.w, s.log
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cctx, cancel := context.WithTimeout(w.writes, 2*time.Minute)
 	defer cancel()
 	if fenceErr == nil {
 		fenceErr = s.rep.Close(cctx)
@@ -379,7 +411,10 @@ func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.Run
 // server; a lost lease means another agent has it, which is not this job's
 // failure.
 func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	if cut := boundFinish(&f); len(cut) > 0 {
+		log.Warn("the run's end was longer than the database keeps; cut to its limits (jobs/limits.go)", "cut", strings.Join(cut, ", "))
+	}
+	ctx, cancel := context.WithTimeout(w.writes, time.Minute)
 	defer cancel()
 	backoff := 200 * time.Millisecond
 	for {
@@ -406,11 +441,40 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 		log.Warn("recording the run's end", "err", err)
 		select {
 		case <-ctx.Done():
+			log.Error("gave up recording the run's end; the server hands the run on", "err", err)
 			return err
 		case <-time.After(backoff):
 			backoff = min(2*backoff, 5*time.Second)
 		}
 	}
+}
+
+// boundFinish cuts a run's end to what the database keeps and names what
+// it cut: the error and how it stopped from their start, the runtime log
+// from its end; a summary over its limit (JSON, which cannot be cut) is
+// left out, and the run then keeps the summary it had. The database
+// measures JSON as its own text, which adds a space after every ':' and
+// ',' (at most half again as long as Go's): a summary is kept within two
+// thirds of its limit here.
+func boundFinish(f *store.Finish) []string {
+	var cut []string
+	var c bool
+	if f.Error, c = jobs.CutTo(f.Error, jobs.MaxRunErrorBytes); c {
+		cut = append(cut, "error")
+	}
+	if f.StoppedBy, c = jobs.CutTo(f.StoppedBy, jobs.MaxShortTextBytes); c {
+		cut = append(cut, "stopped_by")
+	}
+	if f.RuntimeLog, c = jobs.CutToTail(f.RuntimeLog, jobs.MaxRuntimeLogBytes); c {
+		cut = append(cut, "runtime_log")
+	}
+	if len(f.Summary) > jobs.MaxSummaryBytes*2/3 {
+		f.Summary, cut = nil, append(cut, "summary (left out)")
+	}
+	if len(f.GPUSummary) > jobs.MaxGPUSummaryBytes*2/3 {
+		f.GPUSummary, cut = nil, append(cut, "gpu_summary (left out)")
+	}
+	return cut
 }
 
 // convsOf is m for a run of one answer per item; with several samples the

@@ -237,7 +237,7 @@ func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.L
 		// server's client acts on none of them. It polls for jobs (every
 		// FetchPollInterval), for its queues' settings and for its jobs'
 		// cancellation, which are rows agents may not write (migration
-		// 0022); a cancel reaches an agent through the run's own row.
+		// 0023); a cancel reaches an agent through the run's own row.
 		PollOnly:          true,
 		FetchPollInterval: 250 * time.Millisecond,
 		// A run is worked for at most jobs.MaxRunTime; River's rescuer must

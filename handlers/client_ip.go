@@ -14,8 +14,11 @@ const maxForwardedHops = 32
 // trusted proxy (TrustedProxies) it is the right-most X-Forwarded-For
 // entry that is not itself a trusted proxy: each proxy appends the address
 // it got the request from, so entries left of that were written by the
-// client and prove nothing. From any other peer it is the peer's own
-// address, whatever headers say.
+// client and prove nothing. Every X-Forwarded-For line counts, in order, as
+// one list: a proxy may append its entry as a line of its own after the
+// client's, and reading the first line alone would key on what the client
+// wrote. From any other peer it is the peer's own address, whatever
+// headers say.
 func (s *server) clientIP(c *fiber.Ctx) string {
 	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
 	if !ok {
@@ -25,10 +28,7 @@ func (s *server) clientIP(c *fiber.Ctx) string {
 	if !s.trusted(peer) {
 		return peer.String()
 	}
-	hops := strings.Split(c.Get(fiber.HeaderXForwardedFor), ",")
-	if len(hops) > maxForwardedHops {
-		hops = hops[len(hops)-maxForwardedHops:]
-	}
+	hops := forwardedHops(c)
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
@@ -41,6 +41,19 @@ func (s *server) clientIP(c *fiber.Ctx) string {
 		}
 	}
 	return client.String()
+}
+
+// forwardedHops is the entries of every X-Forwarded-For line of the
+// request, first line first, at most the last maxForwardedHops of them.
+func forwardedHops(c *fiber.Ctx) []string {
+	var hops []string
+	for _, line := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
+		hops = append(hops, strings.Split(string(line), ",")...)
+		if len(hops) > maxForwardedHops {
+			hops = hops[len(hops)-maxForwardedHops:]
+		}
+	}
+	return hops
 }
 
 func (s *server) trusted(a netip.Addr) bool {

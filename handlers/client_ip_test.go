@@ -20,13 +20,7 @@ func TestSignInLimiterKeysOnTheClientBehindATrustedProxy(t *testing.T) {
 	t.Parallel()
 	attempt := func(e *env, c *client, xff, password string) int {
 		t.Helper()
-		form := url.Values{"email": {"ada@example.com"}, "password": {password}, "_csrf": {c.csrf}}
-		req := httptest.NewRequest(http.MethodPost, "/signin", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if xff != "" {
-			req.Header.Set("X-Forwarded-For", xff)
-		}
-		return c.do(req).status
+		return signIn(c, password, xff)
 	}
 	// app.Test's connections come from 0.0.0.0: that is the proxy here.
 	proxy, err := handlers.ParseTrustedProxies("0.0.0.0, 10.0.0.0/8")
@@ -65,6 +59,51 @@ func TestSignInLimiterKeysOnTheClientBehindATrustedProxy(t *testing.T) {
 	}
 	if st := attempt(e2, a2, "192.0.2.7", "correct horse"); st != 429 {
 		t.Errorf("a made-up X-Forwarded-For from an untrusted peer escaped the limit: %d, want 429", st)
+	}
+}
+
+// signIn posts the sign-in form with one X-Forwarded-For line per entry of
+// xff (none when empty), in order.
+func signIn(c *client, password string, xff ...string) int {
+	form := url.Values{"email": {"ada@example.com"}, "password": {password}, "_csrf": {c.csrf}}
+	req := httptest.NewRequest(http.MethodPost, "/signin", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, line := range xff {
+		if line != "" {
+			req.Header.Add("X-Forwarded-For", line)
+		}
+	}
+	return c.do(req).status
+}
+
+// A client may send an X-Forwarded-For line of its own, which a proxy that
+// appends its entry as a second line leaves in front: the limiter reads
+// every line, and keys on the right-most untrusted address across them,
+// so changing its own line each time does not get the client past it.
+func TestSignInLimiterReadsEveryForwardedLine(t *testing.T) {
+	t.Parallel()
+	proxy, err := handlers.ParseTrustedProxies("0.0.0.0, 10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(d *handlers.Deps) { d.TrustedProxies = proxy }) // 5 failures a minute
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	mallory, ada := e.client(), e.client()
+	mallory.get("/signin")
+	ada.get("/signin")
+	for i := range 5 {
+		// Mallory's own line, a new address each time; the outer proxy's
+		// line with the real address; an inner trusted proxy's line.
+		own := "192.0.2.200, 198.51.100." + string(rune('1'+i))
+		if st := signIn(mallory, "wrong", own, "203.0.113.66", "10.1.2.3"); st != 401 {
+			t.Fatalf("mallory's attempt %d: %d, want 401", i+1, st)
+		}
+	}
+	if st := signIn(mallory, "correct horse", "198.51.100.99", "203.0.113.66"); st != 429 {
+		t.Errorf("mallory's sixth attempt with a line of her own: %d, want 429", st)
+	}
+	if st := signIn(ada, "correct horse", "203.0.113.66, 192.0.2.7"); st != 303 {
+		t.Errorf("another client behind the same proxies: %d, want 303 (signed in)", st)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +111,10 @@ func (r *Reporter) Sending() (back func()) {
 
 // Add queues a result for writing. It may be called from any goroutine.
 func (r *Reporter) Add(res jobs.Result) {
+	if cut := res.Bound(); len(cut) > 0 && r.logger != nil {
+		r.logger.Warn("a result was longer than the database keeps; cut to its limits (jobs/limits.go)",
+			"run", r.lease.RunID, "idx", res.Idx, "cut", strings.Join(cut, ", "))
+	}
 	r.mu.Lock()
 	if r.start.IsZero() {
 		r.start = r.opts.Now().Add(-res.StartOffset - res.E2E)

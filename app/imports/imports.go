@@ -206,14 +206,14 @@ func parseLine(b []byte) (Line, *Error) {
 		return l, &Error{Field: "custom_id", Message: "missing or empty: every line needs the custom_id of a dataset item"}
 	}
 	l.CustomID = *r.CustomID
-	if e := checkText("custom_id", l.CustomID, MaxCustomIDChars); e != nil {
+	if e := checkText("custom_id", l.CustomID, MaxCustomIDChars, jobs.MaxCustomIDBytes); e != nil {
 		return l, e
 	}
 	switch {
 	case r.Output != nil:
 		l.Status, l.Output, l.TokensEstimated = jobs.StatusOK, *r.Output, true
 		l.CompletionTokens = len(strings.Fields(*r.Output))
-		return l, checkText("output", l.Output, 0)
+		return l, checkText("output", l.Output, 0, jobs.MaxOutputBytes)
 	case len(r.Response) == 0 && len(r.Error) == 0:
 		return l, &Error{Field: "output", Message: `a line needs "output" (simple format) or "response"/"error" (OpenAI batch output)`}
 	}
@@ -222,10 +222,10 @@ func parseLine(b []byte) (Line, *Error) {
 		if err := json.Unmarshal(r.Error, &e); err != nil {
 			return l, &Error{Field: "error", Message: "must be an object with code and message"}
 		}
-		if fe := checkText("error.code", e.Code, maxShortText); fe != nil {
+		if fe := checkText("error.code", e.Code, maxShortText, jobs.MaxShortTextBytes); fe != nil {
 			return l, fe
 		}
-		if fe := checkText("error.message", e.Message, 0); fe != nil {
+		if fe := checkText("error.message", e.Message, 0, jobs.MaxResultErrorBytes); fe != nil {
 			return l, fe
 		}
 		l.Status, l.ErrorClass, l.Error = jobs.StatusError, orDefault(e.Code, "batch_error"), e.Message
@@ -243,14 +243,14 @@ func parseLine(b []byte) (Line, *Error) {
 		if l.RequestID == "" {
 			l.RequestID, field = resp.Body.ID, "response.body.id"
 		}
-		if e := checkText(field, l.RequestID, maxShortText); e != nil {
+		if e := checkText(field, l.RequestID, maxShortText, jobs.MaxShortTextBytes); e != nil {
 			return l, e
 		}
 		if l.Status == "" && resp.StatusCode != 0 && resp.StatusCode != 200 {
 			// The error body as it came (raw JSON): its escapes stay text,
 			// but its bytes must be UTF-8.
 			msg := strings.TrimSpace(string(resp.Body.Error))
-			if e := checkText("response.body.error", msg, 0); e != nil {
+			if e := checkText("response.body.error", msg, 0, jobs.MaxResultErrorBytes); e != nil {
 				return l, e
 			}
 			l.Status, l.ErrorClass, l.Error = jobs.StatusError, "http_"+fmt.Sprint(resp.StatusCode), msg
@@ -269,10 +269,10 @@ func parseLine(b []byte) (Line, *Error) {
 			default:
 				return l, &Error{Field: "response.body.choices[0]", Message: "has neither message.content nor text"}
 			}
-			if e := checkText(field, l.Output, 0); e != nil {
+			if e := checkText(field, l.Output, 0, jobs.MaxOutputBytes); e != nil {
 				return l, e
 			}
-			if e := checkText("response.body.choices[0].finish_reason", ch.FinishReason, maxShortText); e != nil {
+			if e := checkText("response.body.choices[0].finish_reason", ch.FinishReason, maxShortText, jobs.MaxShortTextBytes); e != nil {
 				return l, e
 			}
 			l.Status, l.FinishReason = jobs.StatusOK, ch.FinishReason
@@ -296,10 +296,13 @@ func parseLine(b []byte) (Line, *Error) {
 }
 
 // checkText refuses a string PostgreSQL text cannot hold (a NUL character,
-// which JSON writes \u0000; invalid UTF-8) or longer than max characters
-// (0: no bound beyond the line's).
-func checkText(field, s string, max int) *Error {
+// which JSON writes \u0000; invalid UTF-8), longer than max characters
+// (0: no bound in characters) or than maxBytes, the most the database
+// keeps of it (jobs/limits.go).
+func checkText(field, s string, max, maxBytes int) *Error {
 	switch {
+	case len(s) > maxBytes:
+		return &Error{Field: field, Message: fmt.Sprintf("longer than %d bytes, the most Ruckus keeps", maxBytes)}
 	case strings.ContainsRune(s, 0):
 		return &Error{Field: field, Message: `contains \u0000 (a NUL character), which cannot be stored`}
 	case !utf8.ValidString(s):

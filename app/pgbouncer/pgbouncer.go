@@ -66,6 +66,15 @@ type Config struct {
 	AuthPassword string
 }
 
+// How soon PgBouncer tries PostgreSQL again after a failed login or
+// connection, and how long it waits for a connection to be made: a
+// PostgreSQL restart of a few seconds keeps agents away from the database
+// only that long.
+const (
+	ServerLoginRetrySeconds     = 1
+	ServerConnectTimeoutSeconds = 5
+)
+
 // Defaults for a fleet of up to a few hundred agents.
 const (
 	DefaultMaxDBConnections = 20
@@ -150,6 +159,10 @@ func (c Config) Ini() string {
 	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.MaxDBConnections)
 	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
 	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
+	// After PostgreSQL restarts, PgBouncer's first logins fail and it waits
+	// server_login_retry before the next: its default, 15 s, is the agents'
+	// whole stale period, in which no agent could heartbeat.
+	fmt.Fprintf(&b, "server_login_retry = %d\nserver_connect_timeout = %d\n", ServerLoginRetrySeconds, ServerConnectTimeoutSeconds)
 	fmt.Fprintf(&b, "server_reset_query = %s\nserver_reset_query_always = 1\n", ResetQuery)
 	fmt.Fprintf(&b, "auth_type = scram-sha-256\nauth_file = %s\n", filepath.Join(c.Dir, "userlist.txt"))
 	fmt.Fprintf(&b, "auth_user = %s\nauth_query = SELECT usename, passwd FROM ruckus_pgbouncer_lookup($1)\n", AuthRole)

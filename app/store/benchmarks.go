@@ -386,10 +386,16 @@ type StaleRun struct {
 // its agent went offline or was deactivated without handing it back, or
 // has shown no sign of life within @stale: no heartbeat, and no progress
 // written for the run (a live agent whose heartbeats wait behind a busy
-// connection pool still writes the run's progress every second).
+// connection pool still writes the run's progress every second). Those
+// times are the database's own (an agent cannot date them, migration
+// 0024), and silence while PostgreSQL itself was down is no sign of death:
+// within the stale period after PostgreSQL starts, an agent is stale only
+// if it was silent for a stale period before then already, so that a
+// short restart does not hand on every run while agents reconnect.
 const staleRun = `r.state = 'running' AND (a.state = 'offline' OR a.deactivated_at IS NOT NULL
-	OR (a.last_heartbeat_at < now() - @stale::interval
-		AND coalesce(greatest(r.progress_at, r.segment_started_at), '-infinity') < now() - @stale::interval))`
+	OR (greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < now() - @stale::interval
+		AND (pg_postmaster_start_time() < now() - @stale::interval
+			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval)))`
 
 // StaleRuns lists the running runs to hand on (staleRun) with staleAfter
 // as the stale period.

@@ -398,21 +398,31 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 		s := string(f.GPUSummary)
 		gpu = &s
 	}
-	tag, err := q.db.Exec(ctx, `UPDATE runs SET state = CASE WHEN state = 'cancelled' THEN 'cancelled' ELSE @state END,
-			stopped_by = @stopped, error = @error, throughput = @tps, requests_per_s = @rps, finished_at = coalesce(finished_at, now()),
-			measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL,
-			summary = coalesce(@summary::jsonb, summary), gpu_summary = coalesce(@gpu::jsonb, gpu_summary),
-			load_time_ms = coalesce(@load, load_time_ms), runtime_log = CASE WHEN @log = '' THEN runtime_log ELSE @log END
-		WHERE id = @run AND fence = @fence`,
-		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "state": f.State, "stopped": f.StoppedBy, "error": f.Error,
-			"seg": f.Segment.Seconds(), "tps": f.Throughput, "rps": f.RequestsPerS, "summary": summary, "gpu": gpu, "load": load, "log": f.RuntimeLog})
+	// The end and its event in one statement: the end closes the run to
+	// its agent (migration 0024), whose event then could not go in after it.
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET state = CASE WHEN state = 'cancelled' THEN 'cancelled' ELSE @state END,
+				stopped_by = @stopped, error = @error, throughput = @tps, requests_per_s = @rps, finished_at = coalesce(finished_at, now()),
+				measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL,
+				summary = coalesce(@summary::jsonb, summary), gpu_summary = coalesce(@gpu::jsonb, gpu_summary),
+				load_time_ms = coalesce(@load, load_time_ms), runtime_log = CASE WHEN @log = '' THEN runtime_log ELSE @log END
+			WHERE id = @run AND fence = @fence
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, agent_id, kind, message) SELECT id, @agent, @kind, @stopped FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "agent": l.AgentID, "kind": f.State, "state": f.State, "stopped": f.StoppedBy,
+			"error": f.Error, "seg": f.Segment.Seconds(), "tps": f.Throughput, "rps": f.RequestsPerS, "summary": summary, "gpu": gpu,
+			"load": load, "log": f.RuntimeLog}).Scan(&n)
 	if err != nil {
 		return mapErr(err, "finish run")
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("finish run %d: %w", l.RunID, ErrFenced)
 	}
-	return q.AddRunEvent(ctx, l.RunID, &l.AgentID, f.State, f.StoppedBy)
+	return nil
 }
 
 // HandBackRun gives a run back to the queue (agentd stopping with the run

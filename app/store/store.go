@@ -68,6 +68,11 @@ func mapErr(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if tl := tooLargeErr(pgErr); tl != nil {
+			return fmt.Errorf("%s: %w", what, tl)
+		}
+	}
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		switch pgErr.ConstraintName {
 		case "users_email_key":
