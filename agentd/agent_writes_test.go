@@ -112,7 +112,9 @@ func TestAgentWritesAreBounded(t *testing.T) {
 			{"agents_version_length", `UPDATE agents SET version = repeat('a', 257) WHERE id = $2 AND $1::bigint > 0`},
 			{"agents_declared_runtimes_length", `UPDATE agents SET declared_runtimes = array_fill('sim'::text, ARRAY[17]) WHERE id = $2 AND $1::bigint > 0`},
 			{"agents_declared_profile_length", `UPDATE agents SET declared_profile = repeat('x', 257) WHERE id = $2 AND $1::bigint > 0`},
-			{"hardware_profiles_gpu_name_length", `UPDATE hardware_profiles SET gpu_name = repeat('a', 257) WHERE slug = 'cpu' AND $1::bigint > 0 AND $2::bigint > 0`},
+			// An agent may add a profile (never change one: migration 0023).
+			{"hardware_profiles_gpu_name_length", `INSERT INTO hardware_profiles (slug, gpu_name)
+				SELECT 'bounded-' || $1::bigint || '-' || $2::bigint, repeat('a', 257)`},
 		} {
 			if _, err := x.db.Exec(ctx, c.sql, run, me); !tooLong(err, c.constraint) {
 				t.Errorf("%s: %v, want a check violation of %s", c.sql, err, c.constraint)

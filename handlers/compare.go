@@ -36,24 +36,7 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 // renderComparePage renders the comparison the query names with status;
 // judgeError and judgeForm carry a pairwise judging that was refused.
 func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, judgeForm *results.JudgeForm) error {
-	var ids []int64
-	var problem string
-	for _, part := range strings.Split(c.Query("runs"), ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		id, err := parseID("runs", part)
-		if err != nil {
-			problem = err.Error()
-			break
-		}
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	if problem == "" && (len(ids) < 2 || len(ids) > 8) {
-		problem = "Choose 2 to 8 runs to compare (runs=1,2,…)."
-	}
+	ids, problem := parseCompareRuns(c.Query("runs"))
 	var baseline int64
 	if raw := c.Query("baseline"); problem == "" && raw != "" {
 		b, err := parseID("baseline", raw)

@@ -208,6 +208,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
+	api.get("/benchmarks/:id<int>/verdict", Owner, s.apiBenchmarkVerdict)
+	api.get("/compare", Owner, s.apiCompare) // every run must be the viewer's (else 404)
 	api.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
 	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)

@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// apiClaim is one conclusion as the API gives it: who leads on a metric,
+// by how much, by which test, and whether the two were comparable at all
+// (README § Comparability and noise).
+type apiClaim struct {
+	Metric string `json:"metric"`
+	// Scorer is the scorer identity of a quality claim; Load the load
+	// identity of a speed, latency or cost claim (the leader's).
+	Scorer   *string            `json:"scorer,omitempty"`
+	Load     *jobs.LoadIdentity `json:"load,omitempty"`
+	Leader   *apiClaimRun       `json:"leader"`
+	RunnerUp *apiClaimRun       `json:"runner_up"`
+	// Margin is the leader's advantage in per cent of the runner-up's
+	// figure; Difference the leader's figure minus the runner-up's.
+	Margin     *float64 `json:"margin"`
+	Difference *float64 `json:"difference"`
+	// Interval is the test's 95 % interval of the leader's figure minus
+	// the runner-up's (of ln leader − ln runner-up for cost).
+	Interval    []float64 `json:"interval"`
+	Test        string    `json:"test"`
+	P           *float64  `json:"p"`
+	Significant bool      `json:"significant"`
+	Comparable  bool      `json:"comparable"`
+	Reason      string    `json:"reason"`
+}
+
+type apiClaimRun struct {
+	RunID    int64   `json:"run_id"`
+	Model    string  `json:"model"`
+	Runtime  string  `json:"runtime"`
+	Hardware string  `json:"hardware"`
+	Value    float64 `json:"value"`
+	// Repeats is how many runs of the target the value is the mean of.
+	Repeats int `json:"repeats,omitempty"`
+}
+
+// metricNames are the API's names of advise's criteria.
+var metricNames = map[advise.Criterion]string{advise.Quality: "quality", advise.Speed: "output_tokens_per_s",
+	advise.Latency: "e2e_p95_ms", advise.Cost: "cost_per_1m_tokens"}
+
+func claimRun(c advise.Candidate, crit advise.Criterion) *apiClaimRun {
+	r := &apiClaimRun{RunID: c.RunID, Model: c.Model, Runtime: c.Runtime, Hardware: c.Hardware, Repeats: c.Repeats}
+	if v := crit.Value(c); v != nil {
+		r.Value = *v
+	}
+	return r
+}
+
+// newClaim is the claim of margin m between leader a and runner-up b
+// (m compares a with b); b is nil when a stands alone.
+func newClaim(crit advise.Criterion, a advise.Candidate, b *advise.Candidate, m advise.Margin) apiClaim {
+	cl := apiClaim{Metric: metricNames[crit], Leader: claimRun(a, crit), Test: "none", Comparable: true, Interval: []float64{}}
+	if crit == advise.Quality {
+		key := a.ScorerKey
+		cl.Scorer = &key
+	} else {
+		cl.Load = a.Load
+	}
+	if b == nil {
+		cl.Reason = "only one run has this figure"
+		return cl
+	}
+	cl.RunnerUp = claimRun(*b, crit)
+	if !m.Measured {
+		cl.Reason = "not measured"
+		return cl
+	}
+	pct, diff := m.Pct, m.A-m.B
+	cl.Margin, cl.Difference = &pct, &diff
+	cl.Comparable, cl.Reason, cl.Test, cl.P = m.Comparable, m.Reason, m.Test, m.P
+	if m.Lo != nil && m.Hi != nil {
+		cl.Interval = []float64{*m.Lo, *m.Hi}
+	}
+	cl.Significant = m.Comparable && m.P != nil && !m.Tie
+	if cl.Comparable && cl.Reason == "" {
+		cl.Reason = m.Basis
+	}
+	return cl
+}
+
+// apiBenchmarkVerdict is GET /api/v1/benchmarks/{id}/verdict: the
+// verdict's claims, one per metric, between the leader and the runner-up
+// of the comparable group, and the runs left out with why.
+func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
+	b, err := s.benchmarkParam(c)
+	if err != nil {
+		return err
+	}
+	out := fiber.Map{"benchmark_id": b.ID, "pending": false, "claims": []apiClaim{}, "not_comparable": []fiber.Map{}, "left_out": []fiber.Map{}}
+	if b.Active() {
+		out["pending"], out["reason"] = true, "runs are still queued or running"
+		return c.JSON(out)
+	}
+	j, err := s.judge(c.UserContext(), viewer(c), b, false)
+	if err != nil {
+		return err
+	}
+	out["scorer"] = j.scorerKey
+	left := []fiber.Map{}
+	for _, r := range j.left {
+		left = append(left, fiber.Map{"run_id": r.ID, "state": r.State})
+	}
+	out["left_out"] = left
+	claims, apart := []apiClaim{}, []fiber.Map{}
+	for _, crit := range advise.Criteria {
+		l := advise.Leads(j.cands, crit, j.ev)
+		for _, x := range l.NotComparable {
+			apart = append(apart, fiber.Map{"run_id": x.RunID, "metric": metricNames[crit], "reason": x.Reason})
+		}
+		if l.Best == nil {
+			continue
+		}
+		claims = append(claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin))
+	}
+	out["claims"], out["not_comparable"] = claims, apart
+	return c.JSON(out)
+}
+
+// parseCompareRuns reads /compare's runs=1,2,3: 2 to 8 distinct run ids.
+func parseCompareRuns(raw string) ([]int64, string) {
+	var ids []int64
+	for _, part := range strings.Split(raw, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		id, err := parseID("runs", part)
+		if err != nil {
+			return nil, err.Error()
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) < 2 || len(ids) > 8 {
+		return nil, "Choose 2 to 8 runs to compare (runs=1,2,…)."
+	}
+	return ids, ""
+}
+
+// apiCompare is GET /api/v1/compare?runs=…[&baseline=]: each run against
+// the baseline (the first run unless named) on every metric, as the
+// comparison page draws it.
+func (s *server) apiCompare(c *fiber.Ctx) error {
+	ids, problem := parseCompareRuns(c.Query("runs"))
+	if problem != "" {
+		return apiFieldErrors(c, map[string]string{"runs": problem})
+	}
+	baseline := ids[0]
+	if raw := c.Query("baseline"); raw != "" {
+		b, err := parseID("baseline", raw)
+		if err != nil || !slices.Contains(ids, b) {
+			return apiFieldErrors(c, map[string]string{"baseline": fmt.Sprintf("must be one of the runs compared (got %q)", raw)})
+		}
+		baseline = b
+	}
+	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	if err != nil {
+		return err
+	}
+	if len(runs) != len(ids) {
+		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
+	}
+	cands := candidates(runs)
+	ev, err := s.evidenceFor(c.UserContext(), cands)
+	if err != nil {
+		return err
+	}
+	var base advise.Candidate
+	for _, x := range cands {
+		if x.RunID == baseline {
+			base = x
+		}
+	}
+	claims := []fiber.Map{}
+	for _, x := range cands {
+		if x.RunID == baseline {
+			continue
+		}
+		for _, crit := range advise.Criteria {
+			m := advise.Compare(x, base, crit, ev)
+			lead, other := x, base
+			if m.Better < 0 {
+				lead, other = base, x
+				m = advise.Compare(base, x, crit, ev)
+			}
+			if !m.Measured {
+				continue
+			}
+			claims = append(claims, fiber.Map{"run_id": x.RunID, "against": baseline, "claim": newClaim(crit, lead, &other, m)})
+		}
+	}
+	return c.JSON(fiber.Map{"baseline": baseline, "runs": ids, "claims": claims})
+}

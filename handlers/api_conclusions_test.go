@@ -1,0 +1,91 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// claimsBy indexes an answer's claims by metric.
+func claimsBy(claims []any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, c := range claims {
+		m := c.(map[string]any)
+		if inner, ok := m["claim"].(map[string]any); ok {
+			m = inner
+		}
+		out[m["metric"].(string)] = m
+	}
+	return out
+}
+
+// The verdict and the comparison through the API: each claim names its
+// leader, runner-up, margin, interval, test and p, and runs measured
+// under another load are compared on nothing but are said to differ.
+func TestVerdictAndCompareAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+	})
+	res := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	if res.status != 200 || res.body["pending"] != false || res.body["scorer"] != "exact" {
+		t.Fatalf("verdict: %d %v", res.status, res.body)
+	}
+	claims := claimsBy(res.body["claims"].([]any))
+	q := claims["quality"]
+	if q == nil || q["leader"].(map[string]any)["model"] != "m/big" || q["significant"] != true || q["comparable"] != true ||
+		q["test"] != "mcnemar-exact" || q["scorer"] != "exact" || q["p"].(float64) >= 0.05 || len(q["interval"].([]any)) != 2 {
+		t.Errorf("quality claim %v", q)
+	}
+	s := claims["output_tokens_per_s"]
+	if s == nil || s["leader"].(map[string]any)["model"] != "m/big" || s["test"] != "welch-t" || s["significant"] != true ||
+		s["load"] == nil || s["runner_up"].(map[string]any)["model"] != "m/small" {
+		t.Errorf("speed claim %v", s)
+	}
+	if l := claims["e2e_p95_ms"]; l == nil || l["leader"].(map[string]any)["model"] != "m/small" || l["test"] != "z-from-intervals" {
+		t.Errorf("latency claim %v", l)
+	}
+
+	cmp := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[1]), tok, nil, "")
+	if cmp.status != 200 || int64(cmp.body["baseline"].(float64)) != runs[0] {
+		t.Fatalf("compare: %d %v", cmp.status, cmp.body)
+	}
+	if c := claimsBy(cmp.body["claims"].([]any))["quality"]; c == nil || c["significant"] != true || c["leader"].(map[string]any)["run_id"].(float64) != float64(runs[1]) {
+		t.Errorf("compare quality claim %v", c)
+	}
+
+	// Another benchmark, another dataset: its speed is not comparable, and
+	// nothing is tested.
+	_, others := finishedBenchmark(t, e, tok, 31, &price, []fakeRun{
+		{model: "m/other", seconds: 5, tokens: 10, e2e: millis(100), score: func(int) float64 { return 1 }},
+	})
+	cmp = e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], others[0]), tok, nil, "")
+	if cmp.status != 200 {
+		t.Fatalf("compare across: %d %v", cmp.status, cmp.body)
+	}
+	sp := claimsBy(cmp.body["claims"].([]any))["output_tokens_per_s"]
+	if sp == nil || sp["comparable"] != false || sp["significant"] != false || sp["p"] != nil || sp["test"] != "none" ||
+		!strings.Contains(sp["reason"].(string), "not comparable: dataset") {
+		t.Errorf("speed across datasets %v", sp)
+	}
+
+	for _, bad := range []string{"runs=1", "runs=1,x", fmt.Sprintf("runs=%d,%d&baseline=999", runs[0], runs[1])} {
+		if r := e.api(http.MethodGet, "/api/v1/compare?"+bad, tok, nil, ""); r.status != 422 {
+			t.Errorf("compare?%s: %d %v", bad, r.status, r.body)
+		}
+	}
+	stranger := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))
+	if r := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[1]), stranger, nil, ""); r.status != 404 {
+		t.Errorf("another user's comparison: %d", r.status)
+	}
+	if r := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", stranger, nil, ""); r.status != 404 {
+		t.Errorf("another user's verdict: %d", r.status)
+	}
+}
