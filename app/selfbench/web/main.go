@@ -34,6 +34,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -196,6 +197,14 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 			return err
 		}
 	}
+	// What each run's score job keeps (jobs.ScoreRunWorker): its quality
+	// under its scorer, its figures with their intervals, and its paired
+	// comparisons with the other runs of its benchmark.
+	t1 := time.Now()
+	if err := conclude(ctx, st, append(slices.Clone(runIDs), sweepRuns...)); err != nil {
+		return err
+	}
+	fmt.Printf("kept the runs' conclusions (qualities, intervals, %d-run benchmarks' pairs) in %.1f s\n", min(50, nRuns), time.Since(t1).Seconds())
 	// One run stays live, with samples, for the progress fragment.
 	live := runIDs[0]
 	if _, err := pool.Exec(ctx, `UPDATE runs SET state = 'running', finished_at = NULL, eta_seconds = 30 WHERE id = $1`, live); err != nil {
@@ -233,7 +242,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		return err
 	}
 	cmp := fmt.Sprintf("/compare?runs=%d,%d,%d,%d", runIDs[1], runIDs[2], runIDs[3], runIDs[4])
-	if err := benchPage("comparison page (4 runs)", cmp, 60*time.Millisecond); err != nil {
+	if err := benchPage("comparison page (4 runs)", cmp, 30*time.Millisecond); err != nil {
 		return err
 	}
 	if err := benchPage("run page, 20-step sweep", fmt.Sprintf("/runs/%d", sweepRuns[0]), 50*time.Millisecond); err != nil {
@@ -244,6 +253,12 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		return err
 	}
 	if err := benchPage("report, 4-run benchmark", fmt.Sprintf("/benchmarks/%d/report.html", sweep.BenchmarkID), 200*time.Millisecond); err != nil {
+		return err
+	}
+	if err := benchPage("start page (50-run benchmarks recent)", "/", 50*time.Millisecond); err != nil {
+		return err
+	}
+	if err := benchPage("verdict, 50-run benchmark", fmt.Sprintf("/benchmarks/%d/verdict", benchmarkIDs[1]), 50*time.Millisecond); err != nil {
 		return err
 	}
 	frag := fmt.Sprintf("/benchmarks/%d/runs", benchmarkIDs[0])
@@ -432,4 +447,45 @@ func download(u, token string) (int64, error) {
 		return 0, fmt.Errorf("%s: %s", u, res.Status)
 	}
 	return io.Copy(io.Discard, res.Body)
+}
+
+// conclude does for each run what its score job does once it has
+// finished: scores its answers (the seeded 0/1 scores, with the exact
+// scorer's bootstrap interval), keeps its figures with their intervals and
+// its paired comparisons with its benchmark's other runs.
+func conclude(ctx context.Context, st *store.Store, ids []int64) error {
+	for _, id := range ids {
+		rows, err := st.Pool().Query(ctx, `SELECT idx, score FROM results WHERE run_id = $1 AND sample = 0 ORDER BY idx`, id)
+		if err != nil {
+			return err
+		}
+		var idx []int32
+		var scores []*float64
+		var all []float64
+		for rows.Next() {
+			var i int32
+			var s *float64
+			if err := rows.Scan(&i, &s); err != nil {
+				return err
+			}
+			idx, scores = append(idx, i), append(scores, s)
+			if s != nil {
+				all = append(all, *s)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		mean, lo, hi := score.MeanCI(all, uint64(id))
+		if err := st.SaveScores(ctx, id, idx, nil, scores, store.RunQuality{Scorer: "exact", Scored: len(all), Mean: &mean, Low: &lo, High: &hi}); err != nil {
+			return err
+		}
+		if err := st.ComputeRunStats(ctx, id); err != nil {
+			return err
+		}
+		if err := st.PairRunQualities(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
