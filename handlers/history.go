@@ -35,6 +35,7 @@ type leaderboardParams struct {
 	Model    string `form:"model" validate:"max=200,text"`
 	Runtime  string `form:"runtime" validate:"max=64,text"`
 	Hardware string `form:"hardware" validate:"max=64,text"`
+	Scorer   string `form:"scorer" validate:"max=4000"`
 	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
 	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
 	Sort     string `form:"sort" validate:"omitempty,oneof=quality speed latency cost date"`
@@ -51,9 +52,9 @@ const defaultLeaderboardRows = 100
 // its parameter.
 func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardParams, store.LeaderboardQuery, []fieldError) {
 	p := leaderboardParams{Model: strings.TrimSpace(get("model")), Runtime: strings.TrimSpace(get("runtime")),
-		Hardware: strings.TrimSpace(get("hardware")), From: strings.TrimSpace(get("from")), To: strings.TrimSpace(get("to")),
+		Hardware: strings.TrimSpace(get("hardware")), Scorer: get("scorer"), From: strings.TrimSpace(get("from")), To: strings.TrimSpace(get("to")),
 		Sort: get("sort"), Metric: get("metric"), Limit: strings.TrimSpace(get("limit")), After: get("after")}
-	q := store.LeaderboardQuery{Model: p.Model, Runtime: p.Runtime, Hardware: p.Hardware, Sort: p.Sort, Limit: defaultLeaderboardRows}
+	q := store.LeaderboardQuery{Model: p.Model, Runtime: p.Runtime, Hardware: p.Hardware, Scorer: p.Scorer, Sort: p.Sort, Limit: defaultLeaderboardRows}
 	if q.Sort == "" {
 		q.Sort = store.SortQuality
 	}
@@ -144,6 +145,12 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	if len(errs) > 0 {
 		return data, errs, nil
 	}
+	// Quality is ranked within one scorer identity: the one asked, else
+	// the one most runs were scored under.
+	if q.Sort == store.SortQuality && q.Scorer == "" && len(data.Facets.Scorers) > 0 {
+		q.Scorer = data.Facets.Scorers[0]
+		data.Form.Scorer = q.Scorer
+	}
 	q.DatasetID = d.ID
 	// One row more than the page says whether there is a next page.
 	want := q.Limit
@@ -156,7 +163,7 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 		rows = rows[:want]
 		data.NextCursor = formatLeaderboardCursor(rows[want-1].Cursor)
 		next := url.Values{}
-		for k, v := range map[string]string{"model": p.Model, "runtime": p.Runtime, "hardware": p.Hardware, "from": p.From,
+		for k, v := range map[string]string{"model": p.Model, "runtime": p.Runtime, "hardware": p.Hardware, "scorer": q.Scorer, "from": p.From,
 			"to": p.To, "sort": q.Sort, "limit": p.Limit, "after": data.NextCursor} {
 			if v != "" {
 				next.Set(k, v)

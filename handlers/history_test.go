@@ -591,3 +591,90 @@ func TestBenchmarkRenameShareAndSoftDelete(t *testing.T) {
 		t.Errorf("delete again: %d", r.status)
 	}
 }
+
+// The leaderboard ranks quality within one scorer identity (by default
+// the one most runs were scored under), says so, shows each row's
+// scorer, and lists an imported run with its quality and no speed.
+func TestLeaderboardRanksPerScorer(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e, ctx := h.e, context.Background()
+	_, a := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(30), tps: 100, e2e: 200})
+	_, b := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 2, right: below(20), tps: 120, e2e: 200})
+	// Rescoring b with another scorer adds its quality beside the first.
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Stats: e.store}
+	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: 1}, Args: jobs.ScoreRunArgs{RunID: b, Scorer: "contains"}}); err != nil {
+		t.Fatal(err)
+	}
+	// An imported run: quality, no speed.
+	var lines strings.Builder
+	for i := range histItems {
+		fmt.Fprintf(&lines, "{\"custom_id\":\"item-%d\",\"output\":\"%d\"}\n", i+1, i)
+	}
+	body, ct := multipartBody(t, "out.jsonl", []byte(lines.String()), map[string]string{"model": "m/a", "scorer": "exact", "name": "outside"})
+	imp := e.api(http.MethodPost, fmt.Sprintf("/api/v1/datasets/%d/imports", h.ds), h.tok, body, ct)
+	if imp.status != 201 {
+		t.Fatalf("import: %d %v", imp.status, imp.body)
+	}
+	imported := int64(imp.body["run_id"].(float64))
+	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: 2}, Args: jobs.ScoreRunArgs{RunID: imported}}); err != nil {
+		t.Fatal(err)
+	}
+
+	lb := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=quality", h.ds), h.tok, nil, "")
+	if lb.status != 200 || !eq(runIDs(t, lb.body["rows"]), []int64{imported, a, b}) {
+		t.Fatalf("by quality under exact: %d %v", lb.status, lb.body)
+	}
+	for _, r := range lb.body["rows"].([]any) {
+		row := r.(map[string]any)
+		if row["scorer"] != "exact" {
+			t.Errorf("row %v ranked under %v", row["run_id"], row["scorer"])
+		}
+		if int64(row["run_id"].(float64)) == imported && (row["output_tokens_per_s"] != nil || row["quality"] != 1.0) {
+			t.Errorf("imported row %v: want quality 1 and no speed", row)
+		}
+		if int64(row["run_id"].(float64)) == b && row["quality"] != 0.5 {
+			t.Errorf("b's quality under exact %v, want 0.5 (its contains quality is another identity)", row["quality"])
+		}
+	}
+	lb = e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=quality&scorer=contains", h.ds), h.tok, nil, "")
+	if lb.status != 200 || !eq(runIDs(t, lb.body["rows"]), []int64{b}) || lb.body["rows"].([]any)[0].(map[string]any)["scorer"] != "contains" {
+		t.Fatalf("under contains: %d %v", lb.status, lb.body)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/datasets/%d/leaderboard", h.ds))
+	if page.status != 200 || !strings.Contains(page.text(`[data-testid="ranked-under"]`), "exact") ||
+		page.doc.Find(`[data-testid="filter-scorer"] option[value="contains"]`).Length() != 1 ||
+		page.text(fmt.Sprintf(`[data-testid="leaderboard-%d"] [data-testid="lb-scorer"]`, a)) != "exact" {
+		t.Errorf("leaderboard page: %d %q", page.status, page.text(`[data-testid="ranked-under"]`))
+	}
+}
+
+// A regression of a shared benchmark's run against the owner's private
+// run is not shown: a flag points only at a run every reader may see.
+func TestRegressionPointsOnlyAtAVisibleRun(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(40), tps: 100, e2e: 200})
+	bench, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 2, right: below(10), tps: 100, e2e: 200})
+	regressed := func() any {
+		t.Helper()
+		res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", worse), h.tok, nil, "")
+		if res.status != 200 {
+			t.Fatalf("run: %d", res.status)
+		}
+		return res.body["regression"]
+	}
+	if regressed() == nil {
+		t.Fatal("a private run's regression against its owner's private run is not shown")
+	}
+	share := e.api(http.MethodPatch, fmt.Sprintf("/api/v1/benchmarks/%d", bench), h.tok, strings.NewReader(`{"visibility":"shared"}`), "application/json")
+	if share.status != 200 {
+		t.Fatalf("share: %d %v", share.status, share.body)
+	}
+	if g := regressed(); g != nil {
+		t.Errorf("shared run flagged against a private one: %v", g)
+	}
+}

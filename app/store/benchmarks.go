@@ -323,7 +323,7 @@ func (q *Queries) ListBenchmarks(ctx context.Context, v Viewer) ([]BenchmarkSumm
 			count(r.id) FILTER (WHERE r.state = 'completed'), count(r.id) FILTER (WHERE r.state = 'failed'),
 			coalesce(sum(r.output_tokens), 0)::bigint, coalesce(max(r.throughput) FILTER (WHERE r.state = 'completed'), 0), b.created_at,
 			`+benchmarkStatusSQL+`, b.visibility, b.owner_id, u.email,
-			(SELECT count(DISTINCT g.run_id) FROM run_regressions g JOIN runs x ON x.id = g.run_id WHERE x.benchmark_id = b.id)
+			(SELECT count(DISTINCT g.run_id) FROM run_regressions g JOIN runs x ON x.id = g.run_id WHERE x.benchmark_id = b.id AND `+regressionVisible+`)
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id JOIN users u ON u.id = b.owner_id LEFT JOIN runs r ON r.benchmark_id = b.id
 		WHERE`+benchmarkReadable+`AND b.judges_run_id IS NULL GROUP BY b.id, d.name, u.email ORDER BY b.id DESC`, pgx.NamedArgs{"viewer": v.UserID, "admin": v.Admin})
 	bs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BenchmarkSummary, error) {

@@ -39,11 +39,22 @@ const (
 )
 
 // regressionsJSON aggregates a run r's regressions as a JSON array, the
-// most telling first.
+// most telling first. A regression is shown only against a run whoever
+// may see run r may see too (regressionVisible), so a flag never points
+// at another user's private run.
 const regressionsJSON = `(SELECT coalesce(json_agg(json_build_object('metric', g.metric, 'against_run_id', g.against_run_id,
 		'delta', g.delta, 'p_value', g.p_value, 'detail', g.detail)
 		ORDER BY array_position(ARRAY['quality', 'latency_p95', 'throughput'], g.metric)), '[]')
-	FROM run_regressions g WHERE g.run_id = r.id)`
+	FROM run_regressions g WHERE g.run_id = r.id AND ` + regressionVisible + `)`
+
+// regressionVisible holds for a regression g of a run whose every reader
+// may read the run it is against: that run's benchmark is not deleted and
+// is shared, or is its owner's while the regressed run's is private (and
+// so read only by that owner and administrators).
+const regressionVisible = `EXISTS (SELECT 1 FROM runs ar JOIN benchmarks ab ON ab.id = ar.benchmark_id,
+		runs cr JOIN benchmarks cb ON cb.id = cr.benchmark_id
+	WHERE ar.id = g.against_run_id AND cr.id = g.run_id AND ab.deleted_at IS NULL
+		AND (ab.visibility = 'shared' OR (ab.owner_id = cb.owner_id AND cb.visibility = 'private')))`
 
 // Leaderboard sorts.
 const (
@@ -85,6 +96,9 @@ type LeaderboardQuery struct {
 	Model     string
 	Runtime   string
 	Hardware  string
+	// Scorer keeps the runs scored under this scorer identity and shows
+	// their quality under it; empty shows each run's latest quality.
+	Scorer string
 	// From and To bound when the run finished: From ≤ finished < To.
 	From, To *time.Time
 	Sort     string
@@ -135,7 +149,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		return nil, fmt.Errorf("leaderboard sort %q: %w", q.Sort, ErrNotFound)
 	}
 	args := pgx.NamedArgs{"ds": q.DatasetID, "viewer": v.UserID, "admin": v.Admin, "model": q.Model, "runtime": q.Runtime,
-		"hardware": q.Hardware, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
+		"hardware": q.Hardware, "scorer": q.Scorer, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
 	after := ""
 	if q.After != nil {
 		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
@@ -146,7 +160,8 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
 		FROM (SELECT x.*, `+key+` AS k FROM (
 			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
-				coalesce(r.finished_at, r.created_at) AS finished_at, r.scorer, r.quality, r.quality_lo, r.quality_hi,
+				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
+				rq.quality, rq.quality_lo, rq.quality_hi,
 				nullif((r.summary->>'output_tokens_per_s')::float8, 0) AS tokens_per_s,
 				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
 				nullif((r.summary->'ttft_ms'->>'p50')::float8, 0) AS ttft_p50,
@@ -157,8 +172,10 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				`+regressionsJSON+` AS regressions
 			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
 				JOIN hardware_profiles h ON h.slug = r.hardware_profile
-			WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND b.judges_run_id IS NULL
-				AND`+benchmarkReadable+`
+				LEFT JOIN LATERAL (SELECT x.scorer_key, x.quality, x.quality_lo, x.quality_hi FROM run_qualities x
+					WHERE x.run_id = r.id AND (@scorer = '' OR x.scorer_key = @scorer) ORDER BY x.scored_at DESC LIMIT 1) rq ON true
+			WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
+				AND`+benchmarkReadable+` AND (@scorer = '' OR rq.scorer_key IS NOT NULL)
 				AND (@model = '' OR m.name = @model) AND (@runtime = '' OR r.runtime = @runtime)
 				AND (@hardware = '' OR r.hardware_profile = @hardware)
 				AND (@from::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) >= @from)
@@ -185,6 +202,9 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 // the leaderboard's filters.
 type LeaderboardFacets struct {
 	Models, Runtimes, Hardware []string
+	// Scorers are the scorer identities the runs were scored under, the
+	// most used first: quality is ranked within one of them.
+	Scorers []string
 }
 
 // LeaderboardFacets lists the filter choices of a dataset's leaderboard.
@@ -194,9 +214,19 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 			coalesce(array_agg(DISTINCT r.runtime ORDER BY r.runtime), '{}'),
 			coalesce(array_agg(DISTINCT r.hardware_profile ORDER BY r.hardware_profile), '{}')
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
-		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND b.judges_run_id IS NULL AND`+benchmarkReadable,
+		WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
+			AND`+benchmarkReadable,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&f.Models, &f.Runtimes, &f.Hardware)
-	return f, mapErr(err, "leaderboard facets")
+	if err != nil {
+		return f, mapErr(err, "leaderboard facets")
+	}
+	err = q.db.QueryRow(ctx, `SELECT coalesce(array_agg(k ORDER BY n DESC, first, k), '{}') FROM (
+			SELECT x.scorer_key AS k, count(*) AS n, min(x.scored_at) AS first
+			FROM run_qualities x JOIN runs r ON r.id = x.run_id JOIN benchmarks b ON b.id = r.benchmark_id
+			WHERE b.dataset_id = @ds AND r.state = 'completed' AND b.judges_run_id IS NULL AND`+benchmarkReadable+`
+			GROUP BY x.scorer_key) s`,
+		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&f.Scorers)
+	return f, mapErr(err, "leaderboard scorers")
 }
 
 // PreviousTargetRun returns the completed run of the same target (model,

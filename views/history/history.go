@@ -14,7 +14,7 @@ import (
 
 // Form is the leaderboard's and history's query as typed.
 type Form struct {
-	Model, Runtime, Hardware, From, To, Sort, Metric, Limit, After string
+	Model, Runtime, Hardware, Scorer, From, To, Sort, Metric, Limit, After string
 }
 
 // LeaderboardData is a leaderboard page.
