@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,6 +18,10 @@ import (
 type benchmarkChange struct {
 	Name       *string `json:"name" form:"name" validate:"omitnil,min=1,max=200,text"`
 	Visibility *string `json:"visibility" form:"visibility" validate:"omitnil,oneof=private shared"`
+	// VerdictScorer is the scorer identity the verdict ranks quality by
+	// ("" for the one most runs were scored under); it must be one the
+	// benchmark's runs were scored under (checkVerdictScorer).
+	VerdictScorer *string `json:"verdict_scorer" form:"verdict_scorer" validate:"omitnil,max=4000"`
 }
 
 // parseBenchmarkChange reads the API's JSON body (one object, no unknown
@@ -35,10 +41,38 @@ func checkBenchmarkChange(v *valid.Validator, ch *benchmarkChange) []fieldError 
 		n := strings.TrimSpace(*ch.Name)
 		ch.Name = &n
 	}
-	if ch.Name == nil && ch.Visibility == nil {
-		return []fieldError{{Path: "name", Message: "give a new name, a visibility (private or shared), or both"}}
+	if ch.Name == nil && ch.Visibility == nil && ch.VerdictScorer == nil {
+		return []fieldError{{Path: "name", Message: "give a new name, a visibility (private or shared), a verdict_scorer, or several"}}
 	}
 	return v.Struct(ch)
+}
+
+// checkVerdictScorer refuses a verdict scorer that none of benchmark b's
+// runs was scored under.
+func (s *server) checkVerdictScorer(ctx context.Context, b store.Benchmark, ch benchmarkChange) ([]fieldError, error) {
+	if ch.VerdictScorer == nil || *ch.VerdictScorer == "" {
+		return nil, nil
+	}
+	ids := make([]int64, len(b.Runs))
+	for i, r := range b.Runs {
+		ids[i] = r.ID
+	}
+	qs, err := s.Store.RunQualities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var known []string
+	for _, id := range ids {
+		for _, q := range qs[id] {
+			if q.ScorerKey == *ch.VerdictScorer {
+				return nil, nil
+			}
+			if !slices.Contains(known, q.ScorerKey) {
+				known = append(known, q.ScorerKey)
+			}
+		}
+	}
+	return []fieldError{{Path: "verdict_scorer", Message: fmt.Sprintf("must be a scorer identity the runs were scored under: %s (or empty)", strings.Join(known, ", "))}}, nil
 }
 
 // writableBenchmark finds benchmark :id for a change: 404 when the viewer
@@ -63,17 +97,23 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 		return err
 	}
 	ch, errs := parseBenchmarkChange(s.validate, c.Body())
+	if len(errs) == 0 {
+		if errs, err = s.checkVerdictScorer(c.UserContext(), b, ch); err != nil {
+			return err
+		}
+	}
 	if len(errs) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
 	}
-	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility}); err != nil {
+	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
+		VerdictScorer: ch.VerdictScorer}); err != nil {
 		return err
 	}
 	b, err = s.benchmarkParam(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "visibility": b.Visibility})
+	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "visibility": b.Visibility, "verdict_scorer": b.VerdictScorerKey})
 }
 
 // apiDeleteBenchmark deletes a benchmark softly: DELETE /api/v1/benchmarks/{id}.
@@ -107,17 +147,31 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 		v = strings.Clone(v)
 		ch.Visibility = &v
 	}
-	if errs := checkBenchmarkChange(s.validate, &ch); len(errs) > 0 {
+	if v := c.FormValue("verdict_scorer"); c.Request().PostArgs().Has("verdict_scorer") {
+		v = strings.Clone(v)
+		ch.VerdictScorer = &v
+	}
+	errs := checkBenchmarkChange(s.validate, &ch)
+	if len(errs) == 0 {
+		if errs, err = s.checkVerdictScorer(c.UserContext(), b, ch); err != nil {
+			return err
+		}
+	}
+	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Path + " " + e.Message
 		}
 		return fiber.NewError(fiber.StatusUnprocessableEntity, "The benchmark was not changed: "+strings.Join(msgs, "; ")+".")
 	}
-	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility}); err != nil {
+	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
+		VerdictScorer: ch.VerdictScorer}); err != nil {
 		return err
 	}
 	msg := "Benchmark renamed."
+	if ch.VerdictScorer != nil {
+		msg = "The verdict now ranks quality under " + *ch.VerdictScorer + "."
+	}
 	if ch.Visibility != nil {
 		msg = "Benchmark is now private: only you and administrators see it."
 		if *ch.Visibility == store.VisibilityShared {

@@ -71,8 +71,10 @@ type judged struct {
 	unpriced  []string
 	scoring   store.Scoring
 	simulated bool
-	// scorerKey is the scorer identity quality is ranked by.
-	scorerKey string
+	// scorerKey is the scorer identity quality is ranked by; scorerKeys
+	// every identity the runs were scored under, oldest first.
+	scorerKey  string
+	scorerKeys []string
 }
 
 // scoringSoon says whether scores are expected any moment: a succeeded
@@ -121,6 +123,13 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 		return j, err
 	}
 	j.scorerKey = verdictScorerKey(b, runs)
+	for _, r := range runs {
+		for _, q := range r.Qualities {
+			if !slices.Contains(j.scorerKeys, q.ScorerKey) {
+				j.scorerKeys = append(j.scorerKeys, q.ScorerKey)
+			}
+		}
+	}
 	j.cands = underScorer(candidates(runs), runs, j.scorerKey)
 	if j.ev, err = s.evidenceFor(ctx, j.cands); err != nil {
 		return j, err
@@ -210,6 +219,7 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		return vd, nil
 	}
 	vd.Compared, vd.Simulated = len(j.cands), j.simulated
+	vd.Scorer, vd.Scorers, vd.Writable = j.scorerKey, j.scorerKeys, b.Writable(v)
 	if len(j.cands) > 1 {
 		ids := make([]string, 0, min(len(j.cands), 8))
 		for _, c := range j.cands[:min(len(j.cands), 8)] {
@@ -255,6 +265,9 @@ func verdictLine(l advise.Lead, j judged) benchmarks.VerdictLine {
 	if l.Best == nil {
 		line.Missing = notMeasured(l.Criterion, j)
 		return line
+	}
+	for _, x := range l.NotComparable {
+		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+x.Reason)
 	}
 	line.Winner = advise.Label(*l.Best, j.cands)
 	line.Value = advise.FormatValue(l.Criterion, *l.Criterion.Value(*l.Best))

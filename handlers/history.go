@@ -23,6 +23,7 @@ type historyStore interface {
 	LeaderboardFacets(ctx context.Context, v store.Viewer, datasetID int64) (store.LeaderboardFacets, error)
 	UpdateBenchmark(ctx context.Context, v store.Viewer, id int64, ch store.BenchmarkChange) error
 	DeleteBenchmark(ctx context.Context, v store.Viewer, id int64) error
+	RunQualities(ctx context.Context, runIDs []int64) (map[int64][]store.Quality, error)
 }
 
 // fieldError is one invalid input: its path (the query parameter or the

@@ -143,6 +143,7 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 		return err
 	}
 	if len(cr) == 1 {
+		d.Qualities, d.Stat = cr[0].Qualities, cr[0].Stat
 		d.Footprint = compare.NewFigures(cr[0]).Footprint(s.GridCO2)
 		d.LoadTimeMs, d.RuntimeLog = cr[0].LoadTimeMs, cr[0].RuntimeLog
 		if cr[0].Summary != nil {

@@ -297,14 +297,18 @@ func (s *Store) ReplaceRegressions(ctx context.Context, runID int64, regs []Regr
 type BenchmarkChange struct {
 	Name       *string
 	Visibility *string
+	// VerdictScorer is the scorer identity the verdict ranks quality by
+	// ("": the one most runs were scored under).
+	VerdictScorer *string
 }
 
 // UpdateBenchmark renames and/or shares a benchmark the viewer may change
 // (its owner or an administrator; ErrNotFound otherwise).
 func (q *Queries) UpdateBenchmark(ctx context.Context, v Viewer, id int64, ch BenchmarkChange) error {
-	tag, err := q.db.Exec(ctx, `UPDATE benchmarks b SET name = coalesce(@name, b.name), visibility = coalesce(@visibility, b.visibility)
+	tag, err := q.db.Exec(ctx, `UPDATE benchmarks b SET name = coalesce(@name, b.name), visibility = coalesce(@visibility, b.visibility),
+			verdict_scorer_key = CASE WHEN @verdict::text IS NULL THEN b.verdict_scorer_key ELSE nullif(@verdict, '') END
 		WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable,
-		pgx.NamedArgs{"id": id, "name": ch.Name, "visibility": ch.Visibility, "viewer": v.UserID, "admin": v.Admin})
+		pgx.NamedArgs{"id": id, "name": ch.Name, "visibility": ch.Visibility, "verdict": ch.VerdictScorer, "viewer": v.UserID, "admin": v.Admin})
 	if err != nil {
 		return mapErr(err, "update benchmark")
 	}

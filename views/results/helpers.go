@@ -167,3 +167,15 @@ func execCounts(counts map[string]int) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// qualityUnder is one scoring's quality in words: its mean with its
+// interval over the items scored.
+func qualityUnder(q store.Quality) string {
+	switch {
+	case q.Mean == nil:
+		return "no item could be scored"
+	case q.Lo != nil && q.Hi != nil:
+		return fmt.Sprintf("%.3f, 95 %% CI [%.3f, %.3f] over %d items", *q.Mean, *q.Lo, *q.Hi, q.Items)
+	}
+	return fmt.Sprintf("%.3f over %d items", *q.Mean, q.Items)
+}
