@@ -278,8 +278,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	web.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	web.get("/benchmarks/:id<int>/recommend", Owner, s.showRecommendationPage)
-	web.post("/benchmarks/:id<int>/rename", Owner, s.changeBenchmark)     // readers of a shared benchmark get 403
-	web.post("/benchmarks/:id<int>/visibility", Owner, s.changeBenchmark) // private or shared
+	web.post("/benchmarks/:id<int>/rename", Owner, s.changeBenchmark)         // readers of a shared benchmark get 403
+	web.post("/benchmarks/:id<int>/visibility", Owner, s.changeBenchmark)     // private or shared
 	web.post("/benchmarks/:id<int>/verdict-scorer", Owner, s.changeBenchmark) // the scorer identity the verdict ranks quality by
 	web.post("/benchmarks/:id<int>/delete", Owner, s.deleteBenchmark)
 	web.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
