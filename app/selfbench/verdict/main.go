@@ -54,7 +54,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,7 +76,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var o options
-	flag.IntVar(&o.aa, "aa", 40, "A/A pairs of single runs")
+	flag.IntVar(&o.aa, "aa", 60, "A/A pairs of single runs")
 	flag.IntVar(&o.aaRepeats, "aa-repeats", 10, "A/A pairs of repeated targets")
 	flag.IntVar(&o.ab, "ab", 30, "A/B pairs of single runs")
 	flag.IntVar(&o.abRepeats, "ab-repeats", 10, "A/B pairs of repeated targets")
@@ -131,6 +130,8 @@ type measuredRun struct {
 	accuracy float64 // the target's mean accuracy
 	seed     uint64
 	elapsed  time.Duration
+	window   time.Duration // the measured window
+	requests int
 }
 
 // pair is two targets compared: one run each, or Repeats runs each.
@@ -197,18 +198,32 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "sim TTFT %s, ITL %s, output tokens %s; concurrency %d, %d runs at once in random order; B %.2f× faster, accuracy %.2f vs %.2f, item difficulty sd %.1f (logit)\n",
 		o.ttft, o.itl, o.tokens, o.concurrency, o.parallel, o.speedup, o.accA, o.accB, o.difficultySD)
 
-	if wd.scaleB, err = wd.calibrateSpeedup(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "B's sim latencies × %.3f: %.2f× A's output tokens/s by calibration (the client's and timers' cost per token does not scale)\n", wd.scaleB, o.speedup)
-
-	// The runs in random order, a few at once: the two sides of a pair
-	// are measured at different moments, as two benchmarks would be.
-	order := slices.Clone(runs)
+	// The A/A runs first, in random order, a few at once: the two sides
+	// of a pair are measured at different moments, as two benchmarks
+	// would be. They also tell what the machine adds to each request,
+	// from which B's runtime is made o.speedup times faster; then the A/B
+	// runs, likewise.
 	rng := rand.New(rand.NewPCG(o.seed, 0x0bde))
-	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	if err := wd.measureAll(ctx, order, w); err != nil {
-		return err
+	var phases [2][]*measuredRun
+	for _, p := range pairs {
+		k := 0
+		if p.kind == kindAB {
+			k = 1
+		}
+		phases[k] = append(phases[k], p.a...)
+		phases[k] = append(phases[k], p.b...)
+	}
+	for k, order := range phases {
+		if k == 1 && len(order) > 0 {
+			if wd.scaleB, err = wd.calibrateSpeedup(ctx, phases[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "B's sim latencies × %.3f, calibrated for %.2f× A's output tokens/s (the client's and the timers' cost per request does not scale)\n", wd.scaleB, o.speedup)
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		if err := wd.measureAll(ctx, order, w); err != nil {
+			return err
+		}
 	}
 	measured := time.Since(t0)
 
@@ -434,48 +449,61 @@ func (wd *world) drive(ctx context.Context, n, target int, scale float64, seed, 
 }
 
 // calibrateSpeedup finds the scale of B's latencies that makes its output
-// tokens/s o.speedup times A's. The client's and the timers' own cost per
-// token does not scale with the sim's latencies, so dividing them by the
-// speedup is not enough: probes at scale 1 and ½, as many at once as the
-// benchmark runs, give the time per token as a line a·scale + b, solved
-// for the scale. The probes are not stored.
-func (wd *world) calibrateSpeedup(ctx context.Context) (float64, error) {
-	scales := []float64{1, 0.5}
-	per := max(1, wd.o.parallel/2)
-	inv := make([][]float64, len(scales))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	errs := make(chan error, per*len(scales))
-	for k, s := range scales {
-		for i := range per {
+// tokens/s o.speedup times A's. Scaling the sim's latencies by 1/speedup is
+// not enough: the client, the server and the timers add a cost C to each
+// request that does not scale. A request takes s·L + C in a slot of the
+// closed loop, where L is the sim's mean latency per request (TTFT and
+// the ITLs of a mean answer, drawn from its distributions); C is what the
+// A runs measured (their window × concurrency ÷ requests, less L), and
+// B's scale solves s·L + C = (L + C) ÷ speedup. Without A runs measured,
+// parallel unstored A runs are measured for it.
+func (wd *world) calibrateSpeedup(ctx context.Context, runs []*measuredRun) (float64, error) {
+	var perRequest []float64
+	for _, r := range runs {
+		if r.target == 0 && r.requests > 0 {
+			perRequest = append(perRequest, r.window.Seconds()*float64(wd.o.concurrency)/float64(r.requests))
+		}
+	}
+	if len(perRequest) == 0 {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		errs := make(chan error, wd.o.parallel)
+		for i := range wd.o.parallel {
 			wg.Go(func() {
-				recs, out, err := wd.drive(ctx, wd.o.maxN, 0, s, wd.o.seed^uint64(0xca1<<8|k<<4|i), 1)
+				recs, out, err := wd.drive(ctx, wd.o.maxN, 0, 1, wd.o.seed^uint64(0xca1<<8|i), 1)
 				if err != nil {
 					errs <- err
 					return
 				}
-				tokens := 0
-				for _, r := range recs {
-					tokens += r.CompletionTokens
-				}
 				mu.Lock()
-				inv[k] = append(inv[k], out.Window.Seconds()/float64(tokens))
+				perRequest = append(perRequest, out.Window.Seconds()*float64(wd.o.concurrency)/float64(len(recs)))
 				mu.Unlock()
 			})
 		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return 0, err
+		}
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, err
+	t := stats.Mean(perRequest)
+	draws := rand.New(rand.NewPCG(wd.o.seed, 0x1a7e))
+	const samples = 200_000
+	var l float64
+	for range samples {
+		tokens := min(max(math.Round(wd.tokens.Sample(draws)), 1), float64(wd.sampling.MaxTokens))
+		l += wd.ttft.Sample(draws) / 1e9
+		for range int(tokens) - 1 {
+			l += wd.itl.Sample(draws) / 1e9
+		}
 	}
-	t1, th := stats.Mean(inv[0]), stats.Mean(inv[1])
-	a := (t1 - th) / (scales[0] - scales[1])
-	b := t1 - a*scales[0]
-	if !(a > 0) {
-		return 0, fmt.Errorf("calibration: time per token %.3g s at scale 1 and %.3g s at scale ½: no slope", t1, th)
+	l /= samples
+	c := t - l
+	s := (t/wd.o.speedup - c) / l
+	if !(s > 0) {
+		return 0, fmt.Errorf("calibration: %.1f ms a request, %.1f ms of it the sim's latencies: cannot be made %.2f× faster", t*1e3, l*1e3, wd.o.speedup)
 	}
-	return (t1/wd.o.speedup - b) / a, nil
+	return s, nil
 }
 
 // measure runs r as an agent runs it, writes its results under its lease,
@@ -499,7 +527,7 @@ func (wd *world) measure(ctx context.Context, r *measuredRun) error {
 	if err != nil {
 		return err
 	}
-	r.elapsed = time.Since(t0)
+	r.elapsed, r.window, r.requests = time.Since(t0), out.Window, len(recs)
 	if _, err := st.WriteResults(ctx, claim.Lease, recs); err != nil {
 		return err
 	}
