@@ -20,6 +20,7 @@ import (
 // verdictStore is what the verdict reads beyond the benchmark itself.
 type verdictStore interface {
 	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
+	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
 }
 
@@ -131,7 +132,7 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 		}
 	}
 	j.cands = underScorer(candidates(runs), runs, j.scorerKey)
-	if j.ev, err = s.evidenceFor(ctx, j.cands); err != nil {
+	if j.ev, err = s.leaderEvidence(ctx, j.cands); err != nil {
 		return j, err
 	}
 	// A repeated target is one candidate, tested on the spread between
@@ -152,6 +153,33 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 		}
 	}
 	return j, nil
+}
+
+// leaderEvidence is the paired comparisons a verdict draws on: the
+// quality leader's with each run comparable with it (advise.Leads picks
+// the leader by its figure, and tests it against the others), read from
+// quality_pairs rather than all pairs of a large benchmark.
+func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
+	var ev advise.Evidence
+	l := advise.Leads(cands, advise.Quality, ev)
+	if l.Best == nil || l.RunnerUp == nil {
+		return ev, nil
+	}
+	var others []int64
+	for _, c := range cands {
+		if c.Quality != nil && c.ScorerKey == l.Best.ScorerKey && c.RunID != l.Best.RunID {
+			others = append(others, c.RunID)
+		}
+	}
+	pairs, err := s.Store.QualityPairsWith(ctx, l.Best.ScorerKey, l.Best.RunID, others)
+	if err != nil {
+		return ev, err
+	}
+	for _, p := range pairs {
+		ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
+			Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
+	}
+	return ev, nil
 }
 
 // verdictScorerKey is the scorer identity a benchmark's verdict ranks

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -652,5 +653,54 @@ func TestVerdictOnRepeatedTargets(t *testing.T) {
 		if got := !strings.Contains(line, "not significant"); got != tc.significant {
 			t.Errorf("%s: speed line %q, want significant %v", tc.name, line, tc.significant)
 		}
+	}
+}
+
+// Rescoring adds a quality beside the first; the verdict keeps ranking by
+// the benchmark's scorer until its owner chooses the other, from the
+// verdict's form or the API, and only a scorer the runs were scored
+// under may be chosen.
+func TestVerdictScorerIsChosen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	b, runs := finishedBenchmark(t, e, tok, 30, nil, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 10, tokens: 10, e2e: millis(100), score: func(int) float64 { return 1 }},
+	})
+	// The second run rescored with contains: a quality of its own.
+	ctx := context.Background()
+	idx := make([]int32, 30)
+	zeros := make([]*float64, 30)
+	zero := 0.0
+	for i := range idx {
+		idx[i], zeros[i] = int32(i), &zero
+	}
+	if err := e.store.SaveScores(ctx, runs[1], idx, nil, zeros, store.RunQuality{Scorer: "contains", Scored: 30, Mean: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get("/benchmarks/" + b)
+	if !strings.Contains(page.text(`[data-testid="verdict-scorer"]`), "exact") ||
+		page.doc.Find(`[data-testid="verdict-scorer-select"] option`).Length() != 2 ||
+		page.text(`[data-testid="verdict-quality"] [data-testid="verdict-winner"]`) != "m/big" {
+		t.Fatalf("before the choice: %q, winner %q", page.text(`[data-testid="verdict-scorer"]`), page.text(`[data-testid="verdict-quality"] [data-testid="verdict-winner"]`))
+	}
+	if r := c.post("/benchmarks/"+b+"/verdict-scorer", url.Values{"verdict_scorer": {"contains"}}); r.status != 303 && r.status != 302 && r.status != 200 {
+		t.Fatalf("choose: %d", r.status)
+	}
+	page = c.get("/benchmarks/" + b)
+	if !strings.Contains(page.text(`[data-testid="verdict-scorer"]`), "contains") ||
+		!strings.Contains(page.text(`[data-testid="verdict-quality"]`), "Not measured for m/small") {
+		t.Errorf("after the choice: %q / %q", page.text(`[data-testid="verdict-scorer"]`), page.text(`[data-testid="verdict-quality"]`))
+	}
+	bad := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, tok, strings.NewReader(`{"verdict_scorer":"bleu"}`), "application/json")
+	if bad.status != 422 || !strings.Contains(fmt.Sprint(bad.body["errors"]), "verdict_scorer") {
+		t.Errorf("an unknown scorer: %d %v", bad.status, bad.body)
+	}
+	back := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, tok, strings.NewReader(`{"verdict_scorer":""}`), "application/json")
+	if back.status != 200 || back.body["verdict_scorer"] != "" {
+		t.Errorf("back to the default: %d %v", back.status, back.body)
 	}
 }

@@ -89,8 +89,41 @@ func (q *Queries) QualityPairs(ctx context.Context, key string, runIDs []int64) 
 	ids := slices.Clone(runIDs)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	rows, _ := q.db.Query(ctx, `SELECT run_a, run_b, scorer_key, items, mean, lo, hi, p, test, only_a, only_b FROM quality_pairs
-		WHERE scorer_key = @key AND run_a = ANY(@ids) AND run_b = ANY(@ids)`, pgx.NamedArgs{"key": key, "ids": ids})
+	var want [][2]int64
+	for i, a := range ids {
+		for _, b := range ids[i+1:] {
+			want = append(want, [2]int64{a, b})
+		}
+	}
+	return q.qualityPairs(ctx, key, want)
+}
+
+// QualityPairsWith returns the paired comparisons under scorer identity
+// key of run a with each of others, as QualityPairs does: what a verdict
+// needs, its leader against the rest.
+func (q *Queries) QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]QualityPair, error) {
+	var want [][2]int64
+	for _, b := range others {
+		if b != a && !slices.Contains(want, [2]int64{min(a, b), max(a, b)}) {
+			want = append(want, [2]int64{min(a, b), max(a, b)})
+		}
+	}
+	return q.qualityPairs(ctx, key, want)
+}
+
+// qualityPairs reads the wanted pairs (each lower id first) that were
+// kept and computes and keeps the others.
+func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64) ([]QualityPair, error) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	as, bs := make([]int64, len(want)), make([]int64, len(want))
+	for i, w := range want {
+		as[i], bs[i] = w[0], w[1]
+	}
+	rows, _ := q.db.Query(ctx, `SELECT p.run_a, p.run_b, p.scorer_key, p.items, p.mean, p.lo, p.hi, p.p, p.test, p.only_a, p.only_b
+		FROM unnest(@as::bigint[], @bs::bigint[]) AS w(a, b)
+		JOIN quality_pairs p ON p.scorer_key = @key AND p.run_a = w.a AND p.run_b = w.b`, pgx.NamedArgs{"key": key, "as": as, "bs": bs})
 	have := map[[2]int64]bool{}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (QualityPair, error) {
 		var p QualityPair
@@ -102,16 +135,18 @@ func (q *Queries) QualityPairs(ctx context.Context, key string, runIDs []int64) 
 		return nil, mapErr(err, "quality pairs")
 	}
 	var missing [][2]int64
-	for i, a := range ids {
-		for _, b := range ids[i+1:] {
-			if !have[[2]int64{a, b}] {
-				missing = append(missing, [2]int64{a, b})
-			}
+	var ids []int64 // the runs of the pairs not kept yet
+	for _, w := range want {
+		if !have[w] {
+			missing = append(missing, w)
+			ids = append(ids, w[0], w[1])
 		}
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	type vec struct {
 		idx    []int32
 		scores []float64
