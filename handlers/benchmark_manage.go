@@ -21,7 +21,7 @@ type benchmarkChange struct {
 	// VerdictScorer is the scorer identity the verdict ranks quality by
 	// ("" for the one most runs were scored under); it must be one the
 	// benchmark's runs were scored under (checkVerdictScorer).
-	VerdictScorer *string `json:"verdict_scorer" form:"verdict_scorer" validate:"omitnil,max=4000"`
+	VerdictScorer *string `json:"verdict_scorer" form:"verdict_scorer" validate:"omitnil,max=4000,text"`
 }
 
 // parseBenchmarkChange reads the API's JSON body (one object, no unknown

@@ -36,7 +36,7 @@ type leaderboardParams struct {
 	Model    string `form:"model" validate:"max=200,text"`
 	Runtime  string `form:"runtime" validate:"max=64,text"`
 	Hardware string `form:"hardware" validate:"max=64,text"`
-	Scorer   string `form:"scorer" validate:"max=4000"`
+	Scorer   string `form:"scorer" validate:"max=4000,text"`
 	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
 	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
 	Sort     string `form:"sort" validate:"omitempty,oneof=quality speed latency cost date"`
@@ -274,6 +274,12 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 		return data, errs, nil
 	}
 	q.DatasetID, q.Sort = d.ID, store.SortOldest
+	// A history of quality is drawn under one scorer identity: the one
+	// asked, else the one most runs were scored under.
+	if data.Metric == history.MetricQuality && q.Scorer == "" && len(data.Facets.Scorers) > 0 {
+		q.Scorer = data.Facets.Scorers[0]
+		data.Form.Scorer = q.Scorer
+	}
 	if p.Limit == "" {
 		q.Limit = store.MaxLeaderboardRows
 	}
