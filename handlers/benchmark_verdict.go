@@ -30,36 +30,9 @@ type verdictStore interface {
 const scoreWait = 2 * time.Minute
 
 // evidenceFor is the paired comparisons of quality between candidates
-// scored under the same scorer identity. They are kept in a table
-// (store.QualityPairs): computed once from the runs' stored item scores,
-// never from their results on a page's request.
+// scored under the same scorer identity (advise.GatherEvidence).
 func (s *server) evidenceFor(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
-	byKey := map[string][]int64{}
-	var keys []string
-	for _, c := range cands {
-		if c.Quality == nil || c.ScorerKey == "" {
-			continue
-		}
-		if _, ok := byKey[c.ScorerKey]; !ok {
-			keys = append(keys, c.ScorerKey)
-		}
-		byKey[c.ScorerKey] = append(byKey[c.ScorerKey], c.RunID)
-	}
-	var ev advise.Evidence
-	for _, k := range keys {
-		if len(byKey[k]) < 2 {
-			continue
-		}
-		pairs, err := s.Store.QualityPairs(ctx, k, byKey[k])
-		if err != nil {
-			return ev, err
-		}
-		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
-				Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
-		}
-	}
-	return ev, nil
+	return advise.GatherEvidence(ctx, s.Store, cands)
 }
 
 // judged is a finished benchmark's runs as the verdict weighs them.
@@ -176,8 +149,7 @@ func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (
 		return ev, err
 	}
 	for _, p := range pairs {
-		ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
-			Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
+		ev.Paired = append(ev.Paired, advise.Diff(p))
 	}
 	return ev, nil
 }

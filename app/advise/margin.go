@@ -2,12 +2,14 @@ package advise
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/ruckus/ruckus/app/stats"
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // Criterion is a figure targets are compared on.
@@ -115,6 +117,49 @@ func splitScores(xs []ItemScore) ([]int32, []float64) {
 		idx[i], v[i] = int32(x.Idx), x.Score
 	}
 	return idx, v
+}
+
+// Diff is a kept paired comparison (store.QualityPairs) as Compare reads
+// it.
+func Diff(p store.QualityPair) QualityDiff {
+	return QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P, Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB}
+}
+
+// PairSource is where kept paired comparisons come from (*store.Store).
+type PairSource interface {
+	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
+}
+
+// GatherEvidence is the paired comparisons of quality between candidates
+// scored under the same scorer identity, as every conclusion reads them:
+// kept in a table (store.QualityPairs), computed once from the runs'
+// stored item scores, never from their results on a page's request.
+func GatherEvidence(ctx context.Context, src PairSource, cands []Candidate) (Evidence, error) {
+	byKey := map[string][]int64{}
+	var keys []string
+	for _, c := range cands {
+		if c.Quality == nil || c.ScorerKey == "" {
+			continue
+		}
+		if _, ok := byKey[c.ScorerKey]; !ok {
+			keys = append(keys, c.ScorerKey)
+		}
+		byKey[c.ScorerKey] = append(byKey[c.ScorerKey], c.RunID)
+	}
+	var ev Evidence
+	for _, k := range keys {
+		if len(byKey[k]) < 2 {
+			continue
+		}
+		pairs, err := src.QualityPairs(ctx, k, byKey[k])
+		if err != nil {
+			return ev, err
+		}
+		for _, p := range pairs {
+			ev.Paired = append(ev.Paired, Diff(p))
+		}
+	}
+	return ev, nil
 }
 
 // Evidence is what tells a real difference from noise beyond the

@@ -71,8 +71,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 			return err
 		}
 		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
-				Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
+			ev.Paired = append(ev.Paired, advise.Diff(p))
 		}
 	}
 	return c.Store.ReplaceRegressions(ctx, runID, Find(cur, prev, ev))

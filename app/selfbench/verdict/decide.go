@@ -104,7 +104,7 @@ func (wd *world) decide(ctx context.Context, pairs []*pair) (*tally, error) {
 			return nil, fmt.Errorf("runs %d and %d: read %d", p.a[0].id, p.b[0].id, len(runs))
 		}
 		cands := compare.Candidates(runs)
-		ev, err := wd.evidence(ctx, cands)
+		ev, err := advise.GatherEvidence(ctx, wd.st, cands)
 		if err != nil {
 			return nil, err
 		}
@@ -203,32 +203,6 @@ func (wd *world) decideRepeated(ctx context.Context, p *pair, t *tally) error {
 	t.get(metricSpeed, "Welch t, 3 repeats").add(p.kind, advise.Compare(a, b, advise.Speed, advise.Evidence{}))
 	t.get(metricCost, "same, 3 repeats").add(p.kind, advise.Compare(a, b, advise.Cost, advise.Evidence{}))
 	return nil
-}
-
-// evidence is the paired quality comparisons of the candidates, as the
-// verdict gathers them (store.QualityPairs per scorer identity).
-func (wd *world) evidence(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
-	byKey := map[string][]int64{}
-	for _, c := range cands {
-		if c.Quality != nil && c.ScorerKey != "" {
-			byKey[c.ScorerKey] = append(byKey[c.ScorerKey], c.RunID)
-		}
-	}
-	var ev advise.Evidence
-	for k, ids := range byKey {
-		if len(ids) < 2 {
-			continue
-		}
-		pairs, err := wd.st.QualityPairs(ctx, k, ids)
-		if err != nil {
-			return ev, err
-		}
-		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P,
-				Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB})
-		}
-	}
-	return ev, nil
 }
 
 // wilson is the 95 % Wilson score interval of k successes in n.
