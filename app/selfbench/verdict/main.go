@@ -54,6 +54,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,7 +78,7 @@ func main() {
 	defer stop()
 	var o options
 	flag.IntVar(&o.aa, "aa", 60, "A/A pairs of single runs")
-	flag.IntVar(&o.aaRepeats, "aa-repeats", 10, "A/A pairs of repeated targets")
+	flag.IntVar(&o.aaRepeats, "aa-repeats", 20, "A/A pairs of repeated targets")
 	flag.IntVar(&o.ab, "ab", 30, "A/B pairs of single runs")
 	flag.IntVar(&o.abRepeats, "ab-repeats", 10, "A/B pairs of repeated targets")
 	flag.IntVar(&o.repeats, "repeats", 3, "runs of each target in a repeated pair")
@@ -85,7 +86,10 @@ func main() {
 	flag.IntVar(&o.maxN, "max-requests", 200, "most requests of an A/A run, and every A/B run's")
 	flag.IntVar(&o.repeatN, "repeat-requests", 100, "requests of each run of a repeated A/A pair")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "requests in flight in every run")
-	flag.IntVar(&o.parallel, "parallel", 6, "runs measured at once (each with its own sim)")
+	// More runs at once than cores makes each run's latencies depend on
+	// its neighbours: with 6 at once on 2 cores the p95 A/A rate was 13 %,
+	// with 2 it was 3 % (README § Comparability and noise).
+	flag.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "runs measured at once (each with its own sim)")
 	flag.StringVar(&o.ttft, "ttft", "lognormal:20ms,0.5", "the sims' TTFT")
 	flag.StringVar(&o.itl, "itl", "lognormal:2ms,0.3", "the sims' ITL")
 	flag.StringVar(&o.tokens, "output-tokens", "normal:48,8", "the sims' answer lengths")
