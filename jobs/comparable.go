@@ -66,6 +66,7 @@ func NewLoadIdentity(manifest json.RawMessage, datasetID int64, meanIn, meanOut 
 	var m struct {
 		Load     LoadProfile `json:"load"`
 		Sampling Sampling    `json:"sampling"`
+		Imported bool        `json:"imported"`
 	}
 	_ = json.Unmarshal(manifest, &m)
 	l := m.Load
@@ -82,7 +83,12 @@ func NewLoadIdentity(manifest json.RawMessage, datasetID int64, meanIn, meanOut 
 	add("concurrencies", l.Concurrencies, len(l.Concurrencies) > 0)
 	add("speed", l.Speed, l.Speed > 0)
 	profile := l.Profile
-	if profile == "" {
+	switch {
+	case m.Imported:
+		// Measured elsewhere, under a load Ruckus did not set: comparable
+		// with nothing Ruckus ran.
+		profile = "imported"
+	case profile == "":
 		profile = "sequential"
 	}
 	temp := "default"
