@@ -104,21 +104,12 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 			}
 		}
 	}
-	j.cands = underScorer(candidates(runs), runs, j.scorerKey)
+	// A repeated target is one candidate, its speed, latency and cost
+	// tested on the spread between its runs, its quality on its first
+	// run's items.
+	j.cands = advise.MergeRepeats(underScorer(candidates(runs), runs, j.scorerKey))
 	if j.ev, err = s.leaderEvidence(ctx, j.cands); err != nil {
 		return j, err
-	}
-	// A repeated target is one candidate, tested on the spread between
-	// its runs; its paired comparisons (of its first run) no longer apply.
-	if merged := advise.MergeRepeats(j.cands); len(merged) < len(j.cands) {
-		j.cands = merged
-		var keep []advise.QualityDiff
-		for _, d := range j.ev.Paired {
-			if !repeated(merged, d.A) && !repeated(merged, d.B) {
-				keep = append(keep, d)
-			}
-		}
-		j.ev.Paired = keep
 	}
 	for _, r := range runs {
 		if r.PricePerHour == nil && !slices.Contains(j.unpriced, r.HardwareProfile) {
@@ -381,14 +372,4 @@ func (s *server) showVerdictFragment(c *fiber.Ctx) error {
 		v, err := s.benchmarkVerdict(c.UserContext(), store.Viewer{UserID: b.OwnerID}, b)
 		return benchmarks.VerdictBlock(v), err
 	})
-}
-
-// repeated says whether run id leads a target merged from repeats.
-func repeated(cs []advise.Candidate, id int64) bool {
-	for _, c := range cs {
-		if c.RunID == id {
-			return c.Repeats > 1
-		}
-	}
-	return false
 }

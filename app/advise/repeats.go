@@ -7,12 +7,16 @@ import (
 )
 
 // MergeRepeats folds the runs of one target (model × runtime × hardware)
-// repeated in a benchmark into one candidate, the first run's, whose
-// figures are the means over its runs and whose intervals are the spread
-// between them (stats.MeanInterval: mean ± t(0.975, n−1)·s/√n, AIPerf's
-// multi-run confidence reporting): output tokens/s and cost are then
-// tested on the between-run variance, quality by its between-run interval.
-// Targets run once stay as they are. The order is the first runs' order.
+// repeated in a benchmark into one candidate, the first run's, whose speed,
+// latency and cost are the means over its runs with intervals from the
+// spread between them (stats.MeanInterval: mean ± t(0.975, n−1)·s/√n,
+// AIPerf's multi-run confidence reporting), so they are tested on the
+// between-run variance. Quality stays the first run's, with its interval
+// over items: its uncertainty is the items' (repeats of a deterministic
+// model score alike, and a between-run interval of zero width would call
+// any difference significant), and it is tested item by item against the
+// other targets' first runs. Targets run once stay as they are. The order
+// is the first runs' order.
 func MergeRepeats(cs []Candidate) []Candidate {
 	type key struct{ model, runtime, hardware string }
 	groups := map[key][]Candidate{}
@@ -46,12 +50,6 @@ func MergeRepeats(cs []Candidate) []Candidate {
 			e := stats.MeanInterval(xs)
 			e.Repeats = true
 			return &e.Mean, e
-		}
-		var q stats.Estimate
-		m.Quality, q = mean(func(c Candidate) *float64 { return c.Quality })
-		m.QualityLo, m.QualityHi = nil, nil
-		if m.Quality != nil && q.OK() {
-			m.QualityLo, m.QualityHi = &q.Lo, &q.Hi
 		}
 		m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
 		m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
