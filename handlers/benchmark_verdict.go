@@ -96,14 +96,7 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	if err != nil {
 		return j, err
 	}
-	j.scorerKey = verdictScorerKey(b, runs)
-	for _, r := range runs {
-		for _, q := range r.Qualities {
-			if !slices.Contains(j.scorerKeys, q.ScorerKey) {
-				j.scorerKeys = append(j.scorerKeys, q.ScorerKey)
-			}
-		}
-	}
+	j.scorerKey, j.scorerKeys = verdictScorers(b, runs)
 	// A repeated target is one candidate, its speed, latency and cost
 	// tested on the spread between its runs, its quality on its first
 	// run's items.
@@ -145,17 +138,13 @@ func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (
 	return ev, nil
 }
 
-// verdictScorerKey is the scorer identity a benchmark's verdict ranks
-// quality by: the one its owner chose, else the identity most of its runs
-// were scored under (on a tie, the earliest scoring: the benchmark's own
-// scorer scores first).
-func verdictScorerKey(b store.Benchmark, runs []store.CompareRun) string {
-	if b.VerdictScorerKey != "" {
-		return b.VerdictScorerKey
-	}
+// verdictScorers are the scorer identities benchmark b's runs were scored
+// under, in the order they first were, and the one its verdict ranks
+// quality by: the one its owner chose, else the one most runs were scored
+// under (on a tie, the earliest: the benchmark's own scorer scores first).
+func verdictScorers(b store.Benchmark, runs []store.CompareRun) (key string, keys []string) {
 	count := map[string]int{}
 	first := map[string]time.Time{}
-	best := ""
 	for _, r := range runs {
 		for _, q := range r.Qualities {
 			count[q.ScorerKey]++
@@ -164,12 +153,24 @@ func verdictScorerKey(b store.Benchmark, runs []store.CompareRun) string {
 			}
 		}
 	}
-	for k, n := range count {
-		if best == "" || n > count[best] || (n == count[best] && first[k].Before(first[best])) {
-			best = k
+	for k := range count {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		if c := first[x].Compare(first[y]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	if b.VerdictScorerKey != "" {
+		return b.VerdictScorerKey, keys
+	}
+	for _, k := range keys {
+		if key == "" || count[k] > count[key] {
+			key = k
 		}
 	}
-	return best
+	return key, keys
 }
 
 // underScorer gives each candidate its run's quality under scorer

@@ -13,7 +13,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -25,7 +24,6 @@ type capacityStore interface {
 	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.CompareRun, error)
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
-	RunJudgeIdentities(ctx context.Context, runIDs []int64) (map[int64]store.JudgeIdentity, error)
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -131,18 +129,6 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	if err != nil {
 		return nil, nil, err
 	}
-	var judged []int64
-	for _, r := range runs {
-		if r.Scorer == bench.ScorerJudge {
-			judged = append(judged, r.ID)
-		}
-	}
-	judges := map[int64]store.JudgeIdentity{}
-	if len(judged) > 0 {
-		if judges, err = s.Store.RunJudgeIdentities(ctx, judged); err != nil {
-			return nil, nil, err
-		}
-	}
 	out := make([]capacityRun, len(runs))
 	var scorers []string
 	for i, r := range runs {
@@ -150,11 +136,8 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 		if r.Quality == nil {
 			continue
 		}
-		var j *store.JudgeIdentity
-		if ji, ok := judges[r.ID]; ok {
-			j = &ji
-		}
-		out[i].scorer = store.ScorerIdentity(r.Scorer, r.ScorerOptions, j)
+		// The identity kept with the run's latest quality (run_qualities).
+		out[i].scorer = r.ScorerKey()
 		if out[i].scorer != "" && !slices.Contains(scorers, out[i].scorer) {
 			scorers = append(scorers, out[i].scorer)
 		}

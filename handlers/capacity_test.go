@@ -284,6 +284,7 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET scorer = 'bleu', quality = 0.9, scorer_options = NULL WHERE id = $1`, other); err != nil {
 		t.Fatal(err)
 	}
+	concludeRun(t, e, other)
 	if r := plan(`,"min_quality":0.5`); r.status != 422 || !strings.Contains(fmt.Sprint(r.body), "quality_scorer") || !strings.Contains(fmt.Sprint(r.body), "bleu, rougeL") {
 		t.Errorf("two identities, none chosen: %d %v", r.status, r.body)
 	}
@@ -333,16 +334,15 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	}
 
 	// A run graded by an LLM judge: its identity names the judge's model,
-	// mode, rubric, scale and template, from its latest finished grading.
+	// mode, rubric, scale and template, as the judging keeps it with the
+	// quality (store.SaveJudging through bench's judge identity).
 	judged := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
-	judge := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
-	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO judge_runs (run_id, mode, run_a, rubric, template, scale_min, scale_max, state, judged_at)
-		VALUES ($1, 'single', $2, 'correctness', 'Rate {{answer}}', 1, 10, 'judged', now())`, judge, judged); err != nil {
+	judge := store.JudgeIdentity{Model: "m/small", Mode: "single", Rubric: "correctness", Template: "Rate {{answer}}", ScaleMin: 1, ScaleMax: 10}
+	graded := 0.7
+	if err := e.store.SaveScores(ctx, judged, nil, nil, nil, store.RunQuality{Scorer: "judge", Scored: 27, Mean: &graded, Judge: &judge}); err != nil {
 		t.Fatal(err)
 	}
-	scoreRun(t, e, judged, "judge", 0.7)
-	judgeKey := store.ScorerIdentity("judge", nil, &store.JudgeIdentity{Model: "m/small", Mode: "single", Rubric: "correctness",
-		Template: "Rate {{answer}}", ScaleMin: 1, ScaleMax: 10})
+	judgeKey := store.ScorerIdentity("judge", nil, &judge)
 	r = plan(`,"min_quality":0.5,"quality_scorer":` + jsonString(judgeKey))
 	ex = excluded(r)
 	if r.status != 200 || fmt.Sprint(feasibleRuns(r)) != fmt.Sprint([]int64{judged}) ||

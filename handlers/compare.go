@@ -20,7 +20,6 @@ import (
 type compareStore interface {
 	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.CompareRun, error)
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
-	RunItemScores(ctx context.Context, runIDs []int64) (map[int64][]store.ItemScore, error)
 }
 
 // comparePageSize is how many items one page of the comparison shows.

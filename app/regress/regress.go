@@ -81,7 +81,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 // its target, and returns how cur is significantly worse (nil when it is
 // not); ev holds their paired comparison of quality, if any.
 func Find(cur, prev store.CompareRun, ev advise.Evidence) []store.Regression {
-	a, b := Candidate(cur), Candidate(prev)
+	a, b := candidate(cur), candidate(prev)
 	type check struct {
 		metric string
 		m      advise.Margin
@@ -129,10 +129,10 @@ func Find(cur, prev store.CompareRun, ev advise.Evidence) []store.Regression {
 	return out
 }
 
-// Candidate is a run's figures as advise compares them, with its kept
+// candidate is a run's figures as advise compares them, with its kept
 // intervals, load and scorer identities; a figure the run did not measure
 // stays nil.
-func Candidate(r store.CompareRun) advise.Candidate {
+func candidate(r store.CompareRun) advise.Candidate {
 	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
 		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey()}
 	if st := r.Stat; st != nil {

@@ -32,8 +32,8 @@ func measured(r store.CompareRun, se, lo, hi float64, load string) store.Compare
 	return r
 }
 
-func scores(n int, right func(int) bool) []store.ItemScore {
-	out := make([]store.ItemScore, n)
+func scores(n int, right func(int) bool) []advise.ItemScore {
+	out := make([]advise.ItemScore, n)
 	for i := range out {
 		out[i].Idx = i
 		if right(i) {
@@ -61,8 +61,8 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cur, prev store.CompareRun
-		curS      []store.ItemScore
-		prevS     []store.ItemScore
+		curS      []advise.ItemScore
+		prevS     []advise.ItemScore
 		want      string
 	}{
 		{"the same", m(run(2, "exact", 100, 200)), m(run(1, "exact", 100, 200)), scores(50, all), scores(50, all), "[]"},
@@ -86,7 +86,7 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	} {
 		tc.cur.Quality, tc.prev.Quality = mean(tc.curS), mean(tc.prevS)
 		var ev advise.Evidence
-		if d, ok := advise.PairRuns(tc.cur.ID, tc.prev.ID, items(tc.curS), items(tc.prevS)); ok {
+		if d, ok := advise.PairRuns(tc.cur.ID, tc.prev.ID, tc.curS, tc.prevS); ok {
 			ev.Paired = append(ev.Paired, d)
 		}
 		got := Find(tc.cur, tc.prev, ev)
@@ -101,15 +101,7 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	}
 }
 
-func items(xs []store.ItemScore) []advise.ItemScore {
-	out := make([]advise.ItemScore, len(xs))
-	for i, x := range xs {
-		out[i] = advise.ItemScore{Idx: x.Idx, Score: x.Score}
-	}
-	return out
-}
-
-func mean(xs []store.ItemScore) *float64 {
+func mean(xs []advise.ItemScore) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}

@@ -370,7 +370,7 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 }
 
 // setQuantile sets p95, its lower and upper bound of xs under name: the
-// distribution-free interval (E2EP95Intervals' definition: the quantiles
+// distribution-free interval (QuantileInterval's definition: the quantiles
 // at 0.95 ± 1.96·√(0.95·0.05/n), by numpy's linear interpolation).
 func setQuantile(row pgx.NamedArgs, name string, xs []float64) {
 	if len(xs) == 0 {
@@ -403,7 +403,7 @@ func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
 	var key string
 	var ids []int64
 	if _, err := pgx.ForEachRow(rows, []any{&key, &ids}, func() error {
-		peers[key] = append([]int64{runID}, ids...)
+		peers[key] = slices.Clone(ids)
 		return nil
 	}); err != nil {
 		return mapErr(err, "run quality peers")
@@ -411,10 +411,8 @@ func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
 	for key, ids := range peers {
 		// Only this run's pairs: the others' with each other were kept
 		// when they were scored.
-		for _, id := range ids[1:] {
-			if _, err := s.QualityPairs(ctx, key, []int64{runID, id}); err != nil {
-				return err
-			}
+		if _, err := s.QualityPairsWith(ctx, key, runID, ids); err != nil {
+			return err
 		}
 	}
 	return nil

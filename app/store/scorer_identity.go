@@ -2,14 +2,11 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // JudgeIdentity is what an LLM judge's quality depends on besides the
@@ -79,23 +76,4 @@ func canonicalJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// RunJudgeIdentities returns, for each of the runs graded by an LLM judge
-// alone (single mode) whose grading finished, the judge behind its
-// current quality: the latest such grading, which is the one that set the
-// quality (SaveJudging).
-func (q *Queries) RunJudgeIdentities(ctx context.Context, runIDs []int64) (map[int64]JudgeIdentity, error) {
-	rows, _ := q.db.Query(ctx, `SELECT DISTINCT ON (j.run_a) j.run_a, m.name, j.mode, j.rubric, j.template, j.scale_min, j.scale_max
-		FROM judge_runs j JOIN runs r ON r.id = j.run_id JOIN models m ON m.id = r.model_id
-		WHERE j.run_a = ANY(@ids) AND j.mode = 'single' AND j.state = 'judged'
-		ORDER BY j.run_a, j.judged_at DESC NULLS LAST, j.run_id DESC`, pgx.NamedArgs{"ids": runIDs})
-	out := map[int64]JudgeIdentity{}
-	var id int64
-	var ji JudgeIdentity
-	_, err := pgx.ForEachRow(rows, []any{&id, &ji.Model, &ji.Mode, &ji.Rubric, &ji.Template, &ji.ScaleMin, &ji.ScaleMax}, func() error {
-		out[id] = ji
-		return nil
-	})
-	return out, mapErr(err, "run judge identities")
 }
