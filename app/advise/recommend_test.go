@@ -152,7 +152,7 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 				target(2, "b", 0.740, 0.620, 0.860, 1000),
 			},
 			w:  Weights{Quality: 1},
-			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05, P: 0.001, Test: "mcnemar-chi2"}}},
+			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05, P: 0.001, Test: "mcnemar-chi2-uc"}}},
 			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 2}, scores: map[int64]float64{1: 1, 2: 0.74 / 0.82},
 				explain: map[int64][]string{2: {"significantly worse on quality (0.740 vs 0.820): ranked below a."}}},
 		},
