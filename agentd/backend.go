@@ -38,14 +38,28 @@ type target interface {
 	MetricsURL() string
 	LoadTime() *time.Duration
 	LogTail() string
+	// Process is the runtime's process, whose tree the node monitor
+	// watches, and what it is (node.Summary.Process); 0 and "" when the
+	// runtime is not a process of this agent's.
+	Process() (pid int, what string)
 	Stop() error
 }
 
-// endpoint is a runtime that is already running at a URL.
-type endpoint struct{ url, metrics string }
+// endpoint is a runtime that is already running at a URL; pid is set for
+// the simulated runtime, which runs inside agentd.
+type endpoint struct {
+	url, metrics string
+	pid          int
+}
 
-func (e endpoint) BaseURL() string          { return e.url }
-func (e endpoint) MetricsURL() string       { return e.metrics }
+func (e endpoint) BaseURL() string    { return e.url }
+func (e endpoint) MetricsURL() string { return e.metrics }
+func (e endpoint) Process() (int, string) {
+	if e.pid == 0 {
+		return 0, ""
+	}
+	return e.pid, "agentd"
+}
 func (e endpoint) LoadTime() *time.Duration { return nil }
 func (e endpoint) LogTail() string          { return "" }
 func (e endpoint) Stop() error              { return nil }
@@ -109,7 +123,11 @@ func onThisNode(rawURL string) bool {
 }
 
 func (r *remote) Prepare(context.Context, string, string) (target, error) {
-	return endpoint{r.url, r.metrics}, nil
+	e := endpoint{url: r.url, metrics: r.metrics}
+	if r.mode == "sim" {
+		e.pid = os.Getpid()
+	}
+	return e, nil
 }
 func (r *remote) Client(t target) *openai.Client { return r.client(t.BaseURL()) }
 func (r *remote) Close() {
@@ -136,6 +154,7 @@ func (l launched) BaseURL() string          { return l.p.BaseURL() }
 func (l launched) MetricsURL() string       { return l.p.MetricsURL() }
 func (l launched) LoadTime() *time.Duration { return l.p.LoadTime() }
 func (l launched) LogTail() string          { return l.p.LogTail() }
+func (l launched) Process() (int, string)   { return l.p.Pid(), "runtime" }
 func (l launched) Stop() error              { return l.p.Stop(l.grace) }
 
 func (l *launcher) Mode(bool) string { return "white-box" }
