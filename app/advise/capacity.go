@@ -211,6 +211,9 @@ type CapacityPlan struct {
 	// QualityScorers are the scorer identities the candidates' qualities
 	// were measured under (the choices for a minimum quality's).
 	QualityScorers []string `json:"quality_scorers"`
+	// ROI weighs the feasible targets against what the user runs today;
+	// absent when the question named nothing run today.
+	ROI *ROI `json:"roi,omitempty"`
 }
 
 // lengthTolerance is how far the traffic's request lengths may be from the
