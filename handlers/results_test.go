@@ -21,12 +21,18 @@ import (
 // result for each through an agent's lease; outputs come from output(i).
 func runWithResults(t *testing.T, e *env, tok string, n int, output func(i int) string) (benchmarkID string, runID int64) {
 	t.Helper()
-	ctx := context.Background()
 	var ds strings.Builder
 	for i := range n {
 		fmt.Fprintf(&ds, "{\"custom_id\":\"c%03d\",\"prompt\":\"question number %d\",\"reference\":\"%d\"}\n", i, i, i)
 	}
-	up := e.upload(tok, "big.jsonl", []byte(ds.String()), nil)
+	return runOnDataset(t, e, tok, []byte(ds.String()), n, output)
+}
+
+// runOnDataset is runWithResults on a dataset of n items given as JSONL.
+func runOnDataset(t *testing.T, e *env, tok string, data []byte, n int, output func(i int) string) (benchmarkID string, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	up := e.upload(tok, "big.jsonl", data, nil)
 	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		t.Fatal(err)
 	}
