@@ -100,7 +100,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
 
-	tgt, err := w.backend.Prepare(ctx, a.Model, w.cfg.servedModel(a.Model))
+	tgt, err := w.backend.Prepare(ctx, modelRef{Registry: a.Model, Served: w.cfg.servedModel(a.Model), AdapterOf: a.AdapterOf})
 	if err != nil {
 		log.Error("runtime not ready", "err", err)
 		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}
@@ -141,6 +141,11 @@ func checkJob(a jobs.RunArgs) error {
 	}
 	if err := jobs.CheckModelName(a.Model); err != nil {
 		return fmt.Errorf("the job's model: %w", err)
+	}
+	if a.AdapterOf != "" {
+		if err := jobs.CheckModelName(a.AdapterOf); err != nil {
+			return fmt.Errorf("the job's base model of adapter %s: %w", a.Model, err)
+		}
 	}
 	return nil
 }
@@ -258,6 +263,9 @@ func (s *segment) stopReporting() (*gpuSummary, jobs.NodeSummary, error) {
 func (s *segment) sendLoad() (load.Outcome, error) {
 	client := s.w.backend.Client(s.tgt)
 	model := s.w.cfg.servedModel(s.args.Model)
+	if m := s.tgt.RequestModel(); m != "" {
+		model = m // a launched adapter, under its runtime's name for it
+	}
 	return load.Run(s.loadCtx, load.Config{
 		Indices: s.keys,
 		Profile: s.args.Load,
