@@ -46,13 +46,7 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	cfg.nvml = busyDGX()
 	cfg.ProgressInterval = 100 * time.Millisecond
 	cfg.Sim.TTFT, cfg.Sim.ITL, cfg.Sim.OutputTokens = sim.MustParseDist("const:5ms"), sim.MustParseDist("const:5ms"), sim.MustParseDist("const:8")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	until(t, 20*time.Second, "registration", func() bool { return w.online() == 1 })
-	as, _ := w.st.ListAgents(context.Background())
+	as := runAgentUntilOnline(t, w, cfg)
 	const profile = "mock-a100-sxm4-40gb-x8"
 	if as[0].Profile != profile {
 		t.Fatalf("profile %q, want %q", as[0].Profile, profile)
@@ -110,13 +104,7 @@ func TestSimGPUSamplesFollowTheLoadAndNodeIsSampled(t *testing.T) {
 	cfg.NoGPU = true
 	cfg.ProgressInterval = 100 * time.Millisecond
 	cfg.Sim.TTFT, cfg.Sim.ITL, cfg.Sim.OutputTokens = sim.MustParseDist("const:20ms"), sim.MustParseDist("const:10ms"), sim.MustParseDist("const:20")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	until(t, 20*time.Second, "registration", func() bool { return w.online() == 1 })
-	as, _ := w.st.ListAgents(context.Background())
+	as := runAgentUntilOnline(t, w, cfg)
 	id := w.launchOn(as[0].Profile, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
 	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
@@ -162,8 +150,8 @@ func TestBoundSampleLeavesOutNonsense(t *testing.T) {
 	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	i := func(v int64) *int64 { return &v }
-	s := store.Sample{GPUUtil: f(math.NaN()), CPUUtil: f(101), ProcCPUUtil: f(-1), GPUPowerW: f(math.Inf(1)), EnergyJ: f(2e15),
-		Running: f(3), MemUsedBytes: i(-5), ProcRSSBytes: i(1 << 61), MemTotalBytes: i(1 << 30), KVCache: f(0.5)}
+	s := store.Sample{GPUUtil: f(math.NaN()), GPUPowerW: f(math.Inf(1)), EnergyJ: f(2e15), Running: f(3), KVCache: f(0.5),
+		NodeReading: store.NodeReading{CPUUtil: f(101), ProcCPUUtil: f(-1), MemUsedBytes: i(-5), ProcRSSBytes: i(1 << 61), MemTotalBytes: i(1 << 30)}}
 	boundSample(&s)
 	if s.GPUUtil != nil || s.CPUUtil != nil || s.ProcCPUUtil != nil || s.GPUPowerW != nil || s.EnergyJ != nil || s.MemUsedBytes != nil || s.ProcRSSBytes != nil {
 		t.Fatalf("kept nonsense: %+v", s)
@@ -171,4 +159,20 @@ func TestBoundSampleLeavesOutNonsense(t *testing.T) {
 	if s.Running == nil || *s.Running != 3 || s.MemTotalBytes == nil || s.KVCache == nil {
 		t.Fatalf("left out sense: %+v", s)
 	}
+}
+
+// runAgentUntilOnline runs an agent with cfg in this process until the
+// test ends, and returns the agents once it is online.
+func runAgentUntilOnline(t *testing.T, w *world, cfg runConfig) []store.Agent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runAgent(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	t.Cleanup(func() { cancel(); <-done })
+	until(t, 20*time.Second, "registration", func() bool { return w.online() == 1 })
+	as, err := w.st.ListAgents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
 }

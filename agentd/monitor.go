@@ -111,8 +111,8 @@ func (m *monitor) Latest() store.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := store.Sample{Running: m.prom.Running, Waiting: m.prom.Waiting, KVCache: m.prom.KVCacheUsage,
-		CPUUtil: m.node.CPUPercent, MemUsedBytes: m.node.MemUsedBytes, MemTotalBytes: m.node.MemTotalBytes,
-		ProcCPUUtil: m.node.ProcCPUPercent, ProcRSSBytes: m.node.ProcRSSBytes}
+		NodeReading: store.NodeReading{CPUUtil: m.node.CPUPercent, MemUsedBytes: m.node.MemUsedBytes, MemTotalBytes: m.node.MemTotalBytes,
+			ProcCPUUtil: m.node.ProcCPUPercent, ProcRSSBytes: m.node.ProcRSSBytes}}
 	if len(m.latest.GPUs) > 0 {
 		m.gpuFigures(&out)
 	}

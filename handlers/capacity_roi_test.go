@@ -71,10 +71,7 @@ func TestCapacityROIAgainstToday(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	_, today := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
 	finishRun(t, e, today)
-	var datasetID int64
-	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, today).Scan(&datasetID); err != nil {
-		t.Fatal(err)
-	}
+	datasetID := datasetOfRun(t, e, today)
 	price := 3.6
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
 		t.Fatal(err)

@@ -42,9 +42,7 @@ func newVariantsWorld(t *testing.T) variantsWorld {
 	}
 	_, w.base = runOnDataset(t, e, w.tok, []byte(ds.String()), 40, func(i int) string { return "x" })
 	finishRun(t, e, w.base)
-	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, w.base).Scan(&w.datasetID); err != nil {
-		t.Fatal(err)
-	}
+	w.datasetID = datasetOfRun(t, e, w.base)
 	small, err := e.store.ModelByName(ctx, "m/small")
 	if err != nil {
 		t.Fatal(err)

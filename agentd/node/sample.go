@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -163,22 +164,18 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, fn func(Sampl
 	}
 }
 
-func readStat(root string) (CPUTimes, error) {
-	f, err := os.Open(filepath.Join(root, "stat"))
-	if err != nil {
-		return CPUTimes{}, err
-	}
-	defer f.Close()
-	return ParseStat(f)
-}
+func readStat(root string) (CPUTimes, error)  { return readProc(root, "stat", ParseStat) }
+func readMeminfo(root string) (Memory, error) { return readProc(root, "meminfo", ParseMeminfo) }
 
-func readMeminfo(root string) (Memory, error) {
-	f, err := os.Open(filepath.Join(root, "meminfo"))
+// readProc parses the file name of the procfs at root.
+func readProc[T any](root, name string, parse func(io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(filepath.Join(root, name))
 	if err != nil {
-		return Memory{}, err
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	return ParseMeminfo(f)
+	return parse(f)
 }
 
 // sub is a − b, 0 when a counter went backwards.

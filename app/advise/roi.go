@@ -116,14 +116,7 @@ type ROI struct {
 //   - payback = migration cost ÷ monthly saving, in months; "never" when
 //     the target saves nothing.
 func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality func(Capacity) QualityChange) ROI {
-	hours := c.HoursPerMonth
-	if hours <= 0 {
-		hours = DefaultHoursPerMonth
-	}
-	util := c.Utilisation
-	if util <= 0 {
-		util = 1
-	}
+	hours, util := c.month()
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
 	tc := TodayCost{Today: today.Today, PricePerHour: today.PricePerHour, Sources: map[string]string{}}
 	if today.QualityRun != 0 {

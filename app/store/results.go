@@ -233,13 +233,7 @@ type SampleRow struct {
 	KVCache     *float64
 	// GPUSimulated: the GPU readings were simulated from the load.
 	GPUSimulated bool
-	// The node's CPU (% of all CPUs) and memory, and the runtime process
-	// tree's; nil when not measured.
-	CPUUtil       *float64
-	MemUsedBytes  *int64
-	MemTotalBytes *int64
-	ProcCPUUtil   *float64
-	ProcRSSBytes  *int64
+	NodeReading
 }
 
 // RunSamples returns a run's samples in time order, thinned to at most

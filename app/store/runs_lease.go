@@ -312,9 +312,14 @@ type Sample struct {
 	// GPUSimulated marks GPU readings drawn from the simulated runtime's
 	// load (--sim-gpu), not measured.
 	GPUSimulated bool
-	// The node: its CPU utilisation (0–100 % of all CPUs), memory in use
-	// and in total; the runtime's process tree's CPU share and resident
-	// memory (nil when not measured).
+	NodeReading
+}
+
+// NodeReading is a sample's node figures: its CPU utilisation (0–100 % of
+// all CPUs), memory in use and in total, and the runtime's process tree's
+// CPU share (on the node's scale) and resident memory; nil when not
+// measured.
+type NodeReading struct {
 	CPUUtil       *float64
 	MemUsedBytes  *int64
 	MemTotalBytes *int64
