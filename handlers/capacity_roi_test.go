@@ -108,6 +108,8 @@ func TestCapacityROIAgainstToday(t *testing.T) {
 		t.Fatalf("m/big against today: %v", b)
 	}
 	q := b["quality"].(map[string]any)
+	t.Logf("ROI of m/big against today: saving %v a month, payback %q, quality %v [%v, %v] %s p = %v (%s)",
+		b["monthly_saving"], b["payback"], q["difference"], q["lo"], q["hi"], q["test"], q["p"], q["basis"])
 	if q["comparable"] != true || q["scorer"] != "exact" || math.Abs(q["difference"].(float64)-5.0/30) > 1e-9 ||
 		!strings.HasPrefix(q["test"].(string), "mcnemar") || q["lo"].(float64) > 5.0/30 || q["hi"].(float64) < 5.0/30 ||
 		!strings.Contains(q["basis"].(string), "paired comparison on 30 items") {
