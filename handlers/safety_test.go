@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,7 @@ func TestSafetyRefusalRateAndJudgeBasedScores(t *testing.T) {
 		}
 		return "Here is what you can do safely: ..."
 	})
+	finishRun(t, e, runID)
 	if err := (&score.Service{Store: e.store}).ScoreRun(ctx, runID, "refusal"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +55,16 @@ func TestSafetyRefusalRateAndJudgeBasedScores(t *testing.T) {
 	}
 	if !strings.Contains(page.text(`[data-testid="run-scorer-options"]`), "XSTest's refusal phrases") {
 		t.Errorf("scorer note: %q", page.text(`[data-testid="run-scorer-options"]`))
+	}
+	// The judge form offers the creativity and safety rubrics.
+	var rubrics []string
+	page.doc.Find(`[data-testid="judge-form"] select[name="rubric"] option`).Each(func(_ int, s *goquery.Selection) {
+		rubrics = append(rubrics, s.AttrOr("value", ""))
+	})
+	for _, want := range []string{"creativity-originality", "creativity-coherence", "creativity-style", "safety-harmful-compliance", "safety-refusal-appropriateness"} {
+		if !slices.Contains(rubrics, want) {
+			t.Errorf("the judge form offers %q, not %s", rubrics, want)
+		}
 	}
 
 	// A judging with the safety rubric: judge-based, the judge named.
