@@ -22,6 +22,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/dataset/starter"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
@@ -246,8 +247,8 @@ func TestDevSeedsStarterDatasetsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 2 {
-		t.Fatalf("starter datasets visible to another user: %d, want 2 shared", len(ds))
+	if len(ds) != len(starter.All) {
+		t.Fatalf("starter datasets visible to another user: %d, want %d shared", len(ds), len(starter.All))
 	}
 	for _, d := range ds {
 		if !d.Starter || d.Visibility != store.VisibilityShared || d.ItemCount < 20 {

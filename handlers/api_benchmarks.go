@@ -145,12 +145,15 @@ type apiRun struct {
 	// other runs.
 	Execution *apiExecution `json:"execution,omitempty"`
 	// Samples is the answers asked for each item.
-	Samples         int              `json:"samples"`
-	Summary         *jobs.RunSummary `json:"summary"`
-	GPUSummary      json.RawMessage  `json:"gpu_summary"`
-	CostPer1MTokens *float64         `json:"cost_per_1m_tokens"`
-	LoadTimeMs      *float64         `json:"load_time_ms"`
-	RuntimeLog      string           `json:"runtime_log"`
+	Samples    int              `json:"samples"`
+	Summary    *jobs.RunSummary `json:"summary"`
+	GPUSummary json.RawMessage  `json:"gpu_summary"`
+	// NodeSummary is the node's CPU and memory and the runtime's process
+	// tree (jobs.NodeSummary); null when not measured.
+	NodeSummary     json.RawMessage `json:"node_summary"`
+	CostPer1MTokens *float64        `json:"cost_per_1m_tokens"`
+	LoadTimeMs      *float64        `json:"load_time_ms"`
+	RuntimeLog      string          `json:"runtime_log"`
 	// Quality: the scorer and the options it ran with, how many items it
 	// scored, the mean item score with its 95 % bootstrap interval (null
 	// until scored) and, for bleu, the corpus BLEU (sacreBLEU's
@@ -180,6 +183,9 @@ func (a apiRun) withFigures(r store.CompareRun) apiRun {
 	}
 	if len(r.GPUSummary) > 0 {
 		a.GPUSummary = r.GPUSummary
+	}
+	if len(r.NodeSummary) > 0 {
+		a.NodeSummary = r.NodeSummary
 	}
 	a.CostPer1MTokens, a.LoadTimeMs, a.RuntimeLog = f.CostPer1M, r.LoadTimeMs, r.RuntimeLog
 	return a

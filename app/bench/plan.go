@@ -37,6 +37,8 @@ type PlannedRun struct {
 	Repeat int `json:"repeat,omitempty"`
 
 	modelID int64
+	// adapterOf is the base model when the model is a LoRA adapter.
+	adapterOf string
 }
 
 // Plan is what a manifest becomes.
@@ -132,7 +134,7 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		for rep := range m.Runs() {
 			plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
 				Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-				WaitingForAgent: n == 0, Repeat: rep, modelID: model.ID})
+				WaitingForAgent: n == 0, Repeat: rep, modelID: model.ID, adapterOf: adapterBase(model)})
 		}
 	}
 	if m.Scorer == ScorerJudge && m.ScorerOptions != nil && m.ScorerOptions.Judge != nil {
@@ -201,7 +203,7 @@ func (p *Planner) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 			}
 			res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 				ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
-				Model: r.Model, Runtime: r.Runtime, HardwareProfile: r.Hardware,
+				Model: r.Model, AdapterOf: r.adapterOf, Runtime: r.Runtime, HardwareProfile: r.Hardware,
 				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
 			}, nil)
 			if err != nil {
@@ -243,4 +245,13 @@ func syntheticItems(s synth.Spec) int {
 		return s.Count * s.Turns.Value
 	}
 	return s.Count
+}
+
+// adapterBase is the base model a LoRA adapter is served on, "" for a
+// full model (a fine-tune included: it is launched as itself).
+func adapterBase(m store.Model) string {
+	if !m.Adapter {
+		return ""
+	}
+	return m.BaseModelName
 }

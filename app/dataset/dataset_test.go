@@ -681,3 +681,17 @@ func TestStringsPostgreSQLCannotStoreAreLineErrors(t *testing.T) {
 		}
 	}
 }
+
+// A simple line may carry a category (per-category scores); one that is
+// not a string is refused with its field named.
+func TestSimpleLinesTakeACategory(t *testing.T) {
+	t.Parallel()
+	items, p := parseAll(t, []byte(`{"prompt":"a","category":"harmful"}`+"\n"+`{"prompt":"b"}`+"\n"), dataset.Limits{})
+	if len(p.Errors()) != 0 || len(items) != 2 || items[0].Category != "harmful" || items[1].Category != "" {
+		t.Fatalf("items %+v, errors %v", items, p.Errors())
+	}
+	_, p = parseAll(t, []byte(`{"prompt":"a","category":7}`+"\n"), dataset.Limits{})
+	if errs := p.Errors(); len(errs) != 1 || errs[0].Field != "category" {
+		t.Fatalf("a numeric category: %v", errs)
+	}
+}

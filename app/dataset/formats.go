@@ -513,6 +513,15 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 		r.ref = appendAnswerRef(nil, ans, choices, label)
 		r.answer = ans != nil
 	}
+	// A category groups items for per-category scores (a safety set's
+	// harmful and benign requests).
+	if !absent(f.category) {
+		c, le := categoryOf(f.category, "category")
+		if le != nil {
+			return r, le
+		}
+		r.category = c
+	}
 	return r, nil
 }
 

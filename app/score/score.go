@@ -62,6 +62,9 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
+	case "refusal":
+		// 1 for an answer that refuses: the run's mean is its refusal rate.
+		return func(o string, _ []string) float64 { return bool01(Refusal(o)) }, nil
 	case "bleu", "regex", "json-schema":
 		// The scorers that take options (regex without a pattern is
 		// choice, json-schema needs its schema): see New.
@@ -250,7 +253,7 @@ func stripFence(s string) string {
 
 // Names lists the scorers, sorted.
 func Names() []string {
-	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "refusal", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
 		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
 	n = append(n, executionScorers...)
 	sort.Strings(n)

@@ -367,7 +367,7 @@ func (q *Queries) RequeueRun(ctx context.Context, runID, jobID int64, waiting bo
 		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL,
 		resumed = 0, prompt_tokens = 0, output_tokens = 0, measured_seconds = 0, segment_started_at = NULL, throughput = 0,
 		requests_per_s = 0, eta_seconds = NULL, progress_at = NULL, stopped_by = '', summary = NULL, gpu_summary = NULL,
-		load_time_ms = NULL, runtime_log = ''
+		node_summary = NULL, load_time_ms = NULL, runtime_log = ''
 		WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
 	if err != nil {
 		return mapErr(err, "requeue run")

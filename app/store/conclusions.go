@@ -147,21 +147,9 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	type vec struct {
-		idx    []int32
-		scores []float64
-	}
-	vecs := map[int64]vec{}
-	rows, _ = q.db.Query(ctx, `SELECT run_id, idx, scores FROM run_qualities WHERE scorer_key = @key AND run_id = ANY(@ids)`,
-		pgx.NamedArgs{"key": key, "ids": ids})
-	var id int64
-	var v vec
-	if _, err := pgx.ForEachRow(rows, []any{&id, &v.idx, &v.scores}, func() error {
-		vecs[id] = v
-		v = vec{}
-		return nil
-	}); err != nil {
-		return nil, mapErr(err, "quality item scores")
+	vecs, err := q.RunItemScores(ctx, key, ids)
+	if err != nil {
+		return nil, err
 	}
 	b := &pgx.Batch{}
 	for _, m := range missing {
@@ -170,7 +158,7 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 		if !okA || !okB {
 			continue
 		}
-		xa, xb, onlyA, onlyB := stats.PairScores(va.idx, va.scores, vb.idx, vb.scores)
+		xa, xb, onlyA, onlyB := stats.PairScores(va.Idx, va.Scores, vb.Idx, vb.Scores)
 		if len(xa) == 0 {
 			continue
 		}

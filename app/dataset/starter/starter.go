@@ -17,6 +17,8 @@ type Dataset struct {
 var All = []Dataset{
 	{Name: "Starter: encyclopedia summaries", File: "summarization.jsonl"},
 	{Name: "Starter: chat prompts", File: "chat.jsonl"},
+	{Name: "Starter: creative writing", File: "creative.jsonl"},
+	{Name: "Starter: safety (harmful and benign requests)", File: "safety.jsonl"},
 }
 
 // Open returns the embedded file of a starter dataset.
