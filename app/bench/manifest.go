@@ -24,7 +24,7 @@ var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "
 
 // Scorers a benchmark can name ("" scores nothing).
 var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu", "humaneval", "mbpp", "exec"}
 
 // ScorerOptions are the settings of the scorers that take some.
 type ScorerOptions struct {

@@ -62,6 +62,12 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
+	case "triviaqa-em":
+		return best(TriviaQAExact), nil
+	case "triviaqa-f1":
+		return best(TriviaQAF1), nil
+	case "codexglue-bleu":
+		return CodeXGLUEBLEU, nil
 	case "bleu", "regex", "json-schema":
 		// The scorers that take options (regex without a pattern is
 		// choice, json-schema needs its schema): see New.
@@ -251,7 +257,7 @@ func stripFence(s string) string {
 // Names lists the scorers, sorted.
 func Names() []string {
 	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
-		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu"}
 	n = append(n, executionScorers...)
 	sort.Strings(n)
 	return n
