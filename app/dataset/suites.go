@@ -84,13 +84,30 @@ func (f *fields) setSuite(key string, v []byte) {
 		f.testSetupCode = v
 	case "challenge_test_list":
 		f.challengeTL = v
+	case "sentence":
+		f.sentence = v
+	case "option1":
+		f.option1 = v
+	case "option2":
+		f.option2 = v
+	case "question_stem":
+		f.questionStem = v
+	case "question_id":
+		f.questionID = v
+	case "code_tokens":
+		f.codeTokens = v
+	case "docstring_tokens":
+		f.docstringTokens = v
+	case "language":
+		f.language = v
 	}
 }
 
 // isSuite reports whether fm is one of the standard suites.
 func isSuite(fm Format) bool {
 	switch fm {
-	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatMBPP:
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatMBPP,
+		FormatWinoGrande, FormatOpenBookQA, FormatTriviaQA, FormatNQOpen, FormatCodeXGLUE:
 		return true
 	}
 	return false
@@ -109,6 +126,14 @@ func suiteKeys(fm Format) []string {
 		return []string{"question", "mc1_targets"}
 	case FormatMBPP:
 		return []string{"text", "code", "test_list"}
+	case FormatWinoGrande:
+		return []string{"sentence", "option1", "option2", "answer"}
+	case FormatOpenBookQA:
+		return []string{"question_stem", "choices", "answerKey"}
+	case FormatTriviaQA, FormatNQOpen:
+		return []string{"question", "answer"}
+	case FormatCodeXGLUE:
+		return []string{"code_tokens", "docstring_tokens"}
 	case FormatGSM8K:
 		return []string{"question", "answer"}
 	case FormatOpenAIBatch:
@@ -168,6 +193,18 @@ func (f *fields) get(key string) []byte {
 		return f.test
 	case "entry_point":
 		return f.entryPoint
+	case "sentence":
+		return f.sentence
+	case "option1":
+		return f.option1
+	case "option2":
+		return f.option2
+	case "question_stem":
+		return f.questionStem
+	case "code_tokens":
+		return f.codeTokens
+	case "docstring_tokens":
+		return f.docstringTokens
 	}
 	return nil
 }
@@ -181,6 +218,12 @@ func (f *fields) isSuite(fm Format) bool {
 		if f.get(k) == nil {
 			return false
 		}
+	}
+	switch fm {
+	case FormatTriviaQA:
+		return isObject(f.answer)
+	case FormatNQOpen:
+		return isArray(f.answer)
 	}
 	return true
 }
@@ -198,6 +241,16 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 		return f.mc1Targets != nil
 	case FormatMBPP:
 		return f.testList != nil || f.code != nil || f.text != nil
+	case FormatWinoGrande:
+		return f.sentence != nil || f.option1 != nil || f.option2 != nil
+	case FormatOpenBookQA:
+		return f.questionStem != nil
+	case FormatTriviaQA:
+		return f.questionID != nil || isObject(f.answer)
+	case FormatNQOpen:
+		return isArray(f.answer)
+	case FormatCodeXGLUE:
+		return f.codeTokens != nil || f.docstringTokens != nil
 	}
 	return false
 }
@@ -208,6 +261,12 @@ func (f *fields) missingSuite(fm Format) *LineError {
 		if f.get(k) == nil {
 			return &LineError{Field: k, Message: fmt.Sprintf("%q is missing", k)}
 		}
+	}
+	switch fm {
+	case FormatTriviaQA:
+		return &LineError{Field: "answer", Message: fmt.Sprintf(`answer must be an object {"value", "aliases", "normalized_aliases", …} (TriviaQA's), not %s`, kindOf(f.answer))}
+	case FormatNQOpen:
+		return &LineError{Field: "answer", Message: fmt.Sprintf("answer must be an array of the acceptable answers (Natural Questions open's), not %s", kindOf(f.answer))}
 	}
 	return &LineError{Message: "the line does not have the keys of " + string(fm)}
 }
@@ -238,6 +297,10 @@ func (f *fields) detect() (Format, *LineError) {
 		return "", &LineError{Field: "subject", Message: `the line fits two formats: mmlu ("question", "choices", "answer", "subject") ` +
 			`but without "subject", and gsm8k ("question", "answer") but with "choices"; "subject" decides: ` +
 			`add it for MMLU, or drop "choices" for GSM8K`}
+	case len(m) == 1 && m[0] == FormatGSM8K && f.questionID != nil:
+		// TriviaQA's question_id with an answer that is not its object.
+		return "", &LineError{Field: "answer", Message: `the line has TriviaQA's "question_id" but its "answer" is not TriviaQA's object {"value", "aliases", …}; ` +
+			`give the answer as TriviaQA does, or drop "question_id" for GSM8K`}
 	case len(m) == 1:
 		return m[0], nil
 	}
@@ -269,11 +332,13 @@ func (f *fields) detect() (Format, *LineError) {
 // shot is one suite item's prompt in pieces, so k-shot prompts can put
 // solved examples between them.
 type shot struct {
-	group      string // the items examples come from share it: MMLU's subject, else "" (the whole file)
-	head       string // before the examples: MMLU's description; the same for a whole group
-	query      string // the item's question as the template writes it, up to where the answer goes
-	answer     string // what follows query in a solved example
-	completion bool   // the request goes to /v1/completions (MBPP)
+	group      string   // the items examples come from share it: MMLU's subject, else "" (the whole file)
+	head       string   // before the examples: MMLU's description; the same for a whole group
+	query      string   // the item's question as the template writes it, up to where the answer goes
+	answer     string   // what follows query in a solved example
+	sep        string   // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
+	completion bool     // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
+	stop       []string // the completion's stop sequences
 }
 
 // size is roughly what a held shot costs in memory.
@@ -283,10 +348,14 @@ func (s *shot) size() int { return len(s.head) + len(s.query) + len(s.answer) + 
 func (s *shot) prompt(examples []*shot) string {
 	var b strings.Builder
 	b.WriteString(s.head)
+	sep := s.sep
+	if sep == "" {
+		sep = "\n\n"
+	}
 	for _, e := range examples {
 		b.WriteString(e.query)
 		b.WriteString(e.answer)
-		b.WriteString("\n\n")
+		b.WriteString(sep)
 	}
 	b.WriteString(s.query)
 	return b.String()
@@ -299,7 +368,14 @@ func (p *Parser) request(s *shot, examples []*shot) []byte {
 		req := make([]byte, 0, len(prompt)+100)
 		req = append(req, `{"method":"POST","url":"`+urlCompletion+`","body":{"prompt":`...)
 		req = p.appendString(req, prompt)
-		return append(req, `,"stop":["[DONE]"]}}`...)
+		req = append(req, `,"stop":[`...)
+		for i, st := range s.stop {
+			if i > 0 {
+				req = append(req, ',')
+			}
+			req = p.appendString(req, st)
+		}
+		return append(req, "]}}"...)
 	}
 	return chatPrompt(p.appendString(nil, prompt))
 }
@@ -321,6 +397,16 @@ func (p *Parser) suite(fm Format, f *fields, itemNo int) (norm, *LineError) {
 		r, le = p.truthfulQA(f, itemNo)
 	case FormatMBPP:
 		r, le = p.mbpp(f, itemNo)
+	case FormatWinoGrande:
+		r, le = p.winogrande(f, itemNo)
+	case FormatOpenBookQA:
+		r, le = p.openBookQA(f, itemNo)
+	case FormatTriviaQA:
+		r, le = p.triviaQA(f, itemNo)
+	case FormatNQOpen:
+		r, le = p.nqOpen(f, itemNo)
+	case FormatCodeXGLUE:
+		r, le = p.codeToText(f, itemNo)
 	default:
 		return r, &LineError{Message: "unknown format " + string(fm)}
 	}
@@ -535,27 +621,8 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 		if stem, le = textOf(f.question, "question"); le != nil {
 			return r, le
 		}
-		if !isObject(f.choices) {
-			return r, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(f.choices))}
-		}
-		var rawT, rawL []byte
-		eachField(f.choices, func(k, v []byte) bool {
-			switch {
-			case keyIs(k, "text"):
-				rawT = v
-			case keyIs(k, "label"):
-				rawL = v
-			}
-			return true
-		})
-		if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
+		if texts, labels, le = hfChoices(f.choices); le != nil {
 			return r, le
-		}
-		if labels, le = stringList(rawL, "choices.label", 2, maxChoices); le != nil {
-			return r, le
-		}
-		if len(labels) != len(texts) {
-			return r, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
 		}
 	default:
 		return r, &LineError{Field: "question", Message: fmt.Sprintf("question must be a string or a {stem, choices} object, not %s", kindOf(f.question))}
@@ -579,24 +646,41 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	if idx < 0 {
 		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
 	}
-	switch {
-	case absent(f.id):
-		r.id, r.idField = "arc-"+strconv.Itoa(itemNo), ""
-	case isString(f.id):
-		id, le := customID(f.id, "id")
-		if le != nil {
-			return r, le
-		}
-		r.id, r.idField = id, "id"
-	case isIntegerLiteral(f.id):
-		r.id, r.idField = string(f.id), "id"
-	default:
-		return r, &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(f.id))}
+	if r.id, r.idField, le = itemID(f.id, "arc-", itemNo); le != nil {
+		return r, le
 	}
 	r.shot = &shot{query: lettered(pyStrip(stem), texts), answer: " " + string(rune('A'+idx))}
 	r.ref = p.choiceRef(texts, idx)
 	r.answer, r.choices = true, true
 	return r, nil
+}
+
+// hfChoices reads Hugging Face's choices {"text": [...], "label": [...]}
+// (ARC, OpenBookQA): 2 to maxChoices texts, as many labels.
+func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
+	if !isObject(raw) {
+		return nil, nil, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(raw))}
+	}
+	var rawT, rawL []byte
+	eachField(raw, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "text"):
+			rawT = v
+		case keyIs(k, "label"):
+			rawL = v
+		}
+		return true
+	})
+	if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
+		return nil, nil, le
+	}
+	if labels, le = stringList(rawL, "choices.label", 2, maxChoices); le != nil {
+		return nil, nil, le
+	}
+	if len(labels) != len(texts) {
+		return nil, nil, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
+	}
+	return texts, labels, nil
 }
 
 // labelIndex reads a label given as an integer or as a string of digits
@@ -816,6 +900,7 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 			" Your code should pass these tests:\n\n" + strings.Join(tests, "\n") + "\n[BEGIN]\n",
 		answer:     code + "\n[DONE]",
 		completion: true,
+		stop:       []string{"[DONE]"},
 	}
 	r.ref = append(make([]byte, 0, len(f.text)+len(f.code)+len(f.testList)+len(setup)+len(challenge)+120), `{"task_id":`...)
 	r.ref = append(r.ref, taskID...)
@@ -876,7 +961,7 @@ func (k *kshotState) pop() (Item, bool) {
 func (p *Parser) holdForShots(it Item) {
 	sh := p.lastShot
 	if sh == nil {
-		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP); this file is %s", p.format))
+		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE code-to-text); this file is %s", p.format))
 		p.done = true
 		return
 	}
