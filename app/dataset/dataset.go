@@ -121,6 +121,9 @@ type Item struct {
 	// HellaSwag's activity_label, a "category" where a suite has one;
 	// "" for none.
 	Category string
+	// Shot is the item's own prompt in pieces (a Shot as JSON) for the
+	// standard suites, whatever the upload's shots; nil for the others.
+	Shot json.RawMessage
 }
 
 // LineError names the line and field that are wrong, so the person who

@@ -281,6 +281,9 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		return Item{}, false
 	}
 	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
+	if r.shot != nil {
+		it.Shot, _ = json.Marshal(r.shot) // strings and bools only: cannot fail
+	}
 	p.count++
 	if r.answer {
 		p.nAnswer++

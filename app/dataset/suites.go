@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -329,47 +330,66 @@ func (f *fields) detect() (Format, *LineError) {
 		a, quoteKeys(suiteKeys(a)), b, quoteKeys(suiteKeys(b)), quoteKeys(decide))}
 }
 
-// shot is one suite item's prompt in pieces, so k-shot prompts can put
-// solved examples between them.
-type shot struct {
-	group      string   // the items examples come from share it: MMLU's subject, else "" (the whole file)
-	head       string   // before the examples: MMLU's description; the same for a whole group
-	query      string   // the item's question as the template writes it, up to where the answer goes
-	answer     string   // what follows query in a solved example
-	sep        string   // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
-	completion bool     // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
-	stop       []string // the completion's stop sequences
+// Shot is one suite item's prompt in pieces, so k-shot prompts can put
+// solved examples between them. It is kept with the item
+// (dataset_items.shot, never readable by agents: examples carry answers)
+// so a benchmark can build its own k-shot prompts (FewShotRequest).
+type Shot struct {
+	Group      string   `json:"group,omitempty"`      // the items examples come from share it: MMLU's subject, else "" (the whole file)
+	Head       string   `json:"head,omitempty"`       // before the examples: MMLU's description; the same for a whole group
+	Query      string   `json:"query"`                // the item's question as the template writes it, up to where the answer goes
+	Answer     string   `json:"answer"`               // what follows Query in a solved example (lm-eval's target delimiter and target)
+	Sep        string   `json:"sep,omitempty"`        // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
+	Completion bool     `json:"completion,omitempty"` // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
+	Stop       []string `json:"stop,omitempty"`       // the completion's stop sequences
 }
 
+type shot = Shot
+
 // size is roughly what a held shot costs in memory.
-func (s *shot) size() int { return len(s.head) + len(s.query) + len(s.answer) + 64 }
+func (s *shot) size() int { return len(s.Head) + len(s.Query) + len(s.Answer) + 64 }
 
 // prompt writes the full prompt with the given solved examples.
 func (s *shot) prompt(examples []*shot) string {
 	var b strings.Builder
-	b.WriteString(s.head)
-	sep := s.sep
+	b.WriteString(s.Head)
+	sep := s.Sep
 	if sep == "" {
 		sep = "\n\n"
 	}
 	for _, e := range examples {
-		b.WriteString(e.query)
-		b.WriteString(e.answer)
+		b.WriteString(e.Query)
+		b.WriteString(e.Answer)
 		b.WriteString(sep)
 	}
-	b.WriteString(s.query)
+	b.WriteString(s.Query)
 	return b.String()
+}
+
+// FewShotRequest builds an item's request with the given solved examples
+// before its question, exactly as an upload's k-shot prompts are built:
+// the description, each example's query and answer followed by the
+// fewshot delimiter, then the item's query (lm-eval's fewshot_context).
+func FewShotRequest(item Shot, examples []Shot) []byte {
+	p := &Parser{}
+	p.enc = json.NewEncoder(&p.encBuf)
+	p.enc.SetEscapeHTML(false)
+	ex := make([]*Shot, len(examples))
+	for i := range examples {
+		ex[i] = &examples[i]
+	}
+	return p.request(&item, ex)
 }
 
 // request builds the item's request from its prompt.
 func (p *Parser) request(s *shot, examples []*shot) []byte {
 	prompt := s.prompt(examples)
-	if s.completion {
+	if s.Completion {
 		req := make([]byte, 0, len(prompt)+100)
 		req = append(req, `{"method":"POST","url":"`+urlCompletion+`","body":{"prompt":`...)
 		req = p.appendString(req, prompt)
 		req = append(req, `,"stop":[`...)
-		for i, st := range s.stop {
+		for i, st := range s.Stop {
 			if i > 0 {
 				req = append(req, ',')
 			}
@@ -540,11 +560,11 @@ func (p *Parser) mmlu(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "mmlu-" + strconv.Itoa(itemNo)
 	r.category = subject
-	r.shot = &shot{
-		group:  subject,
-		head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
-		query:  lettered(pyStrip(q), choices),
-		answer: " " + string(rune('A'+ans)),
+	r.shot = &Shot{
+		Group:  subject,
+		Head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
+		Query:  lettered(pyStrip(q), choices),
+		Answer: " " + string(rune('A'+ans)),
 	}
 	r.ref = p.choiceRef(choices, int(ans))
 	r.answer, r.choices = true, true
@@ -649,7 +669,7 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	if r.id, r.idField, le = itemID(f.id, "arc-", itemNo); le != nil {
 		return r, le
 	}
-	r.shot = &shot{query: lettered(pyStrip(stem), texts), answer: " " + string(rune('A'+idx))}
+	r.shot = &Shot{Query: lettered(pyStrip(stem), texts), Answer: " " + string(rune('A'+idx))}
 	r.ref = p.choiceRef(texts, idx)
 	r.answer, r.choices = true, true
 	return r, nil
@@ -747,7 +767,7 @@ func (p *Parser) hellaswag(f *fields, itemNo int) (norm, *LineError) {
 		pre[i] = hellaswagPreprocess(e)
 	}
 	r.id = "hellaswag-" + strconv.Itoa(itemNo)
-	r.shot = &shot{query: lettered(hellaswagPreprocess(query), pre), answer: " " + string(rune('A'+label))}
+	r.shot = &Shot{Query: lettered(hellaswagPreprocess(query), pre), Answer: " " + string(rune('A'+label))}
 	r.ref = p.choiceRef(endings, int(label))
 	r.answer, r.choices = true, true
 	return r, nil
@@ -837,7 +857,7 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 		return r, &LineError{Field: "mc1_targets.labels", Message: "no choice is labelled 1"}
 	}
 	r.id = "truthfulqa-" + strconv.Itoa(itemNo)
-	r.shot = &shot{query: lettered(pyStrip(q), choices), answer: " " + string(rune('A'+right))}
+	r.shot = &Shot{Query: lettered(pyStrip(q), choices), Answer: " " + string(rune('A'+right))}
 	r.ref = p.choiceRef(choices, right)
 	r.answer, r.choices = true, true
 	return r, nil
@@ -895,12 +915,12 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id may be at most %d characters long", maxCustomIDRunes-5)}
 	}
 	r.completion = true
-	r.shot = &shot{
-		query: "You are an expert Python programmer, and here is your task: " + text +
+	r.shot = &Shot{
+		Query: "You are an expert Python programmer, and here is your task: " + text +
 			" Your code should pass these tests:\n\n" + strings.Join(tests, "\n") + "\n[BEGIN]\n",
-		answer:     code + "\n[DONE]",
-		completion: true,
-		stop:       []string{"[DONE]"},
+		Answer:     code + "\n[DONE]",
+		Completion: true,
+		Stop:       []string{"[DONE]"},
 	}
 	r.ref = append(make([]byte, 0, len(f.text)+len(f.code)+len(f.testList)+len(setup)+len(challenge)+120), `{"task_id":`...)
 	r.ref = append(r.ref, taskID...)
@@ -969,10 +989,10 @@ func (p *Parser) holdForShots(it Item) {
 	if k.cats == nil {
 		k.cats = map[string]*catShots{}
 	}
-	c := k.cats[sh.group]
+	c := k.cats[sh.Group]
 	if c == nil {
 		c = &catShots{}
-		k.cats[sh.group] = c
+		k.cats[sh.Group] = c
 	}
 	if len(c.first) > p.shots {
 		it.Request = p.request(sh, c.first[:p.shots])

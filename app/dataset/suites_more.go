@@ -69,7 +69,7 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 	choices := WinoGrandeChoices(sentence, opts[0], opts[1])
 	idx := int(ans[0] - '1')
 	r.id = "winogrande-" + strconv.Itoa(itemNo)
-	r.shot = &shot{query: lettered(pyStrip(sentence), choices), answer: " " + string(rune('A'+idx))}
+	r.shot = &Shot{Query: lettered(pyStrip(sentence), choices), Answer: " " + string(rune('A'+idx))}
 	r.ref = p.choiceRef(choices, idx)
 	r.answer, r.choices = true, true
 	return r, nil
@@ -108,7 +108,7 @@ func (p *Parser) openBookQA(f *fields, itemNo int) (norm, *LineError) {
 	if r.id, r.idField, le = itemID(f.id, "openbookqa-", itemNo); le != nil {
 		return r, le
 	}
-	r.shot = &shot{query: lettered(pyStrip(stem), texts), answer: " " + string(rune('A'+idx))}
+	r.shot = &Shot{Query: lettered(pyStrip(stem), texts), Answer: " " + string(rune('A'+idx))}
 	r.ref = p.choiceRef(texts, idx)
 	r.answer, r.choices = true, true
 	return r, nil
@@ -179,7 +179,7 @@ func (p *Parser) triviaQA(f *fields, itemNo int) (norm, *LineError) {
 		r.idField = "question_id"
 	}
 	r.completion = true
-	r.shot = &shot{query: "Question: " + q + "?\nAnswer:", answer: " " + aliases[0], completion: true, stop: openQAStops}
+	r.shot = &Shot{Query: "Question: " + q + "?\nAnswer:", Answer: " " + aliases[0], Completion: true, Stop: openQAStops}
 	r.ref = p.aliasesRef(truths, aliases, value)
 	r.answer = true
 	return r, nil
@@ -198,8 +198,8 @@ func (p *Parser) nqOpen(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "nq-open-" + strconv.Itoa(itemNo)
 	r.completion = true
-	r.shot = &shot{head: "Answer these questions:\n\n", query: "Q: " + q + "?\nA:", answer: " " + answers[0], sep: "\n",
-		completion: true, stop: openQAStops}
+	r.shot = &Shot{Head: "Answer these questions:\n\n", Query: "Q: " + q + "?\nA:", Answer: " " + answers[0], Sep: "\n",
+		Completion: true, Stop: openQAStops}
 	r.ref = p.aliasesRef(answers, nil, "")
 	r.answer = true
 	return r, nil
@@ -265,9 +265,9 @@ func (p *Parser) codeToText(f *fields, itemNo int) (norm, *LineError) {
 		}
 	}
 	r.id = "codexglue-" + strconv.Itoa(itemNo)
-	r.shot = &shot{
-		query:  "Summarize what this " + fn + " does in one sentence, as the first line of its documentation would.\n\n" + code + "\nSummary:",
-		answer: " " + doc,
+	r.shot = &Shot{
+		Query:  "Summarize what this " + fn + " does in one sentence, as the first line of its documentation would.\n\n" + code + "\nSummary:",
+		Answer: " " + doc,
 	}
 	r.ref = append(make([]byte, 0, len(doc)+16), `{"answer":`...)
 	r.ref = p.appendString(r.ref, doc)

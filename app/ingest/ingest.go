@@ -147,7 +147,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 				if p.ErrorCount() > 0 {
 					continue // keep reading to report every error, but store nothing more
 				}
-				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category}, true, nil
+				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category, Shot: it.Shot}, true, nil
 			}
 		})
 		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/dataset"
+)
+
+// testdata/fewshot_lmeval.json holds k-shot prompts made by
+// lm-evaluation-harness's own few-shot code (api/task.py's
+// fewshot_context and build_qa_turn, api/utils.py's Message and
+// delimiters, api/samplers.py's first_n and seeded default samplers; see
+// its "source"), run with Debian's python3 over seeded MMLU documents (40,
+// four subjects; first_n within each subject) and ARC documents (60 and
+// 15, so both of random.sample's strategies are drawn; seeds 1234, 7 and
+// 2⁴⁰+3; k 1, 3, 5 and 25). Ruckus's prompts must be the same, byte for
+// byte, item after item.
+func TestFewShotPromptsAreLMEvalsOwn(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/fewshot_lmeval.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	shotsOf := func(name string) []dataset.Shot {
+		var docs []json.RawMessage
+		if err := json.Unmarshal(v[name+"_docs"], &docs); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		for _, d := range docs {
+			b.Write(d)
+			b.WriteByte('\n')
+		}
+		p := dataset.NewParser(&b, dataset.Limits{})
+		var shots []dataset.Shot
+		for {
+			it, ok := p.Next()
+			if !ok {
+				break
+			}
+			var s dataset.Shot
+			if err := json.Unmarshal(it.Shot, &s); err != nil {
+				t.Fatalf("%s item %d: shot %s: %v", name, it.Index, it.Shot, err)
+			}
+			shots = append(shots, s)
+		}
+		if p.ErrorCount() > 0 || len(shots) != len(docs) {
+			t.Fatalf("%s: %d of %d items, %v", name, len(shots), len(docs), p.Errors())
+		}
+		return shots
+	}
+	sets := map[string][]dataset.Shot{"mmlu": shotsOf("mmlu"), "arc": shotsOf("arc"), "arc_small": shotsOf("arc_small")}
+	checked, cases := 0, 0
+	for key, rawPrompts := range v {
+		parts := strings.Split(key, "/")
+		if len(parts) < 2 {
+			continue
+		}
+		var want []*string
+		if err := json.Unmarshal(rawPrompts, &want); err != nil {
+			t.Fatal(err)
+		}
+		shots := sets[parts[0]]
+		k, _ := strconv.Atoi(parts[1])
+		var seed int64
+		if len(parts) == 3 {
+			seed, _ = strconv.ParseInt(parts[2], 10, 64)
+		}
+		ex, err := FewShotExamples(shots, len(shots), k, seed, parts[0] == "mmlu")
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		cases++
+		for i, w := range want {
+			if w == nil {
+				continue
+			}
+			examples := make([]dataset.Shot, len(ex[i]))
+			for j, e := range ex[i] {
+				if e == i {
+					t.Fatalf("%s item %d is its own example", key, i)
+				}
+				examples[j] = shots[e]
+			}
+			var req struct {
+				Body struct {
+					Messages []struct{ Content string } `json:"messages"`
+				} `json:"body"`
+			}
+			if err := json.Unmarshal(dataset.FewShotRequest(shots[i], examples), &req); err != nil || len(req.Body.Messages) != 1 {
+				t.Fatalf("%s item %d: %v", key, i, err)
+			}
+			if got := req.Body.Messages[0].Content; got != *w {
+				t.Errorf("%s item %d:\n%q\nwant\n%q", key, i, got, *w)
+				continue
+			}
+			checked++
+		}
+	}
+	if cases < 16 || checked < 700 {
+		t.Fatalf("%d settings, %d prompts checked", cases, checked)
+	}
+	t.Logf("%d settings, %d prompts equal to lm-eval's", cases, checked)
+}
+
+// Python's random.Random(seed).sample(range(n), k), as Debian's CPython
+// 3.11 gives it: random.Random(1234).sample(range(60), 4) draws by
+// rejecting repeats, random.Random(7).sample(range(15), 4) from a
+// shrinking pool.
+func TestPyRandomSample(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		seed uint64
+		n, k int
+		want []int
+	}{
+		{1234, 60, 4, []int{49, 28, 7, 0}},
+		{7, 15, 4, []int{5, 2, 6, 10}},
+	} {
+		if got := newPyRandom(c.seed).sample(c.n, c.k); !slices.Equal(got, c.want) {
+			t.Errorf("Random(%d).sample(range(%d), %d) = %v, want %v", c.seed, c.n, c.k, got, c.want)
+		}
+	}
+}
