@@ -132,3 +132,41 @@ func TestPyRandomSample(t *testing.T) {
 		}
 	}
 }
+
+// The manifest's few-shot blocks are checked field by field; one target
+// at two k is two targets, at the same k one twice.
+func TestManifestFewShotIsValidated(t *testing.T) {
+	t.Parallel()
+	m, err := Decode(strings.NewReader(`name: s
+dataset: 1
+fewshot: {k: 26}
+targets:
+  - {model: acme/a, runtime: sim, hardware: cpu}
+  - {model: acme/a, runtime: sim, hardware: cpu, fewshot: {k: 5, seed: -1}}
+  - {model: acme/a, runtime: sim, hardware: cpu, fewshot: {k: 3}}
+  - {model: acme/a, runtime: sim, hardware: cpu, fewshot: {k: 3, seed: 1234}}
+sampling: {max_tokens: 8}
+load: {profile: sequential}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, e := range m.Validate() {
+		paths[e.Path] = true
+	}
+	for _, p := range []string{"fewshot.k", "targets[1].fewshot.seed", "targets[3]"} {
+		if !paths[p] {
+			t.Errorf("no error at %s in %v", p, m.Validate())
+		}
+	}
+	if len(paths) != 3 {
+		t.Errorf("errors at %v, want 3", paths)
+	}
+	if k, seed := fewShotOf(m, m.Targets[2]); k != 3 || seed != DefaultFewShotSeed {
+		t.Errorf("targets[2] runs %d-shot with seed %d", k, seed)
+	}
+	if _, err := Decode(strings.NewReader("name: s\nfewshot: {k: 1, sed: 2}\n")); err == nil {
+		t.Error("a misspelt fewshot field was accepted")
+	}
+}
