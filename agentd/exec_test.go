@@ -215,13 +215,7 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	runID := c.Runs[0].RunID
-	run := func() store.Run {
-		b, err := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Runs[0]
-	}
+	run := func() store.Run { return w.run(c.BenchmarkID) }
 	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
 	if r := run(); r.State != "completed" || r.Completed != 2*items {
 		t.Fatalf("run: %s, %d of %d done", r.State, r.Completed, r.Total)

@@ -71,19 +71,7 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	if err != nil || len(pending) != items || strings.Count(string(pending[5].Request), `Answer: `) != 3 || !strings.Contains(string(pending[5].Request), "example number 5?") {
 		t.Fatalf("pending items of the 3-shot run: %d %v; item 5: %s", len(pending), err, pending[5].Request)
 	}
-	done := func() bool {
-		b, err := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
-		if err != nil {
-			return false
-		}
-		for _, r := range b.Runs {
-			if r.State != "completed" && r.State != "failed" {
-				return false
-			}
-		}
-		return true
-	}
-	until(t, 60*time.Second, "both runs to finish", done)
+	until(t, 60*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
 	svc := &score.Service{Store: w.st}
 	for _, id := range []int64{zero, shots} {
 		if err := svc.ScoreRun(ctx, id, ""); err != nil {

@@ -515,6 +515,15 @@ func lettered(question string, choices []string) string {
 	return b.String()
 }
 
+// letteredItem makes r a lettered multiple-choice item: the question with
+// its choices lettered (MMLU's template), " X" as a solved example's
+// answer, and the choice reference.
+func (p *Parser) letteredItem(r *norm, query string, choices []string, idx int) {
+	r.shot = &Shot{Query: lettered(query, choices), Answer: " " + string(rune('A'+idx))}
+	r.ref = p.choiceRef(choices, idx)
+	r.answer, r.choices = true, true
+}
+
 // choiceRef builds a multiple-choice reference: the letter (what the
 // choice scorer compares), the choices as given and the answer's index.
 func (p *Parser) choiceRef(choices []string, idx int) []byte {
@@ -669,9 +678,7 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	if r.id, r.idField, le = itemID(f.id, "arc-", itemNo); le != nil {
 		return r, le
 	}
-	r.shot = &Shot{Query: lettered(pyStrip(stem), texts), Answer: " " + string(rune('A'+idx))}
-	r.ref = p.choiceRef(texts, idx)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(stem), texts, idx)
 	return r, nil
 }
 
@@ -681,16 +688,8 @@ func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
 	if !isObject(raw) {
 		return nil, nil, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(raw))}
 	}
-	var rawT, rawL []byte
-	eachField(raw, func(k, v []byte) bool {
-		switch {
-		case keyIs(k, "text"):
-			rawT = v
-		case keyIs(k, "label"):
-			rawL = v
-		}
-		return true
-	})
+	m := members(raw, "text", "label")
+	rawT, rawL := m[0], m[1]
 	if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
 		return nil, nil, le
 	}
@@ -701,6 +700,21 @@ func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
 		return nil, nil, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
 	}
 	return texts, labels, nil
+}
+
+// members returns the raw values of an object's named members, nil for
+// those it lacks (the last of a repeated key wins).
+func members(obj []byte, names ...string) [][]byte {
+	out := make([][]byte, len(names))
+	eachField(obj, func(k, v []byte) bool {
+		for i, n := range names {
+			if keyIs(k, n) {
+				out[i] = v
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // labelIndex reads a label given as an integer or as a string of digits
@@ -817,16 +831,8 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 	if !isObject(f.mc1Targets) {
 		return r, &LineError{Field: "mc1_targets", Message: fmt.Sprintf(`mc1_targets must be an object {"choices": [...], "labels": [...]}, not %s`, kindOf(f.mc1Targets))}
 	}
-	var rawC, rawL []byte
-	eachField(f.mc1Targets, func(k, v []byte) bool {
-		switch {
-		case keyIs(k, "choices"):
-			rawC = v
-		case keyIs(k, "labels"):
-			rawL = v
-		}
-		return true
-	})
+	m := members(f.mc1Targets, "choices", "labels")
+	rawC, rawL := m[0], m[1]
 	choices, le := stringList(rawC, "mc1_targets.choices", 2, maxChoices)
 	if le != nil {
 		return r, le
@@ -857,9 +863,7 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 		return r, &LineError{Field: "mc1_targets.labels", Message: "no choice is labelled 1"}
 	}
 	r.id = "truthfulqa-" + strconv.Itoa(itemNo)
-	r.shot = &Shot{Query: lettered(pyStrip(q), choices), Answer: " " + string(rune('A'+right))}
-	r.ref = p.choiceRef(choices, right)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(q), choices, right)
 	return r, nil
 }
 

@@ -69,9 +69,7 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 	choices := WinoGrandeChoices(sentence, opts[0], opts[1])
 	idx := int(ans[0] - '1')
 	r.id = "winogrande-" + strconv.Itoa(itemNo)
-	r.shot = &Shot{Query: lettered(pyStrip(sentence), choices), Answer: " " + string(rune('A'+idx))}
-	r.ref = p.choiceRef(choices, idx)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(sentence), choices, idx)
 	return r, nil
 }
 
@@ -108,9 +106,7 @@ func (p *Parser) openBookQA(f *fields, itemNo int) (norm, *LineError) {
 	if r.id, r.idField, le = itemID(f.id, "openbookqa-", itemNo); le != nil {
 		return r, le
 	}
-	r.shot = &Shot{Query: lettered(pyStrip(stem), texts), Answer: " " + string(rune('A'+idx))}
-	r.ref = p.choiceRef(texts, idx)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(stem), texts, idx)
 	return r, nil
 }
 
@@ -143,18 +139,8 @@ func (p *Parser) triviaQA(f *fields, itemNo int) (norm, *LineError) {
 	if le != nil {
 		return r, le
 	}
-	var rawAliases, rawNorm, rawValue []byte
-	eachField(f.answer, func(k, v []byte) bool {
-		switch {
-		case keyIs(k, "aliases"):
-			rawAliases = v
-		case keyIs(k, "normalized_aliases"):
-			rawNorm = v
-		case keyIs(k, "value"):
-			rawValue = v
-		}
-		return true
-	})
+	m := members(f.answer, "aliases", "normalized_aliases", "value")
+	rawAliases, rawNorm, rawValue := m[0], m[1], m[2]
 	aliases, le := stringList(rawAliases, "answer.aliases", 1, maxAliases)
 	if le != nil {
 		return r, le

@@ -117,10 +117,7 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 	}
 	agree := map[string]int{}
 
-	docs := make([]json.RawMessage, len(v.WinoGrande))
-	for i, c := range v.WinoGrande {
-		docs[i] = c.Doc
-	}
+	docs := docsOf(v.WinoGrande, func(i int) json.RawMessage { return v.WinoGrande[i].Doc })
 	for i, it := range parsed(t, docs, 0, dataset.FormatWinoGrande, "choice", "multiple-choice") {
 		c, r := v.WinoGrande[i], ref(it)
 		prompt, url, _ := promptOf(t, it.Request)
@@ -131,10 +128,7 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 		agree["winogrande"]++
 	}
 
-	docs = make([]json.RawMessage, len(v.OpenBookQA))
-	for i, c := range v.OpenBookQA {
-		docs[i] = c.Doc
-	}
+	docs = docsOf(v.OpenBookQA, func(i int) json.RawMessage { return v.OpenBookQA[i].Doc })
 	for i, it := range parsed(t, docs, 0, dataset.FormatOpenBookQA, "choice", "multiple-choice") {
 		c, r := v.OpenBookQA[i], ref(it)
 		prompt, _, _ := promptOf(t, it.Request)
@@ -147,10 +141,7 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 		agree["openbookqa"]++
 	}
 
-	docs = make([]json.RawMessage, len(v.TriviaQA))
-	for i, c := range v.TriviaQA {
-		docs[i] = c.Doc
-	}
+	docs = docsOf(v.TriviaQA, func(i int) json.RawMessage { return v.TriviaQA[i].Doc })
 	items := parsed(t, docs, 0, dataset.FormatTriviaQA, "triviaqa-em", "qa")
 	shot1 := parsed(t, docs, 1, dataset.FormatTriviaQA, "triviaqa-em", "qa")
 	for i, it := range items {
@@ -185,10 +176,7 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 		agree["triviaqa"]++
 	}
 
-	docs = make([]json.RawMessage, len(v.NQOpen))
-	for i, c := range v.NQOpen {
-		docs[i] = c.Doc
-	}
+	docs = docsOf(v.NQOpen, func(i int) json.RawMessage { return v.NQOpen[i].Doc })
 	items = parsed(t, docs, 0, dataset.FormatNQOpen, "triviaqa-em", "qa")
 	shot1 = parsed(t, docs, 1, dataset.FormatNQOpen, "triviaqa-em", "qa")
 	const desc = "Answer these questions:\n\n"
@@ -211,10 +199,7 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 		agree["nq_open"]++
 	}
 
-	docs = make([]json.RawMessage, len(v.CodeXGLUE))
-	for i, c := range v.CodeXGLUE {
-		docs[i] = c.Doc
-	}
+	docs = docsOf(v.CodeXGLUE, func(i int) json.RawMessage { return v.CodeXGLUE[i].Doc })
 	for i, it := range parsed(t, docs, 0, dataset.FormatCodeXGLUE, "codexglue-bleu", "summarization") {
 		c, r := v.CodeXGLUE[i], ref(it)
 		var d struct{ Language string }
@@ -228,6 +213,15 @@ func TestMoreSuitesMatchLMEval(t *testing.T) {
 		agree["codexglue"]++
 	}
 	t.Logf("agreeing with lm-evaluation-harness: %v", agree)
+}
+
+// docsOf lists the documents of a suite's vectors.
+func docsOf[T any](cases []T, doc func(int) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(cases))
+	for i := range cases {
+		out[i] = doc(i)
+	}
+	return out
 }
 
 // nqAnswer is an NQ open document's first answer, lm-eval's few-shot

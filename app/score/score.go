@@ -160,12 +160,19 @@ func TokenF1(output, ref string) float64 {
 	if len(o) == 0 || len(r) == 0 {
 		return bool01(len(o) == len(r))
 	}
-	counts := map[string]int{}
-	for _, t := range r {
+	return tokensF1(o, r)
+}
+
+// tokensF1 is the F1 of the tokens two texts share (each counted as often
+// as both have it, as Python's Counter intersection); 0 when they share
+// none.
+func tokensF1(pred, truth []string) float64 {
+	counts := make(map[string]int, len(truth))
+	for _, t := range truth {
 		counts[t]++
 	}
 	same := 0
-	for _, t := range o {
+	for _, t := range pred {
 		if counts[t] > 0 {
 			counts[t]--
 			same++
@@ -174,8 +181,8 @@ func TokenF1(output, ref string) float64 {
 	if same == 0 {
 		return 0
 	}
-	p, rc := float64(same)/float64(len(o)), float64(same)/float64(len(r))
-	return 2 * p * rc / (p + rc)
+	p, r := float64(same)/float64(len(pred)), float64(same)/float64(len(truth))
+	return 2 * p * r / (p + r)
 }
 
 var choicePatterns = []*regexp.Regexp{

@@ -74,23 +74,7 @@ func TriviaQAExact(prediction, truth string) float64 {
 // TriviaQAF1 is f1_score: token F1 of the normalised texts, 0 when no
 // token is shared (even when both are empty).
 func TriviaQAF1(prediction, truth string) float64 {
-	p, g := pyFields(TriviaQANormalize(prediction)), pyFields(TriviaQANormalize(truth))
-	counts := make(map[string]int, len(g))
-	for _, t := range g {
-		counts[t]++
-	}
-	same := 0
-	for _, t := range p {
-		if counts[t] > 0 {
-			counts[t]--
-			same++
-		}
-	}
-	if same == 0 {
-		return 0
-	}
-	precision, recall := float64(same)/float64(len(p)), float64(same)/float64(len(g))
-	return 2 * precision * recall / (precision + recall)
+	return tokensF1(pyFields(TriviaQANormalize(prediction)), pyFields(TriviaQANormalize(truth)))
 }
 
 // pyWordRune is a character Python's re counts as \w in a str pattern:
