@@ -83,6 +83,13 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 		WHERE a.run_id = $1 AND b.prompt_tokens > 2 * a.prompt_tokens AND a.status = 'ok' AND b.status = 'ok'`, zero, shots).Scan(&longer); err != nil || longer != items {
 		t.Errorf("items whose 3-shot prompt the agent sent (more than twice the 0-shot's tokens): %d of %d (%v)", longer, items, err)
 	}
+	// The item page shows the prompt the run sent.
+	if it, err := w.st.ResultByIdx(ctx, shots, 5); err != nil || strings.Count(string(it.Request), "Answer: ") != 3 {
+		t.Errorf("the 3-shot run's item 5 shows the request %s (%v)", it.Request, err)
+	}
+	if it, err := w.st.ResultByIdx(ctx, zero, 5); err != nil || strings.Count(string(it.Request), "Answer: ") != 0 {
+		t.Errorf("the 0-shot run's item 5 shows the request %s (%v)", it.Request, err)
+	}
 	keys := map[int64]string{}
 	loads := map[int64]string{}
 	for _, id := range []int64{zero, shots} {
