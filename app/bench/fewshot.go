@@ -130,13 +130,15 @@ func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 			uses = append(uses, use{path: path, k: k, seed: seed})
 		}
 	}
-	if len(uses) == 0 || ds.ID == 0 {
+	if len(uses) == 0 {
 		return nil, nil, nil
 	}
 	var errs Errors
 	switch {
+	case m.Synthetic != nil:
+		errs.Add(uses[0].path, "few-shot prompts are built from a standard suite's questions and answers; a synthetic dataset has none")
 	case ds.Shots > 0:
-		errs.Add(uses[0].path, "the dataset's prompts already hold %d examples (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
+		errs.Add(uses[0].path, "the dataset's prompts are already %d-shot (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
 	case ds.ItemCount > maxFewShotItems:
 		errs.Add(uses[0].path, "few-shot prompts are built for datasets of at most %d items; this one has %d", maxFewShotItems, ds.ItemCount)
 	}

@@ -142,9 +142,7 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 				WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, modelID: model.ID})
 		}
 	}
-	if m.Synthetic != nil && m.FewShot != nil && m.FewShot.K > 0 {
-		errs = append(errs, FieldError{Path: "fewshot.k", Message: "few-shot prompts are built from a suite dataset's questions and answers; a synthetic dataset has none"})
-	} else if len(errs) == 0 {
+	if len(errs) == 0 {
 		fp, ferrs, err := p.planFewShot(ctx, m, ds, items)
 		if err != nil {
 			return plan, err
