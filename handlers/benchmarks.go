@@ -147,7 +147,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 			m.Targets = append(m.Targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
 		}
 	}
-	if fs, ferrs := readFewShot(f.FewShotK, f.FewShotSeed); len(ferrs) > 0 {
+	if fs, ferrs := bench.ParseFewShot(f.FewShotK, f.FewShotSeed); len(ferrs) > 0 {
 		errs = append(errs, ferrs...)
 	} else if len(fs) == 1 {
 		m.FewShot = &fs[0]
@@ -460,48 +460,4 @@ func (s *server) runControl(action string) fiber.Handler {
 		}
 		return redirect(c, fmt.Sprintf("/benchmarks/%d", id))
 	}
-}
-
-// maxFewShotVariants bounds the k a form lists.
-const maxFewShotVariants = 6
-
-// readFewShot reads the form's few-shot k (one, or several separated by
-// commas) and seed; none when k is empty.
-func readFewShot(ks, seedText string) ([]bench.FewShot, bench.Errors) {
-	var errs bench.Errors
-	var seed *int64
-	if seedText != "" {
-		n, err := strconv.ParseInt(seedText, 10, 64)
-		if err != nil || n < 0 {
-			errs.Add("fewshot.seed", "%q is not a whole number from 0", seedText)
-		}
-		seed = &n
-	}
-	if ks == "" {
-		return nil, errs
-	}
-	parts := strings.Split(ks, ",")
-	if len(parts) > maxFewShotVariants {
-		errs.Add("fewshot.k", "at most %d values of k", maxFewShotVariants)
-		return nil, errs
-	}
-	var out []bench.FewShot
-	seen := map[int]bool{}
-	for _, p := range parts {
-		k, err := strconv.Atoi(strings.TrimSpace(p))
-		switch {
-		case err != nil:
-			errs.Add("fewshot.k", "%q is not a whole number", strings.TrimSpace(p))
-			return nil, errs
-		case k < 0 || k > 25:
-			errs.Add("fewshot.k", "k is a whole number of examples from 0 to 25 (got %d)", k)
-			return nil, errs
-		case seen[k]:
-			errs.Add("fewshot.k", "%d is given twice", k)
-			return nil, errs
-		}
-		seen[k] = true
-		out = append(out, bench.FewShot{K: k, Seed: seed})
-	}
-	return out, errs
 }

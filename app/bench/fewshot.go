@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"strconv"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
@@ -27,6 +29,9 @@ type FewShot struct {
 	// means lm-eval's default, 1234.
 	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty" form:"fewshot_seed" validate:"omitnil,min=0,max=9007199254740991" msg:"the seed is a whole number from 0 to 2⁵³−1"`
 }
+
+// maxFewShotSeed is the largest seed (2⁵³−1: exact in JSON numbers).
+const maxFewShotSeed = 1<<53 - 1
 
 // DefaultFewShotSeed is lm-eval's DEFAULT_OTHER_SEED (lm_eval/defaults.py),
 // the few-shot seed when none is given.
@@ -198,4 +203,60 @@ func (fp *fewShotPlan) prompts(k int, seed int64, n int) iter.Seq[store.RunPromp
 			}
 		}
 	}
+}
+
+// MaxFewShotVariants bounds the k a form lists.
+const MaxFewShotVariants = 6
+
+// ParseFewShot reads the new-benchmark form's few-shot fields: k (one
+// number, or several separated by commas: each target runs once at each)
+// and the seed ("" for DefaultFewShotSeed); none when k is empty.
+// Errors name fewshot.k or fewshot.seed.
+func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
+	var errs Errors
+	switch {
+	case len(ks) > 200:
+		errs.Add("fewshot.k", "at most 200 characters")
+	case len(seedText) > 20:
+		errs.Add("fewshot.seed", "a whole number from 0 to %d", int64(maxFewShotSeed))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var seed *int64
+	if seedText != "" {
+		n, err := strconv.ParseInt(seedText, 10, 64)
+		if err != nil || n < 0 || n > maxFewShotSeed {
+			errs.Add("fewshot.seed", "%q is not a whole number from 0 to %d", seedText, int64(maxFewShotSeed))
+			return nil, errs
+		}
+		seed = &n
+	}
+	if ks == "" {
+		return nil, errs
+	}
+	parts := strings.Split(ks, ",")
+	if len(parts) > MaxFewShotVariants {
+		errs.Add("fewshot.k", "at most %d values of k", MaxFewShotVariants)
+		return nil, errs
+	}
+	var out []FewShot
+	seen := map[int]bool{}
+	for _, p := range parts {
+		k, err := strconv.Atoi(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			errs.Add("fewshot.k", "%q is not a whole number", strings.TrimSpace(p))
+			return nil, errs
+		case k < 0 || k > 25:
+			errs.Add("fewshot.k", "k is a whole number of examples from 0 to 25 (got %d)", k)
+			return nil, errs
+		case seen[k]:
+			errs.Add("fewshot.k", "%d is given twice", k)
+			return nil, errs
+		}
+		seen[k] = true
+		out = append(out, FewShot{K: k, Seed: seed})
+	}
+	return out, errs
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // testdata/fewshot_lmeval.json holds k-shot prompts made by
@@ -169,4 +170,52 @@ load: {profile: sequential}
 	if _, err := Decode(strings.NewReader("name: s\nfewshot: {k: 1, sed: 2}\n")); err == nil {
 		t.Error("a misspelt fewshot field was accepted")
 	}
+}
+
+// The form's few-shot fields: one k, several, and every way of getting
+// them wrong named at its field.
+func TestParseFewShot(t *testing.T) {
+	t.Parallel()
+	fs, errs := ParseFewShot("0, 5", "7")
+	if len(errs) > 0 || len(fs) != 2 || fs[0].K != 0 || fs[1].K != 5 || *fs[1].Seed != 7 {
+		t.Fatalf("0, 5 seed 7: %+v %v", fs, errs)
+	}
+	if fs, errs := ParseFewShot("", ""); len(fs) != 0 || len(errs) != 0 {
+		t.Errorf("empty: %+v %v", fs, errs)
+	}
+	for _, c := range []struct{ k, seed, path, msg string }{
+		{"x", "", "fewshot.k", `"x" is not a whole number`},
+		{"26", "", "fewshot.k", "from 0 to 25"},
+		{"1,1", "", "fewshot.k", "1 is given twice"},
+		{"0,1,2,3,4,5,6", "", "fewshot.k", "at most 6"},
+		{"1", "-1", "fewshot.seed", "from 0"},
+		{"1", "9007199254740992", "fewshot.seed", "from 0 to 9007199254740991"},
+	} {
+		if _, errs := ParseFewShot(c.k, c.seed); len(errs) != 1 || errs[0].Path != c.path || !strings.Contains(errs[0].Message, c.msg) {
+			t.Errorf("k %q seed %q: %v, want %s: %s", c.k, c.seed, errs, c.path, c.msg)
+		}
+	}
+}
+
+// FuzzParseFewShot: any form input gives settings the manifest accepts
+// or errors, never both, never a panic.
+func FuzzParseFewShot(f *testing.F) {
+	for _, s := range [][2]string{{"5", ""}, {"0,5", "1234"}, {" 3 ,", "x"}, {"-1", "-0"}, {"99999999999999999999", "1e3"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, k, seed string) {
+		fs, errs := ParseFewShot(k, seed)
+		if len(fs) > 0 && len(errs) > 0 {
+			t.Fatalf("%q %q: settings %+v and errors %v", k, seed, fs, errs)
+		}
+		for _, s := range fs {
+			m := Manifest{Name: "n", Dataset: DatasetRef{ID: 1}, FewShot: &s,
+				Targets: []Target{{Model: "a/b", Runtime: "sim", Hardware: "cpu"}}, Sampling: jobs.Sampling{MaxTokens: 8}}
+			for _, e := range m.Validate() {
+				if strings.HasPrefix(e.Path, "fewshot") {
+					t.Fatalf("%q %q: parsed %+v, which the manifest refuses: %v", k, seed, s, e)
+				}
+			}
+		}
+	})
 }

@@ -67,3 +67,29 @@ func TestCodeXGLUEBLEUAgainstTheEvaluator(t *testing.T) {
 	}
 	t.Logf("%d/%d cases agree to 1e-12; sample files %.6f", len(v.Cases)-bad, len(v.Cases), v.EvaluatorSample.BLEU)
 }
+
+// FuzzOpenSuiteScorers: whatever a model answers, triviaqa-em,
+// triviaqa-f1 and codexglue-bleu give a finite score in [0, 1], a text
+// scores 1 against itself on exact match (when it normalises to
+// something) and the normalisation leaves no punctuation of its set.
+func FuzzOpenSuiteScorers(f *testing.F) {
+	for _, s := range [][2]string{{"The Eiffel_Tower!", "eiffel tower"}, {"Return the list .", "Returns a list of files."},
+		{"", ""}, {"ΟΔΥΣΣΕΥΣ İstanbul", "a an the"}, {"&lt;skipped&gt; 1,000-2 x-\ny", "\t\x1c"}} {
+		f.Add(s[0], s[1])
+	}
+	em, _ := ByName("triviaqa-em")
+	f1, _ := ByName("triviaqa-f1")
+	bleu, _ := ByName("codexglue-bleu")
+	f.Fuzz(func(t *testing.T, out, ref string) {
+		for name, sc := range map[string]Scorer{"triviaqa-em": em, "triviaqa-f1": f1, "codexglue-bleu": bleu} {
+			if s := sc(out, []string{ref}); math.IsNaN(s) || s < 0 || s > 1+1e-12 {
+				t.Fatalf("%s(%q, %q) = %v", name, out, ref, s)
+			}
+		}
+		if n := TriviaQANormalize(out); n != "" && em(out, []string{out}) != 1 {
+			t.Fatalf("%q does not match itself", out)
+		} else if strings.ContainsAny(n, triviaPunct) {
+			t.Fatalf("normalised %q keeps punctuation: %q", out, n)
+		}
+	})
+}
