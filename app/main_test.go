@@ -254,6 +254,11 @@ func TestDevSeedsStarterDatasetsOnce(t *testing.T) {
 		if !d.Starter || d.Visibility != store.VisibilityShared || d.ItemCount < 20 {
 			t.Errorf("starter dataset %+v", d)
 		}
+		// The summaries are scored by ROUGE-L out of the box: exact
+		// match would score any real model's summary 0.
+		if strings.Contains(d.Name, "summaries") && d.DefaultScorer != "rougeL" {
+			t.Errorf("starter summaries default to %q, want rougeL", d.DefaultScorer)
+		}
 	}
 	for i := 0; i < 2; i++ {
 		if err := seedModels(ctx, st, io.Discard); err != nil {

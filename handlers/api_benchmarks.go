@@ -109,7 +109,11 @@ type apiRun struct {
 	ID         int64                  `json:"run_id"`
 	// FleetRunID is the run's id in its fleet ({fleet}-{submitted}-{hash});
 	// absent for runs outside fleets.
-	FleetRunID      string `json:"fleet_run_id,omitempty"`
+	FleetRunID string `json:"fleet_run_id,omitempty"`
+	// FewShotK and FewShotSeed are the run's few-shot setting (absent: the
+	// dataset's own prompts).
+	FewShotK        int    `json:"fewshot_k,omitempty"`
+	FewShotSeed     int64  `json:"fewshot_seed,omitempty"`
 	Model           string `json:"model"`
 	Runtime         string `json:"runtime"`
 	Hardware        string `json:"hardware"`
@@ -269,7 +273,7 @@ func toAPIRun(r store.Run) apiRun {
 }
 
 func toAPIRunBase(r store.Run) apiRun {
-	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
+	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
 		ETASeconds: r.ETA(), Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,

@@ -358,3 +358,27 @@ func TestPairRuns(t *testing.T) {
 		t.Fatal("runs with no item in common were paired")
 	}
 }
+
+// A 0-shot and a 5-shot run of one dataset are not compared as like with
+// like: their qualities carry the few-shot setting in the scorer key and
+// their speeds in the load identity, and the reason names it.
+func TestFewShotRunsAreNotComparable(t *testing.T) {
+	t.Parallel()
+	five := *load
+	five.FewShot = "5-shot seed=1234"
+	a := Candidate{RunID: 1, ScorerKey: "choice", Load: load}
+	b := Candidate{RunID: 2, ScorerKey: "choice 5-shot seed=1234", Load: &five}
+	if ok, why := Comparable(a, b, Quality); ok || !strings.Contains(why, "choice vs choice 5-shot seed=1234") {
+		t.Errorf("quality: comparable %v (%q)", ok, why)
+	}
+	if ok, why := Comparable(a, b, Speed); ok || !strings.Contains(why, "prompts 0-shot vs 5-shot seed=1234") {
+		t.Errorf("speed: comparable %v (%q)", ok, why)
+	}
+	if load.Key() == five.Key() {
+		t.Error("the load keys of a 0-shot and a 5-shot run are equal")
+	}
+	b.Load, b.ScorerKey = load, "choice"
+	if ok, why := Comparable(a, b, Speed); !ok {
+		t.Errorf("two 0-shot runs: not comparable (%q)", why)
+	}
+}

@@ -246,7 +246,7 @@ func TestErrors(t *testing.T) {
 		{name: "format mismatch", input: okBatch + okSimple, line: 2, msg: "expected the openai-batch format detected on line 1", count: 1},
 		{name: "format mismatch gsm8k", input: okSimple + `{"question":"q","answer":"a"}` + "\n", line: 2, msg: "looks like gsm8k", count: 1},
 		{name: "gsm8k missing answer", input: `{"question":"q","answer":"#### 1"}` + "\n" + `{"question":"q"}` + "\n", line: 2, field: "answer", msg: "missing", count: 1},
-		{name: "gsm8k answer wrong type", input: `{"question":"q","answer":["1"]}` + "\n", line: 1, field: "answer", msg: "string or a number"},
+		{name: "gsm8k answer wrong type", input: `{"question":"q","answer":true}` + "\n", line: 1, field: "answer", msg: "string or a number"},
 		{name: "humaneval missing test", input: `{"task_id":"H/0","prompt":"p","test":"t","entry_point":"f"}` + "\n" + `{"task_id":"H/1","prompt":"p","entry_point":"f"}` + "\n", line: 2, field: "test", msg: "missing", count: 1},
 		{name: "humaneval duplicate task", input: strings.Repeat(`{"task_id":"H/0","prompt":"p","test":"t","entry_point":"f"}`+"\n", 2), line: 2, field: "custom_id", msg: `task_id "H/0" is already used on line 1`, count: 1},
 	}

@@ -209,7 +209,9 @@ func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (Result
 // ResultBySample returns one answer of a run to an item, with the item.
 func (q *Queries) ResultBySample(ctx context.Context, runID int64, idx, sample int) (ResultItem, error) {
 	var it ResultItem
-	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null'),
+	// The request the run sent: its few-shot prompt when it has one.
+	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`,
+			coalesce((SELECT p.request FROM run_prompts p WHERE p.run_id = r.run_id AND p.idx = r.idx), i.request, 'null'), coalesce(i.reference, 'null'),
 			r.itl_p50_ms, r.itl_p99_ms, r.itl_max_ms, r.itl_gaps_us, r.itl_tokens`+resultFrom+
 		`WHERE r.run_id = @run AND r.idx = @idx AND r.sample = @sample`, pgx.NamedArgs{"run": runID, "idx": idx, "sample": sample})
 	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {

@@ -126,10 +126,12 @@ type PendingItem struct {
 // PendingItems returns the run's requests (total of them: its dataset's
 // first items, each as many times as the run's samples) that have no
 // result yet, in item and sample order: all of them for a new run, the
-// rest for a resumed one.
+// rest for a resumed one. A run with few-shot prompts sends those
+// (run_prompts) instead of the dataset's requests.
 func (q *Queries) PendingItems(ctx context.Context, runID, datasetID int64, total int) ([]PendingItem, error) {
 	rows, _ := q.db.Query(ctx, `WITH ru AS (SELECT greatest(samples, 1) AS n FROM runs WHERE id = @run)
-		SELECT i.idx, s.sample, i.custom_id, i.request::text FROM ru, dataset_items i
+		SELECT i.idx, s.sample, i.custom_id, coalesce(p.request, i.request)::text FROM ru, dataset_items i
+		LEFT JOIN run_prompts p ON p.run_id = @run AND p.idx = i.idx
 		CROSS JOIN LATERAL generate_series(0, (SELECT n FROM ru) - 1) AS s(sample)
 		WHERE i.dataset_id = @ds AND i.idx < @total / ru.n
 		AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = @run AND r.idx = i.idx AND r.sample = s.sample)
@@ -155,8 +157,9 @@ type AnsweredItem struct {
 // AnsweredItems returns the run's items (the first total of its dataset)
 // that have a result, in order, with the result's status and output.
 func (q *Queries) AnsweredItems(ctx context.Context, runID, datasetID int64, total int) ([]AnsweredItem, error) {
-	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, i.request::text, r.status = 'ok', coalesce(r.output, '') FROM dataset_items i
+	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, coalesce(p.request, i.request)::text, r.status = 'ok', coalesce(r.output, '') FROM dataset_items i
 		JOIN results r ON r.run_id = @run AND r.idx = i.idx
+		LEFT JOIN run_prompts p ON p.run_id = @run AND p.idx = i.idx
 		WHERE i.dataset_id = @ds AND i.idx < @total
 		ORDER BY i.idx`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnsweredItem, error) {

@@ -66,6 +66,15 @@ func ScorerIdentity(scorer string, options json.RawMessage, j *JudgeIdentity) st
 	return scorer + canonicalJSON(v)
 }
 
+// FewShotKey is what a run's few-shot setting adds to its comparability
+// keys: "" for k = 0 (the dataset's own prompts), else " 5-shot seed=1234".
+func FewShotKey(k int, seed int64) string {
+	if k <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d-shot seed=%d", k, seed)
+}
+
 // canonicalJSON encodes v with its object keys sorted (encoding/json
 // sorts map keys) and without HTML escaping.
 func canonicalJSON(v any) string {

@@ -326,14 +326,14 @@ func UploadForm(s UploadState, maxBytes int64) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" data-testid=\"upload-shots\" aria-describedby=\"shots-help\"> <small id=\"shots-help\">For MMLU, ARC, HellaSwag, TruthfulQA and MBPP files: how many solved examples precede each question (0 to 25), taken from the first items of the same category (MMLU's subject, HellaSwag's activity) in file order, never the item itself.</small></label></div><label id=\"dropzone\" class=\"dropzone\" data-testid=\"dropzone\"><span id=\"dropzone-text\" style=\"display:block\">Drop a JSONL file here (.jsonl, or .jsonl.gz), or choose one.</span> <input type=\"file\" name=\"file\" id=\"file-input\" accept=\".jsonl,.json,.ndjson,.gz,application/json,application/gzip\" required></label> <small>OpenAI batch input, the simple shape (<code>prompt</code> or <code>messages</code>, optional <code>reference</code>), GSM8K, HumanEval and the standard suites MMLU, ARC, HellaSwag, TruthfulQA (MC1) and MBPP (asked with lm-evaluation-harness's templates) are recognised. Up to ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" data-testid=\"upload-shots\" aria-describedby=\"shots-help\"> <small id=\"shots-help\">For the standard suites: how many solved examples precede each question (0 to 25), taken from the first items of the same group (MMLU's subject, else the whole file) in file order, never the item itself. Leave 0 to let each benchmark choose its own k (its few-shot setting).</small></label></div><label id=\"dropzone\" class=\"dropzone\" data-testid=\"dropzone\"><span id=\"dropzone-text\" style=\"display:block\">Drop a JSONL file here (.jsonl, or .jsonl.gz), or choose one.</span> <input type=\"file\" name=\"file\" id=\"file-input\" accept=\".jsonl,.json,.ndjson,.gz,application/json,application/gzip\" required></label> <small>OpenAI batch input, the simple shape (<code>prompt</code> or <code>messages</code>, optional <code>reference</code>), GSM8K, HumanEval and the standard suites MMLU, ARC, HellaSwag, TruthfulQA (MC1), MBPP, WinoGrande, OpenBookQA, TriviaQA, Natural Questions open and CodeXGLUE code-to-text (asked with lm-evaluation-harness's templates) are recognised. Up to ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var15 string
 		templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(humanBytes(maxBytes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `datasets/datasets.templ`, Line: 101, Col: 308}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `datasets/datasets.templ`, Line: 101, Col: 390}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 		if templ_7745c5c3_Err != nil {

@@ -82,7 +82,7 @@ func pretty(raw json.RawMessage) string {
 
 // Scorers are the scorers a run can be scored with again.
 var Scorers = []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "refusal", "bleu", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu", "humaneval", "mbpp", "exec"}
 
 // runOptions reads a run's stored scorer options.
 func runOptions(raw []byte) (o struct {
