@@ -20,7 +20,8 @@ import (
 // an ARC dataset: the preview lists the target once 0-shot and once
 // 3-shot, the launched benchmark labels the 3-shot run, both runs are
 // scored on the simulated runtime, and the 3-shot run's page says what
-// its prompts were and shows an item's prompt with three solved examples.
+// its prompts were and shows an item's prompt with three solved examples;
+// the verdict weighs both runs and ranks neither over the other.
 func TestFewShotFromTheForm(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
@@ -82,6 +83,10 @@ func TestFewShotFromTheForm(t *testing.T) {
 	})
 	_, err = page.Reload()
 	must(t, err)
+	// Two targets, not two repeats of one: the verdict weighs both runs and
+	// ranks neither over the other (their prompts differ).
+	must(t, ex.Locator(page.GetByTestId("verdict")).ToContainText("Comparing 2 finished runs"))
+	must(t, ex.Locator(page.GetByTestId("verdict-not-comparable").First()).ToContainText("not comparable"))
 	checkPage(t, page, "benchmark-fewshot", "desktop")
 	_, err = page.Goto(fmt.Sprintf("%s/runs/%d", s.URL, shots.ID))
 	must(t, err)

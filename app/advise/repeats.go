@@ -4,10 +4,12 @@ import (
 	"math"
 
 	"github.com/ruckus/ruckus/app/stats"
+	"github.com/ruckus/ruckus/jobs"
 )
 
-// MergeRepeats folds the runs of one target (model × runtime × hardware)
-// repeated in a benchmark into one candidate, the first run's, whose speed,
+// MergeRepeats folds the runs of one target (model × runtime × hardware,
+// under one configured load: profile, sampling, dataset and few-shot
+// setting, see repeatKey) repeated in a benchmark into one candidate, the first run's, whose speed,
 // latency and cost are the means over its runs with intervals from the
 // spread between them (stats.MeanInterval: mean ± t(0.975, n−1)·s/√n,
 // AIPerf's multi-run confidence reporting), so they are tested on the
@@ -18,11 +20,11 @@ import (
 // other targets' first runs. Targets run once stay as they are. The order
 // is the first runs' order.
 func MergeRepeats(cs []Candidate) []Candidate {
-	type key struct{ model, runtime, hardware string }
+	type key struct{ model, runtime, hardware, load string }
 	groups := map[key][]Candidate{}
 	var order []key
 	for _, c := range cs {
-		k := key{c.Model, c.Runtime, c.Hardware}
+		k := key{c.Model, c.Runtime, c.Hardware, repeatKey(c.Load)}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -64,4 +66,18 @@ func MergeRepeats(cs []Candidate) []Candidate {
 		out = append(out, m)
 	}
 	return out
+}
+
+// repeatKey is the part of a run's load identity its benchmark set, the
+// same for every repeat of a target: a 0-shot and a 5-shot run of one
+// model are two targets, not repeats. The measured length classes are
+// left out (two repeats may fall either side of a class boundary; their
+// comparability is still judged on the whole identity).
+func repeatKey(l *jobs.LoadIdentity) string {
+	if l == nil {
+		return ""
+	}
+	c := *l
+	c.InputClass, c.OutputClass = "", ""
+	return c.Key()
 }

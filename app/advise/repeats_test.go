@@ -3,6 +3,8 @@ package advise
 import (
 	"math"
 	"testing"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // A repeated target's speed is the mean of its runs with the between-run
@@ -34,5 +36,26 @@ func TestMergeRepeats(t *testing.T) {
 	}
 	if q := Compare(got[1], got[0], Quality, Evidence{}); q.P == nil || *q.P == 0 {
 		t.Errorf("quality of repeats tested on a zero-width interval: %+v", q)
+	}
+}
+
+// Runs of one model under different configured loads (a 0-shot and a
+// 5-shot run) are two targets, never repeats; repeats whose measured
+// output lengths fall either side of a class boundary still are repeats.
+func TestMergeRepeatsKeepsConfiguredLoadsApart(t *testing.T) {
+	load := func(fewshot, out string) *jobs.LoadIdentity {
+		return &jobs.LoadIdentity{Profile: "concurrency", Params: "4", Sampling: "max_tokens 64", DatasetID: 1,
+			InputClass: "<64", OutputClass: out, FewShot: fewshot}
+	}
+	zero1, zero2 := target(1, "a", 0.6, 0.55, 0.65, 100), target(3, "a", 0.6, 0.55, 0.65, 104)
+	five1, five2 := target(2, "a", 0.7, 0.65, 0.75, 90), target(4, "a", 0.7, 0.65, 0.75, 92)
+	zero1.Load, zero2.Load = load("", "<64"), load("", "64–255")
+	five1.Load, five2.Load = load("5-shot seed=1234", "<64"), load("5-shot seed=1234", "<64")
+	got := MergeRepeats([]Candidate{zero1, five1, zero2, five2})
+	if len(got) != 2 || got[0].RunID != 1 || got[0].Repeats != 2 || got[1].RunID != 2 || got[1].Repeats != 2 {
+		t.Fatalf("merged %d candidates: %+v", len(got), got)
+	}
+	if *got[0].TokensPS != 102 || *got[1].TokensPS != 91 {
+		t.Errorf("means %v and %v, want 102 (0-shot) and 91 (5-shot)", *got[0].TokensPS, *got[1].TokensPS)
 	}
 }
