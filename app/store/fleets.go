@@ -24,10 +24,11 @@ func (q *Queries) CreateFleet(ctx context.Context, ownerID int64, name string, s
 	return id, mapErr(err, "create fleet")
 }
 
-// AddBenchmarkToFleet makes a benchmark the given scenario of a fleet.
-func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID int64, scenario string) error {
-	_, err := q.db.Exec(ctx, `UPDATE benchmarks SET fleet_id = @fleet, fleet_scenario = @scenario WHERE id = @id`,
-		pgx.NamedArgs{"id": benchmarkID, "fleet": fleetID, "scenario": scenario})
+// AddBenchmarkToFleet makes a benchmark the given scenario of a fleet,
+// in the given repository ("" for none).
+func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID int64, scenario, repository string) error {
+	_, err := q.db.Exec(ctx, `UPDATE benchmarks SET fleet_id = @fleet, fleet_scenario = @scenario, fleet_repository = nullif(@repo, '')
+		WHERE id = @id`, pgx.NamedArgs{"id": benchmarkID, "fleet": fleetID, "scenario": scenario, "repo": repository})
 	return mapErr(err, "add benchmark to fleet")
 }
 
@@ -91,6 +92,7 @@ type Fleet struct {
 type FleetBenchmark struct {
 	ID          int64
 	Scenario    string
+	Repository  string
 	DatasetID   int64
 	DatasetName string
 }
@@ -98,7 +100,11 @@ type FleetBenchmark struct {
 // FleetRun is a run of a fleet with what the report needs.
 type FleetRun struct {
 	CompareRun
-	Scenario string
+	Scenario   string
+	Repository string
+	// Price is the remote provider's price the run was created under
+	// (nil for a run on priced hardware, or without a price).
+	Price *ProviderPrice
 }
 
 // FleetByID returns a fleet the viewer owns (or any, for admins) with its
@@ -111,22 +117,29 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 	if err != nil {
 		return f, mapErr(err, "fleet by id")
 	}
-	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, b.dataset_id, d.name
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, coalesce(b.fleet_repository, ''), b.dataset_id, d.name
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id`, args)
 	f.Benchmarks, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetBenchmark, error) {
 		var b FleetBenchmark
-		err := row.Scan(&b.ID, &b.Scenario, &b.DatasetID, &b.DatasetName)
+		err := row.Scan(&b.ID, &b.Scenario, &b.Repository, &b.DatasetID, &b.DatasetName)
 		return b, err
 	})
 	if err != nil {
 		return f, mapErr(err, "fleet benchmarks")
 	}
-	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario`+compareRunFrom+`
+	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''),
+			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+compareRunFrom+`
+		LEFT JOIN run_provider_prices pp ON pp.run_id = r.id
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
 		var r FleetRun
+		var provider *string
+		var in, out *float64
 		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
-			&r.GPUCount, &r.Scenario)...)
+			&r.GPUCount, &r.Scenario, &r.Repository, &provider, &in, &out)...)
+		if provider != nil && in != nil && out != nil {
+			r.Price = &ProviderPrice{Provider: *provider, Model: r.ModelName, InputPer1M: *in, OutputPer1M: *out}
+		}
 		return r, err
 	})
 	return f, mapErr(err, "fleet runs")
