@@ -25,6 +25,7 @@ import (
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/assets"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Deps is everything the web layer needs from the rest of the program.
@@ -52,6 +53,9 @@ type Deps struct {
 	// Fleets plans and creates fleets; nil means a fleet planner over
 	// Benchmarks (when that is a *bench.Planner).
 	Fleets Fleets
+	// Providers is the provider table of fleets' remote targets (nil:
+	// jobs.DefaultProviders).
+	Providers jobs.Providers
 	// JobsUI is River's web UI (riverui), mounted at /admin/jobs for
 	// administrators; nil leaves it out.
 	JobsUI http.Handler
@@ -131,7 +135,7 @@ func New(d Deps) *fiber.App {
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	if p, ok := d.Benchmarks.(*bench.Planner); ok && d.Fleets == nil {
-		d.Fleets = &fleet.Planner{Bench: p}
+		d.Fleets = &fleet.Planner{Bench: p, Providers: d.Providers}
 	}
 	s := &server{
 		Deps:     d,
