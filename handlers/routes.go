@@ -239,6 +239,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/fleets", SignedIn, s.apiListFleets)
 	api.get("/fleets/:id<int>", Owner, s.apiGetFleet)
 	api.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
+	api.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
 	api.router.Use(apiNotFound)
 
 	web := root.group("", s.loadSession, s.checkCSRF)
@@ -298,6 +299,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/fleets", SignedIn, s.submitFleet)
 	web.get("/fleets/:id<int>", Owner, s.showFleetPage)
 	web.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
+	web.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
 	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
 	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))

@@ -102,6 +102,8 @@ type FleetRun struct {
 	CompareRun
 	Scenario   string
 	Repository string
+	// PromptTokens is the run's input tokens, warm-up included.
+	PromptTokens int64
 	// Price is the remote provider's price the run was created under
 	// (nil for a run on priced hardware, or without a price).
 	Price *ProviderPrice
@@ -127,7 +129,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 	if err != nil {
 		return f, mapErr(err, "fleet benchmarks")
 	}
-	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''),
+	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''), r.prompt_tokens,
 			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+compareRunFrom+`
 		LEFT JOIN run_provider_prices pp ON pp.run_id = r.id
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
@@ -136,7 +138,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		var provider *string
 		var in, out *float64
 		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
-			&r.GPUCount, &r.Scenario, &r.Repository, &provider, &in, &out)...)
+			&r.GPUCount, &r.Scenario, &r.Repository, &r.PromptTokens, &provider, &in, &out)...)
 		if provider != nil && in != nil && out != nil {
 			r.Price = &ProviderPrice{Provider: *provider, Model: r.ModelName, InputPer1M: *in, OutputPer1M: *out}
 		}
@@ -176,4 +178,64 @@ func (q *Queries) FleetCategories(ctx context.Context, fleetID int64) ([]FleetCa
 		return c, err
 	})
 	return out, mapErr(err, "fleet categories")
+}
+
+// FleetRunResults are one fleet run's results by outcome, warm-up
+// included (a provider bills it).
+type FleetRunResults struct {
+	RunID     int64
+	Succeeded int
+	// Timeout counts requests that failed on the request or stall
+	// timeout; Failed every other failure.
+	Timeout      int
+	Failed       int
+	PromptTokens int64
+	OutputTokens int64
+}
+
+// FleetDurations are end-to-end latencies of successful requests, in ms:
+// of the whole fleet (Repository "" and All set) or of one repository.
+type FleetDurations struct {
+	All        bool
+	Repository string
+	N          int
+	Mean       *float64
+	P50        *float64
+	P95        *float64
+	P99        *float64
+	Min        *float64
+	Max        *float64
+}
+
+// FleetResults reads a fleet's results per run and its latency
+// distributions, whole and per repository. Percentiles interpolate
+// linearly between closest ranks (percentile_cont, numpy's default).
+func (q *Queries) FleetResults(ctx context.Context, fleetID int64) ([]FleetRunResults, []FleetDurations, error) {
+	args := pgx.NamedArgs{"id": fleetID, "timeouts": []string{"timeout", "stall"}}
+	rows, _ := q.db.Query(ctx, `SELECT r.id, count(res.run_id) FILTER (WHERE res.status = 'ok'),
+			count(res.run_id) FILTER (WHERE res.status <> 'ok' AND res.error_class = ANY(@timeouts)),
+			count(res.run_id) FILTER (WHERE res.status <> 'ok' AND NOT res.error_class = ANY(@timeouts)),
+			coalesce(sum(res.prompt_tokens), 0), coalesce(sum(res.completion_tokens), 0)
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id LEFT JOIN results res ON res.run_id = r.id
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL GROUP BY r.id ORDER BY r.id`, args)
+	perRun, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRunResults, error) {
+		var s FleetRunResults
+		err := row.Scan(&s.RunID, &s.Succeeded, &s.Timeout, &s.Failed, &s.PromptTokens, &s.OutputTokens)
+		return s, err
+	})
+	if err != nil {
+		return nil, nil, mapErr(err, "fleet results")
+	}
+	rows, _ = q.db.Query(ctx, `SELECT GROUPING(b.fleet_repository) = 1, coalesce(b.fleet_repository, ''), count(res.e2e_ms), avg(res.e2e_ms),
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY res.e2e_ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY res.e2e_ms),
+			percentile_cont(0.99) WITHIN GROUP (ORDER BY res.e2e_ms), min(res.e2e_ms), max(res.e2e_ms)
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id JOIN results res ON res.run_id = r.id
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL AND res.status = 'ok' AND res.e2e_ms IS NOT NULL
+		GROUP BY GROUPING SETS ((), (b.fleet_repository)) ORDER BY 1 DESC, 2`, args)
+	durations, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetDurations, error) {
+		var d FleetDurations
+		err := row.Scan(&d.All, &d.Repository, &d.N, &d.Mean, &d.P50, &d.P95, &d.P99, &d.Min, &d.Max)
+		return d, err
+	})
+	return perRun, durations, mapErr(err, "fleet durations")
 }
