@@ -105,6 +105,7 @@ type Store interface {
 	homeStore
 	judgeStore
 	fleetManifestStore
+	providerPriceStore
 	historyStore
 }
 
@@ -335,6 +336,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.ApproveAgent(ctx, id) }))
 	admin.get("/hardware", Admin, s.showHardwarePage)
 	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
+	admin.get("/providers", Admin, s.showProvidersPage)
+	admin.post("/providers/prices", Admin, s.setProviderPrice)
+	admin.post("/providers/prices/delete", Admin, s.deleteProviderPrice)
 	admin.get("/models", Admin, s.showModelsPage)
 	admin.post("/models", Admin, s.createModel)
 	admin.get("/models/:id<int>", Admin, s.showModelEditPage)
