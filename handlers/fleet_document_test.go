@@ -124,7 +124,7 @@ func TestFleetDocumentExampleRuns(t *testing.T) {
 	fleetID := int64(res.body["fleet_id"].(float64))
 	var repos, priced int
 	if err := e.store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM benchmarks WHERE fleet_repository = 'test-bench'),
-		(SELECT count(*) FROM run_provider_prices WHERE provider = 'anthropic' AND input_per_1m = 15 AND output_per_1m = 75)`).Scan(&repos, &priced); err != nil {
+		(SELECT count(*) FROM run_providers WHERE provider = 'anthropic' AND input_per_1m = 15 AND output_per_1m = 75)`).Scan(&repos, &priced); err != nil {
 		t.Fatal(err)
 	}
 	if repos != 2 || priced != 2 {

@@ -2,8 +2,9 @@
 --   - a fleet's scenarios are grouped by repository (the document's
 --     repositories[].repo_id), kept with each scenario's benchmark;
 --   - remote providers' prices per 1M input and output tokens, set by
---     administrators, and the price a remote run was created under, so a
---     fleet's cost covers remote providers as it covers hardware.
+--     administrators, and each remote run's provider with the price it was
+--     created under, so a fleet's cost covers remote providers as it
+--     covers hardware.
 -- Agents get nothing here: prices are the administrators', as hardware
 -- prices are (migration 0010).
 ALTER TABLE benchmarks ADD COLUMN fleet_repository text
@@ -18,9 +19,12 @@ CREATE TABLE provider_prices (
     PRIMARY KEY (provider, model)
 );
 
-CREATE TABLE run_provider_prices (
+-- A remote provider's run: its provider, and the price it was created
+-- under (null when none was set).
+CREATE TABLE run_providers (
     run_id         bigint PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
     provider       text NOT NULL,
-    input_per_1m   numeric(14, 6) NOT NULL,
-    output_per_1m  numeric(14, 6) NOT NULL
+    input_per_1m   numeric(14, 6),
+    output_per_1m  numeric(14, 6),
+    CONSTRAINT run_providers_price_check CHECK ((input_per_1m IS NULL) = (output_per_1m IS NULL))
 );

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -168,5 +169,29 @@ func TestValidateForProviderTable(t *testing.T) {
 	}
 	if m.Targets[1].Runtime != "together" {
 		t.Fatalf("runtime %q", m.Targets[1].Runtime)
+	}
+}
+
+// A stored manifest (JSON, targets as written back) reads back the same.
+func TestManifestJSONRoundTrip(t *testing.T) {
+	m, err := Decode(strings.NewReader(readExample(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Manifest
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.normalize()
+	back.doc = m.doc
+	if !reflect.DeepEqual(back, m) {
+		t.Fatalf("round trip:\n%+v\n%+v", back, m)
+	}
+	if err := json.Unmarshal([]byte(`{"targets":["no-colon"]}`), &back); err == nil {
+		t.Fatal("a target string without a provider read")
 	}
 }

@@ -157,6 +157,27 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: a target is a mapping {model, runtime, hardware} or a string provider:model", n.Line)
 }
 
+// UnmarshalJSON reads a target as MarshalJSON writes it (a stored
+// manifest): a "provider:model" string or an object.
+func (t *Target) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		provider, model, ok := strings.Cut(s, ":")
+		if !ok || provider == "" {
+			return fmt.Errorf("a target string is provider:model (got %q)", s)
+		}
+		*t = Target{Provider: provider, Model: model, Runtime: provider}
+		return nil
+	}
+	type plain Target
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = Target(p)
+	return nil
+}
+
 // MarshalJSON writes a remote target back as its "provider:model" string.
 func (t Target) MarshalJSON() ([]byte, error) {
 	if t.Provider != "" {

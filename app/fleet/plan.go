@@ -147,7 +147,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 					return err
 				}
 				if pr.Provider != "" {
-					if _, err := q.PriceRunByProvider(ctx, r.RunID, pr.Provider, r.Model); err != nil {
+					if _, err := q.RecordRunProvider(ctx, r.RunID, pr.Provider, r.Model); err != nil {
 						return err
 					}
 				}

@@ -331,7 +331,7 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory, results []store.Flee
 func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
 	row := Row{FleetRunID: r.FleetRunID, RunID: r.ID, BenchmarkID: r.BenchmarkID, Repository: r.Repository, Scenario: r.Scenario,
 		Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, State: r.State, Quality: r.Quality,
-		PromptTokens: res.PromptTokens, OutputTokens: res.OutputTokens}
+		Provider: r.Provider, PromptTokens: res.PromptTokens, OutputTokens: res.OutputTokens}
 	if r.State == "failed" || r.State == "cancelled" {
 		row.Error = r.Error
 	}
@@ -352,7 +352,6 @@ func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
 	}
 	switch {
 	case r.Price != nil:
-		row.Provider = r.Price.Provider
 		row.PriceInputPer1M, row.PriceOutputPer1M = ptr(r.Price.InputPer1M), ptr(r.Price.OutputPer1M)
 		if r.State == "completed" || r.State == "failed" || r.State == "cancelled" {
 			row.Cost = ptr((float64(res.PromptTokens)*r.Price.InputPer1M + float64(res.OutputTokens)*r.Price.OutputPer1M) / 1e6)

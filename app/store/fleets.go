@@ -104,9 +104,11 @@ type FleetRun struct {
 	Repository string
 	// PromptTokens is the run's input tokens, warm-up included.
 	PromptTokens int64
-	// Price is the remote provider's price the run was created under
-	// (nil for a run on priced hardware, or without a price).
-	Price *ProviderPrice
+	// Provider is the remote provider of a "provider:model" target's run
+	// ("" for others); Price its price the run was created under (nil
+	// when none was set).
+	Provider string
+	Price    *ProviderPrice
 }
 
 // FleetByID returns a fleet the viewer owns (or any, for admins) with its
@@ -131,7 +133,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 	}
 	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''), r.prompt_tokens,
 			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+compareRunFrom+`
-		LEFT JOIN run_provider_prices pp ON pp.run_id = r.id
+		LEFT JOIN run_providers pp ON pp.run_id = r.id
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
 		var r FleetRun
@@ -139,6 +141,9 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		var in, out *float64
 		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
 			&r.GPUCount, &r.Scenario, &r.Repository, &r.PromptTokens, &provider, &in, &out)...)
+		if provider != nil {
+			r.Provider = *provider
+		}
 		if provider != nil && in != nil && out != nil {
 			r.Price = &ProviderPrice{Provider: *provider, Model: r.ModelName, InputPer1M: *in, OutputPer1M: *out}
 		}

@@ -50,12 +50,15 @@ func (q *Queries) DeleteProviderPrice(ctx context.Context, provider, model strin
 	return mapErr(err, "delete provider price")
 }
 
-// PriceRunByProvider records, for a remote provider's run, the provider's
-// current price for the run's model, when an administrator has set one;
-// it reports whether there was one.
-func (q *Queries) PriceRunByProvider(ctx context.Context, runID int64, provider, model string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `INSERT INTO run_provider_prices (run_id, provider, input_per_1m, output_per_1m)
-		SELECT @run, provider, input_per_1m, output_per_1m FROM provider_prices WHERE provider = @provider AND model = @model`,
-		pgx.NamedArgs{"run": runID, "provider": provider, "model": model})
-	return err == nil && tag.RowsAffected() == 1, mapErr(err, "price run by provider")
+// RecordRunProvider records that a run is a remote provider's, with the
+// provider's current price for the run's model when an administrator has
+// set one; it reports whether there was one.
+func (q *Queries) RecordRunProvider(ctx context.Context, runID int64, provider, model string) (bool, error) {
+	var priced bool
+	err := q.db.QueryRow(ctx, `INSERT INTO run_providers (run_id, provider, input_per_1m, output_per_1m)
+		SELECT @run, @provider, pp.input_per_1m, pp.output_per_1m
+		FROM (SELECT 1) AS one LEFT JOIN provider_prices pp ON pp.provider = @provider AND pp.model = @model
+		RETURNING input_per_1m IS NOT NULL`,
+		pgx.NamedArgs{"run": runID, "provider": provider, "model": model}).Scan(&priced)
+	return priced, mapErr(err, "record run provider")
 }
