@@ -275,7 +275,9 @@ func TestFleetWaitAndExport(t *testing.T) {
 		}
 	}
 	var written struct {
-		Summary  struct{ TotalTests int `json:"total_tests"` } `json:"summary"`
+		Summary struct {
+			TotalTests int `json:"total_tests"`
+		} `json:"summary"`
 		Manifest struct{ Name string } `json:"manifest"`
 	}
 	b, _ := os.ReadFile(filepath.Join(root, "fleet.json"))
