@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,9 +158,18 @@ func (d *docManifest) manifest() Manifest {
 			d.refs = append(d.refs, ref)
 		}
 	}
-	for name := range d.ScenarioProfiles {
-		if !scenarioNamePattern.MatchString(name) {
+	listed := map[string]bool{}
+	for _, repo := range d.Repositories {
+		for _, name := range repo.Scenarios {
+			listed[name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.ScenarioProfiles)) {
+		switch {
+		case !scenarioNamePattern.MatchString(name):
 			d.errs.Add("scenario_profiles."+clip(name), "a scenario's name: letters, digits, spaces, '.', '_' and '-', at most 100 characters")
+		case !listed[name]:
+			d.errs.Add("scenario_profiles."+name, "no repository lists a scenario %q: add it to a repository's scenarios, or remove the profile", name)
 		}
 	}
 	return m

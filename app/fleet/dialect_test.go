@@ -89,6 +89,7 @@ func TestDocumentDialectErrorsNameItsPaths(t *testing.T) {
 		{"provider", `"anthropic:claude-3-opus"`, `"google:gemini-pro"`, "providers[1]", `unknown provider "google"`},
 		{"no providers", `providers: ["openai:gpt-4", "anthropic:claude-3-opus"]`, "providers: []", "providers", "add at least one"},
 		{"format", "formats: [json, csv, html]", "formats: [json, pdf]", "output.formats[1]", "json, csv or html"},
+		{"unused profile", "  coding:\n", "  codng:\n", "scenario_profiles.codng", `no repository lists a scenario "codng"`},
 		{"no repositories", "repositories:\n  - repo_id: test-bench\n    path: .\n    adapter: native\n    scenarios: [coding, reasoning]\n", "repositories: []\n", "repositories", "add at least one repository"},
 	}
 	for _, c := range cases {
