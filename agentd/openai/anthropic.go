@@ -273,21 +273,10 @@ func (m *measure) content(out, gen string, t time.Time) {
 // success only when a stop_reason came.
 func (m *measure) messages(events *sseReader) (class, msg string) {
 	for n := 1; ; n++ {
-		ev, err := events.next()
-		if err != nil {
-			m.end = m.now()
-			switch {
-			case errors.Is(err, io.EOF):
-				if m.finish != "" {
-					return "", ""
-				}
-				return jobs.ErrDisconnect, "the stream ended before the response finished (no stop_reason and no message_stop)"
-			case errors.Is(err, errLineTooLong):
-				return jobs.ErrMalformed, err.Error()
-			}
-			return readFailure(err)
+		ev, done, class, msg := m.nextEvent(events, "no stop_reason and no message_stop")
+		if done {
+			return class, msg
 		}
-		m.end = ev.at
 		data := bytes.TrimSpace(ev.data)
 		if len(data) == 0 {
 			continue

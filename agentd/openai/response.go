@@ -224,21 +224,10 @@ func snippet(b []byte) string {
 func (m *measure) stream(events *sseReader) (class, msg string) {
 	var c, prev chunk // one of each per stream, not per event
 	for n := 1; ; n++ {
-		ev, err := events.next()
-		if err != nil {
-			m.end = m.now()
-			switch {
-			case errors.Is(err, io.EOF):
-				if m.finish != "" {
-					return "", ""
-				}
-				return jobs.ErrDisconnect, "the stream ended before the response finished (no finish_reason and no [DONE])"
-			case errors.Is(err, errLineTooLong):
-				return jobs.ErrMalformed, err.Error()
-			}
-			return readFailure(err)
+		ev, done, class, msg := m.nextEvent(events, "no finish_reason and no [DONE]")
+		if done {
+			return class, msg
 		}
-		m.end = ev.at
 		data := bytes.TrimSpace(ev.data)
 		if ev.kind == "error" {
 			return jobs.ErrRuntime, "the runtime reported an error: " + errorMessage(data)
@@ -262,6 +251,29 @@ func (m *measure) stream(events *sseReader) (class, msg string) {
 			return jobs.ErrRuntime, "the runtime reported an error: " + e
 		}
 	}
+}
+
+// nextEvent reads the next event of a stream. When the stream ends (done)
+// it gives the outcome: a success when a finish reason came, else the
+// class and message of how it ended (missing says what never came).
+func (m *measure) nextEvent(events *sseReader, missing string) (ev sseEvent, done bool, class, msg string) {
+	ev, err := events.next()
+	if err == nil {
+		m.end = ev.at
+		return ev, false, "", ""
+	}
+	m.end = m.now()
+	switch {
+	case errors.Is(err, io.EOF):
+		if m.finish != "" {
+			return ev, true, "", ""
+		}
+		return ev, true, jobs.ErrDisconnect, "the stream ended before the response finished (" + missing + ")"
+	case errors.Is(err, errLineTooLong):
+		return ev, true, jobs.ErrMalformed, err.Error()
+	}
+	class, msg = readFailure(err)
+	return ev, true, class, msg
 }
 
 // whole reads a non-streaming response (from a server that ignored

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -153,34 +152,14 @@ func (s *Server) streamMessages(ctx context.Context, w http.ResponseWriter, a *a
 
 // wholeMessage sends the answer as one Messages API message.
 func (s *Server) wholeMessage(ctx context.Context, w http.ResponseWriter, a *answer) bool {
-	var text strings.Builder
-	malformed := false
-	ok := s.generate(ctx, a, func(t string, _ int) { text.WriteString(t) }, func() bool {
-		switch a.fault {
-		case faultStall:
-			return s.stall(ctx)
-		case faultDisconnect:
-			s.disconnect()
-		case faultMalformed:
-			malformed = true
-		}
-		return true
-	})
+	text, malformed, ok := s.generateWhole(ctx, a)
 	if !ok {
 		return false
 	}
 	b, _ := json.Marshal(map[string]any{"id": a.messageID(), "type": "message", "role": "assistant", "model": a.model,
-		"content":     []map[string]string{{"type": "text", "text": text.String()}},
+		"content":     []map[string]string{{"type": "text", "text": text}},
 		"stop_reason": stopReason(a.finish), "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": a.promptTokens, "output_tokens": a.tokens}})
-	if malformed {
-		s.c.malform.Add(1)
-		b = b[:len(b)/2]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(b, '\n'))
-	s.c.tokens.Add(int64(a.tokens))
+	s.writeWhole(w, a, b, malformed)
 	return true
 }

@@ -579,11 +579,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 	return true
 }
 
-// whole sends the answer as one JSON object once all of it is generated.
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bool {
-	var text strings.Builder
-	malformed := false
-	ok := s.generate(ctx, a, func(t string, _ int) { text.WriteString(t) }, func() bool {
+// generateWhole generates the whole answer for a non-streaming response:
+// its text, and whether the malformed fault struck (the body is then to
+// be cut). ok is false when the client went away.
+func (s *Server) generateWhole(ctx context.Context, a *answer) (text string, malformed, ok bool) {
+	var b strings.Builder
+	ok = s.generate(ctx, a, func(t string, _ int) { b.WriteString(t) }, func() bool {
 		switch a.fault {
 		case faultStall:
 			return s.stall(ctx)
@@ -594,20 +595,12 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bo
 		}
 		return true
 	})
-	if !ok {
-		return false
-	}
-	c := completion{ID: a.id, Object: "text_completion", Created: a.created, Model: a.model, SystemFingerprint: fingerprint, Usage: a.usage()}
-	choice := wholeChoice{FinishReason: a.finish}
-	if a.chat {
-		c.Object = "chat.completion"
-		choice.Message = &message{Role: "assistant", Content: text.String()}
-	} else {
-		t := text.String()
-		choice.Text = &t
-	}
-	c.Choices = []wholeChoice{choice}
-	b, _ := json.Marshal(c)
+	return b.String(), malformed, ok
+}
+
+// writeWhole sends a whole response's JSON body, cut in half when
+// malformed.
+func (s *Server) writeWhole(w http.ResponseWriter, a *answer, b []byte, malformed bool) {
 	if malformed {
 		s.c.malform.Add(1)
 		b = b[:len(b)/2] // cut JSON
@@ -616,5 +609,24 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bo
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(b, '\n'))
 	s.c.tokens.Add(int64(a.tokens))
+}
+
+// whole sends the answer as one JSON object once all of it is generated.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bool {
+	text, malformed, ok := s.generateWhole(ctx, a)
+	if !ok {
+		return false
+	}
+	c := completion{ID: a.id, Object: "text_completion", Created: a.created, Model: a.model, SystemFingerprint: fingerprint, Usage: a.usage()}
+	choice := wholeChoice{FinishReason: a.finish}
+	if a.chat {
+		c.Object = "chat.completion"
+		choice.Message = &message{Role: "assistant", Content: text}
+	} else {
+		choice.Text = &text
+	}
+	c.Choices = []wholeChoice{choice}
+	b, _ := json.Marshal(c)
+	s.writeWhole(w, a, b, malformed)
 	return true
 }
