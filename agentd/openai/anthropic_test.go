@@ -36,7 +36,7 @@ func msgDelta(stop string, out int) string {
 
 func serveMessages(t *testing.T, h http.Handler) jobs.Result {
 	t.Helper()
-	return serve(t, h, &Client{Dialect: jobs.DialectAnthropic, StallTimeout: 200 * time.Millisecond})
+	return serve(t, h, &Client{Dialect: jobs.DialectAnthropic, StallTimeout: 5 * time.Second})
 }
 
 func TestMessagesStreamTimings(t *testing.T) {
