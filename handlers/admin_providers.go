@@ -87,8 +87,8 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 
 func (s *server) deleteProviderPrice(c *fiber.Ctx) error {
 	provider, model := strings.Clone(c.FormValue("provider")), strings.Clone(c.FormValue("model"))
-	if len(provider) > 63 || len(model) > 200 {
-		return fiber.NewError(fiber.StatusBadRequest, "provider or model: too long")
+	if provider == "" || model == "" || len(provider) > 63 || len(model) > 200 {
+		return fiber.NewError(fiber.StatusBadRequest, "provider and model: name the price to remove (at most 63 and 200 characters)")
 	}
 	err := s.Store.DeleteProviderPrice(c.UserContext(), provider, model)
 	if errors.Is(err, store.ErrNotFound) {

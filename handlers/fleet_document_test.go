@@ -248,3 +248,32 @@ func TestFleetDocumentExampleRuns(t *testing.T) {
 		t.Fatalf("download: %d %v", dl.status, dl.header)
 	}
 }
+
+// An administrator removes a provider's price; a user may not.
+func TestProviderPriceRemoved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	if err := e.store.SetProviderPrice(context.Background(), store.ProviderPrice{Provider: "openai", Model: "gpt-4o", InputPer1M: 2.5, OutputPer1M: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ada := e.client()
+	ada.signIn("ada@example.com", "correct horse")
+	ada.get("/")
+	if res := ada.post("/admin/providers/prices/delete", url.Values{"provider": {"openai"}, "model": {"gpt-4o"}}); res.status != 403 {
+		t.Fatalf("a user removing a price: %d", res.status)
+	}
+	admin := e.client()
+	admin.signIn("root@example.com", "correct horse")
+	admin.get("/admin/providers")
+	if res := admin.post("/admin/providers/prices/delete", url.Values{"provider": {"openai"}, "model": {"gpt-4o"}}); res.status != 303 {
+		t.Fatalf("remove: %d", res.status)
+	}
+	if res := admin.post("/admin/providers/prices/delete", url.Values{"provider": {"openai"}, "model": {"gpt-4o"}}); res.status != 404 {
+		t.Fatalf("remove again: %d", res.status)
+	}
+	if page := admin.get("/admin/providers"); page.doc.Find(`[data-testid="no-provider-prices"]`).Length() != 1 {
+		t.Fatalf("providers page: %q", page.text("main"))
+	}
+}
