@@ -1,11 +1,13 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -275,5 +277,57 @@ func TestProviderPriceRemoved(t *testing.T) {
 	}
 	if page := admin.get("/admin/providers"); page.doc.Find(`[data-testid="no-provider-prices"]`).Length() != 1 {
 		t.Fatalf("providers page: %q", page.text("main"))
+	}
+}
+
+// The document's example uploaded from the browser: its preview names
+// each scenario by repository, and its errors by the dialect's paths.
+func TestFleetDocumentFromTheBrowser(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	example, err := os.ReadFile("../app/fleet/testdata/document-example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"coding-tasks.json", "reasoning"} {
+		if up := e.upload(tok, "items.jsonl", []byte(`{"prompt":"`+name+`"}`+"\n"), map[string]string{"name": name}); up.status != 201 {
+			t.Fatalf("upload %s: %d %v", name, up.status, up.body)
+		}
+	}
+	for _, name := range []string{"gpt-4", "claude-3-opus"} {
+		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "remote", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"openai", "anthropic"},
+		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	c.get("/fleets")
+	send := func(manifest string) response {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("_csrf", c.csrf)
+		_ = mw.WriteField("action", "preview")
+		fw, _ := mw.CreateFormFile("manifest", "fleet.yaml")
+		_, _ = fw.Write([]byte(manifest))
+		_ = mw.Close()
+		req := httptest.NewRequest(http.MethodPost, "/fleets", &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		return c.do(req)
+	}
+	res := send(string(example))
+	plan := res.text(`[data-testid="fleet-plan"]`)
+	if res.status != 200 || res.doc.Find(`[data-testid="fleet-plan"] tbody tr`).Length() != 4 || !strings.Contains(plan, "test-bench/coding") ||
+		!strings.Contains(plan, "test-bench/reasoning") || !strings.Contains(plan, "cpu_anthropic") || e.countRows("fleets") != 0 {
+		t.Fatalf("preview: %d %q", res.status, res.text("main"))
+	}
+	res = send(strings.Replace(string(example), "adapter: native", "adapter: generic", 1))
+	if res.status != 422 || !strings.Contains(res.text(`[data-testid="fleet-error"][data-path="repositories[0].adapter"]`), "the adapters are native") {
+		t.Fatalf("bad adapter: %d %q", res.status, res.text(`[data-testid="fleet-errors"]`))
 	}
 }

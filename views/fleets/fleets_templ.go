@@ -71,7 +71,7 @@ func ListPage(d ListData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<label>Fleet manifest (YAML or JSON) <input type=\"file\" name=\"manifest\" accept=\".yaml,.yml,.json,application/json,application/yaml\" required></label><div class=\"grid\"><button type=\"submit\" name=\"action\" value=\"preview\" class=\"secondary\" data-testid=\"fleet-preview\">Preview runs</button> <button type=\"submit\" name=\"action\" value=\"launch\" data-testid=\"fleet-launch\">Launch</button></div></form><p><small>The API takes the same manifest: <code>POST /api/v1/fleets</code> (<code>?dry_run=true</code> to preview), or <code>ruckus fleet submit FILE [--dry-run]</code>; see the README.</small></p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<label>Fleet manifest (YAML or JSON, in Ruckus's dialect or the fleet benchmarking document's: fleet_id, repositories, providers, scenario_profiles) <input type=\"file\" name=\"manifest\" accept=\".yaml,.yml,.json,application/json,application/yaml\" required></label><div class=\"grid\"><button type=\"submit\" name=\"action\" value=\"preview\" class=\"secondary\" data-testid=\"fleet-preview\">Preview runs</button> <button type=\"submit\" name=\"action\" value=\"launch\" data-testid=\"fleet-launch\">Launch</button></div></form><p><small>The API takes the same manifest: <code>POST /api/v1/fleets</code> (<code>?dry_run=true</code> to preview), or <code>ruckus fleet submit FILE [--dry-run] [--wait]</code>, or the TypeScript SDK; see the README.</small></p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -167,9 +167,9 @@ func ListPage(d ListData) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var8 string
-					templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(r.Scenario)
+					templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(scenarioKey(r.Repository, r.Scenario))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `fleets/fleets.templ`, Line: 60, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `fleets/fleets.templ`, Line: 60, Col: 52}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 					if templ_7745c5c3_Err != nil {
