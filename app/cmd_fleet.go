@@ -242,7 +242,8 @@ func orNone(s string) string {
 //	                       {repository}/{provider}_{model}/{scenario}/results.json, results.csv, responses.jsonl
 //
 // with the artifacts the manifest's output.formats chose (all when none).
-// DIR defaults to the manifest's output.base_dir, else ./fleet-results.
+// DIR defaults to the manifest's output.base_dir when that is a path inside
+// the current directory, else ./fleet-results.
 func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("fleet export", "ruckus fleet export ID [--dir DIR]", out)
 	dir := fs.String("dir", "", "where to write the artifact tree (default: the manifest's output.base_dir, else ./fleet-results)")
@@ -269,6 +270,12 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 	if *dir == "" {
 		*dir = "./fleet-results"
 		if m.Output != nil && m.Output.BaseDir != "" {
+			// The manifest may be another user's (an administrator exports
+			// any fleet): its base_dir is followed only inside this
+			// directory.
+			if !filepath.IsLocal(m.Output.BaseDir) {
+				return fmt.Errorf("fleet %d: its output.base_dir %q is not a path inside this directory: give --dir", id, m.Output.BaseDir)
+			}
 			*dir = m.Output.BaseDir
 		}
 	}

@@ -287,6 +287,13 @@ func TestFleetWaitAndExport(t *testing.T) {
 	if html, _ := os.ReadFile(filepath.Join(root, "report.html")); !strings.Contains(string(html), "<svg") || strings.Contains(string(html), "<script") {
 		t.Fatal("report.html is not the dashboard")
 	}
+	// A base_dir outside this directory is not followed.
+	if _, err := st.Pool().Exec(ctx, `UPDATE fleets SET manifest = jsonb_set(manifest, '{output,base_dir}', '"/tmp/elsewhere"')`); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "fleet", "export", fmt.Sprint(id)); code != 1 || !strings.Contains(errOut, `output.base_dir "/tmp/elsewhere" is not a path inside this directory: give --dir`) {
+		t.Fatalf("absolute base_dir: %d %q", code, errOut)
+	}
 	if code, out, _ := runCLI(t, "fleet", "export", "999999"); code != 1 || out != "" {
 		t.Fatalf("no such fleet: %d %q", code, out)
 	}
