@@ -307,13 +307,9 @@ func (m *measure) messages(events *sseReader) (class, msg string) {
 
 // wholeMessage reads a non-streaming Messages API response.
 func (m *measure) wholeMessage(body io.Reader) (class, msg string) {
-	b, err := io.ReadAll(io.LimitReader(body, maxLine+1))
-	m.end = m.now()
-	if err != nil {
-		return readFailure(err)
-	}
-	if len(b) > maxLine {
-		return jobs.ErrMalformed, fmt.Sprintf("the response body is larger than %d MiB", maxLine>>20)
+	b, class, msg := m.readWhole(body)
+	if class != "" {
+		return class, msg
 	}
 	var r struct {
 		ID      string `json:"id"`

@@ -276,17 +276,28 @@ func (m *measure) nextEvent(events *sseReader, missing string) (ev sseEvent, don
 	return ev, true, class, msg
 }
 
+// readWhole reads a non-streaming response's body, bounded, and marks the
+// end of the request.
+func (m *measure) readWhole(body io.Reader) (b []byte, class, msg string) {
+	b, err := io.ReadAll(io.LimitReader(body, maxLine+1))
+	m.end = m.now()
+	if err != nil {
+		class, msg = readFailure(err)
+		return nil, class, msg
+	}
+	if len(b) > maxLine {
+		return nil, jobs.ErrMalformed, fmt.Sprintf("the response body is larger than %d MiB", maxLine>>20)
+	}
+	return b, "", ""
+}
+
 // whole reads a non-streaming response (from a server that ignored
 // "stream"): the whole answer arrives at once, so TTFT = E2E = send → body
 // read, and the tokens come from the body's usage.
 func (m *measure) whole(body io.Reader) (class, msg string) {
-	b, err := io.ReadAll(io.LimitReader(body, maxLine+1))
-	m.end = m.now()
-	if err != nil {
-		return readFailure(err)
-	}
-	if len(b) > maxLine {
-		return jobs.ErrMalformed, fmt.Sprintf("the response body is larger than %d MiB", maxLine>>20)
+	b, class, msg := m.readWhole(body)
+	if class != "" {
+		return class, msg
 	}
 	var c chunk
 	if err := json.Unmarshal(b, &c); err != nil {

@@ -128,18 +128,9 @@ func (s *Server) streamMessages(ctx context.Context, w http.ResponseWriter, a *a
 		t, _ := json.Marshal(text)
 		event("content_block_delta", fmt.Appendf(nil, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%s}}`, t))
 		s.c.tokens.Add(int64(k))
-	}, func() bool {
-		switch a.fault {
-		case faultStall:
-			return s.stall(ctx)
-		case faultDisconnect:
-			s.disconnect()
-		case faultMalformed:
-			s.c.malform.Add(1)
-			event("content_block_delta", []byte(`{"type":"content_block_delta","index":0, this is not JSON`))
-		}
-		return true
-	})
+	}, s.onStreamFault(ctx, a, func() {
+		event("content_block_delta", []byte(`{"type":"content_block_delta","index":0, this is not JSON`))
+	}))
 	if !ok {
 		return false
 	}

@@ -549,18 +549,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 		ev = append(append(append(ev[:0], head...), t...), tail...)
 		writeLine(ev)
 		s.c.tokens.Add(int64(k))
-	}, func() bool {
-		switch a.fault {
-		case faultStall:
-			return s.stall(ctx)
-		case faultDisconnect:
-			s.disconnect()
-		case faultMalformed:
-			s.c.malform.Add(1)
-			writeLine(fmt.Appendf(nil, `{"id":%q,"object":%q,"choices":[{"index":0, this is not JSON`, a.id, a.chunk().Object))
-		}
-		return true
-	})
+	}, s.onStreamFault(ctx, a, func() {
+		writeLine(fmt.Appendf(nil, `{"id":%q,"object":%q,"choices":[{"index":0, this is not JSON`, a.id, a.chunk().Object))
+	}))
 	if !ok {
 		return false
 	}
@@ -577,6 +568,23 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 	}
 	writeLine([]byte("[DONE]"))
 	return true
+}
+
+// onStreamFault is a streamed answer's fault: a stall, a cut connection,
+// or a malformed event, which malformed writes.
+func (s *Server) onStreamFault(ctx context.Context, a *answer, malformed func()) func() bool {
+	return func() bool {
+		switch a.fault {
+		case faultStall:
+			return s.stall(ctx)
+		case faultDisconnect:
+			s.disconnect()
+		case faultMalformed:
+			s.c.malform.Add(1)
+			malformed()
+		}
+		return true
+	}
 }
 
 // generateWhole generates the whole answer for a non-streaming response:
