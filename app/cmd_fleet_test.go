@@ -213,36 +213,43 @@ func TestFleetWaitAndExport(t *testing.T) {
 
 	// The agents' work, done while the CLI waits: the anthropic run of
 	// reasoning fails on every item, the others succeed.
-	worked := make(chan error, 1)
-	go func() {
-		defer close(worked)
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			var ids []int64
-			var runtimes []string
-			rows, err := st.Pool().Query(ctx, `SELECT id, runtime FROM runs ORDER BY id`)
-			if err == nil {
-				for rows.Next() {
-					var id int64
-					var rt string
-					_ = rows.Scan(&id, &rt)
-					ids, runtimes = append(ids, id), append(runtimes, rt)
-				}
-				rows.Close()
-			}
-			if len(ids) == 4 {
-				for i, id := range ids {
-					if err := finishFleetRun(st, id, agents[runtimes[i]], 3, i == 3); err != nil {
-						worked <- err
-						return
+	// work does the agents' part while the CLI waits: once the fleet's
+	// four queued runs exist, each is answered, the last failing every
+	// item when failLast.
+	work := func(failLast bool) chan error {
+		worked := make(chan error, 1)
+		go func() {
+			defer close(worked)
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) {
+				var ids []int64
+				var runtimes []string
+				rows, err := st.Pool().Query(ctx, `SELECT id, runtime FROM runs WHERE state = 'queued' ORDER BY id`)
+				if err == nil {
+					for rows.Next() {
+						var id int64
+						var rt string
+						_ = rows.Scan(&id, &rt)
+						ids, runtimes = append(ids, id), append(runtimes, rt)
 					}
+					rows.Close()
 				}
-				return
+				if len(ids) == 4 {
+					for i, id := range ids {
+						if err := finishFleetRun(st, id, agents[runtimes[i]], 3, failLast && i == 3); err != nil {
+							worked <- err
+							return
+						}
+					}
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		worked <- fmt.Errorf("the fleet's runs never appeared")
-	}()
+			worked <- fmt.Errorf("the fleet's runs never appeared")
+		}()
+		return worked
+	}
+	worked := work(true)
 	code, out, errOut = runCLI(t, "fleet", "submit", example, "--wait", "--interval", "100ms", "--min-success", "0.9")
 	if err := <-worked; err != nil {
 		t.Fatal(err)
@@ -293,6 +300,30 @@ func TestFleetWaitAndExport(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "fleet", "export", fmt.Sprint(id)); code != 1 || !strings.Contains(errOut, `output.base_dir "/tmp/elsewhere" is not a path inside this directory: give --dir`) {
 		t.Fatalf("absolute base_dir: %d %q", code, errOut)
+	}
+	// --format json: the report alone on standard output.
+	b, err = os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(dir, "again.json") // another name: not the same run ids, whatever the second
+	if err := os.WriteFile(again, []byte(strings.Replace(string(b), `"agentics-fleet-2025"`, `"agentics-json"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	worked = work(false)
+	code, out, errOut = runCLI(t, "fleet", "submit", again, "--wait", "--interval", "100ms", "--format", "json", "--min-success", "1")
+	if err := <-worked; err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Summary struct {
+			TotalTests  int     `json:"total_tests"`
+			SuccessRate float64 `json:"success_rate"`
+		} `json:"summary"`
+		Failures []any `json:"failures"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || rep.Summary.TotalTests != 12 || rep.Summary.SuccessRate != 1 || len(rep.Failures) != 0 {
+		t.Fatalf("--format json: %d %v %q %q", code, err, out, errOut)
 	}
 	if code, out, _ := runCLI(t, "fleet", "export", "999999"); code != 1 || out != "" {
 		t.Fatalf("no such fleet: %d %q", code, out)
