@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict check-generated generate lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -64,6 +64,9 @@ e2e-go:
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
+
+sdk: ## Regenerate the TypeScript SDK's types from handlers/openapi.yaml and build it (node, npm; tested by make e2e)
+	cd handlers/sdk/typescript && npm ci --no-audit --no-fund && npm run generate && npm run build
 
 check-generated: ## Fail when generated files are stale
 	@$(GO) tool templ generate -path views >/dev/null 2>&1

@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/agentd/sim"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // backend is how the agent reaches its inference runtime.
@@ -230,20 +231,27 @@ func newBackend(ctx context.Context, cfg runConfig, logger *slog.Logger) (backen
 	if cfg.APIKeyEnv != "" {
 		apiKey = os.Getenv(cfg.APIKeyEnv)
 	}
+	dialect := jobs.DialectOpenAI
+	if cfg.Runtime == modeAnthropic {
+		dialect = jobs.DialectAnthropic
+	}
 	client := func(url string) *openai.Client {
-		return &openai.Client{BaseURL: url, APIKey: apiKey, HTTP: hc, StallTimeout: cfg.StallTimeout, RequestTimeout: cfg.RequestTimeout}
+		return &openai.Client{BaseURL: url, APIKey: apiKey, HTTP: hc, StallTimeout: cfg.StallTimeout, RequestTimeout: cfg.RequestTimeout,
+			Dialect: dialect}
 	}
 	switch cfg.Runtime {
 	case modeSim:
 		sctx, stop := context.WithCancel(ctx)
-		addr, _, err := sim.Listen(sctx, "127.0.0.1:0", cfg.Sim, logger)
+		simCfg := cfg.Sim
+		simCfg.Dialect = sim.DialectOpenAI // what the agent's own client speaks to it
+		addr, _, err := sim.Listen(sctx, "127.0.0.1:0", simCfg, logger)
 		if err != nil {
 			stop()
 			return nil, err
 		}
 		logger.Info("simulated runtime listening", "addr", addr)
 		return &remote{mode: "sim", url: "http://" + addr, client: client, stop: stop}, nil
-	case modeOpenAI:
+	case modeOpenAI, modeAnthropic:
 		return &remote{mode: "black-box", url: cfg.Endpoint, metrics: cfg.MetricsURL, client: client}, nil
 	case modeLaunch:
 		return &launcher{cfg: cfg, client: client, logger: logger}, nil

@@ -20,10 +20,11 @@ const simUsage = `agentd sim serves the simulated OpenAI-compatible runtime on i
 demos and for load-testing Ruckus or any OpenAI client.
 
 Usage:
-  agentd sim [--listen 127.0.0.1:8000] [--config FILE.yaml] [--sim-… flags]
+  agentd sim [--listen 127.0.0.1:8000] [--dialect openai|anthropic] [--config FILE.yaml] [--sim-… flags]
 
 It prints the address it listens on and serves POST /v1/chat/completions,
-POST /v1/completions, GET /v1/models and GET /health until SIGINT or
+POST /v1/completions (or, with --dialect anthropic, Anthropic's Messages
+API at POST /v1/messages), GET /v1/models and GET /health until SIGINT or
 SIGTERM. --config reads the sim: section of an agentd YAML file, or a file
 of those keys alone (ttft: lognormal:150ms,0.5, fault_429: 0.01, …);
 flags override the file. Distributions: const:20ms, uniform:10ms,40ms,
@@ -36,6 +37,7 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(io.Discard) // errors are reported below, help on stdout
 	listen := fs.String("listen", "127.0.0.1:8000", "address to serve on (port 0 picks a free one)")
 	configFile := fs.String("config", "", "YAML file with the sim settings; flags override it")
+	dialect := fs.String("dialect", sim.DialectOpenAI, "the API to serve: openai (chat completions, completions) or anthropic (the Messages API)")
 	cfg := sim.DefaultConfig()
 	cfg.RegisterFlags(fs)
 	fail := func(err error) int {
@@ -75,12 +77,15 @@ func simCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		cfg = fromFile
 	}
+	if *dialect != sim.DialectOpenAI || cfg.Dialect == "" {
+		cfg.Dialect = *dialect
+	}
 	if err := cfg.Validate(); err != nil {
 		return fail(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	err := sim.ListenAndServe(ctx, *listen, cfg, logger, func(addr string) {
-		fmt.Fprintf(stdout, "agentd sim: simulated runtime serving on http://%s\n", addr)
+		fmt.Fprintf(stdout, "agentd sim: simulated runtime (%s API) serving on http://%s\n", cfg.Dialect, addr)
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "agentd sim:", err)

@@ -30,6 +30,9 @@ const (
 	modeOpenAI = "openai"
 	// modeLaunch starts the runtime itself for every run (white-box).
 	modeLaunch = "launch"
+	// modeAnthropic sends runs to Anthropic's Messages API (black-box),
+	// or to a server speaking it (--endpoint).
+	modeAnthropic = "anthropic"
 )
 
 // servable runtime names an openai-mode agent may advertise.
@@ -46,7 +49,14 @@ type runConfig struct {
 	// "sim" for --runtime sim, the endpoint's kind for openai, the launched
 	// runtime for launch.
 	Serves string `yaml:"serves"`
-	// openai mode.
+	// Provider takes the runs of a provider in the provider table
+	// (ProvidersFile, or the built-in openai and anthropic): its
+	// dialect sets Runtime, its base URL the Endpoint unless one is
+	// given, its key variable the APIKeyEnv unless one is given, and it
+	// serves the runs of the runtime named after it.
+	Provider      string `yaml:"provider"`
+	ProvidersFile string `yaml:"providers_file"`
+	// openai and anthropic modes.
 	Endpoint    string `yaml:"endpoint"`
 	APIKeyEnv   string `yaml:"api_key_env"`
 	MetricsURL  string `yaml:"metrics_url"`
@@ -103,8 +113,8 @@ func defaultRunConfig() runConfig {
 	host, _ := os.Hostname()
 	return runConfig{
 		DatabaseURL: os.Getenv("DATABASE_URL"), Name: host, Runtime: modeSim, Heartbeat: 5 * time.Second,
-		APIKeyEnv: "OPENAI_API_KEY", RequestTimeout: 10 * time.Minute,
-		ReadyTimeout: launch.DefaultReadyTimeout, StopGrace: launch.DefaultStopGrace,
+		RequestTimeout: 10 * time.Minute,
+		ReadyTimeout:   launch.DefaultReadyTimeout, StopGrace: launch.DefaultStopGrace,
 		StallTimeout: 2 * time.Minute, ProgressInterval: time.Second, Sim: sim.DefaultConfig(),
 		DBPoolSize: DefaultDBPoolSize, ControlPoll: 250 * time.Millisecond,
 		Key: os.Getenv("RUCKUS_AGENT_KEY"),
@@ -159,7 +169,9 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.String("config", "", "YAML file with these settings (keys as in the README); flags win")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL shared with the server (default $DATABASE_URL)")
 	fs.StringVar(&c.Name, "name", c.Name, "agent name, unique in the fleet")
-	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in), openai (an endpoint already running) or launch (started for every run)")
+	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in), openai (an endpoint already running), anthropic (Anthropic's Messages API) or launch (started for every run)")
+	fs.StringVar(&c.Provider, "provider", c.Provider, "take the runs of this remote provider (\"provider:model\" fleet targets): its base URL, key variable and dialect come from the provider table")
+	fs.StringVar(&c.ProvidersFile, "providers", c.ProvidersFile, "the provider table, a YAML file (the server's RUCKUS_PROVIDERS_FILE); default: openai and anthropic only")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", c.Heartbeat, "heartbeat interval")
 	fs.StringVar(&c.Serves, "serves", c.Serves, "runtime name to take runs for: with openai one of "+strings.Join(servable, ", ")+"; with launch one of "+strings.Join(launch.Runtimes(), ", "))
 	fs.StringVar(&c.MetricsURL, "metrics-url", c.MetricsURL, "openai: the runtime's Prometheus /metrics, scraped during runs (gray-box); launch finds it itself")
@@ -170,7 +182,7 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.DurationVar(&c.StopGrace, "stop-grace", c.StopGrace, "launch: how long the runtime gets to stop after SIGTERM before SIGKILL")
 	fs.StringVar(&c.LogDir, "log-dir", c.LogDir, "launch: where runtime logs are kept (default: only the tail, stored with the run)")
 	fs.StringVar(&c.Endpoint, "endpoint", c.Endpoint, "openai: base URL of the OpenAI-compatible server, such as http://127.0.0.1:8000")
-	fs.StringVar(&c.APIKeyEnv, "api-key-env", c.APIKeyEnv, "environment variable holding the endpoint's API key (sent as a Bearer token when set)")
+	fs.StringVar(&c.APIKeyEnv, "api-key-env", c.APIKeyEnv, "environment variable holding the endpoint's API key, sent as a Bearer token (x-api-key for anthropic) when set (default OPENAI_API_KEY, ANTHROPIC_API_KEY for anthropic, the provider's with --provider)")
 	fs.StringVar(&c.TLSCA, "tls-ca", c.TLSCA, "PEM file of a CA to trust for https endpoints")
 	fs.BoolVar(&c.TLSInsecure, "tls-insecure", c.TLSInsecure, "do not verify the endpoint's certificate (testing only)")
 	fs.Var(mapFlag{&c.ModelAliases}, "model-alias", "NAME=SERVED: the name the runtime knows a registry model by (repeatable)")
@@ -221,6 +233,9 @@ func (c *runConfig) validate() error {
 			return fmt.Errorf("--sim-gpu %q: %w", c.SimGPU, err)
 		}
 	}
+	if err := c.applyProvider(); err != nil {
+		return err
+	}
 	switch c.Runtime {
 	case modeSim:
 		if c.Serves != "" && c.Serves != modeSim {
@@ -238,8 +253,27 @@ func (c *runConfig) validate() error {
 		if c.Serves == "" {
 			c.Serves = modeOpenAI
 		}
-		if !slices.Contains(servable, c.Serves) {
+		if c.APIKeyEnv == "" {
+			c.APIKeyEnv = "OPENAI_API_KEY"
+		}
+		if c.Provider == "" && !slices.Contains(servable, c.Serves) {
 			return fmt.Errorf("--serves %q: with --runtime openai use one of %s", c.Serves, strings.Join(servable, ", "))
+		}
+	case modeAnthropic:
+		if c.Endpoint == "" {
+			c.Endpoint = jobs.DefaultProviders()[modeAnthropic].BaseURL
+		}
+		if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
+			return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
+		}
+		if c.APIKeyEnv == "" {
+			c.APIKeyEnv = "ANTHROPIC_API_KEY"
+		}
+		if c.Serves == "" {
+			c.Serves = modeAnthropic
+		}
+		if c.Provider == "" && c.Serves != modeAnthropic {
+			return fmt.Errorf("--serves %q: --runtime anthropic serves the anthropic runtime's runs (use --provider for another provider speaking the Messages API)", c.Serves)
 		}
 	case modeLaunch:
 		_, name, ok := launch.Lookup(c.Serves)
@@ -261,7 +295,50 @@ func (c *runConfig) validate() error {
 			}
 		}
 	default:
-		return fmt.Errorf("--runtime %q: use sim, openai or launch", c.Runtime)
+		return fmt.Errorf("--runtime %q: use sim, openai, anthropic or launch", c.Runtime)
+	}
+	return nil
+}
+
+// applyProvider sets the runtime, endpoint, key variable and runs served
+// from --provider's entry in the provider table.
+func (c *runConfig) applyProvider() error {
+	if c.Provider == "" {
+		if c.ProvidersFile != "" {
+			return errors.New("--providers is read with --provider NAME only")
+		}
+		return nil
+	}
+	table := jobs.DefaultProviders()
+	if c.ProvidersFile != "" {
+		f, err := os.Open(c.ProvidersFile)
+		if err != nil {
+			return fmt.Errorf("--providers: %w", err)
+		}
+		defer f.Close()
+		if table, err = jobs.ReadProviders(f); err != nil {
+			return fmt.Errorf("--providers %s: %w", c.ProvidersFile, err)
+		}
+	}
+	p, ok := table[c.Provider]
+	if !ok {
+		return fmt.Errorf("--provider %q: the provider table has %s", c.Provider, strings.Join(table.Names(), ", "))
+	}
+	if c.Serves != "" && c.Serves != p.Name {
+		return fmt.Errorf("--serves %q: --provider %s serves the %s runtime's runs", c.Serves, p.Name, p.Name)
+	}
+	switch {
+	case c.Runtime == modeSim || c.Runtime == "" || c.Runtime == p.Dialect:
+		c.Runtime = p.Dialect
+	default:
+		return fmt.Errorf("--runtime %q: provider %s speaks the %s dialect (leave --runtime out)", c.Runtime, p.Name, p.Dialect)
+	}
+	c.Serves = p.Name
+	if c.Endpoint == "" {
+		c.Endpoint = p.BaseURL
+	}
+	if c.APIKeyEnv == "" {
+		c.APIKeyEnv = p.APIKeyEnv
 	}
 	return nil
 }

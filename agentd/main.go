@@ -48,8 +48,14 @@ another agent to resume, and marks itself offline.
                     agentd run --help lists the --sim-… flags)
   --runtime openai  any OpenAI-compatible server: --endpoint URL, the key in
                     $OPENAI_API_KEY (--api-key-env), --serves vllm|sglang|tgi|…
+  --runtime anthropic  Anthropic's Messages API (--endpoint, default
+                    https://api.anthropic.com), the key in $ANTHROPIC_API_KEY
+  --provider NAME   a remote provider of the provider table (--providers FILE):
+                    its base URL, key variable and dialect; it takes the runs
+                    of the fleets' "NAME:model" targets
 
-agentd sim serves the simulated runtime on its own.
+agentd sim serves the simulated runtime on its own (--dialect anthropic: the
+Messages API).
 `
 
 func main() {

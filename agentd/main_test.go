@@ -30,7 +30,14 @@ func TestRunFlagsAreValidated(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
 	for args, want := range map[string]string{
 		"": "--database-url (or DATABASE_URL) is required",
-		"--database-url postgres://x --runtime vllm":                                                `--runtime "vllm": use sim, openai or launch`,
+		"--database-url postgres://x --runtime vllm":                                                `--runtime "vllm": use sim, openai, anthropic or launch`,
+		"--database-url postgres://x --provider groq":                                               `--provider "groq": the provider table has anthropic, openai`,
+		"--database-url postgres://x --provider anthropic --runtime openai":                         `provider anthropic speaks the anthropic dialect`,
+		"--database-url postgres://x --provider openai --serves vllm":                               `--provider openai serves the openai runtime's runs`,
+		"--database-url postgres://x --providers /nonexistent.yaml":                                 "--providers is read with --provider NAME only",
+		"--database-url postgres://x --provider x --providers /nonexistent.yaml":                    "--providers: open /nonexistent.yaml",
+		"--database-url postgres://x --runtime anthropic --serves vllm":                             "--runtime anthropic serves the anthropic runtime's runs",
+		"--database-url postgres://x --runtime anthropic --endpoint ftp://x":                        `--endpoint "ftp://x" must start with http://`,
 		"--database-url postgres://x --runtime openai":                                              "--runtime openai needs --endpoint",
 		"--database-url postgres://x --runtime launch --serves nope":                                "--runtime launch needs --serves",
 		"--database-url postgres://x --sim-itl fast":                                                "--sim-itl",

@@ -118,8 +118,13 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return fmt.Errorf("RUCKUS_TRUSTED_PROXIES: %w", err)
 	}
+	providers, err := readProviders(cfg.ProvidersFile)
+	if err != nil {
+		return err
+	}
 	app := handlers.New(handlers.Deps{
 		Store:              st,
+		Providers:          providers,
 		Uploader:           &ingest.Uploader{Store: st, Limits: limits},
 		Benchmarks:         planner,
 		JobsUI:             ui,
@@ -361,4 +366,22 @@ func bootstrapAdmin(ctx context.Context, st *store.Store, pw *auth.Passwords, cf
 		}
 		return nil
 	})
+}
+
+// readProviders reads the provider table file (RUCKUS_PROVIDERS_FILE); no
+// file is the built-in table.
+func readProviders(path string) (jobs.Providers, error) {
+	if path == "" {
+		return jobs.DefaultProviders(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_PROVIDERS_FILE: %w", err)
+	}
+	defer f.Close()
+	p, err := jobs.ReadProviders(f)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_PROVIDERS_FILE %s: %w", path, err)
+	}
+	return p, nil
 }

@@ -29,7 +29,10 @@ Usage:
   ruckus agent revoke NAME              drop agent NAME's login and deactivate it
   ruckus dataset upload FILE [--name N] [--shared]   upload through the API (RUCKUS_URL, RUCKUS_TOKEN)
   ruckus bench submit FILE [--dry-run]  submit a benchmark manifest (YAML or JSON) through the API
-  ruckus fleet submit FILE [--dry-run]  submit a fleet manifest (scenarios × targets) through the API
+  ruckus fleet submit FILE [--dry-run] [--wait] [--format summary|json] [--min-success RATE]
+                                        submit a fleet manifest (Ruckus's or the fleet document's dialect) through the API;
+                                        --wait follows it to the end and exits non-zero below --min-success
+  ruckus fleet export ID [--dir DIR]    write a fleet's artifact tree (fleet.json, CSVs, report.html, per-scenario results)
   ruckus bench watch ID                 follow a benchmark's runs live until they finish
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -26,6 +28,7 @@ type fleetManifestStore interface {
 	ListFleets(ctx context.Context, v store.Viewer, limit int) ([]store.FleetSummary, error)
 	FleetByID(ctx context.Context, v store.Viewer, id int64) (store.Fleet, error)
 	FleetCategories(ctx context.Context, fleetID int64) ([]store.FleetCategory, error)
+	FleetResults(ctx context.Context, fleetID int64) ([]store.FleetRunResults, []store.FleetDurations, error)
 }
 
 // maxFleetsListed bounds the fleets a list shows.
@@ -121,28 +124,64 @@ func (s *server) fleetReport(c *fiber.Ctx) (store.Fleet, fleet.Report, error) {
 	if err != nil {
 		return f, fleet.Report{}, err
 	}
-	return f, fleet.BuildReport(f, cats), nil
+	results, durations, err := s.Store.FleetResults(c.UserContext(), f.ID)
+	if err != nil {
+		return f, fleet.Report{}, err
+	}
+	return f, fleet.BuildReport(f, cats, results, durations), nil
 }
 
-// apiFleetReport is the fleet's report: ?format=json (default) or csv.
+// apiFleetReport is the fleet's report: ?format=json (default), csv (one
+// of the tables fleet.CSVTables, ?table=, runs by default) or html (the
+// self-contained dashboard, as GET …/report.html gives it).
 func (s *server) apiFleetReport(c *fiber.Ctx) error {
 	format := c.Query("format", "json")
-	if format != "json" && format != "csv" {
-		return fiber.NewError(fiber.StatusBadRequest, "format: use json or csv")
+	table := c.Query("table", fleet.TableRuns)
+	if format != "json" && format != "csv" && format != "html" {
+		return fiber.NewError(fiber.StatusBadRequest, "format: use json, csv or html")
+	}
+	if !slices.ContainsFunc(fleet.CSVTables, func(t struct{ Name, File string }) bool { return t.Name == table }) {
+		return fiber.NewError(fiber.StatusBadRequest, "table: use summary, repositories, providers, categories or runs")
 	}
 	f, rep, err := s.fleetReport(c)
 	if err != nil {
 		return err
 	}
-	if format == "json" {
-		return c.JSON(rep)
-	}
 	var buf bytes.Buffer
-	if err := rep.WriteCSV(&buf); err != nil {
+	switch format {
+	case "json":
+		return c.JSON(rep)
+	case "html":
+		return s.sendFleetDashboard(c, f, rep)
+	}
+	if err := rep.WriteCSV(&buf, table); err != nil {
 		return err
 	}
 	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="fleet-%d-%s.csv"`, f.ID, f.Name))
+	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="fleet-%d-%s-%s.csv"`, f.ID, f.Name, table))
+	return c.Send(buf.Bytes())
+}
+
+// apiFleetDashboard is the fleet's report as a self-contained HTML file.
+func (s *server) apiFleetDashboard(c *fiber.Ctx) error {
+	f, rep, err := s.fleetReport(c)
+	if err != nil {
+		return err
+	}
+	return s.sendFleetDashboard(c, f, rep)
+}
+
+func (s *server) sendFleetDashboard(c *fiber.Ctx, f store.Fleet, rep fleet.Report) error {
+	var buf bytes.Buffer
+	if err := rep.WriteHTML(&buf, time.Now()); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/html; charset=utf-8")
+	// Nothing in it runs or loads: say so to the browser too.
+	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	if c.QueryBool("download") {
+		c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="fleet-%d-%s-report.html"`, f.ID, f.Name))
+	}
 	return c.Send(buf.Bytes())
 }
 

@@ -89,7 +89,7 @@ func (f fleetFixture) finish(t *testing.T, e *env, runID, agentID int64, seconds
 	}
 	var rs []store.ResultRecord
 	for i := range 4 {
-		res := jobs.Result{Idx: i, CustomID: fmt.Sprintf("q%d", i), Status: jobs.StatusOK, Output: fmt.Sprint(i), CompletionTokens: 10,
+		res := jobs.Result{Idx: i, CustomID: fmt.Sprintf("q%d", i), Status: jobs.StatusOK, Output: fmt.Sprint(i), PromptTokens: 5, CompletionTokens: 10,
 			ContentEvents: 10, TTFT: time.Duration(10+i) * time.Millisecond, E2E: time.Duration(100+10*i) * time.Millisecond}
 		if fail && i == 3 {
 			res = jobs.Result{Idx: i, CustomID: "q3", Status: jobs.StatusError, ErrorClass: jobs.ErrHTTP429, Error: "slow down"}
@@ -112,11 +112,11 @@ func (f fleetFixture) finish(t *testing.T, e *env, runID, agentID int64, seconds
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(sum)
-	state := "completed"
+	state, why := "completed", ""
 	if fail {
-		state = "failed"
+		state, why = "failed", "every request failed with HTTP 429"
 	}
-	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: state, StoppedBy: state, Segment: window, Summary: raw,
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: state, StoppedBy: state, Error: why, Segment: window, Summary: raw,
 		Throughput: sum.OutputTokensPerS, RequestsPerS: sum.RequestsPerS}); err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +132,11 @@ func TestFleetDryRunCreateAndReport(t *testing.T) {
 	f := newFleetFixture(t, e, tok)
 
 	// Validation errors name the field.
-	bad := strings.Replace(f.manifest("nightly"), `"openai:gpt-4o-mini"`, `"openai:gpt-4o-mini","anthropic:claude"`, 1)
+	bad := strings.Replace(f.manifest("nightly"), `"openai:gpt-4o-mini"`, `"openai:gpt-4o-mini","groq:llama"`, 1)
 	bad = strings.Replace(bad, `"concurrency":2`, `"concurrency":0`, 1)
 	res := e.api(http.MethodPost, "/api/v1/fleets", tok, strings.NewReader(bad), "application/json")
 	errs, _ := json.Marshal(res.body["errors"])
-	if res.status != 422 || !strings.Contains(string(errs), `{"message":"unknown provider \"anthropic\": the remote providers are openai`) ||
+	if res.status != 422 || !strings.Contains(string(errs), `{"message":"unknown provider \"groq\": the remote providers are anthropic, openai`) ||
 		!strings.Contains(string(errs), `"path":"targets[2]"}`) ||
 		!strings.Contains(string(errs), `{"message":"between 1 and 4096 requests in flight","path":"scenarios[1].load.concurrency"}`) {
 		t.Fatalf("invalid fleet: %d %s", res.status, errs)
@@ -266,7 +266,7 @@ func TestFleetDryRunCreateAndReport(t *testing.T) {
 	if row := recs[2]; row[5] != "openai" || row[14] != "" {
 		t.Fatalf("csv row without a price: %v", row)
 	}
-	if st, body := apiGet(e, fmt.Sprintf("/api/v1/fleets/%d/report?format=xml", fleetID), tok); st != 400 || body["error"] != "format: use json or csv" {
+	if st, body := apiGet(e, fmt.Sprintf("/api/v1/fleets/%d/report?format=xml", fleetID), tok); st != 400 || body["error"] != "format: use json, csv or html" {
 		t.Fatalf("format xml: %d %v", st, body)
 	}
 

@@ -126,7 +126,9 @@ func contract() *apiContract {
 				"$.body.**.gpu_summary.**", "$.body.**.scorer_options.**", "$.body.manifest.**", "$.body.**.schema.**",
 				"$.body.**.ruckus.**", "$.body.results[*].response.body.**", "$.body.runs[*].**",
 				// Fleet manifests and reports: described at the top level only.
-				"$.body.scenarios[*].**", "$.body.targets[*].**", "$.body.providers[*].**", "$.body.categories[*].**", "$.body.rows[*].**"))
+				"$.body.scenarios[*].**", "$.body.targets[*].**", "$.body.providers[*].**", "$.body.categories[*].**", "$.body.rows[*].**",
+				// The fleet document's scenario profiles: a map keyed by scenario.
+				"$.body.scenario_profiles.*"))
 		if len(errs) > 0 {
 			c.loadErr = fmt.Errorf("%v", errs)
 			return

@@ -25,6 +25,7 @@ import (
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/assets"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Deps is everything the web layer needs from the rest of the program.
@@ -52,6 +53,9 @@ type Deps struct {
 	// Fleets plans and creates fleets; nil means a fleet planner over
 	// Benchmarks (when that is a *bench.Planner).
 	Fleets Fleets
+	// Providers is the provider table of fleets' remote targets (nil:
+	// jobs.DefaultProviders).
+	Providers jobs.Providers
 	// JobsUI is River's web UI (riverui), mounted at /admin/jobs for
 	// administrators; nil leaves it out.
 	JobsUI http.Handler
@@ -102,6 +106,7 @@ type Store interface {
 	homeStore
 	judgeStore
 	fleetManifestStore
+	providerPriceStore
 	historyStore
 }
 
@@ -132,7 +137,7 @@ func New(d Deps) *fiber.App {
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	if p, ok := d.Benchmarks.(*bench.Planner); ok && d.Fleets == nil {
-		d.Fleets = &fleet.Planner{Bench: p}
+		d.Fleets = &fleet.Planner{Bench: p, Providers: d.Providers}
 	}
 	s := &server{
 		Deps:     d,
@@ -236,6 +241,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/fleets", SignedIn, s.apiListFleets)
 	api.get("/fleets/:id<int>", Owner, s.apiGetFleet)
 	api.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
+	api.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
 	api.router.Use(apiNotFound)
 
 	web := root.group("", s.loadSession, s.checkCSRF)
@@ -296,6 +302,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/fleets", SignedIn, s.submitFleet)
 	web.get("/fleets/:id<int>", Owner, s.showFleetPage)
 	web.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
+	web.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
 	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
 	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))
@@ -331,6 +338,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.ApproveAgent(ctx, id) }))
 	admin.get("/hardware", Admin, s.showHardwarePage)
 	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
+	admin.get("/providers", Admin, s.showProvidersPage)
+	admin.post("/providers/prices", Admin, s.setProviderPrice)
+	admin.post("/providers/prices/delete", Admin, s.deleteProviderPrice)
 	admin.get("/models", Admin, s.showModelsPage)
 	admin.post("/models", Admin, s.createModel)
 	admin.get("/models/:id<int>", Admin, s.showModelEditPage)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +48,10 @@ type Client struct {
 	// DrainWait bounds the read of what follows [DONE] (see drainWait);
 	// zero means drainWait.
 	DrainWait time.Duration
+	// Dialect is the API spoken: jobs.DialectOpenAI ("" too) or
+	// jobs.DialectAnthropic, the Messages API (anthropic.go), to which
+	// every request is translated and whose key goes in x-api-key.
+	Dialect string
 }
 
 // Option configures a Client made by New.
@@ -198,6 +204,13 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	if r.Path == "" || len(r.Body) == 0 {
 		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: "empty request: build it with BuildRequest"}
 	}
+	anthropic := c.Dialect == jobs.DialectAnthropic
+	if anthropic {
+		var err error
+		if r, err = toMessages(r); err != nil {
+			return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: "translating to the Messages API: " + err.Error()}
+		}
+	}
 	target, err := c.endpoint(r.Path)
 	if err != nil {
 		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrConnect, Error: err.Error()}
@@ -215,7 +228,13 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
-	if c.APIKey != "" {
+	switch {
+	case anthropic:
+		req.Header.Set("anthropic-version", AnthropicVersion)
+		if c.APIKey != "" {
+			req.Header.Set("x-api-key", c.APIKey)
+		}
+	case c.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
 	hc := c.HTTP
@@ -248,9 +267,12 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 		case resp.StatusCode >= 500:
 			class = jobs.ErrHTTP5xx
 		}
-		msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, cmp.Or(http.StatusText(resp.StatusCode), statusText(resp.StatusCode)))
 		if len(bytes.TrimSpace(body)) > 0 {
-			msg += ": " + errorMessage(body)
+			msg += ": " + httpErrorMessage(body, anthropic)
+		}
+		if ra := retryAfter(resp.Header.Get("Retry-After")); ra != "" {
+			msg += " (retry after " + ra + ")"
 		}
 		return m.result(class, msg)
 	}
@@ -259,21 +281,59 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	// isEventStream peeks at most 4 KiB.
 	br := bufio.NewReaderSize(resp.Body, 4<<10)
 	var class, msg string
-	if isEventStream(resp.Header.Get("Content-Type"), br) {
+	switch stream := isEventStream(resp.Header.Get("Content-Type"), br); {
+	case stream && anthropic:
+		class, msg = m.messages(newSSEReader(br, time.Now, onLine))
+	case stream:
 		class, msg = m.stream(newSSEReader(br, time.Now, onLine))
-		if class == "" && m.sawDone {
-			drain(br, cancel, cmp.Or(c.DrainWait, drainWait))
-		}
-	} else {
+	case anthropic:
+		class, msg = m.wholeMessage(br)
+	default:
 		class, msg = m.whole(br)
+	}
+	if class == "" && m.sawDone {
+		drain(br, cancel, cmp.Or(c.DrainWait, drainWait))
 	}
 	if cause := context.Cause(ctx); cause != nil && class != "" && class != jobs.ErrMalformed && class != jobs.ErrRuntime {
 		class, msg = c.cancelled(cause) // the read failed because the context ended
 	}
 	if m.id == "" {
-		m.id = resp.Header.Get("X-Request-Id")
+		m.id = cmp.Or(resp.Header.Get("X-Request-Id"), resp.Header.Get("Request-Id"))
 	}
 	return m.result(class, msg)
+}
+
+// statusText names the statuses net/http does not know: Anthropic's 529.
+func statusText(code int) string {
+	if code == 529 {
+		return "Overloaded"
+	}
+	return "Error"
+}
+
+// httpErrorMessage is an error body's message; the Messages API's names
+// its error type too ({"type":"error","error":{"type":…,"message":…}}).
+func httpErrorMessage(body []byte, anthropic bool) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if anthropic && json.Unmarshal(body, &e) == nil && isSet(e.Error) {
+		return messagesErrorText(e.Error)
+	}
+	return errorMessage(body)
+}
+
+// retryAfter is a Retry-After header fit for an error message: seconds
+// or an HTTP date, as sent, when it is one; "" otherwise.
+func retryAfter(v string) string {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 && n <= 86400*7 {
+		return strconv.FormatFloat(n, 'f', -1, 64) + "s"
+	}
+	if _, err := http.ParseTime(v); err == nil {
+		return v
+	}
+	return ""
 }
 
 // drain reads what follows [DONE], briefly (see drainWait).

@@ -224,21 +224,10 @@ func snippet(b []byte) string {
 func (m *measure) stream(events *sseReader) (class, msg string) {
 	var c, prev chunk // one of each per stream, not per event
 	for n := 1; ; n++ {
-		ev, err := events.next()
-		if err != nil {
-			m.end = m.now()
-			switch {
-			case errors.Is(err, io.EOF):
-				if m.finish != "" {
-					return "", ""
-				}
-				return jobs.ErrDisconnect, "the stream ended before the response finished (no finish_reason and no [DONE])"
-			case errors.Is(err, errLineTooLong):
-				return jobs.ErrMalformed, err.Error()
-			}
-			return readFailure(err)
+		ev, done, class, msg := m.nextEvent(events, "no finish_reason and no [DONE]")
+		if done {
+			return class, msg
 		}
-		m.end = ev.at
 		data := bytes.TrimSpace(ev.data)
 		if ev.kind == "error" {
 			return jobs.ErrRuntime, "the runtime reported an error: " + errorMessage(data)
@@ -264,17 +253,51 @@ func (m *measure) stream(events *sseReader) (class, msg string) {
 	}
 }
 
+// nextEvent reads the next event of a stream. When the stream ends (done)
+// it gives the outcome: a success when a finish reason came, else the
+// class and message of how it ended (missing says what never came).
+func (m *measure) nextEvent(events *sseReader, missing string) (ev sseEvent, done bool, class, msg string) {
+	ev, err := events.next()
+	if err == nil {
+		m.end = ev.at
+		return ev, false, "", ""
+	}
+	m.end = m.now()
+	switch {
+	case errors.Is(err, io.EOF):
+		if m.finish != "" {
+			return ev, true, "", ""
+		}
+		return ev, true, jobs.ErrDisconnect, "the stream ended before the response finished (" + missing + ")"
+	case errors.Is(err, errLineTooLong):
+		return ev, true, jobs.ErrMalformed, err.Error()
+	}
+	class, msg = readFailure(err)
+	return ev, true, class, msg
+}
+
+// readWhole reads a non-streaming response's body, bounded, and marks the
+// end of the request.
+func (m *measure) readWhole(body io.Reader) (b []byte, class, msg string) {
+	b, err := io.ReadAll(io.LimitReader(body, maxLine+1))
+	m.end = m.now()
+	if err != nil {
+		class, msg = readFailure(err)
+		return nil, class, msg
+	}
+	if len(b) > maxLine {
+		return nil, jobs.ErrMalformed, fmt.Sprintf("the response body is larger than %d MiB", maxLine>>20)
+	}
+	return b, "", ""
+}
+
 // whole reads a non-streaming response (from a server that ignored
 // "stream"): the whole answer arrives at once, so TTFT = E2E = send → body
 // read, and the tokens come from the body's usage.
 func (m *measure) whole(body io.Reader) (class, msg string) {
-	b, err := io.ReadAll(io.LimitReader(body, maxLine+1))
-	m.end = m.now()
-	if err != nil {
-		return readFailure(err)
-	}
-	if len(b) > maxLine {
-		return jobs.ErrMalformed, fmt.Sprintf("the response body is larger than %d MiB", maxLine>>20)
+	b, class, msg := m.readWhole(body)
+	if class != "" {
+		return class, msg
 	}
 	var c chunk
 	if err := json.Unmarshal(b, &c); err != nil {

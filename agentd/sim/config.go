@@ -36,8 +36,19 @@ type Config struct {
 	// Models are listed by GET /v1/models besides the names requests
 	// asked for; any name is served.
 	Models []string `yaml:"models"`
-	Faults `yaml:",inline"`
+	// Dialect is the API served: DialectOpenAI (chat completions and
+	// completions, the default) or DialectAnthropic (the Messages API).
+	// Only agentd sim sets it (--dialect); agentd run's built-in runtime
+	// speaks OpenAI's.
+	Dialect string `yaml:"dialect"`
+	Faults  `yaml:",inline"`
 }
+
+// Dialects the simulated runtime speaks.
+const (
+	DialectOpenAI    = "openai"
+	DialectAnthropic = "anthropic"
+)
 
 // Faults are the shares of requests (each in [0,1], together at most 1)
 // that fail in each way. One draw per request picks at most one.
@@ -228,6 +239,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StallMax <= 0 {
 		errs = append(errs, fmt.Errorf("--sim-stall-max must be positive (got %s)", c.StallMax))
+	}
+	if c.Dialect != "" && c.Dialect != DialectOpenAI && c.Dialect != DialectAnthropic {
+		errs = append(errs, fmt.Errorf("--dialect %q: %s or %s", c.Dialect, DialectOpenAI, DialectAnthropic))
 	}
 	for _, m := range c.Models {
 		if strings.TrimSpace(m) == "" {

@@ -86,14 +86,23 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg.withDefaults(), logger: logger, mux: http.NewServeMux(), started: time.Now().Unix(),
 		models: map[string]struct{}{}}
-	s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, true) })
-	s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, false) })
+	if s.cfg.Dialect == DialectAnthropic {
+		s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, messagesAPI(s)) })
+	} else {
+		s.mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, openAIAPI(s, true)) })
+		s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, openAIAPI(s, false)) })
+	}
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		apiError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("no route %s %s on the simulated runtime", r.Method, r.URL.Path))
+		msg := fmt.Sprintf("no route %s %s on the simulated runtime", r.Method, r.URL.Path)
+		if s.cfg.Dialect == DialectAnthropic {
+			messagesError(w, http.StatusNotFound, "not_found_error", msg)
+			return
+		}
+		apiError(w, http.StatusNotFound, "invalid_request_error", msg)
 	})
 	return s
 }
@@ -237,12 +246,30 @@ func decode(w http.ResponseWriter, r *http.Request, chat bool) (request, int, er
 	return req, promptTokens(chars, ids), err
 }
 
-func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
+// api is one of the protocols the simulated runtime speaks: how it reads
+// a request, answers an error, and sends an answer streamed or whole.
+type api struct {
+	chat   bool
+	decode func(w http.ResponseWriter, r *http.Request) (request, int, error)
+	fail   func(w http.ResponseWriter, status int, kind, msg string)
+	// status5xx and kind5xx are the server error fault's answer.
+	status5xx     int
+	kind5xx       string
+	stream, whole func(ctx context.Context, w http.ResponseWriter, a *answer) bool
+}
+
+// openAIAPI is OpenAI's chat completions (chat) or completions API.
+func openAIAPI(s *Server, chat bool) api {
+	return api{chat: chat, decode: func(w http.ResponseWriter, r *http.Request) (request, int, error) { return decode(w, r, chat) },
+		fail: apiError, status5xx: http.StatusInternalServerError, kind5xx: "server_error", stream: s.stream, whole: s.whole}
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, p api) {
 	s.c.requests.Add(1)
-	req, prompt, err := decode(w, r, chat)
+	req, prompt, err := p.decode(w, r)
 	if err != nil {
 		s.c.badRequests.Add(1)
-		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		p.fail(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
 	s.noteModel(req.Model)
@@ -256,24 +283,24 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, chat bool) {
 	case fault5xx:
 		s.c.http5xx.Add(1)
 		log.Debug("sim: fault", "fault", fault)
-		apiError(w, http.StatusInternalServerError, "server_error", "simulated server error (fault injected by the simulated runtime)")
+		p.fail(w, p.status5xx, p.kind5xx, "simulated server error (fault injected by the simulated runtime)")
 		return
 	case fault429:
 		s.c.http429.Add(1)
 		log.Debug("sim: fault", "fault", fault)
 		w.Header().Set("Retry-After", "1")
-		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "simulated rate limit (fault injected by the simulated runtime)")
+		p.fail(w, http.StatusTooManyRequests, "rate_limit_error", "simulated rate limit (fault injected by the simulated runtime)")
 		return
 	}
 
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	a := s.plan(req, chat, n, prompt, draws, fault)
+	a := s.plan(req, p.chat, n, prompt, draws, fault)
 	var done bool
 	if req.Stream {
-		done = s.stream(r.Context(), w, a)
+		done = p.stream(r.Context(), w, a)
 	} else {
-		done = s.whole(r.Context(), w, a)
+		done = p.whole(r.Context(), w, a)
 	}
 	if !done {
 		// The client went away, or the server is shutting down: cut the
@@ -522,18 +549,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 		ev = append(append(append(ev[:0], head...), t...), tail...)
 		writeLine(ev)
 		s.c.tokens.Add(int64(k))
-	}, func() bool {
-		switch a.fault {
-		case faultStall:
-			return s.stall(ctx)
-		case faultDisconnect:
-			s.disconnect()
-		case faultMalformed:
-			s.c.malform.Add(1)
-			writeLine(fmt.Appendf(nil, `{"id":%q,"object":%q,"choices":[{"index":0, this is not JSON`, a.id, a.chunk().Object))
-		}
-		return true
-	})
+	}, s.onStreamFault(ctx, a, func() {
+		writeLine(fmt.Appendf(nil, `{"id":%q,"object":%q,"choices":[{"index":0, this is not JSON`, a.id, a.chunk().Object))
+	}))
 	if !ok {
 		return false
 	}
@@ -552,11 +570,29 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, a *answer) b
 	return true
 }
 
-// whole sends the answer as one JSON object once all of it is generated.
-func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bool {
-	var text strings.Builder
-	malformed := false
-	ok := s.generate(ctx, a, func(t string, _ int) { text.WriteString(t) }, func() bool {
+// onStreamFault is a streamed answer's fault: a stall, a cut connection,
+// or a malformed event, which malformed writes.
+func (s *Server) onStreamFault(ctx context.Context, a *answer, malformed func()) func() bool {
+	return func() bool {
+		switch a.fault {
+		case faultStall:
+			return s.stall(ctx)
+		case faultDisconnect:
+			s.disconnect()
+		case faultMalformed:
+			s.c.malform.Add(1)
+			malformed()
+		}
+		return true
+	}
+}
+
+// generateWhole generates the whole answer for a non-streaming response:
+// its text, and whether the malformed fault struck (the body is then to
+// be cut). ok is false when the client went away.
+func (s *Server) generateWhole(ctx context.Context, a *answer) (text string, malformed, ok bool) {
+	var b strings.Builder
+	ok = s.generate(ctx, a, func(t string, _ int) { b.WriteString(t) }, func() bool {
 		switch a.fault {
 		case faultStall:
 			return s.stall(ctx)
@@ -567,20 +603,12 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bo
 		}
 		return true
 	})
-	if !ok {
-		return false
-	}
-	c := completion{ID: a.id, Object: "text_completion", Created: a.created, Model: a.model, SystemFingerprint: fingerprint, Usage: a.usage()}
-	choice := wholeChoice{FinishReason: a.finish}
-	if a.chat {
-		c.Object = "chat.completion"
-		choice.Message = &message{Role: "assistant", Content: text.String()}
-	} else {
-		t := text.String()
-		choice.Text = &t
-	}
-	c.Choices = []wholeChoice{choice}
-	b, _ := json.Marshal(c)
+	return b.String(), malformed, ok
+}
+
+// writeWhole sends a whole response's JSON body, cut in half when
+// malformed.
+func (s *Server) writeWhole(w http.ResponseWriter, a *answer, b []byte, malformed bool) {
 	if malformed {
 		s.c.malform.Add(1)
 		b = b[:len(b)/2] // cut JSON
@@ -589,5 +617,24 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bo
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(b, '\n'))
 	s.c.tokens.Add(int64(a.tokens))
+}
+
+// whole sends the answer as one JSON object once all of it is generated.
+func (s *Server) whole(ctx context.Context, w http.ResponseWriter, a *answer) bool {
+	text, malformed, ok := s.generateWhole(ctx, a)
+	if !ok {
+		return false
+	}
+	c := completion{ID: a.id, Object: "text_completion", Created: a.created, Model: a.model, SystemFingerprint: fingerprint, Usage: a.usage()}
+	choice := wholeChoice{FinishReason: a.finish}
+	if a.chat {
+		c.Object = "chat.completion"
+		choice.Message = &message{Role: "assistant", Content: text}
+	} else {
+		choice.Text = &text
+	}
+	c.Choices = []wholeChoice{choice}
+	b, _ := json.Marshal(c)
+	s.writeWhole(w, a, b, malformed)
 	return true
 }

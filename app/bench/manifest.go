@@ -20,7 +20,11 @@ import (
 )
 
 // Runtimes agentd can drive or will drive; a target names one.
-var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
+// "openai" and "anthropic" are remote APIs in their dialects (agentd run
+// --runtime openai|anthropic); other remote providers are named by the
+// provider table (jobs.Providers) and reach a benchmark only as a fleet's
+// "provider:model" target.
+var Runtimes = []string{"sim", "openai", "anthropic", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
 
 // Scorers a benchmark can name ("" scores nothing).
 var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "json-schema", "refusal", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
@@ -180,7 +184,16 @@ func contains(list []string, s string) bool {
 // LoadProfile, Sampling and SLO); the steps after them are the rules that
 // weigh one field against another.
 func (m Manifest) Validate() Errors {
-	errs := rules().Struct(m)
+	var errs Errors
+	for _, e := range rules().Struct(m) {
+		// A remote target's runtime is its provider's name, checked
+		// against the provider table by the fleet.
+		var i int
+		if n, _ := fmt.Sscanf(e.Path, "targets[%d].runtime", &i); n == 1 && i < len(m.Targets) && m.Targets[i].Remote {
+			continue
+		}
+		errs = append(errs, e)
+	}
 	errs = append(errs, m.validateSource()...)
 	errs = append(errs, m.validateDistinctTargets()...)
 	errs = append(errs, m.validateLoad()...)

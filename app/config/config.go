@@ -63,6 +63,10 @@ type Config struct {
 	// comma-separated) whose X-Forwarded-For is believed, for the sign-in
 	// limiter and the logs.
 	TrustedProxies string `env:"RUCKUS_TRUSTED_PROXIES" yaml:"trusted_proxies" validate:"omitempty,max=4096,ip_list"`
+	// ProvidersFile is the provider table (remote providers beside
+	// openai and anthropic: base URL, API key variable, dialect), a YAML
+	// file; empty means the built-in table.
+	ProvidersFile string `env:"RUCKUS_PROVIDERS_FILE" yaml:"providers_file" validate:"omitempty,max=4096"`
 }
 
 // Defaults returns the settings used where neither the file nor the

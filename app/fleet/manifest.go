@@ -7,6 +7,7 @@
 package fleet
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,30 +38,60 @@ const (
 	DefaultRemoteHardware = "cpu"
 )
 
-// Providers maps a remote provider, as written before the colon of a
-// "provider:model" target, to the runtime whose agents serve it. Agents
-// reach a remote provider through its OpenAI-compatible API, started as
-// `agentd run --runtime openai --endpoint URL` (they then take runs of the
-// "openai" runtime); any OpenAI-compatible service can stand behind it.
-var Providers = map[string]string{"openai": "openai"}
-
 // Manifest is a fleet: scenarios × targets.
 type Manifest struct {
 	// Name is part of every run's id: lower-case letters, digits and
 	// hyphens.
 	Name string `json:"name" yaml:"name" validate:"required,fleet_name" msg_required:"give it a name"`
+	// Version and Description are the team's own notes on the fleet.
+	Version     string `json:"version,omitempty" yaml:"version,omitempty" validate:"omitempty,max=100,text"`
+	Description string `json:"description,omitempty" yaml:"description,omitempty" validate:"omitempty,max=2000,text"`
 	// RemoteHardware is the hardware profile of the agents serving the
 	// "provider:model" targets (DefaultRemoteHardware when empty).
 	RemoteHardware string     `json:"remote_hardware,omitempty" yaml:"remote_hardware,omitempty" validate:"omitempty,hardware_slug"`
 	Scenarios      []Scenario `json:"scenarios" yaml:"scenarios" validate:"required,min=1,max=20,dive" msg_required:"add at least one scenario (name, dataset, load, sampling, scorer)" msg_min:"add at least one scenario (name, dataset, load, sampling, scorer)"`
 	Targets        []Target   `json:"targets" yaml:"targets" validate:"required,min=1,max=50,dive" msg_required:"add at least one target: {model, runtime, hardware} or provider:model" msg_min:"add at least one target: {model, runtime, hardware} or provider:model"`
+	// Output chooses the artifacts `ruckus fleet export` writes and
+	// where (all of them, under ./fleet-results, when unset).
+	Output *Output `json:"output,omitempty" yaml:"output,omitempty"`
+
+	// doc is set when the manifest was written in the fleet document's
+	// dialect: its errors are then given under that dialect's paths.
+	doc *docManifest
+}
+
+// Artifact formats a fleet exports.
+const (
+	FormatJSON = "json"
+	FormatCSV  = "csv"
+	FormatHTML = "html"
+)
+
+// Formats are the artifact formats, in order.
+var Formats = []string{FormatJSON, FormatCSV, FormatHTML}
+
+// Output is where a fleet's artifacts go and which there are.
+type Output struct {
+	// BaseDir is the directory the artifact tree is written under (the
+	// CLI's default for --dir).
+	BaseDir string   `json:"base_dir,omitempty" yaml:"base_dir,omitempty" validate:"omitempty,max=1024,text"`
+	Formats []string `json:"formats,omitempty" yaml:"formats,omitempty" validate:"max=3,dive,oneof=json csv html" msg:"json, csv or html"`
+}
+
+// WantsFormat says whether the fleet's artifacts include format (all do
+// when the manifest chooses none).
+func (m Manifest) WantsFormat(format string) bool {
+	return m.Output == nil || len(m.Output.Formats) == 0 || slices.Contains(m.Output.Formats, format)
 }
 
 // Scenario is what every target is asked to do once: a dataset under a
 // load profile, sampling and scorer.
 type Scenario struct {
-	Name    string           `json:"name" yaml:"name" validate:"required,scenario_name" msg_required:"give it a name"`
-	Dataset bench.DatasetRef `json:"dataset" yaml:"dataset"`
+	Name string `json:"name" yaml:"name" validate:"required,scenario_name" msg_required:"give it a name"`
+	// Repository groups scenarios, as the fleet document's repositories
+	// do; reports break the fleet down by it. Empty: no group.
+	Repository string           `json:"repository,omitempty" yaml:"repository,omitempty" validate:"omitempty,scenario_name"`
+	Dataset    bench.DatasetRef `json:"dataset" yaml:"dataset"`
 	// The rest is checked as the benchmark manifest the scenario becomes
 	// (Manifest.Validate), so their rules are not read here.
 	Load          jobs.LoadProfile     `json:"load" yaml:"load" validate:"-"`
@@ -72,13 +103,14 @@ type Scenario struct {
 
 // Target is a model on a runtime on a hardware profile. Written as a
 // string "provider:model" it is a remote provider's model: Provider is
-// set, Runtime is the provider's (see Providers) and Hardware the
-// manifest's RemoteHardware.
+// set, Runtime is the provider's name (its runs are served by agents
+// started with `agentd run --provider NAME`, see jobs.Providers) and
+// Hardware the manifest's RemoteHardware.
 type Target struct {
 	Model    string `json:"model" yaml:"model" validate:"required,model_name"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"required,runtime"`
 	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware_slug"`
-	// Provider is checked against Providers by Manifest.Validate.
+	// Provider is checked against the provider table by Manifest.Validate.
 	Provider string `json:"-" yaml:"-"`
 }
 
@@ -104,7 +136,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		if !ok || provider == "" {
 			return fmt.Errorf("line %d: a target is a mapping {model, runtime, hardware} or a remote provider's model written provider:model, such as openai:gpt-4o-mini (got %q)", n.Line, n.Value)
 		}
-		t.Provider, t.Model, t.Runtime = provider, model, Providers[provider]
+		t.Provider, t.Model, t.Runtime = provider, model, provider
 		return nil
 	case yaml.MappingNode:
 		// Decoding a node inside a custom unmarshaller does not check
@@ -125,6 +157,27 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: a target is a mapping {model, runtime, hardware} or a string provider:model", n.Line)
 }
 
+// UnmarshalJSON reads a target as MarshalJSON writes it (a stored
+// manifest): a "provider:model" string or an object.
+func (t *Target) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		provider, model, ok := strings.Cut(s, ":")
+		if !ok || provider == "" {
+			return fmt.Errorf("a target string is provider:model (got %q)", s)
+		}
+		*t = Target{Provider: provider, Model: model, Runtime: provider}
+		return nil
+	}
+	type plain Target
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*t = Target(p)
+	return nil
+}
+
 // MarshalJSON writes a remote target back as its "provider:model" string.
 func (t Target) MarshalJSON() ([]byte, error) {
 	if t.Provider != "" {
@@ -141,11 +194,23 @@ type FieldError = bench.FieldError
 // Errors is a list of field errors; it is itself an error.
 type Errors = bench.Errors
 
-// Decode reads a fleet manifest in YAML or JSON (JSON is YAML). Unknown
-// fields are errors; remote targets get their hardware profile.
+// Decode reads a fleet manifest in YAML or JSON (JSON is YAML), in
+// Ruckus's dialect or in the fleet document's (a manifest with a
+// fleet_id, see docManifest). Unknown fields are errors; remote targets
+// get their hardware profile.
 func Decode(r io.Reader) (Manifest, error) {
 	var m Manifest
-	if err := valid.ReadYAML(r, MaxManifestBytes, "the fleet manifest", &m); err != nil {
+	b, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
+	if err != nil {
+		return m, err
+	}
+	if isDocDialect(b) {
+		var d docManifest
+		if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "the fleet manifest", &d); err != nil {
+			return m, err
+		}
+		m = d.manifest()
+	} else if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "the fleet manifest", &m); err != nil {
 		return m, err
 	}
 	m.normalize()
@@ -181,22 +246,22 @@ var rules = sync.OnceValue(func() *valid.Validator {
 		RegisterRule("hardware_slug", "a hardware profile such as h100-80gb-x1 or cpu", hardwarePattern.MatchString)
 })
 
-func providerNames() []string {
-	out := make([]string, 0, len(Providers))
-	for p := range Providers {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
+// Validate is ValidateFor with the default provider table.
+func (m Manifest) Validate() Errors { return m.ValidateFor(jobs.DefaultProviders()) }
+
+// ValidateFor checks everything that needs no database: the fleet's own
+// fields by their rules, its targets (remote ones against providers) and
+// scenarios against each other, then each scenario as a benchmark
+// manifest would be checked (its load, sampling, scorer and SLOs), with
+// paths under scenarios[i]. A manifest in the fleet document's dialect
+// gets its errors under that dialect's own paths.
+func (m Manifest) ValidateFor(providers jobs.Providers) Errors {
+	return m.docPaths(m.validate(providers))
 }
 
-// Validate checks everything that needs no database: the fleet's own
-// fields by their rules, its targets and scenarios against each other,
-// then each scenario as a benchmark manifest would be checked (its load,
-// sampling, scorer and SLOs), with paths under scenarios[i].
-func (m Manifest) Validate() Errors {
+func (m Manifest) validate(providers jobs.Providers) Errors {
 	errs := m.validateFields()
-	errs = append(errs, m.validateTargets()...)
+	errs = append(errs, m.validateTargets(providers)...)
 	errs = append(errs, m.validateScenarioNames()...)
 	if n := len(m.Scenarios) * len(m.Targets); n > MaxRuns {
 		errs.Add("targets", "scenarios × targets is %d runs; at most %d per fleet", n, MaxRuns)
@@ -231,13 +296,13 @@ func (m Manifest) validateFields() Errors {
 }
 
 // validateTargets: remote providers that exist, and no target twice.
-func (m Manifest) validateTargets() Errors {
+func (m Manifest) validateTargets(providers jobs.Providers) Errors {
 	var errs Errors
 	seen := map[string]int{}
 	for i, t := range m.Targets {
-		if _, ok := Providers[t.Provider]; t.Provider != "" && !ok {
-			errs.Add(fmt.Sprintf("targets[%d]", i), "unknown provider %q: the remote providers are %s (agents reach them through an OpenAI-compatible endpoint, agentd run --runtime openai --endpoint URL)",
-				t.Provider, strings.Join(providerNames(), ", "))
+		if _, ok := providers[t.Provider]; t.Provider != "" && !ok {
+			errs.Add(fmt.Sprintf("targets[%d]", i), "unknown provider %q: the remote providers are %s (an administrator adds OpenAI-compatible ones to the provider table, RUCKUS_PROVIDERS_FILE)",
+				t.Provider, strings.Join(providers.Names(), ", "))
 		}
 		if j, dup := seen[t.key()]; dup {
 			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
@@ -247,17 +312,28 @@ func (m Manifest) validateTargets() Errors {
 	return errs
 }
 
-// validateScenarioNames: no two scenarios named alike (case aside).
+// validateScenarioNames: no two scenarios of a repository named alike
+// (case aside).
 func (m Manifest) validateScenarioNames() Errors {
 	var errs Errors
 	names := map[string]int{}
 	for i, s := range m.Scenarios {
-		if j, dup := names[strings.ToLower(s.Name)]; dup && s.Name != "" {
+		key := strings.ToLower(s.Key())
+		if j, dup := names[key]; dup && s.Name != "" {
 			errs.Add(fmt.Sprintf("scenarios[%d].name", i), "the same name as scenarios[%d]", j)
 		}
-		names[strings.ToLower(s.Name)] = i
+		names[key] = i
 	}
 	return errs
+}
+
+// Key is the scenario's name within the fleet: repository/name, or the
+// name alone outside any repository.
+func (s Scenario) Key() string {
+	if s.Repository == "" {
+		return s.Name
+	}
+	return s.Repository + "/" + s.Name
 }
 
 func scenarioPath(i int, path string) string {
@@ -274,6 +350,6 @@ func (m Manifest) benchManifest(i int) bench.Manifest {
 	for j, t := range m.Targets {
 		targets[j] = bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware, Remote: t.Provider != ""}
 	}
-	return bench.Manifest{Name: m.Name + " / " + s.Name, Dataset: s.Dataset, Targets: targets, Load: s.Load,
+	return bench.Manifest{Name: m.Name + " / " + s.Key(), Dataset: s.Dataset, Targets: targets, Load: s.Load,
 		Sampling: s.Sampling, Scorer: s.Scorer, ScorerOptions: s.ScorerOptions, SLO: s.SLO}
 }

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestValidateNamesTheField(t *testing.T) {
 	}{
 		{"fleet name", "name: nightly-small", "name: Nightly Small", "name", "lower-case letters, digits and hyphens"},
 		{"no name", "name: nightly-small", "name: ''", "name", "give it a name"},
-		{"unknown provider", "openai:gpt-4o-mini", "anthropic:claude-3", "targets[1]", `unknown provider "anthropic"`},
+		{"unknown provider", "openai:gpt-4o-mini", "groq:llama-3", "targets[1]", `unknown provider "groq": the remote providers are anthropic, openai`},
 		{"bad runtime", "runtime: sim", "runtime: magic", "targets[0].runtime", "must be one of sim, openai"},
 		{"bad model", "model: Qwen/Qwen2.5-0.5B-Instruct", "model: '-rf'", "targets[0].model", "is not a model id"},
 		{"bad hardware", "hardware: cpu}", "hardware: 'a b'}", "targets[0].hardware", "a hardware profile"},
@@ -177,6 +178,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(goodManifest))
 	f.Add([]byte(`{"name":"a","scenarios":[{"name":"s","dataset":1,"load":{"profile":"sequential"},"sampling":{"max_tokens":1}}],"targets":["openai:m"]}`))
 	f.Add([]byte("name: x\ntargets: [':', 'openai:', {model: a}]\n"))
+	if b, err := os.ReadFile("testdata/document-example.json"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("fleet_id: a\nrepositories: [{repo_id: r, scenarios: [s, s]}]\nproviders: ['anthropic:m']\nscenario_profiles: {s: {concurrency: -1}}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(strings.NewReader(string(b)))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Planner checks fleet manifests against what exists and creates them,
@@ -20,12 +21,16 @@ type Planner struct {
 	Bench *bench.Planner
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Providers is the provider table (jobs.DefaultProviders when nil).
+	Providers jobs.Providers
 }
 
 // PlannedRun is one scenario × target of a fleet.
 type PlannedRun struct {
 	FleetRunID string `json:"fleet_run_id"`
 	Scenario   string `json:"scenario"`
+	// Repository is the scenario's group ("" for none).
+	Repository string `json:"repository,omitempty"`
 	// Provider is the remote provider of a "provider:model" target.
 	Provider    string `json:"provider,omitempty"`
 	BenchmarkID int64  `json:"benchmark_id,omitempty"`
@@ -48,7 +53,7 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		now = p.Now
 	}
 	plan := Plan{Manifest: m, SubmittedAt: now().UTC().Truncate(time.Second)}
-	if errs := m.Validate(); len(errs) > 0 {
+	if errs := m.ValidateFor(p.providers()); len(errs) > 0 {
 		return plan, errs
 	}
 	var errs Errors
@@ -76,14 +81,22 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		plan.scenarios = append(plan.scenarios, bp)
 		for j, r := range bp.Runs {
 			t := m.Targets[j]
-			plan.Runs = append(plan.Runs, PlannedRun{FleetRunID: RunID(m.Name, plan.SubmittedAt, s.Name, t), Scenario: s.Name,
-				Provider: t.Provider, PlannedRun: r})
+			plan.Runs = append(plan.Runs, PlannedRun{FleetRunID: RunID(m.Name, plan.SubmittedAt, s.Key(), t), Scenario: s.Name,
+				Repository: s.Repository, Provider: t.Provider, PlannedRun: r})
 		}
 	}
-	if len(errs) > 0 {
+	if errs = m.docPaths(errs); len(errs) > 0 {
 		return plan, errs
 	}
 	return plan, nil
+}
+
+// providers is the provider table the planner checks targets against.
+func (p *Planner) providers() jobs.Providers {
+	if p.Providers != nil {
+		return p.Providers
+	}
+	return jobs.DefaultProviders()
 }
 
 // Created is a fleet just created.
@@ -123,7 +136,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 			if err != nil {
 				return err
 			}
-			if err := q.AddBenchmarkToFleet(ctx, created.BenchmarkID, id, m.Scenarios[i].Name); err != nil {
+			if err := q.AddBenchmarkToFleet(ctx, created.BenchmarkID, id, m.Scenarios[i].Name, m.Scenarios[i].Repository); err != nil {
 				return err
 			}
 			out.BenchmarkIDs = append(out.BenchmarkIDs, created.BenchmarkID)
@@ -132,6 +145,11 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 				k++
 				if err := q.SetFleetRunID(ctx, r.RunID, pr.FleetRunID); err != nil {
 					return err
+				}
+				if pr.Provider != "" {
+					if _, err := q.RecordRunProvider(ctx, r.RunID, pr.Provider, r.Model); err != nil {
+						return err
+					}
 				}
 				pr.PlannedRun, pr.BenchmarkID = r, created.BenchmarkID
 				out.Runs = append(out.Runs, pr)

@@ -3,10 +3,12 @@ package fleet
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
 
+	"github.com/ruckus/ruckus/app/export"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -28,24 +30,124 @@ type Report struct {
 	// TotalCost is the sum of the runs' costs in USD (see Row.Cost); null
 	// when no run has one. CostUnknown counts the finished runs whose
 	// hardware has no price.
-	TotalCost   *float64      `json:"total_cost"`
-	CostUnknown int           `json:"cost_unknown_runs"`
-	Providers   []ProviderRow `json:"providers"`
-	Categories  []CategoryRow `json:"categories"`
-	Rows        []Row         `json:"rows"`
+	TotalCost   *float64 `json:"total_cost"`
+	CostUnknown int      `json:"cost_unknown_runs"`
+	// Summary is the fleet document's summary metrics.
+	Summary      Summary         `json:"summary"`
+	Providers    []ProviderRow   `json:"providers"`
+	Repositories []RepositoryRow `json:"repositories"`
+	Categories   []CategoryRow   `json:"categories"`
+	Rows         []Row           `json:"rows"`
+	// Failures are the runs that failed or were cancelled, and why: the
+	// others carried on (a fleet continues on failure).
+	Failures []Failure `json:"failures"`
+}
+
+// Summary is the fleet's summary as the fleet document lists its metrics
+// (README.md § Fleets, "The report"). A test is one request: an item (or one of
+// its samples) sent to a target. Succeeded, failed (timeouts apart) and
+// timed out count the requests sent; skipped the requests a finished run
+// never sent (it failed, was cancelled or hit a limit), pending those an
+// active run has still to send. Durations are the end-to-end latencies of
+// the successful requests, null when there is none.
+type Summary struct {
+	TotalRepositories int     `json:"total_repositories"`
+	TotalTests        int     `json:"total_tests"`
+	TotalSucceeded    int     `json:"total_succeeded"`
+	TotalFailed       int     `json:"total_failed"`
+	TotalTimeout      int     `json:"total_timeout"`
+	TotalSkipped      int     `json:"total_skipped"`
+	TotalPending      int     `json:"total_pending"`
+	SuccessRate       float64 `json:"success_rate"`
+	Durations
+	TotalTokens int64 `json:"total_tokens"`
+	// AvgTokensPerRequest is over the requests sent.
+	AvgTokensPerRequest   *float64 `json:"avg_tokens_per_request"`
+	TotalCost             *float64 `json:"total_cost"`
+	AvgCostPerRepository  *float64 `json:"avg_cost_per_repository"`
+	AvgTestsPerRepository float64  `json:"avg_tests_per_repository"`
+	// TotalDurationMs is from the first run's start to the last one's
+	// end (to now's last progress while runs are active); null before any
+	// run starts.
+	TotalDurationMs *float64 `json:"total_duration_ms"`
+}
+
+// Durations are end-to-end latencies in ms.
+type Durations struct {
+	AvgDurationMs *float64 `json:"avg_duration_ms"`
+	P50DurationMs *float64 `json:"p50_duration_ms"`
+	P95DurationMs *float64 `json:"p95_duration_ms"`
+	P99DurationMs *float64 `json:"p99_duration_ms"`
+	MinDurationMs *float64 `json:"min_duration_ms"`
+	MaxDurationMs *float64 `json:"max_duration_ms"`
+}
+
+func durationsOf(d store.FleetDurations) Durations {
+	return Durations{AvgDurationMs: d.Mean, P50DurationMs: d.P50, P95DurationMs: d.P95, P99DurationMs: d.P99, MinDurationMs: d.Min, MaxDurationMs: d.Max}
+}
+
+// tests are the request counts of a run, a repository, a provider or the
+// fleet.
+type tests struct {
+	Tests     int `json:"total_tests"`
+	Succeeded int `json:"total_succeeded"`
+	Failed    int `json:"total_failed"`
+	Timeout   int `json:"total_timeout"`
+	Skipped   int `json:"total_skipped"`
+	Pending   int `json:"total_pending"`
+}
+
+func (t *tests) add(o tests) {
+	t.Tests += o.Tests
+	t.Succeeded += o.Succeeded
+	t.Failed += o.Failed
+	t.Timeout += o.Timeout
+	t.Skipped += o.Skipped
+	t.Pending += o.Pending
+}
+
+func (t tests) sent() int { return t.Succeeded + t.Failed + t.Timeout }
+
+// RepositoryRow sums the runs of one repository's scenarios ("" for
+// scenarios outside any).
+type RepositoryRow struct {
+	Repository string `json:"repository"`
+	Scenarios  int    `json:"scenarios"`
+	Runs       int    `json:"runs"`
+	tests
+	SuccessRate float64 `json:"success_rate"`
+	Durations
+	TotalTokens int64    `json:"total_tokens"`
+	Cost        *float64 `json:"cost"`
+}
+
+// Failure is a run that did not complete, with its error.
+type Failure struct {
+	FleetRunID string `json:"fleet_run_id"`
+	Repository string `json:"repository,omitempty"`
+	Scenario   string `json:"scenario"`
+	Target     string `json:"target"`
+	State      string `json:"state"`
+	Error      string `json:"error"`
 }
 
 // ProviderRow sums the runs of one runtime (a remote provider's runs are
-// those of its runtime, "openai").
+// those of the runtime named after it). SuccessRate is completed runs /
+// runs; TestSuccessRate succeeded tests / tests.
 type ProviderRow struct {
-	Provider     string   `json:"provider"`
-	Runs         int      `json:"runs"`
-	Completed    int      `json:"completed"`
-	SuccessRate  float64  `json:"success_rate"`
-	Requests     int      `json:"requests"`
-	OK           int      `json:"ok"`
-	OutputTokens int64    `json:"output_tokens"`
-	Cost         *float64 `json:"cost"`
+	Provider        string  `json:"provider"`
+	RepositoryCount int     `json:"repository_count"`
+	Runs            int     `json:"runs"`
+	Completed       int     `json:"completed"`
+	SuccessRate     float64 `json:"success_rate"`
+	tests
+	TestSuccessRate float64  `json:"test_success_rate"`
+	Requests        int      `json:"requests"`
+	OK              int      `json:"ok"`
+	OutputTokens    int64    `json:"output_tokens"`
+	TotalTokens     int64    `json:"total_tokens"`
+	Cost            *float64 `json:"cost"`
+	repos           map[string]bool
 }
 
 // CategoryRow sums the fleet's answers to the items of one category
@@ -65,11 +167,19 @@ type Row struct {
 	FleetRunID  string `json:"fleet_run_id"`
 	RunID       int64  `json:"run_id"`
 	BenchmarkID int64  `json:"benchmark_id"`
+	Repository  string `json:"repository"`
 	Scenario    string `json:"scenario"`
-	Model       string `json:"model"`
-	Runtime     string `json:"runtime"`
-	Hardware    string `json:"hardware"`
-	State       string `json:"state"`
+	// Provider is the remote provider of a "provider:model" target.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model"`
+	Runtime  string `json:"runtime"`
+	Hardware string `json:"hardware"`
+	State    string `json:"state"`
+	// Error is why a run failed.
+	Error string `json:"error,omitempty"`
+	tests
+	PromptTokens int64 `json:"prompt_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 	// Quality is the mean item score (null until scored, or unscored).
 	Quality *float64 `json:"quality"`
 	// OutputTokensPerS and RequestsPerS are over the measured window.
@@ -78,34 +188,37 @@ type Row struct {
 	TTFTP50Ms        *float64 `json:"ttft_p50_ms"`
 	E2EP50Ms         *float64 `json:"e2e_p50_ms"`
 	E2EP95Ms         *float64 `json:"e2e_p95_ms"`
-	// Cost is the hardware's price per hour × the measured hours, in USD;
-	// CostPer1M the same price / (output tokens/s × 3600) × 10⁶, as on
-	// benchmark pages. Null without a price or before the run finishes.
+	// Cost is, for a remote provider's run created under its price, the
+	// input tokens × the input price + the output tokens × the output
+	// price per 1M (warm-up included: it is billed); else the hardware's
+	// price per hour × the measured hours, in USD. CostPer1M is the cost
+	// per 1M output tokens: for hardware, price / (output tokens/s × 3600)
+	// × 10⁶, as on benchmark pages. Null without a price or before the
+	// run finishes.
 	Cost      *float64 `json:"cost"`
 	CostPer1M *float64 `json:"cost_per_1m_tokens"`
+	// PriceInputPer1M and PriceOutputPer1M are the provider's price the
+	// run was created under (null for hardware).
+	PriceInputPer1M  *float64 `json:"price_input_per_1m"`
+	PriceOutputPer1M *float64 `json:"price_output_per_1m"`
 }
 
-// BuildReport sums up a fleet from its runs and its category figures.
-func BuildReport(f store.Fleet, cats []store.FleetCategory) Report {
+// BuildReport sums up a fleet from its runs, its results per run, its
+// latency distributions and its category figures.
+func BuildReport(f store.Fleet, cats []store.FleetCategory, results []store.FleetRunResults, durations []store.FleetDurations) Report {
 	rep := Report{FleetID: f.ID, Name: f.Name, SubmittedAt: f.SubmittedAt, Runs: len(f.Runs),
-		Providers: []ProviderRow{}, Categories: []CategoryRow{}, Rows: []Row{}}
-	byProvider := map[string]int{}
+		Providers: []ProviderRow{}, Repositories: []RepositoryRow{}, Categories: []CategoryRow{}, Rows: []Row{}, Failures: []Failure{}}
+	perRun := map[int64]store.FleetRunResults{}
+	for _, r := range results {
+		perRun[r.RunID] = r
+	}
+	byProvider, byRepo := map[string]int{}, map[string]int{}
+	scenarios := map[string]map[string]bool{}
+	var first, last *time.Time
+	var all tests
+	var tokens int64
 	for _, r := range f.Runs {
-		row := Row{FleetRunID: r.FleetRunID, RunID: r.ID, BenchmarkID: r.BenchmarkID, Scenario: r.Scenario, Model: r.ModelName,
-			Runtime: r.Runtime, Hardware: r.HardwareProfile, State: r.State, Quality: r.Quality}
-		var s jobs.RunSummary
-		if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
-			row.OutputTokensPerS, row.RequestsPerS = ptr(s.OutputTokensPerS), ptr(s.RequestsPerS)
-			if s.OK > 0 {
-				row.TTFTP50Ms, row.E2EP50Ms, row.E2EP95Ms = ptr(s.TTFT.P50), ptr(s.E2E.P50), ptr(s.E2E.P95)
-			}
-			if r.PricePerHour != nil {
-				row.Cost = ptr(*r.PricePerHour * s.MeasuredSeconds / 3600)
-				if c, ok := s.CostPer1M(*r.PricePerHour); ok {
-					row.CostPer1M = ptr(c)
-				}
-			}
-		}
+		row := buildRow(r, perRun[r.ID])
 		switch r.State {
 		case "completed":
 			rep.Completed++
@@ -116,38 +229,151 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory) Report {
 		default:
 			rep.Active++
 		}
+		if r.State == "failed" || r.State == "cancelled" {
+			rep.Failures = append(rep.Failures, Failure{FleetRunID: r.FleetRunID, Repository: r.Repository, Scenario: r.Scenario,
+				Target: targetOf(row), State: r.State, Error: r.Error})
+		}
 		finished := r.State == "completed" || r.State == "failed" || r.State == "cancelled"
-		if finished && row.Cost == nil && r.PricePerHour == nil {
+		if finished && row.Cost == nil {
 			rep.CostUnknown++
 		}
 		rep.TotalCost = addCost(rep.TotalCost, row.Cost)
+		all.add(row.tests)
+		tokens += row.PromptTokens + row.OutputTokens
+		if r.StartedAt != nil && (first == nil || r.StartedAt.Before(*first)) {
+			first = r.StartedAt
+		}
+		if r.FinishedAt != nil && (last == nil || r.FinishedAt.After(*last)) {
+			last = r.FinishedAt
+		}
 
 		i, ok := byProvider[r.Runtime]
 		if !ok {
 			i = len(rep.Providers)
 			byProvider[r.Runtime] = i
-			rep.Providers = append(rep.Providers, ProviderRow{Provider: r.Runtime})
+			rep.Providers = append(rep.Providers, ProviderRow{Provider: r.Runtime, repos: map[string]bool{}})
 		}
 		p := &rep.Providers[i]
 		p.Runs++
 		if r.State == "completed" {
 			p.Completed++
 		}
+		p.repos[r.Repository] = true
+		p.tests.add(row.tests)
 		p.Requests += r.Completed
 		p.OK += r.Completed - r.Errors
 		p.OutputTokens += r.OutputTokens
+		p.TotalTokens += row.PromptTokens + row.OutputTokens
 		p.Cost = addCost(p.Cost, row.Cost)
+
+		j, ok := byRepo[r.Repository]
+		if !ok {
+			j = len(rep.Repositories)
+			byRepo[r.Repository] = j
+			rep.Repositories = append(rep.Repositories, RepositoryRow{Repository: r.Repository})
+			scenarios[r.Repository] = map[string]bool{}
+		}
+		g := &rep.Repositories[j]
+		g.Runs++
+		scenarios[r.Repository][r.Scenario] = true
+		g.tests.add(row.tests)
+		g.TotalTokens += row.PromptTokens + row.OutputTokens
+		g.Cost = addCost(g.Cost, row.Cost)
 		rep.Rows = append(rep.Rows, row)
 	}
 	rep.SuccessRate = share(rep.Completed, rep.Runs)
 	for i := range rep.Providers {
-		rep.Providers[i].SuccessRate = share(rep.Providers[i].Completed, rep.Providers[i].Runs)
+		p := &rep.Providers[i]
+		p.SuccessRate, p.TestSuccessRate, p.RepositoryCount = share(p.Completed, p.Runs), share(p.Succeeded, p.Tests), len(p.repos)
+	}
+	for i := range rep.Repositories {
+		g := &rep.Repositories[i]
+		g.Scenarios, g.SuccessRate = len(scenarios[g.Repository]), share(g.Succeeded, g.Tests)
+	}
+	for _, d := range durations {
+		if d.All {
+			rep.Summary.Durations = durationsOf(d)
+		} else if j, ok := byRepo[d.Repository]; ok {
+			rep.Repositories[j].Durations = durationsOf(d)
+		}
 	}
 	for _, c := range cats {
 		rep.Categories = append(rep.Categories, CategoryRow{Category: c.Category, Requests: c.Requests, OK: c.OK,
 			SuccessRate: share(c.OK, c.Requests), Scored: c.Scored, Quality: c.MeanScore, MeanE2EMs: c.MeanE2EMs})
 	}
+	s := &rep.Summary
+	s.TotalRepositories = len(rep.Repositories)
+	s.TotalTests, s.TotalSucceeded, s.TotalFailed, s.TotalTimeout, s.TotalSkipped, s.TotalPending =
+		all.Tests, all.Succeeded, all.Failed, all.Timeout, all.Skipped, all.Pending
+	s.SuccessRate = share(all.Succeeded, all.Tests)
+	s.TotalTokens = tokens
+	if n := all.sent(); n > 0 {
+		s.AvgTokensPerRequest = ptr(float64(tokens) / float64(n))
+	}
+	s.TotalCost = rep.TotalCost
+	if rep.TotalCost != nil && s.TotalRepositories > 0 {
+		s.AvgCostPerRepository = ptr(*rep.TotalCost / float64(s.TotalRepositories))
+	}
+	if s.TotalRepositories > 0 {
+		s.AvgTestsPerRepository = float64(all.Tests) / float64(s.TotalRepositories)
+	}
+	if first != nil {
+		end := time.Now()
+		if rep.Active == 0 && last != nil {
+			end = *last
+		}
+		s.TotalDurationMs = ptr(float64(end.Sub(*first).Microseconds()) / 1000)
+	}
 	return rep
+}
+
+// buildRow is a run's row: its figures, its tests and its cost.
+func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
+	row := Row{FleetRunID: r.FleetRunID, RunID: r.ID, BenchmarkID: r.BenchmarkID, Repository: r.Repository, Scenario: r.Scenario,
+		Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, State: r.State, Quality: r.Quality,
+		Provider: r.Provider, PromptTokens: res.PromptTokens, OutputTokens: res.OutputTokens}
+	if r.State == "failed" || r.State == "cancelled" {
+		row.Error = r.Error
+	}
+	row.Succeeded, row.Failed, row.Timeout = res.Succeeded, res.Failed, res.Timeout
+	row.Tests = max(r.Total, row.sent())
+	switch r.State {
+	case "completed", "failed", "cancelled":
+		row.Skipped = row.Tests - row.sent()
+	default:
+		row.Pending = row.Tests - row.sent()
+	}
+	var s jobs.RunSummary
+	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
+		row.OutputTokensPerS, row.RequestsPerS = ptr(s.OutputTokensPerS), ptr(s.RequestsPerS)
+		if s.OK > 0 {
+			row.TTFTP50Ms, row.E2EP50Ms, row.E2EP95Ms = ptr(s.TTFT.P50), ptr(s.E2E.P50), ptr(s.E2E.P95)
+		}
+	}
+	switch {
+	case r.Price != nil:
+		row.PriceInputPer1M, row.PriceOutputPer1M = ptr(r.Price.InputPer1M), ptr(r.Price.OutputPer1M)
+		if r.State == "completed" || r.State == "failed" || r.State == "cancelled" {
+			row.Cost = ptr((float64(res.PromptTokens)*r.Price.InputPer1M + float64(res.OutputTokens)*r.Price.OutputPer1M) / 1e6)
+			if res.OutputTokens > 0 {
+				row.CostPer1M = ptr(*row.Cost / float64(res.OutputTokens) * 1e6)
+			}
+		}
+	case r.PricePerHour != nil && r.Summary != nil:
+		row.Cost = ptr(*r.PricePerHour * s.MeasuredSeconds / 3600)
+		if c, ok := s.CostPer1M(*r.PricePerHour); ok {
+			row.CostPer1M = ptr(c)
+		}
+	}
+	return row
+}
+
+// targetOf is a row's target as a person reads it.
+func targetOf(r Row) string {
+	if r.Provider != "" {
+		return r.Provider + ":" + r.Model
+	}
+	return r.Model + " on " + r.Runtime + " / " + r.Hardware
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -169,32 +395,113 @@ func share(n, of int) float64 {
 	return float64(n) / float64(of)
 }
 
-// CSVColumns are the report's CSV columns: one line per scenario × target.
-var CSVColumns = []string{"fleet_run_id", "run_id", "benchmark_id", "scenario", "model", "runtime", "hardware", "state",
-	"quality", "output_tokens_per_s", "requests_per_s", "ttft_p50_ms", "e2e_p50_ms", "e2e_p95_ms", "cost_usd", "cost_per_1m_tokens"}
+// CSV tables of a report: the fleet document's four (summary,
+// repositories, providers, categories) and a line per run.
+const (
+	TableRuns         = "runs"
+	TableSummary      = "summary"
+	TableRepositories = "repositories"
+	TableProviders    = "providers"
+	TableCategories   = "categories"
+)
 
-// WriteCSV writes the report's rows as CSV; an unmeasured figure is an
-// empty cell. Every text cell comes from a validated name (fleet, scenario,
-// model, runtime, hardware), none of which can start a spreadsheet formula.
-func (r Report) WriteCSV(w io.Writer) error {
+// CSVTables are the report's CSV tables, in order, each with the file name
+// the fleet document gives it.
+var CSVTables = []struct{ Name, File string }{
+	{TableSummary, "fleet-summary.csv"},
+	{TableRepositories, "repositories.csv"},
+	{TableProviders, "providers.csv"},
+	{TableCategories, "categories.csv"},
+	{TableRuns, "runs.csv"},
+}
+
+// CSVColumns are the runs table's columns: one line per scenario × target.
+var CSVColumns = []string{"fleet_run_id", "run_id", "benchmark_id", "scenario", "model", "runtime", "hardware", "state",
+	"quality", "output_tokens_per_s", "requests_per_s", "ttft_p50_ms", "e2e_p50_ms", "e2e_p95_ms", "cost_usd", "cost_per_1m_tokens",
+	"repository", "total_tests", "total_succeeded", "total_failed", "total_timeout", "total_skipped", "prompt_tokens", "output_tokens", "error"}
+
+// SummaryColumns are the summary table's columns (one line).
+var SummaryColumns = []string{"fleet_id", "name", "total_repositories", "total_tests", "total_succeeded", "total_failed", "total_timeout",
+	"total_skipped", "total_pending", "success_rate", "avg_duration_ms", "p50_duration_ms", "p95_duration_ms", "p99_duration_ms",
+	"min_duration_ms", "max_duration_ms", "total_tokens", "avg_tokens_per_request", "total_cost", "avg_cost_per_repository",
+	"avg_tests_per_repository", "total_duration_ms"}
+
+// RepositoryColumns, ProviderColumns and CategoryColumns are the other
+// tables' columns.
+var (
+	RepositoryColumns = []string{"repository", "scenarios", "runs", "total_tests", "total_succeeded", "total_failed", "total_timeout",
+		"total_skipped", "success_rate", "avg_duration_ms", "p50_duration_ms", "p95_duration_ms", "p99_duration_ms", "min_duration_ms",
+		"max_duration_ms", "total_tokens", "cost"}
+	ProviderColumns = []string{"provider", "repository_count", "runs", "completed", "total_tests", "total_succeeded", "success_rate",
+		"total_tokens", "cost"}
+	CategoryColumns = []string{"category", "total_tests", "total_succeeded", "success_rate", "avg_duration_ms", "scored", "quality"}
+)
+
+func num(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func flt(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func (d Durations) cells() []string {
+	return []string{num(d.AvgDurationMs), num(d.P50DurationMs), num(d.P95DurationMs), num(d.P99DurationMs), num(d.MinDurationMs), num(d.MaxDurationMs)}
+}
+
+// WriteCSV writes one of the report's tables (CSVTables) as CSV; an
+// unmeasured figure is an empty cell. Names are validated and cannot
+// start a formula; a run's error comes from an agent or a runtime and is
+// made formula-safe.
+func (r Report) WriteCSV(w io.Writer, table string) error {
+	var recs [][]string
+	switch table {
+	case TableRuns:
+		recs = append(recs, CSVColumns)
+		for _, row := range r.Rows {
+			recs = append(recs, []string{row.FleetRunID, strconv.FormatInt(row.RunID, 10), strconv.FormatInt(row.BenchmarkID, 10), row.Scenario,
+				row.Model, row.Runtime, row.Hardware, row.State, num(row.Quality), num(row.OutputTokensPerS), num(row.RequestsPerS),
+				num(row.TTFTP50Ms), num(row.E2EP50Ms), num(row.E2EP95Ms), num(row.Cost), num(row.CostPer1M),
+				row.Repository, itoa(row.Tests), itoa(row.Succeeded), itoa(row.Failed), itoa(row.Timeout), itoa(row.Skipped),
+				strconv.FormatInt(row.PromptTokens, 10), strconv.FormatInt(row.OutputTokens, 10), export.FormulaSafe(row.Error)})
+		}
+	case TableSummary:
+		s := r.Summary
+		rec := []string{strconv.FormatInt(r.FleetID, 10), r.Name, itoa(s.TotalRepositories), itoa(s.TotalTests), itoa(s.TotalSucceeded),
+			itoa(s.TotalFailed), itoa(s.TotalTimeout), itoa(s.TotalSkipped), itoa(s.TotalPending), flt(s.SuccessRate)}
+		rec = append(rec, s.Durations.cells()...)
+		rec = append(rec, strconv.FormatInt(s.TotalTokens, 10), num(s.AvgTokensPerRequest), num(s.TotalCost), num(s.AvgCostPerRepository),
+			flt(s.AvgTestsPerRepository), num(s.TotalDurationMs))
+		recs = [][]string{SummaryColumns, rec}
+	case TableRepositories:
+		recs = append(recs, RepositoryColumns)
+		for _, g := range r.Repositories {
+			rec := []string{g.Repository, itoa(g.Scenarios), itoa(g.Runs), itoa(g.Tests), itoa(g.Succeeded), itoa(g.Failed), itoa(g.Timeout),
+				itoa(g.Skipped), flt(g.SuccessRate)}
+			rec = append(rec, g.Durations.cells()...)
+			recs = append(recs, append(rec, strconv.FormatInt(g.TotalTokens, 10), num(g.Cost)))
+		}
+	case TableProviders:
+		recs = append(recs, ProviderColumns)
+		for _, p := range r.Providers {
+			recs = append(recs, []string{p.Provider, itoa(p.RepositoryCount), itoa(p.Runs), itoa(p.Completed), itoa(p.Tests), itoa(p.Succeeded),
+				flt(p.TestSuccessRate), strconv.FormatInt(p.TotalTokens, 10), num(p.Cost)})
+		}
+	case TableCategories:
+		recs = append(recs, CategoryColumns)
+		for _, c := range r.Categories {
+			recs = append(recs, []string{export.FormulaSafe(c.Category), itoa(c.Requests), itoa(c.OK), flt(c.SuccessRate), num(c.MeanE2EMs),
+				itoa(c.Scored), num(c.Quality)})
+		}
+	default:
+		return fmt.Errorf("no table %q", table)
+	}
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVColumns); err != nil {
+	if err := cw.WriteAll(recs); err != nil {
 		return err
 	}
-	num := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*v, 'g', -1, 64)
-	}
-	for _, row := range r.Rows {
-		rec := []string{row.FleetRunID, strconv.FormatInt(row.RunID, 10), strconv.FormatInt(row.BenchmarkID, 10), row.Scenario,
-			row.Model, row.Runtime, row.Hardware, row.State, num(row.Quality), num(row.OutputTokensPerS), num(row.RequestsPerS),
-			num(row.TTFTP50Ms), num(row.E2EP50Ms), num(row.E2EP95Ms), num(row.Cost), num(row.CostPer1M)}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
 	return cw.Error()
 }

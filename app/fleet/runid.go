@@ -12,7 +12,7 @@ const TimestampFormat = "20060102T150405Z"
 
 // RunID is a fleet run's id, {fleet}-{submitted}-{hash}: the fleet's name,
 // its submission time in UTC to the second, and the first 12 hex digits of
-// the SHA-256 of the scenario's name and the target's model, runtime and
+// the SHA-256 of the scenario's key (Scenario.Key) and the target's model, runtime and
 // hardware (NUL-separated). The same fleet, submission time, scenario and
 // target always give the same id; a fleet's runs all differ, since its
 // scenario names and its targets do.

@@ -24,10 +24,11 @@ func (q *Queries) CreateFleet(ctx context.Context, ownerID int64, name string, s
 	return id, mapErr(err, "create fleet")
 }
 
-// AddBenchmarkToFleet makes a benchmark the given scenario of a fleet.
-func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID int64, scenario string) error {
-	_, err := q.db.Exec(ctx, `UPDATE benchmarks SET fleet_id = @fleet, fleet_scenario = @scenario WHERE id = @id`,
-		pgx.NamedArgs{"id": benchmarkID, "fleet": fleetID, "scenario": scenario})
+// AddBenchmarkToFleet makes a benchmark the given scenario of a fleet,
+// in the given repository ("" for none).
+func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID int64, scenario, repository string) error {
+	_, err := q.db.Exec(ctx, `UPDATE benchmarks SET fleet_id = @fleet, fleet_scenario = @scenario, fleet_repository = nullif(@repo, '')
+		WHERE id = @id`, pgx.NamedArgs{"id": benchmarkID, "fleet": fleetID, "scenario": scenario, "repo": repository})
 	return mapErr(err, "add benchmark to fleet")
 }
 
@@ -91,6 +92,7 @@ type Fleet struct {
 type FleetBenchmark struct {
 	ID          int64
 	Scenario    string
+	Repository  string
 	DatasetID   int64
 	DatasetName string
 }
@@ -98,7 +100,15 @@ type FleetBenchmark struct {
 // FleetRun is a run of a fleet with what the report needs.
 type FleetRun struct {
 	CompareRun
-	Scenario string
+	Scenario   string
+	Repository string
+	// PromptTokens is the run's input tokens, warm-up included.
+	PromptTokens int64
+	// Provider is the remote provider of a "provider:model" target's run
+	// ("" for others); Price its price the run was created under (nil
+	// when none was set).
+	Provider string
+	Price    *ProviderPrice
 }
 
 // FleetByID returns a fleet the viewer owns (or any, for admins) with its
@@ -111,21 +121,31 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 	if err != nil {
 		return f, mapErr(err, "fleet by id")
 	}
-	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, b.dataset_id, d.name
+	rows, _ := q.db.Query(ctx, `SELECT b.id, b.fleet_scenario, coalesce(b.fleet_repository, ''), b.dataset_id, d.name
 		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id`, args)
 	f.Benchmarks, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetBenchmark, error) {
 		var b FleetBenchmark
-		err := row.Scan(&b.ID, &b.Scenario, &b.DatasetID, &b.DatasetName)
+		err := row.Scan(&b.ID, &b.Scenario, &b.Repository, &b.DatasetID, &b.DatasetName)
 		return b, err
 	})
 	if err != nil {
 		return f, mapErr(err, "fleet benchmarks")
 	}
-	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario`+compareRunFrom+`
+	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''), r.prompt_tokens,
+			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+compareRunFrom+`
+		LEFT JOIN run_providers pp ON pp.run_id = r.id
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
 		var r FleetRun
-		err := row.Scan(append(r.compareFields(), &r.Scenario)...)
+		var provider *string
+		var in, out *float64
+		err := row.Scan(append(r.compareFields(), &r.Scenario, &r.Repository, &r.PromptTokens, &provider, &in, &out)...)
+		if provider != nil {
+			r.Provider = *provider
+		}
+		if provider != nil && in != nil && out != nil {
+			r.Price = &ProviderPrice{Provider: *provider, Model: r.ModelName, InputPer1M: *in, OutputPer1M: *out}
+		}
 		return r, err
 	})
 	return f, mapErr(err, "fleet runs")
@@ -162,4 +182,64 @@ func (q *Queries) FleetCategories(ctx context.Context, fleetID int64) ([]FleetCa
 		return c, err
 	})
 	return out, mapErr(err, "fleet categories")
+}
+
+// FleetRunResults are one fleet run's results by outcome, warm-up
+// included (a provider bills it).
+type FleetRunResults struct {
+	RunID     int64
+	Succeeded int
+	// Timeout counts requests that failed on the request or stall
+	// timeout; Failed every other failure.
+	Timeout      int
+	Failed       int
+	PromptTokens int64
+	OutputTokens int64
+}
+
+// FleetDurations are end-to-end latencies of successful requests, in ms:
+// of the whole fleet (Repository "" and All set) or of one repository.
+type FleetDurations struct {
+	All        bool
+	Repository string
+	N          int
+	Mean       *float64
+	P50        *float64
+	P95        *float64
+	P99        *float64
+	Min        *float64
+	Max        *float64
+}
+
+// FleetResults reads a fleet's results per run and its latency
+// distributions, whole and per repository. Percentiles interpolate
+// linearly between closest ranks (percentile_cont, numpy's default).
+func (q *Queries) FleetResults(ctx context.Context, fleetID int64) ([]FleetRunResults, []FleetDurations, error) {
+	args := pgx.NamedArgs{"id": fleetID, "timeouts": []string{"timeout", "stall"}}
+	rows, _ := q.db.Query(ctx, `SELECT r.id, count(res.run_id) FILTER (WHERE res.status = 'ok'),
+			count(res.run_id) FILTER (WHERE res.status <> 'ok' AND res.error_class = ANY(@timeouts)),
+			count(res.run_id) FILTER (WHERE res.status <> 'ok' AND NOT res.error_class = ANY(@timeouts)),
+			coalesce(sum(res.prompt_tokens), 0), coalesce(sum(res.completion_tokens), 0)
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id LEFT JOIN results res ON res.run_id = r.id
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL GROUP BY r.id ORDER BY r.id`, args)
+	perRun, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRunResults, error) {
+		var s FleetRunResults
+		err := row.Scan(&s.RunID, &s.Succeeded, &s.Timeout, &s.Failed, &s.PromptTokens, &s.OutputTokens)
+		return s, err
+	})
+	if err != nil {
+		return nil, nil, mapErr(err, "fleet results")
+	}
+	rows, _ = q.db.Query(ctx, `SELECT GROUPING(b.fleet_repository) = 1, coalesce(b.fleet_repository, ''), count(res.e2e_ms), avg(res.e2e_ms),
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY res.e2e_ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY res.e2e_ms),
+			percentile_cont(0.99) WITHIN GROUP (ORDER BY res.e2e_ms), min(res.e2e_ms), max(res.e2e_ms)
+		FROM benchmarks b JOIN runs r ON r.benchmark_id = b.id JOIN results res ON res.run_id = r.id
+		WHERE b.fleet_id = @id AND b.deleted_at IS NULL AND res.status = 'ok' AND res.e2e_ms IS NOT NULL
+		GROUP BY GROUPING SETS ((), (b.fleet_repository)) ORDER BY 1 DESC, 2`, args)
+	durations, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetDurations, error) {
+		var d FleetDurations
+		err := row.Scan(&d.All, &d.Repository, &d.N, &d.Mean, &d.P50, &d.P95, &d.P99, &d.Min, &d.Max)
+		return d, err
+	})
+	return perRun, durations, mapErr(err, "fleet durations")
 }

@@ -32,3 +32,18 @@ func usd(v *float64) string {
 	}
 	return fmt.Sprintf("$%.4f", *v)
 }
+
+func orNone(repo string) string {
+	if repo == "" {
+		return "(none)"
+	}
+	return repo
+}
+
+// scenarioKey is a scenario as a person reads it: repository/name.
+func scenarioKey(repo, scenario string) string {
+	if repo == "" {
+		return scenario
+	}
+	return repo + "/" + scenario
+}

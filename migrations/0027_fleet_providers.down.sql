@@ -1,0 +1,3 @@
+DROP TABLE run_providers;
+DROP TABLE provider_prices;
+ALTER TABLE benchmarks DROP COLUMN fleet_repository;
