@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -215,8 +216,29 @@ func printFleetSummary(out io.Writer, r fleet.Report) {
 		}
 	}
 	for _, f := range r.Failures {
-		fmt.Fprintf(out, "failed: %s (%s/%s on %s): %s\n", f.FleetRunID, orNone(f.Repository), f.Scenario, f.Target, f.Error)
+		fmt.Fprintf(out, "failed: %s (%s/%s on %s): %s\n", printable(f.FleetRunID), printable(orNone(f.Repository)), printable(f.Scenario),
+			printable(f.Target), printable(f.Error))
 	}
+}
+
+// printable is s for a terminal: a run's error comes from an agent or a
+// remote provider, and a control character (an escape sequence that
+// moves the cursor, retitles the window or writes the clipboard) is shown
+// as its Go escape instead of being obeyed.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func usdOrDash(v *float64) string {
@@ -299,12 +321,20 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 	if m.WantsFormat(fleet.FormatHTML) {
 		w.download(ctx, "report.html", fmt.Sprintf("/api/v1/fleets/%d/report.html", id))
 	}
+	used := map[string]bool{}
 	for _, row := range rep.Rows {
 		target := row.Provider
 		if target == "" {
 			target = row.Runtime + "@" + row.Hardware
 		}
 		d := filepath.Join(pathPart(orNone(row.Repository)), pathPart(target+"_"+row.Model), pathPart(row.Scenario))
+		// Two names may become one path ("a b" and "a_b", or names cut at
+		// the same length): the later run gets its fleet run id appended
+		// rather than overwriting the earlier one's files.
+		if used[d] {
+			d += "_" + pathPart(row.FleetRunID)
+		}
+		used[d] = true
 		if m.WantsFormat(fleet.FormatJSON) {
 			w.json(filepath.Join(d, "results.json"), row)
 		}

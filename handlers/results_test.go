@@ -618,4 +618,17 @@ func TestRunNodeFiguresAndSimulatedGPUs(t *testing.T) {
 		row["runtime_process"] != "runtime" || row["runtime_rss_peak_bytes"] != "536870912" {
 		t.Fatalf("summary csv node columns: %q", row)
 	}
+
+	// The summary is an agent's to write: a process kind it made up is
+	// neither exported (a spreadsheet formula) nor shown.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET node_summary = jsonb_set(node_summary, '{process}', '"=HYPERLINK(\"http://x\")"') WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body = e.raw("/api/v1/benchmarks/"+benchmarkID+"/summary?format=csv", tok)
+	if recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll(); len(recs) != 2 || strings.Contains(body, "HYPERLINK") {
+		t.Fatalf("summary csv with a forged process kind: %q", body)
+	}
+	if got := c.get(path).text(`[data-testid="run-node"]`); strings.Contains(got, "HYPERLINK") || !strings.Contains(got, "Runtime processes: not measured") {
+		t.Fatalf("node line with a forged process kind: %q", got)
+	}
 }

@@ -20,3 +20,14 @@ type NodeSummary struct {
 	ProcPeakCPUPercent *float64 `json:"process_peak_cpu_percent,omitempty"`
 	ProcPeakRSSBytes   *int64   `json:"process_peak_rss_bytes,omitempty"`
 }
+
+// ProcessKind is Process when it is one of the kinds agentd writes
+// ("runtime", "agentd"), else "": the summary is written by an agent,
+// and nothing else it puts there is shown or exported.
+func (n NodeSummary) ProcessKind() string {
+	switch n.Process {
+	case "runtime", "agentd":
+		return n.Process
+	}
+	return ""
+}

@@ -279,5 +279,5 @@ func nodeColumns(r store.CompareRun) []string {
 		return strconv.FormatInt(*v, 10)
 	}
 	return []string{sim, pct(n.MeanCPUPercent), pct(n.PeakCPUPercent), b(n.PeakMemUsed), b(n.MemTotalBytes),
-		n.Process, pct(n.ProcMeanCPUPercent), b(n.ProcPeakRSSBytes)}
+		n.ProcessKind(), pct(n.ProcMeanCPUPercent), b(n.ProcPeakRSSBytes)}
 }

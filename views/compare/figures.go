@@ -374,7 +374,7 @@ func (f Figures) NodeLine() string {
 	}
 	line := fmt.Sprintf("Node over %d samples: %s.", n.Samples, strings.Join(parts, ", "))
 	switch {
-	case n.Process == "":
+	case n.ProcessKind() == "":
 		return line + " Runtime processes: not measured (agentd did not launch the runtime)."
 	case n.ProcMeanCPUPercent != nil && n.ProcPeakRSSBytes != nil:
 		who := "Runtime processes"
