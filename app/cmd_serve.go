@@ -23,6 +23,7 @@ import (
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/metrics"
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
@@ -113,6 +114,10 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
+	obs, err := startMetrics(ctx, st, pool, cfg, logger)
+	if err != nil {
+		return err
+	}
 	limits := datasetLimits(cfg)
 	proxies, err := handlers.ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
@@ -141,8 +146,36 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		ExportStallTimeout: cfg.ExportStallTimeout,
 		TrustedProxies:     proxies,
 		Ready:              readiness(st, mig),
+		ObserveRequest:     obs,
+		APIRatePerToken:    cfg.APIRatePerToken,
+		APIRatePerUser:     cfg.APIRatePerUser,
+		APIRateWindow:      cfg.APIRateWindow,
 	})
 	return listenUntilDone(ctx, app, rc, cfg, logger, ready)
+}
+
+// startMetrics serves the server's Prometheus metrics on
+// RUCKUS_METRICS_ADDR until ctx ends, and returns what the web layer
+// records each request's duration with (nil when metrics are off).
+func startMetrics(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) (func(route, method string, code int, d time.Duration), error) {
+	if cfg.MetricsAddr == "off" {
+		return nil, nil
+	}
+	m, err := metrics.NewServer(ctx, st, pool, cfg.AgentStaleAfter, logger)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := metrics.Listen(cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_METRICS_ADDR: %w", err)
+	}
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	go func() {
+		if err := metrics.Serve(ctx, ln, m.Registry, logger); err != nil {
+			logger.Error("metrics server stopped", "err", err)
+		}
+	}()
+	return m.ObserveRequest, nil
 }
 
 // checkSchema refuses a database whose schema is behind this binary.

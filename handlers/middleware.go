@@ -69,11 +69,25 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 	if !c.Response().IsBodyStream() {
 		size = len(c.Response().Body())
 	}
+	if s.ObserveRequest != nil {
+		s.ObserveRequest(routePattern(c), c.Method(), status, time.Since(start))
+	}
 	s.Logger.Log(c.UserContext(), level, "request",
 		"method", c.Method(), "path", c.Path(), "status", status,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
 		"bytes", size, "ip", s.clientIP(c))
 	return nil
+}
+
+// routePattern is the route table's pattern the request was answered by,
+// such as /runs/:id<int>; "unmatched" when none but a catch-all answered,
+// so that a metric's series are the routes, never what clients send.
+func routePattern(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || r.Path == "" || r.Path == "/" && c.Path() != "/" || r.Path == "/api/v1" {
+		return "unmatched"
+	}
+	return r.Path
 }
 
 func securityHeaders(c *fiber.Ctx) error {

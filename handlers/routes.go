@@ -80,6 +80,15 @@ type Deps struct {
 	// whose X-Forwarded-For names the client; from any other peer the
 	// peer's own address is the client's.
 	TrustedProxies []netip.Prefix
+	// ObserveRequest, when set, records each answered request's duration
+	// under its route's pattern (the Prometheus metrics).
+	ObserveRequest func(route, method string, code int, d time.Duration)
+	// APIRatePerToken and APIRatePerUser bound the API requests per
+	// APIRateWindow of one token, and of all of one user's tokens together;
+	// 0 turns that limit off. Zero window: one minute.
+	APIRatePerToken int
+	APIRatePerUser  int
+	APIRateWindow   time.Duration
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.

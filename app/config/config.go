@@ -63,6 +63,19 @@ type Config struct {
 	// comma-separated) whose X-Forwarded-For is believed, for the sign-in
 	// limiter and the logs.
 	TrustedProxies string `env:"RUCKUS_TRUSTED_PROXIES" yaml:"trusted_proxies" validate:"omitempty,max=4096,ip_list"`
+	// MetricsAddr is where Prometheus's /metrics is served, apart from the
+	// public port; "off" serves none.
+	MetricsAddr string `env:"RUCKUS_METRICS_ADDR" yaml:"metrics_addr" validate:"required,listen_addr|eq=off"`
+	// AttestationKey is the ed25519 seed (32 bytes, base64) that signs
+	// finished runs' result digests; empty: one generated once and kept in
+	// the database, as the session key is.
+	AttestationKey string `env:"RUCKUS_ATTESTATION_KEY" yaml:"attestation_key" validate:"omitempty,base64,len=44"`
+	// APIRatePerToken and APIRatePerUser bound the API requests per
+	// APIRateWindow of one token and of all of one user's tokens together;
+	// 0 turns that limit off.
+	APIRatePerToken int           `env:"RUCKUS_API_RATE_PER_TOKEN" yaml:"api_rate_per_token" validate:"min=0,max=1000000"`
+	APIRatePerUser  int           `env:"RUCKUS_API_RATE_PER_USER" yaml:"api_rate_per_user" validate:"min=0,max=1000000"`
+	APIRateWindow   time.Duration `env:"RUCKUS_API_RATE_WINDOW" yaml:"api_rate_window" validate:"min=1s,max=1h"`
 }
 
 // Defaults returns the settings used where neither the file nor the
@@ -88,6 +101,10 @@ func Defaults() Config {
 		ExportsPerUser:     2,
 		ExportsTotal:       6,
 		ExportStallTimeout: 30 * time.Second,
+		MetricsAddr:        "127.0.0.1:9464",
+		APIRatePerToken:    600,
+		APIRatePerUser:     1200,
+		APIRateWindow:      time.Minute,
 	}
 }
 
