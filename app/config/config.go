@@ -65,11 +65,11 @@ type Config struct {
 	TrustedProxies string `env:"RUCKUS_TRUSTED_PROXIES" yaml:"trusted_proxies" validate:"omitempty,max=4096,ip_list"`
 	// MetricsAddr is where Prometheus's /metrics is served, apart from the
 	// public port; "off" serves none.
-	MetricsAddr string `env:"RUCKUS_METRICS_ADDR" yaml:"metrics_addr" validate:"required,listen_addr|eq=off"`
+	MetricsAddr string `env:"RUCKUS_METRICS_ADDR" yaml:"metrics_addr" validate:"required,listen_addr_or_off"`
 	// AttestationKey is the ed25519 seed (32 bytes, base64) that signs
 	// finished runs' result digests; empty: one generated once and kept in
 	// the database, as the session key is.
-	AttestationKey string `env:"RUCKUS_ATTESTATION_KEY" yaml:"attestation_key" validate:"omitempty,base64,len=44"`
+	AttestationKey string `env:"RUCKUS_ATTESTATION_KEY" yaml:"attestation_key" validate:"omitempty,base64_32"`
 	// APIRatePerToken and APIRatePerUser bound the API requests per
 	// APIRateWindow of one token and of all of one user's tokens together;
 	// 0 turns that limit off.
