@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"riverqueue.com/riverui"
 
+	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
@@ -106,7 +108,11 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
-	planner, rc, err := startJobs(ctx, pool, st, cfg, logger)
+	attester, err := newAttester(ctx, st, cfg, true)
+	if err != nil {
+		return err
+	}
+	planner, rc, err := startJobs(ctx, pool, st, cfg, attester, logger)
 	if err != nil {
 		return err
 	}
@@ -147,6 +153,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		TrustedProxies:     proxies,
 		Ready:              readiness(st, mig),
 		ObserveRequest:     obs,
+		Attestations:       attester,
 		APIRatePerToken:    cfg.APIRatePerToken,
 		APIRatePerUser:     cfg.APIRatePerUser,
 		APIRateWindow:      cfg.APIRateWindow,
@@ -217,11 +224,47 @@ func prepareSignIn(ctx context.Context, st *store.Store, cfg config.Config, stdo
 	return passwords, key, nil
 }
 
+// attestationSecret names the attestation key's seed in server_secrets.
+const attestationSecret = "attestation_ed25519_seed"
+
+// newAttester makes what signs finished runs' results and verifies them,
+// with the ed25519 key from RUCKUS_ATTESTATION_KEY, else one generated
+// once and kept in the database, as the session key is. With create
+// false a key is never made (ruckus verify).
+func newAttester(ctx context.Context, st *store.Store, cfg config.Config, create bool) (*attest.Service, error) {
+	seed, err := base64.StdEncoding.DecodeString(cfg.AttestationKey)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_ATTESTATION_KEY: %w", err)
+	}
+	switch {
+	case len(seed) > 0:
+	case create:
+		seed, err = st.ServerSecret(ctx, attestationSecret, func() []byte {
+			b := make([]byte, 32)
+			_, _ = rand.Read(b)
+			return b
+		})
+	default:
+		seed, err = st.StoredServerSecret(ctx, attestationSecret)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errors.New("this database has no attestation key (the server makes one when it first starts) and RUCKUS_ATTESTATION_KEY is not set")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	signer, err := attest.NewSigner(seed)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_ATTESTATION_KEY: %w", err)
+	}
+	return &attest.Service{Store: st, Signer: signer}, nil
+}
+
 // startJobs starts the server's River client: it works the server queue
 // (session cleanup, the reaper, scoring) and gives the planner, which
 // queues runs and as the reaper hands on the runs of agents that stopped
 // heartbeating, its client.
-func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
+func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, attester *attest.Service, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
 	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
 	var err error
 	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
@@ -234,8 +277,12 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
-		Regressions: &regress.Checker{Store: st}, Stats: st})
+	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
+		Regressions: &regress.Checker{Store: st}, Stats: st}
+	if attester != nil {
+		scoring.Attester = attester
+	}
+	river.AddWorker(workers, scoring)
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
 	if err != nil {

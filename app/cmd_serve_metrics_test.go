@@ -9,9 +9,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/pgtest"
 )
+
+// testServerConfig is the settings of a server on pool, on a free port.
+func testServerConfig(t *testing.T, pool *pgxpool.Pool) config.Config {
+	cfg := config.Defaults()
+	cfg.DatabaseURL, cfg.Addr, cfg.MetricsAddr, cfg.PasswordCost = pgtest.URL(t, pool), "127.0.0.1:0", "off", 4
+	cfg.AdminPassword = "a-long-enough-password"
+	return cfg
+}
+
+// startServer runs `ruckus serve` with cfg until the test ends and
+// returns its public address.
+func startServer(t *testing.T, cfg config.Config) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() { done <- serve(ctx, cfg, io.Discard, io.Discard, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	select {
+	case addr := <-ready:
+		return addr
+	case err := <-done:
+		t.Fatal(err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	return ""
+}
 
 // The server answers /metrics on RUCKUS_METRICS_ADDR and not on its
 // public port, and the request durations there are by route pattern.
@@ -23,27 +58,9 @@ func TestMetricsAreServedApartFromThePublicPort(t *testing.T) {
 	}
 	metricsAddr := ln.Addr().String()
 	ln.Close()
-	cfg := config.Defaults()
-	cfg.DatabaseURL, cfg.Addr, cfg.MetricsAddr, cfg.PasswordCost = pgtest.URL(t, pool), "127.0.0.1:0", metricsAddr, 4
-	cfg.AdminPassword = "a-long-enough-password"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	ready := make(chan string, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard, io.Discard, ready) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	var public string
-	select {
-	case public = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not start")
-	}
+	cfg := testServerConfig(t, pool)
+	cfg.MetricsAddr = metricsAddr
+	public := startServer(t, cfg)
 	get := func(url string) (int, string) {
 		t.Helper()
 		res, err := http.Get(url)

@@ -89,6 +89,14 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 	adaTok := e.token(ada)
 	tokens := map[string]string{"ada": adaTok, "bob": e.token(bob), "admin": e.token(root)}
 	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	// The run's results signed (as when it ends), for its attestation.
+	att, err := e.attest.Signer.Sign(ctx, e.store, run, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SaveAttestation(ctx, att); err != nil {
+		t.Fatal(err)
+	}
 	var f accessFixture
 	f.benchmark, f.run, f.user, f.hardware = b, fmt.Sprint(run), fmt.Sprint(carol.ID), "cpu-2c"
 	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id::text, (SELECT id::text FROM agents LIMIT 1), (SELECT id::text FROM models LIMIT 1)
@@ -275,6 +283,14 @@ func TestSharedBenchmarkIsReadOnlyForOthers(t *testing.T) {
 	adaTok := e.token(ada)
 	bobTok := e.token(e.createUser("bob2@example.com", "correct horse", store.RoleUser))
 	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	// The run's results signed (as when it ends), for its attestation.
+	att, err := e.attest.Signer.Sign(ctx, e.store, run, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SaveAttestation(ctx, att); err != nil {
+		t.Fatal(err)
+	}
 	if r := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, adaTok, strings.NewReader(`{"visibility":"shared"}`), "application/json"); r.status != 200 {
 		t.Fatalf("share: %d %v", r.status, r.body)
 	}

@@ -89,6 +89,8 @@ type Deps struct {
 	APIRatePerToken int
 	APIRatePerUser  int
 	APIRateWindow   time.Duration
+	// Attestations verifies runs' signed result digests; nil: none.
+	Attestations Attestations
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.
@@ -223,6 +225,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
 	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)
 	api.get("/runs/:id<int>/results", Owner, s.exportRun)
+	api.get("/runs/:id<int>/attestation", Owner, s.apiRunAttestation)
 	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
 	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
 	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
@@ -294,6 +297,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	web.get("/runs/:id<int>/results", Owner, s.exportRun)
 	web.get("/runs/:id<int>", Owner, s.showResultsPage)
+	web.get("/runs/:id<int>/attestation", Owner, s.showAttestation)
 	web.post("/runs/:id<int>/score", Owner, s.rescoreRun)
 	web.post("/runs/:id<int>/judge", Owner, s.startJudging)
 	web.get("/compare", Owner, s.showComparePage)
