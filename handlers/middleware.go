@@ -381,13 +381,12 @@ func redirect(c *fiber.Ctx, to string) error {
 
 // requireToken authenticates API calls by bearer token.
 func (s *server) requireToken(c *fiber.Ctx) error {
-	h := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
+	token, ok := bearerToken(c)
+	if !ok {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "missing API token: send Authorization: Bearer <token>")
 	}
-	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(strings.TrimSpace(token)))
+	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus", error="invalid_token"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "invalid or revoked API token")
@@ -397,6 +396,13 @@ func (s *server) requireToken(c *fiber.Ctx) error {
 	}
 	c.Locals(localUser, &u)
 	return c.Next()
+}
+
+// bearerToken is the request's API token (Authorization: Bearer), trimmed.
+func bearerToken(c *fiber.Ctx) (string, bool) {
+	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	token = strings.TrimSpace(token)
+	return token, ok && token != ""
 }
 
 func requireAPIAdmin(c *fiber.Ctx) error {

@@ -124,6 +124,8 @@ type server struct {
 	validate *valid.Validator
 	live     *liveFragments
 	exports  *exportGate
+	// rates counts API requests per token and per user.
+	rates *rateLimiter
 	// exportStall is ExportStallTimeout or its default.
 	exportStall time.Duration
 	// routes is the route table as declared, with each route's access.
@@ -152,6 +154,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		validate: newValidator(),
 		live:     newLiveFragments(d.LiveFragmentTTL),
 		exports:  newExportGate(d.ExportsPerUser, d.ExportsTotal),
+		rates:    newRateLimiter(d.APIRateWindow),
 	}
 	s.exportStall = cmp.Or(d.ExportStallTimeout, defaultExportStallTimeout)
 	spec, err := OpenAPIDocument()
@@ -196,7 +199,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	root.get(OpenAPIPath, Anyone, s.serveOpenAPI)
 	root.get("/api/docs", Anyone, s.showAPIDocs)
 
-	api := root.group("/api/v1", s.requireToken)
+	api := root.group("/api/v1", s.requireToken, s.limitAPI)
 	api.api = true
 	api.get("/me", SignedIn, s.apiMe)
 	api.get("/users", Admin, s.apiListUsers)

@@ -27,7 +27,7 @@ func (s *server) showSettingsPage(c *fiber.Ctx) error {
 	}
 	return render(c, fiber.StatusOK, account.SettingsPage(account.SettingsData{
 		Email:  u.Email,
-		Tokens: account.TokensData{Tokens: tokens},
+		Tokens: account.TokensData{Tokens: tokens, Limits: s.apiLimits()},
 	}))
 }
 
@@ -74,7 +74,7 @@ func (s *server) passwordResult(c *fiber.Ctx, status int, form account.PasswordF
 	if err != nil {
 		return err
 	}
-	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Password: form, Tokens: account.TokensData{Tokens: tokens}}))
+	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Password: form, Tokens: account.TokensData{Tokens: tokens, Limits: s.apiLimits()}}))
 }
 
 // tokenRequest is the new-token form.
@@ -122,7 +122,7 @@ func (s *server) tokensResult(c *fiber.Ctx, status int, d account.TokensData) er
 	if err != nil {
 		return err
 	}
-	d.Tokens = tokens
+	d.Tokens, d.Limits = tokens, s.apiLimits()
 	if c.Get("HX-Request") != "" {
 		return render(c, status, account.TokensSection(d))
 	}
