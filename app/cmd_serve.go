@@ -26,6 +26,7 @@ import (
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/metrics"
+	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
@@ -112,7 +113,11 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
-	planner, rc, err := startJobs(ctx, pool, st, cfg, attester, logger)
+	guard, err := webhookGuard(cfg)
+	if err != nil {
+		return err
+	}
+	planner, rc, err := startJobs(ctx, pool, st, cfg, jobDeps{attester: attester, guard: guard}, logger)
 	if err != nil {
 		return err
 	}
@@ -154,6 +159,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		Ready:              readiness(st, mig),
 		ObserveRequest:     obs,
 		Attestations:       attester,
+		WebhookGuard:       guard,
 		APIRatePerToken:    cfg.APIRatePerToken,
 		APIRatePerUser:     cfg.APIRatePerUser,
 		APIRateWindow:      cfg.APIRateWindow,
@@ -264,7 +270,24 @@ func newAttester(ctx context.Context, st *store.Store, cfg config.Config, create
 // (session cleanup, the reaper, scoring) and gives the planner, which
 // queues runs and as the reaper hands on the runs of agents that stopped
 // heartbeating, its client.
-func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, attester *attest.Service, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
+// jobDeps are what the server's workers need besides the store: the
+// attester that signs ended runs (nil: none) and the guard of webhook
+// deliveries.
+type jobDeps struct {
+	attester *attest.Service
+	guard    notify.Guard
+}
+
+// webhookGuard is RUCKUS_WEBHOOK_ALLOWED_NETWORKS as a guard.
+func webhookGuard(cfg config.Config) (notify.Guard, error) {
+	allowed, err := handlers.ParseTrustedProxies(cfg.WebhookAllowedNetworks)
+	if err != nil {
+		return notify.Guard{}, fmt.Errorf("RUCKUS_WEBHOOK_ALLOWED_NETWORKS: %w", err)
+	}
+	return notify.Guard{Allowed: allowed}, nil
+}
+
+func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, deps jobDeps, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
 	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
 	var err error
 	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
@@ -279,10 +302,13 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	execQueue := &sandbox.Queue{Store: st}
 	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
 		Regressions: &regress.Checker{Store: st}, Stats: st}
-	if attester != nil {
-		scoring.Attester = attester
+	if deps.attester != nil {
+		scoring.Attester = deps.attester
 	}
+	notifier := &notify.Notifier{Store: st}
+	scoring.Notifier = notifier
 	river.AddWorker(workers, scoring)
+	river.AddWorker(workers, &jobs.DeliverWebhookWorker{Deliverer: notify.NewDeliverer(st, deps.guard, 10*time.Second, version)})
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
 	if err != nil {
@@ -290,6 +316,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	}
 	planner.River = rc
 	execQueue.River = rc
+	notifier.River = rc
 	if err := rc.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("start river: %w", err)
 	}
@@ -302,7 +329,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.Logger) *river.Config {
 	return &river.Config{
 		Logger: logger,
-		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}},
+		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}, jobs.WebhookQueue: {MaxWorkers: 4}},
 		// Finished jobs are kept a while for the job UI and then removed by
 		// River's own cleaner; failures longer, to be looked into. (Results
 		// live in the app's tables, not in River's.)

@@ -27,6 +27,7 @@ type accessFixture struct {
 	token, tokenForAdmin              string            // ada's API token ids
 	user, agent, model, hardware      string
 	fleet                             string
+	webhooks                          map[bool]string // ada's webhooks to delete, by "api?"
 }
 
 // param is the value for path parameter name in path, as caller uses it.
@@ -50,6 +51,8 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.run
 	case name == "idx":
 		return "0"
+	case name == "id" && strings.Contains(path, "/webhooks/"):
+		return f.webhooks[strings.HasPrefix(path, "/api/")]
 	case name == "id" && strings.Contains(path, "/tokens/"):
 		if admin {
 			return f.tokenForAdmin
@@ -144,6 +147,15 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.tokenForAdmin = fmt.Sprint(second.ID)
+	f.webhooks = map[bool]string{}
+	for _, api := range []bool{false, true} {
+		w, err := e.store.CreateWebhook(ctx, ada.ID, store.NewWebhook{URL: "https://hooks.example.com/ruckus", Secret: "sixteen bytes at least",
+			Events: []string{"benchmark.finished"}, Format: "json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.webhooks[api] = fmt.Sprint(w.ID)
+	}
 	sessions := map[string]*client{"anonymous": e.client()}
 	for who, email := range map[string]string{"ada": "ada@example.com", "bob": "bob@example.com", "admin": "root@example.com"} {
 		c := e.client()

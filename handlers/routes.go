@@ -23,6 +23,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/fleet"
+	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/assets"
 )
@@ -91,6 +92,8 @@ type Deps struct {
 	APIRateWindow   time.Duration
 	// Attestations verifies runs' signed result digests; nil: none.
 	Attestations Attestations
+	// WebhookGuard checks webhooks' URLs (the networks they may reach).
+	WebhookGuard notify.Guard
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.
@@ -113,6 +116,7 @@ type Store interface {
 	judgeStore
 	fleetManifestStore
 	historyStore
+	webhookStore
 }
 
 type server struct {
@@ -250,6 +254,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/fleets", SignedIn, s.apiListFleets)
 	api.get("/fleets/:id<int>", Owner, s.apiGetFleet)
 	api.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
+	api.post("/webhooks", SignedIn, s.apiCreateWebhook)
+	api.get("/webhooks", SignedIn, s.apiListWebhooks) // the viewer's webhooks and their latest deliveries
+	api.delete("/webhooks/:id<int>", Self, s.apiDeleteWebhook)
 	api.router.Use(apiNotFound)
 
 	web := root.group("", s.loadSession, s.checkCSRF)
@@ -318,6 +325,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/settings/password", SignedIn, s.changePassword)
 	web.post("/settings/tokens", SignedIn, s.createToken)
 	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
+	web.post("/settings/webhooks", SignedIn, s.createWebhook)
+	web.post("/settings/webhooks/:id<int>/delete", Self, s.deleteWebhook)
 
 	admin := web.group("/admin")
 	admin.get("/users", Admin, s.showUsersPage)

@@ -51,6 +51,12 @@ type RunAttester interface {
 	AttestRun(ctx context.Context, runID int64) error
 }
 
+// RunNotifier records the events of an ended run for its owner's
+// webhooks (notify.Notifier).
+type RunNotifier interface {
+	RunEnded(ctx context.Context, runID int64) error
+}
+
 // ScoreRunWorker scores runs.
 type ScoreRunWorker struct {
 	river.WorkerDefaults[ScoreRunArgs]
@@ -64,6 +70,9 @@ type ScoreRunWorker struct {
 	// Attester, when set, signs the run's results first, as they were
 	// when it ended (a later rescoring leaves that signature alone).
 	Attester RunAttester
+	// Notifier, when set, tells the run's owner's webhooks, once the run
+	// is scored and checked for a regression.
+	Notifier RunNotifier
 }
 
 // Timeout allows for large runs.
@@ -90,8 +99,13 @@ func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs])
 			return err
 		}
 	}
-	if w.Regressions == nil {
+	if w.Regressions != nil {
+		if err := w.Regressions.CheckRegressions(ctx, job.Args.RunID); err != nil {
+			return err
+		}
+	}
+	if w.Notifier == nil {
 		return nil
 	}
-	return w.Regressions.CheckRegressions(ctx, job.Args.RunID)
+	return w.Notifier.RunEnded(ctx, job.Args.RunID)
 }

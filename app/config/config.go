@@ -76,6 +76,10 @@ type Config struct {
 	APIRatePerToken int           `env:"RUCKUS_API_RATE_PER_TOKEN" yaml:"api_rate_per_token" validate:"min=0,max=1000000"`
 	APIRatePerUser  int           `env:"RUCKUS_API_RATE_PER_USER" yaml:"api_rate_per_user" validate:"min=0,max=1000000"`
 	APIRateWindow   time.Duration `env:"RUCKUS_API_RATE_WINDOW" yaml:"api_rate_window" validate:"min=1s,max=1h"`
+	// WebhookAllowedNetworks lists the internal networks (addresses, CIDR
+	// ranges, comma-separated) webhook deliveries may reach; by default
+	// none: no loopback, private, link-local or reserved address.
+	WebhookAllowedNetworks string `env:"RUCKUS_WEBHOOK_ALLOWED_NETWORKS" yaml:"webhook_allowed_networks" validate:"omitempty,max=4096,ip_list"`
 }
 
 // Defaults returns the settings used where neither the file nor the
