@@ -46,7 +46,9 @@ type DeliverWebhookWorker struct {
 var WebhookBackoff = []time.Duration{10 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
 
 // Timeout bounds one attempt.
-func (w *DeliverWebhookWorker) Timeout(*river.Job[DeliverWebhookArgs]) time.Duration { return time.Minute }
+func (w *DeliverWebhookWorker) Timeout(*river.Job[DeliverWebhookArgs]) time.Duration {
+	return time.Minute
+}
 
 // NextRetry waits by the backoff table.
 func (w *DeliverWebhookWorker) NextRetry(job *river.Job[DeliverWebhookArgs]) time.Time {
