@@ -10,22 +10,29 @@ import (
 	"github.com/ruckus/ruckus/app/config"
 )
 
+// fileAndDatabase reads the one FILE argument of `ruckus backup` and
+// `ruckus restore`, and DATABASE_URL.
+func fileAndDatabase(name string, args []string, out io.Writer) (string, string, error) {
+	synopsis := "ruckus " + name + " FILE"
+	if len(args) == 0 {
+		return "", "", fmt.Errorf("%w: %s", errUsage, synopsis)
+	}
+	file, err := parseFileArg(newFlags(name, synopsis, out), args)
+	if err != nil {
+		return "", "", err
+	}
+	cfg, err := config.FromEnvironment()
+	return file, cfg.DatabaseURL, err
+}
+
 // cmdBackup is `ruckus backup FILE`: a consistent dump of Ruckus's and
 // River's tables (pg_dump's custom format) of DATABASE_URL.
 func cmdBackup(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("backup", "ruckus backup FILE", out)
-	if len(args) == 0 {
-		return fmt.Errorf("%w: ruckus backup FILE", errUsage)
-	}
-	file, err := parseFileArg(fs, args)
+	file, db, err := fileAndDatabase("backup", args, out)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.FromEnvironment()
-	if err != nil {
-		return err
-	}
-	st, err := backup.Dump(ctx, cfg.DatabaseURL, file)
+	st, err := backup.Dump(ctx, db, file)
 	if err != nil {
 		return err
 	}
@@ -36,19 +43,11 @@ func cmdBackup(ctx context.Context, args []string, out io.Writer) error {
 // cmdRestore is `ruckus restore FILE`: a backup into the empty database
 // at DATABASE_URL, all or nothing.
 func cmdRestore(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("restore", "ruckus restore FILE", out)
-	if len(args) == 0 {
-		return fmt.Errorf("%w: ruckus restore FILE", errUsage)
-	}
-	file, err := parseFileArg(fs, args)
+	file, db, err := fileAndDatabase("restore", args, out)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.FromEnvironment()
-	if err != nil {
-		return err
-	}
-	st, err := backup.Restore(ctx, cfg.DatabaseURL, file)
+	st, err := backup.Restore(ctx, db, file)
 	if len(st.Roles) > 0 {
 		fmt.Fprintf(out, "created the roles the backup grants to, without login: %s\n", strings.Join(st.Roles, ", "))
 	}

@@ -18,45 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 )
-
-// freshCluster starts a PostgreSQL cluster of the test's own and returns
-// the URL of its empty database "ruckus".
-func freshCluster(t *testing.T) string {
-	t.Helper()
-	bin, err := devdb.FindBinaries()
-	if err != nil {
-		t.Skipf("no PostgreSQL binaries to run a second cluster: %v", err)
-	}
-	port, err := devdb.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	// As root the cluster runs as postgres, which must reach the directory.
-	for d := tmp; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := &devdb.Cluster{BinDir: bin, Dir: filepath.Join(tmp, "pg"), Port: port, Throwaway: true}
-	ctx := context.Background()
-	if err := c.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	u, err := c.CreateDatabase(ctx, "ruckus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 // runsInEveryState adds to the imported (completed) run's benchmark a
 // queued, a running, a failed and a cancelled run, the failed one with
@@ -208,7 +172,7 @@ func TestBackupRestoresIntoAFreshCluster(t *testing.T) {
 		t.Fatalf("a restore into the live database: %d %q", code, errOut)
 	}
 
-	fresh := freshCluster(t)
+	_, fresh := pgtest.Cluster(t)
 	t.Setenv("DATABASE_URL", fresh)
 	bad := filepath.Join(t.TempDir(), "not-a-dump")
 	if err := os.WriteFile(bad, []byte("hello"), 0o600); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -22,22 +21,6 @@ func endRun(t *testing.T, e *env, runID int64) {
 	if err := e.attest.AttestRun(ctx, runID); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// exportHeader is a header of the run's CSV export.
-func exportHeader(t *testing.T, e *env, path, token, name string) string {
-	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := e.app.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("%s: %d", path, res.StatusCode)
-	}
-	return res.Header.Get(name)
 }
 
 // A finished run's results are signed; the API, the page and the exports
@@ -62,10 +45,10 @@ func TestChangedResultRowFailsVerificationNamingIt(t *testing.T) {
 		ok.body["current_digest"] != digest || ok.body["first_difference"] != nil {
 		t.Fatalf("intact run: %d %v", ok.status, ok.body)
 	}
-	if h := exportHeader(t, e, fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID), tok, "X-Ruckus-Results-Digest"); h != digest {
+	if _, h := apiHeader(t, e, fmt.Sprintf("/api/v1/runs/%d/results?format=csv", runID), tok, "X-Ruckus-Results-Digest"); h != digest {
 		t.Fatalf("run export carries %q, want %q", h, digest)
 	}
-	if h := exportHeader(t, e, "/api/v1/benchmarks/"+bID+"/export", tok, "X-Ruckus-Results-Digests"); h != fmt.Sprintf("%d=%s", runID, digest) {
+	if _, h := apiHeader(t, e, "/api/v1/benchmarks/"+bID+"/export", tok, "X-Ruckus-Results-Digests"); h != fmt.Sprintf("%d=%s", runID, digest) {
 		t.Fatalf("benchmark export carries %q", h)
 	}
 	c := e.client()

@@ -12,9 +12,9 @@ import (
 	"github.com/ruckus/ruckus/handlers"
 )
 
-// apiStatus calls GET path with token and returns the status and the
-// Retry-After header.
-func apiStatus(t *testing.T, e *env, path, token string) (int, string) {
+// apiHeader calls GET path with token and returns the status and one
+// header of the answer.
+func apiHeader(t *testing.T, e *env, path, token, header string) (int, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -23,7 +23,13 @@ func apiStatus(t *testing.T, e *env, path, token string) (int, string) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	return res.StatusCode, res.Header.Get("Retry-After")
+	return res.StatusCode, res.Header.Get(header)
+}
+
+// apiStatus is apiHeader's status and Retry-After.
+func apiStatus(t *testing.T, e *env, path, token string) (int, string) {
+	t.Helper()
+	return apiHeader(t, e, path, token, "Retry-After")
 }
 
 // A token gets its own limit per window, and all of a user's tokens

@@ -111,7 +111,8 @@ func TestWebhooksAreDeliveredSignedWithRetries(t *testing.T) {
 	e := newEnv(t, func(d *handlers.Deps) { d.WebhookGuard = guard })
 	ctx := context.Background()
 	recv := newReceiver(t, map[string]int{"/hook": 1})
-	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(ada)
 	const secret = "a secret of more than sixteen bytes"
 
 	created := e.api(http.MethodPost, "/api/v1/webhooks", tok, strings.NewReader(fmt.Sprintf(
@@ -140,7 +141,7 @@ func TestWebhooksAreDeliveredSignedWithRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the three deliveries made", func() bool {
-		ds, err := e.store.WebhookDeliveries(ctx, mustUserID(t, e, "ada@example.com"), 10)
+		ds, err := e.store.WebhookDeliveries(ctx, ada.ID, 10)
 		return err == nil && len(ds) == 3 && ds[0].State == "delivered" && ds[1].State == "delivered" && ds[2].State == "delivered"
 	})
 	// Told again (another scoring of the same run): not delivered again.
@@ -235,15 +236,6 @@ func headerLines(h http.Header) string {
 	return strings.Join(out, "\n")
 }
 
-func mustUserID(t *testing.T, e *env, email string) int64 {
-	t.Helper()
-	var id int64
-	if err := e.store.Pool().QueryRow(context.Background(), `SELECT id FROM users WHERE email = $1`, email).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 // A webhook's URL is checked when it is added (a scheme, no credentials,
 // no internal address written out), and a name that resolves to an
 // internal address is refused when the delivery connects: the receiver
@@ -252,7 +244,8 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(ada)
 	for u, want := range map[string]string{
 		"http://127.0.0.1:9/hook":            "127.0.0.1 is a loopback address",
 		"http://[::1]/hook":                  "::1 is a loopback address",
@@ -288,7 +281,7 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 	if err := n.RunEnded(ctx, runID); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := e.store.WebhookDeliveries(ctx, mustUserID(t, e, "ada@example.com"), 10)
+	ds, err := e.store.WebhookDeliveries(ctx, ada.ID, 10)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("deliveries: %v %v", ds, err)
 	}
@@ -299,7 +292,7 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 	if len(recv.requests()) != 0 {
 		t.Fatal("the receiver on loopback was reached")
 	}
-	ds, _ = e.store.WebhookDeliveries(ctx, mustUserID(t, e, "ada@example.com"), 10)
+	ds, _ = e.store.WebhookDeliveries(ctx, ada.ID, 10)
 	if ds[0].State != "failed" || ds[0].Attempts != 1 || !strings.Contains(ds[0].LastError, "loopback address") || ds[0].LastStatus != nil {
 		t.Fatalf("the log: %+v", ds[0])
 	}
@@ -326,7 +319,8 @@ func TestBenchmarkFailedIsItsOwnEvent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(ada)
 	for _, ev := range []string{"benchmark.finished", "benchmark.failed"} {
 		r := e.api(http.MethodPost, "/api/v1/webhooks", tok, strings.NewReader(fmt.Sprintf(
 			`{"url":"https://hooks.example.com/%s","secret":"sixteen bytes or more","events":[%q]}`, ev, ev)), "application/json")
@@ -342,7 +336,7 @@ func TestBenchmarkFailedIsItsOwnEvent(t *testing.T) {
 	if err := n.RunEnded(ctx, runID); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := e.store.WebhookDeliveries(ctx, mustUserID(t, e, "ada@example.com"), 10)
+	ds, err := e.store.WebhookDeliveries(ctx, ada.ID, 10)
 	if err != nil || len(ds) != 1 || ds[0].Event != "benchmark.failed" || ds[0].URL != "https://hooks.example.com/benchmark.failed" || ds[0].State != "pending" {
 		t.Fatalf("deliveries: %+v %v", ds, err)
 	}

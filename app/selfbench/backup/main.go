@@ -16,15 +16,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ruckus/ruckus/app/backup"
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -58,28 +55,11 @@ func run(nRuns, nItems int) error {
 		return err
 	}
 	v := store.Viewer{UserID: u.ID}
-	var ds strings.Builder
-	for i := range nItems {
-		fmt.Fprintf(&ds, "{\"custom_id\":\"item-%05d\",\"prompt\":\"Question %d: what is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, i, 2*i)
-	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: v, FileName: "bench.jsonl"}, nil)
+	fleet, err := benchkit.SeedFleet(ctx, st, v, nItems, 50)
 	if err != nil {
 		return err
 	}
-	stamp := time.Now().UnixNano()
-	models := make([]string, 50)
-	for i := range models {
-		models[i] = fmt.Sprintf("bench/model-%d-%02d", stamp, i)
-		if _, err := st.CreateModel(ctx, store.ModelFields{Name: models[i], ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			return err
-		}
-	}
-	agent, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: fmt.Sprintf("bench-%d", stamp), ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		return err
-	}
+	models, agent := fleet.Models, fleet.Agent
 	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
 	if err != nil {
 		return err
@@ -91,7 +71,7 @@ func run(nRuns, nItems int) error {
 		for i := range targets {
 			targets[i] = bench.Target{Model: models[i], Runtime: "sim", Hardware: "cpu"}
 		}
-		c, err := planner.Create(ctx, v, bench.Manifest{Name: "backup bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID}, Targets: targets,
+		c, err := planner.Create(ctx, v, bench.Manifest{Name: "backup bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
 			Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8}, Sampling: jobs.Sampling{MaxTokens: 64}})
 		if err != nil {
 			return err
