@@ -8,6 +8,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -84,6 +85,9 @@ type Run struct {
 // ending together gets here first.
 func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 	rn, err := n.Store.RunNoticeOf(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // its benchmark was deleted: nobody is told
+	}
 	if err != nil {
 		return err
 	}
