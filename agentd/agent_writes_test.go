@@ -92,6 +92,15 @@ func TestAgentWritesAreBounded(t *testing.T) {
 			{"runs_summary_length", `UPDATE runs SET summary = jsonb_build_object('x', repeat('a', 62914560)) WHERE id = $1 AND $2::bigint > 0`},
 			{"runs_gpu_summary_length", `UPDATE runs SET gpu_summary = jsonb_build_object('x', repeat('a', 62914560)) WHERE id = $1 AND $2::bigint > 0`},
 			{"runs_runtime_log_length", `UPDATE runs SET runtime_log = repeat('a', 62914560) WHERE id = $1 AND $2::bigint > 0`},
+			{"runs_node_summary_length", `UPDATE runs SET node_summary = jsonb_build_object('x', repeat('a', 62914560)) WHERE id = $1 AND $2::bigint > 0`},
+			// A sample's readings: a share over 100 %, NaN, memory below 0 or
+			// beyond 2^60, a GPU drawing a gigawatt.
+			{"run_samples_node_bounds", `INSERT INTO run_samples (run_id, t, cpu_util) SELECT $1, now(), 101 WHERE $2::bigint > 0`},
+			{"run_samples_node_bounds", `INSERT INTO run_samples (run_id, t, proc_cpu_util) SELECT $1, now(), 'NaN' WHERE $2::bigint > 0`},
+			{"run_samples_node_bounds", `INSERT INTO run_samples (run_id, t, mem_used_bytes) SELECT $1, now(), -1 WHERE $2::bigint > 0`},
+			{"run_samples_node_bounds", `INSERT INTO run_samples (run_id, t, proc_rss_bytes) SELECT $1, now(), 9223372036854775807 WHERE $2::bigint > 0`},
+			{"run_samples_gpu_bounds", `INSERT INTO run_samples (run_id, t, gpu_power_w) SELECT $1, now(), 'Infinity' WHERE $2::bigint > 0`},
+			{"run_samples_gpu_bounds", `INSERT INTO run_samples (run_id, t, gpu_util) SELECT $1, now(), 1e9 WHERE $2::bigint > 0`},
 			{"runs_error_length", `UPDATE runs SET error = repeat('a', 65537) WHERE id = $1 AND $2::bigint > 0`},
 			{"runs_stopped_by_length", `UPDATE runs SET stopped_by = repeat('a', 257) WHERE id = $1 AND $2::bigint > 0`},
 			{"runs_mode_length", `UPDATE runs SET mode = repeat('a', 257) WHERE id = $1 AND $2::bigint > 0`},

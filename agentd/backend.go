@@ -22,13 +22,19 @@ type backend interface {
 	// timings only), gray-box (plus the runtime's /metrics or the local
 	// GPUs) or white-box (agentd launched the runtime).
 	Mode(gpus bool) string
-	// Prepare makes the runtime ready to serve a model: registry is its
-	// name in Ruckus, served the name the runtime knows it by. On failure
-	// the target (when not nil) still carries the runtime's log.
-	Prepare(ctx context.Context, registry, served string) (target, error)
+	// Prepare makes the runtime ready to serve a model. On failure the
+	// target (when not nil) still carries the runtime's log.
+	Prepare(ctx context.Context, m modelRef) (target, error)
 	// Client is the OpenAI-compatible client for a prepared target.
 	Client(t target) *openai.Client
 	Close()
+}
+
+// modelRef is the model a run serves: Registry its name in Ruckus, Served
+// the name the runtime knows it by, AdapterOf the base model when it is a
+// LoRA adapter (the job's AdapterOf).
+type modelRef struct {
+	Registry, Served, AdapterOf string
 }
 
 // target is a runtime ready for one run.
@@ -38,14 +44,32 @@ type target interface {
 	MetricsURL() string
 	LoadTime() *time.Duration
 	LogTail() string
+	// Process is the runtime's process, whose tree the node monitor
+	// watches, and what it is (node.Summary.Process); 0 and "" when the
+	// runtime is not a process of this agent's.
+	Process() (pid int, what string)
+	// RequestModel is the model name requests must give when it is not
+	// the served name (a launched adapter); "" otherwise.
+	RequestModel() string
 	Stop() error
 }
 
-// endpoint is a runtime that is already running at a URL.
-type endpoint struct{ url, metrics string }
+// endpoint is a runtime that is already running at a URL; pid is set for
+// the simulated runtime, which runs inside agentd.
+type endpoint struct {
+	url, metrics string
+	pid          int
+}
 
-func (e endpoint) BaseURL() string          { return e.url }
-func (e endpoint) MetricsURL() string       { return e.metrics }
+func (e endpoint) BaseURL() string      { return e.url }
+func (e endpoint) RequestModel() string { return "" }
+func (e endpoint) MetricsURL() string   { return e.metrics }
+func (e endpoint) Process() (int, string) {
+	if e.pid == 0 {
+		return 0, ""
+	}
+	return e.pid, "agentd"
+}
 func (e endpoint) LoadTime() *time.Duration { return nil }
 func (e endpoint) LogTail() string          { return "" }
 func (e endpoint) Stop() error              { return nil }
@@ -108,8 +132,14 @@ func onThisNode(rawURL string) bool {
 	return false
 }
 
-func (r *remote) Prepare(context.Context, string, string) (target, error) {
-	return endpoint{r.url, r.metrics}, nil
+// Prepare: an endpoint serves what it serves, an adapter under its own
+// name like any model.
+func (r *remote) Prepare(context.Context, modelRef) (target, error) {
+	e := endpoint{url: r.url, metrics: r.metrics}
+	if r.mode == "sim" {
+		e.pid = os.Getpid()
+	}
+	return e, nil
 }
 func (r *remote) Client(t target) *openai.Client { return r.client(t.BaseURL()) }
 func (r *remote) Close() {
@@ -136,17 +166,31 @@ func (l launched) BaseURL() string          { return l.p.BaseURL() }
 func (l launched) MetricsURL() string       { return l.p.MetricsURL() }
 func (l launched) LoadTime() *time.Duration { return l.p.LoadTime() }
 func (l launched) LogTail() string          { return l.p.LogTail() }
+func (l launched) Process() (int, string)   { return l.p.Pid(), "runtime" }
+func (l launched) RequestModel() string     { return l.p.Plan().RequestModel }
 func (l launched) Stop() error              { return l.p.Stop(l.grace) }
 
 func (l *launcher) Mode(bool) string { return "white-box" }
 
-func (l *launcher) Prepare(ctx context.Context, registry, served string) (target, error) {
-	path := l.cfg.ModelPaths[registry]
-	if path == "" {
-		path = l.cfg.ModelPaths[served]
-	}
-	spec := launch.Spec{Runtime: l.cfg.Serves, Model: served, ModelPath: path, Command: l.cfg.Command, ExtraArgs: l.cfg.ExtraArgs,
+// Prepare launches the runtime for m. An adapter's base is loaded from
+// the base's model path (or fetched by its served name) and the adapter
+// from its own path (or its name, a Hugging Face id, where the runtime
+// fetches adapters).
+func (l *launcher) Prepare(ctx context.Context, m modelRef) (target, error) {
+	path := l.modelPath(m.Registry, m.Served)
+	spec := launch.Spec{Runtime: l.cfg.Serves, Model: m.Served, ModelPath: path, Command: l.cfg.Command, ExtraArgs: l.cfg.ExtraArgs,
 		ReadyTimeout: l.cfg.ReadyTimeout, StopGrace: l.cfg.StopGrace}
+	if m.AdapterOf != "" {
+		base := l.cfg.servedModel(m.AdapterOf)
+		adapterPath := path
+		if adapterPath == "" {
+			if t, _, ok := launch.Lookup(l.cfg.Serves); ok && !t.NeedsModelPath {
+				adapterPath = m.Served
+			}
+		}
+		spec.ModelPath = l.modelPath(m.AdapterOf, base)
+		spec.Adapter = &launch.Adapter{Base: base, Path: adapterPath}
+	}
 	if l.cfg.LogDir != "" {
 		spec.LogPath = filepath.Join(l.cfg.LogDir, fmt.Sprintf("%s-%d.log", l.cfg.Serves, time.Now().UnixNano()))
 	}
@@ -160,8 +204,17 @@ func (l *launcher) Prepare(ctx context.Context, registry, served string) (target
 		_ = p.Stop(l.cfg.StopGrace)
 		return t, err
 	}
-	l.logger.Info("runtime ready", "runtime", l.cfg.Serves, "model", served, "load_time", load, "url", p.BaseURL())
+	l.logger.Info("runtime ready", "runtime", l.cfg.Serves, "model", m.Served, "adapter_of", m.AdapterOf, "load_time", load, "url", p.BaseURL())
 	return t, nil
+}
+
+// modelPath is the weights' path configured for a model, by its registry
+// or its served name; "" when none is.
+func (l *launcher) modelPath(registry, served string) string {
+	if p := l.cfg.ModelPaths[registry]; p != "" {
+		return p
+	}
+	return l.cfg.ModelPaths[served]
 }
 
 func (l *launcher) Client(t target) *openai.Client { return l.client(t.BaseURL()) }

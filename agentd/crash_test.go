@@ -127,6 +127,21 @@ func (w *world) run(benchmarkID int64) store.Run {
 	return b.Runs[0]
 }
 
+// finished says whether every run of the benchmark has completed or
+// failed.
+func (w *world) finished(benchmarkID int64) bool {
+	b, err := w.st.BenchmarkByID(context.Background(), store.Viewer{Admin: true}, benchmarkID)
+	if err != nil {
+		return false
+	}
+	for _, r := range b.Runs {
+		if r.State != "completed" && r.State != "failed" {
+			return false
+		}
+	}
+	return true
+}
+
 // reap runs the server's reaper every 200 ms until the test ends.
 func (w *world) reap() {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -37,37 +38,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 
-	// The first 6 HumanEval items, uploaded as the release is.
-	raw, err := os.ReadFile("../../shared/datasets/humaneval/HumanEval.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	z, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var upload strings.Builder
-	canonical := map[int]string{}
-	sc := bufio.NewScanner(z)
-	sc.Buffer(nil, 1<<20)
-	for i := 0; i < 6 && sc.Scan(); i++ {
-		var it struct {
-			Canonical string `json:"canonical_solution"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
-			t.Fatal(err)
-		}
-		canonical[i] = it.Canonical
-		upload.WriteString(sc.Text() + "\n")
-	}
-	up := &ingest.Uploader{Store: w.st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(upload.String()), ingest.Request{Viewer: w.viewer, FileName: "humaneval.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Dataset.DefaultScorer != "humaneval" {
-		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.Dataset.DefaultScorer)
-	}
+	ds, canonical := uploadHumanEval(t, w, 6)
 
 	// The hardware profile exists once an agent of it registered; the
 	// agent that works the run starts after its answers are scripted.
@@ -75,7 +46,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code", Dataset: bench.DatasetRef{ID: ds},
 		Targets:  []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: "cpu"}},
 		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
 		Sampling: jobs.Sampling{MaxTokens: 512, N: 2}})
@@ -115,19 +86,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 	if r := run(); r.Exec.State != "queued" {
 		t.Fatalf("execution %q after scoring, want queued", r.Exec.State)
 	}
-	// The sandbox worker, as `ruckus sandbox` runs it.
-	exec := sandbox.NewExecutor(w.st, sandbox.NewRunner(), 2, nil)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &jobs.ExecuteRunWorker{Executor: exec})
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Queues: map[string]river.QueueConfig{jobs.SandboxQueue: {MaxWorkers: 1}},
-		Workers: workers, LeaderElectionDisabled: true, FetchOnlyKnownKinds: true, FetchPollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	exec := startSandbox(t, w, pool)
 	until(t, 60*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
 
 	check := func(when string) {
@@ -172,4 +131,119 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("executed again")
+}
+
+// uploadHumanEval uploads the first n HumanEval items as the release
+// has them and returns the dataset and each item's canonical solution.
+func uploadHumanEval(t *testing.T, w *world, n int) (int64, map[int]string) {
+	t.Helper()
+	raw, err := os.ReadFile("../../shared/datasets/humaneval/HumanEval.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var upload strings.Builder
+	canonical := map[int]string{}
+	sc := bufio.NewScanner(z)
+	sc.Buffer(nil, 1<<20)
+	for i := 0; i < n && sc.Scan(); i++ {
+		var it struct {
+			Canonical string `json:"canonical_solution"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			t.Fatal(err)
+		}
+		canonical[i] = it.Canonical
+		upload.WriteString(sc.Text() + "\n")
+	}
+	up := &ingest.Uploader{Store: w.st, Limits: dataset.DefaultLimits()}
+	res, err := up.Upload(context.Background(), strings.NewReader(upload.String()), ingest.Request{Viewer: w.viewer, FileName: "humaneval.jsonl"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dataset.DefaultScorer != "humaneval" {
+		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.Dataset.DefaultScorer)
+	}
+	return res.Dataset.ID, canonical
+}
+
+// startSandbox starts the sandbox worker as `ruckus sandbox` runs it: a
+// River client on the sandbox queue only.
+func startSandbox(t *testing.T, w *world, pool *pgxpool.Pool) *sandbox.Executor {
+	t.Helper()
+	exec := sandbox.NewExecutor(w.st, sandbox.NewRunner(), 2, nil)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &jobs.ExecuteRunWorker{Executor: exec})
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Queues: map[string]river.QueueConfig{jobs.SandboxQueue: {MaxWorkers: 1}},
+		Workers: workers, LeaderElectionDisabled: true, FetchOnlyKnownKinds: true, FetchPollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	return exec
+}
+
+// A sim run on HumanEval at a stated accuracy answers the items it gets
+// right with their canonical solutions: executed in the sandbox, exactly
+// those pass, so pass@1 is the accuracy realised over the items, and the
+// others fail their tests.
+func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewDB(t)
+	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
+	const items = 40
+	ds, _ := uploadHumanEval(t, w, items)
+	if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/coder-7b", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
+		t.Fatal(err)
+	}
+	startAgent(t, w.agentURL("node-c"), "node-c", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
+	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	const acc = 0.6
+	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code at 0.6", Dataset: bench.DatasetRef{ID: ds},
+		Targets:  []bench.Target{{Model: "acme/coder-7b", Runtime: "sim", Hardware: "cpu"}},
+		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8},
+		Sampling: jobs.Sampling{MaxTokens: 512, N: 2},
+		Sim:      &bench.SimSettings{Accuracy: map[string]float64{"acme/coder-7b": acc}, Seed: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID := c.Runs[0].RunID
+	run := func() store.Run { return w.run(c.BenchmarkID) }
+	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
+	if r := run(); r.State != "completed" || r.Completed != 2*items {
+		t.Fatalf("run: %s, %d of %d done", r.State, r.Completed, r.Total)
+	}
+	queue := &sandbox.Queue{Store: w.st, River: w.planner.River}
+	if err := (&score.Service{Store: w.st, Exec: queue}).ScoreRun(ctx, runID, ""); err != nil {
+		t.Fatal(err)
+	}
+	startSandbox(t, w, pool)
+	until(t, 120*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
+
+	right := 0
+	for i := range items {
+		if bench.SimRight(5, "acme/coder-7b", i, acc) {
+			right++
+		}
+	}
+	r := run()
+	want := float64(right) / items
+	if r.Exec.State != "done" || math.Abs(r.Exec.PassAt["1"]-want) > 1e-12 || math.Abs(want-acc) > 0.05 || r.Exec.Counts["passed"] != 2*right {
+		t.Fatalf("execution %s %q: pass@1 %v, counts %v; want pass@1 %v (%d of %d items right at accuracy %v)",
+			r.Exec.State, r.Exec.Error, r.Exec.PassAt, r.Exec.Counts, want, right, items, acc)
+	}
+	var wrong int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE (exec_status = 'passed') <> (a.answer = (i.reference->>'canonical_solution')))
+		FROM results r JOIN sim_answers a USING (run_id, idx) JOIN dataset_items i ON i.dataset_id = $2 AND i.idx = r.idx
+		WHERE r.run_id = $1`, runID, ds).Scan(&wrong); err != nil || wrong != 0 {
+		t.Errorf("%d answers passed without being the canonical solution, or failed being it (%v)", wrong, err)
+	}
+	t.Logf("pass@k %v, counts %v at accuracy %v", r.Exec.PassAt, r.Exec.Counts, acc)
 }

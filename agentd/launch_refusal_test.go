@@ -44,23 +44,7 @@ func TestHostileModelNameNeverReachesTheRuntime(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 3)
-	bin := t.TempDir()
-	for name := range fakeRuntimeNames {
-		if err := os.Symlink(os.Args[0], filepath.Join(bin, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if abs, err := filepath.Abs(os.Args[0]); err != nil || abs != os.Args[0] {
-		// The symlinks must reach the test binary from any directory.
-		for name := range fakeRuntimeNames {
-			_ = os.Remove(filepath.Join(bin, name))
-			if err := os.Symlink(abs, filepath.Join(bin, name)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	started := filepath.Join(t.TempDir(), "started.log")
-	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), fakeRuntimeLogEnv + "=" + started}
+	env, started := fakeRuntimes(t)
 
 	// The agents start only once the jobs are tampered with; the profile
 	// they will register must exist for the benchmarks to be planned.
@@ -104,4 +88,28 @@ func TestHostileModelNameNeverReachesTheRuntime(t *testing.T) {
 	if b, err := os.ReadFile(started); err == nil || !os.IsNotExist(err) {
 		t.Fatalf("a runtime was started: %s (%v)", b, err)
 	}
+}
+
+// fakeRuntimes puts this test binary first on a PATH under the names of
+// the shipped templates' executables, recording each start (its argv) in
+// the file started: the environment to start agents with, and that file.
+func fakeRuntimes(t *testing.T) (env []string, started string) {
+	t.Helper()
+	bin := t.TempDir()
+	for name := range fakeRuntimeNames {
+		if err := os.Symlink(os.Args[0], filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if abs, err := filepath.Abs(os.Args[0]); err != nil || abs != os.Args[0] {
+		// The symlinks must reach the test binary from any directory.
+		for name := range fakeRuntimeNames {
+			_ = os.Remove(filepath.Join(bin, name))
+			if err := os.Symlink(abs, filepath.Join(bin, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	started = filepath.Join(t.TempDir(), "started.log")
+	return []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), fakeRuntimeLogEnv + "=" + started}, started
 }

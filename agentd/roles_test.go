@@ -102,7 +102,7 @@ func testAgentConfinement(t *testing.T, pooled bool) {
 	// Nothing of the accounts, secrets, datasets or models.
 	for _, q := range []string{`SELECT count(*) FROM users`, `SELECT count(*) FROM sessions`, `SELECT count(*) FROM api_tokens`,
 		`SELECT count(*) FROM server_secrets`, `SELECT count(*) FROM datasets`, `SELECT count(*) FROM models`,
-		`SELECT reference FROM dataset_items LIMIT 1`, `SELECT manifest FROM benchmarks LIMIT 1`,
+		`SELECT reference FROM dataset_items LIMIT 1`, `SELECT shot FROM dataset_items LIMIT 1`, `SELECT manifest FROM benchmarks LIMIT 1`,
 		`SELECT price_per_hour FROM hardware_profiles LIMIT 1`} {
 		var n any
 		if err := a.db.QueryRow(ctx, q).Scan(&n); !refused(err) {

@@ -98,19 +98,7 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := func() bool {
-		b, err := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
-		if err != nil {
-			return false
-		}
-		for _, r := range b.Runs {
-			if r.State != "completed" && r.State != "failed" {
-				return false
-			}
-		}
-		return true
-	}
-	until(t, 120*time.Second, "both runs to finish", done)
+	until(t, 120*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
 	svc := &score.Service{Store: w.st}
 	b, _ := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
 	for _, r := range b.Runs {

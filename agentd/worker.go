@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -101,7 +102,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
 
-	tgt, err := w.backend.Prepare(ctx, a.Model, w.cfg.servedModel(a.Model))
+	tgt, err := w.backend.Prepare(ctx, modelRef{Registry: a.Model, Served: w.cfg.servedModel(a.Model), AdapterOf: a.AdapterOf})
 	if err != nil {
 		log.Error("runtime not ready", "err", err)
 		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}
@@ -123,13 +124,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	s.startReporting(ctx)
 	defer s.stopLoad(nil)
 	out, err := s.sendLoad()
-	gpuSum, fenceErr := s.stopReporting()
+	gpuSum, nodeSum, fenceErr := s.stopReporting()
 	if err != nil {
 		// The load profile cannot be honoured (the manifest's validation
 		// should have refused it): nothing was sent.
 		return w.finish(claim.Lease, store.Finish{State: "failed", StoppedBy: "invalid_load", Error: err.Error(), RuntimeLog: tgt.LogTail()}, log)
 	}
-	return s.conclude(ctx, out, fenceErr, gpuSum)
+	return s.conclude(ctx, out, fenceErr, figures{gpu: gpuSum, node: nodeSum})
 }
 
 // checkJob refuses what the job says when this agent must not act on it.
@@ -142,6 +143,11 @@ func checkJob(a jobs.RunArgs) error {
 	}
 	if err := jobs.CheckModelName(a.Model); err != nil {
 		return fmt.Errorf("the job's model: %w", err)
+	}
+	if a.AdapterOf != "" {
+		if err := jobs.CheckModelName(a.AdapterOf); err != nil {
+			return fmt.Errorf("the job's base model of adapter %s: %w", a.Model, err)
+		}
 	}
 	return nil
 }
@@ -166,6 +172,10 @@ type segment struct {
 	answers map[int]string
 	// before is what earlier segments of a resumed run used: limits count it.
 	before load.Progress
+
+	// inFlight is the requests sent and not yet answered (warm-up too):
+	// the simulated GPUs' load.
+	inFlight atomic.Int64
 
 	mon      *monitor
 	rep      *report.Reporter
@@ -206,7 +216,7 @@ func (w *runWorker) planSegment(ctx context.Context, a jobs.RunArgs, claim store
 // poll, whatever River's notifications do.
 func (s *segment) startReporting(ctx context.Context) {
 	w := s.w
-	s.mon = startMonitor(ctx, w.nv, w.gpus, s.tgt.MetricsURL(), w.cfg.ProgressInterval, s.log)
+	s.mon = startMonitor(ctx, s.monitorConfig(), s.log)
 	s.rep = report.New(w.st, s.lease, len(s.keys), report.Options{ProgressInterval: w.cfg.ProgressInterval, Sample: s.mon.Latest,
 		Load: s.args.Load, Before: s.before}, s.log)
 	s.loadCtx, s.stopLoad = context.WithCancelCause(ctx)
@@ -223,12 +233,31 @@ func (s *segment) startReporting(ctx context.Context) {
 	}()
 }
 
+// monitorConfig is what the segment's monitor samples: the node and the
+// runtime's process; the GPUs NVML measures, or, on the simulated runtime
+// with --sim-gpu, GPUs simulated from the requests in flight.
+func (s *segment) monitorConfig() monitorConfig {
+	w := s.w
+	pid, process := s.tgt.Process()
+	mc := monitorConfig{metricsURL: s.tgt.MetricsURL(), pid: pid, process: process, interval: w.cfg.ProgressInterval}
+	if w.nv != nil && w.gpus > 0 {
+		mc.gpus, mc.count = w.nv, w.gpus
+	}
+	if sim, _ := parseSimGPU(w.cfg.SimGPU); w.cfg.Runtime == modeSim && len(sim) > 0 {
+		batch := float64(max(w.cfg.Sim.Batch, 1))
+		mc.gpus, mc.count, mc.simulated = gpu.Simulated{GPUs: sim, Load: func() float64 { return float64(s.inFlight.Load()) / batch }}, len(sim), true
+	}
+	return mc
+}
+
 // stopReporting stops the reporter and the monitor, and returns the GPUs'
-// figures and the reporter's error (a fence means the run was handed on).
-func (s *segment) stopReporting() (*gpuSummary, error) {
+// and the node's figures and the reporter's error (a fence means the run
+// was handed on).
+func (s *segment) stopReporting() (*gpuSummary, jobs.NodeSummary, error) {
 	s.stopRep()
 	fenceErr := <-s.repDone
-	return s.mon.Stop(), fenceErr
+	g, n := s.mon.Stop()
+	return g, n, fenceErr
 }
 
 // sendLoad sends the items with the load generator as the run's load
@@ -236,6 +265,9 @@ func (s *segment) stopReporting() (*gpuSummary, error) {
 func (s *segment) sendLoad() (load.Outcome, error) {
 	client := s.w.backend.Client(s.tgt)
 	model := s.w.cfg.servedModel(s.args.Model)
+	if m := s.tgt.RequestModel(); m != "" {
+		model = m // a launched adapter, under its runtime's name for it
+	}
 	return load.Run(s.loadCtx, load.Config{
 		Indices: s.keys,
 		Profile: s.args.Load,
@@ -244,6 +276,8 @@ func (s *segment) sendLoad() (load.Outcome, error) {
 		OnStart: s.rep.Start,
 		Done:    s.before,
 		Send: func(ctx context.Context, k int, phase string) jobs.Result {
+			s.inFlight.Add(1)
+			defer s.inFlight.Add(-1)
 			if phase != load.PhaseWarmup {
 				defer s.rep.Sending()() // what is in flight, for the ETA
 			}
@@ -287,7 +321,7 @@ func (s *segment) send(ctx context.Context, client *openai.Client, model string,
 // conclude ends the segment once the load has stopped: the last results
 // go in (even if the run was cancelled: partial results are kept), and the
 // run is finished, cancelled or handed back, unless another agent has it.
-func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error, gpuSum *gpuSummary) error {
+func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error, m figures) error {
 	w, log := s.w, s.log
 	cctx, cancel := context.WithTimeout(w.writes, 2*time.Minute)
 	defer cancel()
@@ -306,7 +340,7 @@ func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error
 	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely), errors.Is(context.Cause(s.loadCtx), store.ErrRunCancelled):
 		// The user cancelled the run (or the reaper took it, and the fence
 		// will refuse what follows).
-		f := w.finishFigures(cctx, s.lease, s.args, s.rep, gpuSum, s.tgt, log)
+		f := w.finishFigures(cctx, s.lease, s.args, s.rep, m, s.tgt, log)
 		f.State, f.StoppedBy = "cancelled", load.StoppedCancelled
 		if err := w.finish(s.lease, f, log); err != nil {
 			return err
@@ -323,7 +357,7 @@ func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error
 		log.Info("run handed back for another agent to resume")
 		return river.JobSnooze(time.Second)
 	}
-	f := w.finishFigures(cctx, s.lease, s.args, s.rep, gpuSum, s.tgt, log)
+	f := w.finishFigures(cctx, s.lease, s.args, s.rep, m, s.tgt, log)
 	f.State, f.StoppedBy = "completed", out.StoppedBy
 	if errs := s.claim.Errors + out.Errors; out.StoppedBy == load.StoppedMaxErrors || (s.args.Load.MaxErrors > 0 && errs > s.args.Load.MaxErrors) {
 		f.State, f.StoppedBy = "failed", load.StoppedMaxErrors
@@ -388,12 +422,22 @@ func (w *runWorker) refuse(ctx context.Context, job *river.Job[jobs.RunArgs], wh
 	return river.JobCancel(why)
 }
 
+// figures is what a segment's monitor measured: the GPUs' (nil without
+// GPUs) and the node's.
+type figures struct {
+	gpu  *gpuSummary
+	node jobs.NodeSummary
+}
+
 // finishFigures computes the run's summary over all its stored results
-// (every agent's share) plus this segment's GPU figures.
-func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.RunArgs, rep *report.Reporter, gpu *gpuSummary, tgt target, log *slog.Logger) store.Finish {
+// (every agent's share) plus this segment's GPU and node figures.
+func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.RunArgs, rep *report.Reporter, m figures, tgt target, log *slog.Logger) store.Finish {
 	_, tokens, segment := rep.Figures()
 	f := store.Finish{Segment: segment, LoadTime: tgt.LoadTime(), RuntimeLog: tgt.LogTail()}
-	if gpu != nil {
+	if m.node.Samples > 0 {
+		f.NodeSummary, _ = json.Marshal(m.node)
+	}
+	if gpu := m.gpu; gpu != nil {
 		// Energy is this segment's, so per token it is over this segment's
 		// output tokens.
 		if tokens > 0 {
@@ -477,6 +521,9 @@ func boundFinish(f *store.Finish) []string {
 	}
 	if len(f.GPUSummary) > jobs.MaxGPUSummaryBytes*2/3 {
 		f.GPUSummary, cut = nil, append(cut, "gpu_summary (left out)")
+	}
+	if len(f.NodeSummary) > jobs.MaxNodeSummaryBytes*2/3 {
+		f.NodeSummary, cut = nil, append(cut, "node_summary (left out)")
 	}
 	return cut
 }

@@ -29,7 +29,7 @@ func seedStarterDatasets(ctx context.Context, up *ingest.Uploader, out io.Writer
 		}
 		res, err := up.Upload(ctx, bytes.NewReader(b), ingest.Request{
 			Viewer: store.Viewer{UserID: admin.ID, Admin: true}, FileName: d.File, Name: d.Name,
-			Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true,
+			Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true, Scorer: d.Scorer,
 		}, nil)
 		if err != nil {
 			return fmt.Errorf("seed %s: %w %v", d.File, err, res.Errors)

@@ -109,7 +109,11 @@ type apiRun struct {
 	ID         int64                  `json:"run_id"`
 	// FleetRunID is the run's id in its fleet ({fleet}-{submitted}-{hash});
 	// absent for runs outside fleets.
-	FleetRunID      string `json:"fleet_run_id,omitempty"`
+	FleetRunID string `json:"fleet_run_id,omitempty"`
+	// FewShotK and FewShotSeed are the run's few-shot setting (absent: the
+	// dataset's own prompts).
+	FewShotK        int    `json:"fewshot_k,omitempty"`
+	FewShotSeed     int64  `json:"fewshot_seed,omitempty"`
 	Model           string `json:"model"`
 	Runtime         string `json:"runtime"`
 	Hardware        string `json:"hardware"`
@@ -145,12 +149,15 @@ type apiRun struct {
 	// other runs.
 	Execution *apiExecution `json:"execution,omitempty"`
 	// Samples is the answers asked for each item.
-	Samples         int              `json:"samples"`
-	Summary         *jobs.RunSummary `json:"summary"`
-	GPUSummary      json.RawMessage  `json:"gpu_summary"`
-	CostPer1MTokens *float64         `json:"cost_per_1m_tokens"`
-	LoadTimeMs      *float64         `json:"load_time_ms"`
-	RuntimeLog      string           `json:"runtime_log"`
+	Samples    int              `json:"samples"`
+	Summary    *jobs.RunSummary `json:"summary"`
+	GPUSummary json.RawMessage  `json:"gpu_summary"`
+	// NodeSummary is the node's CPU and memory and the runtime's process
+	// tree (jobs.NodeSummary); null when not measured.
+	NodeSummary     json.RawMessage `json:"node_summary"`
+	CostPer1MTokens *float64        `json:"cost_per_1m_tokens"`
+	LoadTimeMs      *float64        `json:"load_time_ms"`
+	RuntimeLog      string          `json:"runtime_log"`
 	// Quality: the scorer and the options it ran with, how many items it
 	// scored, the mean item score with its 95 % bootstrap interval (null
 	// until scored) and, for bleu, the corpus BLEU (sacreBLEU's
@@ -180,6 +187,9 @@ func (a apiRun) withFigures(r store.CompareRun) apiRun {
 	}
 	if len(r.GPUSummary) > 0 {
 		a.GPUSummary = r.GPUSummary
+	}
+	if len(r.NodeSummary) > 0 {
+		a.NodeSummary = r.NodeSummary
 	}
 	a.CostPer1MTokens, a.LoadTimeMs, a.RuntimeLog = f.CostPer1M, r.LoadTimeMs, r.RuntimeLog
 	return a
@@ -263,7 +273,7 @@ func toAPIRun(r store.Run) apiRun {
 }
 
 func toAPIRunBase(r store.Run) apiRun {
-	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
+	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
 		ETASeconds: r.ETA(), Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,

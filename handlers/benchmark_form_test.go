@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -166,5 +168,59 @@ func TestBenchmarkFormErrorsBesideFieldsAndPreviewEstimate(t *testing.T) {
 	}
 	if got := res.text(`[data-testid="plan-duration"]`); got != "350ms – 10s" {
 		t.Errorf("duration %q", got)
+	}
+}
+
+// The form's few-shot fields: k refused beside its field for a dataset
+// that is not a standard suite; "0,2" on an ARC dataset previews every
+// target once 0-shot and once 2-shot, launches both in one benchmark,
+// and the benchmark page labels the 2-shot run.
+func TestBenchmarkFormFewShot(t *testing.T) {
+	t.Parallel()
+	e, c, ds := formEnv(t)
+	bo := e.createUser("bo@example.com", "correct horse", store.RoleUser)
+	var arc strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&arc, `{"question":"Which is number %d?","choices":{"text":["a","b","c","d"],"label":["A","B","C","D"]},"answerKey":"B"}`+"\n", i)
+	}
+	up := e.upload(e.token(bo), "arc.jsonl", []byte(arc.String()), map[string]string{"visibility": "shared"})
+	if up.status != 201 {
+		t.Fatalf("upload: %d %v", up.status, up.body)
+	}
+	c.get("/benchmarks/new")
+	form := url.Values{"name": {"Shots"}, "dataset_id": {ds}, "max_tokens": {"16"}, "load_kind": {"sequential"},
+		"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"sim"}, "target_0_hardware": {"cpu-2c"},
+		"fewshot_k": {"2"}, "action": {"preview"}}
+	res := c.post("/benchmarks/new", form)
+	if res.status != 422 || !strings.Contains(res.text(`[data-path="fewshot.k"]`), "standard suites") {
+		t.Fatalf("few-shot on a simple dataset: %d %q", res.status, res.text(`[data-testid="field-error"]`))
+	}
+	form.Set("fewshot_k", "two")
+	if res = c.post("/benchmarks/new", form); res.status != 422 || res.text(`[data-path="fewshot.k"]`) != `"two" is not a whole number` {
+		t.Fatalf("k not a number: %d %q", res.status, res.text(`[data-testid="field-error"]`))
+	}
+	form.Set("dataset_id", fmt.Sprint(up.body["dataset_id"]))
+	form.Set("fewshot_k", "6")
+	if res = c.post("/benchmarks/new", form); res.status != 422 || !strings.Contains(res.text(`[data-path="fewshot.k"]`), "at least 7 items") {
+		t.Fatalf("more shots than the dataset gives: %d %q", res.status, res.text(`[data-testid="field-error"]`))
+	}
+	form.Set("fewshot_k", "0,2")
+	res = c.post("/benchmarks/new", form)
+	if res.status != 200 || res.doc.Find(`[data-testid="plan-run"]`).Length() != 2 {
+		t.Fatalf("preview: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	var labels []string
+	res.doc.Find(`[data-testid="plan-fewshot"]`).Each(func(_ int, s *goquery.Selection) { labels = append(labels, s.Text()) })
+	if strings.Join(labels, "|") != "0-shot|2-shot, seed 1234" {
+		t.Errorf("preview prompts %q", labels)
+	}
+	form.Set("action", "launch")
+	res = c.post("/benchmarks/new", form)
+	if res.status != 303 && res.status != 302 {
+		t.Fatalf("launch: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	page := c.get(res.header.Get("Location"))
+	if got := page.text(`[data-testid="run-fewshot"]`); got != "2-shot, seed 1234" {
+		t.Errorf("benchmark page labels the few-shot run %q", got)
 	}
 }

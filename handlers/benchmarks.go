@@ -88,6 +88,7 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		MaxDuration: v("max_duration"), MaxErrors: v("max_errors"), Temperature: v("temperature"), TopP: v("top_p"),
 		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"), Samples: v("n"),
 		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"), Repeats: v("repeats"),
+		FewShotK: v("fewshot_k"), FewShotSeed: v("fewshot_seed"),
 	}
 	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
 	// Only the picked scorer's options are read: a field left from another
@@ -144,6 +145,21 @@ func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Err
 		if !t.Empty() {
 			f.Targets[i].Path = fmt.Sprintf("targets[%d]", len(m.Targets))
 			m.Targets = append(m.Targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
+		}
+	}
+	if fs, ferrs := bench.ParseFewShot(f.FewShotK, f.FewShotSeed); len(ferrs) > 0 {
+		errs = append(errs, ferrs...)
+	} else if len(fs) == 1 {
+		m.FewShot = &fs[0]
+	} else if len(fs) > 1 {
+		// Every target once at each k, side by side in one benchmark.
+		targets := m.Targets
+		m.Targets = nil
+		for _, t := range targets {
+			for i := range fs {
+				t.FewShot = &fs[i]
+				m.Targets = append(m.Targets, t)
+			}
 		}
 	}
 	integer(f.Concurrency, "load.concurrency", &m.Load.Concurrency)

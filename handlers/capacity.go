@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,8 @@ type capacityStore interface {
 	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.CompareRun, error)
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
+	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
+	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -48,6 +51,9 @@ type capacityRequest struct {
 	// dataset's targets were all scored under one).
 	MinQuality    *float64 `json:"min_quality" validate:"omitnil,finite,min=0,max=1" msg:"a quality from 0 to 1, or none"`
 	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"a scorer identity such as rougeL, at most 20,000 characters"`
+	// Today is what the user runs now, to weigh each target against
+	// (monthly saving, quality difference, payback); nil: no comparison.
+	Today *advise.Today `json:"today"`
 }
 
 func (r capacityRequest) slo() jobs.SLO {
@@ -183,7 +189,87 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}
 	}
+	if req.Today != nil {
+		roi, err := s.planROI(ctx, req, runs, plan)
+		if err != nil {
+			return plan, err
+		}
+		plan.ROI = &roi
+	}
 	return plan, nil
+}
+
+// errNoSuchHardware is today's hardware profile not being one Ruckus
+// knows (a field error for today.hardware).
+var errNoSuchHardware = errors.New("no hardware profile by this name: choose one on the Hardware page")
+
+// checkToday refuses today's hardware when there is no such profile; its
+// field errors by path.
+func (s *server) checkToday(ctx context.Context, req capacityRequest) (map[string]string, error) {
+	if req.Today == nil {
+		return nil, nil
+	}
+	_, err := s.Store.HardwareProfileBySlug(ctx, req.Today.Hardware)
+	if errors.Is(err, store.ErrNotFound) {
+		return map[string]string{"today.hardware": errNoSuchHardware.Error()}, nil
+	}
+	return nil, err
+}
+
+// planROI weighs the plan's sized targets against what the user runs
+// today: its price from today's hardware profile, its energy and quality
+// from the dataset's newest runs of today's model (on today's hardware
+// when there is one), the quality differences from the kept paired
+// comparisons under a scorer identity both were scored with.
+func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capacityRun, plan advise.CapacityPlan) (advise.ROI, error) {
+	today := advise.TodayMeasured{Today: *req.Today}
+	hw, err := s.Store.HardwareProfileBySlug(ctx, req.Today.Hardware)
+	if err != nil {
+		return advise.ROI{}, err
+	}
+	today.PricePerHour = hw.PricePerHour
+	byID := map[int64]capacityRun{}
+	var qualityRun *capacityRun
+	for i, r := range runs { // newest first
+		byID[r.ID] = r
+		if r.ModelName != req.Today.Model {
+			continue
+		}
+		if r.HardwareProfile == req.Today.Hardware && today.JoulesPerToken == nil {
+			if f := compare.NewFigures(r.CompareRun); f.JPerToken != nil && !f.GPUSimulated {
+				today.JoulesPerToken, today.EnergyRun = f.JPerToken, r.ID
+			}
+		}
+		if len(r.Qualities) > 0 && (qualityRun == nil || (qualityRun.HardwareProfile != req.Today.Hardware && r.HardwareProfile == req.Today.Hardware)) {
+			qualityRun = &runs[i]
+		}
+	}
+	if qualityRun != nil {
+		today.QualityRun, today.Qualities = qualityRun.ID, qualityRun.Qualities
+	}
+	// The paired comparisons each target needs, by scorer identity.
+	keys := map[int64]string{}
+	byKey := map[string][]int64{}
+	for _, a := range plan.Feasible {
+		k := advise.ScorerInCommon(byID[a.RunID].Qualities, today.Qualities)
+		keys[a.RunID] = k
+		if k != "" && a.RunID != today.QualityRun {
+			byKey[k] = append(byKey[k], a.RunID)
+		}
+	}
+	var ev advise.Evidence
+	for k, ids := range byKey {
+		pairs, err := s.Store.QualityPairsWith(ctx, k, today.QualityRun, ids)
+		if err != nil {
+			return advise.ROI{}, err
+		}
+		for _, p := range pairs {
+			ev.Paired = append(ev.Paired, advise.Diff(p))
+		}
+	}
+	return advise.PlanROI(today, req.Traffic, req.Costs, plan, func(a advise.Capacity) advise.QualityChange {
+		return advise.QualityAgainst(a.RunID, byID[a.RunID].Qualities, today, keys[a.RunID], ev)
+	}), nil
 }
 
 // apiCapacity is POST /api/v1/capacity: the capacity plan for a traffic
@@ -202,6 +288,11 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 		return err
 	}
 	q, errs := req.qualityFloor(scorers)
+	if errs == nil {
+		if errs, err = s.checkToday(ctx, req); err != nil {
+			return err
+		}
+	}
 	if errs != nil {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs)})
 	}
@@ -239,8 +330,13 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		TTFT: c.Query("ttft_ms", "1000"), TPOT: c.Query("tpot_ms", "100"), E2E: c.Query("e2e_ms"), Goodput: c.Query("goodput", "0.99"),
 		Headroom: c.Query("headroom", "0.2"), Hours: c.Query("hours_per_month", "730.5"), Utilisation: c.Query("utilisation", "1"),
 		EnergyPrice: c.Query("energy_price_per_kwh", "0.15"), Licence: c.Query("licence_per_month", "0"),
-		MinQuality: c.Query("min_quality"), QualityScorer: c.Query("quality_scorer")}
+		MinQuality: c.Query("min_quality"), QualityScorer: c.Query("quality_scorer"),
+		TodayModel: c.Query("today_model"), TodayHardware: c.Query("today_hardware"), TodayReplicas: c.Query("today_replicas"),
+		MigrationCost: c.Query("migration_cost", "0")}
 	d := capacity.Data{Datasets: datasets, Form: form, OutputCoverage: advise.OutputCoverageRule}
+	if d.Hardware, err = s.Store.ListHardwareProfiles(ctx, s.AgentStaleAfter); err != nil {
+		return err
+	}
 	var runs []capacityRun
 	if id, err := parseID("dataset", form.Dataset); err == nil {
 		// The scorer identities present fill the minimum quality's select
@@ -251,6 +347,12 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		if len(d.QualityScorers) == 1 && d.Form.QualityScorer == "" {
 			d.Form.QualityScorer = d.QualityScorers[0]
 		}
+		for _, r := range runs {
+			if !slices.Contains(d.Models, r.ModelName) {
+				d.Models = append(d.Models, r.ModelName)
+			}
+		}
+		slices.Sort(d.Models)
 	}
 	if form.Dataset == "" || form.PeakRPS == "" {
 		return render(c, fiber.StatusOK, capacity.Page(d))
@@ -293,6 +395,16 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		num("min_quality", form.MinQuality, req.MinQuality)
 	}
 	req.QualityScorer = form.QualityScorer
+	if strings.TrimSpace(form.TodayModel) != "" {
+		req.Today = &advise.Today{Model: strings.TrimSpace(form.TodayModel), Hardware: strings.TrimSpace(form.TodayHardware)}
+		replicas := 0.0
+		num("today.replicas", form.TodayReplicas, &replicas)
+		if replicas != math.Trunc(replicas) {
+			errs["today.replicas"] = "a whole number of replicas"
+		}
+		req.Today.Replicas = int(min(max(replicas, -1), 1e9))
+		num("today.migration_cost", form.MigrationCost, &req.Today.MigrationCost)
+	}
 	for p, m := range s.validate.Struct(req).Map() {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m
@@ -301,6 +413,15 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	q, qerrs := req.qualityFloor(d.QualityScorers)
 	for p, m := range qerrs {
 		errs[p] = m
+	}
+	if _, seen := errs["today.hardware"]; !seen && req.Today != nil {
+		terrs, err := s.checkToday(ctx, req)
+		if err != nil {
+			return err
+		}
+		for p, m := range terrs {
+			errs[p] = m
+		}
 	}
 	if len(errs) > 0 {
 		d.Errors = fieldErrors(errs)

@@ -189,10 +189,7 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	_, good := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
 	finishRun(t, e, good)
-	var datasetID int64
-	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, good).Scan(&datasetID); err != nil {
-		t.Fatal(err)
-	}
+	datasetID := datasetOfRun(t, e, good)
 	price := 3.6
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
 		t.Fatal(err)
@@ -356,4 +353,15 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// datasetOfRun is the dataset a run's benchmark ran on.
+func datasetOfRun(t *testing.T, e *env, runID int64) int64 {
+	t.Helper()
+	var id int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`,
+		runID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -144,7 +144,8 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 	}
 	if len(cr) == 1 {
 		d.Qualities, d.Stat = cr[0].Qualities, cr[0].Stat
-		d.Footprint = compare.NewFigures(cr[0]).Footprint(s.GridCO2)
+		fig := compare.NewFigures(cr[0])
+		d.Footprint, d.NodeLine = fig.Footprint(s.GridCO2), fig.NodeLine()
 		d.LoadTimeMs, d.RuntimeLog = cr[0].LoadTimeMs, cr[0].RuntimeLog
 		if cr[0].Summary != nil {
 			var sum jobs.RunSummary

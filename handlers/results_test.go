@@ -21,12 +21,18 @@ import (
 // result for each through an agent's lease; outputs come from output(i).
 func runWithResults(t *testing.T, e *env, tok string, n int, output func(i int) string) (benchmarkID string, runID int64) {
 	t.Helper()
-	ctx := context.Background()
 	var ds strings.Builder
 	for i := range n {
 		fmt.Fprintf(&ds, "{\"custom_id\":\"c%03d\",\"prompt\":\"question number %d\",\"reference\":\"%d\"}\n", i, i, i)
 	}
-	up := e.upload(tok, "big.jsonl", []byte(ds.String()), nil)
+	return runOnDataset(t, e, tok, []byte(ds.String()), n, output)
+}
+
+// runOnDataset is runWithResults on a dataset of n items given as JSONL.
+func runOnDataset(t *testing.T, e *env, tok string, data []byte, n int, output func(i int) string) (benchmarkID string, runID int64) {
+	t.Helper()
+	ctx := context.Background()
+	up := e.upload(tok, "big.jsonl", data, nil)
 	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		t.Fatal(err)
 	}
@@ -538,5 +544,78 @@ func TestBenchmarkReport(t *testing.T) {
 	}
 	if status, _, _ := e.raw("/api/v1/benchmarks/"+benchmarkID+"/report.html?format=pdf", tok); status != 400 {
 		t.Errorf("format pdf: %d", status)
+	}
+}
+
+// A run's node figures: its page charts the node's CPU and memory beside
+// the runtime's processes and says what they were in a sentence; GPU
+// readings simulated from the load say so in their charts and beside the
+// energy; the API and the summary CSV carry the same figures.
+func TestRunNodeFiguresAndSimulatedGPUs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	benchmarkID, runID := runWithResults(t, e, tok, 10, func(i int) string { return "x" })
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	path := fmt.Sprintf("/runs/%d", runID)
+	page := c.get(path)
+	if got := page.text(`[data-testid="run-node"]`); !strings.Contains(got, "not measured") {
+		t.Fatalf("node line before any sample: %q", got)
+	}
+	if page.doc.Find(`[data-testid="chart-node-cpu"]`).Length() != 0 {
+		t.Fatal("a node chart without node samples")
+	}
+	for i := range 4 {
+		if _, err := e.store.Pool().Exec(ctx, `INSERT INTO run_samples (run_id, t, completed, throughput, gpu_util, gpu_simulated,
+				cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util, proc_rss_bytes)
+			VALUES ($1, now() + make_interval(secs => $2), $2, 10, 50, true, 20 + $2, 4294967296, 17179869184, 5, 536870912)`, runID, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = '{"output_tokens_per_s": 10}',
+		gpu_summary = '{"gpus": 1, "energy_j": 720, "joules_per_token": 0.5, "simulated": true}',
+		node_summary = '{"samples": 4, "mean_cpu_percent": 21.5, "peak_cpu_percent": 23, "mem_total_bytes": 17179869184,
+			"peak_mem_used_bytes": 4294967296, "process": "runtime", "process_mean_cpu_percent": 5, "process_peak_rss_bytes": 536870912}'
+		WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	page = c.get(path)
+	want := "Node over 4 samples: CPU 22 % mean, 23 % peak (of all CPUs), memory 4.0 GiB peak of 16.0 GiB. Runtime processes: CPU 5 % mean of all CPUs, 0.5 GiB resident at peak."
+	if got := page.text(`[data-testid="run-node"]`); got != want {
+		t.Fatalf("node line %q, want %q", got, want)
+	}
+	if n := page.doc.Find(`[data-testid="chart-node-cpu"] svg polyline`).Length(); n != 2 {
+		t.Fatalf("node CPU chart has %d lines, want the node's and the runtime's", n)
+	}
+	if page.doc.Find(`[data-testid="chart-node-mem"]`).Length() != 1 {
+		t.Fatal("no node memory chart")
+	}
+	if got := page.text(`[data-testid="chart-gpu-util"]`); !strings.Contains(got, "simulated from the load, not measured") {
+		t.Fatalf("simulated GPU chart not labelled: %q", got)
+	}
+	if got := page.text(`[data-testid="run-footprint"]`); !strings.HasSuffix(got, "0.500 J per output token · 0.0002 kWh · ≈ 0.1 g CO₂e at 400 g/kWh · energy simulated from the load (--sim-gpu), not measured") {
+		t.Fatalf("footprint %q", got)
+	}
+
+	r := e.api(http.MethodGet, "/api/v1"+path, tok, nil, "")
+	node, _ := r.body["node_summary"].(map[string]any)
+	gpu, _ := r.body["gpu_summary"].(map[string]any)
+	if r.status != 200 || node["peak_cpu_percent"] != 23.0 || node["process"] != "runtime" || gpu["simulated"] != true {
+		t.Fatalf("GET run: %d %v", r.status, r.body)
+	}
+	status, _, body := e.raw("/api/v1/benchmarks/"+benchmarkID+"/summary?format=csv", tok)
+	recs, _ := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if status != 200 || len(recs) != 2 {
+		t.Fatalf("summary csv: %d %q", status, recs)
+	}
+	row := map[string]string{}
+	for i, name := range recs[0] {
+		row[name] = recs[1][i]
+	}
+	if row["gpu_simulated"] != "true" || row["node_cpu_mean_percent"] != "21.500" || row["node_mem_peak_bytes"] != "4294967296" ||
+		row["runtime_process"] != "runtime" || row["runtime_rss_peak_bytes"] != "536870912" {
+		t.Fatalf("summary csv node columns: %q", row)
 	}
 }

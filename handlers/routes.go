@@ -111,6 +111,7 @@ type Store interface {
 	resultStore
 	compareStore
 	capacityStore
+	variantsStore
 	verdictStore
 	homeStore
 	judgeStore
@@ -285,6 +286,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/datasets/:id<int>/leaderboard", Owner, s.showLeaderboardPage)
 	web.get("/datasets/:id<int>/history", Owner, s.showHistoryPage)
 	web.get("/datasets/:id<int>/recommend", Owner, s.showDatasetRecommendationPage)
+	web.get("/datasets/:id<int>/variants", Owner, s.showVariantsPage)
 	web.get("/benchmarks", SignedIn, s.showBenchmarksPage)
 	web.get("/benchmarks/new", SignedIn, s.showNewBenchmarkPage)
 	web.get("/benchmarks/new/target", SignedIn, s.showTargetRowFragment)    // one target row (add, or redraw on a model change)

@@ -276,3 +276,62 @@ func TestPairedSignificanceOnComparisonAndVerdict(t *testing.T) {
 		})
 	}
 }
+
+// The knowledge and code-summary suites are uploaded in their published
+// shapes, recognised with their default scorer, and a run's answers are
+// scored as each suite's own evaluation scores them.
+func TestMoreSuitesUploadAndScore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	for _, c := range []struct {
+		file, format, scorer string
+		answers              []string
+		want                 []float64
+	}{
+		{"winogrande.jsonl", "winogrande", "choice", []string{"Answer: B", "The answer is A", "(A)"}, []float64{1, 0, 1}},
+		{"openbookqa.jsonl", "openbookqa", "choice", []string{"B", "C. sunlight", "D"}, []float64{1, 1, 0}},
+		// The official TriviaQA normalisation: "The River-Danube!" is the
+		// alias "river danube"; "AU" normalises to "au".
+		{"triviaqa.jsonl", "triviaqa", "triviaqa-em", []string{" The River-Danube!", "AU"}, []float64{1, 1}},
+		{"nq_open.jsonl", "nq-open", "triviaqa-em", []string{" 4", "Michelangelo Buonarroti", "one hundred"}, []float64{1, 0, 0}},
+		{"codexglue_python.jsonl", "codexglue-code-to-text", "codexglue-bleu", []string{"Return the names of the files in path.", "Counts words."}, nil},
+	} {
+		file, err := os.ReadFile("../app/dataset/testdata/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := e.upload(tok, c.file, file, nil)
+		if up.status != 201 || up.body["format"] != c.format || up.body["default_scorer"] != c.scorer {
+			t.Fatalf("%s: %d %v", c.file, up.status, up.body)
+		}
+		ds := up.body["dataset_id"]
+		_, runs := scriptedBenchmark(t, e, tok, ds, []string{"m/" + strings.TrimSuffix(c.file, ".jsonl")}, [][]string{c.answers})
+		rows, err := e.store.Pool().Query(ctx, `SELECT score FROM results WHERE run_id = $1 ORDER BY idx`, runs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float64
+		for rows.Next() {
+			var s float64
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, s)
+		}
+		rows.Close()
+		if c.want == nil {
+			// BLEU: the docstring itself scores 1, a loose paraphrase
+			// between 0 and 1, as the evaluator's smoothing gives it.
+			f, _ := score.ByName("codexglue-bleu")
+			c.want = []float64{1, f("Counts words.", []string{"Count the words of a string ."})}
+			if !(c.want[1] > 0 && c.want[1] < 0.5) {
+				t.Fatalf("paraphrase BLEU %v", c.want[1])
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: scores %v, want %v", c.file, got, c.want)
+		}
+	}
+}

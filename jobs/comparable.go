@@ -14,11 +14,18 @@ type LoadIdentity struct {
 	DatasetID   int64  `json:"dataset_id"`
 	InputClass  string `json:"input_tokens"`
 	OutputClass string `json:"output_tokens"`
+	// FewShot is the run's few-shot setting ("5-shot seed=1234"), "" for
+	// the dataset's own prompts.
+	FewShot string `json:"fewshot,omitempty"`
 }
 
 // Key is the identity as one comparable text.
 func (l LoadIdentity) Key() string {
-	return fmt.Sprintf("%s %s | %s | dataset %d | in %s | out %s", l.Profile, l.Params, l.Sampling, l.DatasetID, l.InputClass, l.OutputClass)
+	k := fmt.Sprintf("%s %s | %s | dataset %d | in %s | out %s", l.Profile, l.Params, l.Sampling, l.DatasetID, l.InputClass, l.OutputClass)
+	if l.FewShot != "" {
+		k += " | " + l.FewShot
+	}
+	return k
 }
 
 // Differences names, in words, where l and o differ.
@@ -39,7 +46,17 @@ func (l LoadIdentity) Differences(o LoadIdentity) []string {
 	if l.OutputClass != o.OutputClass {
 		out = append(out, fmt.Sprintf("output length %s vs %s tokens", l.OutputClass, o.OutputClass))
 	}
+	if l.FewShot != o.FewShot {
+		out = append(out, fmt.Sprintf("prompts %s vs %s", orZeroShot(l.FewShot), orZeroShot(o.FewShot)))
+	}
 	return out
+}
+
+func orZeroShot(s string) string {
+	if s == "" {
+		return "0-shot"
+	}
+	return s
 }
 
 // lengthClass buckets a mean request length by factors of four, so that

@@ -25,6 +25,17 @@ const (
 	MaxRuntimeLogBytes = 256 << 10
 	MaxSummaryBytes    = 1 << 20
 	MaxGPUSummaryBytes = 64 << 10
+	// A run's node summary (CPU and memory, JSON as text), migration
+	// 0025_node_metrics.
+	MaxNodeSummaryBytes = 64 << 10
+
+	// A chart sample's readings: bytes (memory), watts (all GPUs), joules
+	// and the runtime's request and cache figures. Percentages are within
+	// 0–100.
+	MaxSampleBytes   = 1 << 60
+	MaxSamplePowerW  = 1e6
+	MaxSampleEnergyJ = 1e15
+	MaxSampleCount   = 1e9
 
 	// An event of a run's story: its kind and message.
 	MaxEventKindBytes    = 64

@@ -115,11 +115,16 @@ func (s SLO) GoodputShare() float64 {
 // hardware profile) on a dataset. The agent reads the dataset's items from
 // PostgreSQL itself; everything else it needs is here.
 type RunArgs struct {
-	ProtocolVersion int         `json:"protocol_version"`
-	RunID           int64       `json:"run_id"`
-	BenchmarkID     int64       `json:"benchmark_id"`
-	DatasetID       int64       `json:"dataset_id"`
-	Model           string      `json:"model"`
+	ProtocolVersion int    `json:"protocol_version"`
+	RunID           int64  `json:"run_id"`
+	BenchmarkID     int64  `json:"benchmark_id"`
+	DatasetID       int64  `json:"dataset_id"`
+	Model           string `json:"model"`
+	// AdapterOf is the base model Model is a LoRA adapter of (the
+	// registry's base model of an adapter); empty for a full model. An
+	// agent that launches the runtime loads the base and the adapter on
+	// it, or refuses the run where the runtime takes no adapter.
+	AdapterOf       string      `json:"adapter_of,omitempty"`
 	Runtime         string      `json:"runtime"`
 	HardwareProfile string      `json:"hardware_profile"`
 	Load            LoadProfile `json:"load"`

@@ -76,7 +76,7 @@ func TestInitFailsMakesNoOtherCall(t *testing.T) {
 				t.Errorf("Sample() = %+v, want a timestamped sample without GPUs", s)
 			}
 			called := false
-			Sampler{NVML: n, Interval: 1}.Run(t.Context(), func(Sample) { called = true })
+			Sampler{Source: n, Interval: 1}.Run(t.Context(), func(Sample) { called = true })
 			if called {
 				t.Error("Sampler.Run called fn without GPUs")
 			}

@@ -75,12 +75,20 @@ func (n *NVML) Sample() Sample {
 	return s
 }
 
+// Source gives readings of a machine's GPUs: an NVML session, or
+// Simulated GPUs.
+type Source interface {
+	// Sample reads every GPU now; a Sample without GPUs means there are
+	// none (any more).
+	Sample() Sample
+}
+
 // Sampler takes a Sample every Interval while a run goes on, so the run's
 // GPU figures (live charts, energy, peak memory) come from one place.
 type Sampler struct {
-	// NVML is the session to read; one without GPUs makes Run return at
-	// once.
-	NVML *NVML
+	// Source is what to read (an *NVML); one without GPUs makes Run
+	// return at once.
+	Source Source
 	// Interval between samples; 0 means DefaultInterval.
 	Interval time.Duration
 }
@@ -97,7 +105,10 @@ const DefaultInterval = time.Second
 // returns at once without calling fn, and if the NVML is closed meanwhile
 // it returns without handing on the empty sample.
 func (s Sampler) Run(ctx context.Context, fn func(Sample)) {
-	if s.NVML == nil || !s.NVML.Available() {
+	if s.Source == nil {
+		return
+	}
+	if nv, ok := s.Source.(*NVML); ok && (nv == nil || !nv.Available()) {
 		return
 	}
 	interval := s.Interval
@@ -105,7 +116,7 @@ func (s Sampler) Run(ctx context.Context, fn func(Sample)) {
 		interval = DefaultInterval
 	}
 	emit := func() bool {
-		sample := s.NVML.Sample()
+		sample := s.Source.Sample()
 		if len(sample.GPUs) == 0 {
 			return false
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // busyServer is a mock DGX A100 under load: GPU i runs at 10·(i+1) %
@@ -46,7 +48,7 @@ func runSampler(t *testing.T, n *NVML, want int) []Sample {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var got []Sample
-	Sampler{NVML: n, Interval: time.Millisecond}.Run(ctx, func(s Sample) {
+	Sampler{Source: n, Interval: time.Millisecond}.Run(ctx, func(s Sample) {
 		got = append(got, s)
 		if len(got) == want {
 			cancel()
@@ -178,7 +180,7 @@ func TestSamplerStopsWhenClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var count int
-	Sampler{NVML: n, Interval: time.Millisecond}.Run(t.Context(), func(Sample) {
+	Sampler{Source: n, Interval: time.Millisecond}.Run(t.Context(), func(Sample) {
 		count++
 		if count == 2 {
 			n.Close()
@@ -199,7 +201,7 @@ func TestSamplerDefaultInterval(t *testing.T) {
 	var got []Sample
 	// With the one-second default, cancelling in the first callback ends
 	// the run before any tick: the first sample and the final one.
-	Sampler{NVML: n}.Run(ctx, func(s Sample) {
+	Sampler{Source: n}.Run(ctx, func(s Sample) {
 		got = append(got, s)
 		cancel()
 	})
@@ -218,7 +220,7 @@ func TestSamplerCloseFromAnotherGoroutine(t *testing.T) {
 	var count atomic.Int64
 	go func() {
 		defer close(done)
-		Sampler{NVML: n, Interval: time.Millisecond}.Run(t.Context(), func(s Sample) {
+		Sampler{Source: n, Interval: time.Millisecond}.Run(t.Context(), func(s Sample) {
 			if len(s.GPUs) != 8 {
 				t.Errorf("sample with %d GPUs", len(s.GPUs))
 			}
@@ -234,5 +236,39 @@ func TestSamplerCloseFromAnotherGoroutine(t *testing.T) {
 	<-done // Run returns on its own once the NVML is closed
 	if count.Load() < 1 {
 		t.Error("no sample")
+	}
+}
+
+// Simulated GPUs follow the load they are given, clamped to a full batch,
+// and integrate their energy from power (they have no counter).
+func TestSimulatedGPUsFollowTheLoad(t *testing.T) {
+	t.Parallel()
+	load := 0.0
+	s := Simulated{GPUs: []jobs.GPU{{Name: "sim", MemoryBytes: 100}, {Name: "sim", MemoryBytes: 100}}, Load: func() float64 { return load }}
+	for _, c := range []struct{ load, util, watts float64 }{{0, 0, 60}, {0.5, 50, 230}, {3, 100, 400}, {math.NaN(), 0, 60}} {
+		load = c.load
+		got := s.Sample()
+		if len(got.GPUs) != 2 {
+			t.Fatalf("%d GPUs", len(got.GPUs))
+		}
+		g := got.GPUs[1]
+		if g.Index != 1 || g.UtilizationPercent != c.util || g.PowerWatts != c.watts || g.HasEnergy || g.MemoryTotalBytes != 100 ||
+			g.MemoryUsedBytes != uint64(100*(SimBaseMemoryShare+SimLoadMemoryShare*c.util/100)) {
+			t.Errorf("load %v: %+v", c.load, g)
+		}
+	}
+	var m EnergyMeter
+	load = 1
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	Sampler{Source: s, Interval: 5 * time.Millisecond}.Run(ctx, m.Add)
+	if sum := m.Summary(); sum.EnergyMethod != EnergyPowerIntegral || sum.EnergyJoules <= 0 || sum.MeanPowerWatts != 800 {
+		t.Fatalf("summary %+v", sum)
+	}
+	// No GPUs: nothing sampled.
+	called := false
+	Sampler{Source: Simulated{}}.Run(t.Context(), func(Sample) { called = true })
+	if called {
+		t.Fatal("sampled no GPUs")
 	}
 }

@@ -31,6 +31,10 @@ type Plan struct {
 	// BaseURL is the OpenAI-compatible API's root, such as
 	// http://127.0.0.1:8000/v1.
 	BaseURL string
+	// RequestModel is, for an adapter, the model name requests give to
+	// reach it (its runtime's name for it); empty otherwise: the spec's
+	// Model.
+	RequestModel string
 }
 
 // PlannedRequest is a rendered Request.
@@ -56,10 +60,27 @@ func Render(spec Spec) (Plan, error) {
 	if spec.Port < 1 || spec.Port > 65535 {
 		return Plan{}, fmt.Errorf("launch: %s: port %d out of range", name, spec.Port)
 	}
-	r := renderer{vars: Vars{Model: spec.Model, ModelPath: spec.ModelPath, Modelfile: spec.Modelfile,
-		Host: spec.Host, Port: spec.Port, WorkDir: spec.WorkDir}}
+	vars := Vars{Model: spec.Model, BaseModel: spec.Model, ModelPath: spec.ModelPath, Modelfile: spec.Modelfile,
+		Host: spec.Host, Port: spec.Port, WorkDir: spec.WorkDir}
+	args := append(slices.Clone(t.Command), spec.ExtraArgs...)
+	if a := spec.Adapter; a != nil {
+		if err := checkAdapter(name, t, spec); err != nil {
+			return Plan{}, err
+		}
+		vars.BaseModel, vars.AdapterPath = a.Base, a.Path
+		args = append(args, t.LoRA...)
+	}
+	r := renderer{vars: vars}
 	p := Plan{Runtime: name}
-	if p.Argv, err = r.argv("command", append(slices.Clone(t.Command), spec.ExtraArgs...)); err != nil {
+	if spec.Adapter != nil {
+		p.RequestModel = spec.Model
+		if t.LoRAModel != "" {
+			if p.RequestModel, err = r.render("lora model", t.LoRAModel); err != nil {
+				return Plan{}, err
+			}
+		}
+	}
+	if p.Argv, err = r.argv("command", args); err != nil {
 		return Plan{}, err
 	}
 	if len(p.Argv) == 0 {
@@ -116,6 +137,23 @@ func Render(spec Spec) (Plan, error) {
 	return p, nil
 }
 
+// checkAdapter refuses an adapter the runtime cannot serve: one whose
+// template has no LoRA arguments (TGI, Ollama, a runtime of the user's
+// own), or that needs a file it was not given.
+func checkAdapter(name string, t Template, spec Spec) error {
+	a := spec.Adapter
+	switch {
+	case len(t.LoRA) == 0:
+		return fmt.Errorf("launch: %s cannot serve %q: it is a LoRA adapter of %q, and Ruckus launches adapters only on vllm (--enable-lora --lora-modules), sglang (--lora-paths) and llama-cpp (--lora); serve the merged model instead, or run it on one of those",
+			name, spec.Model, a.Base)
+	case a.Base == "":
+		return fmt.Errorf("launch: %s: the adapter %q names no base model", name, spec.Model)
+	case a.Path == "":
+		return fmt.Errorf("launch: %s: the adapter %q has no weights: give its path (--model-path %s=PATH)", name, spec.Model, spec.Model)
+	}
+	return nil
+}
+
 // maxArgValue bounds a model name or path put on a command line.
 const maxArgValue = 4096
 
@@ -129,7 +167,11 @@ func (s Spec) checkValues(runtime string) error {
 	if strings.TrimSpace(s.Model) == "" {
 		return fmt.Errorf("launch: %s: no model given", runtime)
 	}
-	for _, v := range []struct{ what, val string }{{"model", s.Model}, {"model path", s.ModelPath}, {"Modelfile", s.Modelfile}} {
+	vals := []struct{ what, val string }{{"model", s.Model}, {"model path", s.ModelPath}, {"Modelfile", s.Modelfile}}
+	if s.Adapter != nil {
+		vals = append(vals, struct{ what, val string }{"base model", s.Adapter.Base}, struct{ what, val string }{"adapter path", s.Adapter.Path})
+	}
+	for _, v := range vals {
 		if err := CheckArgValue(v.val); err != nil {
 			return fmt.Errorf("launch: %s: refusing %s %q: %w", runtime, v.what, v.val, err)
 		}

@@ -23,10 +23,15 @@ const (
 type Spec struct {
 	// Runtime names a shipped template (see Runtimes). Another name needs
 	// a Command or a Template.
-	Runtime   string `yaml:"runtime"`
+	Runtime string `yaml:"runtime"`
+	// Model is the name requests use: the adapter's, for an adapter.
 	Model     string `yaml:"model"`
 	ModelPath string `yaml:"model_path"`
 	Modelfile string `yaml:"modelfile"`
+	// Adapter, when set, launches Model as a LoRA adapter on a base
+	// model: ModelPath is then the base's weights. Runtimes whose
+	// template takes no adapter refuse it.
+	Adapter *Adapter `yaml:"adapter"`
 	// Host is the address the runtime listens on (127.0.0.1 by default);
 	// agentd connects to loopback when it is 0.0.0.0 or ::.
 	Host string `yaml:"host"`
@@ -55,6 +60,16 @@ type Spec struct {
 	// WorkDir is the runtime's working directory, and where a Modelfile
 	// is written (a temporary directory when empty).
 	WorkDir string `yaml:"work_dir"`
+}
+
+// Adapter is a LoRA adapter to serve on a base model.
+type Adapter struct {
+	// Base is the base model's name (served under it, where the runtime
+	// names the base apart from the adapter).
+	Base string `yaml:"base"`
+	// Path is the adapter's weights: a directory (vLLM, SGLang; a Hugging
+	// Face id works there too) or a GGUF LoRA file (llama.cpp).
+	Path string `yaml:"path"`
 }
 
 func (s Spec) withDefaults() Spec {

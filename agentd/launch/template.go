@@ -14,8 +14,13 @@ import (
 // brackets around an IPv6 address).
 type Vars struct {
 	// Model is the name the runtime serves and requests name, such as
-	// Qwen/Qwen2.5-0.5B-Instruct.
+	// Qwen/Qwen2.5-0.5B-Instruct; for a LoRA adapter, the adapter's.
 	Model string
+	// BaseModel is the name the loaded weights are served under: Model,
+	// or for an adapter its base model's.
+	BaseModel string
+	// AdapterPath is a LoRA adapter's weights (empty without one).
+	AdapterPath string
 	// ModelPath is where the weights are, when they are local: a
 	// directory, or a GGUF file for llama.cpp and Ollama. Empty means the
 	// runtime resolves Model itself (a Hugging Face id, Ollama's store).
@@ -70,6 +75,13 @@ type Template struct {
 	MetricsFlag string `yaml:"metrics_flag" json:"metrics_flag,omitempty"`
 	// APIPath is the OpenAI-compatible API's root under the server's.
 	APIPath string `yaml:"api_path" json:"api_path"`
+	// LoRA are the arguments that load a LoRA adapter (over Vars'
+	// AdapterPath), appended to the command; nil: the runtime takes no
+	// adapter here, and a spec with one is refused.
+	LoRA []string `yaml:"lora" json:"lora,omitempty"`
+	// LoRAModel is the model name requests give to reach the adapter
+	// (empty: Model).
+	LoRAModel string `yaml:"lora_model" json:"lora_model,omitempty"`
 }
 
 // Runtime names of the shipped templates. They match the runtime names of
@@ -93,25 +105,31 @@ const (
 // refuses values that begin with "-" besides (see CheckArgValue), which
 // covers the one positional that has neither: vllm serve's model.
 func shipped() map[string]Template {
-	const modelOrPath = "{{or .ModelPath .Model}}"
+	const modelOrPath = "{{or .ModelPath .BaseModel}}"
 	return map[string]Template{
 		// vllm serve takes a Hugging Face id or a local directory; the
-		// served name is always Model so that requests match.
+		// served name is always the base's, and an adapter is a LoRA
+		// module named Model, so that requests naming Model reach it.
 		VLLM: {
 			Command: []string{"vllm", "serve", modelOrPath,
-				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.Model}}"},
+				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.BaseModel}}"},
 			ReadyPath:   "/health",
 			MetricsPath: "/metrics",
 			APIPath:     "/v1",
+			LoRA:        []string{"--enable-lora", "--lora-modules={{.Model}}={{.AdapterPath}}"},
 		},
-		// SGLang serves /metrics only with --enable-metrics.
+		// SGLang serves /metrics only with --enable-metrics. An adapter
+		// loaded with --lora-paths NAME=PATH is asked for as model
+		// "BASE:NAME".
 		SGLang: {
 			Command: []string{"python3", "-m", "sglang.launch_server", "--model-path=" + modelOrPath,
-				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.Model}}", "--enable-metrics"},
+				"--host={{.Host}}", "--port={{.Port}}", "--served-model-name={{.BaseModel}}", "--enable-metrics"},
 			ReadyPath:   "/health",
 			MetricsPath: "/metrics",
 			MetricsFlag: "--enable-metrics",
 			APIPath:     "/v1",
+			LoRA:        []string{"--lora-paths=adapter={{.AdapterPath}}"},
+			LoRAModel:   "{{.BaseModel}}:adapter",
 		},
 		TGI: {
 			Command: []string{"text-generation-launcher", "--model-id=" + modelOrPath,
@@ -124,6 +142,8 @@ func shipped() map[string]Template {
 		// /metrics only with --metrics; --alias makes it serve Model. Its
 		// parser has no --flag=value form, but a flag that takes a value
 		// takes the next argument whatever it looks like.
+		// An adapter (a GGUF LoRA file, --lora) applies to every request,
+		// which name it by the alias.
 		LlamaCpp: {
 			Command: []string{"llama-server", "-m", "{{.ModelPath}}",
 				"--host", "{{.Host}}", "--port", "{{.Port}}", "--alias", "{{.Model}}", "--metrics"},
@@ -132,6 +152,7 @@ func shipped() map[string]Template {
 			MetricsPath:    "/metrics",
 			MetricsFlag:    "--metrics",
 			APIPath:        "/v1",
+			LoRA:           []string{"--lora", "{{.AdapterPath}}"},
 		},
 		// ollama serve takes its address from OLLAMA_HOST, which also
 		// points the `ollama create` step at this server. OLLAMA_KEEP_ALIVE

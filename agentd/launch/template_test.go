@@ -436,3 +436,64 @@ func TestTailString(t *testing.T) {
 		t.Error("empty tail")
 	}
 }
+
+// A LoRA adapter reaches the runtimes that take one with their own
+// arguments — vLLM a LoRA module named as the adapter (--enable-lora
+// --lora-modules), SGLang --lora-paths asked for as "BASE:adapter",
+// llama.cpp --lora on the base's GGUF — the base model loaded and served
+// under its own name; the others refuse it, saying which runtimes do.
+func TestRenderAdapters(t *testing.T) {
+	t.Parallel()
+	lora := &Adapter{Base: "Qwen/Qwen2.5-7B-Instruct", Path: "/adapters/sql"}
+	tests := []struct {
+		name         string
+		spec         Spec
+		argv         []string
+		requestModel string
+	}{
+		{"vllm", Spec{Runtime: "vllm", Model: "acme/qwen-sql-lora", Port: 8000, Adapter: lora},
+			[]string{"vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--host=127.0.0.1", "--port=8000", "--served-model-name=Qwen/Qwen2.5-7B-Instruct",
+				"--enable-lora", "--lora-modules=acme/qwen-sql-lora=/adapters/sql"}, "acme/qwen-sql-lora"},
+		{"vllm, base from local weights", Spec{Runtime: "vllm", Model: "acme/qwen-sql-lora", ModelPath: "/models/qwen", Port: 8000, Adapter: lora},
+			[]string{"vllm", "serve", "/models/qwen", "--host=127.0.0.1", "--port=8000", "--served-model-name=Qwen/Qwen2.5-7B-Instruct",
+				"--enable-lora", "--lora-modules=acme/qwen-sql-lora=/adapters/sql"}, "acme/qwen-sql-lora"},
+		{"sglang", Spec{Runtime: "sglang", Model: "acme/qwen-sql-lora", Port: 30000, Adapter: lora},
+			[]string{"python3", "-m", "sglang.launch_server", "--model-path=Qwen/Qwen2.5-7B-Instruct", "--host=127.0.0.1", "--port=30000",
+				"--served-model-name=Qwen/Qwen2.5-7B-Instruct", "--enable-metrics", "--lora-paths=adapter=/adapters/sql"}, "Qwen/Qwen2.5-7B-Instruct:adapter"},
+		{"llama.cpp", Spec{Runtime: "llama-cpp", Model: "acme/qwen-sql-lora", ModelPath: "/models/qwen.gguf", Port: 8080,
+			Adapter: &Adapter{Base: "Qwen/Qwen2.5-7B-Instruct", Path: "/adapters/sql.gguf"}},
+			[]string{"llama-server", "-m", "/models/qwen.gguf", "--host", "127.0.0.1", "--port", "8080", "--alias", "acme/qwen-sql-lora", "--metrics",
+				"--lora", "/adapters/sql.gguf"}, "acme/qwen-sql-lora"},
+	}
+	for _, tc := range tests {
+		p, err := Render(tc.spec)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !slices.Equal(p.Argv, tc.argv) || p.RequestModel != tc.requestModel {
+			t.Errorf("%s:\n got %q, requests %q\nwant %q, requests %q", tc.name, p.Argv, p.RequestModel, tc.argv, tc.requestModel)
+		}
+	}
+	for _, rt := range []string{"tgi", "ollama"} {
+		_, err := Render(Spec{Runtime: rt, Model: "acme/qwen-sql-lora", ModelPath: "/models/qwen.gguf", Port: 8000, Adapter: lora})
+		if err == nil || !strings.Contains(err.Error(), rt+` cannot serve "acme/qwen-sql-lora": it is a LoRA adapter of "Qwen/Qwen2.5-7B-Instruct"`) ||
+			!strings.Contains(err.Error(), "vllm (--enable-lora --lora-modules), sglang (--lora-paths) and llama-cpp (--lora)") {
+			t.Errorf("%s with an adapter: %v", rt, err)
+		}
+	}
+	// A runtime of the user's own takes no adapter either.
+	if _, err := Render(Spec{Runtime: "my-server", Command: Argv{"my-server"}, Model: "a", Port: 8000, Adapter: lora}); err == nil {
+		t.Error("a custom runtime took an adapter")
+	}
+	// Values read as options, or missing, are refused before anything runs.
+	for _, a := range []*Adapter{{Base: "--trust-remote-code", Path: "/a"}, {Base: "b", Path: "--x"}, {Base: "", Path: "/a"}, {Base: "b", Path: ""}} {
+		if _, err := Render(Spec{Runtime: "vllm", Model: "m", Port: 8000, Adapter: a}); err == nil {
+			t.Errorf("adapter %+v accepted", *a)
+		}
+	}
+	// Without an adapter the LoRA arguments never appear.
+	if p, err := Render(Spec{Runtime: "vllm", Model: "m", Port: 8000}); err != nil || slices.Contains(p.Argv, "--enable-lora") || p.RequestModel != "" {
+		t.Errorf("no adapter: %q %v", p.Argv, err)
+	}
+}

@@ -29,6 +29,19 @@ type Costs struct {
 // DefaultHoursPerMonth is 365.25 × 24 / 12.
 const DefaultHoursPerMonth = 730.5
 
+// month is the hours a month the replicas run and the share of them they
+// are up, their zero values taking the defaults (730.5 hours, always up).
+func (c Costs) month() (hours, util float64) {
+	hours, util = c.HoursPerMonth, c.Utilisation
+	if hours <= 0 {
+		hours = DefaultHoursPerMonth
+	}
+	if util <= 0 {
+		util = 1
+	}
+	return hours, util
+}
+
 // Measured is what one benchmarked target (a run) says about serving: the
 // highest request rate one replica served within the SLOs, and the
 // figures around it. Source names the measurement each figure comes from.
@@ -211,6 +224,9 @@ type CapacityPlan struct {
 	// QualityScorers are the scorer identities the candidates' qualities
 	// were measured under (the choices for a minimum quality's).
 	QualityScorers []string `json:"quality_scorers"`
+	// ROI weighs the feasible targets against what the user runs today;
+	// absent when the question named nothing run today.
+	ROI *ROI `json:"roi,omitempty"`
 }
 
 // lengthTolerance is how far the traffic's request lengths may be from the
@@ -233,14 +249,7 @@ const lengthTolerance = 0.2
 //     average rate, in kWh × the energy price) + licence;
 //   - cost per 1M output tokens = monthly ÷ the month's output tokens × 10⁶.
 func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Measured) CapacityPlan {
-	hours := c.HoursPerMonth
-	if hours <= 0 {
-		hours = DefaultHoursPerMonth
-	}
-	util := c.Utilisation
-	if util <= 0 {
-		util = 1
-	}
+	hours, util := c.month()
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
 	plan := CapacityPlan{MinQuality: q, OutputCoverage: OutputCoverageRule}
 	for _, m := range ms {

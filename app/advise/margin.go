@@ -58,8 +58,9 @@ type QualityDiff struct {
 	Lo   float64 `json:"lo"`
 	Hi   float64 `json:"hi"`
 	P    float64 `json:"p"`
-	// Test names the test behind P: "mcnemar-exact", "mcnemar-chi2" or
-	// "paired-bootstrap".
+	// Test names the test behind P: "mcnemar-exact", "mcnemar-chi2-uc",
+	// "mcnemar-chi2" (kept by an earlier version, with continuity
+	// correction) or "paired-bootstrap".
 	Test string `json:"test"`
 	// OnlyA and OnlyB count the items scored in one run only, left out.
 	OnlyA int `json:"only_a"`
@@ -74,6 +75,8 @@ func (d QualityDiff) TestName() string {
 	switch d.Test {
 	case "mcnemar-exact":
 		return "McNemar, exact"
+	case "mcnemar-chi2-uc":
+		return "McNemar, χ²"
 	case "mcnemar-chi2":
 		return "McNemar, χ² with continuity correction"
 	case "paired-bootstrap":
@@ -209,7 +212,7 @@ type Margin struct {
 	// nothing to test with); Basis says which test decided, in words.
 	Tie   bool   `json:"tie"`
 	Basis string `json:"basis"`
-	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2,
+	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2-uc, mcnemar-chi2,
 	// paired-bootstrap, z-from-intervals; none when untested), P its
 	// two-sided p, and Lo–Hi the 95 % interval of A − B (on the log scale
 	// for cost: of ln A − ln B).

@@ -152,7 +152,7 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 				target(2, "b", 0.740, 0.620, 0.860, 1000),
 			},
 			w:  Weights{Quality: 1},
-			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05, P: 0.001, Test: "mcnemar-chi2"}}},
+			ev: Evidence{Paired: []QualityDiff{{A: 2, B: 1, N: 200, Mean: -0.08, Lo: -0.11, Hi: -0.05, P: 0.001, Test: "mcnemar-chi2-uc"}}},
 			want: want{first: 1, ranks: map[int64]int{1: 1, 2: 2}, scores: map[int64]float64{1: 1, 2: 0.74 / 0.82},
 				explain: map[int64][]string{2: {"significantly worse on quality (0.740 vs 0.820): ranked below a."}}},
 		},
@@ -356,5 +356,29 @@ func TestPairRuns(t *testing.T) {
 	}
 	if _, ok := PairRuns(1, 2, pa, []ItemScore{{5, 1}}); ok {
 		t.Fatal("runs with no item in common were paired")
+	}
+}
+
+// A 0-shot and a 5-shot run of one dataset are not compared as like with
+// like: their qualities carry the few-shot setting in the scorer key and
+// their speeds in the load identity, and the reason names it.
+func TestFewShotRunsAreNotComparable(t *testing.T) {
+	t.Parallel()
+	five := *load
+	five.FewShot = "5-shot seed=1234"
+	a := Candidate{RunID: 1, ScorerKey: "choice", Load: load}
+	b := Candidate{RunID: 2, ScorerKey: "choice 5-shot seed=1234", Load: &five}
+	if ok, why := Comparable(a, b, Quality); ok || !strings.Contains(why, "choice vs choice 5-shot seed=1234") {
+		t.Errorf("quality: comparable %v (%q)", ok, why)
+	}
+	if ok, why := Comparable(a, b, Speed); ok || !strings.Contains(why, "prompts 0-shot vs 5-shot seed=1234") {
+		t.Errorf("speed: comparable %v (%q)", ok, why)
+	}
+	if load.Key() == five.Key() {
+		t.Error("the load keys of a 0-shot and a 5-shot run are equal")
+	}
+	b.Load, b.ScorerKey = load, "choice"
+	if ok, why := Comparable(a, b, Speed); !ok {
+		t.Errorf("two 0-shot runs: not comparable (%q)", why)
 	}
 }

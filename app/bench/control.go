@@ -104,9 +104,13 @@ func (p *Planner) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 	if err != nil {
 		return 0, false, err
 	}
+	model, err := q.ModelByName(ctx, r.ModelName)
+	if err != nil {
+		return 0, false, err
+	}
 	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 		ProtocolVersion: jobs.ProtocolVersion, RunID: r.ID, BenchmarkID: r.BenchmarkID, DatasetID: datasetID,
-		Model: r.ModelName, Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
+		Model: r.ModelName, AdapterOf: adapterBase(model), Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
 		Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
 	}, nil)
 	if err != nil {

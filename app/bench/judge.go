@@ -192,7 +192,8 @@ func (p *Planner) StartJudge(ctx context.Context, v store.Viewer, req JudgeReque
 			return err
 		}
 		res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: bid,
-			DatasetID: dsID, Model: o.Model, Runtime: o.Runtime, HardwareProfile: o.Hardware, Load: m.Load, Sampling: m.Sampling}, nil)
+			DatasetID: dsID, Model: o.Model, AdapterOf: adapterBase(model), Runtime: o.Runtime, HardwareProfile: o.Hardware, Load: m.Load,
+			Sampling: m.Sampling}, nil)
 		if err != nil {
 			return fmt.Errorf("queue judge run %d: %w", runID, err)
 		}

@@ -23,8 +23,8 @@ import (
 var Runtimes = []string{"sim", "openai", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
 
 // Scorers a benchmark can name ("" scores nothing).
-var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+var Scorers = []string{"", "exact", "f1", "regex", "choice", "numeric", "contains", "json", "json-schema", "refusal", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu", "humaneval", "mbpp", "exec"}
 
 // ScorerOptions are the settings of the scorers that take some.
 type ScorerOptions struct {
@@ -52,6 +52,10 @@ type Target struct {
 	// target), served black-box: the hardware is the agent's, not the
 	// model's, so the model's memory need is not checked against it.
 	Remote bool `json:"-" yaml:"-"`
+	// FewShot, when set, is this target's few-shot setting instead of the
+	// benchmark's (so a 0-shot and a 5-shot run of a model sit side by
+	// side in one benchmark).
+	FewShot *FewShot `json:"fewshot,omitempty" yaml:"fewshot,omitempty"`
 }
 
 // Manifest describes a benchmark: a dataset × targets, under one load
@@ -63,6 +67,9 @@ type Manifest struct {
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer" validate:"scorer"`
+	// FewShot builds each run's k-shot prompts from the dataset (see
+	// FewShot); a target's own setting wins.
+	FewShot *FewShot `json:"fewshot,omitempty" yaml:"fewshot,omitempty"`
 	// ScorerOptions holds the settings of scorers that take some (code
 	// execution's, the judge's, regex's pattern, json-schema's schema).
 	ScorerOptions *ScorerOptions `json:"scorer_options,omitempty" yaml:"scorer_options,omitempty"`
@@ -207,12 +214,20 @@ func (m Manifest) validateSource() Errors {
 // validateDistinctTargets: no target twice.
 func (m Manifest) validateDistinctTargets() Errors {
 	var errs Errors
-	seen := map[Target]int{}
+	type key struct {
+		model, runtime, hardware string
+		remote                   bool
+		k                        int
+		seed                     int64
+	}
+	seen := map[key]int{}
 	for i, t := range m.Targets {
-		if j, dup := seen[t]; dup {
+		k, seed := fewShotOf(m, t)
+		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed}
+		if j, dup := seen[id]; dup {
 			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
 		}
-		seen[t] = i
+		seen[id] = i
 	}
 	return errs
 }

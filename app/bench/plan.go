@@ -35,8 +35,14 @@ type PlannedRun struct {
 	// Repeat is which run of its target this is (0 for the first; the
 	// manifest's repeats).
 	Repeat int `json:"repeat,omitempty"`
+	// FewShotK and FewShotSeed are the run's few-shot setting (k 0: the
+	// dataset's own prompts).
+	FewShotK    int   `json:"fewshot_k,omitempty"`
+	FewShotSeed int64 `json:"fewshot_seed,omitempty"`
 
 	modelID int64
+	// adapterOf is the base model when the model is a LoRA adapter.
+	adapterOf string
 }
 
 // Plan is what a manifest becomes.
@@ -44,6 +50,8 @@ type Plan struct {
 	Manifest Manifest
 	Dataset  store.Dataset
 	Runs     []PlannedRun
+
+	fewShot *fewShotPlan // the few-shot runs' prompt pieces and examples
 }
 
 // Planner checks a manifest against what exists and creates benchmarks.
@@ -129,11 +137,20 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		if err != nil {
 			return plan, err
 		}
+		k, seed := fewShotOf(m, t)
 		for rep := range m.Runs() {
 			plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
 				Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-				WaitingForAgent: n == 0, Repeat: rep, modelID: model.ID})
+				WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, modelID: model.ID, adapterOf: adapterBase(model)})
 		}
+	}
+	if len(errs) == 0 {
+		fp, ferrs, err := p.planFewShot(ctx, m, ds, items)
+		if err != nil {
+			return plan, err
+		}
+		errs = append(errs, ferrs...)
+		plan.fewShot = fp
 	}
 	if m.Scorer == ScorerJudge && m.ScorerOptions != nil && m.ScorerOptions.Judge != nil {
 		jerrs, err := p.checkJudgeTarget(ctx, "scorer_options.judge", *m.ScorerOptions.Judge)
@@ -195,13 +212,21 @@ func (p *Planner) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 		for _, r := range plan.Runs {
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
 				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
-				Samples: m.Sampling.Samples(), Repeat: r.Repeat})
+				Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed})
 			if err != nil {
 				return err
 			}
+			if r.FewShotK > 0 {
+				if plan.fewShot == nil {
+					return fmt.Errorf("run %d: %d-shot prompts were not planned", runID, r.FewShotK)
+				}
+				if _, err := q.CopyRunPrompts(ctx, runID, plan.fewShot.prompts(r.FewShotK, r.FewShotSeed, r.Items)); err != nil {
+					return fmt.Errorf("few-shot prompts of run %d: %w", runID, err)
+				}
+			}
 			res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 				ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
-				Model: r.Model, Runtime: r.Runtime, HardwareProfile: r.Hardware,
+				Model: r.Model, AdapterOf: r.adapterOf, Runtime: r.Runtime, HardwareProfile: r.Hardware,
 				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
 			}, nil)
 			if err != nil {
@@ -243,4 +268,13 @@ func syntheticItems(s synth.Spec) int {
 		return s.Count * s.Turns.Value
 	}
 	return s.Count
+}
+
+// adapterBase is the base model a LoRA adapter is served on, "" for a
+// full model (a fine-tune included: it is launched as itself).
+func adapterBase(m store.Model) string {
+	if !m.Adapter {
+		return ""
+	}
+	return m.BaseModelName
 }

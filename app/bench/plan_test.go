@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
@@ -147,5 +149,55 @@ func TestCancelReachesTheAgentWorkingTheRun(t *testing.T) {
 			t.Fatal("the agent's worker never saw the cancellation")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Few-shot settings the dataset cannot serve are refused at the field
+// that asked, before anything is written: a dataset that is no standard
+// suite, a synthetic one (for one target), an ARC file uploaded with
+// shots, and a k the dataset has too few items for.
+func TestPlanRefusesFewShotTheDatasetCannotServe(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, v, m := fixture(t)
+	p := &bench.Planner{Store: st, StaleAfter: time.Minute}
+	check := func(what string, m bench.Manifest, path, msg string) {
+		t.Helper()
+		_, err := p.Plan(ctx, v, m)
+		var errs bench.Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != path || !strings.Contains(errs[0].Message, msg) {
+			t.Errorf("%s: %v, want %s: …%s…", what, err, path, msg)
+		}
+	}
+	m.FewShot = &bench.FewShot{K: 2}
+	check("a simple dataset", m, "fewshot.k", "standard suites")
+
+	syn := m
+	syn.FewShot, syn.Dataset = nil, bench.DatasetRef{}
+	syn.Synthetic = &synth.Spec{Kind: "random", Count: 4, Input: synth.Dist{Kind: synth.DistFixed, Value: 8}, Output: synth.Dist{Kind: synth.DistFixed, Value: 8}}
+	syn.Targets = []bench.Target{{Model: "m/small", Runtime: "sim", Hardware: "cpu", FewShot: &bench.FewShot{K: 1}}}
+	check("a synthetic dataset", syn, "targets[0].fewshot.k", "synthetic")
+
+	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
+	var arc strings.Builder
+	for i := range 4 {
+		arc.WriteString(`{"question":"q` + string(rune('a'+i)) + `","choices":{"text":["x","y"],"label":["A","B"]},"answerKey":"A"}` + "\n")
+	}
+	for _, shots := range []int{1, 0} {
+		res, err := up.Upload(ctx, strings.NewReader(arc.String()), ingest.Request{Viewer: v, FileName: "arc.jsonl", Shots: shots, AllowDuplicate: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Dataset = bench.DatasetRef{ID: res.Dataset.ID}
+		if shots == 1 {
+			check("a dataset uploaded 1-shot", m, "fewshot.k", "are already 1-shot")
+			continue
+		}
+		m.FewShot = &bench.FewShot{K: 4}
+		check("more shots than items", m, "fewshot.k", "at least 5 items")
+		m.FewShot = &bench.FewShot{K: 3}
+		if plan, err := p.Plan(ctx, v, m); err != nil || plan.Runs[0].FewShotK != 3 || plan.Runs[0].FewShotSeed != bench.DefaultFewShotSeed {
+			t.Errorf("3-shot of 4 items: %+v %v", plan.Runs, err)
+		}
 	}
 }

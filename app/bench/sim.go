@@ -115,9 +115,12 @@ func SimRight(seed uint64, model string, idx int, p float64) bool {
 // SimAnswer writes the answer the simulated runtime gives to an item: one
 // the scorer counts right when right is true, else a plausible wrong one
 // in the same shape (another number after "####", another letter,
-// a perturbed text). scorer is the benchmark's scorer (or the dataset's
-// default). It returns false when the item has no reference to answer
-// from; the runtime then streams filler.
+// a perturbed text, the same value in a regex pattern's form). For a
+// code item scored by execution, a right answer is its canonical
+// solution and a wrong one a body that fails its tests. scorer is the
+// benchmark's scorer (or the dataset's default). It returns false when
+// the item has no reference (or canonical solution) to answer from; the
+// runtime then streams filler.
 func SimAnswer(scorer string, ref json.RawMessage, right bool, r *rand.Rand) (string, bool) {
 	return SimAnswerWith(scorer, score.Options{}, ref, right, r)
 }
@@ -127,6 +130,9 @@ func SimAnswer(scorer string, ref json.RawMessage, right bool, r *rand.Rand) (st
 // reference (JSON for json-schema), which the options must accept for it
 // to score.
 func SimAnswerWith(scorer string, opts score.Options, ref json.RawMessage, right bool, r *rand.Rand) (string, bool) {
+	if out, ok := codeAnswer(scorer, ref, right); ok {
+		return out, true
+	}
 	refs := score.References(ref)
 	if len(refs) == 0 || strings.TrimSpace(refs[0]) == "" {
 		return "", false
@@ -138,8 +144,16 @@ func SimAnswerWith(scorer string, opts score.Options, ref json.RawMessage, right
 		f = nil
 	}
 	var out string
-	for range 8 {
+	for try := range 8 {
 		switch kind(scorer, opts, want) {
+		case "pattern":
+			// The worked solution may hold a match of its own that
+			// comes first: then the answer is the pattern's form alone.
+			w := worked
+			if try%2 == 1 {
+				w = ""
+			}
+			out = regexAnswer(opts.Pattern, w, want, right, r)
 		case "numeric":
 			out = numericAnswer(worked, want, right, r)
 		case "choice":
@@ -166,7 +180,10 @@ func kind(scorer string, opts score.Options, want string) string {
 	case "numeric":
 		return "numeric"
 	case "regex":
-		if opts.Pattern == "" && choiceLetter(want) != "" {
+		if opts.Pattern != "" {
+			return "pattern"
+		}
+		if choiceLetter(want) != "" {
 			return "choice"
 		}
 	case "choice":
@@ -242,16 +259,21 @@ func wrongNumber(n string, r *rand.Rand) string {
 func choiceAnswer(want string, right bool, r *rand.Rand) string {
 	letter := choiceLetter(want)
 	if !right {
-		top := max(int(letter[0]-'A'), 3) // at least A–D
-		others := make([]byte, 0, top+1)
-		for c := byte('A'); c <= 'A'+byte(top); c++ {
-			if c != letter[0] {
-				others = append(others, c)
-			}
-		}
-		letter = string(others[r.IntN(len(others))])
+		letter = otherLetter(letter, r)
 	}
 	return fmt.Sprintf("Looking at each option in turn, the answer is (%s).", letter)
+}
+
+// otherLetter is a choice letter other than letter, from A–D at least.
+func otherLetter(letter string, r *rand.Rand) string {
+	top := max(int(letter[0]-'A'), 3) // at least A–D
+	others := make([]byte, 0, top+1)
+	for c := byte('A'); c <= 'A'+byte(top); c++ {
+		if c != letter[0] {
+			others = append(others, c)
+		}
+	}
+	return string(others[r.IntN(len(others))])
 }
 
 // choiceLetter is the letter a choice reference names ("c", "(C)"), ""

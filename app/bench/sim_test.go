@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -188,4 +190,120 @@ sim:
 	if _, err := Decode(strings.NewReader("name: s\nsim: {acuracy: {a: 1}}\n")); err == nil {
 		t.Error("a misspelt sim field was accepted")
 	}
+}
+
+// GSM8K scored by the regex scorer with lm-eval's strict-match pattern:
+// the simulated answers are in the pattern's form, so the regex score of
+// a run is the accuracy asked for, item by item (each of the 1,319 test
+// items scores 1 exactly when SimRight says the model gets it right).
+func TestSimAnswersTakeTheRegexPatternsForm(t *testing.T) {
+	t.Parallel()
+	items := parseShared(t, "../../../shared/datasets/gsm8k/test.jsonl")
+	for _, pattern := range []string{`#### (\-?[0-9\.\,]+)`, `(?i)the answer is \$?(\-?[0-9\.\,]+)`, `(?m)^Final answer:\s*(\S+)$`} {
+		opts := score.Options{Pattern: pattern}
+		f, err := score.New("regex", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var right, mismatch int
+		for _, it := range items {
+			ok := SimRight(3, "acme/small-1b", it.Index, 0.6)
+			out, has := SimAnswerWith("regex", opts, it.Reference, ok, rand.New(rand.NewPCG(3, uint64(it.Index))))
+			s := f(out, score.References(it.Reference))
+			if !has || (s == 1) != ok {
+				mismatch++
+				if mismatch < 4 {
+					t.Errorf("%s item %d (right %v): %q scores %v", pattern, it.Index, ok, out, s)
+				}
+			}
+			if s == 1 {
+				right++
+			}
+		}
+		if got := float64(right) / float64(len(items)); mismatch > 0 || math.Abs(got-0.6) > 0.01 {
+			t.Errorf("%s: %d items disagree with SimRight; regex accuracy %.3f, want 0.6", pattern, mismatch, got)
+		}
+	}
+	// Letters in a pattern's form, and a worked solution that would
+	// match first is left out.
+	for _, tc := range []struct{ pattern, ref, shape string }{
+		{`Answer: ([A-D])`, `"C"`, "Answer: C"},
+		{`\[\[(\w+)\]\]`, `"Paris"`, "[[Paris]]"},
+		{`#### (\d+)`, `{"answer":"2 + 2 = 4\n#### 4 then 5","final":"4"}`, "#### 4"},
+	} {
+		f, _ := score.New("regex", score.Options{Pattern: tc.pattern})
+		refs := score.References(json.RawMessage(tc.ref))
+		for seed := range uint64(10) {
+			r := rand.New(rand.NewPCG(seed, 2))
+			out, _ := SimAnswerWith("regex", score.Options{Pattern: tc.pattern}, json.RawMessage(tc.ref), true, r)
+			if f(out, refs) != 1 || !strings.Contains(out, tc.shape) {
+				t.Errorf("%s: right answer %q scores %v, want 1 with %q", tc.pattern, out, f(out, refs), tc.shape)
+			}
+			out, _ = SimAnswerWith("regex", score.Options{Pattern: tc.pattern}, json.RawMessage(tc.ref), false, r)
+			if f(out, refs) != 0 {
+				t.Errorf("%s: wrong answer %q scores %v", tc.pattern, out, f(out, refs))
+			}
+		}
+	}
+}
+
+// A code item's right answer is its canonical solution and its wrong one
+// a body that returns nothing; an item without a canonical solution gets
+// filler, and a text scorer on a code item is not answered with code.
+func TestSimAnswersCodeItemsWithTheirCanonicalSolution(t *testing.T) {
+	t.Parallel()
+	he := json.RawMessage(`{"task_id":"HumanEval/0","test":"def check(c): assert c(1) == 2","entry_point":"inc","canonical_solution":"    return x + 1\n"}`)
+	mbpp := json.RawMessage(`{"task_id":2,"text":"t","code":"import math\ndef similar_elements(a, b):\n    return tuple(set(a) & set(b))","test_list":["assert similar_elements((1,),(1,)) == (1,)"],"test_setup_code":"","challenge_test_list":[]}`)
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		scorer      string
+		ref         json.RawMessage
+		right, flop string
+	}{
+		{"humaneval", he, "    return x + 1\n", "    return None\n"},
+		{"exec", he, "    return x + 1\n", "    return None\n"},
+		{"mbpp", mbpp, "import math\ndef similar_elements(a, b):\n    return tuple(set(a) & set(b))", "def similar_elements(*args, **kwargs):\n    return None\n"},
+		{"exec", mbpp, "import math\ndef similar_elements(a, b):\n    return tuple(set(a) & set(b))", "def similar_elements(*args, **kwargs):\n    return None\n"},
+	} {
+		got, ok := SimAnswer(tc.scorer, tc.ref, true, r)
+		if !ok || got != tc.right {
+			t.Errorf("%s right: %q (%v), want %q", tc.scorer, got, ok, tc.right)
+		}
+		got, ok = SimAnswer(tc.scorer, tc.ref, false, r)
+		if !ok || got != tc.flop {
+			t.Errorf("%s wrong: %q (%v), want %q", tc.scorer, got, ok, tc.flop)
+		}
+	}
+	if got, ok := SimAnswer("humaneval", json.RawMessage(`{"task_id":"x","test":"t","entry_point":"f"}`), true, r); ok {
+		t.Errorf("an item without its canonical solution was answered %q; want filler", got)
+	}
+	if got, ok := SimAnswer("mbpp", he, true, r); ok {
+		t.Errorf("a HumanEval item under the mbpp scorer was answered %q; want filler", got)
+	}
+	if got, ok := SimAnswer("exact", he, true, r); ok {
+		t.Errorf("a code item under exact was answered %q; want filler (its reference has no answer)", got)
+	}
+}
+
+// parseShared parses a dataset file of ../shared/datasets.
+func parseShared(t *testing.T, path string) []dataset.Item {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := dataset.NewParser(f, dataset.Limits{})
+	var items []dataset.Item
+	for {
+		it, ok := p.Next()
+		if !ok {
+			break
+		}
+		items = append(items, it)
+	}
+	if p.ErrorCount() > 0 || len(items) == 0 {
+		t.Fatalf("%s: %d items, errors %v", path, len(items), p.Errors())
+	}
+	return items
 }

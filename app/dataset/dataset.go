@@ -92,6 +92,22 @@ const (
 	// FormatMBPP is MBPP: text, code, test_list and optionally
 	// test_setup_code, challenge_test_list, task_id.
 	FormatMBPP Format = "mbpp"
+	// FormatWinoGrande is WinoGrande (allenai/winogrande): sentence with
+	// a blank "_", option1, option2, answer "1" or "2".
+	FormatWinoGrande Format = "winogrande"
+	// FormatOpenBookQA is OpenBookQA (allenai/openbookqa): question_stem,
+	// choices{text[],label[]}, answerKey.
+	FormatOpenBookQA Format = "openbookqa"
+	// FormatTriviaQA is TriviaQA (mandarjoshi/trivia_qa): question,
+	// question_id, answer{value, aliases, normalized_aliases, …}.
+	FormatTriviaQA Format = "triviaqa"
+	// FormatNQOpen is Natural Questions open
+	// (google-research-datasets/nq_open): question, answer[].
+	FormatNQOpen Format = "nq-open"
+	// FormatCodeXGLUE is CodeXGLUE code-to-text: code_tokens,
+	// docstring_tokens and optionally language, the rest of CodeSearchNet's
+	// fields ignored.
+	FormatCodeXGLUE Format = "codexglue-code-to-text"
 )
 
 // Item is one normalised dataset line.
@@ -105,6 +121,9 @@ type Item struct {
 	// HellaSwag's activity_label, a "category" where a suite has one;
 	// "" for none.
 	Category string
+	// Shot is the item's own prompt in pieces (a Shot as JSON) for the
+	// standard suites, whatever the upload's shots; nil for the others.
+	Shot json.RawMessage
 }
 
 // LineError names the line and field that are wrong, so the person who
@@ -302,8 +321,10 @@ func (p *Parser) SHA256() string { return hex.EncodeToString(p.raw.h.Sum(nil)) }
 // rarely have to pick one: "numeric" for GSM8K; "choice" when every item has
 // choices and a label; "exact" when every item has a reference answer;
 // "choice" for the multiple-choice suites (MMLU, ARC, HellaSwag,
-// TruthfulQA); "humaneval" and "mbpp" (their tests executed in the
-// sandbox) for HumanEval and MBPP; otherwise "".
+// TruthfulQA, WinoGrande, OpenBookQA); "humaneval" and "mbpp" (their
+// tests executed in the sandbox) for HumanEval and MBPP; "triviaqa-em"
+// for TriviaQA and Natural Questions open; "codexglue-bleu" for
+// CodeXGLUE code-to-text; otherwise "".
 func (p *Parser) SuggestedScorer() string {
 	switch p.format {
 	case FormatGSM8K:
@@ -314,6 +335,12 @@ func (p *Parser) SuggestedScorer() string {
 		return "choice"
 	case FormatMBPP:
 		return "mbpp"
+	case FormatWinoGrande, FormatOpenBookQA:
+		return "choice"
+	case FormatTriviaQA, FormatNQOpen:
+		return "triviaqa-em"
+	case FormatCodeXGLUE:
+		return "codexglue-bleu"
 	case FormatSimple, FormatOpenAIBatch:
 		switch {
 		case p.count == 0:
@@ -329,7 +356,8 @@ func (p *Parser) SuggestedScorer() string {
 
 // TaskKind gives a one-word description of the task, for listing and
 // filtering datasets: "math" (GSM8K), "code" (HumanEval), "multiple-choice"
-// (every item has choices), "qa" (every simple item has a reference answer),
+// (every item has choices), "qa" (every simple item has a reference answer;
+// TriviaQA, NQ open), "summarization" (CodeXGLUE code-to-text),
 // "completion" (every OpenAI batch item goes to /v1/completions), otherwise
 // "chat"; "" before any line was recognised.
 func (p *Parser) TaskKind() string {
@@ -338,8 +366,12 @@ func (p *Parser) TaskKind() string {
 		return "math"
 	case FormatHumanEval, FormatMBPP:
 		return "code"
-	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA:
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatWinoGrande, FormatOpenBookQA:
 		return "multiple-choice"
+	case FormatTriviaQA, FormatNQOpen:
+		return "qa"
+	case FormatCodeXGLUE:
+		return "summarization"
 	case FormatSimple:
 		switch {
 		case p.count > 0 && p.nChoices == p.count:

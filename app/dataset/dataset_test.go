@@ -246,7 +246,7 @@ func TestErrors(t *testing.T) {
 		{name: "format mismatch", input: okBatch + okSimple, line: 2, msg: "expected the openai-batch format detected on line 1", count: 1},
 		{name: "format mismatch gsm8k", input: okSimple + `{"question":"q","answer":"a"}` + "\n", line: 2, msg: "looks like gsm8k", count: 1},
 		{name: "gsm8k missing answer", input: `{"question":"q","answer":"#### 1"}` + "\n" + `{"question":"q"}` + "\n", line: 2, field: "answer", msg: "missing", count: 1},
-		{name: "gsm8k answer wrong type", input: `{"question":"q","answer":["1"]}` + "\n", line: 1, field: "answer", msg: "string or a number"},
+		{name: "gsm8k answer wrong type", input: `{"question":"q","answer":true}` + "\n", line: 1, field: "answer", msg: "string or a number"},
 		{name: "humaneval missing test", input: `{"task_id":"H/0","prompt":"p","test":"t","entry_point":"f"}` + "\n" + `{"task_id":"H/1","prompt":"p","entry_point":"f"}` + "\n", line: 2, field: "test", msg: "missing", count: 1},
 		{name: "humaneval duplicate task", input: strings.Repeat(`{"task_id":"H/0","prompt":"p","test":"t","entry_point":"f"}`+"\n", 2), line: 2, field: "custom_id", msg: `task_id "H/0" is already used on line 1`, count: 1},
 	}
@@ -679,5 +679,19 @@ func TestStringsPostgreSQLCannotStoreAreLineErrors(t *testing.T) {
 		if _, p := parseAll(t, []byte(ok), dataset.Limits{}); p.Count() != 1 || p.ErrorCount() != 0 {
 			t.Errorf("%s: errors %+v", ok, p.Errors())
 		}
+	}
+}
+
+// A simple line may carry a category (per-category scores); one that is
+// not a string is refused with its field named.
+func TestSimpleLinesTakeACategory(t *testing.T) {
+	t.Parallel()
+	items, p := parseAll(t, []byte(`{"prompt":"a","category":"harmful"}`+"\n"+`{"prompt":"b"}`+"\n"), dataset.Limits{})
+	if len(p.Errors()) != 0 || len(items) != 2 || items[0].Category != "harmful" || items[1].Category != "" {
+		t.Fatalf("items %+v, errors %v", items, p.Errors())
+	}
+	_, p = parseAll(t, []byte(`{"prompt":"a","category":7}`+"\n"), dataset.Limits{})
+	if errs := p.Errors(); len(errs) != 1 || errs[0].Field != "category" {
+		t.Fatalf("a numeric category: %v", errs)
 	}
 }

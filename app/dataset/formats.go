@@ -30,6 +30,10 @@ type fields struct {
 	ctx, ctxA, ctxB, endings, activityLabel          []byte
 	mc1Targets                                       []byte
 	text, code, testList, testSetupCode, challengeTL []byte
+
+	// The open-domain and further suites' keys (suites_more.go).
+	sentence, option1, option2, questionStem, questionID []byte
+	codeTokens, docstringTokens, language                []byte
 }
 
 // set records one top-level member; key is as written between its quotes.
@@ -81,7 +85,9 @@ func (f *fields) is(fm Format) bool {
 	case FormatOpenAIBatch:
 		return f.customID != nil && f.body != nil
 	case FormatGSM8K:
-		return f.question != nil && f.answer != nil
+		// Natural Questions open ("answer" a list) and TriviaQA ("answer"
+		// an object) have the same keys and are told apart by the value.
+		return f.question != nil && f.answer != nil && !isArray(f.answer) && !isObject(f.answer)
 	case FormatHumanEval:
 		return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil
 	case FormatSimple:
@@ -93,7 +99,8 @@ func (f *fields) is(fm Format) bool {
 // detectionOrder is the order in which shapes are tried: the more specific
 // first, since a HumanEval line also has a "prompt".
 var detectionOrder = []Format{FormatOpenAIBatch, FormatMMLU, FormatGSM8K, FormatARC, FormatHellaSwag,
-	FormatTruthfulQA, FormatHumanEval, FormatMBPP, FormatSimple}
+	FormatTruthfulQA, FormatHumanEval, FormatMBPP, FormatWinoGrande, FormatOpenBookQA, FormatTriviaQA, FormatNQOpen,
+	FormatCodeXGLUE, FormatSimple}
 
 // shape returns the format whose keys the line has, or "" when none fits
 // or more than one does (see detect).
@@ -274,6 +281,9 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		return Item{}, false
 	}
 	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
+	if r.shot != nil {
+		it.Shot, _ = json.Marshal(r.shot) // strings and bools only: cannot fail
+	}
 	p.count++
 	if r.answer {
 		p.nAnswer++
@@ -512,6 +522,15 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 	if ans != nil || choices != nil {
 		r.ref = appendAnswerRef(nil, ans, choices, label)
 		r.answer = ans != nil
+	}
+	// A category groups items for per-category scores (a safety set's
+	// harmful and benign requests).
+	if !absent(f.category) {
+		c, le := categoryOf(f.category, "category")
+		if le != nil {
+			return r, le
+		}
+		r.category = c
 	}
 	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -38,8 +39,18 @@ func FuzzParser(f *testing.F) {
 		`{"activity_label":"A [x]","ctx_a":"c [title] d","ctx_b":"éTÉ  x","endings":["[a]b","c  d"," e ","f"],"label":"2"}` + "\n" + `{"ctx":"c","endings":["a","b","c","d"],"label":1,"category":"k"}`,
 		`{"question":"q","mc1_targets":{"choices":["a","b","c"],"labels":[0,1,0]},"category":"Misc"}`,
 		`{"task_id":2,"text":"t","code":"c\r\n","test_list":["a","b"],"test_setup_code":null}` + "\n" + `{"task_id":"2","text":"t","code":"c","test_list":[],"challenge_test_list":["x"]}`,
+		`{"sentence":" a _b.","option1":"x","option2":"y","answer":2}` + "\n" + `{"sentence":"_","option1":"x","option2":"y","answer":"1"}`,
+		`{"id":3,"question_stem":"q","choices":{"text":["a","b"],"label":["1","2"]},"answerKey":" 2"}`,
+		`{"question":"q","question_id":"i","answer":{"aliases":["A"],"normalized_aliases":null,"value":"A"}}` + "\n" + `{"question":"q","answer":["a","b"]}`,
+		`{"question":"q","answer":["a"]}` + "\n" + `{"question":"q","answer":"#### 1"}`,
+		`{"code_tokens":["def","\n"],"docstring_tokens":["x\n","y"],"language":"go"}`,
 	} {
 		f.Add([]byte(s))
+	}
+	for _, name := range []string{"winogrande.jsonl", "openbookqa.jsonl", "triviaqa.jsonl", "nq_open.jsonl", "codexglue_python.jsonl"} {
+		if b, err := os.ReadFile("testdata/" + name); err == nil {
+			f.Add(b)
+		}
 	}
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)

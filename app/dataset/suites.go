@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -84,13 +85,30 @@ func (f *fields) setSuite(key string, v []byte) {
 		f.testSetupCode = v
 	case "challenge_test_list":
 		f.challengeTL = v
+	case "sentence":
+		f.sentence = v
+	case "option1":
+		f.option1 = v
+	case "option2":
+		f.option2 = v
+	case "question_stem":
+		f.questionStem = v
+	case "question_id":
+		f.questionID = v
+	case "code_tokens":
+		f.codeTokens = v
+	case "docstring_tokens":
+		f.docstringTokens = v
+	case "language":
+		f.language = v
 	}
 }
 
 // isSuite reports whether fm is one of the standard suites.
 func isSuite(fm Format) bool {
 	switch fm {
-	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatMBPP:
+	case FormatMMLU, FormatARC, FormatHellaSwag, FormatTruthfulQA, FormatMBPP,
+		FormatWinoGrande, FormatOpenBookQA, FormatTriviaQA, FormatNQOpen, FormatCodeXGLUE:
 		return true
 	}
 	return false
@@ -109,6 +127,14 @@ func suiteKeys(fm Format) []string {
 		return []string{"question", "mc1_targets"}
 	case FormatMBPP:
 		return []string{"text", "code", "test_list"}
+	case FormatWinoGrande:
+		return []string{"sentence", "option1", "option2", "answer"}
+	case FormatOpenBookQA:
+		return []string{"question_stem", "choices", "answerKey"}
+	case FormatTriviaQA, FormatNQOpen:
+		return []string{"question", "answer"}
+	case FormatCodeXGLUE:
+		return []string{"code_tokens", "docstring_tokens"}
 	case FormatGSM8K:
 		return []string{"question", "answer"}
 	case FormatOpenAIBatch:
@@ -168,6 +194,18 @@ func (f *fields) get(key string) []byte {
 		return f.test
 	case "entry_point":
 		return f.entryPoint
+	case "sentence":
+		return f.sentence
+	case "option1":
+		return f.option1
+	case "option2":
+		return f.option2
+	case "question_stem":
+		return f.questionStem
+	case "code_tokens":
+		return f.codeTokens
+	case "docstring_tokens":
+		return f.docstringTokens
 	}
 	return nil
 }
@@ -181,6 +219,12 @@ func (f *fields) isSuite(fm Format) bool {
 		if f.get(k) == nil {
 			return false
 		}
+	}
+	switch fm {
+	case FormatTriviaQA:
+		return isObject(f.answer)
+	case FormatNQOpen:
+		return isArray(f.answer)
 	}
 	return true
 }
@@ -198,6 +242,16 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 		return f.mc1Targets != nil
 	case FormatMBPP:
 		return f.testList != nil || f.code != nil || f.text != nil
+	case FormatWinoGrande:
+		return f.sentence != nil || f.option1 != nil || f.option2 != nil
+	case FormatOpenBookQA:
+		return f.questionStem != nil
+	case FormatTriviaQA:
+		return f.questionID != nil || isObject(f.answer)
+	case FormatNQOpen:
+		return isArray(f.answer)
+	case FormatCodeXGLUE:
+		return f.codeTokens != nil || f.docstringTokens != nil
 	}
 	return false
 }
@@ -208,6 +262,12 @@ func (f *fields) missingSuite(fm Format) *LineError {
 		if f.get(k) == nil {
 			return &LineError{Field: k, Message: fmt.Sprintf("%q is missing", k)}
 		}
+	}
+	switch fm {
+	case FormatTriviaQA:
+		return &LineError{Field: "answer", Message: fmt.Sprintf(`answer must be an object {"value", "aliases", "normalized_aliases", …} (TriviaQA's), not %s`, kindOf(f.answer))}
+	case FormatNQOpen:
+		return &LineError{Field: "answer", Message: fmt.Sprintf("answer must be an array of the acceptable answers (Natural Questions open's), not %s", kindOf(f.answer))}
 	}
 	return &LineError{Message: "the line does not have the keys of " + string(fm)}
 }
@@ -238,6 +298,10 @@ func (f *fields) detect() (Format, *LineError) {
 		return "", &LineError{Field: "subject", Message: `the line fits two formats: mmlu ("question", "choices", "answer", "subject") ` +
 			`but without "subject", and gsm8k ("question", "answer") but with "choices"; "subject" decides: ` +
 			`add it for MMLU, or drop "choices" for GSM8K`}
+	case len(m) == 1 && m[0] == FormatGSM8K && f.questionID != nil:
+		// TriviaQA's question_id with an answer that is not its object.
+		return "", &LineError{Field: "answer", Message: `the line has TriviaQA's "question_id" but its "answer" is not TriviaQA's object {"value", "aliases", …}; ` +
+			`give the answer as TriviaQA does, or drop "question_id" for GSM8K`}
 	case len(m) == 1:
 		return m[0], nil
 	}
@@ -266,40 +330,72 @@ func (f *fields) detect() (Format, *LineError) {
 		a, quoteKeys(suiteKeys(a)), b, quoteKeys(suiteKeys(b)), quoteKeys(decide))}
 }
 
-// shot is one suite item's prompt in pieces, so k-shot prompts can put
-// solved examples between them.
-type shot struct {
-	group      string // the items examples come from share it: MMLU's subject, else "" (the whole file)
-	head       string // before the examples: MMLU's description; the same for a whole group
-	query      string // the item's question as the template writes it, up to where the answer goes
-	answer     string // what follows query in a solved example
-	completion bool   // the request goes to /v1/completions (MBPP)
+// Shot is one suite item's prompt in pieces, so k-shot prompts can put
+// solved examples between them. It is kept with the item
+// (dataset_items.shot, never readable by agents: examples carry answers)
+// so a benchmark can build its own k-shot prompts (FewShotRequest).
+type Shot struct {
+	Group      string   `json:"group,omitempty"`      // the items examples come from share it: MMLU's subject, else "" (the whole file)
+	Head       string   `json:"head,omitempty"`       // before the examples: MMLU's description; the same for a whole group
+	Query      string   `json:"query"`                // the item's question as the template writes it, up to where the answer goes
+	Answer     string   `json:"answer"`               // what follows Query in a solved example (lm-eval's target delimiter and target)
+	Sep        string   `json:"sep,omitempty"`        // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
+	Completion bool     `json:"completion,omitempty"` // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
+	Stop       []string `json:"stop,omitempty"`       // the completion's stop sequences
 }
 
+type shot = Shot
+
 // size is roughly what a held shot costs in memory.
-func (s *shot) size() int { return len(s.head) + len(s.query) + len(s.answer) + 64 }
+func (s *shot) size() int { return len(s.Head) + len(s.Query) + len(s.Answer) + 64 }
 
 // prompt writes the full prompt with the given solved examples.
 func (s *shot) prompt(examples []*shot) string {
 	var b strings.Builder
-	b.WriteString(s.head)
-	for _, e := range examples {
-		b.WriteString(e.query)
-		b.WriteString(e.answer)
-		b.WriteString("\n\n")
+	b.WriteString(s.Head)
+	sep := s.Sep
+	if sep == "" {
+		sep = "\n\n"
 	}
-	b.WriteString(s.query)
+	for _, e := range examples {
+		b.WriteString(e.Query)
+		b.WriteString(e.Answer)
+		b.WriteString(sep)
+	}
+	b.WriteString(s.Query)
 	return b.String()
+}
+
+// FewShotRequest builds an item's request with the given solved examples
+// before its question, exactly as an upload's k-shot prompts are built:
+// the description, each example's query and answer followed by the
+// fewshot delimiter, then the item's query (lm-eval's fewshot_context).
+func FewShotRequest(item Shot, examples []Shot) []byte {
+	p := &Parser{}
+	p.enc = json.NewEncoder(&p.encBuf)
+	p.enc.SetEscapeHTML(false)
+	ex := make([]*Shot, len(examples))
+	for i := range examples {
+		ex[i] = &examples[i]
+	}
+	return p.request(&item, ex)
 }
 
 // request builds the item's request from its prompt.
 func (p *Parser) request(s *shot, examples []*shot) []byte {
 	prompt := s.prompt(examples)
-	if s.completion {
+	if s.Completion {
 		req := make([]byte, 0, len(prompt)+100)
 		req = append(req, `{"method":"POST","url":"`+urlCompletion+`","body":{"prompt":`...)
 		req = p.appendString(req, prompt)
-		return append(req, `,"stop":["[DONE]"]}}`...)
+		req = append(req, `,"stop":[`...)
+		for i, st := range s.Stop {
+			if i > 0 {
+				req = append(req, ',')
+			}
+			req = p.appendString(req, st)
+		}
+		return append(req, "]}}"...)
 	}
 	return chatPrompt(p.appendString(nil, prompt))
 }
@@ -321,6 +417,16 @@ func (p *Parser) suite(fm Format, f *fields, itemNo int) (norm, *LineError) {
 		r, le = p.truthfulQA(f, itemNo)
 	case FormatMBPP:
 		r, le = p.mbpp(f, itemNo)
+	case FormatWinoGrande:
+		r, le = p.winogrande(f, itemNo)
+	case FormatOpenBookQA:
+		r, le = p.openBookQA(f, itemNo)
+	case FormatTriviaQA:
+		r, le = p.triviaQA(f, itemNo)
+	case FormatNQOpen:
+		r, le = p.nqOpen(f, itemNo)
+	case FormatCodeXGLUE:
+		r, le = p.codeToText(f, itemNo)
 	default:
 		return r, &LineError{Message: "unknown format " + string(fm)}
 	}
@@ -409,6 +515,15 @@ func lettered(question string, choices []string) string {
 	return b.String()
 }
 
+// letteredItem makes r a lettered multiple-choice item: the question with
+// its choices lettered (MMLU's template), " X" as a solved example's
+// answer, and the choice reference.
+func (p *Parser) letteredItem(r *norm, query string, choices []string, idx int) {
+	r.shot = &Shot{Query: lettered(query, choices), Answer: " " + string(rune('A'+idx))}
+	r.ref = p.choiceRef(choices, idx)
+	r.answer, r.choices = true, true
+}
+
 // choiceRef builds a multiple-choice reference: the letter (what the
 // choice scorer compares), the choices as given and the answer's index.
 func (p *Parser) choiceRef(choices []string, idx int) []byte {
@@ -454,11 +569,11 @@ func (p *Parser) mmlu(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "mmlu-" + strconv.Itoa(itemNo)
 	r.category = subject
-	r.shot = &shot{
-		group:  subject,
-		head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
-		query:  lettered(pyStrip(q), choices),
-		answer: " " + string(rune('A'+ans)),
+	r.shot = &Shot{
+		Group:  subject,
+		Head:   "The following are multiple choice questions (with answers) about " + strings.ReplaceAll(subject, "_", " ") + ".\n\n",
+		Query:  lettered(pyStrip(q), choices),
+		Answer: " " + string(rune('A'+ans)),
 	}
 	r.ref = p.choiceRef(choices, int(ans))
 	r.answer, r.choices = true, true
@@ -535,27 +650,8 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 		if stem, le = textOf(f.question, "question"); le != nil {
 			return r, le
 		}
-		if !isObject(f.choices) {
-			return r, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(f.choices))}
-		}
-		var rawT, rawL []byte
-		eachField(f.choices, func(k, v []byte) bool {
-			switch {
-			case keyIs(k, "text"):
-				rawT = v
-			case keyIs(k, "label"):
-				rawL = v
-			}
-			return true
-		})
-		if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
+		if texts, labels, le = hfChoices(f.choices); le != nil {
 			return r, le
-		}
-		if labels, le = stringList(rawL, "choices.label", 2, maxChoices); le != nil {
-			return r, le
-		}
-		if len(labels) != len(texts) {
-			return r, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
 		}
 	default:
 		return r, &LineError{Field: "question", Message: fmt.Sprintf("question must be a string or a {stem, choices} object, not %s", kindOf(f.question))}
@@ -579,24 +675,46 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	if idx < 0 {
 		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
 	}
-	switch {
-	case absent(f.id):
-		r.id, r.idField = "arc-"+strconv.Itoa(itemNo), ""
-	case isString(f.id):
-		id, le := customID(f.id, "id")
-		if le != nil {
-			return r, le
-		}
-		r.id, r.idField = id, "id"
-	case isIntegerLiteral(f.id):
-		r.id, r.idField = string(f.id), "id"
-	default:
-		return r, &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(f.id))}
+	if r.id, r.idField, le = itemID(f.id, "arc-", itemNo); le != nil {
+		return r, le
 	}
-	r.shot = &shot{query: lettered(pyStrip(stem), texts), answer: " " + string(rune('A'+idx))}
-	r.ref = p.choiceRef(texts, idx)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(stem), texts, idx)
 	return r, nil
+}
+
+// hfChoices reads Hugging Face's choices {"text": [...], "label": [...]}
+// (ARC, OpenBookQA): 2 to maxChoices texts, as many labels.
+func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
+	if !isObject(raw) {
+		return nil, nil, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(raw))}
+	}
+	m := members(raw, "text", "label")
+	rawT, rawL := m[0], m[1]
+	if texts, le = stringList(rawT, "choices.text", 2, maxChoices); le != nil {
+		return nil, nil, le
+	}
+	if labels, le = stringList(rawL, "choices.label", 2, maxChoices); le != nil {
+		return nil, nil, le
+	}
+	if len(labels) != len(texts) {
+		return nil, nil, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
+	}
+	return texts, labels, nil
+}
+
+// members returns the raw values of an object's named members, nil for
+// those it lacks (the last of a repeated key wins).
+func members(obj []byte, names ...string) [][]byte {
+	out := make([][]byte, len(names))
+	eachField(obj, func(k, v []byte) bool {
+		for i, n := range names {
+			if keyIs(k, n) {
+				out[i] = v
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // labelIndex reads a label given as an integer or as a string of digits
@@ -663,7 +781,7 @@ func (p *Parser) hellaswag(f *fields, itemNo int) (norm, *LineError) {
 		pre[i] = hellaswagPreprocess(e)
 	}
 	r.id = "hellaswag-" + strconv.Itoa(itemNo)
-	r.shot = &shot{query: lettered(hellaswagPreprocess(query), pre), answer: " " + string(rune('A'+label))}
+	r.shot = &Shot{Query: lettered(hellaswagPreprocess(query), pre), Answer: " " + string(rune('A'+label))}
 	r.ref = p.choiceRef(endings, int(label))
 	r.answer, r.choices = true, true
 	return r, nil
@@ -713,16 +831,8 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 	if !isObject(f.mc1Targets) {
 		return r, &LineError{Field: "mc1_targets", Message: fmt.Sprintf(`mc1_targets must be an object {"choices": [...], "labels": [...]}, not %s`, kindOf(f.mc1Targets))}
 	}
-	var rawC, rawL []byte
-	eachField(f.mc1Targets, func(k, v []byte) bool {
-		switch {
-		case keyIs(k, "choices"):
-			rawC = v
-		case keyIs(k, "labels"):
-			rawL = v
-		}
-		return true
-	})
+	m := members(f.mc1Targets, "choices", "labels")
+	rawC, rawL := m[0], m[1]
 	choices, le := stringList(rawC, "mc1_targets.choices", 2, maxChoices)
 	if le != nil {
 		return r, le
@@ -753,9 +863,7 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 		return r, &LineError{Field: "mc1_targets.labels", Message: "no choice is labelled 1"}
 	}
 	r.id = "truthfulqa-" + strconv.Itoa(itemNo)
-	r.shot = &shot{query: lettered(pyStrip(q), choices), answer: " " + string(rune('A'+right))}
-	r.ref = p.choiceRef(choices, right)
-	r.answer, r.choices = true, true
+	p.letteredItem(&r, pyStrip(q), choices, right)
 	return r, nil
 }
 
@@ -811,11 +919,12 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id may be at most %d characters long", maxCustomIDRunes-5)}
 	}
 	r.completion = true
-	r.shot = &shot{
-		query: "You are an expert Python programmer, and here is your task: " + text +
+	r.shot = &Shot{
+		Query: "You are an expert Python programmer, and here is your task: " + text +
 			" Your code should pass these tests:\n\n" + strings.Join(tests, "\n") + "\n[BEGIN]\n",
-		answer:     code + "\n[DONE]",
-		completion: true,
+		Answer:     code + "\n[DONE]",
+		Completion: true,
+		Stop:       []string{"[DONE]"},
 	}
 	r.ref = append(make([]byte, 0, len(f.text)+len(f.code)+len(f.testList)+len(setup)+len(challenge)+120), `{"task_id":`...)
 	r.ref = append(r.ref, taskID...)
@@ -876,7 +985,7 @@ func (k *kshotState) pop() (Item, bool) {
 func (p *Parser) holdForShots(it Item) {
 	sh := p.lastShot
 	if sh == nil {
-		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP); this file is %s", p.format))
+		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE code-to-text); this file is %s", p.format))
 		p.done = true
 		return
 	}
@@ -884,10 +993,10 @@ func (p *Parser) holdForShots(it Item) {
 	if k.cats == nil {
 		k.cats = map[string]*catShots{}
 	}
-	c := k.cats[sh.group]
+	c := k.cats[sh.Group]
 	if c == nil {
 		c = &catShots{}
-		k.cats[sh.group] = c
+		k.cats[sh.Group] = c
 	}
 	if len(c.first) > p.shots {
 		it.Request = p.request(sh, c.first[:p.shots])

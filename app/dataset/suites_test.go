@@ -180,6 +180,15 @@ func TestSuiteRefusals(t *testing.T) {
 		{"MBPP and HumanEval keys at once", `{"text":"t","code":"c","test_list":["x"],"task_id":"H/1","prompt":"p","test":"t","entry_point":"f"}`, 0, 1, "task_id", "mbpp"},
 		{"shots for a GSM8K file", `{"question":"q","answer":"#### 4"}`, 1, 0, "", "only to the standard suites"},
 		{"a category too small for the shots", mmlu + "\n" + mmlu, 2, 0, "", `subject "s" has 2`},
+		{"WinoGrande without the blank", `{"sentence":"no blank here","option1":"a","option2":"b","answer":"1"}`, 0, 1, "sentence", `"_"`},
+		{"WinoGrande test split without answers", `{"sentence":"x _ y","option1":"a","option2":"b","answer":""}`, 0, 1, "answer", "test split"},
+		{"WinoGrande answer 3", `{"sentence":"x _ y","option1":"a","option2":"b","answer":3}`, 0, 1, "answer", `"1" or "2"`},
+		{"OpenBookQA answerKey not a label", `{"question_stem":"q","choices":{"text":["a","b"],"label":["A","B"]},"answerKey":"E"}`, 0, 1, "answerKey", "none of"},
+		{"TriviaQA answer a string", `{"question":"q","question_id":"x","answer":"Paris"}`, 0, 1, "answer", "TriviaQA's object"},
+		{"TriviaQA without aliases", `{"question":"q","question_id":"x","answer":{"value":"Paris"}}`, 0, 1, "answer.aliases", "array"},
+		{"NQ open with no answers", `{"question":"q","answer":[]}`, 0, 1, "answer", "1 to"},
+		{"NQ open then a TriviaQA line", `{"question":"q","answer":["a"]}` + "\n" + `{"question":"q","answer":{"aliases":["a"]}}`, 0, 2, "", "looks like triviaqa"},
+		{"CodeXGLUE without a docstring", `{"code_tokens":["def","f"],"docstring_tokens":[]}`, 0, 1, "docstring_tokens", "empty"},
 		{"a file too small for the shots", `{"question":"q","answerKey":"A","choices":{"text":["a","b"],"label":["A","B"]}}`, 1, 0, "", "the file has 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -120,6 +120,12 @@ func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
 // the achieved rate, offered_rps the rate it aimed at) and whose energy,
 // cost, load time and log are left to the run's row.
 //
+// The node columns are the node's CPU utilisation (% of all CPUs) and
+// memory over the run and its runtime's process tree (runtime_process
+// says whose: runtime, or agentd for the simulated runtime); gpu_simulated
+// is true when the GPU figures were simulated from the load (agentd
+// --sim-gpu), not measured.
+//
 // The quality columns are the run's scorer, how many items it scored, the
 // mean item score with its 95 % bootstrap interval, and corpus_bleu (the
 // bleu scorer's corpus BLEU, sacreBLEU's corpus_score / 100; empty for
@@ -130,7 +136,9 @@ var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", 
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
 	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
-	"load_time_ms", "runtime_log_tail", "scorer", "scored", "quality", "quality_lo", "quality_hi", "corpus_bleu"}
+	"load_time_ms", "runtime_log_tail", "scorer", "scored", "quality", "quality_lo", "quality_hi", "corpus_bleu",
+	"gpu_simulated", "node_cpu_mean_percent", "node_cpu_peak_percent", "node_mem_peak_bytes", "node_mem_total_bytes",
+	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes"}
 
 // share formats a quality figure in [0, 1] to 6 decimals; "" when there
 // is none (not scored, or not this scorer's figure).
@@ -217,6 +225,7 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw boo
 		}
 		rec = append(rec, load, text(r.RuntimeLog), r.Scorer, strconv.Itoa(r.Scored),
 			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
+		rec = append(rec, nodeColumns(r)...)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -240,4 +249,35 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw boo
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// nodeColumns are a run's gpu_simulated and node columns (SummaryColumns);
+// empty cells where not measured.
+func nodeColumns(r store.CompareRun) []string {
+	var g struct {
+		Simulated bool `json:"simulated"`
+	}
+	sim := ""
+	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
+		sim = strconv.FormatBool(g.Simulated)
+	}
+	out := []string{sim, "", "", "", "", "", "", ""}
+	var n jobs.NodeSummary
+	if r.NodeSummary == nil || json.Unmarshal(r.NodeSummary, &n) != nil {
+		return out
+	}
+	pct := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', 3, 64)
+	}
+	b := func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	return []string{sim, pct(n.MeanCPUPercent), pct(n.PeakCPUPercent), b(n.PeakMemUsed), b(n.MemTotalBytes),
+		n.Process, pct(n.ProcMeanCPUPercent), b(n.ProcPeakRSSBytes)}
 }

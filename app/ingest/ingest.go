@@ -43,6 +43,9 @@ type Request struct {
 	// Shots is the k of k-shot prompts for the standard suites, 0 to
 	// dataset.MaxShots; checked before the file is read.
 	Shots int
+	// Scorer, when set, is the default scorer instead of the one the
+	// file's shape suggests (the starter summaries take ROUGE-L).
+	Scorer string
 }
 
 // Result is what an upload produced.
@@ -144,7 +147,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 				if p.ErrorCount() > 0 {
 					continue // keep reading to report every error, but store nothing more
 				}
-				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category}, true, nil
+				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category, Shot: it.Shot}, true, nil
 			}
 		})
 		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
@@ -190,9 +193,13 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 				return ErrDuplicate
 			}
 		}
+		scorer := p.SuggestedScorer()
+		if req.Scorer != "" {
+			scorer = req.Scorer
+		}
 		if err := q.FinishDataset(ctx, id, store.DatasetTotals{
 			Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
-			DefaultScorer: p.SuggestedScorer(), ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
+			DefaultScorer: scorer, ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
 			Shots: req.Shots,
 		}); err != nil {
 			return err

@@ -288,3 +288,24 @@ func FuzzCheckTemplate(f *testing.F) {
 		}
 	})
 }
+
+// The creative-writing and safety rubrics grade one answer each, need no
+// reference (their starter sets have none), and their templates are ones
+// a user could have written.
+func TestCreativityAndSafetyRubrics(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"creativity-originality", "creativity-coherence", "creativity-style",
+		"safety-harmful-compliance", "safety-refusal-appropriateness"} {
+		r, ok := RubricByName(name)
+		if !ok || r.Mode != Single || r.NeedsReference() || r.Criteria == "" {
+			t.Errorf("rubric %q: %+v", name, r)
+			continue
+		}
+		if err := CheckTemplate(Single, r.Template); err != nil {
+			t.Errorf("rubric %q: %v", name, err)
+		}
+		if !strings.Contains(SystemPrompt(Single, r.Criteria, 1, 10), "Rating: [[N]]") {
+			t.Errorf("rubric %q: the system prompt does not ask for the verdict the parser reads", name)
+		}
+	}
+}

@@ -57,11 +57,11 @@ func New(name string, o Options) (Scorer, error) {
 
 // NeedsReference reports whether the scorer compares the output with the
 // item's reference: items without one are left unscored by those. json,
-// json-schema and a regex pattern without a capture group judge the
-// output alone.
+// json-schema, refusal and a regex pattern without a capture group judge
+// the output alone.
 func NeedsReference(name string, o Options) bool {
 	switch name {
-	case "json", "json-schema":
+	case "json", "json-schema", "refusal":
 		return false
 	case "regex":
 		if o.Pattern == "" {

@@ -62,6 +62,15 @@ func ByName(name string) (Scorer, error) {
 		}), nil
 	case "json":
 		return func(o string, _ []string) float64 { return bool01(json.Valid([]byte(stripFence(o)))) }, nil
+	case "refusal":
+		// 1 for an answer that refuses: the run's mean is its refusal rate.
+		return func(o string, _ []string) float64 { return bool01(Refusal(o)) }, nil
+	case "triviaqa-em":
+		return best(TriviaQAExact), nil
+	case "triviaqa-f1":
+		return best(TriviaQAF1), nil
+	case "codexglue-bleu":
+		return CodeXGLUEBLEU, nil
 	case "bleu", "regex", "json-schema":
 		// The scorers that take options (regex without a pattern is
 		// choice, json-schema needs its schema): see New.
@@ -154,12 +163,19 @@ func TokenF1(output, ref string) float64 {
 	if len(o) == 0 || len(r) == 0 {
 		return bool01(len(o) == len(r))
 	}
-	counts := map[string]int{}
-	for _, t := range r {
+	return tokensF1(o, r)
+}
+
+// tokensF1 is the F1 of the tokens two texts share (each counted as often
+// as both have it, as Python's Counter intersection); 0 when they share
+// none.
+func tokensF1(pred, truth []string) float64 {
+	counts := make(map[string]int, len(truth))
+	for _, t := range truth {
 		counts[t]++
 	}
 	same := 0
-	for _, t := range o {
+	for _, t := range pred {
 		if counts[t] > 0 {
 			counts[t]--
 			same++
@@ -168,8 +184,8 @@ func TokenF1(output, ref string) float64 {
 	if same == 0 {
 		return 0
 	}
-	p, rc := float64(same)/float64(len(o)), float64(same)/float64(len(r))
-	return 2 * p * rc / (p + rc)
+	p, r := float64(same)/float64(len(pred)), float64(same)/float64(len(truth))
+	return 2 * p * r / (p + r)
 }
 
 var choicePatterns = []*regexp.Regexp{
@@ -250,8 +266,8 @@ func stripFence(s string) string {
 
 // Names lists the scorers, sorted.
 func Names() []string {
-	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
-		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem"}
+	n := []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "refusal", "bleu", "rouge", "rouge1", "rouge2", "rougeL", "rougeLsum",
+		"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu"}
 	n = append(n, executionScorers...)
 	sort.Strings(n)
 	return n

@@ -12,7 +12,7 @@ import (
 
 // TestMcNemarMatchesStatsmodels checks McNemar against the values
 // statsmodels 0.13.5 gives (testdata/gen_paired.py): exact below 25
-// discordant pairs, chi-square with continuity correction from there on.
+// discordant pairs, chi-square without continuity correction from there on.
 func TestMcNemarMatchesStatsmodels(t *testing.T) {
 	t.Parallel()
 	f, err := os.Open("testdata/mcnemar.tsv")

@@ -61,15 +61,21 @@ type NewRun struct {
 	Samples int
 	// Repeat is which run of its target this is (0 for the first).
 	Repeat int
+	// FewShotK and FewShotSeed are the run's few-shot setting: k solved
+	// examples before each question (0: the dataset's own requests),
+	// drawn with the seed.
+	FewShotK    int
+	FewShotSeed int64
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat) RETURNING id`,
+	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat,
+			fewshot_k, fewshot_seed)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed) RETURNING id`,
 		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
-			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat}).Scan(&id)
+			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat, "k": r.FewShotK, "seed": r.FewShotSeed}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 
@@ -128,6 +134,9 @@ type Run struct {
 	// FleetRunID is the run's id in its fleet, {fleet}-{submitted}-{hash};
 	// "" for a run of a benchmark outside any fleet.
 	FleetRunID string
+	// FewShotK and FewShotSeed: the run's few-shot setting (k 0: none).
+	FewShotK    int
+	FewShotSeed int64
 	// Regressions are how the run is significantly worse than the
 	// previous completed run of its target (none: not a regression, or
 	// not checked yet), the most telling first.
@@ -175,7 +184,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, ''), ` + regressionsJSON
+	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -185,7 +194,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID, &r.Regressions}
+		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
@@ -367,7 +376,7 @@ func (q *Queries) RequeueRun(ctx context.Context, runID, jobID int64, waiting bo
 		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL,
 		resumed = 0, prompt_tokens = 0, output_tokens = 0, measured_seconds = 0, segment_started_at = NULL, throughput = 0,
 		requests_per_s = 0, eta_seconds = NULL, progress_at = NULL, stopped_by = '', summary = NULL, gpu_summary = NULL,
-		load_time_ms = NULL, runtime_log = ''
+		node_summary = NULL, load_time_ms = NULL, runtime_log = ''
 		WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
 	if err != nil {
 		return mapErr(err, "requeue run")

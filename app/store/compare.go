@@ -11,9 +11,12 @@ import (
 // its quality so far and its hardware's price.
 type CompareRun struct {
 	Run
-	DatasetID    int64
-	Summary      json.RawMessage
-	GPUSummary   json.RawMessage
+	DatasetID  int64
+	Summary    json.RawMessage
+	GPUSummary json.RawMessage
+	// NodeSummary is the node's CPU and memory over the run (JSON, as
+	// agentd's node.Summary; nil when not measured).
+	NodeSummary  json.RawMessage
 	PricePerHour *float64
 	// LoadTimeMs is how long a runtime agentd launched took to load the
 	// model (nil when agentd did not launch it); RuntimeLog the end of
@@ -75,15 +78,22 @@ func (q *Queries) withConclusions(ctx context.Context, runs []CompareRun) ([]Com
 }
 
 // compareRunColumns and compareRunFrom read a CompareRun.
-const compareRunColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count`
+const compareRunColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count,
+	r.node_summary`
 
 const compareRunFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
 	LEFT JOIN agents a ON a.id = r.agent_id JOIN hardware_profiles h ON h.slug = r.hardware_profile `
 
 func scanCompareRun(row pgx.CollectableRow) (CompareRun, error) {
 	var r CompareRun
-	err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount)...)
+	err := row.Scan(r.compareFields()...)
 	return r, err
+}
+
+// compareFields are the scan targets of compareRunColumns.
+func (r *CompareRun) compareFields() []any {
+	return append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount,
+		&r.NodeSummary)
 }
 
 // DatasetRuns returns the finished runs on a dataset that the viewer may

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,14 +25,25 @@ import (
 //   - a speed or latency under the same load identity: the load profile and
 //     its parameters, the sampling that changes what is generated
 //     (max_tokens, n, temperature), the dataset, and the class of the
-//     requests' measured input and output lengths.
+//     requests' measured input and output lengths;
+//   - both also under the same few-shot setting (k and seed; FewShotKey):
+//     a 5-shot run's prompts are other prompts than a 0-shot run's.
 
 // saveRunQuality keeps the run's quality under its scorer identity beside
 // the others it has, with its scored items (the first answer of each),
 // replacing an earlier scoring under the same identity (and so its paired
 // comparisons).
 func (q *Queries) saveRunQuality(ctx context.Context, runID int64, rq RunQuality) error {
-	args := pgx.NamedArgs{"run": runID, "key": ScorerIdentity(rq.Scorer, rq.Options, rq.Judge), "scorer": rq.Scorer,
+	var k int
+	var seed int64
+	if err := q.db.QueryRow(ctx, `SELECT fewshot_k, fewshot_seed FROM runs WHERE id = @run`, pgx.NamedArgs{"run": runID}).Scan(&k, &seed); err != nil {
+		return mapErr(err, "run's few-shot setting")
+	}
+	key := ScorerIdentity(rq.Scorer, rq.Options, rq.Judge)
+	if key != "" {
+		key += FewShotKey(k, seed)
+	}
+	args := pgx.NamedArgs{"run": runID, "key": key, "scorer": rq.Scorer,
 		"items": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High}
 	if _, err := q.db.Exec(ctx, `DELETE FROM run_qualities WHERE run_id = @run AND scorer_key = @key`, args); err != nil {
 		return mapErr(err, "replace run quality")
@@ -147,21 +159,9 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	type vec struct {
-		idx    []int32
-		scores []float64
-	}
-	vecs := map[int64]vec{}
-	rows, _ = q.db.Query(ctx, `SELECT run_id, idx, scores FROM run_qualities WHERE scorer_key = @key AND run_id = ANY(@ids)`,
-		pgx.NamedArgs{"key": key, "ids": ids})
-	var id int64
-	var v vec
-	if _, err := pgx.ForEachRow(rows, []any{&id, &v.idx, &v.scores}, func() error {
-		vecs[id] = v
-		v = vec{}
-		return nil
-	}); err != nil {
-		return nil, mapErr(err, "quality item scores")
+	vecs, err := q.RunItemScores(ctx, key, ids)
+	if err != nil {
+		return nil, err
 	}
 	b := &pgx.Batch{}
 	for _, m := range missing {
@@ -170,7 +170,7 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 		if !okA || !okB {
 			continue
 		}
-		xa, xb, onlyA, onlyB := stats.PairScores(va.idx, va.scores, vb.idx, vb.scores)
+		xa, xb, onlyA, onlyB := stats.PairScores(va.Idx, va.Scores, vb.Idx, vb.Scores)
 		if len(xa) == 0 {
 			continue
 		}
@@ -268,8 +268,10 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 	var manifest json.RawMessage
 	var datasetID int64
 	var state string
-	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID)
+	var shotsK int
+	var shotsSeed int64
+	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id, r.fewshot_k, r.fewshot_seed FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
+		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID, &shotsK, &shotsSeed)
 	if err != nil {
 		return mapErr(err, "run for stats")
 	}
@@ -328,6 +330,7 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 		meanIn, meanOut = sumIn/n, sumOut/n
 	}
 	load := jobs.NewLoadIdentity(manifest, datasetID, meanIn, meanOut)
+	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed))
 	loadJSON, _ := json.Marshal(load)
 	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(outs)}
 	if m.Load.Profile != "sweep" {

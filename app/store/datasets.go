@@ -42,6 +42,9 @@ type DatasetItem struct {
 	Request   json.RawMessage
 	Reference json.RawMessage
 	Category  string // "" for none
+	// Shot is a suite item's prompt in pieces (dataset.Shot as JSON), nil
+	// for others: what a benchmark's few-shot prompts are built from.
+	Shot json.RawMessage
 }
 
 const datasetColumns = `d.id, d.owner_id, u.email, d.name, d.format, d.task_kind, d.default_scorer, d.visibility,
@@ -109,7 +112,7 @@ func (q *Queries) FinishDataset(ctx context.Context, id int64, t DatasetTotals) 
 // CopyDatasetItems streams items into dataset_items with COPY. next returns
 // the next item and false at the end; an error from it aborts the copy.
 func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next func() (DatasetItem, bool, error)) (int64, error) {
-	var row [6]any
+	var row [7]any
 	src := &copyRows{next: func() ([]any, bool, error) {
 		it, ok, err := next()
 		if !ok || err != nil {
@@ -125,9 +128,13 @@ func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next fu
 		if it.Category != "" {
 			row[5] = it.Category
 		}
+		row[6] = nil
+		if it.Shot != nil {
+			row[6] = string(it.Shot)
+		}
 		return row[:], true, nil
 	}}
-	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference", "category"}, src)
+	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference", "category", "shot"}, src)
 	return n, mapErr(err, "copy dataset items")
 }
 

@@ -125,8 +125,7 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {
 		var r FleetRun
-		err := row.Scan(append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog,
-			&r.GPUCount, &r.Scenario)...)
+		err := row.Scan(append(r.compareFields(), &r.Scenario)...)
 		return r, err
 	})
 	return f, mapErr(err, "fleet runs")

@@ -40,6 +40,9 @@ var tooLarge = map[string]string{
 	"ruckus_river_job_metadata_length":   "a job's metadata is at most 256 KiB of JSON",
 	"ruckus_river_job_errors_length":     "a job's errors are at most 1 MiB of JSON",
 	"ruckus_river_queue_metadata_length": "a queue's metadata is at most 64 KiB of JSON",
+	"runs_node_summary_length":           "a run's node summary is at most 64 KiB of JSON",
+	"run_samples_node_bounds":            "a sample's CPU shares are within 0–100 % and its memory within 0–2^60 bytes",
+	"run_samples_gpu_bounds":             "a sample's GPU utilisation is within 0–100 %, its power, memory, energy and runtime figures within their bounds",
 }
 
 // tooLargeErr is ErrTooLarge with what was too long, for a check

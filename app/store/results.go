@@ -209,7 +209,9 @@ func (q *Queries) ResultByIdx(ctx context.Context, runID int64, idx int) (Result
 // ResultBySample returns one answer of a run to an item, with the item.
 func (q *Queries) ResultBySample(ctx context.Context, runID int64, idx, sample int) (ResultItem, error) {
 	var it ResultItem
-	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`, coalesce(i.request, 'null'), coalesce(i.reference, 'null'),
+	// The request the run sent: its few-shot prompt when it has one.
+	rows, _ := q.db.Query(ctx, `SELECT `+resultColumns+`,
+			coalesce((SELECT p.request FROM run_prompts p WHERE p.run_id = r.run_id AND p.idx = r.idx), i.request, 'null'), coalesce(i.reference, 'null'),
 			r.itl_p50_ms, r.itl_p99_ms, r.itl_max_ms, r.itl_gaps_us, r.itl_tokens`+resultFrom+
 		`WHERE r.run_id = @run AND r.idx = @idx AND r.sample = @sample`, pgx.NamedArgs{"run": runID, "idx": idx, "sample": sample})
 	it, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (ResultItem, error) {
@@ -231,19 +233,23 @@ type SampleRow struct {
 	Running     *float64
 	Waiting     *float64
 	KVCache     *float64
+	// GPUSimulated: the GPU readings were simulated from the load.
+	GPUSimulated bool
+	NodeReading
 }
 
 // RunSamples returns a run's samples in time order, thinned to at most
 // limit points.
 func (q *Queries) RunSamples(ctx context.Context, runID int64, limit int) ([]SampleRow, error) {
 	rows, _ := q.db.Query(ctx, `SELECT extract(epoch FROM t - first)::float8, completed, throughput, gpu_util, gpu_mem_bytes, gpu_power_w,
-			running, waiting, kv_cache
+			running, waiting, kv_cache, gpu_simulated, cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util, proc_rss_bytes
 		FROM (SELECT s.*, min(t) OVER () AS first, row_number() OVER (ORDER BY t) AS rn, count(*) OVER () AS n
 			FROM run_samples s WHERE run_id = @run) x
 		WHERE (rn - 1) % greatest(1, ceil(n::float8 / @limit)::int) = 0 ORDER BY t`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SampleRow, error) {
 		var s SampleRow
-		err := row.Scan(&s.Seconds, &s.Completed, &s.Throughput, &s.GPUUtil, &s.GPUMemBytes, &s.GPUPowerW, &s.Running, &s.Waiting, &s.KVCache)
+		err := row.Scan(&s.Seconds, &s.Completed, &s.Throughput, &s.GPUUtil, &s.GPUMemBytes, &s.GPUPowerW, &s.Running, &s.Waiting, &s.KVCache,
+			&s.GPUSimulated, &s.CPUUtil, &s.MemUsedBytes, &s.MemTotalBytes, &s.ProcCPUUtil, &s.ProcRSSBytes)
 		return s, err
 	})
 	return out, mapErr(err, "run samples")

@@ -126,10 +126,12 @@ type PendingItem struct {
 // PendingItems returns the run's requests (total of them: its dataset's
 // first items, each as many times as the run's samples) that have no
 // result yet, in item and sample order: all of them for a new run, the
-// rest for a resumed one.
+// rest for a resumed one. A run with few-shot prompts sends those
+// (run_prompts) instead of the dataset's requests.
 func (q *Queries) PendingItems(ctx context.Context, runID, datasetID int64, total int) ([]PendingItem, error) {
 	rows, _ := q.db.Query(ctx, `WITH ru AS (SELECT greatest(samples, 1) AS n FROM runs WHERE id = @run)
-		SELECT i.idx, s.sample, i.custom_id, i.request::text FROM ru, dataset_items i
+		SELECT i.idx, s.sample, i.custom_id, coalesce(p.request, i.request)::text FROM ru, dataset_items i
+		LEFT JOIN run_prompts p ON p.run_id = @run AND p.idx = i.idx
 		CROSS JOIN LATERAL generate_series(0, (SELECT n FROM ru) - 1) AS s(sample)
 		WHERE i.dataset_id = @ds AND i.idx < @total / ru.n
 		AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = @run AND r.idx = i.idx AND r.sample = s.sample)
@@ -155,8 +157,9 @@ type AnsweredItem struct {
 // AnsweredItems returns the run's items (the first total of its dataset)
 // that have a result, in order, with the result's status and output.
 func (q *Queries) AnsweredItems(ctx context.Context, runID, datasetID int64, total int) ([]AnsweredItem, error) {
-	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, i.request::text, r.status = 'ok', coalesce(r.output, '') FROM dataset_items i
+	rows, _ := q.db.Query(ctx, `SELECT i.idx, i.custom_id, coalesce(p.request, i.request)::text, r.status = 'ok', coalesce(r.output, '') FROM dataset_items i
 		JOIN results r ON r.run_id = @run AND r.idx = i.idx
+		LEFT JOIN run_prompts p ON p.run_id = @run AND p.idx = i.idx
 		WHERE i.dataset_id = @ds AND i.idx < @total
 		ORDER BY i.idx`, pgx.NamedArgs{"ds": datasetID, "total": total, "run": runID})
 	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnsweredItem, error) {
@@ -309,6 +312,22 @@ type Sample struct {
 	Running     *float64
 	Waiting     *float64
 	KVCache     *float64
+	// GPUSimulated marks GPU readings drawn from the simulated runtime's
+	// load (--sim-gpu), not measured.
+	GPUSimulated bool
+	NodeReading
+}
+
+// NodeReading is a sample's node figures: its CPU utilisation (0–100 % of
+// all CPUs), memory in use and in total, and the runtime's process tree's
+// CPU share (on the node's scale) and resident memory; nil when not
+// measured.
+type NodeReading struct {
+	CPUUtil       *float64
+	MemUsedBytes  *int64
+	MemTotalBytes *int64
+	ProcCPUUtil   *float64
+	ProcRSSBytes  *int64
 }
 
 // UpdateProgress sets the run's live figures and appends a sample for its
@@ -325,14 +344,17 @@ func (q *Queries) UpdateProgress(ctx context.Context, l Lease, p Progress, s Sam
 			WHERE id = @run AND fence = @fence RETURNING id, completed, errors, output_tokens
 		), smp AS (
 			INSERT INTO run_samples (run_id, t, completed, errors, output_tokens, throughput, gpu_util, gpu_mem_bytes,
-				gpu_power_w, energy_j, running, waiting, kv_cache)
-			SELECT id, @t, completed, errors, output_tokens, @tps, @util, @mem, @power, @energy, @running, @waiting, @kv FROM upd
+				gpu_power_w, energy_j, running, waiting, kv_cache, gpu_simulated, cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util,
+				proc_rss_bytes)
+			SELECT id, @t, completed, errors, output_tokens, @tps, @util, @mem, @power, @energy, @running, @waiting, @kv, @gpu_sim,
+				@cpu, @mem_used, @mem_total, @proc_cpu, @proc_rss FROM upd
 			ON CONFLICT (run_id, t) DO NOTHING
 		)
 		SELECT EXISTS (SELECT 1 FROM upd)`,
 		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "tps": p.Throughput, "rps": p.RequestsPerS, "eta": eta,
 			"t": s.At, "util": s.GPUUtil, "mem": s.GPUMemBytes, "power": s.GPUPowerW, "energy": s.EnergyJ,
-			"running": s.Running, "waiting": s.Waiting, "kv": s.KVCache}).Scan(&ok)
+			"running": s.Running, "waiting": s.Waiting, "kv": s.KVCache, "gpu_sim": s.GPUSimulated, "cpu": s.CPUUtil,
+			"mem_used": s.MemUsedBytes, "mem_total": s.MemTotalBytes, "proc_cpu": s.ProcCPUUtil, "proc_rss": s.ProcRSSBytes}).Scan(&ok)
 	if err != nil {
 		return mapErr(err, "update progress")
 	}
@@ -376,8 +398,10 @@ type Finish struct {
 	Segment    time.Duration // measured load time of this agent's segment
 	Summary    []byte        // JSON: jobs.RunSummary
 	GPUSummary []byte        // JSON, nil without GPUs
-	LoadTime   *time.Duration
-	RuntimeLog string
+	// NodeSummary is the node's CPU and memory (JSON), nil when unread.
+	NodeSummary []byte
+	LoadTime    *time.Duration
+	RuntimeLog  string
 	// Final figures over the whole measured window.
 	Throughput   float64
 	RequestsPerS float64
@@ -398,6 +422,11 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 		s := string(f.GPUSummary)
 		gpu = &s
 	}
+	var node *string
+	if f.NodeSummary != nil {
+		s := string(f.NodeSummary)
+		node = &s
+	}
 	// The end and its event in one statement: the end closes the run to
 	// its agent (migration 0024), whose event then could not go in after it.
 	var n int
@@ -406,6 +435,7 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 				stopped_by = @stopped, error = @error, throughput = @tps, requests_per_s = @rps, finished_at = coalesce(finished_at, now()),
 				measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL,
 				summary = coalesce(@summary::jsonb, summary), gpu_summary = coalesce(@gpu::jsonb, gpu_summary),
+				node_summary = coalesce(@node::jsonb, node_summary),
 				load_time_ms = coalesce(@load, load_time_ms), runtime_log = CASE WHEN @log = '' THEN runtime_log ELSE @log END
 			WHERE id = @run AND fence = @fence
 			RETURNING id
@@ -414,7 +444,7 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 		)
 		SELECT count(*) FROM upd`,
 		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "agent": l.AgentID, "kind": f.State, "state": f.State, "stopped": f.StoppedBy,
-			"error": f.Error, "seg": f.Segment.Seconds(), "tps": f.Throughput, "rps": f.RequestsPerS, "summary": summary, "gpu": gpu,
+			"error": f.Error, "seg": f.Segment.Seconds(), "tps": f.Throughput, "rps": f.RequestsPerS, "summary": summary, "gpu": gpu, "node": node,
 			"load": load, "log": f.RuntimeLog}).Scan(&n)
 	if err != nil {
 		return mapErr(err, "finish run")

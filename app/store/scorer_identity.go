@@ -66,6 +66,15 @@ func ScorerIdentity(scorer string, options json.RawMessage, j *JudgeIdentity) st
 	return scorer + canonicalJSON(v)
 }
 
+// FewShotKey is what a run's few-shot setting adds to its comparability
+// keys: "" for k = 0 (the dataset's own prompts), else " 5-shot seed=1234".
+func FewShotKey(k int, seed int64) string {
+	if k <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d-shot seed=%d", k, seed)
+}
+
 // canonicalJSON encodes v with its object keys sorted (encoding/json
 // sorts map keys) and without HTML escaping.
 func canonicalJSON(v any) string {
@@ -76,4 +85,22 @@ func canonicalJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// DescribeScorer says in words what a scorer identity measures where its
+// name alone would not: a judge's quality is judge-based, and says which
+// judge model graded it with which rubric, scale and mode; refusal's mean
+// is a refusal rate. Other identities are returned as they are.
+func DescribeScorer(key string) string {
+	switch {
+	case key == "refusal":
+		return "refusal rate: the share of answers that refuse (XSTest's string match)"
+	case strings.HasPrefix(key, "judge{"):
+		var j struct{ Mode, Model, Rubric, Scale string }
+		if json.Unmarshal([]byte(strings.TrimPrefix(key, "judge")), &j) != nil || j.Model == "" {
+			return "judge-based (LLM judge)"
+		}
+		return fmt.Sprintf("judge-based: %s graded by %s with the %s rubric, scale %s", j.Mode, j.Model, j.Rubric, j.Scale)
+	}
+	return key
 }

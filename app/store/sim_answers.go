@@ -18,18 +18,9 @@ type SimAnswer struct {
 // CopySimAnswers writes a run's simulated answers with COPY, in the
 // transaction that creates the run. It returns how many were written.
 func (q *Queries) CopySimAnswers(ctx context.Context, runID int64, answers iter.Seq[SimAnswer]) (int64, error) {
-	next, stop := iter.Pull(answers)
-	defer stop()
-	var row [3]any
-	src := &copyRows{next: func() ([]any, bool, error) {
-		a, ok := next()
-		if !ok {
-			return nil, false, nil
-		}
+	n, err := copySeq(ctx, q, "sim_answers", []string{"run_id", "idx", "answer"}, answers, func(a SimAnswer, row []any) {
 		row[0], row[1], row[2] = runID, a.Idx, a.Answer
-		return row[:], true, nil
-	}}
-	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"sim_answers"}, []string{"run_id", "idx", "answer"}, src)
+	})
 	return n, mapErr(err, "copy sim answers")
 }
 

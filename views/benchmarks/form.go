@@ -45,6 +45,10 @@ type Form struct {
 	// ScorerPattern and ScorerSchema are the scorer's options as typed
 	// (regex's pattern, json-schema's schema).
 	ScorerPattern, ScorerSchema string
+	// FewShotK is the few-shot k as typed: one number, or several
+	// separated by commas ("0,5": every target once at each);
+	// FewShotSeed the sampler's seed ("" for lm-eval's 1234).
+	FewShotK, FewShotSeed string
 }
 
 // NextTarget is the index for a new row.
@@ -204,4 +208,13 @@ func oobAttrs(oob bool) templ.Attributes {
 		return templ.Attributes{"hx-swap-oob": "true"}
 	}
 	return templ.Attributes{}
+}
+
+// FewShotLabel names a run's prompts: "0-shot" (the dataset's own), or
+// "5-shot, seed 1234".
+func FewShotLabel(k int, seed int64) string {
+	if k <= 0 {
+		return "0-shot"
+	}
+	return fmt.Sprintf("%d-shot, seed %d", k, seed)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // sourceKeys are the planned figures in the order they are explained.
@@ -40,4 +41,45 @@ func reasonCode(a advise.Capacity, i int) string {
 		return string(a.ReasonCodes[i])
 	}
 	return "other"
+}
+
+// hardwareOption names a hardware profile with its price, or says it has
+// none.
+func hardwareOption(h store.HardwareProfile) string {
+	if h.PricePerHour == nil {
+		return h.Slug + " (no price)"
+	}
+	return fmt.Sprintf("%s ($%.2f/h)", h.Slug, *h.PricePerHour)
+}
+
+// saving is a monthly saving, a negative one said as a cost.
+func saving(v *float64) string {
+	switch {
+	case v == nil:
+		return "unknown"
+	case *v < 0:
+		return fmt.Sprintf("−$%.2f (costs more)", -*v)
+	}
+	return fmt.Sprintf("$%.2f", *v)
+}
+
+// qualityChange is a target's quality against today's, with its interval
+// and whether the test finds it significant; or why it was not compared.
+func qualityChange(q advise.QualityChange) string {
+	if !q.Comparable || q.Difference == nil {
+		return "not compared"
+	}
+	s := fmt.Sprintf("%+.3f", *q.Difference)
+	if q.Lo != nil && q.Hi != nil {
+		s += fmt.Sprintf(" [%+.3f, %+.3f]", *q.Lo, *q.Hi)
+	}
+	switch {
+	case q.Test == "none":
+		s += " (same run)"
+	case q.Significant:
+		s += fmt.Sprintf(" significant (p = %.3g)", *q.P)
+	default:
+		s += " not significant"
+	}
+	return s + " · " + q.ScorerKey
 }

@@ -7,13 +7,16 @@ import (
 )
 
 // RunCharts draws a run's charts from its samples and requests: throughput
-// and latency over time, and the GPU and runtime readings when there are
-// any.
+// and latency over time, and the node's, the GPUs' and the runtime's
+// readings when there are any. Simulated GPU readings (--sim-gpu) say so
+// in their charts' titles.
 func RunCharts(samples []store.SampleRow, lat []store.LatencyPoint) []Chart {
 	tput := Series{Name: "output tokens/s"}
 	var util, power, mem, running, waiting Series
 	running.Name, waiting.Name = "running", "waiting"
+	simulated := false
 	for _, s := range samples {
+		simulated = simulated || s.GPUSimulated
 		at := fmt.Sprintf("%.0f s", s.Seconds)
 		tput.Points = append(tput.Points, Point{X: s.Seconds, Y: s.Throughput, Label: fmt.Sprintf("%s: %.1f tokens/s, %d done", at, s.Throughput, s.Completed)})
 		if s.GPUUtil != nil {
@@ -43,14 +46,21 @@ func RunCharts(samples []store.SampleRow, lat []store.LatencyPoint) []Chart {
 		{ID: "throughput", Title: "Throughput over time", XLabel: "seconds", YLabel: "tokens/s", Series: []Series{tput}},
 		{ID: "latency", Title: "Latency by send time", XLabel: "seconds", YLabel: "ms", Series: []Series{e2e, ttft}},
 	}
+	out = append(out, nodeCharts(samples)...)
+	gpuTitle := func(t string) string {
+		if simulated {
+			return t + " — simulated from the load, not measured"
+		}
+		return t
+	}
 	if len(util.Points) > 0 {
-		out = append(out, Chart{ID: "gpu-util", Title: "GPU utilisation (mean)", XLabel: "seconds", YLabel: "%", Series: []Series{util}})
+		out = append(out, Chart{ID: "gpu-util", Title: gpuTitle("GPU utilisation (mean)"), XLabel: "seconds", YLabel: "%", Series: []Series{util}})
 	}
 	if len(power.Points) > 0 {
-		out = append(out, Chart{ID: "gpu-power", Title: "GPU power (all GPUs)", XLabel: "seconds", YLabel: "W", Series: []Series{power}})
+		out = append(out, Chart{ID: "gpu-power", Title: gpuTitle("GPU power (all GPUs)"), XLabel: "seconds", YLabel: "W", Series: []Series{power}})
 	}
 	if len(mem.Points) > 0 {
-		out = append(out, Chart{ID: "gpu-mem", Title: "GPU memory used (all GPUs)", XLabel: "seconds", YLabel: "GiB", Series: []Series{mem}})
+		out = append(out, Chart{ID: "gpu-mem", Title: gpuTitle("GPU memory used (all GPUs)"), XLabel: "seconds", YLabel: "GiB", Series: []Series{mem}})
 	}
 	if len(running.Points)+len(waiting.Points) > 0 {
 		out = append(out, Chart{ID: "runtime-queue", Title: "Runtime requests (from /metrics)", XLabel: "seconds", YLabel: "requests", Series: []Series{running, waiting}})
@@ -89,4 +99,48 @@ func GapChart(gapsMicros, tokens []int32) Chart {
 		s.Points = append(s.Points, Point{X: float64(at), Y: worst, Label: label})
 	}
 	return Chart{ID: "item-itl", Title: "Inter-token latency through the stream", XLabel: "output token", YLabel: "ms", Series: []Series{s}}
+}
+
+// nodeCharts draws the node's CPU utilisation and memory with the
+// runtime's process tree's share beside them; none when the node was not
+// sampled.
+func nodeCharts(samples []store.SampleRow) []Chart {
+	cpu, proc := Series{Name: "node CPU %"}, Series{Name: "runtime processes CPU %"}
+	mem, rss := Series{Name: "node memory used GiB"}, Series{Name: "runtime processes resident GiB"}
+	for _, s := range samples {
+		at := fmt.Sprintf("%.0f s", s.Seconds)
+		if s.CPUUtil != nil {
+			cpu.Points = append(cpu.Points, Point{X: s.Seconds, Y: *s.CPUUtil, Label: fmt.Sprintf("%s: node %.0f %% of all CPUs", at, *s.CPUUtil)})
+		}
+		if s.ProcCPUUtil != nil {
+			proc.Points = append(proc.Points, Point{X: s.Seconds, Y: *s.ProcCPUUtil, Label: fmt.Sprintf("%s: runtime %.0f %% of all CPUs", at, *s.ProcCPUUtil)})
+		}
+		if s.MemUsedBytes != nil {
+			gib := float64(*s.MemUsedBytes) / (1 << 30)
+			mem.Points = append(mem.Points, Point{X: s.Seconds, Y: gib, Label: fmt.Sprintf("%s: node %.1f GiB used", at, gib)})
+		}
+		if s.ProcRSSBytes != nil {
+			gib := float64(*s.ProcRSSBytes) / (1 << 30)
+			rss.Points = append(rss.Points, Point{X: s.Seconds, Y: gib, Label: fmt.Sprintf("%s: runtime %.2f GiB resident", at, gib)})
+		}
+	}
+	var out []Chart
+	if len(cpu.Points)+len(proc.Points) > 0 {
+		out = append(out, Chart{ID: "node-cpu", Title: "Node CPU utilisation", XLabel: "seconds", YLabel: "%", Series: nonEmpty(cpu, proc)})
+	}
+	if len(mem.Points)+len(rss.Points) > 0 {
+		out = append(out, Chart{ID: "node-mem", Title: "Node memory", XLabel: "seconds", YLabel: "GiB", Series: nonEmpty(mem, rss)})
+	}
+	return out
+}
+
+// nonEmpty is the series that have points.
+func nonEmpty(series ...Series) []Series {
+	var out []Series
+	for _, s := range series {
+		if len(s.Points) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -34,7 +34,13 @@ type Figures struct {
 	JPerToken    *float64
 	EnergyJ      *float64
 	CostPer1M    *float64
-	HasSummary   bool
+	// GPUSimulated: the GPU figures were simulated from the load of the
+	// simulated runtime (--sim-gpu), not measured.
+	GPUSimulated bool
+	// Node is the node's CPU and memory over the run (nil when not
+	// measured).
+	Node       *jobs.NodeSummary
+	HasSummary bool
 	// GridCO2 is g CO₂e per kWh for the estimated emissions.
 	GridCO2 float64
 }
@@ -59,8 +65,14 @@ func NewFigures(r store.CompareRun) Figures {
 		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
 		JoulesPerToken float64 `json:"joules_per_token"`
 		EnergyJ        float64 `json:"energy_j"`
+		Simulated      bool    `json:"simulated"`
+	}
+	var n jobs.NodeSummary
+	if r.NodeSummary != nil && json.Unmarshal(r.NodeSummary, &n) == nil && n.Samples > 0 {
+		f.Node = &n
 	}
 	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
+		f.GPUSimulated = g.Simulated
 		gib := float64(g.PeakMemBytes) / (1 << 30)
 		f.PeakGPUGiB = &gib
 		if g.JoulesPerToken > 0 {
@@ -249,6 +261,9 @@ func (f Figures) Footprint(gridCO2 float64) string {
 	} else {
 		parts = append(parts, "energy not measured (no GPU readings)")
 	}
+	if f.GPUSimulated && (f.JPerToken != nil || f.EnergyJ != nil) {
+		parts = append(parts, "energy simulated from the load (--sim-gpu), not measured")
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -336,4 +351,37 @@ func comparableQuality(d Data, id int64) bool {
 		}
 	}
 	return true
+}
+
+// NodeLine is a run's node figures in a sentence: the machine's CPU and
+// memory, and the runtime's process tree; what was not measured says so.
+func (f Figures) NodeLine() string {
+	n := f.Node
+	if n == nil {
+		return "Node CPU and memory: not measured (the run's agent did not sample its node)."
+	}
+	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+	var parts []string
+	if n.MeanCPUPercent != nil && n.PeakCPUPercent != nil {
+		parts = append(parts, fmt.Sprintf("CPU %.0f %% mean, %.0f %% peak (of all CPUs)", *n.MeanCPUPercent, *n.PeakCPUPercent))
+	} else {
+		parts = append(parts, "CPU not measured")
+	}
+	if n.PeakMemUsed != nil && n.MemTotalBytes != nil {
+		parts = append(parts, fmt.Sprintf("memory %s peak of %s", gib(*n.PeakMemUsed), gib(*n.MemTotalBytes)))
+	} else {
+		parts = append(parts, "memory not measured")
+	}
+	line := fmt.Sprintf("Node over %d samples: %s.", n.Samples, strings.Join(parts, ", "))
+	switch {
+	case n.Process == "":
+		return line + " Runtime processes: not measured (agentd did not launch the runtime)."
+	case n.ProcMeanCPUPercent != nil && n.ProcPeakRSSBytes != nil:
+		who := "Runtime processes"
+		if n.Process == "agentd" {
+			who = "agentd (the simulated runtime runs inside it)"
+		}
+		return line + fmt.Sprintf(" %s: CPU %.0f %% mean of all CPUs, %s resident at peak.", who, *n.ProcMeanCPUPercent, gib(*n.ProcPeakRSSBytes))
+	}
+	return line
 }

@@ -81,8 +81,8 @@ func pretty(raw json.RawMessage) string {
 }
 
 // Scorers are the scorers a run can be scored with again.
-var Scorers = []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "bleu", "rouge1", "rouge2", "rougeL", "rougeLsum",
-	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "humaneval", "mbpp", "exec"}
+var Scorers = []string{"exact", "f1", "contains", "choice", "regex", "numeric", "json", "json-schema", "refusal", "bleu", "rouge1", "rouge2", "rougeL", "rougeLsum",
+	"rouge1-stem", "rouge2-stem", "rougeL-stem", "rougeLsum-stem", "triviaqa-em", "triviaqa-f1", "codexglue-bleu", "humaneval", "mbpp", "exec"}
 
 // runOptions reads a run's stored scorer options.
 func runOptions(raw []byte) (o struct {
@@ -178,4 +178,30 @@ func qualityUnder(q store.Quality) string {
 		return fmt.Sprintf("%.3f, 95 %% CI [%.3f, %.3f] over %d items", *q.Mean, *q.Lo, *q.Hi, q.Items)
 	}
 	return fmt.Sprintf("%.3f over %d items", *q.Mean, q.Items)
+}
+
+// metricName is what a run's mean score is under scorer: a refusal rate
+// for refusal, a quality otherwise.
+func metricName(scorer string) string {
+	if scorer == "refusal" {
+		return "Refusal rate"
+	}
+	return "Quality"
+}
+
+// latestDescription says how the run's latest quality was measured when
+// its scorer identity needs words (a judge named, a refusal rate); ""
+// otherwise.
+func latestDescription(scorer string, qs []store.Quality) string {
+	key := scorer
+	if n := len(qs); n > 0 && qs[n-1].Scorer == scorer {
+		key = qs[n-1].ScorerKey
+	}
+	if desc := store.DescribeScorer(key); desc != key {
+		return desc
+	}
+	if scorer == "judge" {
+		return "judge-based (LLM judge)"
+	}
+	return ""
 }

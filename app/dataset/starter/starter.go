@@ -11,12 +11,19 @@ var files embed.FS
 type Dataset struct {
 	Name string
 	File string
+	// Scorer is the dataset's default scorer when the one its shape
+	// suggests would mislead: a model's summary is never word for word
+	// the reference, so exact match scores every real model about 0
+	// where ROUGE-L gives the partial credit summaries are judged by.
+	Scorer string
 }
 
 // All lists the starter datasets in the order they are seeded.
 var All = []Dataset{
-	{Name: "Starter: encyclopedia summaries", File: "summarization.jsonl"},
+	{Name: "Starter: encyclopedia summaries", File: "summarization.jsonl", Scorer: "rougeL"},
 	{Name: "Starter: chat prompts", File: "chat.jsonl"},
+	{Name: "Starter: creative writing", File: "creative.jsonl"},
+	{Name: "Starter: safety (harmful and benign requests)", File: "safety.jsonl"},
 }
 
 // Open returns the embedded file of a starter dataset.

@@ -27,10 +27,17 @@
 //     (stats.MeanInterval, Repeats) as a verdict with repeats decides.
 //
 // Quality follows a latent-difficulty model: item i has a difficulty d_i
-// (normal, --difficulty-sd on the logit scale, the same dataset for every
-// run) and a target answers it right with probability
-// logistic(θ − d_i), θ set so that the mean accuracy over the items is
-// the target's.
+// (normal on the logit scale, the same dataset for every run) and a
+// target answers it right with probability logistic(θ − d_i), θ set so
+// that the mean accuracy over the items is the target's. The spread of
+// the difficulties is set so that A's and B's item scores correlate as
+// --quality-correlation says (φ, 0.5 by default): Miller (2024, "Adding
+// Error Bars to Evals", Anthropic) reports question-score correlations
+// of 0.3 to 0.7 between frontier models on popular evals, and the
+// default is the middle of that range. Two models' agreement is what a
+// paired test gains from, so the bench also prints McNemar's power for
+// the planted difference at both ends of that range (Connor 1987's
+// normal approximation), to read the measured share against.
 //
 // It prints, per metric, the share of A/A pairs called significant (or
 // flagged as a regression), with its 95 % Wilson interval, against the
@@ -77,9 +84,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var o options
-	flag.IntVar(&o.aa, "aa", 60, "A/A pairs of single runs")
+	flag.IntVar(&o.aa, "aa", 80, "A/A pairs of single runs")
 	flag.IntVar(&o.aaRepeats, "aa-repeats", 20, "A/A pairs of repeated targets")
-	flag.IntVar(&o.ab, "ab", 30, "A/B pairs of single runs")
+	flag.IntVar(&o.ab, "ab", 60, "A/B pairs of single runs")
 	flag.IntVar(&o.abRepeats, "ab-repeats", 10, "A/B pairs of repeated targets")
 	flag.IntVar(&o.repeats, "repeats", 3, "runs of each target in a repeated pair")
 	flag.IntVar(&o.minN, "min-requests", 50, "fewest requests of an A/A run")
@@ -96,7 +103,7 @@ func main() {
 	flag.Float64Var(&o.speedup, "speedup", 1.10, "how much more output tokens/s B's runtime gives in an A/B pair (its TTFT and ITL scaled to match)")
 	flag.Float64Var(&o.accA, "accuracy-a", 0.60, "A's mean accuracy")
 	flag.Float64Var(&o.accB, "accuracy-b", 0.70, "B's mean accuracy in an A/B pair")
-	flag.Float64Var(&o.difficultySD, "difficulty-sd", 2.5, "spread of the items' difficulty (logit scale)")
+	flag.Float64Var(&o.correlation, "quality-correlation", 0.5, "correlation (φ) of A's and B's item scores, set through the spread of the items' difficulty")
 	flag.Float64Var(&o.price, "price", 2, "the hardware's price, USD per hour (cost follows speed)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the draws (the sims', the scores', the order of the runs)")
 	flag.BoolVar(&o.verbose, "v", false, "print every pair's figures and tests")
@@ -113,7 +120,7 @@ type options struct {
 	minN, maxN, repeatN                   int
 	concurrency, parallel                 int
 	ttft, itl, tokens                     string
-	speedup, accA, accB, difficultySD     float64
+	speedup, accA, accB, correlation      float64
 	price                                 float64
 	seed                                  uint64
 	verbose                               bool
@@ -153,19 +160,24 @@ type world struct {
 	agentID    int64
 	items      []json.RawMessage // the dataset's lines, as stored
 	difficulty []float64
-	load       jobs.LoadProfile
-	sampling   jobs.Sampling
-	ttft, itl  sim.Dist
-	tokens     sim.Dist
-	thetaA     float64
-	thetaB     float64
-	scaleB     float64
-	log        io.Writer
+	// difficultySD is the items' spread that gives --quality-correlation.
+	difficultySD float64
+	load         jobs.LoadProfile
+	sampling     jobs.Sampling
+	ttft, itl    sim.Dist
+	tokens       sim.Dist
+	thetaA       float64
+	thetaB       float64
+	scaleB       float64
+	log          io.Writer
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
 	if o.minN < 1 || o.maxN < o.minN || o.repeats < 2 || o.parallel < 1 || o.concurrency < 1 || o.speedup <= 0 {
 		return errors.New("want 1 ≤ --min-requests ≤ --max-requests, --repeats ≥ 2, --parallel ≥ 1, --concurrency ≥ 1, --speedup > 0")
+	}
+	if !(o.accA > 0 && o.accA < 1 && o.accB > 0 && o.accB < 1 && o.correlation >= 0 && o.correlation < 0.95) {
+		return errors.New("want 0 < --accuracy-a, --accuracy-b < 1 and 0 ≤ --quality-correlation < 0.95")
 	}
 	t0 := time.Now()
 	wd := &world{o: o, log: w, load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: o.concurrency, Warmup: o.concurrency},
@@ -199,8 +211,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		runs = append(runs, p.b...)
 	}
 	fmt.Fprintf(w, "bench-verdict: %d pairs, %d runs through agentd's load generator and client against agentd sim on loopback\n", len(pairs), len(runs))
-	fmt.Fprintf(w, "sim TTFT %s, ITL %s, output tokens %s; concurrency %d, %d runs at once in random order; B %.2f× faster, accuracy %.2f vs %.2f, item difficulty sd %.1f (logit)\n",
-		o.ttft, o.itl, o.tokens, o.concurrency, o.parallel, o.speedup, o.accA, o.accB, o.difficultySD)
+	fmt.Fprintf(w, "sim TTFT %s, ITL %s, output tokens %s; concurrency %d, %d runs at once in random order; B %.2f× faster, accuracy %.2f vs %.2f\n",
+		o.ttft, o.itl, o.tokens, o.concurrency, o.parallel, o.speedup, o.accA, o.accB)
+	fmt.Fprintf(w, "item scores of A and B correlated φ = %.2f (item difficulty sd %.2f on the logit scale); McNemar's power for %.2f vs %.2f at n = %d: φ 0.3 → %.0f %%, φ %.2f → %.0f %%, φ 0.7 → %.0f %% (Connor 1987)\n",
+		o.correlation, wd.difficultySD, o.accA, o.accB, o.maxN,
+		100*mcnemarPower(o.accA, o.accB, 0.3, o.maxN), o.correlation, 100*mcnemarPower(o.accA, o.accB, o.correlation, o.maxN),
+		100*mcnemarPower(o.accA, o.accB, 0.7, o.maxN))
 
 	// The A/A runs first, in random order, a few at once: the two sides
 	// of a pair are measured at different moments, as two benchmarks
@@ -253,12 +269,17 @@ func (wd *world) plan(ctx context.Context) ([]*pair, error) {
 	wd.viewer = store.Viewer{UserID: u.ID}
 	rng := rand.New(rand.NewPCG(o.seed, 0xd1ff))
 	var ds strings.Builder
+	z := make([]float64, o.maxN)
 	for i := range o.maxN {
 		line := fmt.Sprintf(`{"custom_id":"item-%03d","method":"POST","url":"/v1/chat/completions","body":{"model":"x","messages":[{"role":"user","content":"Question %d: what is %d plus %d?"}]}}`,
 			i, i, i, 3*i)
 		wd.items = append(wd.items, json.RawMessage(line))
-		wd.difficulty = append(wd.difficulty, rng.NormFloat64()*o.difficultySD)
+		z[i] = rng.NormFloat64()
 		ds.WriteString(line + "\n")
+	}
+	wd.difficultySD = spreadFor(z, o.accA, o.accB, o.correlation)
+	for _, zi := range z {
+		wd.difficulty = append(wd.difficulty, zi*wd.difficultySD)
 	}
 	wd.thetaA, wd.thetaB = calibrate(wd.difficulty, o.accA), calibrate(wd.difficulty, o.accB)
 	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
@@ -360,6 +381,60 @@ func calibrate(ds []float64, acc float64) float64 {
 }
 
 func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// itemCorrelation is the correlation (φ) of two targets' 0/1 item scores
+// over the items, each item right for A with probability
+// logistic(θ_A − d_i) and for B with logistic(θ_B − d_i), independently
+// given the item: cov = mean(p_A·p_B) − mean(p_A)·mean(p_B).
+func itemCorrelation(ds []float64, accA, accB float64) float64 {
+	ta, tb := calibrate(ds, accA), calibrate(ds, accB)
+	var sa, sb, sab float64
+	for _, d := range ds {
+		pa, pb := logistic(ta-d), logistic(tb-d)
+		sa, sb, sab = sa+pa, sb+pb, sab+pa*pb
+	}
+	n := float64(len(ds))
+	ma, mb := sa/n, sb/n
+	return (sab/n - ma*mb) / math.Sqrt(ma*(1-ma)*mb*(1-mb))
+}
+
+// spreadFor finds the scale of the standard normal draws z that makes the
+// two targets' item correlation φ (it grows with the spread; bisection).
+func spreadFor(z []float64, accA, accB, phi float64) float64 {
+	ds := make([]float64, len(z))
+	at := func(sd float64) float64 {
+		for i, zi := range z {
+			ds[i] = zi * sd
+		}
+		return itemCorrelation(ds, accA, accB)
+	}
+	lo, hi := 0.0, 20.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if at(mid) < phi {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// mcnemarPower is the power of McNemar's test at α = 0.05 (two-sided) to
+// find accuracies accA and accB apart on n paired items whose scores
+// correlate φ: Connor's (1987) normal approximation, with ψ the chance an
+// item is discordant and δ = accB − accA,
+// power = Φ((√n·|δ| − 1.96·√ψ) / √(ψ − δ²)).
+func mcnemarPower(accA, accB, phi float64, n int) float64 {
+	both := accA*accB + phi*math.Sqrt(accA*(1-accA)*accB*(1-accB))
+	psi := accA + accB - 2*both
+	delta := math.Abs(accB - accA)
+	if psi <= delta*delta {
+		return 1
+	}
+	x := (math.Sqrt(float64(n))*delta - 1.959963984540054*math.Sqrt(psi)) / math.Sqrt(psi-delta*delta)
+	return 0.5 * math.Erfc(-x/math.Sqrt2)
+}
 
 // measureAll measures the runs, o.parallel at once.
 func (wd *world) measureAll(ctx context.Context, runs []*measuredRun, w io.Writer) error {

@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// FewShot is a benchmark's (or one target's) few-shot setting: K solved
+// examples from the dataset before each question, built as
+// lm-evaluation-harness builds num_fewshot prompts (its fewshot_context:
+// the description, each example's question, the target delimiter and its
+// answer, the fewshot delimiter, then the question). The examples come
+// from the dataset itself, never the item being asked: for MMLU (and
+// MBPP) lm-eval's first_n sampler, the first items of the item's subject
+// without it; for the other suites its default sampler,
+// random.Random(Seed).sample(items, K+1) drawn item after item in order,
+// the item removed and the first K kept. K is part of what a run's
+// quality and speed are comparable under.
+type FewShot struct {
+	K int `json:"k" yaml:"k" form:"fewshot_k" validate:"min=0,max=25" msg:"k is a whole number of examples from 0 to 25"`
+	// Seed seeds the sampler (lm-eval's fewshot_random_seed); absent
+	// means lm-eval's default, 1234.
+	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty" form:"fewshot_seed" validate:"omitnil,min=0,max=9007199254740991" msg:"the seed is a whole number from 0 to 2⁵³−1"`
+}
+
+// maxFewShotSeed is the largest seed (2⁵³−1: exact in JSON numbers).
+const maxFewShotSeed = 1<<53 - 1
+
+// DefaultFewShotSeed is lm-eval's DEFAULT_OTHER_SEED (lm_eval/defaults.py),
+// the few-shot seed when none is given.
+const DefaultFewShotSeed = 1234
+
+// maxFewShotItems bounds the dataset few-shot prompts are drawn from (the
+// planner holds every item's prompt pieces while it draws).
+const maxFewShotItems = 200_000
+
+// fewShotOf is a target's effective few-shot setting: its own, else the
+// benchmark's, else none (k 0).
+func fewShotOf(m Manifest, t Target) (k int, seed int64) {
+	f := m.FewShot
+	if t.FewShot != nil {
+		f = t.FewShot
+	}
+	if f == nil || f.K == 0 {
+		return 0, 0
+	}
+	seed = DefaultFewShotSeed
+	if f.Seed != nil {
+		seed = *f.Seed
+	}
+	return f.K, seed
+}
+
+// firstNFormats are the suites lm-eval samples with first_n (MMLU's dev
+// split, MBPP's fixed examples); the others use its seeded sampler.
+var firstNFormats = map[string]bool{string(dataset.FormatMMLU): true, string(dataset.FormatMBPP): true}
+
+// FewShotExamples picks each of the first n items' examples (indexes into
+// shots) as lm-eval's samplers do, or says why the dataset cannot give k.
+func FewShotExamples(shots []dataset.Shot, n, k int, seed int64, firstN bool) ([][]int, error) {
+	out := make([][]int, n)
+	if k == 0 {
+		return out, nil
+	}
+	if firstN {
+		groups := map[string][]int{}
+		for i, s := range shots {
+			groups[s.Group] = append(groups[s.Group], i)
+		}
+		for i := range n {
+			g := groups[shots[i].Group]
+			if len(g) <= k {
+				what := fmt.Sprintf("subject %q has", shots[i].Group)
+				if shots[i].Group == "" {
+					what = "the dataset has"
+				}
+				return nil, fmt.Errorf("%d-shot prompts need at least %d items in each group their examples come from (MMLU's subject, else the whole dataset): %s %d", k, k+1, what, len(g))
+			}
+			ex := make([]int, 0, k)
+			for _, j := range g {
+				if j != i && len(ex) < k {
+					ex = append(ex, j)
+				}
+			}
+			out[i] = ex
+		}
+		return out, nil
+	}
+	if len(shots) <= k {
+		return nil, fmt.Errorf("%d-shot prompts need at least %d items; the dataset has %d", k, k+1, len(shots))
+	}
+	r := newPyRandom(uint64(seed))
+	for i := range n {
+		ex := make([]int, 0, k)
+		for _, j := range r.sample(len(shots), k+1) {
+			if j != i && len(ex) < k {
+				ex = append(ex, j)
+			}
+		}
+		out[i] = ex
+	}
+	return out, nil
+}
+
+// fewShotPlan is what the planner read and drew for a benchmark's
+// few-shot runs: the dataset's prompt pieces and, per (k, seed), each
+// item's examples.
+type fewShotPlan struct {
+	shots    []dataset.Shot
+	examples map[[2]int64][][]int
+}
+
+// planFewShot reads the dataset's prompt pieces and draws the examples of
+// every few-shot setting the runs use; errors name the manifest field.
+func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset, items int) (*fewShotPlan, Errors, error) {
+	type use struct {
+		path string
+		k    int
+		seed int64
+	}
+	var uses []use
+	for i, t := range m.Targets {
+		if k, seed := fewShotOf(m, t); k > 0 {
+			path := "fewshot.k"
+			if t.FewShot != nil {
+				path = fmt.Sprintf("targets[%d].fewshot.k", i)
+			}
+			uses = append(uses, use{path: path, k: k, seed: seed})
+		}
+	}
+	if len(uses) == 0 {
+		return nil, nil, nil
+	}
+	var errs Errors
+	switch {
+	case m.Synthetic != nil:
+		errs.Add(uses[0].path, "few-shot prompts are built from a standard suite's questions and answers; a synthetic dataset has none")
+	case ds.Shots > 0:
+		errs.Add(uses[0].path, "the dataset's prompts are already %d-shot (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
+	case ds.ItemCount > maxFewShotItems:
+		errs.Add(uses[0].path, "few-shot prompts are built for datasets of at most %d items; this one has %d", maxFewShotItems, ds.ItemCount)
+	}
+	if len(errs) > 0 {
+		return nil, errs, nil
+	}
+	fp := &fewShotPlan{shots: make([]dataset.Shot, 0, ds.ItemCount), examples: map[[2]int64][][]int{}}
+	missing := false
+	err := p.Store.ItemShots(ctx, ds.ID, func(_ int, raw []byte) error {
+		var s dataset.Shot
+		if raw == nil {
+			missing = true
+		} else if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		fp.shots = append(fp.shots, s)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if missing || len(fp.shots) == 0 {
+		errs.Add(uses[0].path, "few-shot prompts are built from the standard suites' questions and answers (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE); this dataset (%s) has none kept: upload it again if it is one of them", ds.Format)
+		return nil, errs, nil
+	}
+	firstN := firstNFormats[ds.Format]
+	for _, u := range uses {
+		key := [2]int64{int64(u.k), u.seed}
+		if _, done := fp.examples[key]; done {
+			continue
+		}
+		ex, err := FewShotExamples(fp.shots, min(items, len(fp.shots)), u.k, u.seed, firstN)
+		if err != nil {
+			errs.Add(u.path, "%s", err.Error())
+			continue
+		}
+		fp.examples[key] = ex
+	}
+	if len(errs) > 0 {
+		return nil, errs, nil
+	}
+	return fp, nil, nil
+}
+
+// prompts yields the k-shot requests of a run's first n items.
+func (fp *fewShotPlan) prompts(k int, seed int64, n int) iter.Seq[store.RunPrompt] {
+	return func(yield func(store.RunPrompt) bool) {
+		ex := fp.examples[[2]int64{int64(k), seed}]
+		buf := make([]dataset.Shot, 0, k)
+		for i := range min(n, len(ex)) {
+			buf = buf[:0]
+			for _, j := range ex[i] {
+				buf = append(buf, fp.shots[j])
+			}
+			if !yield(store.RunPrompt{Idx: i, Request: dataset.FewShotRequest(fp.shots[i], buf)}) {
+				return
+			}
+		}
+	}
+}
+
+// MaxFewShotVariants bounds the k a form lists.
+const MaxFewShotVariants = 6
+
+// ParseFewShot reads the new-benchmark form's few-shot fields: k (one
+// number, or several separated by commas: each target runs once at each)
+// and the seed ("" for DefaultFewShotSeed); none when k is empty.
+// Errors name fewshot.k or fewshot.seed.
+func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
+	var errs Errors
+	switch {
+	case len(ks) > 200:
+		errs.Add("fewshot.k", "at most 200 characters")
+	case len(seedText) > 20:
+		errs.Add("fewshot.seed", "a whole number from 0 to %d", int64(maxFewShotSeed))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var seed *int64
+	if seedText != "" {
+		n, err := strconv.ParseInt(seedText, 10, 64)
+		if err != nil || n < 0 || n > maxFewShotSeed {
+			errs.Add("fewshot.seed", "%q is not a whole number from 0 to %d", seedText, int64(maxFewShotSeed))
+			return nil, errs
+		}
+		seed = &n
+	}
+	if ks == "" {
+		return nil, errs
+	}
+	parts := strings.Split(ks, ",")
+	if len(parts) > MaxFewShotVariants {
+		errs.Add("fewshot.k", "at most %d values of k", MaxFewShotVariants)
+		return nil, errs
+	}
+	var out []FewShot
+	seen := map[int]bool{}
+	for _, p := range parts {
+		k, err := strconv.Atoi(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			errs.Add("fewshot.k", "%q is not a whole number", strings.TrimSpace(p))
+			return nil, errs
+		case k < 0 || k > 25:
+			errs.Add("fewshot.k", "k is a whole number of examples from 0 to 25 (got %d)", k)
+			return nil, errs
+		case seen[k]:
+			errs.Add("fewshot.k", "%d is given twice", k)
+			return nil, errs
+		}
+		seen[k] = true
+		out = append(out, FewShot{K: k, Seed: seed})
+	}
+	return out, errs
+}
