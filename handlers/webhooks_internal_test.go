@@ -10,7 +10,7 @@ import (
 
 // FuzzCheckWebhook: whatever is sent, checkWebhook does not panic, every
 // error names one of the form's fields, and what it accepts fits the
-// table's checks (migration 0026).
+// table's checks (migration 0027).
 func FuzzCheckWebhook(f *testing.F) {
 	f.Add("https://example.com/hook", "sixteen bytes or more", "benchmark.finished,run.regression", "")
 	f.Add("http://10.0.0.1/", "short", "x,x", "xml")
