@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict check-generated generate sdk lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -106,6 +106,9 @@ bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs,
 
 bench-verdict: deps build ## A/A and A/B pairs of real runs on agentd sim: how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
 	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/verdict
+
+bench-backup: deps build ## Seed 1,000,000 results; time ruckus backup (pg_dump, custom format) and ruckus restore into an empty database
+	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/backup
 
 bench-sandbox: ## HumanEval's 164 canonical solutions through the code-execution sandbox at concurrency 1 and 2: items/s
 	@./.ci/ensure-sandbox

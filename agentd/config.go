@@ -102,6 +102,9 @@ type runConfig struct {
 	// ControlPoll is how often a run in progress reads whether it was
 	// cancelled or handed on.
 	ControlPoll time.Duration `yaml:"control_poll"`
+	// MetricsAddr, when set, is where agentd serves its Prometheus
+	// /metrics (requests in flight, sent, errors by class).
+	MetricsAddr string `yaml:"metrics_addr"`
 }
 
 // DefaultDBPoolSize is what an agent needs: River's fetch and completion,
@@ -195,6 +198,7 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "file holding the agent's key (default $RUCKUS_AGENT_KEY); needed with --pgbouncer")
 	fs.DurationVar(&c.ControlPoll, "control-poll", c.ControlPoll, "how often a run in progress checks whether it was cancelled or handed on (50ms to 1s)")
 	fs.StringVar(&c.SimGPU, "sim-gpu", c.SimGPU, "sim: present this machine as NAME:GIB:COUNT GPUs (such as \"NVIDIA A100-SXM4-80GB:80:1\"), to stand in for a GPU node; their samples are simulated from the load and labelled so")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus /metrics on this host:port (such as 127.0.0.1:9465); empty serves none")
 	c.Sim.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -221,6 +225,9 @@ func (c *runConfig) validate() error {
 		return fmt.Errorf("--db-pool-size must be between 2 and 32 (got %d)", c.DBPoolSize)
 	case c.ControlPoll < 50*time.Millisecond || c.ControlPoll > time.Second:
 		return fmt.Errorf("--control-poll must be between 50ms and 1s (got %s)", c.ControlPoll)
+	}
+	if c.MetricsAddr != "" && !valid.IsListenAddr(c.MetricsAddr) {
+		return fmt.Errorf("--metrics-addr %q must be host:port or :port, such as 127.0.0.1:9465", c.MetricsAddr)
 	}
 	if err := c.readKey(); err != nil {
 		return err

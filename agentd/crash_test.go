@@ -402,35 +402,8 @@ func TestPostgresRestartMidRun(t *testing.T) {
 // may restart), migrated, and returns it with a pool and its URL.
 func privateCluster(t *testing.T) (*devdb.Cluster, *pgxpool.Pool, string) {
 	t.Helper()
-	bin, err := devdb.FindBinaries()
-	if err != nil {
-		t.Skipf("no PostgreSQL binaries to run a private cluster: %v", err)
-	}
-	port, err := devdb.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	// As root the cluster runs as postgres, which must reach the directory.
-	for d := tmp; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := filepath.Join(tmp, "pg")
-	c := &devdb.Cluster{BinDir: bin, Dir: dir, Port: port, Throwaway: true}
+	c, url := pgtest.Cluster(t)
 	ctx := context.Background()
-	if err := c.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	url, err := c.CreateDatabase(ctx, "ruckus")
-	if err != nil {
-		t.Fatal(err)
-	}
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -174,7 +174,14 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	logger.Info("registered", "agent", a.Name, "id", a.ID, "profile", hw.ProfileSlug(), "runtime", cfg.Runtime,
 		"serves", cfg.Serves, "queue", queue, "gpus", len(hw.GPUs))
 
-	w := (&runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger}).init()
+	var m *agentMetrics
+	if cfg.MetricsAddr != "" {
+		m = newAgentMetrics()
+		if err := serveMetrics(ctx, cfg.MetricsAddr, m, logger); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
+	w := (&runWorker{st: st, agentID: a.ID, cfg: cfg, backend: be, nv: nv, gpus: measured, logger: logger, metrics: m}).init()
 	jc := &jobClient{ctx: ctx, driver: newKeyedDriver(pool, st), cfg: cfg, queue: queue, profile: hw.ProfileSlug(), worker: w, logger: logger}
 	if err := jc.follow(a); err != nil {
 		return err

@@ -35,6 +35,8 @@ type runWorker struct {
 	nv      *gpu.NVML // nil or without GPUs on a CPU-only machine
 	gpus    int
 	logger  *slog.Logger
+	// metrics counts the requests sent (nil: no --metrics-addr).
+	metrics *agentMetrics
 
 	// river queues follow-up jobs (scoring); set when the client starts.
 	river *river.Client[pgx.Tx]
@@ -307,7 +309,9 @@ func (s *segment) send(ctx context.Context, client *openai.Client, model string,
 	} else {
 		ans, ok := s.answers[idx]
 		req.Body = withSimAnswer(req.Body, ans, ok)
+		back := s.w.metrics.sending(phase)
 		res = client.Do(ctx, req)
+		back(res)
 	}
 	s.convs.answered(idx, res)
 	res.Idx, res.Sample, res.CustomID, res.Phase = idx, it.Sample, it.CustomID, phase

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +19,14 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"riverqueue.com/riverui"
 
+	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/metrics"
+	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
@@ -105,11 +109,23 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
-	planner, rc, err := startJobs(ctx, pool, st, cfg, logger)
+	attester, err := newAttester(ctx, st, cfg, true)
+	if err != nil {
+		return err
+	}
+	guard, err := webhookGuard(cfg)
+	if err != nil {
+		return err
+	}
+	planner, rc, err := startJobs(ctx, pool, st, cfg, jobDeps{attester: attester, guard: guard}, logger)
 	if err != nil {
 		return err
 	}
 	ui, err := startJobsUI(ctx, rc, logger)
+	if err != nil {
+		return err
+	}
+	obs, err := startMetrics(ctx, st, pool, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -146,8 +162,38 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		ExportStallTimeout: cfg.ExportStallTimeout,
 		TrustedProxies:     proxies,
 		Ready:              readiness(st, mig),
+		ObserveRequest:     obs,
+		Attestations:       attester,
+		WebhookGuard:       guard,
+		APIRatePerToken:    cfg.APIRatePerToken,
+		APIRatePerUser:     cfg.APIRatePerUser,
+		APIRateWindow:      cfg.APIRateWindow,
 	})
 	return listenUntilDone(ctx, app, rc, cfg, logger, ready)
+}
+
+// startMetrics serves the server's Prometheus metrics on
+// RUCKUS_METRICS_ADDR until ctx ends, and returns what the web layer
+// records each request's duration with (nil when metrics are off).
+func startMetrics(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg config.Config, logger *slog.Logger) (func(route, method string, code int, d time.Duration), error) {
+	if cfg.MetricsAddr == "off" {
+		return nil, nil
+	}
+	m, err := metrics.NewServer(ctx, st, pool, cfg.AgentStaleAfter, logger)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := metrics.Listen(cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_METRICS_ADDR: %w", err)
+	}
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	go func() {
+		if err := metrics.Serve(ctx, ln, m.Registry, logger); err != nil {
+			logger.Error("metrics server stopped", "err", err)
+		}
+	}()
+	return m.ObserveRequest, nil
 }
 
 // checkSchema refuses a database whose schema is behind this binary.
@@ -189,11 +235,64 @@ func prepareSignIn(ctx context.Context, st *store.Store, cfg config.Config, stdo
 	return passwords, key, nil
 }
 
+// attestationSecret names the attestation key's seed in server_secrets.
+const attestationSecret = "attestation_ed25519_seed"
+
+// newAttester makes what signs finished runs' results and verifies them,
+// with the ed25519 key from RUCKUS_ATTESTATION_KEY, else one generated
+// once and kept in the database, as the session key is. With create
+// false a key is never made (ruckus verify).
+func newAttester(ctx context.Context, st *store.Store, cfg config.Config, create bool) (*attest.Service, error) {
+	seed, err := base64.StdEncoding.DecodeString(cfg.AttestationKey)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_ATTESTATION_KEY: %w", err)
+	}
+	switch {
+	case len(seed) > 0:
+	case create:
+		seed, err = st.ServerSecret(ctx, attestationSecret, func() []byte {
+			b := make([]byte, 32)
+			_, _ = rand.Read(b)
+			return b
+		})
+	default:
+		seed, err = st.StoredServerSecret(ctx, attestationSecret)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errors.New("this database has no attestation key (the server makes one when it first starts) and RUCKUS_ATTESTATION_KEY is not set")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	signer, err := attest.NewSigner(seed)
+	if err != nil {
+		return nil, fmt.Errorf("RUCKUS_ATTESTATION_KEY: %w", err)
+	}
+	return &attest.Service{Store: st, Signer: signer}, nil
+}
+
 // startJobs starts the server's River client: it works the server queue
 // (session cleanup, the reaper, scoring) and gives the planner, which
 // queues runs and as the reaper hands on the runs of agents that stopped
 // heartbeating, its client.
-func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
+// jobDeps are what the server's workers need besides the store: the
+// attester that signs ended runs (nil: none) and the guard of webhook
+// deliveries.
+type jobDeps struct {
+	attester *attest.Service
+	guard    notify.Guard
+}
+
+// webhookGuard is RUCKUS_WEBHOOK_ALLOWED_NETWORKS as a guard.
+func webhookGuard(cfg config.Config) (notify.Guard, error) {
+	allowed, err := handlers.ParseTrustedProxies(cfg.WebhookAllowedNetworks)
+	if err != nil {
+		return notify.Guard{}, fmt.Errorf("RUCKUS_WEBHOOK_ALLOWED_NETWORKS: %w", err)
+	}
+	return notify.Guard{Allowed: allowed}, nil
+}
+
+func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, deps jobDeps, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
 	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
 	var err error
 	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
@@ -206,8 +305,15 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
-	river.AddWorker(workers, &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
-		Regressions: &regress.Checker{Store: st}, Stats: st})
+	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
+		Regressions: &regress.Checker{Store: st}, Stats: st}
+	if deps.attester != nil {
+		scoring.Attester = deps.attester
+	}
+	notifier := &notify.Notifier{Store: st}
+	scoring.Notifier = notifier
+	river.AddWorker(workers, scoring)
+	river.AddWorker(workers, &jobs.DeliverWebhookWorker{Deliverer: notify.NewDeliverer(st, deps.guard, 10*time.Second, version)})
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
 	if err != nil {
@@ -215,6 +321,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	}
 	planner.River = rc
 	execQueue.River = rc
+	notifier.River = rc
 	if err := rc.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("start river: %w", err)
 	}
@@ -227,7 +334,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.Logger) *river.Config {
 	return &river.Config{
 		Logger: logger,
-		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}},
+		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}, jobs.WebhookQueue: {MaxWorkers: 4}},
 		// Finished jobs are kept a while for the job UI and then removed by
 		// River's own cleaner; failures longer, to be looked into. (Results
 		// live in the app's tables, not in River's.)

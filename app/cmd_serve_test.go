@@ -92,7 +92,7 @@ func TestAForgedPauseLeavesTheServersQueuesWorking(t *testing.T) {
 	defer cancel()
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
-	_, rc, err := startJobs(ctx, pool, st, config.Config{AgentStaleAfter: 15 * time.Second}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	_, rc, err := startJobs(ctx, pool, st, config.Config{AgentStaleAfter: 15 * time.Second}, jobDeps{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

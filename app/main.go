@@ -36,6 +36,9 @@ Usage:
   ruckus bench watch ID                 follow a benchmark's runs live until they finish
   ruckus results export RUN [--format csv|jsonl] [--output FILE]   download a run's results
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
+  ruckus backup FILE                    a consistent dump of the database (pg_dump, custom format) to a new FILE
+  ruckus restore FILE                   a backup into the empty database at DATABASE_URL, all or nothing
+  ruckus verify RUN [--public-key K]    check a run's results against their signed digest (DATABASE_URL)
   ruckus seed                           load the starter datasets and models (idempotent)
   ruckus sandbox [--concurrency N]      the worker that executes code answers (HumanEval, MBPP) in bubblewrap
   ruckus dev [-- AGENTD-RUN-ARGS…]      development: private PostgreSQL + migrate + server + one agentd (sim unless args follow --)
@@ -89,6 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDataset(ctx, args[1:], stdout)
 	case "results":
 		err = cmdResults(ctx, args[1:], stdout)
+	case "backup":
+		err = cmdBackup(ctx, args[1:], stdout)
+	case "restore":
+		err = cmdRestore(ctx, args[1:], stdout)
+	case "verify":
+		err = cmdVerify(ctx, args[1:], stdout)
 	case "sandbox":
 		err = cmdSandbox(ctx, args[1:], stdout, stderr)
 	case "dev":

@@ -105,9 +105,9 @@ const (
 	adminPassword = "admin-password-1"
 )
 
-// startServer runs ruckus serve on a fresh database and waits until it is
-// ready.
-func startServer(t *testing.T) *server {
+// startServer runs ruckus serve on a fresh database, with env added to its
+// environment, and waits until it is ready.
+func startServer(t *testing.T, env ...string) *server {
 	t.Helper()
 	pool := pgtest.NewDB(t)
 	dbURL := pgtest.URL(t, pool)
@@ -120,7 +120,11 @@ func startServer(t *testing.T) *server {
 	cmd := exec.Command(ruckusBin, "serve")
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "RUCKUS_ADDR="+addr, "RUCKUS_PASSWORD_COST=4",
-		"RUCKUS_ADMIN_EMAIL="+adminEmail, "RUCKUS_ADMIN_PASSWORD="+adminPassword)
+		"RUCKUS_ADMIN_EMAIL="+adminEmail, "RUCKUS_ADMIN_PASSWORD="+adminPassword,
+		// A port of its own for /metrics: servers of other tests (and other
+		// programs on this machine) may be listening on the default.
+		"RUCKUS_METRICS_ADDR=127.0.0.1:0")
+	cmd.Env = append(cmd.Env, env...)
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
 	if err != nil {
 		t.Fatal(err)

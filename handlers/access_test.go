@@ -27,6 +27,7 @@ type accessFixture struct {
 	token, tokenForAdmin              string            // ada's API token ids
 	user, agent, model, hardware      string
 	fleet                             string
+	webhooks                          map[bool]string // ada's webhooks to delete, by "api?"
 }
 
 // param is the value for path parameter name in path, as caller uses it.
@@ -50,6 +51,8 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.run
 	case name == "idx":
 		return "0"
+	case name == "id" && strings.Contains(path, "/webhooks/"):
+		return f.webhooks[strings.HasPrefix(path, "/api/")]
 	case name == "id" && strings.Contains(path, "/tokens/"):
 		if admin {
 			return f.tokenForAdmin
@@ -89,6 +92,14 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 	adaTok := e.token(ada)
 	tokens := map[string]string{"ada": adaTok, "bob": e.token(bob), "admin": e.token(root)}
 	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	// The run's results signed (as when it ends), for its attestation.
+	att, err := e.attest.Signer.Sign(ctx, e.store, run, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SaveAttestation(ctx, att); err != nil {
+		t.Fatal(err)
+	}
 	var f accessFixture
 	f.benchmark, f.run, f.user, f.hardware = b, fmt.Sprint(run), fmt.Sprint(carol.ID), "cpu-2c"
 	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id::text, (SELECT id::text FROM agents LIMIT 1), (SELECT id::text FROM models LIMIT 1)
@@ -136,6 +147,15 @@ func TestEveryRouteAnswersEachCallerAsDeclared(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.tokenForAdmin = fmt.Sprint(second.ID)
+	f.webhooks = map[bool]string{}
+	for _, api := range []bool{false, true} {
+		w, err := e.store.CreateWebhook(ctx, ada.ID, store.NewWebhook{URL: "https://hooks.example.com/ruckus", Secret: "sixteen bytes at least",
+			Events: []string{"benchmark.finished"}, Format: "json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.webhooks[api] = fmt.Sprint(w.ID)
+	}
 	sessions := map[string]*client{"anonymous": e.client()}
 	for who, email := range map[string]string{"ada": "ada@example.com", "bob": "bob@example.com", "admin": "root@example.com"} {
 		c := e.client()
@@ -275,6 +295,14 @@ func TestSharedBenchmarkIsReadOnlyForOthers(t *testing.T) {
 	adaTok := e.token(ada)
 	bobTok := e.token(e.createUser("bob2@example.com", "correct horse", store.RoleUser))
 	b, run := runWithResults(t, e, adaTok, 3, func(i int) string { return fmt.Sprint(i) })
+	// The run's results signed (as when it ends), for its attestation.
+	att, err := e.attest.Signer.Sign(ctx, e.store, run, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.SaveAttestation(ctx, att); err != nil {
+		t.Fatal(err)
+	}
 	if r := e.api(http.MethodPatch, "/api/v1/benchmarks/"+b, adaTok, strings.NewReader(`{"visibility":"shared"}`), "application/json"); r.status != 200 {
 		t.Fatalf("share: %d %v", r.status, r.body)
 	}

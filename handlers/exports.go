@@ -32,6 +32,39 @@ type resultStore interface {
 	LatencyPoints(ctx context.Context, runID int64, limit int) ([]store.LatencyPoint, error)
 	RunErrorClasses(ctx context.Context, runID int64) ([]store.ErrorClassCount, error)
 	RunCategoryScores(ctx context.Context, runID int64) ([]store.CategoryScores, error)
+	RunDigests(ctx context.Context, runIDs []int64) (map[int64][]byte, error)
+}
+
+// Headers that carry the signed digests of the exported runs' results
+// (app/attest): a run's as sha256:<hex>, a benchmark's runs' as
+// <run id>=sha256:<hex>, comma-separated. Runs not signed yet are left out.
+const (
+	runDigestHeader        = "X-Ruckus-Results-Digest"
+	benchmarkDigestsHeader = "X-Ruckus-Results-Digests"
+)
+
+// setDigests puts the runs' signed digests on the export's response.
+func (s *server) setDigests(c *fiber.Ctx, ids []int64, one bool) error {
+	ds, err := s.Store.RunDigests(c.UserContext(), ids)
+	if err != nil {
+		return err
+	}
+	if one {
+		if d, ok := ds[ids[0]]; ok {
+			c.Set(runDigestHeader, digestText(d))
+		}
+		return nil
+	}
+	var parts []string
+	for _, id := range ids {
+		if d, ok := ds[id]; ok {
+			parts = append(parts, fmt.Sprintf("%d=%s", id, digestText(d)))
+		}
+	}
+	if len(parts) > 0 {
+		c.Set(benchmarkDigestsHeader, strings.Join(parts, ", "))
+	}
+	return nil
 }
 
 // exportTimeout bounds one streamed export.
@@ -192,6 +225,9 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if err := s.setDigests(c, ids, true); err != nil {
+		return err
+	}
 	switch format := c.Query("format", "csv"); format {
 	case "csv":
 		return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("run-%d-results.csv", run.ID), func(ctx context.Context, w *bufio.Writer) error {
@@ -235,6 +271,9 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 		ids := make([]int64, len(b.Runs))
 		for i, r := range b.Runs {
 			ids[i] = r.ID
+		}
+		if err := s.setDigests(c, ids, false); err != nil {
+			return err
 		}
 		if summary {
 			crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
@@ -37,6 +38,8 @@ type env struct {
 	ready func(context.Context) error
 	// routes is the app's route table with each route's access.
 	routes []handlers.Route
+	// attest signs and verifies runs' results with a test key.
+	attest *attest.Service
 }
 
 func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
@@ -54,7 +57,11 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, store: st, pw: pw}
+	signer, err := attest.NewSigner([]byte("a test seed of thirty-two bytes!"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, store: st, pw: pw, attest: &attest.Service{Store: st, Signer: signer}}
 	d := handlers.Deps{
 		Store:           st,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -72,6 +79,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: 15 * time.Second},
 		DatasetLimits:   dataset.DefaultLimits(),
 		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
+		Attestations:    e.attest,
 	}
 	e.ready = st.Ping
 	for _, f := range tweak {

@@ -69,11 +69,25 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 	if !c.Response().IsBodyStream() {
 		size = len(c.Response().Body())
 	}
+	if s.ObserveRequest != nil {
+		s.ObserveRequest(routePattern(c), c.Method(), status, time.Since(start))
+	}
 	s.Logger.Log(c.UserContext(), level, "request",
 		"method", c.Method(), "path", c.Path(), "status", status,
 		"duration_ms", float64(time.Since(start).Microseconds())/1000,
 		"bytes", size, "ip", s.clientIP(c))
 	return nil
+}
+
+// routePattern is the route table's pattern the request was answered by,
+// such as /runs/:id<int>; "unmatched" when none but a catch-all answered,
+// so that a metric's series are the routes, never what clients send.
+func routePattern(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || r.Path == "" || r.Path == "/" && c.Path() != "/" || r.Path == "/api/v1" {
+		return "unmatched"
+	}
+	return r.Path
 }
 
 func securityHeaders(c *fiber.Ctx) error {
@@ -367,13 +381,12 @@ func redirect(c *fiber.Ctx, to string) error {
 
 // requireToken authenticates API calls by bearer token.
 func (s *server) requireToken(c *fiber.Ctx) error {
-	h := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
+	token, ok := bearerToken(c)
+	if !ok {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "missing API token: send Authorization: Bearer <token>")
 	}
-	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(strings.TrimSpace(token)))
+	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus", error="invalid_token"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "invalid or revoked API token")
@@ -383,6 +396,13 @@ func (s *server) requireToken(c *fiber.Ctx) error {
 	}
 	c.Locals(localUser, &u)
 	return c.Next()
+}
+
+// bearerToken is the request's API token (Authorization: Bearer), trimmed.
+func bearerToken(c *fiber.Ctx) (string, bool) {
+	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	token = strings.TrimSpace(token)
+	return token, ok && token != ""
 }
 
 func requireAPIAdmin(c *fiber.Ctx) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/fleet"
+	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/jobs"
@@ -84,6 +85,19 @@ type Deps struct {
 	// whose X-Forwarded-For names the client; from any other peer the
 	// peer's own address is the client's.
 	TrustedProxies []netip.Prefix
+	// ObserveRequest, when set, records each answered request's duration
+	// under its route's pattern (the Prometheus metrics).
+	ObserveRequest func(route, method string, code int, d time.Duration)
+	// APIRatePerToken and APIRatePerUser bound the API requests per
+	// APIRateWindow of one token, and of all of one user's tokens together;
+	// 0 turns that limit off. Zero window: one minute.
+	APIRatePerToken int
+	APIRatePerUser  int
+	APIRateWindow   time.Duration
+	// Attestations verifies runs' signed result digests; nil: none.
+	Attestations Attestations
+	// WebhookGuard checks webhooks' URLs (the networks they may reach).
+	WebhookGuard notify.Guard
 }
 
 // Store is the database as the handlers use it; *store.Store satisfies it.
@@ -108,6 +122,7 @@ type Store interface {
 	fleetManifestStore
 	providerPriceStore
 	historyStore
+	webhookStore
 }
 
 type server struct {
@@ -119,6 +134,8 @@ type server struct {
 	validate *valid.Validator
 	live     *liveFragments
 	exports  *exportGate
+	// rates counts API requests per token and per user.
+	rates *rateLimiter
 	// exportStall is ExportStallTimeout or its default.
 	exportStall time.Duration
 	// routes is the route table as declared, with each route's access.
@@ -147,6 +164,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		validate: newValidator(),
 		live:     newLiveFragments(d.LiveFragmentTTL),
 		exports:  newExportGate(d.ExportsPerUser, d.ExportsTotal),
+		rates:    newRateLimiter(d.APIRateWindow),
 	}
 	s.exportStall = cmp.Or(d.ExportStallTimeout, defaultExportStallTimeout)
 	spec, err := OpenAPIDocument()
@@ -191,7 +209,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	root.get(OpenAPIPath, Anyone, s.serveOpenAPI)
 	root.get("/api/docs", Anyone, s.showAPIDocs)
 
-	api := root.group("/api/v1", s.requireToken)
+	api := root.group("/api/v1", s.requireToken, s.limitAPI)
 	api.api = true
 	api.get("/me", SignedIn, s.apiMe)
 	api.get("/users", Admin, s.apiListUsers)
@@ -220,6 +238,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
 	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)
 	api.get("/runs/:id<int>/results", Owner, s.exportRun)
+	api.get("/runs/:id<int>/attestation", Owner, s.apiRunAttestation)
 	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
 	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
 	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
@@ -242,6 +261,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/fleets/:id<int>", Owner, s.apiGetFleet)
 	api.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
 	api.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
+	api.post("/webhooks", SignedIn, s.apiCreateWebhook)
+	api.get("/webhooks", SignedIn, s.apiListWebhooks) // the viewer's webhooks and their latest deliveries
+	api.delete("/webhooks/:id<int>", Self, s.apiDeleteWebhook)
 	api.router.Use(apiNotFound)
 
 	web := root.group("", s.loadSession, s.checkCSRF)
@@ -293,6 +315,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	web.get("/runs/:id<int>/results", Owner, s.exportRun)
 	web.get("/runs/:id<int>", Owner, s.showResultsPage)
+	web.get("/runs/:id<int>/attestation", Owner, s.showAttestation)
 	web.post("/runs/:id<int>/score", Owner, s.rescoreRun)
 	web.post("/runs/:id<int>/judge", Owner, s.startJudging)
 	web.get("/compare", Owner, s.showComparePage)
@@ -311,6 +334,8 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/settings/password", SignedIn, s.changePassword)
 	web.post("/settings/tokens", SignedIn, s.createToken)
 	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
+	web.post("/settings/webhooks", SignedIn, s.createWebhook)
+	web.post("/settings/webhooks/:id<int>/delete", Self, s.deleteWebhook)
 
 	admin := web.group("/admin")
 	admin.get("/users", Admin, s.showUsersPage)

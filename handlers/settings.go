@@ -20,15 +20,23 @@ type tokenStore interface {
 }
 
 func (s *server) showSettingsPage(c *fiber.Ctx) error {
+	return s.renderSettings(c, fiber.StatusOK, account.SettingsData{})
+}
+
+// renderSettings renders the whole Settings page with d's forms as given
+// and the viewer's tokens, webhooks and deliveries.
+func (s *server) renderSettings(c *fiber.Ctx, status int, d account.SettingsData) error {
 	u := currentUser(c)
 	tokens, err := s.Store.ListAPITokens(c.UserContext(), u.ID)
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, account.SettingsPage(account.SettingsData{
-		Email:  u.Email,
-		Tokens: account.TokensData{Tokens: tokens},
-	}))
+	d.Email = u.Email
+	d.Tokens.Tokens, d.Tokens.Limits = tokens, s.apiLimits()
+	if d.Webhooks, err = s.webhooksData(c, d.Webhooks); err != nil {
+		return err
+	}
+	return render(c, status, account.SettingsPage(d))
 }
 
 // passwordRequest is the change-password form.
@@ -69,12 +77,7 @@ func (s *server) passwordResult(c *fiber.Ctx, status int, form account.PasswordF
 	if c.Get("HX-Request") != "" {
 		return render(c, status, account.PasswordSection(form))
 	}
-	u := currentUser(c)
-	tokens, err := s.Store.ListAPITokens(c.UserContext(), u.ID)
-	if err != nil {
-		return err
-	}
-	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Password: form, Tokens: account.TokensData{Tokens: tokens}}))
+	return s.renderSettings(c, status, account.SettingsData{Password: form})
 }
 
 // tokenRequest is the new-token form.
@@ -122,9 +125,9 @@ func (s *server) tokensResult(c *fiber.Ctx, status int, d account.TokensData) er
 	if err != nil {
 		return err
 	}
-	d.Tokens = tokens
+	d.Tokens, d.Limits = tokens, s.apiLimits()
 	if c.Get("HX-Request") != "" {
 		return render(c, status, account.TokensSection(d))
 	}
-	return render(c, status, account.SettingsPage(account.SettingsData{Email: u.Email, Tokens: d}))
+	return s.renderSettings(c, status, account.SettingsData{Tokens: d})
 }

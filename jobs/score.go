@@ -46,6 +46,17 @@ type RunStatsComputer interface {
 	PairRunQualities(ctx context.Context, runID int64) error
 }
 
+// RunAttester signs a finished run's result rows (attest.Service).
+type RunAttester interface {
+	AttestRun(ctx context.Context, runID int64) error
+}
+
+// RunNotifier records the events of an ended run for its owner's
+// webhooks (notify.Notifier).
+type RunNotifier interface {
+	RunEnded(ctx context.Context, runID int64) error
+}
+
 // ScoreRunWorker scores runs.
 type ScoreRunWorker struct {
 	river.WorkerDefaults[ScoreRunArgs]
@@ -56,14 +67,25 @@ type ScoreRunWorker struct {
 	// Stats, when set, keeps the run's figures with their intervals
 	// first, so that every conclusion drawn about it reads them.
 	Stats RunStatsComputer
+	// Attester, when set, signs the run's results first, as they were
+	// when it ended (a later rescoring leaves that signature alone).
+	Attester RunAttester
+	// Notifier, when set, tells the run's owner's webhooks, once the run
+	// is scored and checked for a regression.
+	Notifier RunNotifier
 }
 
 // Timeout allows for large runs.
 func (w *ScoreRunWorker) Timeout(*river.Job[ScoreRunArgs]) time.Duration { return 10 * time.Minute }
 
-// Work keeps the run's figures, scores the run, then checks it for a
+// Work signs the run's results, keeps the run's figures, scores the run, then checks it for a
 // regression.
 func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs]) error {
+	if w.Attester != nil {
+		if err := w.Attester.AttestRun(ctx, job.Args.RunID); err != nil {
+			return err
+		}
+	}
 	if w.Stats != nil {
 		if err := w.Stats.ComputeRunStats(ctx, job.Args.RunID); err != nil {
 			return err
@@ -77,8 +99,13 @@ func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs])
 			return err
 		}
 	}
-	if w.Regressions == nil {
+	if w.Regressions != nil {
+		if err := w.Regressions.CheckRegressions(ctx, job.Args.RunID); err != nil {
+			return err
+		}
+	}
+	if w.Notifier == nil {
 		return nil
 	}
-	return w.Regressions.CheckRegressions(ctx, job.Args.RunID)
+	return w.Notifier.RunEnded(ctx, job.Args.RunID)
 }

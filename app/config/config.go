@@ -67,6 +67,23 @@ type Config struct {
 	// openai and anthropic: base URL, API key variable, dialect), a YAML
 	// file; empty means the built-in table.
 	ProvidersFile string `env:"RUCKUS_PROVIDERS_FILE" yaml:"providers_file" validate:"omitempty,max=4096"`
+	// MetricsAddr is where Prometheus's /metrics is served, apart from the
+	// public port; "off" serves none.
+	MetricsAddr string `env:"RUCKUS_METRICS_ADDR" yaml:"metrics_addr" validate:"required,listen_addr_or_off"`
+	// AttestationKey is the ed25519 seed (32 bytes, base64) that signs
+	// finished runs' result digests; empty: one generated once and kept in
+	// the database, as the session key is.
+	AttestationKey string `env:"RUCKUS_ATTESTATION_KEY" yaml:"attestation_key" validate:"omitempty,base64_32"`
+	// APIRatePerToken and APIRatePerUser bound the API requests per
+	// APIRateWindow of one token and of all of one user's tokens together;
+	// 0 turns that limit off.
+	APIRatePerToken int           `env:"RUCKUS_API_RATE_PER_TOKEN" yaml:"api_rate_per_token" validate:"min=0,max=1000000"`
+	APIRatePerUser  int           `env:"RUCKUS_API_RATE_PER_USER" yaml:"api_rate_per_user" validate:"min=0,max=1000000"`
+	APIRateWindow   time.Duration `env:"RUCKUS_API_RATE_WINDOW" yaml:"api_rate_window" validate:"min=1s,max=1h"`
+	// WebhookAllowedNetworks lists the internal networks (addresses, CIDR
+	// ranges, comma-separated) webhook deliveries may reach; by default
+	// none: no loopback, private, link-local or reserved address.
+	WebhookAllowedNetworks string `env:"RUCKUS_WEBHOOK_ALLOWED_NETWORKS" yaml:"webhook_allowed_networks" validate:"omitempty,max=4096,ip_list"`
 }
 
 // Defaults returns the settings used where neither the file nor the
@@ -92,6 +109,10 @@ func Defaults() Config {
 		ExportsPerUser:     2,
 		ExportsTotal:       6,
 		ExportStallTimeout: 30 * time.Second,
+		MetricsAddr:        "127.0.0.1:9464",
+		APIRatePerToken:    600,
+		APIRatePerUser:     1200,
+		APIRateWindow:      time.Minute,
 	}
 }
 

@@ -42,6 +42,9 @@ func TestLoadRejectsBadSettingsNamingEach(t *testing.T) {
 		{"not a duration", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_SESSION_TTL": "forever"}, []string{`RUCKUS_SESSION_TTL: "forever" is not a duration`}},
 		{"too short", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_SESSION_TTL": "1m"}, []string{"RUCKUS_SESSION_TTL: must be at least 5m"}},
 		{"not a number", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_PASSWORD_COST": "high"}, []string{`RUCKUS_PASSWORD_COST: "high" is not a whole number`}},
+		{"bad metrics address", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_METRICS_ADDR": "nope"}, []string{`RUCKUS_METRICS_ADDR: must be host:port or :port, such as 127.0.0.1:9464, or off (got "nope")`}},
+		{"attestation key not 32 bytes", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_ATTESTATION_KEY": "c2hvcnQ="}, []string{"RUCKUS_ATTESTATION_KEY: must be 32 bytes in base64"}},
+		{"negative rate", map[string]string{"DATABASE_URL": "postgres://x", "RUCKUS_API_RATE_PER_USER": "-1"}, []string{"RUCKUS_API_RATE_PER_USER: must be at least 0"}},
 		{"bad email and short password, both reported, password not echoed", map[string]string{
 			"DATABASE_URL": "postgres://x", "RUCKUS_ADMIN_EMAIL": "root", "RUCKUS_ADMIN_PASSWORD": "secret1",
 		}, []string{"RUCKUS_ADMIN_EMAIL: must be an email address", "RUCKUS_ADMIN_PASSWORD: must be at least 8 characters long"}},

@@ -19,6 +19,14 @@ func (q *Queries) ServerSecret(ctx context.Context, name string, generate func()
 	return v, mapErr(err, "read server secret")
 }
 
+// StoredServerSecret returns the secret stored under name (ErrNotFound:
+// none), never making one.
+func (q *Queries) StoredServerSecret(ctx context.Context, name string) ([]byte, error) {
+	var v []byte
+	err := q.db.QueryRow(ctx, `SELECT value FROM server_secrets WHERE name = @name`, pgx.NamedArgs{"name": name}).Scan(&v)
+	return v, mapErr(err, "read server secret")
+}
+
 // prefixed qualifies each column of a column list with a table alias.
 func prefixed(alias, columns string) string {
 	parts := strings.Split(columns, ", ")

@@ -12,6 +12,7 @@ package valid
 
 import (
 	"cmp"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -341,6 +342,10 @@ func (v *Validator) message(fe validator.FieldError) string {
 		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got
 	case "listen_addr":
 		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got
+	case "listen_addr_or_off":
+		return "must be host:port or :port, such as 127.0.0.1:9464, or off" + got
+	case "base64_32":
+		return "must be 32 bytes in base64, such as `openssl rand -base64 32` prints" + got
 	case "ip_list":
 		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got
 	case "http_url":
@@ -514,6 +519,15 @@ var rules = map[string]validator.Func{
 	},
 	// listen_addr: host:port or :port.
 	"listen_addr": func(fl validator.FieldLevel) bool { return IsListenAddr(fl.Field().String()) },
+	// listen_addr_or_off: a listen address, or "off" for none.
+	"listen_addr_or_off": func(fl validator.FieldLevel) bool {
+		return fl.Field().String() == "off" || IsListenAddr(fl.Field().String())
+	},
+	// base64_32: 32 bytes in standard base64 (a key's seed).
+	"base64_32": func(fl validator.FieldLevel) bool {
+		b, err := base64.StdEncoding.DecodeString(fl.Field().String())
+		return err == nil && len(b) == 32
+	},
 	// ip_list: addresses or CIDR ranges, comma-separated.
 	"ip_list": func(fl validator.FieldLevel) bool { return IsIPList(fl.Field().String()) },
 	// maxbytes=N: a string of at most N bytes (max counts characters;

@@ -32,8 +32,6 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/app/store"
@@ -86,29 +84,12 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	if _, err := st.CreateAPIToken(ctx, u.ID, "bench", prefix, thash); err != nil {
 		return err
 	}
-	var ds strings.Builder
-	for i := range nItems {
-		fmt.Fprintf(&ds, "{\"custom_id\":\"item-%05d\",\"prompt\":\"Question %d: what is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, i, 2*i)
-	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: v, FileName: "bench.jsonl"}, nil)
-	if err != nil {
-		return err
-	}
 	// A benchmark's targets differ: one model per target.
-	stamp := time.Now().UnixNano()
-	models := make([]string, 50)
-	for i := range models {
-		models[i] = fmt.Sprintf("bench/model-%d-%02d", stamp, i)
-		if _, err := st.CreateModel(ctx, store.ModelFields{Name: models[i], ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			return err
-		}
-	}
-	agent, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: fmt.Sprintf("bench-%d", time.Now().UnixNano()), ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
+	fleet, err := benchkit.SeedFleet(ctx, st, v, nItems, 50)
 	if err != nil {
 		return err
 	}
+	models, agent := fleet.Models, fleet.Agent
 	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
 	if err != nil {
 		return err
@@ -120,7 +101,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		for i := range targets {
 			targets[i] = bench.Target{Model: models[i], Runtime: "sim", Hardware: "cpu"}
 		}
-		c, err := planner.Create(ctx, v, bench.Manifest{Name: "web bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID}, Targets: targets,
+		c, err := planner.Create(ctx, v, bench.Manifest{Name: "web bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
 			Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8}, Sampling: jobs.Sampling{MaxTokens: 64}})
 		if err != nil {
 			return err
@@ -161,7 +142,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		}
 	}
 	// A 4-run benchmark of 20-step sweeps, for the sweep pages and the report.
-	sweep, err := planner.Create(ctx, v, bench.Manifest{Name: "sweep bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+	sweep, err := planner.Create(ctx, v, bench.Manifest{Name: "sweep bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID},
 		Targets: []bench.Target{{Model: models[0], Runtime: "sim", Hardware: "cpu"}, {Model: models[1], Runtime: "sim", Hardware: "cpu"},
 			{Model: models[2], Runtime: "sim", Hardware: "cpu"}, {Model: models[3], Runtime: "sim", Hardware: "cpu"}},
 		Load: jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 64, Rates: sweepRates(20)}, Sampling: jobs.Sampling{MaxTokens: 64}})

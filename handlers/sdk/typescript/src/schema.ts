@@ -597,6 +597,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{id}/attestation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: components["parameters"]["RunID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Check a run's results against their signed digest
+         * @description When a run ends the server digests its measured result rows in a
+         *     canonical form (README.md § Tamper-evident results) and signs the
+         *     digest with its ed25519 key. This reads every row again, recomputes
+         *     the digest and checks it and the signature: `valid` is false when a
+         *     row was changed, added or removed since (the first one is named in
+         *     `first_difference`) or the signature does not hold. `404` while the
+         *     run has no attestation yet. Exports carry the signed digest in
+         *     `X-Ruckus-Results-Digest` (a run's) and `X-Ruckus-Results-Digests`
+         *     (a benchmark's runs'). Owner; others get 404.
+         */
+        get: operations["getRunAttestation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/runs/{id}/cancel": {
         parameters: {
             query?: never;
@@ -1066,6 +1097,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhooks and their latest deliveries
+         * @description Your webhooks (without their secrets) and your latest 50 deliveries, newest first, with how each went. Signed-in users.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a webhook to your benchmarks' events
+         * @description Ruckus POSTs to `url` when one of your benchmarks finishes
+         *     (`benchmark.finished`: its last run ended and at least one
+         *     completed) or fails (`benchmark.failed`: none completed), or when a
+         *     run of yours is flagged as a regression (`run.regression`). The body
+         *     is the event as JSON (`format: json`, the default) or Slack's
+         *     `{"text": …}` (`format: slack`), signed with `secret`:
+         *     `X-Ruckus-Signature: sha256=<hex HMAC-SHA256 of the body>`, with
+         *     `X-Ruckus-Event` and `X-Ruckus-Delivery` (the delivery's id).
+         *     Deliveries are River jobs tried up to 8 times with backoff (10 s,
+         *     30 s, 2 min, 10 min, 30 min, then hourly); a 2xx answer is success,
+         *     redirects are not followed. The URL must be http or https without
+         *     credentials; deliveries never reach loopback, private, link-local or
+         *     reserved addresses (checked on the address connected to, after
+         *     DNS) unless the server's `RUCKUS_WEBHOOK_ALLOWED_NETWORKS` names
+         *     them. At most 20 webhooks per user. Signed-in users.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of your webhooks
+         * @description The webhook and its delivery log; deliveries not yet made are dropped. Your own only; anyone else's (administrators' too) is 404.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1198,6 +1290,46 @@ export interface components {
                 state: string;
                 error: string;
             }[];
+        };
+        Webhook: {
+            /** Format: int64 */
+            webhook_id: number;
+            url: string;
+            events: ("benchmark.finished" | "benchmark.failed" | "run.regression")[];
+            /** @enum {string} */
+            format: "json" | "slack";
+            /** Format: date-time */
+            created_at: string;
+        };
+        Attestation: {
+            /** Format: int64 */
+            run_id: number;
+            /** @enum {string} */
+            algorithm: "ed25519";
+            /** @description The result rows signed. */
+            rows: number;
+            /** @description The signed digest. */
+            digest: string;
+            /** @description The ed25519 signature (base64) of "ruckus-attestation-v1\n<run id>\n<rows>\n<digest hex>\n". */
+            signature: string;
+            /** @description The server's ed25519 public key (base64). */
+            public_key: string;
+            /** Format: date-time */
+            signed_at: string;
+            /** @description The rows are as signed and the signature holds. */
+            valid: boolean;
+            /** @description The digest of the rows as they are now. */
+            current_digest: string;
+            /** @description Why it is not valid. */
+            problem?: string;
+            /** @description The first row (in idx, sample order) that differs from what was signed. */
+            first_difference?: {
+                idx: number;
+                sample: number;
+                custom_id?: string;
+                /** @enum {string} */
+                change: "changed" | "added" | "removed";
+            };
         };
         Error: {
             /** @description What went wrong */
@@ -1409,7 +1541,7 @@ export interface components {
             load?: components["schemas"]["LoadProfile"];
             sampling?: components["schemas"]["Sampling"];
             /** @enum {string} */
-            scorer?: "" | "exact" | "f1" | "regex" | "choice" | "numeric" | "contains" | "json" | "json-schema" | "bleu" | "rouge" | "rouge1" | "rouge2" | "rougeL" | "rougeLsum" | "rouge1-stem" | "rouge2-stem" | "rougeL-stem" | "rougeLsum-stem" | "humaneval" | "mbpp" | "exec" | "judge";
+            scorer?: "" | "exact" | "f1" | "regex" | "choice" | "numeric" | "contains" | "json" | "json-schema" | "refusal" | "bleu" | "rouge" | "rouge1" | "rouge2" | "rougeL" | "rougeLsum" | "rouge1-stem" | "rouge2-stem" | "rougeL-stem" | "rougeLsum-stem" | "triviaqa-em" | "triviaqa-f1" | "codexglue-bleu" | "humaneval" | "mbpp" | "exec" | "judge";
             scorer_options?: components["schemas"]["ScorerOptions"];
             slo?: components["schemas"]["SLO"];
             synthetic?: components["schemas"]["SyntheticSpec"];
@@ -1422,6 +1554,19 @@ export interface components {
                 };
                 seed?: number;
             };
+            fewshot?: components["schemas"]["FewShot"];
+        };
+        /**
+         * @description k solved examples from the dataset before each question, built as
+         *     lm-evaluation-harness builds num_fewshot prompts (MMLU and MBPP: the
+         *     first items of the item's group; the other suites: drawn with the
+         *     seed); never the item itself. Standard-suite datasets uploaded with 0
+         *     shots only. Part of the comparability keys.
+         */
+        FewShot: {
+            k: number;
+            /** @description The sampler's seed; 1234 (lm-eval's default) when absent. */
+            seed?: number;
         };
         Target: {
             /** @description A registered model's name. */
@@ -1430,6 +1575,7 @@ export interface components {
             runtime: "sim" | "openai" | "anthropic" | "vllm" | "sglang" | "tgi" | "llama-cpp" | "ollama";
             /** @description A hardware profile's slug. */
             hardware: string;
+            fewshot?: components["schemas"]["FewShot"];
         };
         LoadProfile: {
             /** @description sequential, concurrency, constant-rate, poisson, sweep or trace. */
@@ -1489,6 +1635,10 @@ export interface components {
             items: number;
             /** @description No live agent serves its queue now; it starts when one does. */
             waiting_for_agent: boolean;
+            repeat?: number;
+            /** @description The run's few-shot k (absent for 0). */
+            fewshot_k?: number;
+            fewshot_seed?: number;
         };
         CreatedBenchmark: {
             benchmark_id: number;
@@ -1560,9 +1710,39 @@ export interface components {
             samples: number;
             /** @description The run's id within its fleet (fleet runs only). */
             fleet_run_id?: string;
+            /** @description The run's few-shot k: solved examples before each question (absent for 0). */
+            fewshot_k?: number;
+            /** @description The seed its examples were drawn with. */
+            fewshot_seed?: number;
             summary: components["schemas"]["RunSummary"] | null;
-            /** @description GPU utilisation, memory, power and energy; null when not measured. */
-            gpu_summary: unknown;
+            /** @description GPU utilisation, memory, power and energy; null when not measured. simulated is true when the readings were simulated from the load of the simulated runtime (agentd --sim-gpu), not measured. */
+            gpu_summary: {
+                gpus?: number;
+                samples?: number;
+                seconds?: number;
+                peak_mem_bytes?: number;
+                mean_util_percent?: number;
+                mean_power_w?: number;
+                energy_j?: number;
+                /** @enum {string} */
+                energy_method?: "none" | "counter" | "power_integral";
+                energy_partial?: boolean;
+                joules_per_token?: number;
+                simulated?: boolean;
+            } | null;
+            /** @description The node's CPU utilisation (% of all CPUs) and memory over the run, and the runtime's process tree (process: runtime, or agentd for the simulated runtime); null when not measured, a figure absent when not measured. */
+            node_summary: {
+                samples?: number;
+                mean_cpu_percent?: number;
+                peak_cpu_percent?: number;
+                mem_total_bytes?: number;
+                peak_mem_used_bytes?: number;
+                mean_mem_used_bytes?: number;
+                process?: string;
+                process_mean_cpu_percent?: number;
+                process_peak_cpu_percent?: number;
+                process_peak_rss_bytes?: number;
+            } | null;
             /** @description USD per 1M output tokens. */
             cost_per_1m_tokens: number | null;
             /** @description The launched runtime's load time. */
@@ -1728,7 +1908,7 @@ export interface components {
             difference: number | null;
             /** @description The test's 95 % interval of the difference (of the log ratio for cost); empty when untested. */
             interval: number[];
-            /** @description welch-t, mcnemar-exact, mcnemar-chi2, paired-bootstrap, z-from-intervals, or none. */
+            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-bootstrap, z-from-intervals, or none. */
             test: string;
             p: number | null;
             significant: boolean;
@@ -1838,6 +2018,13 @@ export interface components {
             min_quality?: number | null;
             /** @description The scorer identity min_quality is measured under (`rougeL`, `regex{"pattern":"…"}`: the scorer and its options as canonical JSON; for the LLM judge its model, mode, rubric, scale and template). May be left out when the dataset's targets were scored under one identity; with several, a 422 lists them. */
             quality_scorer?: string;
+            /** @description What runs today, to weigh each sized target against (the plan's roi): the model (a registry name), the hardware profile it runs on, its replicas, and the one-off cost of moving in USD. An unknown hardware profile is a 422 on today.hardware. */
+            today?: {
+                model: string;
+                hardware: string;
+                replicas: number;
+                migration_cost?: number;
+            } | null;
         };
         CapacityPlan: {
             /** @description Targets that can serve the traffic */
@@ -1852,6 +2039,50 @@ export interface components {
             output_coverage: string;
             /** @description The scorer identities the candidates' qualities were measured under. */
             quality_scorers: string[] | null;
+            roi?: components["schemas"]["ROI"];
+        };
+        /** @description Each sized target against what runs today (present when the request had today). Today's monthly cost is its replicas × its hardware's price × hours × utilisation, plus energy when a run of today's model on today's hardware measured it; a row's saving is today's cost less the target's (energy counted on both sides or neither, the licence on neither); payback is the migration cost ÷ the saving, in months (null: never, it saves nothing). The quality difference (target − today) is tested only under a scorer identity both runs were scored with: the paired test over the items both scored (McNemar, paired bootstrap), else a z-test from their intervals. */
+        ROI: {
+            today: {
+                model: string;
+                hardware: string;
+                replicas: number;
+                migration_cost: number;
+                price_per_hour: number | null;
+                monthly_hardware: number | null;
+                monthly_energy: number | null;
+                /** @description The run of today's model whose quality is compared; null when none was scored. */
+                quality_run_id: number | null;
+                sources: {
+                    [key: string]: string;
+                };
+                problem?: string;
+            };
+            rows: {
+                run_id: number;
+                model: string;
+                runtime: string;
+                hardware: string;
+                replicas: number;
+                monthly_cost: number;
+                today_monthly_cost: number | null;
+                energy_left_out?: string;
+                monthly_saving: number | null;
+                payback_months: number | null;
+                payback: string;
+                same_as_today: boolean;
+                quality: {
+                    comparable: boolean;
+                    scorer: string;
+                    difference: number | null;
+                    lo: number | null;
+                    hi: number | null;
+                    p: number | null;
+                    test: string;
+                    significant: boolean;
+                    basis: string;
+                };
+            }[];
         };
         Capacity: {
             run_id: number;
@@ -2030,9 +2261,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description You (or everyone) have as many downloads running as are allowed; try again when one ends. */
-        TooManyRequests: {
+        /**
+         * @description Too many requests: more than the token's or the user's limit per
+         *     window (RUCKUS_API_RATE_PER_TOKEN, RUCKUS_API_RATE_PER_USER per
+         *     RUCKUS_API_RATE_WINDOW; 600 and 1200 a minute by default), or, on
+         *     downloads, as many running as are allowed. Try again after
+         *     `Retry-After` seconds.
+         */
+        RateLimited: {
             headers: {
+                /** @description Seconds until the window that refused the request ends. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2052,6 +2291,7 @@ export interface components {
         CSV: {
             headers: {
                 "Content-Disposition": components["headers"]["ContentDisposition"];
+                "X-Ruckus-Results-Digests": components["headers"]["ResultsDigests"];
                 [name: string]: unknown;
             };
             content: {
@@ -2126,6 +2366,10 @@ export interface components {
     headers: {
         /** @description `attachment; filename="..."` */
         ContentDisposition: string;
+        /** @description The run's signed results digest, `sha256:<hex>` (see getRunAttestation); absent while the run has none. */
+        ResultsDigest: string;
+        /** @description The signed results digests of the benchmark's runs that have one, `<run id>=sha256:<hex>`, comma-separated (see getRunAttestation). */
+        ResultsDigests: string;
     };
     pathItems: never;
 }
@@ -2173,6 +2417,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2198,6 +2443,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2222,6 +2468,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2291,6 +2538,7 @@ export interface operations {
                     "application/json": components["schemas"]["LineErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2333,6 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2359,6 +2608,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2384,6 +2634,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2426,6 +2677,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2485,6 +2737,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2551,6 +2804,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2605,6 +2859,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2675,6 +2930,7 @@ export interface operations {
                     };
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2705,6 +2961,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2760,6 +3017,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2811,6 +3069,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2837,6 +3096,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2888,6 +3148,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2954,6 +3215,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -2977,7 +3239,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3001,7 +3263,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3048,6 +3310,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3090,6 +3353,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3135,6 +3399,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3165,6 +3430,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3184,6 +3450,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3210,6 +3477,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3241,6 +3509,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3264,6 +3533,7 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Disposition": components["headers"]["ContentDisposition"];
+                    "X-Ruckus-Results-Digest": components["headers"]["ResultsDigest"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3274,7 +3544,34 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getRunAttestation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                id: components["parameters"]["RunID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attestation and what checking it found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attestation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3294,6 +3591,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3313,6 +3611,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3362,6 +3661,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3405,6 +3705,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3429,6 +3730,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3458,6 +3760,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3491,6 +3794,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3510,6 +3814,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3529,6 +3834,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3553,6 +3859,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3572,6 +3879,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3591,6 +3899,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3610,6 +3919,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3629,6 +3939,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3653,6 +3964,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3699,6 +4011,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3734,6 +4047,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3828,6 +4142,7 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3869,6 +4184,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3901,6 +4217,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };
@@ -3964,6 +4281,121 @@ export interface operations {
                     "application/json": components["schemas"]["PathErrors"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks and the delivery log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhooks: components["schemas"]["Webhook"][];
+                        deliveries: {
+                            /** Format: int64 */
+                            delivery_id: number;
+                            /** Format: int64 */
+                            webhook_id: number;
+                            event: string;
+                            /** @enum {string} */
+                            state: "pending" | "delivered" | "failed";
+                            attempts: number;
+                            /** @description The receiver's last HTTP status; null when none came back. */
+                            last_status: number | null;
+                            last_error: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An http:// or https:// URL without credentials. */
+                    url: string;
+                    /** @description The HMAC-SHA256 key the bodies are signed with. */
+                    secret: string;
+                    events: ("benchmark.finished" | "benchmark.failed" | "run.regression")[];
+                    /**
+                     * @default json
+                     * @enum {string}
+                     */
+                    format?: "json" | "slack";
+                };
+            };
+        };
+        responses: {
+            /** @description Subscribed (the secret is not returned). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description A field is wrong (`url`, `secret`, `events`, `format`, or a path in the body that cannot be read); nothing was stored. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathErrors"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
     };

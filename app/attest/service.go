@@ -1,0 +1,58 @@
+package attest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// Store is what the service reads and writes.
+type Store interface {
+	Rows
+	RunFence(ctx context.Context, runID int64) (state string, fence int64, err error)
+	HasAttestation(ctx context.Context, runID, fence int64) (bool, error)
+	SaveAttestation(ctx context.Context, a store.Attestation) (bool, error)
+	RunAttestation(ctx context.Context, runID int64) (store.Attestation, error)
+}
+
+// Service attests finished runs and verifies them.
+type Service struct {
+	Store  Store
+	Signer *Signer
+}
+
+// AttestRun signs the run's results once it has ended, unless this
+// working of it (its fence) is signed already: a rescoring queues the same
+// job and must not sign rows that may have been changed since.
+func (s *Service) AttestRun(ctx context.Context, runID int64) error {
+	state, fence, err := s.Store.RunFence(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if state == "queued" || state == "running" {
+		return nil
+	}
+	if done, err := s.Store.HasAttestation(ctx, runID, fence); err != nil || done {
+		return err
+	}
+	a, err := s.Signer.Sign(ctx, s.Store, runID, fence)
+	if err != nil {
+		return err
+	}
+	_, err = s.Store.SaveAttestation(ctx, a)
+	return err
+}
+
+// VerifyRun checks the run's attestation against its rows as they are now.
+func (s *Service) VerifyRun(ctx context.Context, runID int64) (store.Attestation, Verification, error) {
+	a, err := s.Store.RunAttestation(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, Verification{}, ErrNotAttested
+	}
+	if err != nil {
+		return a, Verification{}, err
+	}
+	v, err := s.Signer.Verify(ctx, s.Store, a)
+	return a, v, err
+}

@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/ruckus/ruckus/app/auth"
+)
+
+// defaultAPIRateWindow is the window the API's limits count requests in
+// when none is set.
+const defaultAPIRateWindow = time.Minute
+
+// rateLimiter counts requests per key in fixed windows. Keys are made
+// only for callers who presented a valid token (after requireToken), so
+// there are at most as many as there are live tokens and users; entries
+// whose window has passed are swept once a window.
+type rateLimiter struct {
+	window time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	counts  map[string]*rateCount
+	sweptAt time.Time
+}
+
+type rateCount struct {
+	n     int
+	reset time.Time
+}
+
+func newRateLimiter(window time.Duration) *rateLimiter {
+	return &rateLimiter{window: cmp.Or(window, defaultAPIRateWindow), now: time.Now, counts: map[string]*rateCount{}}
+}
+
+// take counts one request under each key with its limit (0: none) when
+// every limit allows it, and otherwise reports how long until the caller
+// may try again (0: allowed). A refused request is not counted, so a
+// client that retries too early is not kept out past the window.
+func (l *rateLimiter) take(limits map[string]int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if now.Sub(l.sweptAt) >= l.window {
+		for k, c := range l.counts {
+			if !now.Before(c.reset) {
+				delete(l.counts, k)
+			}
+		}
+		l.sweptAt = now
+	}
+	var wait time.Duration
+	counts := make([]*rateCount, 0, len(limits))
+	for key, limit := range limits {
+		if limit <= 0 {
+			continue
+		}
+		c := l.counts[key]
+		if c == nil || !now.Before(c.reset) {
+			c = &rateCount{reset: now.Add(l.window)}
+			l.counts[key] = c
+		}
+		if c.n >= limit {
+			wait = max(wait, c.reset.Sub(now))
+		}
+		counts = append(counts, c)
+	}
+	if wait > 0 {
+		return wait
+	}
+	for _, c := range counts {
+		c.n++
+	}
+	return 0
+}
+
+// limitAPI refuses an API request over its token's or its user's limit
+// per window with 429 and Retry-After (whole seconds, rounded up). Only
+// the web API is limited: agents work through PostgreSQL, never through
+// this server, so nothing here slows their database work.
+func (s *server) limitAPI(c *fiber.Ctx) error {
+	if s.APIRatePerToken <= 0 && s.APIRatePerUser <= 0 {
+		return c.Next()
+	}
+	u := currentUser(c)
+	if u == nil {
+		return c.Next()
+	}
+	token, _ := bearerToken(c)
+	wait := s.rates.take(map[string]int{
+		"token:" + string(auth.HashToken(token)): s.APIRatePerToken,
+		"user:" + strconv.FormatInt(u.ID, 10):    s.APIRatePerUser,
+	})
+	if wait <= 0 {
+		return c.Next()
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf("too many requests (%s); try again in %d s", s.rateLimits(), secs))
+}
+
+// apiLimits says the API's limits on the Settings page; empty: none.
+func (s *server) apiLimits() string {
+	if s.APIRatePerToken <= 0 && s.APIRatePerUser <= 0 {
+		return ""
+	}
+	return s.rateLimits()
+}
+
+// rateLimits says the API's limits for a person: "at most 600 requests
+// per token and 1200 per user every 1m0s".
+func (s *server) rateLimits() string {
+	var parts []string
+	if s.APIRatePerToken > 0 {
+		parts = append(parts, fmt.Sprintf("%d per token", s.APIRatePerToken))
+	}
+	if s.APIRatePerUser > 0 {
+		parts = append(parts, fmt.Sprintf("%d per user", s.APIRatePerUser))
+	}
+	return fmt.Sprintf("at most %s every %s", strings.Join(parts, " and "), s.rates.window)
+}
