@@ -69,6 +69,11 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 	m := advise.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
 		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
 		QualityScorer: r.scorer}
+	if f.GPUSimulated {
+		// Energy simulated from the load (--sim-gpu) is no measurement:
+		// it sizes nothing and is never set against a measured one.
+		m.JoulesPerToken = nil
+	}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
 		m.Problem = "the run has no figures"

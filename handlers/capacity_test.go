@@ -80,6 +80,22 @@ func TestCapacityPlanner(t *testing.T) {
 		a["monthly_energy"] != nil || !strings.Contains(a["slo_rate_from"].(string), fmt.Sprintf("run %d at its one measured load", runID)) {
 		t.Fatalf("answer %v", a)
 	}
+	// Energy simulated from the load (--sim-gpu) sizes nothing; measured
+	// energy is costed.
+	for _, simulated := range []bool{true, false} {
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET gpu_summary = jsonb_build_object('gpus', 1, 'energy_j', 720,
+			'joules_per_token', 0.5, 'simulated', $2::boolean) WHERE id = $1`, runID, simulated); err != nil {
+			t.Fatal(err)
+		}
+		r := plan(tok, body(0.9))
+		f, _ := r.body["feasible"].([]any)
+		if r.status != 200 || len(f) != 1 || (f[0].(map[string]any)["monthly_energy"] != nil) == simulated {
+			t.Fatalf("energy simulated %v: %d %v", simulated, r.status, r.body)
+		}
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET gpu_summary = NULL WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
 	if per1M := monthly / (5 * 5 * 3600 * 730.5) * 1e6; math.Abs(a["cost_per_1m_output_tokens"].(float64)-per1M) > 1e-6 {
 		t.Errorf("cost per 1M: %v, want %v", a["cost_per_1m_output_tokens"], per1M)
 	}

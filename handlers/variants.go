@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"maps"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -67,7 +68,7 @@ func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID 
 		for j, r := range f.Rows {
 			others[j] = r.RunID
 		}
-		pairs, err := s.Store.QualityPairsWith(ctx, f.ScorerKey, f.Baseline.RunID, others)
+		pairs, err := s.Store.QualityPairsWith(ctx, f.Baseline.ScorerKey, f.Baseline.RunID, others)
 		if err != nil {
 			return nil, err
 		}
@@ -75,9 +76,19 @@ func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID 
 		for _, p := range pairs {
 			ev.Paired = append(ev.Paired, advise.Diff(p))
 		}
-		items, err := s.Store.RunItemScores(ctx, f.ScorerKey, append(others, f.Baseline.RunID))
-		if err != nil {
-			return nil, err
+		// Each run's item scores under its own identity (a k-shot run's
+		// carries its k).
+		byKey := map[string][]int64{f.Baseline.ScorerKey: {f.Baseline.RunID}}
+		for _, r := range f.Rows {
+			byKey[r.ScorerKey] = append(byKey[r.ScorerKey], r.RunID)
+		}
+		items := map[int64]store.ItemScores{}
+		for key, ids := range byKey {
+			got, err := s.Store.RunItemScores(ctx, key, ids)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(items, got)
 		}
 		f.Compare(ev, items, cats)
 	}

@@ -64,3 +64,18 @@ func (h Hardware) ProfileSlug() string {
 // "|" (no dots), 64 characters at most; profile slugs use "-", so "_"
 // separates the runtime unambiguously.
 func Queue(profile, runtime string) string { return profile + "_" + runtime }
+
+// riverQueue is River's rule for a queue name (its client refuses any
+// other at insert).
+var riverQueue = regexp.MustCompile(`^[a-z0-9]+(?:[_|\-][a-z0-9]+)*$`)
+
+// CheckQueue says why River would refuse queue name q, or nil.
+func CheckQueue(q string) error {
+	if len(q) > 64 {
+		return fmt.Errorf("queue %q is %d characters long; River takes at most 64 (hardware profile and runtime together)", q, len(q))
+	}
+	if !riverQueue.MatchString(q) {
+		return fmt.Errorf("queue %q is not a name River takes (lower-case letters and digits separated by single _, - or |)", q)
+	}
+	return nil
+}

@@ -69,11 +69,16 @@ func (p Providers) Names() []string {
 const (
 	MaxProvidersBytes = 64 << 10
 	MaxProviders      = 100
+	// MaxProviderName leaves a hardware profile 23 of a queue name's 64
+	// characters.
+	MaxProviderName = 40
 )
 
 var (
-	// providerName is a runtime name as queues and agent grants take it.
-	providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,62}$`)
+	// providerName is a runtime name as queues and agent grants take it:
+	// River's queue names allow no dot, no doubled or trailing "-", and
+	// the hardware profile takes part of their 64 characters.
+	providerName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
 
@@ -149,8 +154,8 @@ func decodeStrict(n *yaml.Node, p *Provider) error {
 // Check says what is wrong with a provider, naming the field.
 func (p Provider) Check() error {
 	switch {
-	case !providerName.MatchString(p.Name):
-		return fmt.Errorf("name %q: lower-case letters, digits, '.' and '-', at most 63 characters", p.Name)
+	case !providerName.MatchString(p.Name) || len(p.Name) > MaxProviderName:
+		return fmt.Errorf("name %q: lower-case letters and digits, words joined by single '-' (as River's queue names take them), at most %d characters", p.Name, MaxProviderName)
 	case slices.Contains(localRuntimes, p.Name):
 		return fmt.Errorf("name %q is a runtime agentd drives itself; choose another", p.Name)
 	case !isHTTPURL(p.BaseURL):

@@ -30,9 +30,13 @@ func TestReadProviders(t *testing.T) {
 
 func TestReadProvidersRefuses(t *testing.T) {
 	cases := map[string]string{
-		"providers:\n  x: {base_url: ftp://a, dialect: openai}\n":                      `providers.x (line 2): base_url "ftp://a"`,
-		"providers:\n  X: {base_url: http://a, dialect: openai}\n":                     `name "X"`,
-		"providers:\n  vllm: {base_url: http://a, dialect: openai}\n":                  "a runtime agentd drives itself",
+		"providers:\n  x: {base_url: ftp://a, dialect: openai}\n":     `providers.x (line 2): base_url "ftp://a"`,
+		"providers:\n  X: {base_url: http://a, dialect: openai}\n":    `name "X"`,
+		"providers:\n  vllm: {base_url: http://a, dialect: openai}\n": "a runtime agentd drives itself",
+		// Names River's queues would refuse at insert.
+		"providers:\n  together.ai: {base_url: http://a, dialect: openai}\n":           `name "together.ai"`,
+		"providers:\n  foo-: {base_url: http://a, dialect: openai}\n":                  `name "foo-"`,
+		"providers:\n  a--b: {base_url: http://a, dialect: openai}\n":                  `name "a--b"`,
 		"providers:\n  x: {base_url: http://a, dialect: gemini}\n":                     `dialect "gemini": one of openai, anthropic`,
 		"providers:\n  x: {base_url: http://a, dialect: openai, api_key_env: 'A B'}\n": `api_key_env "A B"`,
 		"providers:\n  x: {base_url: http://a, dialect: openai, key: secret}\n":        "unknown field key",
@@ -59,10 +63,29 @@ func FuzzReadProviders(f *testing.F) {
 		if err != nil {
 			return
 		}
+		for _, e := range p {
+			if err := CheckQueue(Queue("cpu", e.Name)); err != nil {
+				t.Fatalf("provider %q accepted, but its queue is not River's: %v", e.Name, err)
+			}
+		}
 		for name, pr := range p {
 			if pr.Name != name || pr.Check() != nil {
 				t.Fatalf("accepted %q: %+v", name, pr)
 			}
 		}
 	})
+}
+
+// CheckQueue refuses what River's client would refuse at insert, so a
+// plan names the problem instead of failing at launch.
+func TestCheckQueue(t *testing.T) {
+	for q, ok := range map[string]bool{
+		"cpu_sim": true, "h100-80gb-hbm3-x1_vllm": true, "cpu_" + strings.Repeat("a", 40): true,
+		"cpu_together.ai": false, "cpu_foo-": false, "cpu_a--b": false, "Cpu_sim": false,
+		strings.Repeat("h", 60) + "_vllm": false,
+	} {
+		if err := CheckQueue(q); (err == nil) != ok {
+			t.Errorf("CheckQueue(%q) = %v, want ok=%v", q, err, ok)
+		}
+	}
 }

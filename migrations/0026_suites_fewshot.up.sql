@@ -18,11 +18,15 @@ ALTER TABLE runs ADD COLUMN fewshot_k integer NOT NULL DEFAULT 0 CHECK (fewshot_
 -- The k-shot requests of a run, written by the server when it plans the
 -- run (it alone reads the answers the examples show); the agent sends
 -- these instead of the dataset's requests. Readable by an agent only for
--- the runs it holds, like sim_answers.
+-- the runs it holds, like sim_answers. The examples' answers are in these
+-- prompts by design (a k-shot prompt shows k solved items), so an agent
+-- holding a k-shot run can read the references of the items drawn as
+-- examples: it is trusted with them as with sim_answers. One prompt is
+-- bounded (4 MiB) and a benchmark's together (bench.MaxFewShotBytes).
 CREATE TABLE run_prompts (
     run_id bigint NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     idx integer NOT NULL,
-    request jsonb NOT NULL,
+    request jsonb NOT NULL CONSTRAINT run_prompts_request_size CHECK (octet_length(request::text) <= 4194304),
     PRIMARY KEY (run_id, idx)
 );
 ALTER TABLE run_prompts ENABLE ROW LEVEL SECURITY;

@@ -233,6 +233,9 @@ func Comparable(a, b Candidate, c Criterion) (bool, string) {
 		if a.ScorerKey != b.ScorerKey {
 			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey))
 		}
+		if !HigherIsBetter(a.ScorerKey) {
+			return false, "not ranked: " + a.ScorerKey + " is a refusal rate, not a quality where more is better (read it per category: harmful prompts vs benign ones)"
+		}
 		return true, ""
 	}
 	switch {
@@ -247,6 +250,16 @@ func Comparable(a, b Candidate, c Criterion) (bool, string) {
 		return false, "not comparable: " + strings.Join(d, "; ")
 	}
 	return true, ""
+}
+
+// HigherIsBetter says whether a run's mean under scorer identity key is a
+// quality that ranks (more is better). The refusal scorer's mean is a
+// refusal rate: good on harmful prompts, bad on benign ones, so no
+// conclusion ranks it.
+func HigherIsBetter(key string) bool {
+	name, _, _ := strings.Cut(key, " ")
+	name, _, _ = strings.Cut(name, "{")
+	return name != "refusal"
 }
 
 func orNone(key string) string {
@@ -448,10 +461,17 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 			l.Unmeasured = append(l.Unmeasured, x)
 			continue
 		}
+		if c == Quality && !HigherIsBetter(x.ScorerKey) {
+			_, why := Comparable(x, x, c)
+			l.NotComparable = append(l.NotComparable, Unranked{Candidate: x, Reason: why})
+			continue
+		}
 		measured = append(measured, x)
 	}
 	if len(measured) > 0 {
-		measured, l.NotComparable = ComparableGroup(measured, c)
+		var rest []Unranked
+		measured, rest = ComparableGroup(measured, c)
+		l.NotComparable = append(l.NotComparable, rest...)
 	}
 	slices.SortStableFunc(measured, func(a, b Candidate) int {
 		va, vb := *c.Value(a), *c.Value(b)

@@ -382,3 +382,27 @@ func TestFewShotRunsAreNotComparable(t *testing.T) {
 		t.Errorf("two 0-shot runs: not comparable (%q)", why)
 	}
 }
+
+// A refusal rate is no quality where more is better: two runs scored by
+// the refusal scorer are never ranked on it, and say why.
+func TestRefusalRateIsNeverRankedAsQuality(t *testing.T) {
+	t.Parallel()
+	a, b := target(1, "a", 0.2, 0.1, 0.3, 1000), target(2, "b", 0.9, 0.8, 1.0, 1000)
+	a.ScorerKey, b.ScorerKey = "refusal", "refusal"
+	l := Leads([]Candidate{a, b}, Quality, Evidence{})
+	if l.Best != nil && l.RunnerUp != nil {
+		t.Fatalf("refusal rates ranked: best %d over %d", l.Best.RunID, l.RunnerUp.RunID)
+	}
+	m := Compare(b, a, Quality, Evidence{})
+	if m.Comparable || m.P != nil || !strings.Contains(m.Reason, "refusal rate") {
+		t.Errorf("refusal rates compared: %+v", m)
+	}
+	if r := RecommendWith([]Candidate{a, b}, Constraints{}, Weights{1, 0, 0}, Evidence{}); len(r.Feasible) == 2 && r.Feasible[0].RunID == 2 && r.Feasible[0].Score > r.Feasible[1].Score {
+		t.Errorf("the recommendation put the run refusing most first on quality: %+v", r.Feasible)
+	}
+	for key, want := range map[string]bool{"refusal": false, "refusal 5-shot seed=1234": false, "exact": true, "rougeL": true, `regex{"pattern":"x"}`: true} {
+		if HigherIsBetter(key) != want {
+			t.Errorf("HigherIsBetter(%q) = %v", key, !want)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type VariantRow struct {
 	Quality   *float64 `json:"quality"`
 	QualityLo *float64 `json:"quality_lo"`
 	QualityHi *float64 `json:"quality_hi"`
+	// ScorerKey is the identity the row's quality was kept under: the
+	// family's scorer with, for a k-shot run, its few-shot part.
+	ScorerKey string `json:"scorer_key,omitempty"`
 	// Delta is the variant against the baseline (Compare on quality: the
 	// kept paired comparison over the items both scored, else a z-test
 	// from the intervals); nil for the baseline itself.
@@ -115,10 +118,11 @@ func PlanVariants(runs []store.VariantRun, qualities map[int64][]store.Quality) 
 				if q.Mean == nil {
 					continue
 				}
-				if perKey[q.ScorerKey] == nil {
-					perKey[q.ScorerKey] = map[variantKey]bool{}
+				bk := store.BaseScorerKey(q.ScorerKey)
+				if perKey[bk] == nil {
+					perKey[bk] = map[variantKey]bool{}
 				}
-				perKey[q.ScorerKey][k] = true
+				perKey[bk][k] = true
 			}
 		}
 		if len(variants) < 2 || len(perKey) == 0 {
@@ -151,7 +155,7 @@ func PlanVariants(runs []store.VariantRun, qualities map[int64][]store.Quality) 
 				f.NotComparable = append(f.NotComparable, row)
 				continue
 			}
-			row.Quality, row.QualityLo, row.QualityHi = q.Mean, q.Lo, q.Hi
+			row.Quality, row.QualityLo, row.QualityHi, row.ScorerKey = q.Mean, q.Lo, q.Hi, q.ScorerKey
 			rows = append(rows, row)
 		}
 		if len(rows) < 2 {
@@ -176,10 +180,12 @@ func PlanVariants(runs []store.VariantRun, qualities map[int64][]store.Quality) 
 	return out
 }
 
-// qualityUnder is the quality among qs under key, with a mean.
+// qualityUnder is the quality among qs under base scorer identity key
+// (store.BaseScorerKey: a k-shot run's quality carries its k), with a
+// mean.
 func qualityUnder(qs []store.Quality, key string) (store.Quality, bool) {
 	for _, q := range qs {
-		if q.ScorerKey == key && q.Mean != nil {
+		if store.BaseScorerKey(q.ScorerKey) == key && q.Mean != nil {
 			return q, true
 		}
 	}
@@ -200,7 +206,17 @@ func (f *VariantFamily) Compare(ev Evidence, items map[int64]store.ItemScores, c
 	for i := range f.Rows {
 		r := &f.Rows[i]
 		c := Candidate{RunID: r.RunID, ScorerKey: f.ScorerKey, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi}
-		m := Compare(c, base, Quality, ev)
+		// The kept paired comparisons are between runs under one exact
+		// identity; a run at another k than the baseline's is paired here,
+		// item by item, from the runs' kept item scores.
+		rev := ev
+		if r.ScorerKey != f.Baseline.ScorerKey {
+			rev = Evidence{}
+			if d, ok := PairRuns(r.RunID, f.Baseline.RunID, allScores(items[r.RunID]), allScores(items[f.Baseline.RunID])); ok {
+				rev.Paired = []QualityDiff{d}
+			}
+		}
+		m := Compare(c, base, Quality, rev)
 		r.Delta = &m
 		rowByCat := splitByCategory(items[r.RunID], cats)
 		var ps []float64
@@ -219,6 +235,17 @@ func (f *VariantFamily) Compare(ev Evidence, items map[int64]store.ItemScores, c
 		}
 	}
 	f.Categories = sortedKeys(present)
+}
+
+// allScores is a run's item scores, in index order.
+func allScores(s store.ItemScores) []ItemScore {
+	out := make([]ItemScore, 0, len(s.Idx))
+	for i, idx := range s.Idx {
+		if i < len(s.Scores) {
+			out = append(out, ItemScore{Idx: int(idx), Score: s.Scores[i]})
+		}
+	}
+	return out
 }
 
 // splitByCategory is a run's item scores by their items' category (items

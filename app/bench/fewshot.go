@@ -41,6 +41,12 @@ const DefaultFewShotSeed = 1234
 // planner holds every item's prompt pieces while it draws).
 const maxFewShotItems = 200_000
 
+// MaxFewShotBytes bounds what a benchmark's few-shot prompts may take
+// together (they are written beside its runs when it is created, each
+// item with its k solved examples), estimated from the items' stored
+// prompt pieces before anything is written.
+const MaxFewShotBytes = 512 << 20
+
 // fewShotOf is a target's effective few-shot setting: its own, else the
 // benchmark's, else none (k 0).
 func fewShotOf(m Manifest, t Target) (k int, seed int64) {
@@ -152,6 +158,7 @@ func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 	}
 	fp := &fewShotPlan{shots: make([]dataset.Shot, 0, ds.ItemCount), examples: map[[2]int64][][]int{}}
 	missing := false
+	var size []int // each item's prompt pieces, in bytes as stored
 	err := p.Store.ItemShots(ctx, ds.ID, func(_ int, raw []byte) error {
 		var s dataset.Shot
 		if raw == nil {
@@ -160,6 +167,7 @@ func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 			return err
 		}
 		fp.shots = append(fp.shots, s)
+		size = append(size, len(raw))
 		return nil
 	})
 	if err != nil {
@@ -183,6 +191,24 @@ func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 		fp.examples[key] = ex
 	}
 	if len(errs) > 0 {
+		return nil, errs, nil
+	}
+	// What the prompts will take: each run writes, per item, the item and
+	// its examples.
+	var total int64
+	for _, u := range uses {
+		var run int64
+		for i, ex := range fp.examples[[2]int64{int64(u.k), u.seed}] {
+			run += int64(size[i])
+			for _, j := range ex {
+				run += int64(size[j])
+			}
+		}
+		total += run * int64(m.Runs())
+	}
+	if total > MaxFewShotBytes {
+		errs.Add(uses[0].path, "the few-shot prompts of these runs would take about %d MiB; at most %d MiB a benchmark: fewer shots, fewer targets or a smaller load.max_requests",
+			total>>20, MaxFewShotBytes>>20)
 		return nil, errs, nil
 	}
 	return fp, nil, nil

@@ -122,6 +122,10 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		if err != nil {
 			return plan, err
 		}
+		if err := jobs.CheckQueue(jobs.Queue(t.Hardware, t.Runtime)); err != nil {
+			errs = append(errs, FieldError{Path: path, Message: err.Error()})
+			continue
+		}
 		need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
 		if model.MemoryGB != nil {
 			need = *model.MemoryGB

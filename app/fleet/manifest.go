@@ -270,7 +270,18 @@ func (m Manifest) validate(providers jobs.Providers) Errors {
 		return errs
 	}
 	for i := range m.Scenarios {
-		for _, e := range m.benchManifest(i).Validate() {
+		bm := m.benchManifest(i)
+		// Anthropic's Messages API takes a temperature of 0–1, where
+		// OpenAI's takes 0–2: every request of such a run would fail.
+		if t := bm.Sampling.Temperature; t != nil && *t > 1 {
+			for j, tg := range m.Targets {
+				if p, ok := providers[tg.Provider]; ok && p.Dialect == jobs.DialectAnthropic {
+					errs.Add(scenarioPath(i, "sampling.temperature"), "%g is above 1, the most Anthropic's Messages API takes (targets[%d] is %s:%s)", *t, j, tg.Provider, tg.Model)
+					break
+				}
+			}
+		}
+		for _, e := range bm.Validate() {
 			// The name and the targets are the fleet's, checked above.
 			if e.Path == "name" || strings.HasPrefix(e.Path, "targets") {
 				continue

@@ -76,6 +76,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"scenario load", "rate: 2", "rate: 0", "scenarios[1].load.rate", "a rate above 0"},
 		{"scenario sampling", "max_tokens: 128", "max_tokens: 0", "scenarios[1].sampling.max_tokens", "between 1 and 1000000"},
 		{"scenario scorer", "scorer: numeric", "scorer: vibes", "scenarios[0].scorer", "must be one of"},
+		{"temperature above Anthropic's", "sampling: {temperature: 0, max_tokens: 256}\n", "sampling: {temperature: 1.5, max_tokens: 256}\n",
+			"scenarios[0].sampling.temperature", "above 1, the most Anthropic's Messages API takes (targets[1] is anthropic:claude-3-haiku)"},
 		{"scenario dataset", "dataset: 7", "dataset: ''", "scenarios[1].dataset", "choose a dataset"},
 		{"no targets", "targets:\n  - {model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu}\n  - openai:gpt-4o-mini\n", "targets: []\n", "targets", "add at least one target"},
 	}
@@ -84,7 +86,11 @@ func TestValidateNamesTheField(t *testing.T) {
 			if !strings.Contains(goodManifest, c.from) {
 				t.Fatalf("the manifest has no %q", c.from)
 			}
-			m, err := Decode(strings.NewReader(strings.Replace(goodManifest, c.from, c.to, 1)))
+			in := strings.Replace(goodManifest, c.from, c.to, 1)
+			if strings.Contains(c.msg, "Anthropic") {
+				in = strings.Replace(in, "openai:gpt-4o-mini", "anthropic:claude-3-haiku", 1)
+			}
+			m, err := Decode(strings.NewReader(in))
 			if err != nil {
 				t.Fatal(err)
 			}

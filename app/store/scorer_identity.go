@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -68,6 +69,19 @@ func ScorerIdentity(scorer string, options json.RawMessage, j *JudgeIdentity) st
 
 // FewShotKey is what a run's few-shot setting adds to its comparability
 // keys: "" for k = 0 (the dataset's own prompts), else " 5-shot seed=1234".
+// BaseScorerKey is scorer identity key without its few-shot part: the
+// scorer a k-shot run and a 0-shot run share (the variants view sets
+// them side by side, k being what it compares).
+func BaseScorerKey(key string) string {
+	if m := fewShotSuffix.FindStringIndex(key); m != nil {
+		return key[:m[0]]
+	}
+	return key
+}
+
+// fewShotSuffix is what FewShotKey appends.
+var fewShotSuffix = regexp.MustCompile(` [0-9]+-shot seed=-?[0-9]+$`)
+
 func FewShotKey(k int, seed int64) string {
 	if k <= 0 {
 		return ""

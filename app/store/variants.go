@@ -19,7 +19,7 @@ type VariantRun struct {
 	Adapter   bool
 	FamilyID  int64
 	Family    string
-	// Shots is the benchmark's few-shot k (its manifest's fewshot.k) or,
+	// Shots is the run's few-shot k (its benchmark's fewshot setting) or,
 	// without one, the dataset's k-shot prompts from its upload.
 	Shots    int
 	Runtime  string
@@ -41,7 +41,7 @@ func (q *Queries) DatasetVariantRuns(ctx context.Context, v Viewer, datasetID in
 			SELECT m.id, f.root, f.depth + 1 FROM models m JOIN fam f ON m.base_model_id = f.id WHERE f.depth < @depth
 		)
 		SELECT r.id, m.id, m.name, coalesce(bm.name, ''), m.adapter, f.root, rm.name,
-			CASE WHEN (b.manifest #>> '{fewshot,k}') ~ '^[0-9]{1,3}$' THEN (b.manifest #>> '{fewshot,k}')::int ELSE d.shots END,
+			CASE WHEN r.fewshot_k > 0 THEN r.fewshot_k ELSE d.shots END,
 			r.runtime, r.hardware_profile, r.mode
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN datasets d ON d.id = b.dataset_id
 			JOIN models m ON m.id = r.model_id LEFT JOIN models bm ON bm.id = m.base_model_id
