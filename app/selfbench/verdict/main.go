@@ -85,7 +85,7 @@ func main() {
 	defer stop()
 	var o options
 	flag.IntVar(&o.aa, "aa", 80, "A/A pairs of single runs")
-	flag.IntVar(&o.aaRepeats, "aa-repeats", 20, "A/A pairs of repeated targets")
+	flag.IntVar(&o.aaRepeats, "aa-repeats", 40, "A/A pairs of repeated targets")
 	flag.IntVar(&o.ab, "ab", 60, "A/B pairs of single runs")
 	flag.IntVar(&o.abRepeats, "ab-repeats", 10, "A/B pairs of repeated targets")
 	flag.IntVar(&o.repeats, "repeats", 3, "runs of each target in a repeated pair")
