@@ -27,7 +27,7 @@ COPY . .
 ARG VERSION=dev
 RUN --mount=type=cache,target=/root/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ruckus ./app && \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ruckus ./cmd/ruckus && \
     go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/agentd ./agentd
 
 # ---- runtime base -----------------------------------------------------------

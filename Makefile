@@ -16,7 +16,7 @@ help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
 build: ## Build bin/ruckus and bin/agentd
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ruckus ./app
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ruckus ./cmd/ruckus
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentd ./agentd
 
 assets-swagger-ui: ## Vendor the API docs viewer (npm swagger-ui-dist, pinned in assets/fetch-swagger-ui.sh) into assets/
@@ -90,29 +90,29 @@ bench-go: deps build ## The Go benchmarks (parsers, scorers, exports, the agent'
 
 bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends wrk >/dev/null 2>&1; } || echo "wrk is not installed (apt-get install wrk): measuring the fragment with a Go loop instead"
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/web --ruckus bin/ruckus
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/web --ruckus bin/ruckus
 
 bench-ingest: deps build ## Upload 1,000,000 generated items over HTTP and compare with psql \copy
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/ingest --ruckus bin/ruckus
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/ingest --ruckus bin/ruckus
 
 bench-agent: build ## agentd's load generator against agentd sim on loopback: tokens/s, requests/s, CPU per token and timing error vs a byte-counting baseline
-	$(GO) run ./app/selfbench/agent --agentd bin/agentd
+	$(GO) run ./cmd/selfbench/agent --agentd bin/agentd
 
 bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/eta --agentd bin/agentd
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/eta --agentd bin/agentd
 
 bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
 
 bench-verdict: deps build ## A/A and A/B pairs of real runs on agentd sim: how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/verdict
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict
 
 bench-backup: deps build ## Seed 1,000,000 results; time ruckus backup (pg_dump, custom format) and ruckus restore into an empty database
-	./bin/ruckus dev-db exec -- $(GO) run ./app/selfbench/backup
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/backup
 
 bench-sandbox: ## HumanEval's 164 canonical solutions through the code-execution sandbox at concurrency 1 and 2: items/s
 	@./.ci/ensure-sandbox
-	$(GO) run ./app/selfbench/sandbox --humaneval ../shared/datasets/humaneval/HumanEval.jsonl.gz --concurrency 1,2
+	$(GO) run ./cmd/selfbench/sandbox --humaneval ../shared/datasets/humaneval/HumanEval.jsonl.gz --concurrency 1,2
 
 fmt: ## Format Go and templ sources
 	gofmt -w $$(git ls-files '*.go' | grep -v '_templ.go$$')

@@ -46,7 +46,7 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	ruckusBin = filepath.Join(tmp, "ruckus")
 	agentdBin = filepath.Join(tmp, "agentd")
-	for bin, pkg := range map[string]string{ruckusBin: "../app", agentdBin: "../agentd"} {
+	for bin, pkg := range map[string]string{ruckusBin: "../cmd/ruckus", agentdBin: "../agentd"} {
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
