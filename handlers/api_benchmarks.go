@@ -18,7 +18,7 @@ import (
 	"github.com/ruckus/ruckus/views/compare"
 )
 
-// Benchmarks plans and creates benchmarks; *bench.Planner satisfies it.
+// Benchmarks plans and creates benchmarks; *bench.Service satisfies it.
 type Benchmarks interface {
 	Plan(ctx context.Context, v store.Viewer, m bench.Manifest) (bench.Plan, error)
 	Create(ctx context.Context, v store.Viewer, m bench.Manifest) (bench.Created, error)
@@ -177,7 +177,7 @@ type apiRun struct {
 }
 
 // withFigures adds a run's stored summaries to its API form.
-func (a apiRun) withFigures(r store.CompareRun) apiRun {
+func (a apiRun) withFigures(r store.RunFigures) apiRun {
 	f := compare.NewFigures(r)
 	if f.HasSummary {
 		var s jobs.RunSummary
@@ -310,8 +310,8 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 		"runs": runs})
 }
 
-// apiRunControl is cancel/retry of one run, or cancel of a benchmark.
-func (s *server) apiRunControl(action string) fiber.Handler {
+// apiRunAction is cancel/retry of one run, or cancel of a benchmark.
+func (s *server) apiRunAction(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		// :id is the benchmark for "cancel-benchmark", else the run, whose
 		// benchmark is looked up.

@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/imports"
+	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -138,7 +138,7 @@ func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, er
 				}
 			}
 		})
-		var le *imports.Error
+		var le *resultimport.Error
 		switch {
 		case errors.As(err, &le):
 			problem := fiber.Map{"field": le.Field, "message": le.Message}

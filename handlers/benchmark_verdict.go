@@ -142,7 +142,7 @@ func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (
 // under, in the order they first were, and the one its verdict ranks
 // quality by: the one its owner chose, else the one most runs were scored
 // under (on a tie, the earliest: the benchmark's own scorer scores first).
-func verdictScorers(b store.Benchmark, runs []store.CompareRun) (key string, keys []string) {
+func verdictScorers(b store.Benchmark, runs []store.RunFigures) (key string, keys []string) {
 	count := map[string]int{}
 	first := map[string]time.Time{}
 	for _, r := range runs {
@@ -175,7 +175,7 @@ func verdictScorers(b store.Benchmark, runs []store.CompareRun) (key string, key
 
 // underScorer gives each candidate its run's quality under scorer
 // identity key (none when the run was not scored under it).
-func underScorer(cs []advise.Candidate, runs []store.CompareRun, key string) []advise.Candidate {
+func underScorer(cs []advise.Candidate, runs []store.RunFigures, key string) []advise.Candidate {
 	for i, r := range runs {
 		q, ok := r.QualityUnder(key)
 		cs[i].ScorerKey = key

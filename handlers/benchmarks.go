@@ -418,9 +418,9 @@ func (s *server) controlRuns(c *fiber.Ctx, action string, benchmarkID, runID int
 	return 0, fmt.Errorf("unknown run action %q", action)
 }
 
-// runControl cancels or retries a run (or cancels the whole benchmark
+// runAction cancels or retries a run (or cancels the whole benchmark
 // when there is no :run), then shows the benchmark again.
-func (s *server) runControl(action string) fiber.Handler {
+func (s *server) runAction(action string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		id, err := idParam(c, "id", "benchmark")
 		if err != nil {

@@ -22,7 +22,7 @@ import (
 )
 
 type capacityStore interface {
-	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.CompareRun, error)
+	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.RunFigures, error)
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
@@ -65,7 +65,7 @@ func (r capacityRequest) slo() jobs.SLO {
 // a sweep's saturation point, or the one load a run measured when the
 // SLOs held at it.
 func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advise.Measured, error) {
-	f := compare.NewFigures(r.CompareRun)
+	f := compare.NewFigures(r.RunFigures)
 	m := advise.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
 		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
 		QualityScorer: r.scorer}
@@ -123,7 +123,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 // capacityRun is a candidate run with the scorer identity of its quality
 // ("" when it has none).
 type capacityRun struct {
-	store.CompareRun
+	store.RunFigures
 	scorer string
 }
 
@@ -143,7 +143,7 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	out := make([]capacityRun, len(runs))
 	var scorers []string
 	for i, r := range runs {
-		out[i].CompareRun = r
+		out[i].RunFigures = r
 		if r.Quality == nil {
 			continue
 		}
@@ -241,7 +241,7 @@ func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capaci
 			continue
 		}
 		if r.HardwareProfile == req.Today.Hardware && today.JoulesPerToken == nil {
-			if f := compare.NewFigures(r.CompareRun); f.JPerToken != nil && !f.GPUSimulated {
+			if f := compare.NewFigures(r.RunFigures); f.JPerToken != nil && !f.GPUSimulated {
 				today.JoulesPerToken, today.EnergyRun = f.JPerToken, r.ID
 			}
 		}

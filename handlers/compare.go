@@ -18,7 +18,7 @@ import (
 )
 
 type compareStore interface {
-	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.CompareRun, error)
+	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
 }
 
@@ -143,7 +143,7 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 // pairJudge is the comparison's pairwise judge section: the judgings
 // between the compared runs, the newest judged one's verdicts on the
 // items shown, and the form to judge a pair of them.
-func (s *server) pairJudge(c *fiber.Ctx, runs []store.CompareRun, items []store.CompareItem, back string, form *results.JudgeForm) (compare.PairJudge, error) {
+func (s *server) pairJudge(c *fiber.Ctx, runs []store.RunFigures, items []store.CompareItem, back string, form *results.JudgeForm) (compare.PairJudge, error) {
 	ids := make([]int64, len(runs))
 	for i, r := range runs {
 		ids[i] = r.ID
@@ -168,7 +168,7 @@ func (s *server) pairJudge(c *fiber.Ctx, runs []store.CompareRun, items []store.
 			return pj, err
 		}
 	}
-	var finished []store.CompareRun
+	var finished []store.RunFigures
 	for _, r := range runs {
 		if r.State != "queued" && r.State != "running" {
 			finished = append(finished, r)

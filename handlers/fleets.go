@@ -18,7 +18,7 @@ import (
 	"github.com/ruckus/ruckus/views/fleets"
 )
 
-// Fleets plans and creates fleets; *fleet.Planner satisfies it.
+// Fleets plans and creates fleets; *fleet.Service satisfies it.
 type Fleets interface {
 	Plan(ctx context.Context, v store.Viewer, m fleet.Manifest) (fleet.Plan, error)
 	Create(ctx context.Context, v store.Viewer, m fleet.Manifest) (fleet.Created, error)
@@ -109,7 +109,7 @@ func (s *server) apiGetFleet(c *fiber.Ctx) error {
 	}
 	runs := make([]apiFleetRun, len(f.Runs))
 	for i, r := range f.Runs {
-		runs[i] = apiFleetRun{apiRun: toAPIRun(r.Run).withFigures(r.CompareRun), Scenario: r.Scenario, BenchmarkID: r.BenchmarkID}
+		runs[i] = apiFleetRun{apiRun: toAPIRun(r.Run).withFigures(r.RunFigures), Scenario: r.Scenario, BenchmarkID: r.BenchmarkID}
 	}
 	return c.JSON(fiber.Map{"fleet_id": f.ID, "name": f.Name, "submitted_at": f.SubmittedAt, "manifest": f.Manifest,
 		"benchmarks": bs, "runs": runs})

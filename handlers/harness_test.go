@@ -76,7 +76,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		AgentStaleAfter: 15 * time.Second,
 		GridCO2:         400,
 		Uploader:        &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()},
-		Benchmarks:      &bench.Planner{Store: st, River: rc, StaleAfter: 15 * time.Second},
+		Benchmarks:      &bench.Service{Store: st, River: rc, StaleAfter: 15 * time.Second},
 		DatasetLimits:   dataset.DefaultLimits(),
 		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
 		Attestations:    e.attest,

@@ -66,7 +66,7 @@ func scoreJob(t *testing.T, e *env, runID int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planner := &bench.Planner{Store: e.store, River: rc, StaleAfter: 15 * time.Second}
+	planner := &bench.Service{Store: e.store, River: rc, StaleAfter: 15 * time.Second}
 	if err := (&score.Service{Store: e.store, Judge: planner}).ScoreRun(context.Background(), runID, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 // recommendOver ranks runs under the constraints and weights of the
 // request's recommendation form, with paired comparisons of quality when
 // paired (their scores are final).
-func (s *server) recommendOver(c *fiber.Ctx, runs []store.CompareRun, paired bool) (recommend.Data, []advise.Candidate, error) {
+func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, paired bool) (recommend.Data, []advise.Candidate, error) {
 	cands := candidates(runs)
 	var profiles []string
 	for _, r := range runs {
@@ -163,4 +163,4 @@ func recommendationJSON(rec advise.Recommendation) advise.Recommendation {
 
 // candidates are runs as every conclusion weighs them (compare.Candidates,
 // which make bench-verdict measures too).
-func candidates(runs []store.CompareRun) []advise.Candidate { return compare.Candidates(runs) }
+func candidates(runs []store.RunFigures) []advise.Candidate { return compare.Candidates(runs) }

@@ -52,7 +52,7 @@ type Deps struct {
 	// Benchmarks plans and creates benchmarks.
 	Benchmarks Benchmarks
 	// Fleets plans and creates fleets; nil means a fleet planner over
-	// Benchmarks (when that is a *bench.Planner).
+	// Benchmarks (when that is a *bench.Service).
 	Fleets Fleets
 	// Providers is the provider table of fleets' remote targets (nil:
 	// jobs.DefaultProviders).
@@ -106,7 +106,7 @@ type Store interface {
 	datasetStore
 	datasetGenerateStore
 	modelStore
-	fleetStore
+	agentsStore
 	benchmarkStore
 	benchmarkRunnerStore
 	sessionStore
@@ -153,8 +153,8 @@ func New(d Deps) *fiber.App {
 // NewWithRoutes builds the Fiber app and returns its route table, each
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
-	if p, ok := d.Benchmarks.(*bench.Planner); ok && d.Fleets == nil {
-		d.Fleets = &fleet.Planner{Bench: p, Providers: d.Providers}
+	if p, ok := d.Benchmarks.(*bench.Service); ok && d.Fleets == nil {
+		d.Fleets = &fleet.Service{Bench: p, Providers: d.Providers}
 	}
 	s := &server{
 		Deps:     d,
@@ -239,9 +239,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)
 	api.get("/runs/:id<int>/results", Owner, s.exportRun)
 	api.get("/runs/:id<int>/attestation", Owner, s.apiRunAttestation)
-	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunControl("cancel-benchmark"))
-	api.post("/runs/:id<int>/cancel", Owner, s.apiRunControl("cancel"))
-	api.post("/runs/:id<int>/retry", Owner, s.apiRunControl("retry"))
+	api.post("/benchmarks/:id<int>/cancel", Owner, s.apiRunAction("cancel-benchmark"))
+	api.post("/runs/:id<int>/cancel", Owner, s.apiRunAction("cancel"))
+	api.post("/runs/:id<int>/retry", Owner, s.apiRunAction("retry"))
 	api.post("/runs/:id<int>/judge", Owner, s.apiStartJudging) // graded alone, or against another run ("against")
 	api.post("/runs/:id<int>/score", Owner, s.apiRescoreRun)   // readers of a shared benchmark get 403
 	api.get("/models", SignedIn, s.apiListModels)
@@ -327,9 +327,9 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.get("/fleets/:id<int>/report", Owner, s.apiFleetReport)
 	web.get("/fleets/:id<int>/report.html", Owner, s.apiFleetDashboard)
 	web.get("/runs/:id<int>/items/:idx<int>", Owner, s.showResultItemPage)
-	web.post("/benchmarks/:id<int>/cancel", Owner, s.runControl("cancel-benchmark"))
-	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runControl("cancel"))
-	web.post("/benchmarks/:id<int>/runs/:run<int>/retry", Owner, s.runControl("retry"))
+	web.post("/benchmarks/:id<int>/cancel", Owner, s.runAction("cancel-benchmark"))
+	web.post("/benchmarks/:id<int>/runs/:run<int>/cancel", Owner, s.runAction("cancel"))
+	web.post("/benchmarks/:id<int>/runs/:run<int>/retry", Owner, s.runAction("retry"))
 	web.get("/settings", SignedIn, s.showSettingsPage)
 	web.post("/settings/password", SignedIn, s.changePassword)
 	web.post("/settings/tokens", SignedIn, s.createToken)

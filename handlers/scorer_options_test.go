@@ -97,7 +97,7 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	t.Parallel()
 	const model, accuracy = "m/small", 0.6
 	e := newEnv(t, func(d *handlers.Deps) {
-		d.Benchmarks.(*bench.Planner).SimAccuracy = map[string]float64{model: accuracy}
+		d.Benchmarks.(*bench.Service).SimAccuracy = map[string]float64{model: accuracy}
 	})
 	ctx := context.Background()
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)

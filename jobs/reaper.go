@@ -25,9 +25,9 @@ func (ReaperArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: ReaperQueue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: time.Second}}
 }
 
-// Reaper is the part of the planner the worker needs.
+// Reaper is the part of the benchmark service the worker needs.
 type Reaper interface {
-	HandOnStaleRuns(ctx context.Context) (int, error)
+	ReassignStaleRuns(ctx context.Context) (int, error)
 }
 
 // ReaperWorker runs the reaper.
@@ -36,15 +36,15 @@ type ReaperWorker struct {
 	Reaper Reaper
 }
 
-// Work hands on every stale agent's runs.
+// Work reassigns every stale agent's runs.
 func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error {
-	_, err := w.Reaper.HandOnStaleRuns(ctx)
+	_, err := w.Reaper.ReassignStaleRuns(ctx)
 	return err
 }
 
 // ReaperInterval is how often the server looks for stale agents' runs: a
 // twentieth of the stale period, between 0.5 s and 1 s, so a dead agent's
-// run is handed on within the stale period plus 1 s, and another agent
+// run is reassigned within the stale period plus 1 s, and another agent
 // (polling every second) takes it up soon after. The look is one indexed
 // query.
 func ReaperInterval(staleAfter time.Duration) time.Duration {

@@ -320,7 +320,7 @@ func TestForgedTimesDoNotKeepADeadRun(t *testing.T) {
 		// The agent dies here: nothing more from it. The reaper hands the
 		// run on once the stale period (3 s) has passed.
 		until(t, 30*time.Second, "the reaper to hand the dead agent's run on", func() bool {
-			if _, err := x.w.planner.HandOnStaleRuns(ctx); err != nil {
+			if _, err := x.w.planner.ReassignStaleRuns(ctx); err != nil {
 				t.Fatal(err)
 			}
 			return strings.Contains(eventKinds(t, x.w.st, run), "handed_on")

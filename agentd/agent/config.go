@@ -100,7 +100,7 @@ type runConfig struct {
 	Key     string `yaml:"-"`
 	KeyFile string `yaml:"key_file"`
 	// ControlPoll is how often a run in progress reads whether it was
-	// cancelled or handed on.
+	// cancelled or reassigned.
 	ControlPoll time.Duration `yaml:"control_poll"`
 	// MetricsAddr, when set, is where agentd serves its Prometheus
 	// /metrics (requests in flight, sent, errors by class).
@@ -196,7 +196,7 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	fs.IntVar(&c.DBPoolSize, "db-pool-size", c.DBPoolSize, "most database connections this agent opens (2 to 32)")
 	fs.BoolVar(&c.PgBouncer, "pgbouncer", c.PgBouncer, "the database URL leads to PgBouncer in transaction mode: River polls instead of LISTEN, nothing is prepared on a server connection, and every transaction carries the agent's key")
 	fs.StringVar(&c.KeyFile, "key-file", c.KeyFile, "file holding the agent's key (default $RUCKUS_AGENT_KEY); needed with --pgbouncer")
-	fs.DurationVar(&c.ControlPoll, "control-poll", c.ControlPoll, "how often a run in progress checks whether it was cancelled or handed on (50ms to 1s)")
+	fs.DurationVar(&c.ControlPoll, "control-poll", c.ControlPoll, "how often a run in progress checks whether it was cancelled or reassigned (50ms to 1s)")
 	fs.StringVar(&c.SimGPU, "sim-gpu", c.SimGPU, "sim: present this machine as NAME:GIB:COUNT GPUs (such as \"NVIDIA A100-SXM4-80GB:80:1\"), to stand in for a GPU node; their samples are simulated from the load and labelled so")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "serve Prometheus /metrics on this host:port (such as 127.0.0.1:9465); empty serves none")
 	c.Sim.RegisterFlags(fs)

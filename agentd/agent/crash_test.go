@@ -50,7 +50,7 @@ type world struct {
 	st      *store.Store
 	url     string
 	viewer  store.Viewer
-	planner *bench.Planner
+	planner *bench.Service
 	dataset int64
 }
 
@@ -79,7 +79,7 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 		t.Fatal(err)
 	}
 	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.Dataset.ID,
-		planner: &bench.Planner{Store: st, River: rc, StaleAfter: 3 * time.Second}}
+		planner: &bench.Service{Store: st, River: rc, StaleAfter: 3 * time.Second}}
 }
 
 // agentURL is the database URL of agent name's own restricted role, as
@@ -152,7 +152,7 @@ func (w *world) reap() {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			_, _ = w.planner.HandOnStaleRuns(ctx)
+			_, _ = w.planner.ReassignStaleRuns(ctx)
 			select {
 			case <-ctx.Done():
 			case <-time.After(200 * time.Millisecond):

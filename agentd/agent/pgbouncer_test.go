@@ -82,7 +82,7 @@ func via(t *testing.T, agentURL, bouncer string) string {
 // Agents work through PgBouncer in transaction mode: River polls instead
 // of LISTEN, no statement is prepared on a server connection, and a run
 // completes exactly once; a cancel stops the agent's sending within a
-// second; a killed agent's run is handed on within the stale period plus
+// second; a killed agent's run is reassigned within the stale period plus
 // 5 s; PostgreSQL never holds more agent connections than the budget.
 func TestAgentsThroughPgBouncer(t *testing.T) {
 	const n, budget = 200, 3
@@ -143,7 +143,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	}
 	t.Logf("last request sent %v after the cancel", lastSent.Sub(cancelledAt).Round(time.Millisecond))
 
-	// 3. kill -9: handed on within the stale period (3 s here) + 5 s.
+	// 3. kill -9: reassigned within the stale period (3 s here) + 5 s.
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 1})
 	until(t, 30*time.Second, "the third run to get going", func() bool { return w.run(id).Completed >= 10 })
 	r = w.run(id)
@@ -324,7 +324,7 @@ func TestPooledAgentsShareOnlyConnections(t *testing.T) {
 
 // PostgreSQL restarted for a moment under pooled agents in mid-run: PgBouncer
 // logs in again within a second (server_login_retry), the reaper counts no
-// silence from before PostgreSQL came back up, and no run is handed on:
+// silence from before PostgreSQL came back up, and no run is reassigned:
 // each completes on the agent that had it, exactly once.
 func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
 	c, pool, url := privateCluster(t)
@@ -373,7 +373,7 @@ func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
 		r := w.run(id)
 		w.exactlyOnce(r.ID, n)
 		if k := eventKinds(t, w.st, r.ID); r.Resumed != 0 || k != "started,completed" {
-			t.Errorf("run %d: resumed %d times, events %s; want it never handed on", r.ID, r.Resumed, k)
+			t.Errorf("run %d: resumed %d times, events %s; want it never reassigned", r.ID, r.Resumed, k)
 		}
 	}
 }

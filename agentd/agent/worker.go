@@ -227,7 +227,7 @@ func (s *segment) startReporting(ctx context.Context) {
 	go func() {
 		err := s.rep.Run(repCtx)
 		if errors.Is(err, store.ErrFenced) {
-			s.stopLoad(err) // the run was handed on: stop sending at once
+			s.stopLoad(err) // the run was reassigned: stop sending at once
 		}
 		s.repDone <- err
 	}()
@@ -252,7 +252,7 @@ func (s *segment) monitorConfig() monitorConfig {
 
 // stopReporting stops the reporter and the monitor, and returns the GPUs'
 // and the node's figures and the reporter's error (a fence means the run
-// was handed on).
+// was reassigned).
 func (s *segment) stopReporting() (*gpuSummary, jobs.NodeSummary, error) {
 	s.stopRep()
 	fenceErr := <-s.repDone
@@ -332,7 +332,7 @@ func (s *segment) conclude(ctx context.Context, out load.Outcome, fenceErr error
 		fenceErr = context.Cause(s.loadCtx)
 	}
 	if errors.Is(fenceErr, store.ErrFenced) {
-		log.Warn("the run was handed on to another agent; stopping")
+		log.Warn("the run was reassigned to another agent; stopping")
 		return river.JobCancel(fenceErr)
 	}
 
@@ -380,7 +380,7 @@ func (w *runWorker) watchRun(ctx context.Context, l store.Lease, stop context.Ca
 			return
 		case <-t.C:
 		}
-		err := w.st.RunControl(ctx, l)
+		err := w.st.CheckLease(ctx, l)
 		switch {
 		case errors.Is(err, store.ErrRunCancelled), errors.Is(err, store.ErrFenced):
 			log.Info("stopping the run", "why", err)

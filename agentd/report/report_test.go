@@ -235,7 +235,7 @@ func TestReporter(t *testing.T) {
 			t.Fatalf("%d results stored, want 4", n)
 		}
 
-		// The run is handed on: another claim moves the fence.
+		// The run is reassigned: another claim moves the fence.
 		if err := b.st.HandBackRun(b.ctx, b.lease, time.Second, "test"); err != nil {
 			t.Fatal(err)
 		}

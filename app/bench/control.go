@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/ruckus/ruckus/app/ingest"
+	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -23,7 +23,7 @@ var ErrRunState = errors.New("not possible in the run's present state")
 // CancelRun cancels a queued or running run: its River job is cancelled
 // (an agent working it sees its context end, stops sending and keeps the
 // partial results) and the run is marked cancelled, in one transaction.
-func (p *Planner) CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
+func (p *Service) CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
 	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		return cancelRun(ctx, tx, q, p.River, v, benchmarkID, runID)
 	})
@@ -47,7 +47,7 @@ func cancelRun(ctx context.Context, tx pgx.Tx, q *store.Queries, c Queue, v stor
 
 // CancelBenchmark cancels every run of the benchmark still queued or
 // running.
-func (p *Planner) CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error) {
+func (p *Service) CancelBenchmark(ctx context.Context, v store.Viewer, benchmarkID int64) (int, error) {
 	b, err := p.Store.BenchmarkByID(ctx, v, benchmarkID)
 	if err != nil {
 		return 0, err
@@ -72,7 +72,7 @@ func (p *Planner) CancelBenchmark(ctx context.Context, v store.Viewer, benchmark
 // RetryRun queues a failed or cancelled run again as a new attempt. The new
 // attempt starts from the first item and replaces the earlier attempt's
 // results (result rows are keyed by run and item).
-func (p *Planner) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
+func (p *Service) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
 	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		r, err := q.RunForUpdate(ctx, v, benchmarkID, runID)
 		if err != nil {
@@ -91,7 +91,7 @@ func (p *Planner) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, run
 
 // queueAgain inserts a new River job for run r from its benchmark's
 // manifest and says whether it waits for an agent.
-func (p *Planner) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r store.Run) (int64, bool, error) {
+func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r store.Run) (int64, bool, error) {
 	raw, datasetID, err := q.BenchmarkManifest(ctx, r.BenchmarkID)
 	if err != nil {
 		return 0, false, err
@@ -119,14 +119,14 @@ func (p *Planner) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 	return res.Job.ID, n == 0, nil
 }
 
-// HandOnStaleRuns is the reaper: every run held by an agent that stopped
+// ReassignStaleRuns is the reaper: every run held by an agent that stopped
 // heartbeating and writing the run's progress (store.StaleRuns) is taken
 // from it (its fence moves on, so it can write no more even if it comes
 // back), its old job is cancelled and a new job
 // queues it for another agent, which resumes from the persisted results.
 // This happens long before River's own rescuer would act, which is tuned
 // for the longest allowed run.
-func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
+func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
 	stale, err := p.Store.StaleRuns(ctx, p.StaleAfter)
 	if err != nil {
 		return 0, err
@@ -150,7 +150,7 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 				}
 				// Its worker is gone and will never see the cancel: close
 				// the job now rather than leave it "running" for the rescuer.
-				if _, err := q.FinishAbandonedJob(ctx, *r.RiverJobID, fmt.Sprintf("agent %s stopped heartbeating; the run was handed on", s.AgentName)); err != nil {
+				if _, err := q.FinishAbandonedJob(ctx, *r.RiverJobID, fmt.Sprintf("agent %s stopped heartbeating; the run was reassigned", s.AgentName)); err != nil {
 					return err
 				}
 			}
@@ -158,7 +158,7 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			if err := q.HandOnRun(ctx, r.ID, r.Fence, jobID, waiting,
+			if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting,
 				fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
 				return err
 			}
@@ -166,7 +166,7 @@ func (p *Planner) HandOnStaleRuns(ctx context.Context) (int, error) {
 			return nil
 		})
 		if err != nil {
-			return n, fmt.Errorf("hand on run %d: %w", s.RunID, err)
+			return n, fmt.Errorf("reassign run %d: %w", s.RunID, err)
 		}
 	}
 	return n, nil
@@ -190,7 +190,7 @@ type Rescoring struct {
 // that is the benchmark's own scores with the benchmark's scorer_options;
 // another scorer takes none. Options that do not validate come back as
 // Errors naming the scorer_options field.
-func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *ScorerOptions) (Rescoring, error) {
+func (p *Service) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runID int64, scorer string, opts *ScorerOptions) (Rescoring, error) {
 	if scorer == "" || !contains(Scorers, scorer) {
 		return Rescoring{}, fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
 	}
@@ -236,9 +236,9 @@ func (p *Planner) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 
 // ImportRun stores results made outside Ruckus, read from file as it
 // arrives, as a run on a dataset and queues their scoring, in one
-// transaction (see ingest.ImportResults; rest reads settings that follow
+// transaction (see resultimport.ImportResults; rest reads settings that follow
 // the file).
-func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error) {
+func (p *Service) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error) {
 	checkScorer := func(in store.NewImport) error {
 		if in.Scorer != "" && !contains(Scorers, in.Scorer) {
 			return fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
@@ -252,7 +252,7 @@ func (p *Planner) ImportRun(ctx context.Context, v store.Viewer, in store.NewImp
 	if err := checkScorer(in); err != nil {
 		return store.ImportedRun{}, err
 	}
-	return ingest.ImportResults(ctx, p.Store, v, in, file, func(in *store.NewImport) error {
+	return resultimport.ImportResults(ctx, p.Store, v, in, file, func(in *store.NewImport) error {
 		if rest != nil {
 			if err := rest(in); err != nil {
 				return err

@@ -125,7 +125,7 @@ type fewShotPlan struct {
 
 // planFewShot reads the dataset's prompt pieces and draws the examples of
 // every few-shot setting the runs use; errors name the manifest field.
-func (p *Planner) planFewShot(ctx context.Context, m Manifest, ds store.Dataset, items int) (*fewShotPlan, Errors, error) {
+func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset, items int) (*fewShotPlan, Errors, error) {
 	type use struct {
 		path string
 		k    int

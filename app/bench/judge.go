@@ -39,7 +39,7 @@ type JudgeStarted struct {
 
 // checkJudgeTarget checks that the judge's model is registered and
 // active and its hardware profile known.
-func (p *Planner) checkJudgeTarget(ctx context.Context, path string, o JudgeOptions) (Errors, error) {
+func (p *Service) checkJudgeTarget(ctx context.Context, path string, o JudgeOptions) (Errors, error) {
 	var errs Errors
 	model, err := p.Store.ModelByName(ctx, o.Model)
 	switch {
@@ -68,7 +68,7 @@ type judgeRef struct {
 // the judge model on it, in a benchmark that belongs to the judged run:
 // agents lease and measure it like any run. When it finishes, its score
 // job reads the verdicts (FinishJudgeRun).
-func (p *Planner) StartJudge(ctx context.Context, v store.Viewer, req JudgeRequest) (JudgeStarted, error) {
+func (p *Service) StartJudge(ctx context.Context, v store.Viewer, req JudgeRequest) (JudgeStarted, error) {
 	mode := judge.Single
 	if req.RunB != 0 {
 		mode = judge.Pairwise
@@ -216,7 +216,7 @@ func (p *Planner) StartJudge(ctx context.Context, v store.Viewer, req JudgeReque
 }
 
 // judgedRun loads a finished run the viewer may see, for judging.
-func (p *Planner) judgedRun(ctx context.Context, v store.Viewer, id int64, path string) (store.JudgedRun, error) {
+func (p *Service) judgedRun(ctx context.Context, v store.Viewer, id int64, path string) (store.JudgedRun, error) {
 	r, err := p.Store.JudgedRunByID(ctx, v, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return r, Errors{{Path: path, Message: fmt.Sprintf("no run %d that you can see", id)}}
@@ -295,7 +295,7 @@ func orFailed(answer, status string) string {
 
 // JudgeFromManifest starts the judging a benchmark's judge scorer asks
 // for, once per run however often its score job runs.
-func (p *Planner) JudgeFromManifest(ctx context.Context, runID int64) error {
+func (p *Service) JudgeFromManifest(ctx context.Context, runID int64) error {
 	bid, err := p.Store.BenchmarkOfRun(ctx, runID)
 	if err != nil {
 		return err
@@ -332,7 +332,7 @@ func (p *Planner) JudgeFromManifest(ctx context.Context, runID int64) error {
 // a single grading the judged run's item scores become the normalised
 // ratings and its quality their mean with the bootstrap interval. It
 // reports false when runID is not a judge's run.
-func (p *Planner) FinishJudgeRun(ctx context.Context, runID int64) (bool, error) {
+func (p *Service) FinishJudgeRun(ctx context.Context, runID int64) (bool, error) {
 	jr, err := p.Store.JudgeRunByID(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -359,7 +359,7 @@ func (p *Planner) FinishJudgeRun(ctx context.Context, runID int64) (bool, error)
 	return true, p.Store.SaveJudging(ctx, o)
 }
 
-func (p *Planner) finishSingle(ctx context.Context, jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutcome) error {
+func (p *Service) finishSingle(ctx context.Context, jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutcome) error {
 	byIdx := map[int]store.Judgment{}
 	for _, it := range items {
 		j := store.Judgment{JudgedRunID: jr.RunA, Idx: it.Idx, Order: "single", Raw: judge.ClipRaw(it.Output)}

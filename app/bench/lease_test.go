@@ -32,7 +32,7 @@ func result(idx int, status string, ttftMS, e2eMS float64, tokens int) store.Res
 // A run changes hands: the first agent's lease is fenced off by the reaper,
 // the second resumes from the persisted results, and no item is counted
 // twice.
-func TestLeaseFenceHandOnAndResume(t *testing.T) {
+func TestLeaseFenceReassignAndResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
@@ -40,7 +40,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	}
 
 	// Nobody is stale yet: the reaper leaves the run alone.
-	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 0 {
+	if n, err := p.ReassignStaleRuns(ctx); err != nil || n != 0 {
 		t.Fatalf("reaper on a live agent: %d %v", n, err)
 	}
 	if _, err := st.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`, a1); err != nil {
@@ -98,7 +98,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 	}
 	// Its heartbeats are late but it still writes the run's progress (its
 	// beats wait behind a busy pool): it is alive, the run stays.
-	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 0 {
+	if n, err := p.ReassignStaleRuns(ctx); err != nil || n != 0 {
 		t.Fatalf("reaper on an agent writing progress: %d %v", n, err)
 	}
 	// Neither a beat nor progress within the stale period: it is gone.
@@ -106,7 +106,7 @@ func TestLeaseFenceHandOnAndResume(t *testing.T) {
 		WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := p.HandOnStaleRuns(ctx); err != nil || n != 1 {
+	if n, err := p.ReassignStaleRuns(ctx); err != nil || n != 1 {
 		t.Fatalf("reaper: %d %v", n, err)
 	}
 	// The dead agent's job does not stay "running" for River's rescuer: it
@@ -213,7 +213,7 @@ func TestRunAggregateFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestRunAggregateTokenITL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestRunStepsAndSaturation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)

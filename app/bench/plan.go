@@ -54,8 +54,8 @@ type Plan struct {
 	fewShot *fewShotPlan // the few-shot runs' prompt pieces and examples
 }
 
-// Planner checks a manifest against what exists and creates benchmarks.
-type Planner struct {
+// Service checks a manifest against what exists and creates benchmarks.
+type Service struct {
 	Store      *store.Store
 	River      Queue
 	StaleAfter time.Duration
@@ -73,7 +73,7 @@ type Queue interface {
 }
 
 // Plan validates m for viewer and lists the runs it would create.
-func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, error) {
+func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, error) {
 	plan := Plan{Manifest: m}
 	if errs := m.Validate(); len(errs) > 0 {
 		return plan, errs
@@ -177,7 +177,7 @@ type Created struct {
 
 // Create plans m and, in one transaction, inserts the benchmark, its runs
 // and their River jobs: all of it or nothing.
-func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Created, error) {
+func (p *Service) Create(ctx context.Context, v store.Viewer, m Manifest) (Created, error) {
 	plan, err := p.Plan(ctx, v, m)
 	if err != nil {
 		return Created{}, err
@@ -192,7 +192,7 @@ func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Creat
 
 // CreateTx inserts a planned benchmark, its runs and their River jobs in
 // the caller's transaction (a fleet creates several benchmarks in one).
-func (p *Planner) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v store.Viewer, plan Plan) (Created, error) {
+func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v store.Viewer, plan Plan) (Created, error) {
 	m := plan.Manifest
 	snapshot, err := json.Marshal(m)
 	if err != nil {

@@ -79,7 +79,7 @@ func TestCreateInsertsRunJobsInTheTransaction(t *testing.T) {
 		// Seen from inside the transaction, before the commit.
 		rivertest.RequireInsertedTx[*riverpgxv5.Driver](ctx, t, tx, &jobs.RunArgs{}, &rivertest.RequireInsertedOpts{Queue: "cpu_sim"})
 	}}
-	p := &bench.Planner{Store: st, River: q, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: q, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil || len(created.Runs) != 1 {
 		t.Fatalf("create: %+v %v", created, err)
@@ -127,7 +127,7 @@ func TestCancelReachesTheAgentWorkingTheRun(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = agent.Stop(context.Background()) })
 
-	p := &bench.Planner{Store: st, River: server, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: server, StaleAfter: time.Minute}
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestPlanRefusesFewShotTheDatasetCannotServe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	p := &bench.Planner{Store: st, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, StaleAfter: time.Minute}
 	check := func(what string, m bench.Manifest, path, msg string) {
 		t.Helper()
 		_, err := p.Plan(ctx, v, m)

@@ -24,7 +24,7 @@ import (
 // QuickStart is the shortest request for a benchmark: a model and a
 // dataset, each by id or by name, as the Benchmark Runner's API takes
 // them ({"model_id": …, "dataset_id": …}). The planner fills in the rest
-// from what exists (see Planner.QuickStart).
+// from what exists (see Service.QuickStart).
 type QuickStart struct {
 	Model   Ref    `json:"model_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
 	Dataset Ref    `json:"dataset_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
@@ -176,7 +176,7 @@ const (
 //
 // When no live agent can serve the model, the error names the model and
 // what is missing.
-func (p *Planner) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart) (Manifest, error) {
+func (p *Service) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart) (Manifest, error) {
 	var m Manifest
 	var model store.Model
 	var err error
@@ -228,7 +228,7 @@ func (p *Planner) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart)
 
 // servingTarget is the target a quick start runs model on (see
 // QuickStart), or an error naming the model and what is missing.
-func (p *Planner) servingTarget(ctx context.Context, model store.Model) (Target, error) {
+func (p *Service) servingTarget(ctx context.Context, model store.Model) (Target, error) {
 	served, err := p.Store.ServedTargets(ctx, jobs.ProtocolVersion, p.StaleAfter)
 	if err != nil {
 		return Target{}, err

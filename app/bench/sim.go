@@ -88,7 +88,7 @@ func ParseSimAccuracy(s string) (map[string]float64, error) {
 
 // simAccuracy is the accuracy a sim target's model runs at: the
 // manifest's, else the server's default; false when neither sets one.
-func (p *Planner) simAccuracy(m Manifest, model string) (float64, bool) {
+func (p *Service) simAccuracy(m Manifest, model string) (float64, bool) {
 	if m.Sim != nil {
 		if v, ok := m.Sim.Accuracy[model]; ok {
 			return v, true
@@ -374,7 +374,7 @@ type simRef struct {
 // writeSimAnswers writes a sim run's answers, in the transaction that
 // creates it, when an accuracy is set for its model. refs caches the
 // dataset's references across the benchmark's runs.
-func (p *Planner) writeSimAnswers(ctx context.Context, q *store.Queries, m Manifest, plan Plan, r PlannedRun, runID int64, refs *[]simRef) error {
+func (p *Service) writeSimAnswers(ctx context.Context, q *store.Queries, m Manifest, plan Plan, r PlannedRun, runID int64, refs *[]simRef) error {
 	if r.Runtime != "sim" {
 		return nil
 	}

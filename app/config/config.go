@@ -39,7 +39,7 @@ type Config struct {
 	AdminEmail      string        `env:"RUCKUS_ADMIN_EMAIL" yaml:"admin_email" validate:"omitempty,email"`
 	AdminPassword   string        `env:"RUCKUS_ADMIN_PASSWORD" yaml:"admin_password" validate:"omitempty,min=8,max=72"`
 	// AgentStaleAfter: an agent whose last heartbeat is older is stale and
-	// its run is handed on to another agent.
+	// its run is reassigned to another agent.
 	AgentStaleAfter time.Duration `env:"RUCKUS_AGENT_STALE_AFTER" yaml:"agent_stale_after" validate:"min=2s,max=1h"`
 	// GridCO2 is the grid's carbon intensity in grams CO₂e per kWh, for
 	// the estimated emissions of a run's measured energy.

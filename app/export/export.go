@@ -165,7 +165,7 @@ func FormulaSafe(v string) string {
 // tokens comes from the hardware's price per hour (empty when not set);
 // CO₂e from the energy at gridCO2 g/kWh. Text that comes from outside
 // (names, errors, the runtime's log) is made FormulaSafe unless raw.
-func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw bool) error {
+func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw bool) error {
 	cw := csv.NewWriter(w)
 	text := FormulaSafe
 	if raw {
@@ -253,7 +253,7 @@ func WriteSummary(w io.Writer, runs []store.CompareRun, gridCO2 float64, raw boo
 
 // nodeColumns are a run's gpu_simulated and node columns (SummaryColumns);
 // empty cells where not measured.
-func nodeColumns(r store.CompareRun) []string {
+func nodeColumns(r store.RunFigures) []string {
 	var g struct {
 		Simulated bool `json:"simulated"`
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// Planner checks fleet manifests against what exists and creates them,
+// Service checks fleet manifests against what exists and creates them,
 // each scenario through the benchmark planner.
-type Planner struct {
-	Bench *bench.Planner
+type Service struct {
+	Bench *bench.Service
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Providers is the provider table (jobs.DefaultProviders when nil).
@@ -47,7 +47,7 @@ type Plan struct {
 
 // Plan validates m for viewer and lists the runs it would create, with the
 // ids they would have if submitted now.
-func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, error) {
+func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, error) {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
@@ -92,7 +92,7 @@ func (p *Planner) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 }
 
 // providers is the provider table the planner checks targets against.
-func (p *Planner) providers() jobs.Providers {
+func (p *Service) providers() jobs.Providers {
 	if p.Providers != nil {
 		return p.Providers
 	}
@@ -113,7 +113,7 @@ type Created struct {
 // per scenario with its runs and their River jobs, and the runs' fleet
 // ids: all of it or nothing. store.ErrFleetRunIDTaken means the same
 // fleet name was submitted within the same second.
-func (p *Planner) Create(ctx context.Context, v store.Viewer, m Manifest) (Created, error) {
+func (p *Service) Create(ctx context.Context, v store.Viewer, m Manifest) (Created, error) {
 	plan, err := p.Plan(ctx, v, m)
 	if err != nil {
 		return Created{}, err

@@ -32,8 +32,8 @@ import (
 
 // Store is what the check reads and writes (*store.Store satisfies it).
 type Store interface {
-	RunForRegression(ctx context.Context, runID int64) (store.CompareRun, error)
-	PreviousTargetRun(ctx context.Context, runID int64) (store.CompareRun, bool, error)
+	RunForRegression(ctx context.Context, runID int64) (store.RunFigures, error)
+	PreviousTargetRun(ctx context.Context, runID int64) (store.RunFigures, bool, error)
 	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
 }
@@ -80,7 +80,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 // Find compares cur with prev, the previous comparable completed run of
 // its target, and returns how cur is significantly worse (nil when it is
 // not); ev holds their paired comparison of quality, if any.
-func Find(cur, prev store.CompareRun, ev advise.Evidence) []store.Regression {
+func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
 	a, b := candidate(cur), candidate(prev)
 	type check struct {
 		metric string
@@ -132,7 +132,7 @@ func Find(cur, prev store.CompareRun, ev advise.Evidence) []store.Regression {
 // candidate is a run's figures as advise compares them, with its kept
 // intervals, load and scorer identities; a figure the run did not measure
 // stays nil.
-func candidate(r store.CompareRun) advise.Candidate {
+func candidate(r store.RunFigures) advise.Candidate {
 	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
 		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey()}
 	if st := r.Stat; st != nil {

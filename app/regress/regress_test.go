@@ -11,9 +11,9 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-func run(id int64, scorer string, tps, p95 float64) store.CompareRun {
+func run(id int64, scorer string, tps, p95 float64) store.RunFigures {
 	s, _ := json.Marshal(jobs.RunSummary{OutputTokensPerS: tps, E2E: jobs.Dist{P95: p95}})
-	r := store.CompareRun{Summary: s}
+	r := store.RunFigures{Summary: s}
 	r.ID, r.Scorer, r.State = id, scorer, "completed"
 	if scorer != "" {
 		r.Qualities = []store.Quality{{RunID: id, ScorerKey: scorer}}
@@ -23,7 +23,7 @@ func run(id int64, scorer string, tps, p95 float64) store.CompareRun {
 
 // measured gives r kept figures: output tokens/s with a standard error
 // from 10 batches, and a p95 interval.
-func measured(r store.CompareRun, se, lo, hi float64, load string) store.CompareRun {
+func measured(r store.RunFigures, se, lo, hi float64, load string) store.RunFigures {
 	var s jobs.RunSummary
 	_ = json.Unmarshal(r.Summary, &s)
 	r.Stat = &store.RunStat{RunID: r.ID, Load: jobs.LoadIdentity{Profile: load},
@@ -57,10 +57,10 @@ func metrics(regs []store.Regression) string {
 func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	t.Parallel()
 	all := func(int) bool { return true }
-	m := func(r store.CompareRun) store.CompareRun { return measured(r, 1, 190, 210, "concurrency") }
+	m := func(r store.RunFigures) store.RunFigures { return measured(r, 1, 190, 210, "concurrency") }
 	for _, tc := range []struct {
 		name      string
-		cur, prev store.CompareRun
+		cur, prev store.RunFigures
 		curS      []advise.ItemScore
 		prevS     []advise.ItemScore
 		want      string

@@ -46,7 +46,7 @@ func scoredRun(t *testing.T, m bench.Manifest, items []string, outputs []string)
 		t.Fatal(err)
 	}
 	rc, _ := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	m.Name, m.Dataset = "s", bench.DatasetRef{ID: res.Dataset.ID}
 	m.Targets = []bench.Target{{Model: "m", Runtime: "sim", Hardware: "cpu"}}
 	m.Load, m.Sampling = jobs.LoadProfile{Profile: jobs.LoadSequential}, jobs.Sampling{MaxTokens: 8}

@@ -23,7 +23,7 @@ type ExecutionQueue interface {
 	QueueExecution(ctx context.Context, runID int64, scorer string) error
 }
 
-// Judge is the LLM judge as scoring uses it (*bench.Planner satisfies
+// Judge is the LLM judge as scoring uses it (*bench.Service satisfies
 // it): a run named by a score job may be a judge's run, whose answers
 // become verdicts, and a run scored by the judge scorer starts a judging.
 type Judge interface {

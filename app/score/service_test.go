@@ -49,7 +49,7 @@ func TestScoreRunStoresItemScoresAndQuality(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc, _ := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	p := &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute}
+	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
 	c, err := p.Create(ctx, v, bench.Manifest{Name: "s", Dataset: bench.DatasetRef{ID: res.Dataset.ID}, Scorer: "numeric",
 		Targets: []bench.Target{{Model: "m", Runtime: "sim", Hardware: "cpu"}}, Load: jobs.LoadProfile{Profile: jobs.LoadSequential},
 		Sampling: jobs.Sampling{MaxTokens: 8}})

@@ -391,7 +391,7 @@ type StaleRun struct {
 	AgentName   string
 }
 
-// staleRun is when a running run r, held by agent a, is to be handed on:
+// staleRun is when a running run r, held by agent a, is to be reassigned:
 // its agent went offline or was deactivated without handing it back, or
 // has shown no sign of life within @stale: no heartbeat, and no progress
 // written for the run (a live agent whose heartbeats wait behind a busy
@@ -400,13 +400,13 @@ type StaleRun struct {
 // 0024), and silence while PostgreSQL itself was down is no sign of death:
 // within the stale period after PostgreSQL starts, an agent is stale only
 // if it was silent for a stale period before then already, so that a
-// short restart does not hand on every run while agents reconnect.
+// short restart does not reassign every run while agents reconnect.
 const staleRun = `r.state = 'running' AND (a.state = 'offline' OR a.deactivated_at IS NOT NULL
 	OR (greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < now() - @stale::interval
 		AND (pg_postmaster_start_time() < now() - @stale::interval
 			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval)))`
 
-// StaleRuns lists the running runs to hand on (staleRun) with staleAfter
+// StaleRuns lists the running runs to reassign (staleRun) with staleAfter
 // as the stale period.
 func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name FROM runs r JOIN agents a ON a.id = r.agent_id
@@ -419,7 +419,7 @@ func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]St
 	return rs, mapErr(err, "stale runs")
 }
 
-// RunIsStale says whether the run is still to be handed on (staleRun), read
+// RunIsStale says whether the run is still to be reassigned (staleRun), read
 // inside the reaper's transaction.
 func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.Duration) (bool, error) {
 	var stale bool
@@ -428,12 +428,12 @@ func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.D
 	return stale, mapErr(err, "run is stale")
 }
 
-// HandOnRun takes a run away from the agent holding it under fence (the
+// ReassignStaleRun takes a run away from the agent holding it under fence (the
 // fence moves on, so that agent's writes are refused from now on) and
 // queues it on a new job ahead of the runs queued after it; the next agent
 // resumes from the persisted results. The dead segment's measured time is
 // counted up to its last progress report.
-func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
+func (q *Queries) ReassignStaleRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
 	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
 			waiting_for_agent = @waiting, eta_seconds = NULL,
 			measured_seconds = measured_seconds + coalesce(extract(epoch FROM progress_at - segment_started_at)::float8, 0),
@@ -441,10 +441,10 @@ func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, wait
 		WHERE id = @id AND fence = @fence AND state = 'running'`,
 		pgx.NamedArgs{"id": runID, "fence": fence, "job": jobID, "waiting": waiting})
 	if err != nil {
-		return mapErr(err, "hand on run")
+		return mapErr(err, "reassign run")
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("hand on run %d: %w", runID, ErrFenced)
+		return fmt.Errorf("reassign run %d: %w", runID, ErrFenced)
 	}
 	// The run keeps its place in line: its new job is fetched before the
 	// runs queued after it (River takes a queue's available jobs by
@@ -452,7 +452,7 @@ func (q *Queries) HandOnRun(ctx context.Context, runID, fence, jobID int64, wait
 	_, err = q.db.Exec(ctx, `UPDATE river_job SET scheduled_at = least(scheduled_at, (SELECT created_at FROM runs WHERE id = @id))
 		WHERE id = @job AND state = 'available'`, pgx.NamedArgs{"id": runID, "job": jobID})
 	if err != nil {
-		return mapErr(err, "hand on run: keep its place")
+		return mapErr(err, "reassign run: keep its place")
 	}
 	return q.AddRunEvent(ctx, runID, nil, "handed_on", why)
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// CompareRun is a run in a comparison: where it ran, its stored summaries,
+// RunFigures is a run in a comparison: where it ran, its stored summaries,
 // its quality so far and its hardware's price.
-type CompareRun struct {
+type RunFigures struct {
 	Run
 	DatasetID  int64
 	Summary    json.RawMessage
@@ -34,7 +34,7 @@ type CompareRun struct {
 
 // ScorerKey is the scorer identity of the run's latest quality ("" when
 // unscored).
-func (r CompareRun) ScorerKey() string {
+func (r RunFigures) ScorerKey() string {
 	if len(r.Qualities) == 0 {
 		return ""
 	}
@@ -42,7 +42,7 @@ func (r CompareRun) ScorerKey() string {
 }
 
 // QualityUnder is the run's quality under scorer identity key.
-func (r CompareRun) QualityUnder(key string) (Quality, bool) {
+func (r RunFigures) QualityUnder(key string) (Quality, bool) {
 	for _, x := range r.Qualities {
 		if x.ScorerKey == key {
 			return x, true
@@ -52,7 +52,7 @@ func (r CompareRun) QualityUnder(key string) (Quality, bool) {
 }
 
 // withConclusions adds each run's kept figures and qualities.
-func (q *Queries) withConclusions(ctx context.Context, runs []CompareRun) ([]CompareRun, error) {
+func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]RunFigures, error) {
 	if len(runs) == 0 {
 		return runs, nil
 	}
@@ -77,21 +77,21 @@ func (q *Queries) withConclusions(ctx context.Context, runs []CompareRun) ([]Com
 	return runs, nil
 }
 
-// compareRunColumns and compareRunFrom read a CompareRun.
-const compareRunColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count,
+// runFiguresColumns and runFiguresFrom read a RunFigures.
+const runFiguresColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count,
 	r.node_summary`
 
-const compareRunFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
+const runFiguresFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
 	LEFT JOIN agents a ON a.id = r.agent_id JOIN hardware_profiles h ON h.slug = r.hardware_profile `
 
-func scanCompareRun(row pgx.CollectableRow) (CompareRun, error) {
-	var r CompareRun
+func scanRunFigures(row pgx.CollectableRow) (RunFigures, error) {
+	var r RunFigures
 	err := row.Scan(r.compareFields()...)
 	return r, err
 }
 
-// compareFields are the scan targets of compareRunColumns.
-func (r *CompareRun) compareFields() []any {
+// compareFields are the scan targets of runFiguresColumns.
+func (r *RunFigures) compareFields() []any {
 	return append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount,
 		&r.NodeSummary)
 }
@@ -99,12 +99,12 @@ func (r *CompareRun) compareFields() []any {
 // DatasetRuns returns the finished runs on a dataset that the viewer may
 // read, newest first, at most limit of them: every target benchmarked on
 // it, across benchmarks.
-func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
+func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]RunFigures, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
 		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND`+benchmarkReadable+`
 		ORDER BY r.id DESC LIMIT @limit`,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
-	out, err := pgx.CollectRows(rows, scanCompareRun)
+	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil {
 		return nil, mapErr(err, "dataset runs")
 	}
@@ -112,11 +112,11 @@ func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, li
 }
 
 // CompareRuns returns the runs the viewer may read, in the order asked.
-func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
+func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]RunFigures, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
 		WHERE r.id = ANY(@ids) AND`+benchmarkReadable+`ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})
-	out, err := pgx.CollectRows(rows, scanCompareRun)
+	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil {
 		return nil, mapErr(err, "compare runs")
 	}

@@ -84,7 +84,7 @@ type Fleet struct {
 	Manifest    json.RawMessage
 	Benchmarks  []FleetBenchmark
 	// Runs are in scenario order, then target order, each with its
-	// figures (a CompareRun) and its scenario.
+	// figures (a RunFigures) and its scenario.
 	Runs []FleetRun
 }
 
@@ -99,7 +99,7 @@ type FleetBenchmark struct {
 
 // FleetRun is a run of a fleet with what the report needs.
 type FleetRun struct {
-	CompareRun
+	RunFigures
 	Scenario   string
 	Repository string
 	// PromptTokens is the run's input tokens, warm-up included.
@@ -131,8 +131,8 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 	if err != nil {
 		return f, mapErr(err, "fleet benchmarks")
 	}
-	rows, _ = q.db.Query(ctx, `SELECT `+compareRunColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''), r.prompt_tokens,
-			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+compareRunFrom+`
+	rows, _ = q.db.Query(ctx, `SELECT `+runFiguresColumns+`, b.fleet_scenario, coalesce(b.fleet_repository, ''), r.prompt_tokens,
+			pp.provider, pp.input_per_1m::float8, pp.output_per_1m::float8`+runFiguresFrom+`
 		LEFT JOIN run_providers pp ON pp.run_id = r.id
 		WHERE b.fleet_id = @id AND b.deleted_at IS NULL ORDER BY b.id, r.id`, args)
 	f.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (FleetRun, error) {

@@ -236,8 +236,8 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 // may read (deleted benchmarks and judges' runs left out). ok is false
 // when there is none, or when run id is not completed or its figures are
 // not kept yet.
-func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev CompareRun, ok bool, err error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`
+func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev RunFigures, ok bool, err error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
 		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
 		JOIN benchmarks cb ON cb.id = cur.benchmark_id
 		WHERE r.state = 'completed' AND r.summary IS NOT NULL AND r.id <> cur.id
@@ -248,25 +248,25 @@ func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev Comp
 			AND EXISTS (SELECT 1 FROM run_stats cs JOIN run_stats ps ON ps.load_key = cs.load_key
 				WHERE cs.run_id = cur.id AND cs.attempt = cur.attempt AND ps.run_id = r.id AND ps.attempt = r.attempt)
 		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT 1`, pgx.NamedArgs{"run": runID})
-	out, err := pgx.CollectRows(rows, scanCompareRun)
+	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil || len(out) == 0 {
-		return CompareRun{}, false, mapErr(err, "previous target run")
+		return RunFigures{}, false, mapErr(err, "previous target run")
 	}
 	if out, err = q.withConclusions(ctx, out); err != nil {
-		return CompareRun{}, false, err
+		return RunFigures{}, false, err
 	}
 	return out[0], true, nil
 }
 
 // RunForRegression returns a run as a comparison reads it, whoever owns
 // it (for the server's own jobs).
-func (q *Queries) RunForRegression(ctx context.Context, runID int64) (CompareRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+compareRunColumns+compareRunFrom+`WHERE r.id = @run`, pgx.NamedArgs{"run": runID})
-	r, err := pgx.CollectExactlyOneRow(rows, scanCompareRun)
+func (q *Queries) RunForRegression(ctx context.Context, runID int64) (RunFigures, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`WHERE r.id = @run`, pgx.NamedArgs{"run": runID})
+	r, err := pgx.CollectExactlyOneRow(rows, scanRunFigures)
 	if err != nil {
 		return r, mapErr(err, "run for regression")
 	}
-	out, err := q.withConclusions(ctx, []CompareRun{r})
+	out, err := q.withConclusions(ctx, []RunFigures{r})
 	if err != nil {
 		return r, err
 	}

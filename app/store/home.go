@@ -128,7 +128,7 @@ func (q *Queries) QueueDepths(ctx context.Context) ([]QueueDepth, error) {
 }
 
 // WaitingRun is a queued run and how long it has waited: since its
-// current job was queued (a run handed on or retried waits anew).
+// current job was queued (a run reassigned or retried waits anew).
 type WaitingRun struct {
 	RunID           int64
 	BenchmarkID     int64

@@ -16,9 +16,9 @@ import (
 )
 
 // ErrFenced is returned to an agent whose hold on a run is gone: the run
-// was handed on to another agent (or handed back) and its writes are
+// was reassigned to another agent (or handed back) and its writes are
 // refused. The agent stops working the run.
-var ErrFenced = errors.New("this agent no longer holds the run (it was handed on): its writes are refused")
+var ErrFenced = errors.New("this agent no longer holds the run (it was reassigned): its writes are refused")
 
 // ErrStaleJob is returned when a job no longer drives its run: the run was
 // cancelled, finished, or re-queued on another job.
@@ -364,14 +364,14 @@ func (q *Queries) UpdateProgress(ctx context.Context, l Lease, p Progress, s Sam
 	return nil
 }
 
-// RunControl tells an agent working a run whether to go on: nil, or
+// CheckLease tells an agent working a run whether to go on: nil, or
 // ErrRunCancelled when the user cancelled it, or ErrFenced when it was
-// handed on (an agent's role no longer sees a run another agent holds).
+// reassigned (an agent's role no longer sees a run another agent holds).
 // Agents read it a few times a second while a run is in progress: River's
 // own cancellation travels by LISTEN/NOTIFY, which an agent behind
 // PgBouncer in transaction mode does not have, and its poll-only fallback
 // is slower than a user waiting for a cancel should wait.
-func (q *Queries) RunControl(ctx context.Context, l Lease) error {
+func (q *Queries) CheckLease(ctx context.Context, l Lease) error {
 	var state string
 	var fence int64
 	err := q.db.QueryRow(ctx, `SELECT state, fence FROM runs WHERE id = @run`, pgx.NamedArgs{"run": l.RunID}).Scan(&state, &fence)
@@ -705,7 +705,7 @@ func (q *Queries) SetRunRefused(ctx context.Context, runID, jobID int64, why str
 	return mapErr(err, "refuse run")
 }
 
-// FinishAbandonedJob closes the River job of a run that was handed on
+// FinishAbandonedJob closes the River job of a run that was reassigned
 // because its agent stopped heartbeating: River's JobCancel only asks a
 // running job's worker to stop, and a dead worker never hears it, so the
 // job would show "running" until River's rescuer came for it a day later.

@@ -58,7 +58,7 @@ func startCLIServer(t *testing.T) (*store.Store, store.User) {
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
 		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
 		MaxRequestBytes: 1 << 20, Uploader: &ingest.Uploader{Store: st, Limits: limits}, DatasetLimits: limits,
-		Ready: st.Ping, Benchmarks: &bench.Planner{Store: st, River: rc, StaleAfter: time.Minute},
+		Ready: st.Ping, Benchmarks: &bench.Service{Store: st, River: rc, StaleAfter: time.Minute},
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -117,7 +117,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
-	planner, rc, err := startJobs(ctx, pool, st, cfg, jobDeps{attester: attester, guard: guard}, logger)
+	benchmarks, rc, err := startJobs(ctx, pool, st, cfg, jobDeps{attester: attester, guard: guard}, logger)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 		Store:              st,
 		Providers:          providers,
 		Uploader:           &ingest.Uploader{Store: st, Limits: limits},
-		Benchmarks:         planner,
+		Benchmarks:         benchmarks,
 		JobsUI:             ui,
 		DatasetLimits:      limits,
 		Logger:             logger,
@@ -272,8 +272,8 @@ func newAttester(ctx context.Context, st *store.Store, cfg config.Config, create
 }
 
 // startJobs starts the server's River client: it works the server queue
-// (session cleanup, the reaper, scoring) and gives the planner, which
-// queues runs and as the reaper hands on the runs of agents that stopped
+// (session cleanup, the reaper, scoring) and gives the benchmark service, which
+// queues runs and as the reaper reassigns the runs of agents that stopped
 // heartbeating, its client.
 // jobDeps are what the server's workers need besides the store: the
 // attester that signs ended runs (nil: none) and the guard of webhook
@@ -292,20 +292,20 @@ func webhookGuard(cfg config.Config) (notify.Guard, error) {
 	return notify.Guard{Allowed: allowed}, nil
 }
 
-func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, deps jobDeps, logger *slog.Logger) (*bench.Planner, *river.Client[pgx.Tx], error) {
-	planner := &bench.Planner{Store: st, StaleAfter: cfg.AgentStaleAfter}
+func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg config.Config, deps jobDeps, logger *slog.Logger) (*bench.Service, *river.Client[pgx.Tx], error) {
+	benchmarks := &bench.Service{Store: st, StaleAfter: cfg.AgentStaleAfter}
 	var err error
-	if planner.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
+	if benchmarks.SimAccuracy, err = bench.ParseSimAccuracy(os.Getenv(simAccuracyEnv)); err != nil {
 		return nil, nil, err
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
-	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: planner})
+	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: benchmarks})
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
-	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: planner},
+	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: benchmarks},
 		Regressions: &regress.Checker{Store: st}, Stats: st}
 	if deps.attester != nil {
 		scoring.Attester = deps.attester
@@ -319,13 +319,13 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	if err != nil {
 		return nil, nil, fmt.Errorf("river client: %w", err)
 	}
-	planner.River = rc
+	benchmarks.River = rc
 	execQueue.River = rc
 	notifier.River = rc
 	if err := rc.Start(ctx); err != nil {
 		return nil, nil, fmt.Errorf("start river: %w", err)
 	}
-	return planner, rc, nil
+	return benchmarks, rc, nil
 }
 
 // serverRiverConfig is the server's River configuration: its queues (its
@@ -354,7 +354,7 @@ func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.L
 		FetchPollInterval: 250 * time.Millisecond,
 		// A run is worked for at most jobs.MaxRunTime; River's rescuer must
 		// not take a live run from its agent before that. Dead agents' runs
-		// are handed on by the reaper long before.
+		// are reassigned by the reaper long before.
 		RescueStuckJobsAfter: jobs.MaxRunTime + time.Hour,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(jobs.ReaperInterval(cfg.AgentStaleAfter)),

@@ -18,6 +18,7 @@ import (
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -46,7 +47,7 @@ func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64,
 	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "m/x", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := ingest.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.Dataset.ID, Name: "imported", Model: "m/x"},
+	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.Dataset.ID, Name: "imported", Model: "m/x"},
 		strings.NewReader(outputs.String()), nil, func(tx pgx.Tx, id int64, in store.NewImport) error {
 			if queue == nil {
 				return nil

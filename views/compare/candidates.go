@@ -11,7 +11,7 @@ import (
 // the scorer identity of their latest quality. A figure the run did not
 // measure — no summary, no successful request, no output — is nil ("not
 // measured"), never 0.
-func Candidates(runs []store.CompareRun) []advise.Candidate {
+func Candidates(runs []store.RunFigures) []advise.Candidate {
 	var cands []advise.Candidate
 	for _, r := range runs {
 		f := NewFigures(r)

@@ -14,7 +14,7 @@ import (
 
 // Figures are one run's comparable numbers; nil where unknown.
 type Figures struct {
-	Run     store.CompareRun
+	Run     store.RunFigures
 	Quality *float64
 	TTFT    jobs.Dist
 	TPOT    jobs.Dist
@@ -47,7 +47,7 @@ type Figures struct {
 
 // NewFigures reads a run's stored summaries. Cost per 1M output tokens is
 // the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶.
-func NewFigures(r store.CompareRun) Figures {
+func NewFigures(r store.RunFigures) Figures {
 	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
 	var s jobs.RunSummary
 	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {

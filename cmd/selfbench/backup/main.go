@@ -60,7 +60,7 @@ func run(nRuns, nItems int) error {
 		return err
 	}
 	models, agent := fleet.Models, fleet.Agent
-	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
+	planner, err := benchkit.NewService(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}

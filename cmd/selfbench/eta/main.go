@@ -132,7 +132,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 
-	planner, err := benchkit.NewPlanner(pool, st, time.Minute)
+	planner, err := benchkit.NewService(pool, st, time.Minute)
 	if err != nil {
 		return err
 	}

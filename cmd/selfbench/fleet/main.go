@@ -114,7 +114,7 @@ type soak struct {
 	dbURL   string
 	pool    *pgxpool.Pool
 	st      *store.Store
-	planner *bench.Planner
+	planner *bench.Service
 	viewer  store.Viewer
 	dataset int64
 	long    int64 // the probes' dataset
@@ -217,7 +217,7 @@ func (s *soak) fixtures(ctx context.Context) error {
 	if _, err := s.st.CreateModel(ctx, store.ModelFields{Name: "fleet/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		return err
 	}
-	s.planner, err = benchkit.NewPlanner(s.pool, s.st, s.o.stale)
+	s.planner, err = benchkit.NewService(s.pool, s.st, s.o.stale)
 	return err
 }
 
@@ -652,7 +652,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	var handOn []float64
 	interrupted := 0
 	for _, id := range k.runs {
-		// A run its agent finished before the kill landed was not handed on.
+		// A run its agent finished before the kill landed was not reassigned.
 		var handed bool
 		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND kind = 'handed_on')`, id).Scan(&handed); err != nil {
 			return err
@@ -704,7 +704,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	row("wall time", fmt.Sprintf("%.1f s (%.1f runs/s)", wall.Seconds(), float64(c.succeeded)/wall.Seconds()), "")
 	row("peak PostgreSQL backends", fmt.Sprintf("%d (agents' roles: %d)", pk.backends, pk.agentBackends), verdict(pk.backends <= 40, "target ≤ 40"))
 	row("lease latency p50 / p95 / max", fmt.Sprintf("%.2f / %.2f / %.2f s", pct(lease, 50), pct(lease, 95), pct(lease, 100)), verdict(pct(lease, 95) <= 2, "target p95 ≤ 2 s"))
-	row("killed agents", fmt.Sprintf("%d (holding %d runs, %d handed on)", len(k.victims), len(k.runs), interrupted), "")
+	row("killed agents", fmt.Sprintf("%d (holding %d runs, %d reassigned)", len(k.victims), len(k.runs), interrupted), "")
 	limit := (s.o.stale + 5*time.Second).Seconds()
 	row("hand-on after kill, max", fmt.Sprintf("%.1f s over %d runs", pct(handOn, 100), len(handOn)), verdict(interrupted > 0 && len(handOn) == interrupted && pct(handOn, 100) <= limit, fmt.Sprintf("target ≤ stale %v + 5 s", s.o.stale)))
 	row("cancel → last request, max", fmt.Sprintf("%.3f s over %d runs", pct(cancelDelay, 100), len(cancelDelay)), verdict(len(cancelDelay) > 0 && pct(cancelDelay, 100) <= 1, "target ≤ 1 s"))

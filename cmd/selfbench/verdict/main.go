@@ -303,7 +303,7 @@ func (wd *world) plan(ctx context.Context) ([]*pair, error) {
 			return nil, err
 		}
 	}
-	planner, err := benchkit.NewPlanner(wd.st.Pool(), st, time.Hour)
+	planner, err := benchkit.NewService(wd.st.Pool(), st, time.Hour)
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		return err
 	}
 	models, agent := fleet.Models, fleet.Agent
-	planner, err := benchkit.NewPlanner(pool, st, time.Hour)
+	planner, err := benchkit.NewService(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}

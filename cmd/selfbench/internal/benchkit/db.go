@@ -69,13 +69,13 @@ func RandomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// NewPlanner is a benchmark planner whose River client only inserts jobs
+// NewService is a benchmark planner whose River client only inserts jobs
 // (it works none): what the benchmarks use to launch runs as the server
 // would.
-func NewPlanner(pool *pgxpool.Pool, st *store.Store, staleAfter time.Duration) (*bench.Planner, error) {
+func NewService(pool *pgxpool.Pool, st *store.Store, staleAfter time.Duration) (*bench.Service, error) {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	if err != nil {
 		return nil, err
 	}
-	return &bench.Planner{Store: st, River: rc, StaleAfter: staleAfter}, nil
+	return &bench.Service{Store: st, River: rc, StaleAfter: staleAfter}, nil
 }

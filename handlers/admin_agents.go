@@ -13,7 +13,7 @@ import (
 	"github.com/ruckus/ruckus/views/admin"
 )
 
-type fleetStore interface {
+type agentsStore interface {
 	SetAgentDrained(ctx context.Context, id int64, drained bool) error
 	SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error
 	ApproveAgent(ctx context.Context, id int64) error

@@ -1,9 +1,9 @@
-// Package imports reads results made outside Ruckus — an OpenAI batch
+// Package resultimport reads results made outside Ruckus — an OpenAI batch
 // output file (from the Batch API, `vllm run-batch` or another tool) or a
 // simple {"custom_id","output"} JSONL — so they can be scored and compared
 // with Ruckus's own runs. Lines are matched to a dataset's items by
 // custom_id; there are no timings.
-package imports
+package resultimport
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package imports
+package resultimport
 
 import (
 	"errors"

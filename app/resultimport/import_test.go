@@ -1,4 +1,4 @@
-package ingest_test
+package resultimport_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -104,7 +105,7 @@ func TestImportMemoryStaysFlat(t *testing.T) {
 	base := heapPeak()()
 	stop := heapPeak()
 	start := time.Now()
-	out, err := ingest.ImportResults(ctx, st, store.Viewer{UserID: u.ID}, store.NewImport{DatasetID: res.Dataset.ID, Model: "outside/model"}, file, nil, nil)
+	out, err := resultimport.ImportResults(ctx, st, store.Viewer{UserID: u.ID}, store.NewImport{DatasetID: res.Dataset.ID, Model: "outside/model"}, file, nil, nil)
 	took := time.Since(start)
 	peak := stop()
 	if err != nil {

@@ -1,4 +1,4 @@
-package ingest
+package resultimport
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/imports"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// ImportResults stores results made elsewhere (see package imports) as a
+// ImportResults stores results made elsewhere (see Parse) as a
 // run on in.DatasetID, the way Upload stores a dataset: the file is parsed
 // as it arrives and copied into PostgreSQL with COPY inside one
 // transaction, so the server's memory does not grow with the file, and
@@ -29,10 +29,10 @@ import (
 // settings as finally read.
 //
 // A line Ruckus cannot take, or a setting that is wrong, is an
-// *imports.Error (Line 0 for a setting or the file as a whole); an empty
+// *Error (Line 0 for a setting or the file as a whole); an empty
 // import or one matching no item wraps store.ErrImportEmpty or
 // store.ErrImportNoMatch; an upload that could not be read to its end
-// wraps ErrUnreadable.
+// wraps ingest.ErrUnreadable.
 func ImportResults(ctx context.Context, st *store.Store, v store.Viewer, in store.NewImport, file io.Reader,
 	rest func(*store.NewImport) error, queue func(tx pgx.Tx, runID int64, in store.NewImport) error) (store.ImportedRun, error) {
 	var out store.ImportedRun
@@ -41,7 +41,7 @@ func ImportResults(ctx context.Context, st *store.Store, v store.Viewer, in stor
 		return out, err
 	}
 	err := st.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
-		p := imports.NewParser(file)
+		p := NewParser(file)
 		// Why the copy was aborted: PostgreSQL answers an aborted COPY
 		// with its own error, which does not wrap ours.
 		var abort error
@@ -49,11 +49,11 @@ func ImportResults(ctx context.Context, st *store.Store, v store.Viewer, in stor
 			l, ok := p.Next()
 			if !ok {
 				if err := p.Err(); err != nil {
-					var le *imports.Error
+					var le *Error
 					if errors.As(err, &le) {
 						abort = le
 					} else {
-						abort = fmt.Errorf("%w: %v", ErrUnreadable, err)
+						abort = fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
 					}
 				}
 				return store.ImportLine{}, false, abort
@@ -70,7 +70,7 @@ func ImportResults(ctx context.Context, st *store.Store, v store.Viewer, in stor
 		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
 			// A value the parser let through that PostgreSQL refuses: still
 			// the file's fault, not ours.
-			return &imports.Error{Field: "file", Message: "PostgreSQL refused a value in the file: " + pgErr.Message}
+			return &Error{Field: "file", Message: "PostgreSQL refused a value in the file: " + pgErr.Message}
 		}
 		if err != nil {
 			return err
@@ -102,14 +102,14 @@ func ImportResults(ctx context.Context, st *store.Store, v store.Viewer, in stor
 func CheckImportSettings(in store.NewImport, final bool) error {
 	switch {
 	case len(in.Name) > 200:
-		return &imports.Error{Field: "name", Message: "at most 200 characters"}
+		return &Error{Field: "name", Message: "at most 200 characters"}
 	case !dataset.IsText(in.Name):
-		return &imports.Error{Field: "name", Message: "must be UTF-8 text without NUL characters"}
+		return &Error{Field: "name", Message: "must be UTF-8 text without NUL characters"}
 	case in.Model == "" && final:
-		return &imports.Error{Field: "model", Message: "name the registry model that made these results"}
+		return &Error{Field: "model", Message: "name the registry model that made these results"}
 	case in.Model != "":
 		if err := jobs.CheckModelName(in.Model); err != nil {
-			return &imports.Error{Field: "model", Message: err.Error()}
+			return &Error{Field: "model", Message: err.Error()}
 		}
 	}
 	return nil
