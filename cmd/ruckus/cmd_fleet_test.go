@@ -200,7 +200,7 @@ func TestFleetWaitAndExport(t *testing.T) {
 		}
 		agents[rt] = a.ID
 	}
-	example := "fleet/testdata/document-example.json"
+	example := "../../app/fleet/testdata/document-example.json"
 
 	code, out, errOut := runCLI(t, "fleet", "submit", example, "--dry-run")
 	if code != 0 || !strings.Contains(out, "valid; fleet agentics-fleet-2025 would create 4 run(s)") ||
