@@ -209,7 +209,27 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	return c, c.validate()
 }
 
+// validate checks the flags and fills the defaults that depend on the
+// runtime: bounds first, then the key, the simulated GPUs, the provider
+// table, and last what the chosen runtime needs.
 func (c *runConfig) validate() error {
+	if err := c.validateBounds(); err != nil {
+		return err
+	}
+	if err := c.readKey(); err != nil {
+		return err
+	}
+	if err := c.validateSimGPU(); err != nil {
+		return err
+	}
+	if err := c.applyProvider(); err != nil {
+		return err
+	}
+	return c.validateRuntime()
+}
+
+// validateBounds checks the flags every runtime has.
+func (c *runConfig) validateBounds() error {
 	switch {
 	case c.DatabaseURL == "":
 		return errors.New("--database-url (or DATABASE_URL) is required")
@@ -229,20 +249,26 @@ func (c *runConfig) validate() error {
 	if c.MetricsAddr != "" && !valid.IsListenAddr(c.MetricsAddr) {
 		return fmt.Errorf("--metrics-addr %q must be host:port or :port, such as 127.0.0.1:9465", c.MetricsAddr)
 	}
-	if err := c.readKey(); err != nil {
-		return err
+	return nil
+}
+
+// validateSimGPU checks --sim-gpu, which only the simulated runtime takes.
+func (c *runConfig) validateSimGPU() error {
+	if c.SimGPU == "" {
+		return nil
 	}
-	if c.SimGPU != "" {
-		if c.Runtime != modeSim {
-			return errors.New("--sim-gpu is for --runtime sim only: a real node reports its own GPUs")
-		}
-		if _, err := parseSimGPU(c.SimGPU); err != nil {
-			return fmt.Errorf("--sim-gpu %q: %w", c.SimGPU, err)
-		}
+	if c.Runtime != modeSim {
+		return errors.New("--sim-gpu is for --runtime sim only: a real node reports its own GPUs")
 	}
-	if err := c.applyProvider(); err != nil {
-		return err
+	if _, err := parseSimGPU(c.SimGPU); err != nil {
+		return fmt.Errorf("--sim-gpu %q: %w", c.SimGPU, err)
 	}
+	return nil
+}
+
+// validateRuntime checks what the chosen runtime needs and fills the runs
+// it serves and the variable its key is read from when they are not given.
+func (c *runConfig) validateRuntime() error {
 	switch c.Runtime {
 	case modeSim:
 		if c.Serves != "" && c.Serves != modeSim {
@@ -251,58 +277,72 @@ func (c *runConfig) validate() error {
 		c.Serves = modeSim
 		return c.Sim.Validate()
 	case modeOpenAI:
-		if c.Endpoint == "" {
-			return errors.New("--runtime openai needs --endpoint, the base URL of the OpenAI-compatible server")
-		}
-		if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
-			return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
-		}
-		if c.Serves == "" {
-			c.Serves = modeOpenAI
-		}
-		if c.APIKeyEnv == "" {
-			c.APIKeyEnv = "OPENAI_API_KEY"
-		}
-		if c.Provider == "" && !slices.Contains(servable, c.Serves) {
-			return fmt.Errorf("--serves %q: with --runtime openai use one of %s", c.Serves, strings.Join(servable, ", "))
-		}
+		return c.validateOpenAI()
 	case modeAnthropic:
-		if c.Endpoint == "" {
-			c.Endpoint = jobs.DefaultProviders()[modeAnthropic].BaseURL
-		}
-		if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
-			return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
-		}
-		if c.APIKeyEnv == "" {
-			c.APIKeyEnv = "ANTHROPIC_API_KEY"
-		}
-		if c.Serves == "" {
-			c.Serves = modeAnthropic
-		}
-		if c.Provider == "" && c.Serves != modeAnthropic {
-			return fmt.Errorf("--serves %q: --runtime anthropic serves the anthropic runtime's runs (use --provider for another provider speaking the Messages API)", c.Serves)
-		}
+		return c.validateAnthropic()
 	case modeLaunch:
-		_, name, ok := launch.Lookup(c.Serves)
-		if !ok {
-			return fmt.Errorf("--runtime launch needs --serves, one of %s (got %q)", strings.Join(launch.Runtimes(), ", "), c.Serves)
-		}
-		c.Serves = name
-		if c.ReadyTimeout <= 0 || c.StopGrace <= 0 {
-			return errors.New("--ready-timeout and --stop-grace must be positive")
-		}
-		for _, m := range []struct {
-			flag string
-			kv   map[string]string
-		}{{"--model-path", c.ModelPaths}, {"--model-alias", c.ModelAliases}} {
-			for k, v := range m.kv {
-				if err := launch.CheckArgValue(v); err != nil {
-					return fmt.Errorf("%s %s=%s: %w", m.flag, k, v, err)
-				}
-			}
-		}
+		return c.validateLaunch()
 	default:
 		return fmt.Errorf("--runtime %q: use sim, openai, anthropic or launch", c.Runtime)
+	}
+}
+
+func (c *runConfig) validateOpenAI() error {
+	if c.Endpoint == "" {
+		return errors.New("--runtime openai needs --endpoint, the base URL of the OpenAI-compatible server")
+	}
+	if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
+		return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
+	}
+	if c.Serves == "" {
+		c.Serves = modeOpenAI
+	}
+	if c.APIKeyEnv == "" {
+		c.APIKeyEnv = "OPENAI_API_KEY"
+	}
+	if c.Provider == "" && !slices.Contains(servable, c.Serves) {
+		return fmt.Errorf("--serves %q: with --runtime openai use one of %s", c.Serves, strings.Join(servable, ", "))
+	}
+	return nil
+}
+
+func (c *runConfig) validateAnthropic() error {
+	if c.Endpoint == "" {
+		c.Endpoint = jobs.DefaultProviders()[modeAnthropic].BaseURL
+	}
+	if !strings.HasPrefix(c.Endpoint, "http://") && !strings.HasPrefix(c.Endpoint, "https://") {
+		return fmt.Errorf("--endpoint %q must start with http:// or https://", c.Endpoint)
+	}
+	if c.APIKeyEnv == "" {
+		c.APIKeyEnv = "ANTHROPIC_API_KEY"
+	}
+	if c.Serves == "" {
+		c.Serves = modeAnthropic
+	}
+	if c.Provider == "" && c.Serves != modeAnthropic {
+		return fmt.Errorf("--serves %q: --runtime anthropic serves the anthropic runtime's runs (use --provider for another provider speaking the Messages API)", c.Serves)
+	}
+	return nil
+}
+
+func (c *runConfig) validateLaunch() error {
+	_, name, ok := launch.Lookup(c.Serves)
+	if !ok {
+		return fmt.Errorf("--runtime launch needs --serves, one of %s (got %q)", strings.Join(launch.Runtimes(), ", "), c.Serves)
+	}
+	c.Serves = name
+	if c.ReadyTimeout <= 0 || c.StopGrace <= 0 {
+		return errors.New("--ready-timeout and --stop-grace must be positive")
+	}
+	for _, m := range []struct {
+		flag string
+		kv   map[string]string
+	}{{"--model-path", c.ModelPaths}, {"--model-alias", c.ModelAliases}} {
+		for k, v := range m.kv {
+			if err := launch.CheckArgValue(v); err != nil {
+				return fmt.Errorf("%s %s=%s: %w", m.flag, k, v, err)
+			}
+		}
 	}
 	return nil
 }

@@ -86,21 +86,45 @@ func Render(spec Spec) (Plan, error) {
 	if len(p.Argv) == 0 {
 		return Plan{}, fmt.Errorf("launch: %s: empty command", name)
 	}
-	for _, e := range append(slices.Clone(t.Env), spec.Env...) {
+	if p.Env, err = r.env(append(slices.Clone(t.Env), spec.Env...)); err != nil {
+		return Plan{}, err
+	}
+	if p.Prepare, err = r.prepare(t.Prepare); err != nil {
+		return Plan{}, err
+	}
+	if err := p.setURLs(r, t, spec); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+// env renders the environment entries, each of which must come out as
+// KEY=VALUE.
+func (r renderer) env(entries []string) ([]string, error) {
+	var env []string
+	for _, e := range entries {
 		v, err := r.render("env", e)
 		if err != nil {
-			return Plan{}, err
+			return nil, err
 		}
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
-			return Plan{}, fmt.Errorf("launch: environment entry %q is not KEY=VALUE", v)
+			return nil, fmt.Errorf("launch: environment entry %q is not KEY=VALUE", v)
 		}
-		p.Env = append(p.Env, v)
+		env = append(env, v)
 	}
-	for _, st := range t.Prepare {
+	return env, nil
+}
+
+// prepare renders the prepare steps whose condition renders non-blank;
+// a step that renders to no arguments is left out.
+func (r renderer) prepare(steps []Step) ([][]string, error) {
+	var out [][]string
+	for _, st := range steps {
 		cond := "true"
 		if st.If != "" {
+			var err error
 			if cond, err = r.render("prepare if", st.If); err != nil {
-				return Plan{}, err
+				return nil, err
 			}
 		}
 		if strings.TrimSpace(cond) == "" {
@@ -108,12 +132,19 @@ func Render(spec Spec) (Plan, error) {
 		}
 		argv, err := r.argv("prepare", st.Argv)
 		if err != nil {
-			return Plan{}, err
+			return nil, err
 		}
 		if len(argv) > 0 {
-			p.Prepare = append(p.Prepare, argv)
+			out = append(out, argv)
 		}
 	}
+	return out, nil
+}
+
+// setURLs fills the plan's URLs, all on the host and port the runtime
+// listens on; the metrics URL only when the command turns metrics on
+// (or the runtime always serves them).
+func (p *Plan) setURLs(r renderer, t Template, spec Spec) error {
 	root := "http://" + hostPort(connectHost(spec.Host), spec.Port)
 	p.ReadyURL = root + ensureSlash(t.ReadyPath)
 	if t.ModelsPath != "" {
@@ -122,7 +153,7 @@ func Render(spec Spec) (Plan, error) {
 	if t.Load != nil {
 		body, err := r.render("load body", t.Load.Body)
 		if err != nil {
-			return Plan{}, err
+			return err
 		}
 		method := t.Load.Method
 		if method == "" {
@@ -134,7 +165,7 @@ func Render(spec Spec) (Plan, error) {
 		p.MetricsURL = root + ensureSlash(t.MetricsPath)
 	}
 	p.BaseURL = root + strings.TrimRight(ensureSlash(t.APIPath), "/")
-	return p, nil
+	return nil
 }
 
 // checkAdapter refuses an adapter the runtime cannot serve: one whose

@@ -211,10 +211,6 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 			return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: "translating to the Messages API: " + err.Error()}
 		}
 	}
-	target, err := c.endpoint(r.Path)
-	if err != nil {
-		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrConnect, Error: err.Error()}
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if c.RequestTimeout > 0 {
@@ -222,9 +218,56 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 		ctx, stop = context.WithTimeoutCause(ctx, c.RequestTimeout, errTimeout)
 		defer stop()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(r.Body))
+	req, err := c.newHTTPRequest(ctx, r, anthropic)
 	if err != nil {
 		return jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrConnect, Error: err.Error()}
+	}
+	var onLine func()
+	if c.StallTimeout > 0 {
+		stall := time.AfterFunc(c.StallTimeout, func() { cancel(errStall) })
+		defer stall.Stop()
+		onLine = func() { stall.Reset(c.StallTimeout) }
+	}
+
+	m := &measure{now: time.Now}
+	m.send = time.Now()
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		m.end = time.Now()
+		return m.result(c.transportFailure(ctx, err))
+	}
+	defer resp.Body.Close()
+	m.status = resp.StatusCode
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return m.result(m.httpFailure(resp, anthropic))
+	}
+	// A small buffer: events are short, the reader joins longer lines
+	// across refills, and a buffer is allocated (and zeroed) per request.
+	// isEventStream peeks at most 4 KiB.
+	br := bufio.NewReaderSize(resp.Body, 4<<10)
+	class, msg := m.readBody(br, resp.Header.Get("Content-Type"), anthropic, onLine)
+	if class == "" && m.sawDone {
+		drain(br, cancel, cmp.Or(c.DrainWait, drainWait))
+	}
+	if cause := context.Cause(ctx); cause != nil && class != "" && class != jobs.ErrMalformed && class != jobs.ErrRuntime {
+		class, msg = c.cancelled(cause) // the read failed because the context ended
+	}
+	if m.id == "" {
+		m.id = cmp.Or(resp.Header.Get("X-Request-Id"), resp.Header.Get("Request-Id"))
+	}
+	return m.result(class, msg)
+}
+
+// newHTTPRequest is r as a POST to the runtime, with the content
+// negotiation and the key in the header the dialect reads.
+func (c *Client) newHTTPRequest(ctx context.Context, r Request, anthropic bool) (*http.Request, error) {
+	target, err := c.endpoint(r.Path)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(r.Body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream, application/json")
@@ -237,70 +280,53 @@ func (c *Client) Do(ctx context.Context, r Request) jobs.Result {
 	case c.APIKey != "":
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	var onLine func()
-	if c.StallTimeout > 0 {
-		stall := time.AfterFunc(c.StallTimeout, func() { cancel(errStall) })
-		defer stall.Stop()
-		onLine = func() { stall.Reset(c.StallTimeout) }
-	}
+	return req, nil
+}
 
-	m := &measure{now: time.Now}
-	m.send = time.Now()
-	resp, err := hc.Do(req)
-	if err != nil {
-		m.end = time.Now()
-		return m.result(c.transportFailure(ctx, err))
+// httpClient is c.HTTP, or the default client when none is set.
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP == nil {
+		return http.DefaultClient
 	}
-	defer resp.Body.Close()
-	m.status = resp.StatusCode
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		m.end = time.Now()
-		class := jobs.ErrHTTP4xx
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			class = jobs.ErrHTTP429
-		case resp.StatusCode >= 500:
-			class = jobs.ErrHTTP5xx
-		}
-		msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, cmp.Or(http.StatusText(resp.StatusCode), statusText(resp.StatusCode)))
-		if len(bytes.TrimSpace(body)) > 0 {
-			msg += ": " + httpErrorMessage(body, anthropic)
-		}
-		if ra := retryAfter(resp.Header.Get("Retry-After")); ra != "" {
-			msg += " (retry after " + ra + ")"
-		}
-		return m.result(class, msg)
+	return c.HTTP
+}
+
+// httpFailure classifies a response outside 2xx and says why, with the
+// start of its body and any Retry-After; the request ends when that
+// start has been read.
+func (m *measure) httpFailure(resp *http.Response, anthropic bool) (class, msg string) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	m.end = time.Now()
+	class = jobs.ErrHTTP4xx
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		class = jobs.ErrHTTP429
+	case resp.StatusCode >= 500:
+		class = jobs.ErrHTTP5xx
 	}
-	// A small buffer: events are short, the reader joins longer lines
-	// across refills, and a buffer is allocated (and zeroed) per request.
-	// isEventStream peeks at most 4 KiB.
-	br := bufio.NewReaderSize(resp.Body, 4<<10)
-	var class, msg string
-	switch stream := isEventStream(resp.Header.Get("Content-Type"), br); {
+	msg = fmt.Sprintf("HTTP %d %s", resp.StatusCode, cmp.Or(http.StatusText(resp.StatusCode), statusText(resp.StatusCode)))
+	if len(bytes.TrimSpace(body)) > 0 {
+		msg += ": " + httpErrorMessage(body, anthropic)
+	}
+	if ra := retryAfter(resp.Header.Get("Retry-After")); ra != "" {
+		msg += " (retry after " + ra + ")"
+	}
+	return class, msg
+}
+
+// readBody reads a 2xx body as an event stream or as one JSON document,
+// in the dialect's shape, whichever the response turns out to be.
+func (m *measure) readBody(br *bufio.Reader, contentType string, anthropic bool, onLine func()) (class, msg string) {
+	switch stream := isEventStream(contentType, br); {
 	case stream && anthropic:
-		class, msg = m.messages(newSSEReader(br, time.Now, onLine))
+		return m.messages(newSSEReader(br, time.Now, onLine))
 	case stream:
-		class, msg = m.stream(newSSEReader(br, time.Now, onLine))
+		return m.stream(newSSEReader(br, time.Now, onLine))
 	case anthropic:
-		class, msg = m.wholeMessage(br)
+		return m.wholeMessage(br)
 	default:
-		class, msg = m.whole(br)
+		return m.whole(br)
 	}
-	if class == "" && m.sawDone {
-		drain(br, cancel, cmp.Or(c.DrainWait, drainWait))
-	}
-	if cause := context.Cause(ctx); cause != nil && class != "" && class != jobs.ErrMalformed && class != jobs.ErrRuntime {
-		class, msg = c.cancelled(cause) // the read failed because the context ended
-	}
-	if m.id == "" {
-		m.id = cmp.Or(resp.Header.Get("X-Request-Id"), resp.Header.Get("Request-Id"))
-	}
-	return m.result(class, msg)
 }
 
 // statusText names the statuses net/http does not know: Anthropic's 529.

@@ -199,16 +199,7 @@ func (e *ETA) Estimate(now time.Time) (time.Duration, bool) {
 	if e.ended >= e.target {
 		return 0, true
 	}
-	oldest, youngest := -1.0, -1.0 // ages in flight, seconds
-	for _, at := range e.inflight {
-		a := max(now.Sub(at), 0).Seconds()
-		if oldest < 0 || a > oldest {
-			oldest = a
-		}
-		if youngest < 0 || a < youngest {
-			youngest = a
-		}
-	}
+	oldest, youngest := e.inflightAges(now)
 	lat, measured := e.latency(now)
 	if !measured && oldest > lat {
 		lat = oldest // not back yet: one latency is at least this
@@ -218,62 +209,10 @@ func (e *ETA) Estimate(now time.Time) (time.Duration, bool) {
 		tail = max(lat-youngest, 0)
 	}
 	unsent := float64(max(e.target-e.sent, 0))
-	p := e.plan.Load
-
-	var eta float64
-	switch {
-	case !measured && unsent == 0:
-		return 0, false // all sent, none back: no latency to go by
-	case p.Profile == jobs.LoadConstant || p.Profile == jobs.LoadPoisson:
-		pace := p.Rate
-		if !(pace > 0) || math.IsInf(pace, 0) {
-			return 0, false
-		}
-		if measured && lat > 0 {
-			cap := float64(load.OpenLoopCeiling)
-			if p.Concurrency > 0 {
-				cap = float64(p.Concurrency)
-			}
-			pace = min(pace, cap/lat)
-		}
-		eta = tail
-		if unsent > 0 {
-			eta = unsent/pace + lat
-		}
-		// A runtime that answers fewer than are sent builds a backlog,
-		// which the latency of the last answers does not show yet: then
-		// what is left takes at least as long as it does at the
-		// throughput. Behind means fewer answers than the rate would
-		// give by three standard deviations of their count (Poisson), so
-		// that a lull in a Poisson profile's sends is not taken for it.
-		if want := p.Rate * e.backExposure; e.backW > 0 && e.backW < want-3*math.Sqrt(want) {
-			eta = max(eta, float64(e.target-e.ended)*e.backExposure/e.backW)
-		}
-	case p.Profile == jobs.LoadConcurrency || p.Profile == jobs.LoadSequential || p.Profile == "":
-		if !measured {
-			return 0, false // no request has come back: no pace yet
-		}
-		left := math.Inf(1)
-		if !e.deadline.IsZero() {
-			left = e.deadline.Sub(now).Seconds()
-		}
-		n := 1
-		if p.Profile == jobs.LoadConcurrency {
-			n = max(p.Concurrency, 1)
-		}
-		eta = closedLoop(n, lat, e.ages(now), int(unsent), left)
-	case !measured:
+	eta, ok := e.remaining(now, lat, measured, tail, unsent)
+	if !ok {
 		return 0, false
-	case unsent == 0:
-		eta = tail
-	default:
-		// Free slots send at once; the rest wait for requests to come
-		// back, N per latency; the last one sent takes a latency.
-		slots := e.slots()
-		waiting := max(unsent-max(slots-float64(len(e.inflight)), 0), 0)
-		eta = waiting*lat/slots + lat
 	}
-
 	if !e.deadline.IsZero() {
 		left := e.deadline.Sub(now).Seconds()
 		limit := tail // past the deadline nothing more is sent
@@ -286,6 +225,90 @@ func (e *ETA) Estimate(now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(max(eta, 0) * float64(time.Second)), true
+}
+
+// inflightAges are the ages in seconds of the oldest and the youngest
+// request in flight; -1 for both when none is.
+func (e *ETA) inflightAges(now time.Time) (oldest, youngest float64) {
+	oldest, youngest = -1.0, -1.0
+	for _, at := range e.inflight {
+		a := max(now.Sub(at), 0).Seconds()
+		if oldest < 0 || a > oldest {
+			oldest = a
+		}
+		if youngest < 0 || a < youngest {
+			youngest = a
+		}
+	}
+	return oldest, youngest
+}
+
+// remaining is the time left in seconds by the load profile's way of
+// sending, before any deadline: lat is one request's latency (measured
+// or not), tail the time until those in flight are back and unsent the
+// requests still to send. False when there is no basis for one.
+func (e *ETA) remaining(now time.Time, lat float64, measured bool, tail, unsent float64) (float64, bool) {
+	p := e.plan.Load
+	switch {
+	case !measured && unsent == 0:
+		return 0, false // all sent, none back: no latency to go by
+	case p.Profile == jobs.LoadConstant || p.Profile == jobs.LoadPoisson:
+		return e.openLoop(lat, measured, tail, unsent)
+	case p.Profile == jobs.LoadConcurrency || p.Profile == jobs.LoadSequential || p.Profile == "":
+		if !measured {
+			return 0, false // no request has come back: no pace yet
+		}
+		left := math.Inf(1)
+		if !e.deadline.IsZero() {
+			left = e.deadline.Sub(now).Seconds()
+		}
+		n := 1
+		if p.Profile == jobs.LoadConcurrency {
+			n = max(p.Concurrency, 1)
+		}
+		return closedLoop(n, lat, e.ages(now), int(unsent), left), true
+	case !measured:
+		return 0, false
+	case unsent == 0:
+		return tail, true
+	default:
+		// Free slots send at once; the rest wait for requests to come
+		// back, N per latency; the last one sent takes a latency.
+		slots := e.slots()
+		waiting := max(unsent-max(slots-float64(len(e.inflight)), 0), 0)
+		return waiting*lat/slots + lat, true
+	}
+}
+
+// openLoop is the time left for a profile that sends at a rate: the
+// unsent at the pace the runtime keeps up with, then one latency.
+func (e *ETA) openLoop(lat float64, measured bool, tail, unsent float64) (float64, bool) {
+	p := e.plan.Load
+	pace := p.Rate
+	if !(pace > 0) || math.IsInf(pace, 0) {
+		return 0, false
+	}
+	if measured && lat > 0 {
+		cap := float64(load.OpenLoopCeiling)
+		if p.Concurrency > 0 {
+			cap = float64(p.Concurrency)
+		}
+		pace = min(pace, cap/lat)
+	}
+	eta := tail
+	if unsent > 0 {
+		eta = unsent/pace + lat
+	}
+	// A runtime that answers fewer than are sent builds a backlog,
+	// which the latency of the last answers does not show yet: then
+	// what is left takes at least as long as it does at the
+	// throughput. Behind means fewer answers than the rate would
+	// give by three standard deviations of their count (Poisson), so
+	// that a lull in a Poisson profile's sends is not taken for it.
+	if want := p.Rate * e.backExposure; e.backW > 0 && e.backW < want-3*math.Sqrt(want) {
+		eta = max(eta, float64(e.target-e.ended)*e.backExposure/e.backW)
+	}
+	return eta, true
 }
 
 // closedLoop is how long n slots take to send unsent more requests and

@@ -155,36 +155,7 @@ func (rec *Recommendation) rankable(cs []Candidate, c Criterion) []Candidate {
 // cost and quality vs p95 E2E latency.
 func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recommendation {
 	rec := Recommendation{Tests: RankingTests, Ranked: []Criterion{}, Notes: []string{}, NotComparable: []Unranked{}}
-	var ok []Candidate
-	for _, x := range cs {
-		var why []string
-		check := func(v *float64, limit *float64, name, unit string, max bool) {
-			if limit == nil {
-				return
-			}
-			switch {
-			case v == nil:
-				why = append(why, fmt.Sprintf("no %s measured (limit %g%s)", name, *limit, unit))
-			case max && *v > *limit:
-				why = append(why, fmt.Sprintf("%s %.4g%s is above the limit %g%s", name, *v, unit, *limit, unit))
-			case !max && *v < *limit:
-				why = append(why, fmt.Sprintf("%s %.4g%s is below the minimum %g%s", name, *v, unit, *limit, unit))
-			}
-		}
-		check(x.Quality, c.MinQuality, "quality", "", false)
-		check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", " ms", true)
-		check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", " ms", true)
-		check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", " USD", true)
-		check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", " GiB", true)
-		if len(c.Hardware) > 0 && !slices.Contains(c.Hardware, x.Hardware) {
-			why = append(why, fmt.Sprintf("hardware %s is not among the hardware you have", x.Hardware))
-		}
-		if len(why) > 0 {
-			rec.Excluded = append(rec.Excluded, Excluded{Candidate: x, Reasons: why})
-			continue
-		}
-		ok = append(ok, x)
-	}
+	ok := rec.feasible(cs, c)
 	// Only targets measured under one scorer identity and one load are
 	// ranked together; the others are shown apart, with what differs.
 	if len(ok) > 0 {
@@ -194,59 +165,10 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 	if w.Quality+w.Speed+w.Cost <= 0 {
 		w = Weights{1, 1, 1}
 	}
-	weights := []struct {
-		c Criterion
-		w float64
-	}{{Quality, w.Quality}, {Speed, w.Speed}, {Cost, w.Cost}}
-	leads := map[Criterion]Lead{}
-	total := 0.0
-	for _, cw := range weights {
-		l := Leads(ok, cw.c, ev)
-		leads[cw.c] = l
-		if cw.w <= 0 || len(ok) == 0 {
-			continue
-		}
-		if l.Best == nil {
-			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
-			continue
-		}
-		rec.Ranked = append(rec.Ranked, cw.c)
-		total += cw.w
-		if n := len(l.Unmeasured); n > 0 {
-			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
-		}
-	}
+	weights := []weighted{{Quality, w.Quality}, {Speed, w.Speed}, {Cost, w.Cost}}
+	leads, total := rec.weigh(ok, weights, ev)
 	for _, x := range ok {
-		r := Ranked{Candidate: x}
-		sum, rawSum := 0.0, 0.0
-		for _, cw := range weights {
-			part, raw := relative(x, leads[cw.c], ev)
-			switch cw.c {
-			case Quality:
-				r.QualityScore = part
-			case Speed:
-				r.SpeedScore = part
-			case Cost:
-				r.CostScore = part
-			}
-			if part != nil && slices.Contains(rec.Ranked, cw.c) {
-				sum += cw.w * *part
-				rawSum += cw.w * raw
-			}
-		}
-		if total > 0 {
-			r.Score, r.raw = sum/total, rawSum/total
-		} else {
-			r.Score = 1 // nothing to tell them apart
-		}
-		for _, y := range ok {
-			if y.RunID != x.RunID && x.Quality != nil && y.Quality != nil {
-				if m := Compare(x, y, Quality, ev); m.Tie {
-					r.SameQualityAs = append(r.SameQualityAs, y.RunID)
-				}
-			}
-		}
-		rec.Feasible = append(rec.Feasible, r)
+		rec.Feasible = append(rec.Feasible, rec.score(x, ok, weights, leads, total, ev))
 	}
 	// Within a tie the raw figures order the list; the rank is shared.
 	sort.SliceStable(rec.Feasible, func(i, j int) bool {
@@ -263,6 +185,113 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 	rec.ParetoQualityCost = pareto(cs, func(x Candidate) *float64 { return x.CostPer1M })
 	rec.ParetoQualityLaten = pareto(cs, func(x Candidate) *float64 { return x.E2Ep95 })
 	return rec
+}
+
+// weighted is a criterion with its weight.
+type weighted struct {
+	c Criterion
+	w float64
+}
+
+// feasible is the candidates that meet the constraints; the others go to
+// rec.Excluded with every reason they fail.
+func (rec *Recommendation) feasible(cs []Candidate, c Constraints) []Candidate {
+	var ok []Candidate
+	for _, x := range cs {
+		if why := unmet(x, c); len(why) > 0 {
+			rec.Excluded = append(rec.Excluded, Excluded{Candidate: x, Reasons: why})
+			continue
+		}
+		ok = append(ok, x)
+	}
+	return ok
+}
+
+// unmet says which of the constraints x fails; a limit on a figure x
+// lacks counts as failed.
+func unmet(x Candidate, c Constraints) []string {
+	var why []string
+	check := func(v *float64, limit *float64, name, unit string, max bool) {
+		if limit == nil {
+			return
+		}
+		switch {
+		case v == nil:
+			why = append(why, fmt.Sprintf("no %s measured (limit %g%s)", name, *limit, unit))
+		case max && *v > *limit:
+			why = append(why, fmt.Sprintf("%s %.4g%s is above the limit %g%s", name, *v, unit, *limit, unit))
+		case !max && *v < *limit:
+			why = append(why, fmt.Sprintf("%s %.4g%s is below the minimum %g%s", name, *v, unit, *limit, unit))
+		}
+	}
+	check(x.Quality, c.MinQuality, "quality", "", false)
+	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", " ms", true)
+	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", " ms", true)
+	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", " USD", true)
+	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", " GiB", true)
+	if len(c.Hardware) > 0 && !slices.Contains(c.Hardware, x.Hardware) {
+		why = append(why, fmt.Sprintf("hardware %s is not among the hardware you have", x.Hardware))
+	}
+	return why
+}
+
+// weigh finds each criterion's leads among ok and which criteria the
+// ranking weighs (rec.Ranked, with a note for one left out or measured
+// for only some); total is the sum of their weights.
+func (rec *Recommendation) weigh(ok []Candidate, weights []weighted, ev Evidence) (leads map[Criterion]Lead, total float64) {
+	leads = map[Criterion]Lead{}
+	for _, cw := range weights {
+		l := Leads(ok, cw.c, ev)
+		leads[cw.c] = l
+		if cw.w <= 0 || len(ok) == 0 {
+			continue
+		}
+		if l.Best == nil {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
+			continue
+		}
+		rec.Ranked = append(rec.Ranked, cw.c)
+		total += cw.w
+		if n := len(l.Unmeasured); n > 0 {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
+		}
+	}
+	return leads, total
+}
+
+// score is x's weighted score over the ranked criteria, with its part on
+// each and the feasible targets whose quality it ties.
+func (rec *Recommendation) score(x Candidate, ok []Candidate, weights []weighted, leads map[Criterion]Lead, total float64, ev Evidence) Ranked {
+	r := Ranked{Candidate: x}
+	sum, rawSum := 0.0, 0.0
+	for _, cw := range weights {
+		part, raw := relative(x, leads[cw.c], ev)
+		switch cw.c {
+		case Quality:
+			r.QualityScore = part
+		case Speed:
+			r.SpeedScore = part
+		case Cost:
+			r.CostScore = part
+		}
+		if part != nil && slices.Contains(rec.Ranked, cw.c) {
+			sum += cw.w * *part
+			rawSum += cw.w * raw
+		}
+	}
+	if total > 0 {
+		r.Score, r.raw = sum/total, rawSum/total
+	} else {
+		r.Score = 1 // nothing to tell them apart
+	}
+	for _, y := range ok {
+		if y.RunID != x.RunID && x.Quality != nil && y.Quality != nil {
+			if m := Compare(x, y, Quality, ev); m.Tie {
+				r.SameQualityAs = append(r.SameQualityAs, y.RunID)
+			}
+		}
+	}
+	return r
 }
 
 // relative is x's score on l's criterion: its figure relative to the
@@ -547,55 +576,70 @@ func explain(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead
 	if len(ranked) == 0 {
 		return "None of the weighed figures is measured for any target, so the targets cannot be told apart."
 	}
-	top := rs[0]
-	name := Label(r.Candidate, among)
+	if r.RunID == rs[0].RunID {
+		return explainFirst(r, rs, ranked, leads, among, ev) + unmeasuredTail(r, ranked)
+	}
+	return explainBelow(r, rs[0], ranked, among, ev) + unmeasuredTail(r, ranked)
+}
+
+// unmeasuredTail is the sentence naming the ranked criteria r lacks a
+// figure for, with a leading space; empty when it has them all.
+func unmeasuredTail(r Ranked, ranked []Criterion) string {
 	var missing []string
 	for _, c := range ranked {
 		if c.Value(r.Candidate) == nil {
 			missing = append(missing, strings.ToLower(title(c)[:1])+title(c)[1:])
 		}
 	}
-	tail := ""
-	if len(missing) > 0 {
-		tail = fmt.Sprintf(" Its %s %s not measured, so %s as the worst.", joinAnd(missing), plural(len(missing), "is", "are"), plural(len(missing), "it counts", "they count"))
+	if len(missing) == 0 {
+		return ""
 	}
-	if r.RunID == top.RunID {
-		var parts []string
-		for _, c := range ranked {
-			l := leads[c]
-			v := c.Value(r.Candidate)
-			switch {
-			case v == nil:
-				continue
-			case l.Best.RunID == r.RunID:
-				parts = append(parts, map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c]+" ("+FormatValue(c, *v)+")")
-			default:
-				m := Compare(r.Candidate, *l.Best, c, ev)
-				bestName := Label(*l.Best, among)
-				if m.Tie {
-					parts = append(parts, fmt.Sprintf("effectively tied for %s with %s (%s)",
-						map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c], bestName, m.Phrase()))
-				} else {
-					parts = append(parts, m.PhraseThan(bestName))
-				}
+	return fmt.Sprintf(" Its %s %s not measured, so %s as the worst.", joinAnd(missing), plural(len(missing), "is", "are"), plural(len(missing), "it counts", "they count"))
+}
+
+// explainFirst says why r is ranked first: on each criterion, whether it
+// leads, ties the leader or how far it is behind; and who shares its rank.
+func explainFirst(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) string {
+	var parts []string
+	for _, c := range ranked {
+		l := leads[c]
+		v := c.Value(r.Candidate)
+		switch {
+		case v == nil:
+			continue
+		case l.Best.RunID == r.RunID:
+			parts = append(parts, map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c]+" ("+FormatValue(c, *v)+")")
+		default:
+			m := Compare(r.Candidate, *l.Best, c, ev)
+			bestName := Label(*l.Best, among)
+			if m.Tie {
+				parts = append(parts, fmt.Sprintf("effectively tied for %s with %s (%s)",
+					map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c], bestName, m.Phrase()))
+			} else {
+				parts = append(parts, m.PhraseThan(bestName))
 			}
 		}
-		s := "Ranked first"
-		if len(parts) > 0 {
-			s += ": " + joinAnd(parts)
-		}
-		s += "."
-		if len(r.TiedWith) > 0 {
-			var others []Candidate
-			for _, x := range rs {
-				if slices.Contains(r.TiedWith, x.RunID) {
-					others = append(others, x.Candidate)
-				}
-			}
-			s += " Effectively a tie with " + labels(others, among) + "."
-		}
-		return s + tail
 	}
+	s := "Ranked first"
+	if len(parts) > 0 {
+		s += ": " + joinAnd(parts)
+	}
+	s += "."
+	if len(r.TiedWith) > 0 {
+		var others []Candidate
+		for _, x := range rs {
+			if slices.Contains(r.TiedWith, x.RunID) {
+				others = append(others, x.Candidate)
+			}
+		}
+		s += " Effectively a tie with " + labels(others, among) + "."
+	}
+	return s
+}
+
+// explainBelow compares r with top on each ranked criterion and says
+// whether r shares top's rank.
+func explainBelow(r, top Ranked, ranked []Criterion, among []Candidate, ev Evidence) string {
 	topName := Label(top.Candidate, among)
 	same := r.Rank == top.Rank
 	var phrases []string
@@ -613,14 +657,12 @@ func explain(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead
 		}
 		phrases = append(phrases, p)
 	}
-	s := name
+	s := Label(r.Candidate, among)
 	if len(phrases) > 0 {
 		s += " is " + joinAnd(phrases)
 	}
 	if same {
-		s += ": effectively a tie with " + topName + "."
-	} else {
-		s += ": ranked below " + topName + "."
+		return s + ": effectively a tie with " + topName + "."
 	}
-	return s + tail
+	return s + ": ranked below " + topName + "."
 }

@@ -108,76 +108,99 @@ func PlanVariants(runs []store.VariantRun, qualities map[int64][]store.Quality) 
 	}
 	var out []VariantFamily
 	for _, id := range order {
-		fr := byFamily[id]
-		variants := map[variantKey]bool{}
-		perKey := map[string]map[variantKey]bool{}
-		for _, r := range fr {
-			k := variantKey{r.ModelID, r.Shots}
-			variants[k] = true
-			for _, q := range qualities[r.RunID] {
-				if q.Mean == nil {
-					continue
-				}
-				bk := store.BaseScorerKey(q.ScorerKey)
-				if perKey[bk] == nil {
-					perKey[bk] = map[variantKey]bool{}
-				}
-				perKey[bk][k] = true
-			}
+		if f, ok := planFamily(byFamily[id], qualities); ok {
+			out = append(out, f)
 		}
-		if len(variants) < 2 || len(perKey) == 0 {
-			continue
-		}
-		keys := make([]string, 0, len(perKey))
-		for k := range perKey {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(a, b string) int {
-			return cmp.Or(cmp.Compare(len(perKey[b]), len(perKey[a])), cmp.Compare(a, b))
-		})
-		f := VariantFamily{Family: fr[0].Family, ScorerKey: keys[0], Rows: []VariantRow{}, NotComparable: []VariantRow{}, Categories: []string{}}
-		seen := map[variantKey]bool{}
-		var rows []VariantRow
-		for _, r := range fr { // newest first: the first run of a variant under the key is its newest
-			k := variantKey{r.ModelID, r.Shots}
-			if seen[k] {
-				continue
-			}
-			q, ok := qualityUnder(qualities[r.RunID], f.ScorerKey)
-			if !ok && perKey[f.ScorerKey][k] {
-				continue // an older run of this variant has it
-			}
-			seen[k] = true
-			row := VariantRow{RunID: r.RunID, Model: r.Model, Kind: kindOf(r), BaseModel: r.BaseModel, Shots: r.Shots,
-				Runtime: r.Runtime, Hardware: r.Hardware, Simulated: r.Mode == "sim"}
-			if !ok {
-				row.Reason = fmt.Sprintf("not comparable: scored with %s, not %s", keysOf(qualities[r.RunID]), f.ScorerKey)
-				f.NotComparable = append(f.NotComparable, row)
-				continue
-			}
-			row.Quality, row.QualityLo, row.QualityHi, row.ScorerKey = q.Mean, q.Lo, q.Hi, q.ScorerKey
-			rows = append(rows, row)
-		}
-		if len(rows) < 2 {
-			continue
-		}
-		// The root model first (by shots), then fine-tunes, then adapters.
-		rank := map[string]int{KindBase: 0, KindFineTune: 1, KindAdapter: 2}
-		slices.SortStableFunc(rows, func(a, b VariantRow) int {
-			return cmp.Or(cmp.Compare(rank[a.Kind], rank[b.Kind]), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Shots, b.Shots))
-		})
-		base := 0
-		for i, r := range rows {
-			if r.Model == f.Family {
-				base = i
-				break
-			}
-		}
-		f.Baseline = rows[base]
-		f.Rows = append(rows[:base:base], rows[base+1:]...)
-		out = append(out, f)
 	}
 	return out
+}
+
+// planFamily plans one family's comparison from its runs, newest first;
+// false when it has fewer than two variants scored under one identity.
+func planFamily(fr []store.VariantRun, qualities map[int64][]store.Quality) (VariantFamily, bool) {
+	variants, perKey := scoredVariants(fr, qualities)
+	if variants < 2 || len(perKey) == 0 {
+		return VariantFamily{}, false
+	}
+	keys := make([]string, 0, len(perKey))
+	for k := range perKey {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(perKey[b]), len(perKey[a])), cmp.Compare(a, b))
+	})
+	f := VariantFamily{Family: fr[0].Family, ScorerKey: keys[0], Rows: []VariantRow{}, NotComparable: []VariantRow{}, Categories: []string{}}
+	rows := f.variantRows(fr, qualities, perKey[f.ScorerKey])
+	if len(rows) < 2 {
+		return VariantFamily{}, false
+	}
+	// The root model first (by shots), then fine-tunes, then adapters.
+	rank := map[string]int{KindBase: 0, KindFineTune: 1, KindAdapter: 2}
+	slices.SortStableFunc(rows, func(a, b VariantRow) int {
+		return cmp.Or(cmp.Compare(rank[a.Kind], rank[b.Kind]), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Shots, b.Shots))
+	})
+	base := 0
+	for i, r := range rows {
+		if r.Model == f.Family {
+			base = i
+			break
+		}
+	}
+	f.Baseline = rows[base]
+	f.Rows = append(rows[:base:base], rows[base+1:]...)
+	return f, true
+}
+
+// scoredVariants counts the family's variants and finds, for each base
+// scorer identity, the variants with a quality under it.
+func scoredVariants(fr []store.VariantRun, qualities map[int64][]store.Quality) (int, map[string]map[variantKey]bool) {
+	variants := map[variantKey]bool{}
+	perKey := map[string]map[variantKey]bool{}
+	for _, r := range fr {
+		k := variantKey{r.ModelID, r.Shots}
+		variants[k] = true
+		for _, q := range qualities[r.RunID] {
+			if q.Mean == nil {
+				continue
+			}
+			bk := store.BaseScorerKey(q.ScorerKey)
+			if perKey[bk] == nil {
+				perKey[bk] = map[variantKey]bool{}
+			}
+			perKey[bk][k] = true
+		}
+	}
+	return len(variants), perKey
+}
+
+// variantRows is a row for each variant's newest run with a quality under
+// f's scorer identity (scored holds the variants that have one); a
+// variant with none goes to f.NotComparable, its newest run with the
+// identities it was scored under.
+func (f *VariantFamily) variantRows(fr []store.VariantRun, qualities map[int64][]store.Quality, scored map[variantKey]bool) []VariantRow {
+	seen := map[variantKey]bool{}
+	var rows []VariantRow
+	for _, r := range fr { // newest first: the first run of a variant under the key is its newest
+		k := variantKey{r.ModelID, r.Shots}
+		if seen[k] {
+			continue
+		}
+		q, ok := qualityUnder(qualities[r.RunID], f.ScorerKey)
+		if !ok && scored[k] {
+			continue // an older run of this variant has it
+		}
+		seen[k] = true
+		row := VariantRow{RunID: r.RunID, Model: r.Model, Kind: kindOf(r), BaseModel: r.BaseModel, Shots: r.Shots,
+			Runtime: r.Runtime, Hardware: r.Hardware, Simulated: r.Mode == "sim"}
+		if !ok {
+			row.Reason = fmt.Sprintf("not comparable: scored with %s, not %s", keysOf(qualities[r.RunID]), f.ScorerKey)
+			f.NotComparable = append(f.NotComparable, row)
+			continue
+		}
+		row.Quality, row.QualityLo, row.QualityHi, row.ScorerKey = q.Mean, q.Lo, q.Hi, q.ScorerKey
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // qualityUnder is the quality among qs under base scorer identity key

@@ -192,20 +192,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 	if len(b) == 0 {
 		return Item{}, false // blank lines are allowed and skipped
 	}
-	if !utf8.Valid(b) {
-		p.lineError(n, "", fmt.Sprintf("the line is not valid UTF-8 (at byte %d)", lead+firstInvalidUTF8(b)+1))
-		return Item{}, false
-	}
-	if !validJSON(b) {
-		p.lineError(n, "", jsonErrorMessage(b, lead))
-		return Item{}, false
-	}
-	if b[0] != '{' {
-		p.lineError(n, "", fmt.Sprintf("the line must be a JSON object, not %s", kindOf(b)))
-		return Item{}, false
-	}
-	if path, problem, bad := unstorable(b); bad {
-		p.lineError(n, path, problem)
+	if !p.checkObject(b, lead) {
 		return Item{}, false
 	}
 	var f fields
@@ -213,56 +200,11 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		f.set(k, v)
 		return true
 	})
-
-	fm := p.format
-	detected, amb := f.detect()
-	if amb != nil {
-		p.lineError(n, amb.Field, amb.Message)
+	fm, ok := p.lineFormat(&f)
+	if !ok {
 		return Item{}, false
 	}
-	if fm == "" {
-		fm = detected
-		if fm == "" {
-			p.lineError(n, "", `cannot tell the format: expected "custom_id" and "body" (OpenAI batch), `+
-				`"question" and "answer" (GSM8K), "task_id", "prompt", "test" and "entry_point" (HumanEval), `+
-				`or "prompt" or "messages" (simple), or one of the standard suites: `+suiteFormatsHelp)
-			return Item{}, false
-		}
-		p.format, p.formatAt = fm, n
-	} else if f.is(fm) && detected != fm && (isSuite(fm) || isSuite(detected)) && detected != FormatSimple {
-		// Every line of a file is one format: a line that reads as
-		// another suite is not taken as this one's.
-		p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
-			fm, p.formatAt, needs(fm), detected))
-		return Item{}, false
-	} else if !f.is(fm) {
-		if other := f.shape(); other != "" && !f.hasOwnKey(fm) {
-			p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
-				fm, p.formatAt, needs(fm), other))
-		} else {
-			le := f.missing(fm)
-			p.lineError(n, le.Field, le.Message)
-		}
-		return Item{}, false
-	}
-
-	itemNo := p.count + 1
-	var (
-		r  norm
-		le *LineError
-	)
-	switch fm {
-	case FormatOpenAIBatch:
-		r, le = p.openAIBatch(&f)
-	case FormatSimple:
-		r, le = p.simple(&f, itemNo)
-	case FormatGSM8K:
-		r, le = p.gsm8k(&f, itemNo)
-	case FormatHumanEval:
-		r, le = p.humanEval(&f)
-	default:
-		r, le = p.suite(fm, &f, itemNo)
-	}
+	r, le := p.normalise(fm, &f)
 	if le != nil {
 		p.lineError(n, le.Field, le.Message)
 		return Item{}, false
@@ -280,7 +222,94 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		p.done = true
 		return Item{}, false
 	}
-	it = Item{Index: p.count, Line: n, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
+	return p.accept(r), true
+}
+
+// checkObject reports whether the trimmed line b (lead bytes in from the
+// start of the raw line) is valid UTF-8, valid JSON, an object and
+// storable; it records why when not.
+func (p *Parser) checkObject(b []byte, lead int) bool {
+	n := p.line
+	if !utf8.Valid(b) {
+		p.lineError(n, "", fmt.Sprintf("the line is not valid UTF-8 (at byte %d)", lead+firstInvalidUTF8(b)+1))
+		return false
+	}
+	if !validJSON(b) {
+		p.lineError(n, "", jsonErrorMessage(b, lead))
+		return false
+	}
+	if b[0] != '{' {
+		p.lineError(n, "", fmt.Sprintf("the line must be a JSON object, not %s", kindOf(b)))
+		return false
+	}
+	if path, problem, bad := unstorable(b); bad {
+		p.lineError(n, path, problem)
+		return false
+	}
+	return true
+}
+
+// lineFormat is the format the line is read as: the file's, detected on
+// its first item line (or given), which every line must then have. It
+// records why when the line does not fit.
+func (p *Parser) lineFormat(f *fields) (Format, bool) {
+	n := p.line
+	fm := p.format
+	detected, amb := f.detect()
+	if amb != nil {
+		p.lineError(n, amb.Field, amb.Message)
+		return "", false
+	}
+	switch {
+	case fm == "":
+		if detected == "" {
+			p.lineError(n, "", `cannot tell the format: expected "custom_id" and "body" (OpenAI batch), `+
+				`"question" and "answer" (GSM8K), "task_id", "prompt", "test" and "entry_point" (HumanEval), `+
+				`or "prompt" or "messages" (simple), or one of the standard suites: `+suiteFormatsHelp)
+			return "", false
+		}
+		p.format, p.formatAt = detected, n
+		return detected, true
+	case f.is(fm) && detected != fm && (isSuite(fm) || isSuite(detected)) && detected != FormatSimple:
+		// Every line of a file is one format: a line that reads as
+		// another suite is not taken as this one's.
+		p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
+			fm, p.formatAt, needs(fm), detected))
+		return "", false
+	case !f.is(fm):
+		if other := f.shape(); other != "" && !f.hasOwnKey(fm) {
+			p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
+				fm, p.formatAt, needs(fm), other))
+		} else {
+			le := f.missing(fm)
+			p.lineError(n, le.Field, le.Message)
+		}
+		return "", false
+	}
+	return fm, true
+}
+
+// normalise reads the line's fields in format fm into the request and
+// reference stored for the item.
+func (p *Parser) normalise(fm Format, f *fields) (norm, *LineError) {
+	itemNo := p.count + 1
+	switch fm {
+	case FormatOpenAIBatch:
+		return p.openAIBatch(f)
+	case FormatSimple:
+		return p.simple(f, itemNo)
+	case FormatGSM8K:
+		return p.gsm8k(f, itemNo)
+	case FormatHumanEval:
+		return p.humanEval(f)
+	default:
+		return p.suite(fm, f, itemNo)
+	}
+}
+
+// accept counts r as the next item and returns it.
+func (p *Parser) accept(r norm) Item {
+	it := Item{Index: p.count, Line: p.line, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
 	if r.shot != nil {
 		it.Shot, _ = json.Marshal(r.shot) // strings and bools only: cannot fail
 	}
@@ -295,7 +324,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 		p.nComplete++
 	}
 	p.lastShot = r.shot
-	return it, true
+	return it
 }
 
 // jsonErrorMessage says what the JSON decoder found wrong, and where.

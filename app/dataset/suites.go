@@ -596,53 +596,7 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 		if !absent(f.choices) {
 			return r, &LineError{Field: "choices", Message: `give the choices either in question.choices (AI2's shape) or in choices (Hugging Face's), not both`}
 		}
-		var rawStem, rawChoices []byte
-		eachField(f.question, func(k, v []byte) bool {
-			switch {
-			case keyIs(k, "stem"):
-				rawStem = v
-			case keyIs(k, "choices"):
-				rawChoices = v
-			}
-			return true
-		})
-		if rawStem == nil {
-			return r, &LineError{Field: "question.stem", Message: `"question.stem" is missing`}
-		}
-		if stem, le = textOf(rawStem, "question.stem"); le != nil {
-			return r, le
-		}
-		if !isArray(rawChoices) {
-			return r, &LineError{Field: "question.choices", Message: fmt.Sprintf("question.choices must be an array of {label, text} objects, not %s", kindOf(rawChoices))}
-		}
-		eachElem(rawChoices, func(v []byte) bool {
-			at := fmt.Sprintf("question.choices[%d]", len(texts))
-			if !isObject(v) {
-				le = &LineError{Field: at, Message: fmt.Sprintf("a choice must be a {label, text} object, not %s", kindOf(v))}
-				return false
-			}
-			var t, l []byte
-			eachField(v, func(k, v []byte) bool {
-				switch {
-				case keyIs(k, "text"):
-					t = v
-				case keyIs(k, "label"):
-					l = v
-				}
-				return true
-			})
-			ts, ok1 := decodeString(t)
-			ls, ok2 := decodeString(l)
-			switch {
-			case !ok1:
-				le = &LineError{Field: at + ".text", Message: fmt.Sprintf("text must be a string, not %s", kindOf(t))}
-			case !ok2:
-				le = &LineError{Field: at + ".label", Message: fmt.Sprintf("label must be a string, not %s", kindOf(l))}
-			}
-			texts, labels = append(texts, ts), append(labels, ls)
-			return le == nil && len(texts) <= maxChoices
-		})
-		if le != nil {
+		if stem, texts, labels, le = ai2Question(f.question); le != nil {
 			return r, le
 		}
 		textF, labelsF = "question.choices", "question.choices"
@@ -659,27 +613,100 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	if len(texts) < 2 || len(texts) > maxChoices {
 		return r, &LineError{Field: textF, Message: fmt.Sprintf("an ARC question needs 2 to %d choices", maxChoices)}
 	}
-	key, ok := decodeString(f.answerKey)
-	if !ok {
-		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey must be a string (a choice's label), not %s", kindOf(f.answerKey))}
-	}
-	idx := -1
-	for i, l := range labels {
-		if slices.Index(labels, l) != i {
-			return r, &LineError{Field: labelsF, Message: fmt.Sprintf("label %q is given twice", l)}
-		}
-		if l == key {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
+	idx, le := arcAnswer(f.answerKey, labels, labelsF)
+	if le != nil {
+		return r, le
 	}
 	if r.id, r.idField, le = itemID(f.id, "arc-", itemNo); le != nil {
 		return r, le
 	}
 	p.letteredItem(&r, pyStrip(stem), texts, idx)
 	return r, nil
+}
+
+// ai2Question reads AI2's question object {stem, choices[{text, label}]}.
+func ai2Question(raw []byte) (stem string, texts, labels []string, le *LineError) {
+	var rawStem, rawChoices []byte
+	eachField(raw, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "stem"):
+			rawStem = v
+		case keyIs(k, "choices"):
+			rawChoices = v
+		}
+		return true
+	})
+	if rawStem == nil {
+		return "", nil, nil, &LineError{Field: "question.stem", Message: `"question.stem" is missing`}
+	}
+	if stem, le = textOf(rawStem, "question.stem"); le != nil {
+		return "", nil, nil, le
+	}
+	if texts, labels, le = ai2Choices(rawChoices); le != nil {
+		return "", nil, nil, le
+	}
+	return stem, texts, labels, nil
+}
+
+// ai2Choices reads question.choices, an array of {label, text} objects;
+// it stops reading past maxChoices, which the caller refuses.
+func ai2Choices(raw []byte) (texts, labels []string, le *LineError) {
+	if !isArray(raw) {
+		return nil, nil, &LineError{Field: "question.choices", Message: fmt.Sprintf("question.choices must be an array of {label, text} objects, not %s", kindOf(raw))}
+	}
+	eachElem(raw, func(v []byte) bool {
+		at := fmt.Sprintf("question.choices[%d]", len(texts))
+		if !isObject(v) {
+			le = &LineError{Field: at, Message: fmt.Sprintf("a choice must be a {label, text} object, not %s", kindOf(v))}
+			return false
+		}
+		var t, l []byte
+		eachField(v, func(k, v []byte) bool {
+			switch {
+			case keyIs(k, "text"):
+				t = v
+			case keyIs(k, "label"):
+				l = v
+			}
+			return true
+		})
+		ts, ok1 := decodeString(t)
+		ls, ok2 := decodeString(l)
+		switch {
+		case !ok1:
+			le = &LineError{Field: at + ".text", Message: fmt.Sprintf("text must be a string, not %s", kindOf(t))}
+		case !ok2:
+			le = &LineError{Field: at + ".label", Message: fmt.Sprintf("label must be a string, not %s", kindOf(l))}
+		}
+		texts, labels = append(texts, ts), append(labels, ls)
+		return le == nil && len(texts) <= maxChoices
+	})
+	if le != nil {
+		return nil, nil, le
+	}
+	return texts, labels, nil
+}
+
+// arcAnswer is the index of the choice answerKey names among labels, which
+// must all differ (labelsF is where they were given).
+func arcAnswer(answerKey []byte, labels []string, labelsF string) (int, *LineError) {
+	key, ok := decodeString(answerKey)
+	if !ok {
+		return -1, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey must be a string (a choice's label), not %s", kindOf(answerKey))}
+	}
+	idx := -1
+	for i, l := range labels {
+		if slices.Index(labels, l) != i {
+			return -1, &LineError{Field: labelsF, Message: fmt.Sprintf("label %q is given twice", l)}
+		}
+		if l == key {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return -1, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
+	}
+	return idx, nil
 }
 
 // hfChoices reads Hugging Face's choices {"text": [...], "label": [...]}

@@ -23,67 +23,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	}
 	switch c := b[i]; c {
 	case '{':
-		if depth++; depth > maxDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = validString(b, i); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = validValue(b, skipWS(b, i+1), depth); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipWS(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return validObject(b, i, depth+1)
 	case '[':
-		if depth++; depth > maxDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = validValue(b, i, depth); !ok {
-				return i, false
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipWS(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return validArray(b, i, depth+1)
 	case '"':
 		return validString(b, i)
 	case 't':
@@ -97,6 +39,76 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			return validNumber(b, i)
 		}
 		return i, false
+	}
+}
+
+// validObject checks the object whose '{' is b[i], at nesting depth
+// depth, and returns the index after it.
+func validObject(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		var ok bool
+		if i, ok = validString(b, i); !ok {
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		if i, ok = validValue(b, skipWS(b, i+1), depth); !ok {
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// validArray checks the array whose '[' is b[i], at nesting depth depth,
+// and returns the index after it.
+func validArray(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = validValue(b, i, depth); !ok {
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
 	}
 }
 

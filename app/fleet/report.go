@@ -212,88 +212,19 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory, results []store.Flee
 	for _, r := range results {
 		perRun[r.RunID] = r
 	}
-	byProvider, byRepo := map[string]int{}, map[string]int{}
-	scenarios := map[string]map[string]bool{}
-	var first, last *time.Time
-	var all tests
-	var tokens int64
+	b := reportBuilder{rep: &rep, byProvider: map[string]int{}, byRepo: map[string]int{}, scenarios: map[string]map[string]bool{}}
 	for _, r := range f.Runs {
 		row := buildRow(r, perRun[r.ID])
-		switch r.State {
-		case "completed":
-			rep.Completed++
-		case "failed":
-			rep.Failed++
-		case "cancelled":
-			rep.Cancelled++
-		default:
-			rep.Active++
-		}
-		if r.State == "failed" || r.State == "cancelled" {
-			rep.Failures = append(rep.Failures, Failure{FleetRunID: r.FleetRunID, Repository: r.Repository, Scenario: r.Scenario,
-				Target: targetOf(row), State: r.State, Error: r.Error})
-		}
-		finished := r.State == "completed" || r.State == "failed" || r.State == "cancelled"
-		if finished && row.Cost == nil {
-			rep.CostUnknown++
-		}
-		rep.TotalCost = addCost(rep.TotalCost, row.Cost)
-		all.add(row.tests)
-		tokens += row.PromptTokens + row.OutputTokens
-		if r.StartedAt != nil && (first == nil || r.StartedAt.Before(*first)) {
-			first = r.StartedAt
-		}
-		if r.FinishedAt != nil && (last == nil || r.FinishedAt.After(*last)) {
-			last = r.FinishedAt
-		}
-
-		i, ok := byProvider[r.Runtime]
-		if !ok {
-			i = len(rep.Providers)
-			byProvider[r.Runtime] = i
-			rep.Providers = append(rep.Providers, ProviderRow{Provider: r.Runtime, repos: map[string]bool{}})
-		}
-		p := &rep.Providers[i]
-		p.Runs++
-		if r.State == "completed" {
-			p.Completed++
-		}
-		p.repos[r.Repository] = true
-		p.tests.add(row.tests)
-		p.Requests += r.Completed
-		p.OK += r.Completed - r.Errors
-		p.OutputTokens += r.OutputTokens
-		p.TotalTokens += row.PromptTokens + row.OutputTokens
-		p.Cost = addCost(p.Cost, row.Cost)
-
-		j, ok := byRepo[r.Repository]
-		if !ok {
-			j = len(rep.Repositories)
-			byRepo[r.Repository] = j
-			rep.Repositories = append(rep.Repositories, RepositoryRow{Repository: r.Repository})
-			scenarios[r.Repository] = map[string]bool{}
-		}
-		g := &rep.Repositories[j]
-		g.Runs++
-		scenarios[r.Repository][r.Scenario] = true
-		g.tests.add(row.tests)
-		g.TotalTokens += row.PromptTokens + row.OutputTokens
-		g.Cost = addCost(g.Cost, row.Cost)
+		b.count(r, row)
+		b.addToProvider(r, row)
+		b.addToRepository(r, row)
 		rep.Rows = append(rep.Rows, row)
 	}
-	rep.SuccessRate = share(rep.Completed, rep.Runs)
-	for i := range rep.Providers {
-		p := &rep.Providers[i]
-		p.SuccessRate, p.TestSuccessRate, p.RepositoryCount = share(p.Completed, p.Runs), share(p.Succeeded, p.Tests), len(p.repos)
-	}
-	for i := range rep.Repositories {
-		g := &rep.Repositories[i]
-		g.Scenarios, g.SuccessRate = len(scenarios[g.Repository]), share(g.Succeeded, g.Tests)
-	}
+	b.rates()
 	for _, d := range durations {
 		if d.All {
 			rep.Summary.Durations = durationsOf(d)
-		} else if j, ok := byRepo[d.Repository]; ok {
+		} else if j, ok := b.byRepo[d.Repository]; ok {
 			rep.Repositories[j].Durations = durationsOf(d)
 		}
 	}
@@ -301,14 +232,124 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory, results []store.Flee
 		rep.Categories = append(rep.Categories, CategoryRow{Category: c.Category, Requests: c.Requests, OK: c.OK,
 			SuccessRate: share(c.OK, c.Requests), Scored: c.Scored, Quality: c.MeanScore, MeanE2EMs: c.MeanE2EMs})
 	}
+	b.summarise()
+	return rep
+}
+
+// reportBuilder adds a fleet's runs up into its report, one run at a
+// time, then works out the rates and the summary.
+type reportBuilder struct {
+	rep        *Report
+	byProvider map[string]int // index in rep.Providers
+	byRepo     map[string]int // index in rep.Repositories
+	scenarios  map[string]map[string]bool
+	first      *time.Time // the earliest start
+	last       *time.Time // the latest finish
+	all        tests
+	tokens     int64
+}
+
+// count adds the run to the fleet's totals: its state, failure, cost,
+// tests, tokens and time span.
+func (b *reportBuilder) count(r store.FleetRun, row Row) {
+	rep := b.rep
+	switch r.State {
+	case "completed":
+		rep.Completed++
+	case "failed":
+		rep.Failed++
+	case "cancelled":
+		rep.Cancelled++
+	default:
+		rep.Active++
+	}
+	if r.State == "failed" || r.State == "cancelled" {
+		rep.Failures = append(rep.Failures, Failure{FleetRunID: r.FleetRunID, Repository: r.Repository, Scenario: r.Scenario,
+			Target: targetOf(row), State: r.State, Error: r.Error})
+	}
+	finished := r.State == "completed" || r.State == "failed" || r.State == "cancelled"
+	if finished && row.Cost == nil {
+		rep.CostUnknown++
+	}
+	rep.TotalCost = addCost(rep.TotalCost, row.Cost)
+	b.all.add(row.tests)
+	b.tokens += row.PromptTokens + row.OutputTokens
+	if r.StartedAt != nil && (b.first == nil || r.StartedAt.Before(*b.first)) {
+		b.first = r.StartedAt
+	}
+	if r.FinishedAt != nil && (b.last == nil || r.FinishedAt.After(*b.last)) {
+		b.last = r.FinishedAt
+	}
+}
+
+// addToProvider adds the run to its provider's row, made on its first run.
+func (b *reportBuilder) addToProvider(r store.FleetRun, row Row) {
+	i, ok := b.byProvider[r.Runtime]
+	if !ok {
+		i = len(b.rep.Providers)
+		b.byProvider[r.Runtime] = i
+		b.rep.Providers = append(b.rep.Providers, ProviderRow{Provider: r.Runtime, repos: map[string]bool{}})
+	}
+	p := &b.rep.Providers[i]
+	p.Runs++
+	if r.State == "completed" {
+		p.Completed++
+	}
+	p.repos[r.Repository] = true
+	p.tests.add(row.tests)
+	p.Requests += r.Completed
+	p.OK += r.Completed - r.Errors
+	p.OutputTokens += r.OutputTokens
+	p.TotalTokens += row.PromptTokens + row.OutputTokens
+	p.Cost = addCost(p.Cost, row.Cost)
+}
+
+// addToRepository adds the run to its repository's row, made on its
+// first run.
+func (b *reportBuilder) addToRepository(r store.FleetRun, row Row) {
+	j, ok := b.byRepo[r.Repository]
+	if !ok {
+		j = len(b.rep.Repositories)
+		b.byRepo[r.Repository] = j
+		b.rep.Repositories = append(b.rep.Repositories, RepositoryRow{Repository: r.Repository})
+		b.scenarios[r.Repository] = map[string]bool{}
+	}
+	g := &b.rep.Repositories[j]
+	g.Runs++
+	b.scenarios[r.Repository][r.Scenario] = true
+	g.tests.add(row.tests)
+	g.TotalTokens += row.PromptTokens + row.OutputTokens
+	g.Cost = addCost(g.Cost, row.Cost)
+}
+
+// rates fills the success rates of the fleet, its providers and its
+// repositories once every run is counted.
+func (b *reportBuilder) rates() {
+	rep := b.rep
+	rep.SuccessRate = share(rep.Completed, rep.Runs)
+	for i := range rep.Providers {
+		p := &rep.Providers[i]
+		p.SuccessRate, p.TestSuccessRate, p.RepositoryCount = share(p.Completed, p.Runs), share(p.Succeeded, p.Tests), len(p.repos)
+	}
+	for i := range rep.Repositories {
+		g := &rep.Repositories[i]
+		g.Scenarios, g.SuccessRate = len(b.scenarios[g.Repository]), share(g.Succeeded, g.Tests)
+	}
+}
+
+// summarise fills the summary's totals and averages; the duration runs
+// from the first start to the last finish, or to now while runs are
+// active.
+func (b *reportBuilder) summarise() {
+	rep, all := b.rep, b.all
 	s := &rep.Summary
 	s.TotalRepositories = len(rep.Repositories)
 	s.TotalTests, s.TotalSucceeded, s.TotalFailed, s.TotalTimeout, s.TotalSkipped, s.TotalPending =
 		all.Tests, all.Succeeded, all.Failed, all.Timeout, all.Skipped, all.Pending
 	s.SuccessRate = share(all.Succeeded, all.Tests)
-	s.TotalTokens = tokens
+	s.TotalTokens = b.tokens
 	if n := all.sent(); n > 0 {
-		s.AvgTokensPerRequest = ptr(float64(tokens) / float64(n))
+		s.AvgTokensPerRequest = ptr(float64(b.tokens) / float64(n))
 	}
 	s.TotalCost = rep.TotalCost
 	if rep.TotalCost != nil && s.TotalRepositories > 0 {
@@ -317,14 +358,13 @@ func BuildReport(f store.Fleet, cats []store.FleetCategory, results []store.Flee
 	if s.TotalRepositories > 0 {
 		s.AvgTestsPerRepository = float64(all.Tests) / float64(s.TotalRepositories)
 	}
-	if first != nil {
+	if b.first != nil {
 		end := time.Now()
-		if rep.Active == 0 && last != nil {
-			end = *last
+		if rep.Active == 0 && b.last != nil {
+			end = *b.last
 		}
-		s.TotalDurationMs = ptr(float64(end.Sub(*first).Microseconds()) / 1000)
+		s.TotalDurationMs = ptr(float64(end.Sub(*b.first).Microseconds()) / 1000)
 	}
-	return rep
 }
 
 // buildRow is a run's row: its figures, its tests and its cost.

@@ -53,20 +53,7 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 	case *dry && *wait:
 		return fmt.Errorf("%w: --dry-run creates nothing to wait for", errUsage)
 	}
-	var body struct {
-		FleetID int64  `json:"fleet_id"`
-		Name    string `json:"name"`
-		Runs    []struct {
-			FleetRunID                      string `json:"fleet_run_id"`
-			RunID                           int64  `json:"run_id"`
-			Repository                      string `json:"repository"`
-			Scenario                        string `json:"scenario"`
-			Model, Runtime, Hardware, Queue string
-			Items                           int
-			WaitingForAgent                 bool `json:"waiting_for_agent"`
-		} `json:"runs"`
-		submitErrors
-	}
+	var body fleetSubmitted
 	base, status, err := postManifest(ctx, "/api/v1/fleets", file, *dry, &body)
 	if err != nil {
 		return err
@@ -79,22 +66,7 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 	if *wait && *format == "json" {
 		info = io.Discard
 	}
-	if *dry {
-		fmt.Fprintf(info, "valid; fleet %s would create %d run(s) (ids as if submitted now):\n", body.Name, len(body.Runs))
-	} else {
-		fmt.Fprintf(info, "fleet %d (%s) created with %d run(s):\n", body.FleetID, body.Name, len(body.Runs))
-	}
-	for _, r := range body.Runs {
-		wait := ""
-		if r.WaitingForAgent {
-			wait = "  (waiting for an agent)"
-		}
-		scenario := r.Scenario
-		if r.Repository != "" {
-			scenario = r.Repository + "/" + r.Scenario
-		}
-		fmt.Fprintf(info, "  %s  %s: %s on %s / %s, queue %s, %d items%s\n", r.FleetRunID, scenario, r.Model, r.Runtime, r.Hardware, r.Queue, r.Items, wait)
-	}
+	body.print(info, *dry)
 	if *dry {
 		return nil
 	}
@@ -106,18 +78,61 @@ func cmdFleet(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else {
-		printFleetSummary(out, rep)
+	if err := writeFleetReport(out, rep, *format); err != nil {
+		return err
 	}
 	if rep.Summary.SuccessRate < *minSuccess {
 		return fmt.Errorf("fleet %d: success rate %.1f %% is below --min-success %.1f %%", rep.FleetID, 100*rep.Summary.SuccessRate, 100**minSuccess)
 	}
+	return nil
+}
+
+// fleetSubmitted is the API's answer to a fleet manifest: the fleet and
+// the runs it created (or would create, for a dry run).
+type fleetSubmitted struct {
+	FleetID int64  `json:"fleet_id"`
+	Name    string `json:"name"`
+	Runs    []struct {
+		FleetRunID                      string `json:"fleet_run_id"`
+		RunID                           int64  `json:"run_id"`
+		Repository                      string `json:"repository"`
+		Scenario                        string `json:"scenario"`
+		Model, Runtime, Hardware, Queue string
+		Items                           int
+		WaitingForAgent                 bool `json:"waiting_for_agent"`
+	} `json:"runs"`
+	submitErrors
+}
+
+// print lists the fleet's runs, one a line.
+func (body *fleetSubmitted) print(w io.Writer, dry bool) {
+	if dry {
+		fmt.Fprintf(w, "valid; fleet %s would create %d run(s) (ids as if submitted now):\n", body.Name, len(body.Runs))
+	} else {
+		fmt.Fprintf(w, "fleet %d (%s) created with %d run(s):\n", body.FleetID, body.Name, len(body.Runs))
+	}
+	for _, r := range body.Runs {
+		wait := ""
+		if r.WaitingForAgent {
+			wait = "  (waiting for an agent)"
+		}
+		scenario := r.Scenario
+		if r.Repository != "" {
+			scenario = r.Repository + "/" + r.Scenario
+		}
+		fmt.Fprintf(w, "  %s  %s: %s on %s / %s, queue %s, %d items%s\n", r.FleetRunID, scenario, r.Model, r.Runtime, r.Hardware, r.Queue, r.Items, wait)
+	}
+}
+
+// writeFleetReport writes a finished fleet's report as JSON or as a
+// summary.
+func writeFleetReport(out io.Writer, rep fleet.Report, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printFleetSummary(out, rep)
 	return nil
 }
 
@@ -290,15 +305,8 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("fleet %d: its manifest cannot be read: %w", id, err)
 	}
 	if *dir == "" {
-		*dir = "./fleet-results"
-		if m.Output != nil && m.Output.BaseDir != "" {
-			// The manifest may be another user's (an administrator exports
-			// any fleet): its base_dir is followed only inside this
-			// directory.
-			if !filepath.IsLocal(m.Output.BaseDir) {
-				return fmt.Errorf("fleet %d: its output.base_dir %q is not a path inside this directory: give --dir", id, m.Output.BaseDir)
-			}
-			*dir = m.Output.BaseDir
+		if *dir, err = exportDir(id, m); err != nil {
+			return err
 		}
 	}
 	rep, err := getFleetReport(ctx, id)
@@ -307,11 +315,37 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 	}
 	root := filepath.Join(*dir, pathPart(f.Name)+"-"+f.SubmittedAt.UTC().Format(fleet.TimestampFormat))
 	w := artifactWriter{root: root}
+	w.fleetFiles(ctx, id, m, rep, f.Manifest)
+	w.runFiles(ctx, m, rep.Rows)
+	if w.err != nil {
+		return w.err
+	}
+	fmt.Fprintf(out, "fleet %d (%s): %d file(s) written under %s\n", id, f.Name, w.files, root)
+	return nil
+}
+
+// exportDir is where a fleet's artifacts go without --dir: the manifest's
+// output.base_dir, else ./fleet-results.
+func exportDir(id int64, m fleet.Manifest) (string, error) {
+	if m.Output == nil || m.Output.BaseDir == "" {
+		return "./fleet-results", nil
+	}
+	// The manifest may be another user's (an administrator exports any
+	// fleet): its base_dir is followed only inside this directory.
+	if !filepath.IsLocal(m.Output.BaseDir) {
+		return "", fmt.Errorf("fleet %d: its output.base_dir %q is not a path inside this directory: give --dir", id, m.Output.BaseDir)
+	}
+	return m.Output.BaseDir, nil
+}
+
+// fleetFiles writes the fleet's own files in the formats m wants: the
+// report with its manifest, the CSV tables and the dashboard.
+func (w *artifactWriter) fleetFiles(ctx context.Context, id int64, m fleet.Manifest, rep fleet.Report, manifest json.RawMessage) {
 	if m.WantsFormat(fleet.FormatJSON) {
 		w.json("fleet.json", struct {
 			fleet.Report
 			Manifest json.RawMessage `json:"manifest"`
-		}{rep, f.Manifest})
+		}{rep, manifest})
 	}
 	if m.WantsFormat(fleet.FormatCSV) {
 		for _, t := range fleet.CSVTables {
@@ -321,8 +355,13 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 	if m.WantsFormat(fleet.FormatHTML) {
 		w.download(ctx, "report.html", fmt.Sprintf("/api/v1/fleets/%d/report.html", id))
 	}
+}
+
+// runFiles writes each run's files in a folder per repository, target
+// and scenario: its row, its results and its responses.
+func (w *artifactWriter) runFiles(ctx context.Context, m fleet.Manifest, rows []fleet.Row) {
 	used := map[string]bool{}
-	for _, row := range rep.Rows {
+	for _, row := range rows {
 		target := row.Provider
 		if target == "" {
 			target = row.Runtime + "@" + row.Hardware
@@ -343,11 +382,6 @@ func cmdFleetExport(ctx context.Context, args []string, out io.Writer) error {
 		}
 		w.download(ctx, filepath.Join(d, "responses.jsonl"), fmt.Sprintf("/api/v1/runs/%d/results?format=jsonl", row.RunID))
 	}
-	if w.err != nil {
-		return w.err
-	}
-	fmt.Fprintf(out, "fleet %d (%s): %d file(s) written under %s\n", id, f.Name, w.files, root)
-	return nil
 }
 
 // unsafePath is what a path part may not hold: a name from the server

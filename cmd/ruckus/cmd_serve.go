@@ -138,38 +138,43 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer, rea
 	if err != nil {
 		return err
 	}
-	app := handlers.New(handlers.Deps{
-		Store:              st,
-		Providers:          providers,
-		Uploader:           &ingest.Uploader{Store: st, Limits: limits},
-		Benchmarks:         benchmarks,
-		JobsUI:             ui,
-		DatasetLimits:      limits,
-		Logger:             logger,
-		Version:            version,
-		Assets:             manifest,
-		Passwords:          passwords,
-		SessionKey:         key,
-		SessionTTL:         cfg.SessionTTL,
-		SignInAttempts:     cfg.SignInAttempts,
-		SignInWindow:       cfg.SignInWindow,
-		MaxRequestBytes:    cfg.MaxRequestBytes,
-		AgentStaleAfter:    cfg.AgentStaleAfter,
-		GridCO2:            cfg.GridCO2,
-		LiveFragmentTTL:    cfg.LiveFragmentTTL,
-		ExportsPerUser:     cfg.ExportsPerUser,
-		ExportsTotal:       cfg.ExportsTotal,
-		ExportStallTimeout: cfg.ExportStallTimeout,
-		TrustedProxies:     proxies,
-		Ready:              readiness(st, mig),
-		ObserveRequest:     obs,
-		Attestations:       attester,
-		WebhookGuard:       guard,
-		APIRatePerToken:    cfg.APIRatePerToken,
-		APIRatePerUser:     cfg.APIRatePerUser,
-		APIRateWindow:      cfg.APIRateWindow,
-	})
+	app := handlers.New(withSettings(cfg, handlers.Deps{
+		Store:          st,
+		Providers:      providers,
+		Uploader:       &ingest.Uploader{Store: st, Limits: limits},
+		Benchmarks:     benchmarks,
+		JobsUI:         ui,
+		DatasetLimits:  limits,
+		Logger:         logger,
+		Version:        version,
+		Assets:         manifest,
+		Passwords:      passwords,
+		SessionKey:     key,
+		TrustedProxies: proxies,
+		Ready:          readiness(st, mig),
+		ObserveRequest: obs,
+		Attestations:   attester,
+		WebhookGuard:   guard,
+	}))
 	return listenUntilDone(ctx, app, rc, cfg, logger, ready)
+}
+
+// withSettings is d with the web layer's limits and durations from cfg.
+func withSettings(cfg config.Config, d handlers.Deps) handlers.Deps {
+	d.SessionTTL = cfg.SessionTTL
+	d.SignInAttempts = cfg.SignInAttempts
+	d.SignInWindow = cfg.SignInWindow
+	d.MaxRequestBytes = cfg.MaxRequestBytes
+	d.AgentStaleAfter = cfg.AgentStaleAfter
+	d.GridCO2 = cfg.GridCO2
+	d.LiveFragmentTTL = cfg.LiveFragmentTTL
+	d.ExportsPerUser = cfg.ExportsPerUser
+	d.ExportsTotal = cfg.ExportsTotal
+	d.ExportStallTimeout = cfg.ExportStallTimeout
+	d.APIRatePerToken = cfg.APIRatePerToken
+	d.APIRatePerUser = cfg.APIRatePerUser
+	d.APIRateWindow = cfg.APIRateWindow
+	return d
 }
 
 // startMetrics serves the server's Prometheus metrics on

@@ -278,84 +278,128 @@ type line struct {
 // what it returned). The same s gives the same items, byte for byte.
 func (s Spec) Items(lines []TraceLine) iter.Seq[Item] {
 	return func(yield func(Item) bool) {
-		rng := rand.New(rand.NewPCG(s.Seed, 0x73796e7468)) // "synth"
-		var b strings.Builder
-		prompt := func(n int) string {
-			b.Reset()
-			text(&b, rng, n)
-			return b.String()
-		}
-		emit := func(id, content string, m Meta) bool {
-			return yield(s.item(id, content, m))
-		}
+		g := &generator{s: s, rng: rand.New(rand.NewPCG(s.Seed, 0x73796e7468)), yield: yield} // "synth"
 		switch s.Kind {
 		case KindRandom:
-			for i := range s.Count {
-				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
-				if !emit(fmt.Sprintf("synth-%06d", i+1), prompt(in), Meta{InputTokens: in, OutputTokens: out}) {
-					return
-				}
-			}
+			g.random()
 		case KindSharedPrefix:
-			prefixes := make([]string, s.Prefixes)
-			for p := range prefixes {
-				prefixes[p] = prompt(s.PrefixTokens)
-			}
-			order := make([]int, s.Prefixes*s.SuffixesPerPrefix)
-			for i := range order {
-				order[i] = i
-			}
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for _, k := range order {
-				p, sfx := k%s.Prefixes, k/s.Prefixes
-				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
-				id := fmt.Sprintf("prefix-%04d-%06d", p+1, sfx+1)
-				if !emit(id, prefixes[p]+prompt(in), Meta{InputTokens: s.PrefixTokens + in, OutputTokens: out, Prefix: p + 1, PrefixTokens: s.PrefixTokens}) {
-					return
-				}
-			}
+			g.sharedPrefix()
 		case KindMultiTurn:
-			for c := range s.Count {
-				turns := s.Turns.draw(rng, MaxTurns)
-				conv := fmt.Sprintf("conv-%06d", c+1)
-				for t := range turns {
-					in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
-					if !emit(fmt.Sprintf("%s-turn-%02d", conv, t), prompt(in), Meta{InputTokens: in, OutputTokens: out, Conversation: conv, Turn: t}) {
-						return
-					}
-				}
-			}
+			g.multiTurn()
 		case KindTrace:
 			if s.Trace != "" {
-				for i, l := range lines {
-					m := Meta{InputTokens: l.InputLength, OutputTokens: l.OutputLength, ArrivalS: &l.Timestamp}
-					if m.OutputTokens == 0 {
-						m.OutputTokens = s.Output.draw(rng, MaxTokens)
-					}
-					content := l.Prompt
-					if content == "" {
-						content = prompt(l.InputLength)
-					}
-					if !emit(fmt.Sprintf("trace-%06d", i+1), content, m) {
-						return
-					}
-				}
+				g.replay(lines)
 				return
 			}
-			at := 0.0
-			for i := range s.Count {
-				in, out := s.Input.draw(rng, MaxTokens), s.Output.draw(rng, MaxTokens)
-				ts := math.Round(at*1e6) / 1e6
-				if !emit(fmt.Sprintf("trace-%06d", i+1), prompt(in), Meta{InputTokens: in, OutputTokens: out, ArrivalS: &ts}) {
-					return
-				}
-				gap := 1 / s.Rate
-				if s.Arrival == ArrivalPoisson {
-					gap = rng.ExpFloat64() / s.Rate
-				}
-				at += gap
+			g.arrivals()
+		}
+	}
+}
+
+// generator yields a spec's items from one random stream; the order of
+// its draws is what makes the same spec give the same items.
+type generator struct {
+	s     Spec
+	rng   *rand.Rand
+	b     strings.Builder
+	yield func(Item) bool
+}
+
+// prompt is n tokens of text.
+func (g *generator) prompt(n int) string {
+	g.b.Reset()
+	text(&g.b, g.rng, n)
+	return g.b.String()
+}
+
+// emit yields one item; false when the consumer stops.
+func (g *generator) emit(id, content string, m Meta) bool {
+	return g.yield(g.s.item(id, content, m))
+}
+
+// random: Count independent prompts.
+func (g *generator) random() {
+	s := g.s
+	for i := range s.Count {
+		in, out := s.Input.draw(g.rng, MaxTokens), s.Output.draw(g.rng, MaxTokens)
+		if !g.emit(fmt.Sprintf("synth-%06d", i+1), g.prompt(in), Meta{InputTokens: in, OutputTokens: out}) {
+			return
+		}
+	}
+}
+
+// sharedPrefix: each prefix with each of its suffixes, in a shuffled order
+// so that requests sharing a prefix are not sent back to back.
+func (g *generator) sharedPrefix() {
+	s := g.s
+	prefixes := make([]string, s.Prefixes)
+	for p := range prefixes {
+		prefixes[p] = g.prompt(s.PrefixTokens)
+	}
+	order := make([]int, s.Prefixes*s.SuffixesPerPrefix)
+	for i := range order {
+		order[i] = i
+	}
+	g.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	for _, k := range order {
+		p, sfx := k%s.Prefixes, k/s.Prefixes
+		in, out := s.Input.draw(g.rng, MaxTokens), s.Output.draw(g.rng, MaxTokens)
+		id := fmt.Sprintf("prefix-%04d-%06d", p+1, sfx+1)
+		if !g.emit(id, prefixes[p]+g.prompt(in), Meta{InputTokens: s.PrefixTokens + in, OutputTokens: out, Prefix: p + 1, PrefixTokens: s.PrefixTokens}) {
+			return
+		}
+	}
+}
+
+// multiTurn: Count conversations of a drawn number of turns each.
+func (g *generator) multiTurn() {
+	s := g.s
+	for c := range s.Count {
+		turns := s.Turns.draw(g.rng, MaxTurns)
+		conv := fmt.Sprintf("conv-%06d", c+1)
+		for t := range turns {
+			in, out := s.Input.draw(g.rng, MaxTokens), s.Output.draw(g.rng, MaxTokens)
+			if !g.emit(fmt.Sprintf("%s-turn-%02d", conv, t), g.prompt(in), Meta{InputTokens: in, OutputTokens: out, Conversation: conv, Turn: t}) {
+				return
 			}
 		}
+	}
+}
+
+// replay: one item per trace line, at its timestamp, with its prompt or
+// lengths; an output length the trace lacks is drawn.
+func (g *generator) replay(lines []TraceLine) {
+	for i, l := range lines {
+		m := Meta{InputTokens: l.InputLength, OutputTokens: l.OutputLength, ArrivalS: &l.Timestamp}
+		if m.OutputTokens == 0 {
+			m.OutputTokens = g.s.Output.draw(g.rng, MaxTokens)
+		}
+		content := l.Prompt
+		if content == "" {
+			content = g.prompt(l.InputLength)
+		}
+		if !g.emit(fmt.Sprintf("trace-%06d", i+1), content, m) {
+			return
+		}
+	}
+}
+
+// arrivals: Count prompts with arrival times at Rate, evenly spaced or
+// as a Poisson process.
+func (g *generator) arrivals() {
+	s := g.s
+	at := 0.0
+	for i := range s.Count {
+		in, out := s.Input.draw(g.rng, MaxTokens), s.Output.draw(g.rng, MaxTokens)
+		ts := math.Round(at*1e6) / 1e6
+		if !g.emit(fmt.Sprintf("trace-%06d", i+1), g.prompt(in), Meta{InputTokens: in, OutputTokens: out, ArrivalS: &ts}) {
+			return
+		}
+		gap := 1 / s.Rate
+		if s.Arrival == ArrivalPoisson {
+			gap = g.rng.ExpFloat64() / s.Rate
+		}
+		at += gap
 	}
 }
 

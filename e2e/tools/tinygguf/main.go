@@ -88,8 +88,13 @@ func write(path string, seed uint64) error {
 
 // model builds the metadata and the tensors.
 func model(seed uint64) (ggml.KV, []*ggml.Tensor) {
+	return metadata(), tensors(seed)
+}
+
+// metadata is the llama architecture's hyperparameters and the tokenizer.
+func metadata() ggml.KV {
 	tokens, scores, types := vocabulary()
-	kv := ggml.KV{
+	return ggml.KV{
 		"general.architecture": "llama",
 		"general.name":         "ruckus-tiny",
 		"general.file_type":    uint32(0), // all F32
@@ -118,7 +123,10 @@ func model(seed uint64) (ggml.KV, []*ggml.Tensor) {
 		"tokenizer.ggml.add_space_prefix": true,
 		"tokenizer.ggml.padding_token_id": uint32(0),
 	}
+}
 
+// tensors is the weights, F32, drawn from seed.
+func tensors(seed uint64) []*ggml.Tensor {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	normal := func(std float64) func(int) float32 {
 		return func(int) float32 { return float32(rng.NormFloat64() * std) }
@@ -166,7 +174,7 @@ func model(seed uint64) (ggml.KV, []*ggml.Tensor) {
 			return outNormal(i)
 		}, embd, vocabSize),
 	)
-	return kv, ts
+	return ts
 }
 
 // vocabulary is <unk>, <s>, </s>, the byte tokens, then pieces — letters,
