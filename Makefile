@@ -44,7 +44,7 @@ test: deps check-generated lint build ## Run every test (a throwaway PostgreSQL 
 	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory test-go; fi
 
 test-go:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory e2e-go
 
 E2E_DRIVER := $(CURDIR)/e2e/.driver
@@ -60,7 +60,7 @@ e2e-go:
 	./e2e/install-browser.sh $(E2E_DRIVER)
 	./e2e/tools/build.sh $(E2E_TOOLS) >/dev/null
 	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) RUCKUS_OLLAMA=$(E2E_TOOLS)/ollama RUCKUS_TINY_GGUF=$(E2E_TOOLS)/tiny.gguf \
-		$(GO) test -tags e2e -count=1 -v ./e2e/
+		$(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
