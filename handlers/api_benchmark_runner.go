@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -248,11 +247,8 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 		}
 	}
 	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
-	}
 	if err != nil {
-		return err
+		return lookup("benchmark", err)
 	}
 	ids := make([]int64, len(b.Runs))
 	models := make(map[int64]string, len(b.Runs))

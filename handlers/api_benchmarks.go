@@ -44,40 +44,57 @@ type benchmarkStore interface {
 // ?dry_run=true it validates and returns the plan without creating
 // anything.
 func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
-	ctx, v := c.UserContext(), viewer(c)
-	var m bench.Manifest
-	var err error
 	quick := bench.IsQuickStart(c.Body())
-	if quick {
-		var qs bench.QuickStart
-		if qs, err = bench.DecodeQuickStart(bytes.NewReader(c.Body())); err == nil {
-			m, err = s.Benchmarks.QuickStart(ctx, v, qs)
-		}
-	} else {
-		m, err = bench.Decode(bytes.NewReader(c.Body()))
+	m, err := s.apiManifest(c, quick)
+	if err != nil {
+		return manifestErrors(c, err)
 	}
-	if err == nil {
-		if c.QueryBool("dry_run") {
-			var plan bench.Plan
-			plan, err = s.Benchmarks.Plan(ctx, v, m)
-			if err == nil {
-				out := fiber.Map{"dry_run": true, "dataset_id": plan.Dataset.ID, "runs": plan.Runs}
-				if quick {
-					out["manifest"] = m
-				}
-				return c.JSON(out)
-			}
-		} else {
-			var created bench.Created
-			created, err = s.Benchmarks.Create(ctx, v, m)
-			if err == nil {
-				return s.apiBenchmarkCreated(c, created, m, quick)
-			}
+	if c.QueryBool("dry_run") {
+		plan, err := s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
+		if err != nil {
+			return manifestErrors(c, err)
 		}
+		out := apiBenchmarkDryRun{DryRun: true, DatasetID: plan.Dataset.ID, Runs: plan.Runs}
+		if quick {
+			out.Manifest = &m
+		}
+		return c.JSON(out)
 	}
+	created, err := s.Benchmarks.Create(c.UserContext(), viewer(c), m)
+	if err != nil {
+		return manifestErrors(c, err)
+	}
+	return s.apiBenchmarkCreated(c, created, m, quick)
+}
+
+// apiBenchmarkDryRun is what a create with ?dry_run=true answers: the runs
+// it would queue, and for a quick start the manifest made of it.
+type apiBenchmarkDryRun struct {
+	DryRun    bool               `json:"dry_run"`
+	DatasetID int64              `json:"dataset_id"`
+	Runs      []bench.PlannedRun `json:"runs"`
+	Manifest  *bench.Manifest    `json:"manifest,omitempty"`
+}
+
+// apiManifest is the manifest the request's body asks for: one as such,
+// or the one the planner makes of a quick start.
+func (s *server) apiManifest(c *fiber.Ctx, quick bool) (bench.Manifest, error) {
+	if !quick {
+		return bench.Decode(bytes.NewReader(c.Body()))
+	}
+	qs, err := bench.DecodeQuickStart(bytes.NewReader(c.Body()))
+	if err != nil {
+		return bench.Manifest{}, err
+	}
+	return s.Benchmarks.QuickStart(c.UserContext(), viewer(c), qs)
+}
+
+// manifestErrors answers a manifest's field errors with 422 and their
+// list; any other error goes on to handleError.
+func manifestErrors(c *fiber.Ctx, err error) error {
 	var ferrs bench.Errors
 	if errors.As(err, &ferrs) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	}
 	return err
 }
@@ -243,7 +260,7 @@ func (s *server) apiGetRun(c *fiber.Ctx) error {
 		return err
 	}
 	if len(runs) != 1 {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+		return noSuch("run", "")
 	}
 	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
 	if err != nil {
@@ -288,11 +305,8 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 		return err
 	}
 	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
-	}
 	if err != nil {
-		return err
+		return lookup("benchmark", err)
 	}
 	st, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
 	if err != nil {
@@ -322,21 +336,18 @@ func (s *server) apiRunAction(action string) fiber.Handler {
 		benchmarkID, runID := id, int64(0)
 		if action != "cancel-benchmark" {
 			runID = id
-			benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID)
+			if benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID); err != nil {
+				return lookup("run", err)
+			}
 		}
-		n := 0
-		if err == nil {
-			n, err = s.controlRuns(c, action, benchmarkID, runID)
-		}
+		n, err := s.controlRuns(c, action, benchmarkID, runID)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return fiber.NewError(fiber.StatusNotFound, "no such benchmark or run")
 		case errors.Is(err, bench.ErrRunState):
 			return fiber.NewError(fiber.StatusConflict, err.Error())
 		case err != nil:
-			return err
+			return lookup("benchmark or run", err)
 		}
-		return c.JSON(fiber.Map{"changed": n})
+		return c.JSON(apiChanged{Changed: n})
 	}
 }
 

@@ -59,7 +59,7 @@ func (s *server) apiUploadDataset(c *fiber.Ctx) error {
 		}
 		return c.Status(out.status).JSON(fiber.Map{"errors": errs, "error_count": out.res.ErrorCount})
 	}
-	return c.Status(out.status).JSON(fiber.Map{"error": out.msg})
+	return c.Status(out.status).JSON(apiError{Error: out.msg})
 }
 
 func (s *server) apiListDatasets(c *fiber.Ctx) error {
@@ -74,17 +74,8 @@ func (s *server) apiListDatasets(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"datasets": out})
 }
 
-func (s *server) apiDatasetParam(c *fiber.Ctx) (store.Dataset, error) {
-	d, err := s.datasetParam(c)
-	var fe *fiber.Error
-	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound && fe.Message == noSuchDataset {
-		return d, fiber.NewError(fiber.StatusNotFound, "no such dataset")
-	}
-	return d, err
-}
-
 func (s *server) apiGetDataset(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}
@@ -93,7 +84,7 @@ func (s *server) apiGetDataset(c *fiber.Ctx) error {
 
 // apiDatasetItems pages through items by index: ?after=<cursor>&limit=N.
 func (s *server) apiDatasetItems(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}
@@ -138,7 +129,7 @@ func (s *server) apiDatasetItems(c *fiber.Ctx) error {
 }
 
 func (s *server) apiDeleteDataset(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}

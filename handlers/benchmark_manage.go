@@ -103,7 +103,7 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 		}
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
 		VerdictScorer: ch.VerdictScorer}); err != nil {

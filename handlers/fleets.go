@@ -57,7 +57,7 @@ func (s *server) apiCreateFleet(c *fiber.Ctx) error {
 	var ferrs fleet.Errors
 	switch {
 	case errors.As(err, &ferrs):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	case errors.Is(err, store.ErrFleetRunIDTaken):
 		return fiber.NewError(fiber.StatusConflict, "a fleet named "+m.Name+" was submitted within this second: submit it again")
 	}
@@ -84,10 +84,7 @@ func (s *server) fleetOf(c *fiber.Ctx) (store.Fleet, error) {
 		return store.Fleet{}, err
 	}
 	f, err := s.Store.FleetByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return f, fiber.NewError(fiber.StatusNotFound, "There is no such fleet.")
-	}
-	return f, err
+	return f, lookup("fleet", err)
 }
 
 // apiFleetRun is a fleet's run in the API: the run as GET /runs/{id}

@@ -236,7 +236,7 @@ func (s *server) apiLeaderboard(c *fiber.Ctx) error {
 		return err
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	var next *string
 	if data.NextCursor != "" {
@@ -308,7 +308,7 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 		return err
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	points := make([]fiber.Map, 0, len(data.Rows))
 	for _, r := range data.Rows {
