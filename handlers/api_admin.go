@@ -134,12 +134,12 @@ func (s *server) apiListHardware(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(hs))
+	out := make([]apiHardwareProfile, len(hs))
 	for i, h := range hs {
-		out[i] = fiber.Map{"slug": h.Slug, "gpu_name": h.GPUName, "gpu_count": h.GPUCount, "gpu_memory_bytes": h.GPUMemoryBytes,
-			"cpu_cores": h.CPUCores, "price_per_hour": h.PricePerHour, "agents": h.Agents, "online_agents": h.OnlineAgents}
+		out[i] = apiHardwareProfile{Slug: h.Slug, GPUName: h.GPUName, GPUCount: h.GPUCount, GPUMemoryBytes: h.GPUMemoryBytes,
+			CPUCores: h.CPUCores, PricePerHour: h.PricePerHour, Agents: h.Agents, OnlineAgents: h.OnlineAgents}
 	}
-	return c.JSON(fiber.Map{"hardware": out})
+	return c.JSON(apiHardware{Hardware: out})
 }
 
 // apiSetHardwarePrice sets a profile's price per hour in USD, or clears it
@@ -162,5 +162,5 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 	if err := s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price); err != nil {
 		return lookup("hardware profile", err)
 	}
-	return c.JSON(fiber.Map{"slug": slug, "price_per_hour": body.Price})
+	return c.JSON(apiHardwarePrice{Slug: slug, PricePerHour: body.Price})
 }

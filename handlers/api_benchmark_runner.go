@@ -160,16 +160,16 @@ func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next any
+	var next *string
 	if len(bs) > limit {
 		bs = bs[:limit]
-		next = strconv.FormatInt(bs[limit-1].ID, 10)
+		next = new(strconv.FormatInt(bs[limit-1].ID, 10))
 	}
 	out := make([]apiBenchmarkStatus, len(bs))
 	for i, b := range bs {
 		out[i] = toAPIBenchmarkStatus(b)
 	}
-	return c.JSON(fiber.Map{"benchmarks": out, "next": next})
+	return c.JSON(apiBenchmarkList{Benchmarks: out, Next: next})
 }
 
 // resultCursor is a results page's cursor, "<run_id>-<idx>-<sample>":

@@ -111,10 +111,10 @@ func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m benc
 	for i, r := range created.Runs {
 		ids[i] = r.RunID
 	}
-	out := fiber.Map{"benchmark_id": created.BenchmarkID, "name": b.Name, "status": b.Status, "started_at": b.StartedAt,
-		"created_at": b.CreatedAt, "run_ids": ids, "runs": created.Runs, "dataset_id": b.DatasetID, "dataset_name": b.DatasetName}
+	out := apiCreatedBenchmark{BenchmarkID: created.BenchmarkID, Name: b.Name, Status: b.Status, StartedAt: b.StartedAt,
+		CreatedAt: b.CreatedAt, RunIDs: ids, Runs: created.Runs, DatasetID: b.DatasetID, DatasetName: b.DatasetName}
 	if quick {
-		out["manifest"] = m
+		out.Manifest = &m
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
 }
@@ -246,7 +246,7 @@ func (s *server) apiRunSteps(c *fiber.Ctx) error {
 	if len(runs) == 1 && runs[0].Summary != nil && runs[0].Summary.Steps != nil {
 		steps, sat = runs[0].Summary.Steps, runs[0].Summary.Saturation
 	}
-	return c.JSON(fiber.Map{"run_id": run.ID, "state": run.State, "steps": steps, "saturation": sat})
+	return c.JSON(apiRunSteps{RunID: run.ID, State: run.State, Steps: steps, Saturation: sat})
 }
 
 // apiGetRun is one run with its figures.
@@ -316,12 +316,11 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := toAPIBenchmarkProgress(st.Estimate)
-	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-		"created_at": b.CreatedAt, "visibility": b.Visibility, "owner": b.OwnerEmail, "writable": b.Writable(viewer(c)),
-		"status": p.Status, "progress": p.Progress, "eta_seconds": p.ETASeconds, "eta_reason": p.ETAReason,
-		"completed": st.Completed, "total": st.Total, "errors": st.Errors, "started_at": st.StartedAt, "finished_at": st.FinishedAt,
-		"runs": runs})
+	return c.JSON(apiBenchmark{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
+		CreatedAt: b.CreatedAt, Visibility: b.Visibility, Owner: b.OwnerEmail, Writable: b.Writable(viewer(c)),
+		apiBenchmarkProgress: toAPIBenchmarkProgress(st.Estimate),
+		Completed: st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Runs: runs})
 }
 
 // apiRunAction is cancel/retry of one run, or cancel of a benchmark.
@@ -356,18 +355,18 @@ func (s *server) apiListModels(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(ms))
+	out := make([]apiModel, len(ms))
 	for i, m := range ms {
 		mem := advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
 		if m.MemoryGB != nil {
 			mem = *m.MemoryGB
 		}
-		out[i] = fiber.Map{"model_id": m.ID, "name": m.Name, "display_name": m.DisplayName, "family": m.Family,
-			"params_b": m.ParamsB, "quantization": m.Quantization, "context_length": m.ContextLength, "license": m.License,
-			"memory_gb": mem, "memory_estimated": m.MemoryGB == nil, "base_model": m.BaseModelName, "adapter": m.Adapter,
-			"retired": m.RetiredAt != nil}
+		out[i] = apiModel{ModelID: m.ID, Name: m.Name, DisplayName: m.DisplayName, Family: m.Family,
+			ParamsB: m.ParamsB, Quantization: m.Quantization, ContextLength: m.ContextLength, License: m.License,
+			MemoryGB: mem, MemoryEstimated: m.MemoryGB == nil, BaseModel: m.BaseModelName, Adapter: m.Adapter,
+			Retired: m.RetiredAt != nil}
 	}
-	return c.JSON(fiber.Map{"models": out})
+	return c.JSON(apiModels{Models: out})
 }
 
 func (s *server) apiListAgents(c *fiber.Ctx) error {
@@ -375,11 +374,11 @@ func (s *server) apiListAgents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(rows))
+	out := make([]apiAgent, len(rows))
 	for i, r := range rows {
-		out[i] = fiber.Map{"agent_id": r.Agent.ID, "name": r.Agent.Name, "host": r.Agent.Host, "version": r.Agent.Version,
-			"protocol_version": r.Agent.ProtocolVersion, "hardware": r.Agent.Profile, "runtimes": r.Agent.Runtimes,
-			"state": r.Status, "last_heartbeat_at": r.Agent.LastHeartbeatAt, "current_run": r.Agent.CurrentRun}
+		out[i] = apiAgent{AgentID: r.Agent.ID, Name: r.Agent.Name, Host: r.Agent.Host, Version: r.Agent.Version,
+			ProtocolVersion: r.Agent.ProtocolVersion, Hardware: r.Agent.Profile, Runtimes: r.Agent.Runtimes,
+			State: r.Status, LastHeartbeatAt: r.Agent.LastHeartbeatAt, CurrentRun: r.Agent.CurrentRun}
 	}
-	return c.JSON(fiber.Map{"agents": out})
+	return c.JSON(apiAgents{Agents: out})
 }
