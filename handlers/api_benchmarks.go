@@ -319,7 +319,7 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	return c.JSON(apiBenchmark{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
 		CreatedAt: b.CreatedAt, Visibility: b.Visibility, Owner: b.OwnerEmail, Writable: b.Writable(viewer(c)),
 		apiBenchmarkProgress: toAPIBenchmarkProgress(st.Estimate),
-		Completed: st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Completed:            st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
 		Runs: runs})
 }
 
