@@ -316,11 +316,12 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(apiBenchmark{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
+	out := apiBenchmark{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
 		CreatedAt: b.CreatedAt, Visibility: b.Visibility, Owner: b.OwnerEmail, Writable: b.Writable(viewer(c)),
-		apiBenchmarkProgress: toAPIBenchmarkProgress(st.Estimate),
-		Completed:            st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
-		Runs: runs})
+		Completed: st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Runs: runs}
+	out.apiBenchmarkProgress = toAPIBenchmarkProgress(st.Estimate)
+	return c.JSON(out)
 }
 
 // apiRunAction is cancel/retry of one run, or cancel of a benchmark.
