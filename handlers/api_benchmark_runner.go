@@ -259,11 +259,11 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next any
+	var next *string
 	if len(rows) > limit {
 		rows = rows[:limit]
 		last := rows[limit-1]
-		next = formatBenchmarkResultCursor(store.ResultKey{RunID: last.RunID, Idx: last.Idx, Sample: last.Sample})
+		next = new(formatBenchmarkResultCursor(store.ResultKey{RunID: last.RunID, Idx: last.Idx, Sample: last.Sample}))
 	}
 	results := make([]apiResultEntry, len(rows))
 	for i, r := range rows {
@@ -279,8 +279,29 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 		results[i] = e
 	}
 	a := toAPIBenchmarkStatus(b)
-	return c.JSON(fiber.Map{"benchmark_id": a.BenchmarkID, "name": a.Name, "model_id": a.ModelID, "model": a.Model,
-		"model_name": a.ModelName, "models": a.Models, "dataset_id": a.DatasetID, "dataset_name": a.DatasetName,
-		"status": a.Status, "total_time_seconds": a.TotalTimeSeconds, "throughput": a.Throughput, "completed": a.Completed,
-		"total": a.Total, "results": results, "next": next})
+	return c.JSON(apiBenchmarkResults{BenchmarkID: a.BenchmarkID, Name: a.Name, ModelID: a.ModelID, Model: a.Model,
+		ModelName: a.ModelName, Models: a.Models, DatasetID: a.DatasetID, DatasetName: a.DatasetName,
+		Status: a.Status, TotalTimeSeconds: a.TotalTimeSeconds, Throughput: a.Throughput, Completed: a.Completed,
+		Total: a.Total, Results: results, Next: next})
+}
+
+// apiBenchmarkResults is GET /benchmarks/{id}/results: the benchmark as
+// the list gives it, a page of its results and the cursor of the next
+// (null on the last).
+type apiBenchmarkResults struct {
+	BenchmarkID      int64                      `json:"benchmark_id"`
+	Name             string                     `json:"name"`
+	ModelID          *int64                     `json:"model_id"`
+	Model            string                     `json:"model"`
+	ModelName        string                     `json:"model_name"`
+	Models           []store.BenchmarkStatusRun `json:"models"`
+	DatasetID        int64                      `json:"dataset_id"`
+	DatasetName      string                     `json:"dataset_name"`
+	Status           string                     `json:"status"`
+	TotalTimeSeconds *float64                   `json:"total_time_seconds"`
+	Throughput       float64                    `json:"throughput"`
+	Completed        int64                      `json:"completed"`
+	Total            int64                      `json:"total"`
+	Results          []apiResultEntry           `json:"results"`
+	Next             *string                    `json:"next"`
 }

@@ -205,7 +205,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			base = x
 		}
 	}
-	claims := []fiber.Map{}
+	claims := []apiCompareClaim{}
 	for _, x := range cands {
 		if x.RunID == baseline {
 			continue
@@ -220,8 +220,23 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			if !m.Measured {
 				continue
 			}
-			claims = append(claims, fiber.Map{"run_id": x.RunID, "against": baseline, "claim": newClaim(crit, lead, &other, m)})
+			claims = append(claims, apiCompareClaim{RunID: x.RunID, Against: baseline, Claim: newClaim(crit, lead, &other, m)})
 		}
 	}
-	return c.JSON(fiber.Map{"baseline": baseline, "runs": ids, "claims": claims})
+	return c.JSON(apiComparison{Baseline: baseline, Runs: ids, Claims: claims})
+}
+
+// apiComparison is GET /compare: each run against the baseline on every
+// metric measured.
+type apiComparison struct {
+	Baseline int64             `json:"baseline"`
+	Runs     []int64           `json:"runs"`
+	Claims   []apiCompareClaim `json:"claims"`
+}
+
+// apiCompareClaim is one run against the baseline on one metric.
+type apiCompareClaim struct {
+	RunID   int64    `json:"run_id"`
+	Against int64    `json:"against"`
+	Claim   apiClaim `json:"claim"`
 }
