@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
 	"time"
@@ -36,12 +35,8 @@ func (s *server) agentAction(set func(ctx context.Context, id int64) error) fibe
 		if err != nil {
 			return err
 		}
-		err = set(c.UserContext(), id)
-		if errors.Is(err, store.ErrNotFound) {
-			return fiber.NewError(fiber.StatusNotFound, "There is no such agent.")
-		}
-		if err != nil {
-			return err
+		if err := set(c.UserContext(), id); err != nil {
+			return lookup("agent", err)
 		}
 		s.Logger.Info("agent changed", "by", currentUser(c).ID, "agent_id", id, "action", c.Path())
 		return redirect(c, "/admin/agents")
@@ -82,12 +77,8 @@ func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 	if errs := s.validate.Struct(req); errs != nil {
 		return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: errs[0].Message})
 	}
-	err = s.Store.SetHardwarePrice(c.UserContext(), slug, req.Price)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such hardware profile.")
-	}
-	if err != nil {
-		return err
+	if err := s.Store.SetHardwarePrice(c.UserContext(), slug, req.Price); err != nil {
+		return lookup("hardware profile", err)
 	}
 	if err := s.flash(c, "info", "Price for "+slug+" saved."); err != nil {
 		return err

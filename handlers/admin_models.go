@@ -121,10 +121,7 @@ func (s *server) modelParam(c *fiber.Ctx) (store.Model, error) {
 		return store.Model{}, err
 	}
 	m, err := s.Store.ModelByID(c.UserContext(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return m, fiber.NewError(fiber.StatusNotFound, "There is no such model.")
-	}
-	return m, err
+	return m, lookup("model", err)
 }
 
 func (s *server) showModelEditPage(c *fiber.Ctx) error {

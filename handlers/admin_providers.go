@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
 
@@ -90,12 +89,8 @@ func (s *server) deleteProviderPrice(c *fiber.Ctx) error {
 	if provider == "" || model == "" || len(provider) > 63 || len(model) > 200 {
 		return fiber.NewError(fiber.StatusBadRequest, "provider and model: name the price to remove (at most 63 and 200 characters)")
 	}
-	err := s.Store.DeleteProviderPrice(c.UserContext(), provider, model)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such price.")
-	}
-	if err != nil {
-		return err
+	if err := s.Store.DeleteProviderPrice(c.UserContext(), provider, model); err != nil {
+		return lookup("price", err)
 	}
 	if err := s.flash(c, "info", "Price for "+provider+":"+model+" removed."); err != nil {
 		return err

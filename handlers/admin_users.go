@@ -91,10 +91,7 @@ func (s *server) targetUser(c *fiber.Ctx) (store.User, error) {
 		return store.User{}, fiber.NewError(fiber.StatusUnprocessableEntity, "You cannot do this to your own account.")
 	}
 	u, err := s.Store.UserByID(c.UserContext(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return u, fiber.NewError(fiber.StatusNotFound, "There is no such user.")
-	}
-	return u, err
+	return u, lookup("user", err)
 }
 
 func (s *server) setUserDisabled(disabled bool) fiber.Handler {

@@ -35,5 +35,5 @@ func (s *server) apiListUsers(c *fiber.Ctx) error {
 	for i, u := range users {
 		out[i] = toAPIUser(u)
 	}
-	return c.JSON(fiber.Map{"users": out})
+	return c.JSON(apiUsers{Users: out})
 }

@@ -20,7 +20,7 @@ func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
 		out = append(out, valid.FieldError{Path: f, Message: m})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": out})
+	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: out})
 }
 
 // jsonFields decodes a flat JSON object into strings by key, so the API
@@ -60,7 +60,7 @@ func (s *server) apiCreateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"model_id": id, "name": fields.Name})
+	return c.Status(fiber.StatusCreated).JSON(apiModelSaved{ModelID: id, Name: fields.Name})
 }
 
 // apiUpdateModel replaces a model's fields (admins).
@@ -84,7 +84,7 @@ func (s *server) apiUpdateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"model_id": m.ID, "name": fields.Name})
+	return c.JSON(apiModelSaved{ModelID: m.ID, Name: fields.Name})
 }
 
 // apiSetModelRetired retires or restores a model (admins).
@@ -97,7 +97,7 @@ func (s *server) apiSetModelRetired(retired bool) fiber.Handler {
 		if err := s.Store.SetModelRetired(c.UserContext(), m.ID, retired); err != nil {
 			return err
 		}
-		return c.JSON(fiber.Map{"model_id": m.ID, "retired": retired})
+		return c.JSON(apiModelRetired{ModelID: m.ID, Retired: retired})
 	}
 }
 
@@ -120,14 +120,11 @@ func (s *server) apiAgentAction(action string) fiber.Handler {
 		case "reactivate":
 			err = s.Store.SetAgentDeactivated(ctx, id, false)
 		}
-		if errors.Is(err, store.ErrNotFound) {
-			return fiber.NewError(fiber.StatusNotFound, "no such agent")
-		}
 		if err != nil {
-			return err
+			return lookup("agent", err)
 		}
 		s.Logger.Info("agent changed", "by", currentUser(c).ID, "agent_id", id, "action", action)
-		return c.JSON(fiber.Map{"agent_id": id, "action": action})
+		return c.JSON(apiAgentChanged{AgentID: id, Action: action})
 	}
 }
 
@@ -137,12 +134,12 @@ func (s *server) apiListHardware(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(hs))
+	out := make([]apiHardwareProfile, len(hs))
 	for i, h := range hs {
-		out[i] = fiber.Map{"slug": h.Slug, "gpu_name": h.GPUName, "gpu_count": h.GPUCount, "gpu_memory_bytes": h.GPUMemoryBytes,
-			"cpu_cores": h.CPUCores, "price_per_hour": h.PricePerHour, "agents": h.Agents, "online_agents": h.OnlineAgents}
+		out[i] = apiHardwareProfile{Slug: h.Slug, GPUName: h.GPUName, GPUCount: h.GPUCount, GPUMemoryBytes: h.GPUMemoryBytes,
+			CPUCores: h.CPUCores, PricePerHour: h.PricePerHour, Agents: h.Agents, OnlineAgents: h.OnlineAgents}
 	}
-	return c.JSON(fiber.Map{"hardware": out})
+	return c.JSON(apiHardware{Hardware: out})
 }
 
 // apiSetHardwarePrice sets a profile's price per hour in USD, or clears it
@@ -162,12 +159,8 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 	if errs != nil {
 		return apiFieldErrors(c, errs.Map())
 	}
-	err = s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "no such hardware profile")
+	if err := s.Store.SetHardwarePrice(c.UserContext(), slug, body.Price); err != nil {
+		return lookup("hardware profile", err)
 	}
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"slug": slug, "price_per_hour": body.Price})
+	return c.JSON(apiHardwarePrice{Slug: slug, PricePerHour: body.Price})
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -161,16 +160,16 @@ func (s *server) apiListBenchmarks(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next any
+	var next *string
 	if len(bs) > limit {
 		bs = bs[:limit]
-		next = strconv.FormatInt(bs[limit-1].ID, 10)
+		next = new(strconv.FormatInt(bs[limit-1].ID, 10))
 	}
 	out := make([]apiBenchmarkStatus, len(bs))
 	for i, b := range bs {
 		out[i] = toAPIBenchmarkStatus(b)
 	}
-	return c.JSON(fiber.Map{"benchmarks": out, "next": next})
+	return c.JSON(apiBenchmarkList{Benchmarks: out, Next: next})
 }
 
 // resultCursor is a results page's cursor, "<run_id>-<idx>-<sample>":
@@ -248,11 +247,8 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 		}
 	}
 	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
-	}
 	if err != nil {
-		return err
+		return lookup("benchmark", err)
 	}
 	ids := make([]int64, len(b.Runs))
 	models := make(map[int64]string, len(b.Runs))
@@ -263,11 +259,11 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var next any
+	var next *string
 	if len(rows) > limit {
 		rows = rows[:limit]
 		last := rows[limit-1]
-		next = formatBenchmarkResultCursor(store.ResultKey{RunID: last.RunID, Idx: last.Idx, Sample: last.Sample})
+		next = new(formatBenchmarkResultCursor(store.ResultKey{RunID: last.RunID, Idx: last.Idx, Sample: last.Sample}))
 	}
 	results := make([]apiResultEntry, len(rows))
 	for i, r := range rows {
@@ -283,8 +279,29 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 		results[i] = e
 	}
 	a := toAPIBenchmarkStatus(b)
-	return c.JSON(fiber.Map{"benchmark_id": a.BenchmarkID, "name": a.Name, "model_id": a.ModelID, "model": a.Model,
-		"model_name": a.ModelName, "models": a.Models, "dataset_id": a.DatasetID, "dataset_name": a.DatasetName,
-		"status": a.Status, "total_time_seconds": a.TotalTimeSeconds, "throughput": a.Throughput, "completed": a.Completed,
-		"total": a.Total, "results": results, "next": next})
+	return c.JSON(apiBenchmarkResults{BenchmarkID: a.BenchmarkID, Name: a.Name, ModelID: a.ModelID, Model: a.Model,
+		ModelName: a.ModelName, Models: a.Models, DatasetID: a.DatasetID, DatasetName: a.DatasetName,
+		Status: a.Status, TotalTimeSeconds: a.TotalTimeSeconds, Throughput: a.Throughput, Completed: a.Completed,
+		Total: a.Total, Results: results, Next: next})
+}
+
+// apiBenchmarkResults is GET /benchmarks/{id}/results: the benchmark as
+// the list gives it, a page of its results and the cursor of the next
+// (null on the last).
+type apiBenchmarkResults struct {
+	BenchmarkID      int64                      `json:"benchmark_id"`
+	Name             string                     `json:"name"`
+	ModelID          *int64                     `json:"model_id"`
+	Model            string                     `json:"model"`
+	ModelName        string                     `json:"model_name"`
+	Models           []store.BenchmarkStatusRun `json:"models"`
+	DatasetID        int64                      `json:"dataset_id"`
+	DatasetName      string                     `json:"dataset_name"`
+	Status           string                     `json:"status"`
+	TotalTimeSeconds *float64                   `json:"total_time_seconds"`
+	Throughput       float64                    `json:"throughput"`
+	Completed        int64                      `json:"completed"`
+	Total            int64                      `json:"total"`
+	Results          []apiResultEntry           `json:"results"`
+	Next             *string                    `json:"next"`
 }

@@ -44,40 +44,57 @@ type benchmarkStore interface {
 // ?dry_run=true it validates and returns the plan without creating
 // anything.
 func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
-	ctx, v := c.UserContext(), viewer(c)
-	var m bench.Manifest
-	var err error
 	quick := bench.IsQuickStart(c.Body())
-	if quick {
-		var qs bench.QuickStart
-		if qs, err = bench.DecodeQuickStart(bytes.NewReader(c.Body())); err == nil {
-			m, err = s.Benchmarks.QuickStart(ctx, v, qs)
-		}
-	} else {
-		m, err = bench.Decode(bytes.NewReader(c.Body()))
+	m, err := s.apiManifest(c, quick)
+	if err != nil {
+		return manifestErrors(c, err)
 	}
-	if err == nil {
-		if c.QueryBool("dry_run") {
-			var plan bench.Plan
-			plan, err = s.Benchmarks.Plan(ctx, v, m)
-			if err == nil {
-				out := fiber.Map{"dry_run": true, "dataset_id": plan.Dataset.ID, "runs": plan.Runs}
-				if quick {
-					out["manifest"] = m
-				}
-				return c.JSON(out)
-			}
-		} else {
-			var created bench.Created
-			created, err = s.Benchmarks.Create(ctx, v, m)
-			if err == nil {
-				return s.apiBenchmarkCreated(c, created, m, quick)
-			}
+	if c.QueryBool("dry_run") {
+		plan, err := s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
+		if err != nil {
+			return manifestErrors(c, err)
 		}
+		out := apiBenchmarkDryRun{DryRun: true, DatasetID: plan.Dataset.ID, Runs: plan.Runs}
+		if quick {
+			out.Manifest = &m
+		}
+		return c.JSON(out)
 	}
+	created, err := s.Benchmarks.Create(c.UserContext(), viewer(c), m)
+	if err != nil {
+		return manifestErrors(c, err)
+	}
+	return s.apiBenchmarkCreated(c, created, m, quick)
+}
+
+// apiBenchmarkDryRun is what a create with ?dry_run=true answers: the runs
+// it would queue, and for a quick start the manifest made of it.
+type apiBenchmarkDryRun struct {
+	DryRun    bool               `json:"dry_run"`
+	DatasetID int64              `json:"dataset_id"`
+	Runs      []bench.PlannedRun `json:"runs"`
+	Manifest  *bench.Manifest    `json:"manifest,omitempty"`
+}
+
+// apiManifest is the manifest the request's body asks for: one as such,
+// or the one the planner makes of a quick start.
+func (s *server) apiManifest(c *fiber.Ctx, quick bool) (bench.Manifest, error) {
+	if !quick {
+		return bench.Decode(bytes.NewReader(c.Body()))
+	}
+	qs, err := bench.DecodeQuickStart(bytes.NewReader(c.Body()))
+	if err != nil {
+		return bench.Manifest{}, err
+	}
+	return s.Benchmarks.QuickStart(c.UserContext(), viewer(c), qs)
+}
+
+// manifestErrors answers a manifest's field errors with 422 and their
+// list; any other error goes on to handleError.
+func manifestErrors(c *fiber.Ctx, err error) error {
 	var ferrs bench.Errors
 	if errors.As(err, &ferrs) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	}
 	return err
 }
@@ -94,10 +111,10 @@ func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m benc
 	for i, r := range created.Runs {
 		ids[i] = r.RunID
 	}
-	out := fiber.Map{"benchmark_id": created.BenchmarkID, "name": b.Name, "status": b.Status, "started_at": b.StartedAt,
-		"created_at": b.CreatedAt, "run_ids": ids, "runs": created.Runs, "dataset_id": b.DatasetID, "dataset_name": b.DatasetName}
+	out := apiCreatedBenchmark{BenchmarkID: created.BenchmarkID, Name: b.Name, Status: b.Status, StartedAt: b.StartedAt,
+		CreatedAt: b.CreatedAt, RunIDs: ids, Runs: created.Runs, DatasetID: b.DatasetID, DatasetName: b.DatasetName}
 	if quick {
-		out["manifest"] = m
+		out.Manifest = &m
 	}
 	return c.Status(fiber.StatusCreated).JSON(out)
 }
@@ -229,7 +246,7 @@ func (s *server) apiRunSteps(c *fiber.Ctx) error {
 	if len(runs) == 1 && runs[0].Summary != nil && runs[0].Summary.Steps != nil {
 		steps, sat = runs[0].Summary.Steps, runs[0].Summary.Saturation
 	}
-	return c.JSON(fiber.Map{"run_id": run.ID, "state": run.State, "steps": steps, "saturation": sat})
+	return c.JSON(apiRunSteps{RunID: run.ID, State: run.State, Steps: steps, Saturation: sat})
 }
 
 // apiGetRun is one run with its figures.
@@ -243,7 +260,7 @@ func (s *server) apiGetRun(c *fiber.Ctx) error {
 		return err
 	}
 	if len(runs) != 1 {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+		return noSuch("run", "")
 	}
 	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
 	if err != nil {
@@ -288,11 +305,8 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 		return err
 	}
 	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "no such benchmark")
-	}
 	if err != nil {
-		return err
+		return lookup("benchmark", err)
 	}
 	st, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), id, s.AgentStaleAfter)
 	if err != nil {
@@ -302,12 +316,12 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := toAPIBenchmarkProgress(st.Estimate)
-	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-		"created_at": b.CreatedAt, "visibility": b.Visibility, "owner": b.OwnerEmail, "writable": b.Writable(viewer(c)),
-		"status": p.Status, "progress": p.Progress, "eta_seconds": p.ETASeconds, "eta_reason": p.ETAReason,
-		"completed": st.Completed, "total": st.Total, "errors": st.Errors, "started_at": st.StartedAt, "finished_at": st.FinishedAt,
-		"runs": runs})
+	out := apiBenchmark{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
+		CreatedAt: b.CreatedAt, Visibility: b.Visibility, Owner: b.OwnerEmail, Writable: b.Writable(viewer(c)),
+		Completed: st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
+		Runs: runs}
+	out.apiBenchmarkProgress = toAPIBenchmarkProgress(st.Estimate)
+	return c.JSON(out)
 }
 
 // apiRunAction is cancel/retry of one run, or cancel of a benchmark.
@@ -322,21 +336,18 @@ func (s *server) apiRunAction(action string) fiber.Handler {
 		benchmarkID, runID := id, int64(0)
 		if action != "cancel-benchmark" {
 			runID = id
-			benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID)
+			if benchmarkID, err = s.Store.BenchmarkOfRun(c.UserContext(), runID); err != nil {
+				return lookup("run", err)
+			}
 		}
-		n := 0
-		if err == nil {
-			n, err = s.controlRuns(c, action, benchmarkID, runID)
-		}
+		n, err := s.controlRuns(c, action, benchmarkID, runID)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return fiber.NewError(fiber.StatusNotFound, "no such benchmark or run")
 		case errors.Is(err, bench.ErrRunState):
 			return fiber.NewError(fiber.StatusConflict, err.Error())
 		case err != nil:
-			return err
+			return lookup("benchmark or run", err)
 		}
-		return c.JSON(fiber.Map{"changed": n})
+		return c.JSON(apiChanged{Changed: n})
 	}
 }
 
@@ -345,18 +356,18 @@ func (s *server) apiListModels(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(ms))
+	out := make([]apiModel, len(ms))
 	for i, m := range ms {
 		mem := advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
 		if m.MemoryGB != nil {
 			mem = *m.MemoryGB
 		}
-		out[i] = fiber.Map{"model_id": m.ID, "name": m.Name, "display_name": m.DisplayName, "family": m.Family,
-			"params_b": m.ParamsB, "quantization": m.Quantization, "context_length": m.ContextLength, "license": m.License,
-			"memory_gb": mem, "memory_estimated": m.MemoryGB == nil, "base_model": m.BaseModelName, "adapter": m.Adapter,
-			"retired": m.RetiredAt != nil}
+		out[i] = apiModel{ModelID: m.ID, Name: m.Name, DisplayName: m.DisplayName, Family: m.Family,
+			ParamsB: m.ParamsB, Quantization: m.Quantization, ContextLength: m.ContextLength, License: m.License,
+			MemoryGB: mem, MemoryEstimated: m.MemoryGB == nil, BaseModel: m.BaseModelName, Adapter: m.Adapter,
+			Retired: m.RetiredAt != nil}
 	}
-	return c.JSON(fiber.Map{"models": out})
+	return c.JSON(apiModels{Models: out})
 }
 
 func (s *server) apiListAgents(c *fiber.Ctx) error {
@@ -364,11 +375,11 @@ func (s *server) apiListAgents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(rows))
+	out := make([]apiAgent, len(rows))
 	for i, r := range rows {
-		out[i] = fiber.Map{"agent_id": r.Agent.ID, "name": r.Agent.Name, "host": r.Agent.Host, "version": r.Agent.Version,
-			"protocol_version": r.Agent.ProtocolVersion, "hardware": r.Agent.Profile, "runtimes": r.Agent.Runtimes,
-			"state": r.Status, "last_heartbeat_at": r.Agent.LastHeartbeatAt, "current_run": r.Agent.CurrentRun}
+		out[i] = apiAgent{AgentID: r.Agent.ID, Name: r.Agent.Name, Host: r.Agent.Host, Version: r.Agent.Version,
+			ProtocolVersion: r.Agent.ProtocolVersion, Hardware: r.Agent.Profile, Runtimes: r.Agent.Runtimes,
+			State: r.Status, LastHeartbeatAt: r.Agent.LastHeartbeatAt, CurrentRun: r.Agent.CurrentRun}
 	}
-	return c.JSON(fiber.Map{"agents": out})
+	return c.JSON(apiAgents{Agents: out})
 }

@@ -98,34 +98,56 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := fiber.Map{"benchmark_id": b.ID, "pending": false, "claims": []apiClaim{}, "not_comparable": []fiber.Map{}, "left_out": []fiber.Map{}}
+	out := apiVerdict{BenchmarkID: b.ID, Claims: []apiClaim{}, NotComparable: []apiNotComparable{}, LeftOut: []apiLeftOut{}}
 	if b.Active() {
-		out["pending"], out["reason"] = true, "runs are still queued or running"
+		out.Pending, out.Reason = true, "runs are still queued or running"
 		return c.JSON(out)
 	}
 	j, err := s.judge(c.UserContext(), viewer(c), b, false)
 	if err != nil {
 		return err
 	}
-	out["scorer"] = j.scorerKey
-	left := []fiber.Map{}
+	out.Scorer = &j.scorerKey
 	for _, r := range j.left {
-		left = append(left, fiber.Map{"run_id": r.ID, "state": r.State})
+		out.LeftOut = append(out.LeftOut, apiLeftOut{RunID: r.ID, State: r.State})
 	}
-	out["left_out"] = left
-	claims, apart := []apiClaim{}, []fiber.Map{}
 	for _, crit := range advise.Criteria {
 		l := advise.Leads(j.cands, crit, j.ev)
 		for _, x := range l.NotComparable {
-			apart = append(apart, fiber.Map{"run_id": x.RunID, "metric": metricNames[crit], "reason": x.Reason})
+			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
 		if l.Best == nil {
 			continue
 		}
-		claims = append(claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin))
+		out.Claims = append(out.Claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin))
 	}
-	out["claims"], out["not_comparable"] = claims, apart
 	return c.JSON(out)
+}
+
+// apiVerdict is GET /benchmarks/{id}/verdict. Scorer is left out while
+// the verdict is pending, Reason once it is not.
+type apiVerdict struct {
+	BenchmarkID   int64              `json:"benchmark_id"`
+	Pending       bool               `json:"pending"`
+	Reason        string             `json:"reason,omitempty"`
+	Scorer        *string            `json:"scorer,omitempty"`
+	Claims        []apiClaim         `json:"claims"`
+	NotComparable []apiNotComparable `json:"not_comparable"`
+	LeftOut       []apiLeftOut       `json:"left_out"`
+}
+
+// apiNotComparable is a run measured otherwise than the group it would be
+// ranked in, on one metric, and what differs.
+type apiNotComparable struct {
+	RunID  int64  `json:"run_id"`
+	Metric string `json:"metric"`
+	Reason string `json:"reason"`
+}
+
+// apiLeftOut is a run the verdict leaves out: it did not complete.
+type apiLeftOut struct {
+	RunID int64  `json:"run_id"`
+	State string `json:"state"`
 }
 
 // parseCompareRuns reads /compare's runs=1,2,3: 2 to 8 distinct run ids.
@@ -183,7 +205,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			base = x
 		}
 	}
-	claims := []fiber.Map{}
+	claims := []apiCompareClaim{}
 	for _, x := range cands {
 		if x.RunID == baseline {
 			continue
@@ -198,8 +220,23 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			if !m.Measured {
 				continue
 			}
-			claims = append(claims, fiber.Map{"run_id": x.RunID, "against": baseline, "claim": newClaim(crit, lead, &other, m)})
+			claims = append(claims, apiCompareClaim{RunID: x.RunID, Against: baseline, Claim: newClaim(crit, lead, &other, m)})
 		}
 	}
-	return c.JSON(fiber.Map{"baseline": baseline, "runs": ids, "claims": claims})
+	return c.JSON(apiComparison{Baseline: baseline, Runs: ids, Claims: claims})
+}
+
+// apiComparison is GET /compare: each run against the baseline on every
+// metric measured.
+type apiComparison struct {
+	Baseline int64             `json:"baseline"`
+	Runs     []int64           `json:"runs"`
+	Claims   []apiCompareClaim `json:"claims"`
+}
+
+// apiCompareClaim is one run against the baseline on one metric.
+type apiCompareClaim struct {
+	RunID   int64    `json:"run_id"`
+	Against int64    `json:"against"`
+	Claim   apiClaim `json:"claim"`
 }

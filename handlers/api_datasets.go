@@ -48,18 +48,18 @@ func (s *server) apiUploadDataset(c *fiber.Ctx) error {
 		for i, d := range out.res.Duplicates {
 			existing[i] = toAPIDataset(d)
 		}
-		return c.Status(fiber.StatusConflict).JSON(fiber.Map{
-			"error":    "an identical dataset exists; reuse it, or send allow_duplicate=true to store a copy",
-			"existing": existing,
+		return c.Status(fiber.StatusConflict).JSON(apiDuplicateDataset{
+			Error:    "an identical dataset exists; reuse it, or send allow_duplicate=true to store a copy",
+			Existing: existing,
 		})
 	case fiber.StatusUnprocessableEntity:
 		errs := out.res.Errors
 		if errs == nil {
 			errs = []dataset.LineError{}
 		}
-		return c.Status(out.status).JSON(fiber.Map{"errors": errs, "error_count": out.res.ErrorCount})
+		return c.Status(out.status).JSON(apiLineErrors{Errors: errs, ErrorCount: out.res.ErrorCount})
 	}
-	return c.Status(out.status).JSON(fiber.Map{"error": out.msg})
+	return c.Status(out.status).JSON(apiError{Error: out.msg})
 }
 
 func (s *server) apiListDatasets(c *fiber.Ctx) error {
@@ -71,20 +71,11 @@ func (s *server) apiListDatasets(c *fiber.Ctx) error {
 	for i, d := range ds {
 		out[i] = toAPIDataset(d)
 	}
-	return c.JSON(fiber.Map{"datasets": out})
-}
-
-func (s *server) apiDatasetParam(c *fiber.Ctx) (store.Dataset, error) {
-	d, err := s.datasetParam(c)
-	var fe *fiber.Error
-	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound && fe.Message == noSuchDataset {
-		return d, fiber.NewError(fiber.StatusNotFound, "no such dataset")
-	}
-	return d, err
+	return c.JSON(apiDatasets{Datasets: out})
 }
 
 func (s *server) apiGetDataset(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}
@@ -93,7 +84,7 @@ func (s *server) apiGetDataset(c *fiber.Ctx) error {
 
 // apiDatasetItems pages through items by index: ?after=<cursor>&limit=N.
 func (s *server) apiDatasetItems(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}
@@ -130,15 +121,18 @@ func (s *server) apiDatasetItems(c *fiber.Ctx) error {
 		}
 		out[i] = apiItem{CustomID: it.CustomID, Request: it.Request, Reference: ref, Category: it.Category}
 	}
-	var next any
+	var next *string
 	if len(items) == limit {
-		next = strconv.Itoa(items[len(items)-1].Idx)
+		next = new(strconv.Itoa(items[len(items)-1].Idx))
 	}
-	return c.JSON(fiber.Map{"items": out, "next": next})
+	return c.JSON(struct {
+		Items []apiItem `json:"items"`
+		Next  *string   `json:"next"`
+	}{out, next})
 }
 
 func (s *server) apiDeleteDataset(c *fiber.Ctx) error {
-	d, err := s.apiDatasetParam(c)
+	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,42 @@ func (s *server) apiImportResults(c *fiber.Ctx) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": problems})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiImportProblems{Errors: problems})
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"run_id": out.RunID, "benchmark_id": out.BenchmarkID, "matched": out.Matched,
-		"unmatched": out.Unmatched, "missing": out.Missing, "unmatched_ids": out.UnmatchedIDs,
-		"results_url": fmt.Sprintf("/runs/%d", out.RunID)})
+	return c.Status(fiber.StatusCreated).JSON(apiImported{RunID: out.RunID, BenchmarkID: out.BenchmarkID, Matched: out.Matched,
+		Unmatched: out.Unmatched, Missing: out.Missing, UnmatchedIDs: out.UnmatchedIDs,
+		ResultsURL: fmt.Sprintf("/runs/%d", out.RunID)})
+}
+
+// apiImported is what an import answers (201).
+type apiImported struct {
+	RunID        int64    `json:"run_id"`
+	BenchmarkID  int64    `json:"benchmark_id"`
+	Matched      int      `json:"matched"`
+	Unmatched    int      `json:"unmatched"`
+	Missing      int      `json:"missing"`
+	UnmatchedIDs []string `json:"unmatched_ids"`
+	ResultsURL   string   `json:"results_url"`
+}
+
+// apiImportProblems is what a refused import answers (422).
+type apiImportProblems struct {
+	Errors []importProblem `json:"errors"`
+}
+
+// importProblem is what is wrong with an import: a form field, or a line
+// of the file (Line > 0) and the field within that line's record.
+type importProblem struct {
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (p importProblem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d, %s: %s", p.Line, p.Field, p.Message)
+	}
+	return p.Field + ": " + p.Message
 }
 
 // importResults is the dataset page's import form: on success the
@@ -46,11 +77,7 @@ func (s *server) importResults(c *fiber.Ctx) error {
 	if len(problems) > 0 {
 		var msgs []string
 		for _, p := range problems {
-			if line, ok := p["line"]; ok {
-				msgs = append(msgs, fmt.Sprintf("line %v, %v: %v", line, p["field"], p["message"]))
-			} else {
-				msgs = append(msgs, fmt.Sprintf("%v: %v", p["field"], p["message"]))
-			}
+			msgs = append(msgs, p.String())
 		}
 		if err := s.flash(c, "error", "Import refused — "+strings.Join(msgs, "; ")); err != nil {
 			return err
@@ -71,18 +98,16 @@ func (s *server) importResults(c *fiber.Ctx) error {
 // in any order) into the planner, which copies it into PostgreSQL as it
 // arrives; problems are the caller's to show (422), err is a server
 // failure, a missing dataset (404) or a body that cannot be read (400).
-func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, error) {
-	var out store.ImportedRun
+func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []importProblem, error) {
 	// Whether the caller may see the dataset comes first: anyone else is
 	// told it does not exist, whatever they sent.
-	ds, err := s.apiDatasetParam(c)
+	ds, err := s.datasetParam(c)
 	if err != nil {
-		return out, nil, err
+		return store.ImportedRun{}, nil, err
 	}
-	datasetID := ds.ID
 	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return out, nil, fiber.NewError(fiber.StatusUnsupportedMediaType, `send multipart/form-data with the results in the field "file"`)
+		return store.ImportedRun{}, nil, fiber.NewError(fiber.StatusUnsupportedMediaType, `send multipart/form-data with the results in the field "file"`)
 	}
 	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
 	// Whatever is left when the import ends early (a refused line) is
@@ -91,80 +116,79 @@ func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []fiber.Map, er
 	defer io.Copy(io.Discard, body) //nolint:errcheck // best effort
 	mr := multipart.NewReader(body, params["boundary"])
 	if err := checkUploadCSRF(c, mr); err != nil {
-		return out, nil, err
+		return store.ImportedRun{}, nil, err
 	}
-	readField := func(p *multipart.Part, in *store.NewImport) error {
-		b, err := io.ReadAll(io.LimitReader(p, 1024))
-		if err != nil {
-			return err
-		}
-		v := strings.TrimSpace(string(b))
-		switch p.FormName() {
-		case "name":
-			in.Name = v
-		case "model":
-			in.Model = v
-		case "scorer":
-			in.Scorer = v
-		}
-		return nil
-	}
-	in := store.NewImport{DatasetID: datasetID}
+	in := store.NewImport{DatasetID: ds.ID}
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return out, []fiber.Map{{"field": "file", "message": `no file: send the results in the multipart field "file"`}}, nil
+			return store.ImportedRun{}, []importProblem{{Field: "file", Message: `no file: send the results in the multipart field "file"`}}, nil
 		}
 		if err != nil {
-			return out, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
+			return store.ImportedRun{}, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
 		}
-		if p.FormName() != "file" {
-			if err := readField(p, &in); err != nil {
-				return out, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
-			}
-			continue
+		if p.FormName() == "file" {
+			return s.importFile(c, mr, p, in)
 		}
-		out, err = s.Benchmarks.ImportRun(c.UserContext(), viewer(c), in, p, func(in *store.NewImport) error {
-			for {
-				p, err := mr.NextPart()
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
-				}
-				if err := readField(p, in); err != nil {
-					return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
-				}
-			}
-		})
-		var le *resultimport.Error
-		switch {
-		case errors.As(err, &le):
-			problem := fiber.Map{"field": le.Field, "message": le.Message}
-			if le.Line > 0 {
-				problem["line"] = le.Line
-			}
-			return out, []fiber.Map{problem}, nil
-		case errors.Is(err, store.ErrImportEmpty), errors.Is(err, store.ErrImportNoMatch):
-			return out, []fiber.Map{{"field": "file", "message": err.Error() + ": nothing was imported"}}, nil
-		case errors.Is(err, store.ErrImportModel), errors.Is(err, bench.ErrScorer):
-			field := "model"
-			if errors.Is(err, bench.ErrScorer) {
-				field = "scorer"
-			}
-			return out, []fiber.Map{{"field": field, "message": err.Error()}}, nil
-		case errors.Is(err, store.ErrNotFound):
-			return out, nil, fiber.NewError(fiber.StatusNotFound, "no such dataset")
-		case errors.Is(err, ingest.ErrUnreadable):
-			return out, nil, fiber.NewError(fiber.StatusBadRequest, err.Error())
-		case err != nil:
-			return out, nil, err
+		if err := readImportField(p, &in); err != nil {
+			return store.ImportedRun{}, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
 		}
-		if out.UnmatchedIDs == nil {
-			out.UnmatchedIDs = []string{}
-		}
-		s.Logger.Info("results imported", "by", currentUser(c).ID, "run", out.RunID, "matched", out.Matched, "unmatched", out.Unmatched)
-		return out, nil, nil
 	}
+}
+
+// importFile streams the file part p into the planner, which reads the
+// fields after it (mr's further parts) when it needs them.
+func (s *server) importFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Part, in store.NewImport) (store.ImportedRun, []importProblem, error) {
+	out, err := s.Benchmarks.ImportRun(c.UserContext(), viewer(c), in, p, func(in *store.NewImport) error {
+		for {
+			p, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
+			}
+			if err := readImportField(p, in); err != nil {
+				return fmt.Errorf("%w: %v", ingest.ErrUnreadable, err)
+			}
+		}
+	})
+	var le *resultimport.Error
+	switch {
+	case errors.As(err, &le):
+		return out, []importProblem{{Line: le.Line, Field: le.Field, Message: le.Message}}, nil
+	case errors.Is(err, store.ErrImportEmpty), errors.Is(err, store.ErrImportNoMatch):
+		return out, []importProblem{{Field: "file", Message: err.Error() + ": nothing was imported"}}, nil
+	case errors.Is(err, bench.ErrScorer):
+		return out, []importProblem{{Field: "scorer", Message: err.Error()}}, nil
+	case errors.Is(err, store.ErrImportModel):
+		return out, []importProblem{{Field: "model", Message: err.Error()}}, nil
+	case errors.Is(err, ingest.ErrUnreadable):
+		return out, nil, fiber.NewError(fiber.StatusBadRequest, err.Error())
+	case err != nil:
+		return out, nil, lookup("dataset", err)
+	}
+	if out.UnmatchedIDs == nil {
+		out.UnmatchedIDs = []string{}
+	}
+	s.Logger.Info("results imported", "by", currentUser(c).ID, "run", out.RunID, "matched", out.Matched, "unmatched", out.Unmatched)
+	return out, nil, nil
+}
+
+// readImportField reads an import's field p (other than the file) into in.
+func readImportField(p *multipart.Part, in *store.NewImport) error {
+	b, err := io.ReadAll(io.LimitReader(p, 1024))
+	if err != nil {
+		return err
+	}
+	v := strings.TrimSpace(string(b))
+	switch p.FormName() {
+	case "name":
+		in.Name = v
+	case "model":
+		in.Model = v
+	case "scorer":
+		in.Scorer = v
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func (s *server) apiRescoreRun(c *fiber.Ctx) error {
 	case errors.Is(err, bench.ErrScorer):
 		return fieldErrors422(c, valid.Errors{{Path: "scorer", Message: err.Error()}})
 	case errors.As(err, &ferrs):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	case err != nil:
 		return err
 	}

@@ -21,25 +21,8 @@ import (
 // benchmark usually compares two targets. "Add another target" adds more.
 const defaultTargetRows = 2
 
-// maxFieldLen bounds a target field as typed; nothing longer names a
-// model, a runtime or a profile.
+// maxFieldLen bounds a form field as typed.
 const maxFieldLen = 256
-
-// readTargetRows reads the target rows the form holds (indices with gaps,
-// as rows come and go), in index order. get reads a field, has tells
-// whether the form carries it at all.
-func readTargetRows(get func(string) string, has func(string) bool) []benchmarks.TargetRow {
-	var rows []benchmarks.TargetRow
-	for i := range benchmarks.MaxTargetRows {
-		k := func(f string) string { return fmt.Sprintf("target_%d_%s", i, f) }
-		if !has(k("model")) && !has(k("runtime")) && !has(k("hardware")) {
-			continue
-		}
-		field := func(f string) string { return clip(strings.TrimSpace(get(k(f)))) }
-		rows = append(rows, benchmarks.TargetRow{Index: i, Model: field("model"), Runtime: field("runtime"), Hardware: field("hardware")})
-	}
-	return rows
-}
 
 // clip copies a value (Fiber reuses its buffers) and bounds it.
 func clip(s string) string {
@@ -95,7 +78,7 @@ func (s *server) showTargetRowFragment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rows := readTargetRows(func(k string) string { return c.Query(k) }, func(k string) bool { return c.Context().QueryArgs().Has(k) })
+	rows := benchmarks.ReadTargetRows(func(k string) string { return c.Query(k) }, func(k string) bool { return c.Context().QueryArgs().Has(k) })
 	t := benchmarks.TargetRow{Index: i}
 	for _, r := range rows {
 		if r.Index == i {

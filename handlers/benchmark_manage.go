@@ -103,7 +103,7 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 		}
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
 		VerdictScorer: ch.VerdictScorer}); err != nil {
@@ -113,7 +113,7 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "visibility": b.Visibility, "verdict_scorer": b.VerdictScorerKey})
+	return c.JSON(apiBenchmarkChanged{BenchmarkID: b.ID, Name: b.Name, Visibility: b.Visibility, VerdictScorer: b.VerdictScorerKey})
 }
 
 // apiDeleteBenchmark deletes a benchmark softly: DELETE /api/v1/benchmarks/{id}.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -78,119 +77,10 @@ func (s *server) showNewBenchmarkPage(c *fiber.Ctx) error {
 	return s.newBenchmarkPage(c, fiber.StatusOK, benchmarks.NewData{Form: f})
 }
 
-// readBenchmarkForm turns the form into a manifest; numbers that do not
-// parse become errors at the manifest path they belong to.
+// readBenchmarkForm reads the create form and the manifest it asks for.
 func readBenchmarkForm(c *fiber.Ctx) (benchmarks.Form, bench.Manifest, bench.Errors) {
-	v := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
-	f := benchmarks.Form{
-		Name: v("name"), DatasetID: v("dataset_id"), LoadKind: v("load_kind"), Concurrency: v("concurrency"),
-		Rate: v("rate"), Steps: v("steps"), Warmup: v("warmup"), MaxRequests: v("max_requests"),
-		MaxDuration: v("max_duration"), MaxErrors: v("max_errors"), Temperature: v("temperature"), TopP: v("top_p"),
-		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: c.FormValue("stop"), Scorer: v("scorer"), Samples: v("n"),
-		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"), Repeats: v("repeats"),
-		FewShotK: v("fewshot_k"), FewShotSeed: v("fewshot_seed"),
-	}
-	m := bench.Manifest{Name: f.Name, Scorer: f.Scorer, Load: jobs.LoadProfile{Profile: f.LoadKind}}
-	// Only the picked scorer's options are read: a field left from another
-	// scorer is not an error.
-	switch f.Scorer {
-	case "regex":
-		if f.ScorerPattern = strings.Clone(c.FormValue("scorer_pattern")); f.ScorerPattern != "" {
-			m.ScorerOptions = &bench.ScorerOptions{Pattern: f.ScorerPattern}
-		}
-	case "json-schema":
-		f.ScorerSchema = strings.Clone(strings.TrimSpace(c.FormValue("scorer_schema")))
-		m.ScorerOptions = &bench.ScorerOptions{Schema: bench.JSONDoc(f.ScorerSchema)}
-	}
-	var errs bench.Errors
-	bad := func(path, msg string) { errs = append(errs, bench.FieldError{Path: path, Message: msg}) }
-	integer := func(s, path string, dst *int) {
-		if s == "" {
-			return
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			bad(path, fmt.Sprintf("%q is not a whole number", s))
-		}
-		*dst = n
-	}
-	decimal := func(s, path string) *float64 {
-		if s == "" {
-			return nil
-		}
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			bad(path, fmt.Sprintf("%q is not a number", s))
-			return nil
-		}
-		return &x
-	}
-	duration := func(s, path string, dst *jobs.Duration) {
-		if s == "" {
-			return
-		}
-		if err := dst.UnmarshalText([]byte(s)); err != nil {
-			bad(path, err.Error())
-		}
-	}
-	if f.DatasetID != "" {
-		id, err := parseID("dataset", f.DatasetID)
-		if err != nil {
-			bad("dataset", "choose a dataset")
-		}
-		m.Dataset.ID = id
-	}
-	f.Targets = readTargetRows(func(k string) string { return c.FormValue(k) }, func(k string) bool { return c.Request().PostArgs().Has(k) })
-	for i, t := range f.Targets {
-		if !t.Empty() {
-			f.Targets[i].Path = fmt.Sprintf("targets[%d]", len(m.Targets))
-			m.Targets = append(m.Targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
-		}
-	}
-	if fs, ferrs := bench.ParseFewShot(f.FewShotK, f.FewShotSeed); len(ferrs) > 0 {
-		errs = append(errs, ferrs...)
-	} else if len(fs) == 1 {
-		m.FewShot = &fs[0]
-	} else if len(fs) > 1 {
-		// Every target once at each k, side by side in one benchmark.
-		targets := m.Targets
-		m.Targets = nil
-		for _, t := range targets {
-			for i := range fs {
-				t.FewShot = &fs[i]
-				m.Targets = append(m.Targets, t)
-			}
-		}
-	}
-	integer(f.Concurrency, "load.concurrency", &m.Load.Concurrency)
-	if r := decimal(f.Rate, "load.rate"); r != nil {
-		m.Load.Rate = *r
-	}
-	integer(f.Steps, "load.steps", &m.Load.Steps)
-	integer(f.Warmup, "load.warmup", &m.Load.Warmup)
-	integer(f.MaxRequests, "load.max_requests", &m.Load.MaxRequests)
-	duration(f.MaxDuration, "load.max_duration", &m.Load.MaxDuration)
-	integer(f.MaxErrors, "load.max_errors", &m.Load.MaxErrors)
-	integer(f.Repeats, "repeats", &m.Repeats)
-	m.Sampling.Temperature = decimal(f.Temperature, "sampling.temperature")
-	m.Sampling.TopP = decimal(f.TopP, "sampling.top_p")
-	integer(f.MaxTokens, "sampling.max_tokens", &m.Sampling.MaxTokens)
-	integer(f.Samples, "sampling.n", &m.Sampling.N)
-	if f.Seed != "" {
-		seed, err := strconv.ParseInt(f.Seed, 10, 64)
-		if err != nil {
-			bad("sampling.seed", fmt.Sprintf("%q is not a whole number", f.Seed))
-		}
-		m.Sampling.Seed = &seed
-	}
-	for _, line := range strings.Split(strings.ReplaceAll(f.Stop, "\r\n", "\n"), "\n") {
-		if line != "" {
-			m.Sampling.Stop = append(m.Sampling.Stop, line)
-		}
-	}
-	duration(f.SLOTTFT, "slo.ttft", &m.SLO.TTFT)
-	duration(f.SLOTPOT, "slo.tpot", &m.SLO.TPOT)
-	duration(f.SLOE2E, "slo.e2e", &m.SLO.E2E)
+	f := benchmarks.ReadForm(func(k string) string { return c.FormValue(k) }, func(k string) bool { return c.Request().PostArgs().Has(k) })
+	m, errs := f.Manifest()
 	return f, m, errs
 }
 
@@ -232,25 +122,28 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 	if len(d.Errors) > 0 {
 		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
 	}
-	var err error
-	if c.FormValue("action") == "launch" {
-		var created bench.Created
-		created, err = s.Benchmarks.Create(c.UserContext(), viewer(c), m)
-		if err == nil {
-			if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.Runs))); err != nil {
-				return err
-			}
-			return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))
+	if c.FormValue("action") != "launch" {
+		plan, err := s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
+		if err != nil {
+			return s.manifestRefused(c, d, err)
 		}
-	} else {
-		var plan bench.Plan
-		plan, err = s.Benchmarks.Plan(c.UserContext(), viewer(c), m)
-		if err == nil {
-			d.Plan = plan.Runs
-			d.Estimate = estimateRuns(m, plan.Runs)
-			return s.newBenchmarkPage(c, fiber.StatusOK, d)
-		}
+		d.Plan = plan.Runs
+		d.Estimate = estimateRuns(m, plan.Runs)
+		return s.newBenchmarkPage(c, fiber.StatusOK, d)
 	}
+	created, err := s.Benchmarks.Create(c.UserContext(), viewer(c), m)
+	if err != nil {
+		return s.manifestRefused(c, d, err)
+	}
+	if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.Runs))); err != nil {
+		return err
+	}
+	return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))
+}
+
+// manifestRefused shows the form again with the manifest's field errors
+// (422); any other error goes on to handleError.
+func (s *server) manifestRefused(c *fiber.Ctx, d benchmarks.NewData, err error) error {
 	if errors.As(err, &d.Errors) {
 		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
 	}
@@ -331,7 +224,7 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 				return benchmarks.RunCard(card), err
 			}
 		}
-		return nil, fiber.NewError(fiber.StatusNotFound, "There is no such run.")
+		return nil, noSuch("run", "")
 	})
 }
 
@@ -396,10 +289,7 @@ func (s *server) benchmarkParam(c *fiber.Ctx) (store.Benchmark, error) {
 		return store.Benchmark{}, err
 	}
 	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return b, fiber.NewError(fiber.StatusNotFound, "There is no such benchmark.")
-	}
-	return b, err
+	return b, lookup("benchmark", err)
 }
 
 // controlRuns carries out a run action for both the pages and the API:
@@ -439,8 +329,6 @@ func (s *server) runAction(action string) fiber.Handler {
 			"retry":            fmt.Sprintf("Run %d queued again.", runID),
 		}[action]
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return fiber.NewError(fiber.StatusNotFound, "There is no such benchmark or run.")
 		case errors.Is(err, bench.ErrRunState):
 			refusal := "That run cannot be " + map[string]string{"cancel": "cancelled", "retry": "retried"}[action] + " in its present state."
 			if c.Get("HX-Request") == "" {
@@ -452,7 +340,7 @@ func (s *server) runAction(action string) fiber.Handler {
 				return err
 			}
 		case err != nil:
-			return err
+			return lookup("benchmark or run", err)
 		default:
 			if err := s.flash(c, "info", msg); err != nil {
 				return err

@@ -131,10 +131,7 @@ type capacityRun struct {
 // the scorer identities their qualities were measured under, sorted.
 func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, datasetID int64) ([]capacityRun, []string, error) {
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil, fiber.NewError(fiber.StatusNotFound, "There is no such dataset.")
-		}
-		return nil, nil, err
+		return nil, nil, lookup("dataset", err)
 	}
 	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns)
 	if err != nil {
@@ -285,7 +282,7 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 		return fieldErrors422(c, errs)
 	}
 	if errs := s.validate.Struct(req); len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs.Map())})
+		return apiFieldErrors(c, errs.Map())
 	}
 	ctx := c.UserContext()
 	runs, scorers, err := s.capacityCandidates(ctx, viewer(c), req.DatasetID)
@@ -299,7 +296,7 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 		}
 	}
 	if errs != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": fieldErrors(errs)})
+		return apiFieldErrors(c, errs)
 	}
 	plan, err := s.planCapacity(ctx, req, runs, scorers, q)
 	if err != nil {
@@ -308,7 +305,7 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 	return c.JSON(plan)
 }
 
-// fieldErrors lists field errors in path order, in the API's error shape.
+// fieldErrors lists field errors in path order, as the page shows them.
 func fieldErrors(errs map[string]string) []fiber.Map {
 	paths := make([]string, 0, len(errs))
 	for p := range errs {
@@ -330,7 +327,37 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form := capacity.Form{Dataset: c.Query("dataset"), PeakRPS: c.Query("peak_rps"), AverageRPS: c.Query("average_rps"),
+	d := capacity.Data{Datasets: datasets, Form: readCapacityForm(c), OutputCoverage: advise.OutputCoverageRule}
+	if d.Hardware, err = s.Store.ListHardwareProfiles(ctx, s.AgentStaleAfter); err != nil {
+		return err
+	}
+	runs, err := s.capacityFormChoices(ctx, viewer(c), &d)
+	if err != nil {
+		return err
+	}
+	if d.Form.Dataset == "" || d.Form.PeakRPS == "" {
+		return render(c, fiber.StatusOK, capacity.Page(d))
+	}
+	req, errs := capacityFormRequest(d.Form)
+	q, err := s.checkCapacityForm(ctx, req, d.QualityScorers, errs)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		d.Errors = fieldErrors(errs)
+		return render(c, fiber.StatusUnprocessableEntity, capacity.Page(d))
+	}
+	plan, err := s.planCapacity(ctx, req, runs, d.QualityScorers, q)
+	if err != nil {
+		return err
+	}
+	d.Plan = &plan
+	return render(c, fiber.StatusOK, capacity.Page(d))
+}
+
+// readCapacityForm is the planner's form as typed, with its defaults.
+func readCapacityForm(c *fiber.Ctx) capacity.Form {
+	return capacity.Form{Dataset: c.Query("dataset"), PeakRPS: c.Query("peak_rps"), AverageRPS: c.Query("average_rps"),
 		InputTokens: c.Query("input_tokens", "512"), OutputTokens: c.Query("output_tokens", "256"),
 		TTFT: c.Query("ttft_ms", "1000"), TPOT: c.Query("tpot_ms", "100"), E2E: c.Query("e2e_ms"), Goodput: c.Query("goodput", "0.99"),
 		Headroom: c.Query("headroom", "0.2"), Hours: c.Query("hours_per_month", "730.5"), Utilisation: c.Query("utilisation", "1"),
@@ -338,30 +365,36 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		MinQuality: c.Query("min_quality"), QualityScorer: c.Query("quality_scorer"),
 		TodayModel: c.Query("today_model"), TodayHardware: c.Query("today_hardware"), TodayReplicas: c.Query("today_replicas"),
 		MigrationCost: c.Query("migration_cost", "0")}
-	d := capacity.Data{Datasets: datasets, Form: form, OutputCoverage: advise.OutputCoverageRule}
-	if d.Hardware, err = s.Store.ListHardwareProfiles(ctx, s.AgentStaleAfter); err != nil {
-		return err
+}
+
+// capacityFormChoices fills what the form offers once a dataset is chosen
+// (the scorer identities for the minimum quality's select, the models
+// benchmarked on it) and returns the dataset's candidate runs.
+func (s *server) capacityFormChoices(ctx context.Context, v store.Viewer, d *capacity.Data) ([]capacityRun, error) {
+	id, err := parseID("dataset", d.Form.Dataset)
+	if err != nil {
+		return nil, nil
 	}
-	var runs []capacityRun
-	if id, err := parseID("dataset", form.Dataset); err == nil {
-		// The scorer identities present fill the minimum quality's select
-		// as soon as a dataset is chosen.
-		if runs, d.QualityScorers, err = s.capacityCandidates(ctx, viewer(c), id); err != nil {
-			return err
-		}
-		if len(d.QualityScorers) == 1 && d.Form.QualityScorer == "" {
-			d.Form.QualityScorer = d.QualityScorers[0]
-		}
-		for _, r := range runs {
-			if !slices.Contains(d.Models, r.ModelName) {
-				d.Models = append(d.Models, r.ModelName)
-			}
-		}
-		slices.Sort(d.Models)
+	runs, scorers, err := s.capacityCandidates(ctx, v, id)
+	if err != nil {
+		return nil, err
 	}
-	if form.Dataset == "" || form.PeakRPS == "" {
-		return render(c, fiber.StatusOK, capacity.Page(d))
+	d.QualityScorers = scorers
+	if len(scorers) == 1 && d.Form.QualityScorer == "" {
+		d.Form.QualityScorer = scorers[0]
 	}
+	for _, r := range runs {
+		if !slices.Contains(d.Models, r.ModelName) {
+			d.Models = append(d.Models, r.ModelName)
+		}
+	}
+	slices.Sort(d.Models)
+	return runs, nil
+}
+
+// capacityFormRequest turns the form into the API's request; numbers that
+// do not parse are errors at the request path they belong to.
+func capacityFormRequest(form capacity.Form) (capacityRequest, map[string]string) {
 	var req capacityRequest
 	errs := map[string]string{}
 	num := func(path, raw string, dst *float64) {
@@ -410,32 +443,29 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		req.Today.Replicas = int(min(max(replicas, -1), 1e9))
 		num("today.migration_cost", form.MigrationCost, &req.Today.MigrationCost)
 	}
+	return req, errs
+}
+
+// checkCapacityForm adds to errs what the API's rules refuse in req (a
+// number's own parse error first), and returns the quality floor.
+func (s *server) checkCapacityForm(ctx context.Context, req capacityRequest, scorers []string, errs map[string]string) (*advise.QualityFloor, error) {
 	for p, m := range s.validate.Struct(req).Map() {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m
 		}
 	}
-	q, qerrs := req.qualityFloor(d.QualityScorers)
+	q, qerrs := req.qualityFloor(scorers)
 	for p, m := range qerrs {
 		errs[p] = m
 	}
 	if _, seen := errs["today.hardware"]; !seen && req.Today != nil {
 		terrs, err := s.checkToday(ctx, req)
 		if err != nil {
-			return err
+			return q, err
 		}
 		for p, m := range terrs {
 			errs[p] = m
 		}
 	}
-	if len(errs) > 0 {
-		d.Errors = fieldErrors(errs)
-		return render(c, fiber.StatusUnprocessableEntity, capacity.Page(d))
-	}
-	plan, err := s.planCapacity(ctx, req, runs, d.QualityScorers, q)
-	if err != nil {
-		return err
-	}
-	d.Plan = &plan
-	return render(c, fiber.StatusOK, capacity.Page(d))
+	return q, nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -35,90 +36,133 @@ func (s *server) showComparePage(c *fiber.Ctx) error {
 // renderComparePage renders the comparison the query names with status;
 // judgeError and judgeForm carry a pairwise judging that was refused.
 func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, judgeForm *results.JudgeForm) error {
-	ids, problem := parseCompareRuns(c.Query("runs"))
-	var baseline int64
-	if raw := c.Query("baseline"); problem == "" && raw != "" {
-		b, err := parseID("baseline", raw)
-		switch {
-		case err != nil:
-			problem = err.Error()
-		case !slices.Contains(ids, b):
-			problem = fmt.Sprintf("baseline must be one of the runs compared (got %d)", b)
-		}
-		baseline = b
-	}
-	after := -1
-	if raw := c.Query("after"); problem == "" && raw != "" {
-		a, err := parseIdx("after", raw)
-		if err != nil {
-			problem = err.Error()
-		}
-		after = a
-	}
+	q, problem := readCompareQuery(c)
 	d := compare.Data{}
 	if problem != "" {
 		d.Error = problem
 		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
 	}
-	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), q.ids)
 	if err != nil {
 		return err
 	}
-	if len(runs) != len(ids) {
+	if len(runs) != len(q.ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	for _, r := range runs[1:] {
-		if r.DatasetID != runs[0].DatasetID {
-			d.Error = fmt.Sprintf("Run %d is on another dataset than run %d: only runs on the same dataset can be compared.", r.ID, runs[0].ID)
-			return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
-		}
+	if d.Error = sameDataset(runs); d.Error != "" {
+		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
 	}
-	d.Baseline = runs[0].ID
-	if baseline != 0 {
-		d.Baseline = baseline
-	}
+	d.Baseline = cmp.Or(q.baseline, runs[0].ID)
 	d.Disagree = c.Query("disagree") == "1"
-	// Each run against the baseline on every criterion, only where they
-	// are comparable (advise.Comparable), by the criterion's test; quality
-	// item by item where they share scored items (store.QualityPairs).
-	cands := candidates(runs)
-	ev, err := s.evidenceFor(c.UserContext(), cands)
-	if err != nil {
+	if d.Paired, d.Claims, err = s.compareToBaseline(c.UserContext(), runs, d.Baseline); err != nil {
 		return err
-	}
-	d.Paired, d.Claims = map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
-	var base advise.Candidate
-	for _, x := range cands {
-		if x.RunID == d.Baseline {
-			base = x
-		}
-	}
-	for _, x := range cands {
-		if x.RunID == d.Baseline {
-			continue
-		}
-		for _, crit := range advise.Criteria {
-			m := advise.Compare(x, base, crit, ev)
-			if crit == advise.Quality && m.Paired != nil {
-				d.Paired[x.RunID] = *m.Paired
-			}
-			d.Claims[x.RunID] = append(d.Claims[x.RunID], m)
-		}
 	}
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2
 		d.Runs = append(d.Runs, f)
 	}
-	d.Items, err = s.Store.CompareItems(c.UserContext(), runs[0].DatasetID, ids, after, comparePageSize, d.Disagree)
+	d.Items, err = s.Store.CompareItems(c.UserContext(), runs[0].DatasetID, q.ids, q.after, comparePageSize, d.Disagree)
 	if err != nil {
 		return err
 	}
+	d.URL = compareURL(q.ids)
+	if len(d.Items) == comparePageSize {
+		d.NextURL = d.URL(d.Baseline, d.Disagree, d.Items[len(d.Items)-1].Idx)
+	}
+	if d.Judge, err = s.pairJudge(c, runs, d.Items, d.URL(d.Baseline, d.Disagree, q.after), judgeForm); err != nil {
+		return err
+	}
+	if judgeError != "" && d.Judge.Form != nil {
+		d.Judge.Form.Errors[""] = judgeError
+	}
+	return render(c, status, compare.Page(d))
+}
+
+// compareQuery is what the compare page's URL asks for: the runs, the
+// baseline among them (0: the first) and the item page (after -1: the
+// first).
+type compareQuery struct {
+	ids      []int64
+	baseline int64
+	after    int
+}
+
+// readCompareQuery reads the compare page's URL; problem says what is
+// wrong with it, "" when nothing is.
+func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
+	q.after = -1
+	q.ids, problem = parseCompareRuns(c.Query("runs"))
+	if raw := c.Query("baseline"); problem == "" && raw != "" {
+		b, err := parseID("baseline", raw)
+		switch {
+		case err != nil:
+			problem = err.Error()
+		case !slices.Contains(q.ids, b):
+			problem = fmt.Sprintf("baseline must be one of the runs compared (got %d)", b)
+		}
+		q.baseline = b
+	}
+	if raw := c.Query("after"); problem == "" && raw != "" {
+		a, err := parseIdx("after", raw)
+		if err != nil {
+			problem = err.Error()
+		}
+		q.after = a
+	}
+	return q, problem
+}
+
+// sameDataset says why runs cannot be compared when they are on more
+// than one dataset, "" when they can.
+func sameDataset(runs []store.RunFigures) string {
+	for _, r := range runs[1:] {
+		if r.DatasetID != runs[0].DatasetID {
+			return fmt.Sprintf("Run %d is on another dataset than run %d: only runs on the same dataset can be compared.", r.ID, runs[0].ID)
+		}
+	}
+	return ""
+}
+
+// compareToBaseline weighs each run against the baseline on every
+// criterion, only where they are comparable (advise.Comparable), by the
+// criterion's test; quality item by item where they share scored items
+// (store.QualityPairs).
+func (s *server) compareToBaseline(ctx context.Context, runs []store.RunFigures, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin, error) {
+	cands := candidates(runs)
+	ev, err := s.evidenceFor(ctx, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	paired, claims := map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
+	var base advise.Candidate
+	for _, x := range cands {
+		if x.RunID == baseline {
+			base = x
+		}
+	}
+	for _, x := range cands {
+		if x.RunID == baseline {
+			continue
+		}
+		for _, crit := range advise.Criteria {
+			m := advise.Compare(x, base, crit, ev)
+			if crit == advise.Quality && m.Paired != nil {
+				paired[x.RunID] = *m.Paired
+			}
+			claims[x.RunID] = append(claims[x.RunID], m)
+		}
+	}
+	return paired, claims, nil
+}
+
+// compareURL makes the compare page's links for runs ids.
+func compareURL(ids []int64) func(baseline int64, disagree bool, after int) string {
 	list := make([]string, len(ids))
 	for i, id := range ids {
 		list[i] = strconv.FormatInt(id, 10)
 	}
-	d.URL = func(baseline int64, disagree bool, after int) string {
+	return func(baseline int64, disagree bool, after int) string {
 		q := url.Values{"runs": {strings.Join(list, ",")}, "baseline": {strconv.FormatInt(baseline, 10)}}
 		if disagree {
 			q.Set("disagree", "1")
@@ -128,16 +172,6 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 		}
 		return "/compare?" + q.Encode()
 	}
-	if len(d.Items) == comparePageSize {
-		d.NextURL = d.URL(d.Baseline, d.Disagree, d.Items[len(d.Items)-1].Idx)
-	}
-	if d.Judge, err = s.pairJudge(c, runs, d.Items, d.URL(d.Baseline, d.Disagree, after), judgeForm); err != nil {
-		return err
-	}
-	if judgeError != "" && d.Judge.Form != nil {
-		d.Judge.Form.Errors[""] = judgeError
-	}
-	return render(c, status, compare.Page(d))
 }
 
 // pairJudge is the comparison's pairwise judge section: the judgings

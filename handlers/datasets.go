@@ -63,8 +63,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	out := uploadOutcome{req: ingest.Request{Viewer: viewer(c), Visibility: store.VisibilityPrivate}}
 	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		out.status, out.msg = fiber.StatusUnsupportedMediaType, `send the file as multipart/form-data in the field "file"`
-		return out, nil
+		return out.refused(fiber.StatusUnsupportedMediaType, `send the file as multipart/form-data in the field "file"`), nil
 	}
 	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
 	// Read what follows the closing boundary (an epilogue, the end of a
@@ -77,95 +76,113 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	if raw := strings.TrimSpace(c.Query("shots")); raw != "" {
 		k, le := parseShots(raw)
 		if le != nil {
-			out.status, out.res.Errors, out.res.ErrorCount = fiber.StatusUnprocessableEntity, []dataset.LineError{*le}, 1
-			return out, nil
+			return out.lineError(*le), nil
 		}
 		out.req.Shots = k
 	}
-	fileRead := false
-	readField := func(p *multipart.Part, req *ingest.Request) error {
-		v, err := io.ReadAll(io.LimitReader(p, 1024))
-		if err != nil {
-			return err
-		}
-		val := strings.TrimSpace(string(v))
-		switch p.FormName() {
-		case "shots":
-			// The prompts are made while the file is read, so the
-			// number of shots must be known before it.
-			if fileRead {
-				return &dataset.LineError{Field: "shots", Message: `send "shots" before the file (or as the query parameter ?shots=)`}
-			}
-			k, le := parseShots(val)
-			if le != nil {
-				return le
-			}
-			req.Shots = k
-		case "name":
-			req.Name = val
-		case "visibility":
-			req.Visibility = val
-		case "allow_duplicate":
-			req.AllowDuplicate = val == "1" || val == "true" || val == "on"
-		}
-		return nil
-	}
+	var fields uploadFields
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			out.status = fiber.StatusUnprocessableEntity
-			out.res.Errors = []dataset.LineError{{Field: "file", Message: `no file was sent: use the multipart field "file"`}}
-			out.res.ErrorCount = 1
-			return out, nil
+			return out.lineError(dataset.LineError{Field: "file", Message: `no file was sent: use the multipart field "file"`}), nil
 		}
 		if err != nil {
-			out.status, out.msg = fiber.StatusBadRequest, "the upload could not be read: "+err.Error()
-			return out, nil
+			return out.refused(fiber.StatusBadRequest, "the upload could not be read: "+err.Error()), nil
 		}
-		if p.FormName() != "file" {
-			if err := readField(p, &out.req); err != nil {
-				var le *dataset.LineError
-				if errors.As(err, &le) {
-					out.status, out.res.Errors, out.res.ErrorCount = fiber.StatusUnprocessableEntity, []dataset.LineError{*le}, 1
-					return out, nil
-				}
-				out.status, out.msg = fiber.StatusBadRequest, "the upload could not be read: "+err.Error()
-				return out, nil
+		if p.FormName() == "file" {
+			fields.fileRead = true
+			return s.uploadFile(c, mr, p, out, &fields)
+		}
+		if err := fields.read(p, &out.req); err != nil {
+			var le *dataset.LineError
+			if errors.As(err, &le) {
+				return out.lineError(*le), nil
 			}
-			continue
+			return out.refused(fiber.StatusBadRequest, "the upload could not be read: "+err.Error()), nil
 		}
-		fileRead = true
-		out.req.FileName = p.FileName()
-		res, err := s.Uploader.Upload(c.UserContext(), p, out.req, func(req *ingest.Request) error {
-			for {
-				p, err := mr.NextPart()
-				if errors.Is(err, io.EOF) {
-					out.req = *req
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if err := readField(p, req); err != nil {
-					return err
-				}
-			}
-		})
-		out.res = res
-		switch {
-		case err == nil:
-			out.status = fiber.StatusCreated
-		case errors.Is(err, ingest.ErrInvalid):
-			out.status = fiber.StatusUnprocessableEntity
-		case errors.Is(err, ingest.ErrDuplicate):
-			out.status = fiber.StatusConflict
-		case errors.Is(err, ingest.ErrUnreadable):
-			out.status, out.msg = fiber.StatusBadRequest, err.Error()
-		default:
-			return out, err
-		}
-		return out, nil
 	}
+}
+
+// uploadFile streams the file part p into the uploader, which reads the
+// fields after it (mr's further parts) when it needs them.
+func (s *server) uploadFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Part, out uploadOutcome, fields *uploadFields) (uploadOutcome, error) {
+	out.req.FileName = p.FileName()
+	res, err := s.Uploader.Upload(c.UserContext(), p, out.req, func(req *ingest.Request) error {
+		for {
+			p, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				out.req = *req
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := fields.read(p, req); err != nil {
+				return err
+			}
+		}
+	})
+	out.res = res
+	switch {
+	case err == nil:
+		out.status = fiber.StatusCreated
+	case errors.Is(err, ingest.ErrInvalid):
+		out.status = fiber.StatusUnprocessableEntity
+	case errors.Is(err, ingest.ErrDuplicate):
+		out.status = fiber.StatusConflict
+	case errors.Is(err, ingest.ErrUnreadable):
+		out.status, out.msg = fiber.StatusBadRequest, err.Error()
+	default:
+		return out, err
+	}
+	return out, nil
+}
+
+// refused is the outcome answered with status and msg.
+func (o uploadOutcome) refused(status int, msg string) uploadOutcome {
+	o.status, o.msg = status, msg
+	return o
+}
+
+// lineError is the outcome answered 422 with one error about the request.
+func (o uploadOutcome) lineError(le dataset.LineError) uploadOutcome {
+	o.status, o.res.Errors, o.res.ErrorCount = fiber.StatusUnprocessableEntity, []dataset.LineError{le}, 1
+	return o
+}
+
+// uploadFields reads an upload's fields other than the file.
+type uploadFields struct {
+	// fileRead is set once the file part has begun.
+	fileRead bool
+}
+
+// read reads field p into req.
+func (u *uploadFields) read(p *multipart.Part, req *ingest.Request) error {
+	v, err := io.ReadAll(io.LimitReader(p, 1024))
+	if err != nil {
+		return err
+	}
+	val := strings.TrimSpace(string(v))
+	switch p.FormName() {
+	case "shots":
+		// The prompts are made while the file is read, so the number of
+		// shots must be known before it.
+		if u.fileRead {
+			return &dataset.LineError{Field: "shots", Message: `send "shots" before the file (or as the query parameter ?shots=)`}
+		}
+		k, le := parseShots(val)
+		if le != nil {
+			return le
+		}
+		req.Shots = k
+	case "name":
+		req.Name = val
+	case "visibility":
+		req.Visibility = val
+	case "allow_duplicate":
+		req.AllowDuplicate = val == "1" || val == "true" || val == "on"
+	}
+	return nil
 }
 
 // parseShots reads the k of k-shot prompts from a form or query value.
@@ -205,18 +222,13 @@ func (s *server) uploadDataset(c *fiber.Ctx) error {
 	return s.datasetsPage(c, out.status, up)
 }
 
-const noSuchDataset = "There is no such dataset."
-
 func (s *server) datasetParam(c *fiber.Ctx) (store.Dataset, error) {
 	id, err := idParam(c, "id", "dataset")
 	if err != nil {
 		return store.Dataset{}, err
 	}
 	d, err := s.Store.DatasetByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return d, fiber.NewError(fiber.StatusNotFound, noSuchDataset)
-	}
-	return d, err
+	return d, lookup("dataset", err)
 }
 
 func (s *server) showDatasetPage(c *fiber.Ctx) error {

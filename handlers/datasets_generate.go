@@ -36,12 +36,12 @@ type generateRequest struct {
 func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 	var req generateRequest
 	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	ds, err := synth.Create(c.UserContext(), s.Store, synth.Request{Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
 	var errs synth.Errors
 	if errors.As(err, &errs) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	if err != nil {
 		return err

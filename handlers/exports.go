@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -77,21 +76,19 @@ func (s *server) runOf(c *fiber.Ctx) (store.Benchmark, store.Run, error) {
 		return store.Benchmark{}, store.Run{}, err
 	}
 	bID, err := s.Store.BenchmarkOfRun(c.UserContext(), runID)
-	if err == nil {
-		var b store.Benchmark
-		b, err = s.Store.BenchmarkByID(c.UserContext(), viewer(c), bID)
-		if err == nil {
-			for _, r := range b.Runs {
-				if r.ID == runID {
-					return b, r, nil
-				}
-			}
+	if err != nil {
+		return store.Benchmark{}, store.Run{}, lookup("run", err)
+	}
+	b, err := s.Store.BenchmarkByID(c.UserContext(), viewer(c), bID)
+	if err != nil {
+		return store.Benchmark{}, store.Run{}, lookup("run", err)
+	}
+	for _, r := range b.Runs {
+		if r.ID == runID {
+			return b, r, nil
 		}
 	}
-	if err == nil || errors.Is(err, store.ErrNotFound) {
-		return store.Benchmark{}, store.Run{}, fiber.NewError(fiber.StatusNotFound, "There is no such run.")
-	}
-	return store.Benchmark{}, store.Run{}, err
+	return store.Benchmark{}, store.Run{}, noSuch("run", "")
 }
 
 // stream sends the body written by write after the handler returns, as

@@ -39,25 +39,38 @@ const maxFleetsListed = 200
 // anything.
 func (s *server) apiCreateFleet(c *fiber.Ctx) error {
 	m, err := fleet.Decode(bytes.NewReader(c.Body()))
-	if err == nil {
-		if c.QueryBool("dry_run") {
-			var plan fleet.Plan
-			plan, err = s.Fleets.Plan(c.UserContext(), viewer(c), m)
-			if err == nil {
-				return c.JSON(fiber.Map{"dry_run": true, "name": m.Name, "submitted_at": plan.SubmittedAt, "runs": plan.Runs})
-			}
-		} else {
-			var created fleet.Created
-			created, err = s.Fleets.Create(c.UserContext(), viewer(c), m)
-			if err == nil {
-				return c.Status(fiber.StatusCreated).JSON(created)
-			}
-		}
+	if err != nil {
+		return fleetRefused(c, m, err)
 	}
+	if c.QueryBool("dry_run") {
+		plan, err := s.Fleets.Plan(c.UserContext(), viewer(c), m)
+		if err != nil {
+			return fleetRefused(c, m, err)
+		}
+		return c.JSON(apiFleetDryRun{DryRun: true, Name: m.Name, SubmittedAt: plan.SubmittedAt, Runs: plan.Runs})
+	}
+	created, err := s.Fleets.Create(c.UserContext(), viewer(c), m)
+	if err != nil {
+		return fleetRefused(c, m, err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(created)
+}
+
+// apiFleetDryRun is what a fleet's create with ?dry_run=true answers.
+type apiFleetDryRun struct {
+	DryRun      bool               `json:"dry_run"`
+	Name        string             `json:"name"`
+	SubmittedAt time.Time          `json:"submitted_at"`
+	Runs        []fleet.PlannedRun `json:"runs"`
+}
+
+// fleetRefused answers a manifest's field errors (422) and a name taken
+// within the second (409); any other error goes on to handleError.
+func fleetRefused(c *fiber.Ctx, m fleet.Manifest, err error) error {
 	var ferrs fleet.Errors
 	switch {
 	case errors.As(err, &ferrs):
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	case errors.Is(err, store.ErrFleetRunIDTaken):
 		return fiber.NewError(fiber.StatusConflict, "a fleet named "+m.Name+" was submitted within this second: submit it again")
 	}
@@ -69,12 +82,14 @@ func (s *server) apiListFleets(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]fiber.Map, len(fs))
+	out := make([]apiFleetSummary, len(fs))
 	for i, f := range fs {
-		out[i] = fiber.Map{"fleet_id": f.ID, "name": f.Name, "submitted_at": f.SubmittedAt, "scenarios": f.Scenarios,
-			"runs": f.Runs, "completed": f.Completed, "failed": f.Failed, "cancelled": f.Cancelled, "active": f.Active}
+		out[i] = apiFleetSummary{FleetID: f.ID, Name: f.Name, SubmittedAt: f.SubmittedAt, Scenarios: f.Scenarios,
+			Runs: f.Runs, Completed: f.Completed, Failed: f.Failed, Cancelled: f.Cancelled, Active: f.Active}
 	}
-	return c.JSON(fiber.Map{"fleets": out})
+	return c.JSON(struct {
+		Fleets []apiFleetSummary `json:"fleets"`
+	}{out})
 }
 
 // fleetOf reads the fleet named by :id, if the viewer may see it (else 404).
@@ -84,10 +99,39 @@ func (s *server) fleetOf(c *fiber.Ctx) (store.Fleet, error) {
 		return store.Fleet{}, err
 	}
 	f, err := s.Store.FleetByID(c.UserContext(), viewer(c), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return f, fiber.NewError(fiber.StatusNotFound, "There is no such fleet.")
-	}
-	return f, err
+	return f, lookup("fleet", err)
+}
+
+// apiFleetSummary is a fleet in GET /fleets: its runs counted by state.
+type apiFleetSummary struct {
+	FleetID     int64     `json:"fleet_id"`
+	Name        string    `json:"name"`
+	SubmittedAt time.Time `json:"submitted_at"`
+	Scenarios   int       `json:"scenarios"`
+	Runs        int       `json:"runs"`
+	Completed   int       `json:"completed"`
+	Failed      int       `json:"failed"`
+	Cancelled   int       `json:"cancelled"`
+	Active      int       `json:"active"`
+}
+
+// apiFleet is GET /fleets/{id}: the fleet, its manifest, the benchmark of
+// each scenario and every run.
+type apiFleet struct {
+	FleetID     int64               `json:"fleet_id"`
+	Name        string              `json:"name"`
+	SubmittedAt time.Time           `json:"submitted_at"`
+	Manifest    json.RawMessage     `json:"manifest"`
+	Benchmarks  []apiFleetBenchmark `json:"benchmarks"`
+	Runs        []apiFleetRun       `json:"runs"`
+}
+
+// apiFleetBenchmark is the benchmark of one scenario of a fleet.
+type apiFleetBenchmark struct {
+	BenchmarkID int64  `json:"benchmark_id"`
+	Scenario    string `json:"scenario"`
+	DatasetID   int64  `json:"dataset_id"`
+	Dataset     string `json:"dataset"`
 }
 
 // apiFleetRun is a fleet's run in the API: the run as GET /runs/{id}
@@ -103,16 +147,16 @@ func (s *server) apiGetFleet(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	bs := make([]fiber.Map, len(f.Benchmarks))
+	bs := make([]apiFleetBenchmark, len(f.Benchmarks))
 	for i, b := range f.Benchmarks {
-		bs[i] = fiber.Map{"benchmark_id": b.ID, "scenario": b.Scenario, "dataset_id": b.DatasetID, "dataset": b.DatasetName}
+		bs[i] = apiFleetBenchmark{BenchmarkID: b.ID, Scenario: b.Scenario, DatasetID: b.DatasetID, Dataset: b.DatasetName}
 	}
 	runs := make([]apiFleetRun, len(f.Runs))
 	for i, r := range f.Runs {
 		runs[i] = apiFleetRun{apiRun: toAPIRun(r.Run).withFigures(r.RunFigures), Scenario: r.Scenario, BenchmarkID: r.BenchmarkID}
 	}
-	return c.JSON(fiber.Map{"fleet_id": f.ID, "name": f.Name, "submitted_at": f.SubmittedAt, "manifest": f.Manifest,
-		"benchmarks": bs, "runs": runs})
+	return c.JSON(apiFleet{FleetID: f.ID, Name: f.Name, SubmittedAt: f.SubmittedAt, Manifest: f.Manifest,
+		Benchmarks: bs, Runs: runs})
 }
 
 func (s *server) fleetReport(c *fiber.Ctx) (store.Fleet, fleet.Report, error) {

@@ -236,13 +236,42 @@ func (s *server) apiLeaderboard(c *fiber.Ctx) error {
 		return err
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
 	var next *string
 	if data.NextCursor != "" {
 		next = &data.NextCursor
 	}
-	return c.JSON(fiber.Map{"dataset_id": data.Dataset.ID, "sort": data.Sort, "rows": toAPILeaderboard(data.Rows), "next": next})
+	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, Rows: toAPILeaderboard(data.Rows), Next: next})
+}
+
+// apiLeaderboard is GET /datasets/{id}/leaderboard: a page of rows and
+// the cursor of the next (null on the last).
+type apiLeaderboard struct {
+	DatasetID int64               `json:"dataset_id"`
+	Sort      string              `json:"sort"`
+	Rows      []apiLeaderboardRow `json:"rows"`
+	Next      *string             `json:"next"`
+}
+
+// apiHistory is GET /datasets/{id}/history: one model's runs on the
+// dataset as points of one metric.
+type apiHistory struct {
+	DatasetID int64             `json:"dataset_id"`
+	Model     string            `json:"model"`
+	Metric    history.Metric    `json:"metric"`
+	Points    []apiHistoryPoint `json:"points"`
+}
+
+// apiHistoryPoint is one run of a history: its metric's value (null when
+// not measured) and the first regression it showed.
+type apiHistoryPoint struct {
+	RunID      int64             `json:"run_id"`
+	FinishedAt time.Time         `json:"finished_at"`
+	Runtime    string            `json:"runtime"`
+	Hardware   string            `json:"hardware"`
+	Value      *float64          `json:"value"`
+	Regression *store.Regression `json:"regression"`
 }
 
 // history reads the history of one model on a dataset: every run of it
@@ -308,14 +337,14 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 		return err
 	}
 	if len(errs) > 0 {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
-	points := make([]fiber.Map, 0, len(data.Rows))
+	points := make([]apiHistoryPoint, 0, len(data.Rows))
 	for _, r := range data.Rows {
-		points = append(points, fiber.Map{"run_id": r.RunID, "finished_at": r.FinishedAt, "runtime": r.Runtime, "hardware": r.Hardware,
-			"value": history.Value(r, data.Metric), "regression": store.FirstRegression(r.Regressions)})
+		points = append(points, apiHistoryPoint{RunID: r.RunID, FinishedAt: r.FinishedAt, Runtime: r.Runtime, Hardware: r.Hardware,
+			Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
 	}
-	return c.JSON(fiber.Map{"dataset_id": data.Dataset.ID, "model": data.Form.Model, "metric": data.Metric, "points": points})
+	return c.JSON(apiHistory{DatasetID: data.Dataset.ID, Model: data.Form.Model, Metric: data.Metric, Points: points})
 }
 
 // datasetRecommendation ranks every target benchmarked on the dataset

@@ -244,7 +244,7 @@ func (s *server) apiStartJudging(c *fiber.Ctx) error {
 	started, err := s.Benchmarks.StartJudge(c.UserContext(), viewer(c), bench.JudgeRequest{Options: *req.Judge, RunA: run.ID, RunB: req.Against})
 	var ferrs bench.Errors
 	if errors.As(err, &ferrs) {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": ferrs})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: ferrs})
 	}
 	if err != nil {
 		return err

@@ -101,7 +101,7 @@ func checkQueryText(name, raw string) error {
 func idParam(c *fiber.Ctx, name, what string) (int64, error) {
 	id, err := parseID(name, c.Params(name))
 	if err != nil {
-		return 0, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such %s: %v.", what, err))
+		return 0, noSuch(what, err.Error())
 	}
 	return id, nil
 }
@@ -111,7 +111,7 @@ func idParam(c *fiber.Ctx, name, what string) (int64, error) {
 func idxParam(c *fiber.Ctx, name, what string) (int, error) {
 	idx, err := parseIdx(name, c.Params(name))
 	if err != nil {
-		return 0, fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such %s: %v.", what, err))
+		return 0, noSuch(what, err.Error())
 	}
 	return idx, nil
 }
@@ -125,10 +125,10 @@ const maxSlug = 100
 func slugParam(c *fiber.Ctx, name string) (string, error) {
 	raw := c.Params(name)
 	if len(raw) > maxSlug {
-		return "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such hardware profile: %s is longer than %d characters.", name, maxSlug))
+		return "", noSuch("hardware profile", fmt.Sprintf("%s is longer than %d characters", name, maxSlug))
 	}
 	if err := checkQueryText(name, raw); err != nil {
-		return "", fiber.NewError(fiber.StatusNotFound, fmt.Sprintf("There is no such hardware profile: %v.", err))
+		return "", noSuch("hardware profile", err.Error())
 	}
 	return strings.Clone(raw), nil
 }

@@ -144,7 +144,7 @@ func renderRecommendation(c *fiber.Ctx, d recommend.Data) error {
 // mistake, else the recommendation as recommendationJSON gives it.
 func answerRecommendation(c *fiber.Ctx, d recommend.Data) error {
 	if d.Form.Error != "" {
-		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": d.Form.Error})
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: d.Form.Error})
 	}
 	return c.JSON(recommendationJSON(d.Rec))
 }

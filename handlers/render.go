@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/layout"
 )
 
@@ -26,13 +27,17 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
 	msg := "Something went wrong on our side. It has been logged; please try again."
 	var fe *fiber.Error
-	if errors.As(err, &fe) {
+	switch {
+	case errors.As(err, &fe):
 		status = fe.Code
 		msg = fe.Message
 		if status == fiber.StatusRequestEntityTooLarge {
 			msg = "The request is too large."
 		}
-	} else {
+	case errors.Is(err, store.ErrNotFound):
+		status = fiber.StatusNotFound
+		msg = notFoundMessage(c, err)
+	default:
 		s.Logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	c.Response().ResetBody()
@@ -40,7 +45,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		if status == fiber.StatusInternalServerError {
 			msg = "internal error"
 		}
-		return c.Status(status).JSON(fiber.Map{"error": msg})
+		return c.Status(status).JSON(apiError{Error: msg})
 	}
 	title := map[int]string{
 		fiber.StatusNotFound:              "Page not found",
@@ -59,6 +64,54 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		c.SetUserContext(layout.WithInfo(c.UserContext(), &layout.Info{Path: c.Path(), Version: s.Version, AssetURL: s.Assets.URL}))
 	}
 	return render(c, status, layout.ErrorPage(status, title, msg))
+}
+
+// missing names what a lookup was for, so that handleError can answer a
+// store.ErrNotFound with a 404 that says what is missing.
+type missing struct {
+	noun string
+	// detail says why nothing could match, when the request itself
+	// cannot name one (an id that is no id).
+	detail string
+	err    error
+}
+
+func (e *missing) Error() string { return e.noun + ": " + e.err.Error() }
+func (e *missing) Unwrap() error { return e.err }
+
+// lookup names the noun a store call's error is about: a store.ErrNotFound
+// becomes "no such <noun>" in handleError, any other error stays what it
+// is. nil stays nil.
+func lookup(noun string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &missing{noun: noun, err: err}
+}
+
+// noSuch is a 404 for a request that cannot name any noun, saying why.
+func noSuch(noun, detail string) error {
+	return &missing{noun: noun, detail: detail, err: store.ErrNotFound}
+}
+
+// notFoundMessage words a store.ErrNotFound for the caller: "no such run"
+// in the API, "There is no such run." on a page.
+func notFoundMessage(c *fiber.Ctx, err error) string {
+	var m *missing
+	if !errors.As(err, &m) {
+		if isAPI(c) {
+			return "not found: " + c.Path()
+		}
+		return "There is nothing at " + c.Path() + "."
+	}
+	msg := "no such " + m.noun
+	if m.detail != "" {
+		msg += ": " + m.detail
+	}
+	if isAPI(c) {
+		return msg
+	}
+	return "There is " + msg + "."
 }
 
 func (s *server) notFound(c *fiber.Ctx) error {

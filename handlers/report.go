@@ -69,8 +69,8 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		return c.JSON(fiber.Map{"benchmark_id": b.ID, "name": b.Name, "dataset_id": b.DatasetID, "dataset": b.DatasetName,
-			"created_at": b.CreatedAt, "manifest": json.RawMessage(manifest), "agents": agents, "runs": apiRuns, "recommendation": recommendationJSON(rec)})
+		return c.JSON(apiReport{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
+			CreatedAt: b.CreatedAt, Manifest: json.RawMessage(manifest), Agents: agents, Runs: apiRuns, Recommendation: recommendationJSON(rec)})
 	}
 	figs := make([]compare.Figures, len(runs))
 	for i, r := range runs {
@@ -89,4 +89,18 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	return render(c, fiber.StatusOK, report.Page(d))
+}
+
+// apiReport is #/components/schemas/Report: a benchmark with its
+// manifest, the agents that ran it, its runs and the recommendation.
+type apiReport struct {
+	BenchmarkID    int64                 `json:"benchmark_id"`
+	Name           string                `json:"name"`
+	DatasetID      int64                 `json:"dataset_id"`
+	Dataset        string                `json:"dataset"`
+	CreatedAt      time.Time             `json:"created_at"`
+	Manifest       json.RawMessage       `json:"manifest"`
+	Agents         []report.Agent        `json:"agents"`
+	Runs           []apiRun              `json:"runs"`
+	Recommendation advise.Recommendation `json:"recommendation"`
 }

@@ -210,11 +210,8 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 		sample = n
 	}
 	it, err := s.Store.ResultBySample(c.UserContext(), run.ID, idx, sample)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "This run has no result for that item.")
-	}
 	if err != nil {
-		return err
+		return lookup("result", err)
 	}
 	ex, err := s.itemProgram(c, run, it)
 	if err != nil {

@@ -153,6 +153,31 @@ func New(d Deps) *fiber.App {
 // NewWithRoutes builds the Fiber app and returns its route table, each
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
+	s := newServer(d)
+	app := s.newApp()
+
+	// The route table: every route with who may use it (Access). The
+	// declaration adds the sign-in and administrator checks; Owner routes
+	// find the resource only among those the viewer may read (else 404).
+	// Each area below is one flat list, in the order Fiber matches them.
+	var routes []Route
+	root := table{routes: &routes, router: app}
+	s.probeRoutes(root)
+	api := root.group("/api/v1", s.requireToken, s.limitAPI)
+	api.api = true
+	s.apiRoutes(api)
+	web := root.group("", s.loadSession, s.checkCSRF)
+	s.webRoutes(web)
+	s.adminRoutes(web.group("/admin"))
+	s.routes = routes
+
+	// Whatever matched nothing above: a 404 page in the layout.
+	app.Use(s.notFound)
+	return app, s.routes
+}
+
+// newServer is the handlers' state over d.
+func newServer(d Deps) *server {
 	if p, ok := d.Benchmarks.(*bench.Service); ok && d.Fleets == nil {
 		d.Fleets = &fleet.Service{Bench: p, Providers: d.Providers}
 	}
@@ -173,14 +198,18 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	}
 	s.openAPI = spec
 	s.flashes.Options = &sessions.Options{Path: "/", MaxAge: 300, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	return s
+}
 
+// newApp is the Fiber app with the middleware every request passes.
+func (s *server) newApp() *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName: "ruckus",
 		// Bodies stream, so a dataset upload never sits in memory whole;
 		// limitBody keeps every other route to MaxRequestBytes.
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		BodyLimit:                    int(d.MaxRequestBytes),
+		BodyLimit:                    int(s.MaxRequestBytes),
 		ErrorHandler:                 s.handleError,
 		DisableStartupMessage:        true,
 		// fasthttp's read deadline covers the whole body, and dataset
@@ -195,12 +224,11 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 		s.Logger.Error("panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 	}}))
 	app.Use(s.logRequests, securityHeaders, s.limitBody)
+	return app
+}
 
-	// The route table: every route with who may use it (Access). The
-	// declaration adds the sign-in and administrator checks; Owner routes
-	// find the resource only among those the viewer may read (else 404).
-	var routes []Route
-	root := table{routes: &routes, router: app}
+// Probes and documents: open to anyone.
+func (s *server) probeRoutes(root table) {
 	root.get("/healthz", Anyone, s.healthz)
 	root.get("/readyz", Anyone, s.readyz)
 	root.get(assets.Prefix+"*", Anyone, s.serveAsset)
@@ -208,9 +236,10 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	// so that reading them needs no token.
 	root.get(OpenAPIPath, Anyone, s.serveOpenAPI)
 	root.get("/api/docs", Anyone, s.showAPIDocs)
+}
 
-	api := root.group("/api/v1", s.requireToken, s.limitAPI)
-	api.api = true
+// The JSON API under /api/v1, by bearer token.
+func (s *server) apiRoutes(api table) {
 	api.get("/me", SignedIn, s.apiMe)
 	api.get("/users", Admin, s.apiListUsers)
 	api.post("/datasets", SignedIn, s.apiUploadDataset)
@@ -250,9 +279,10 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.post("/models/:id<int>/retire", Admin, s.apiSetModelRetired(true))
 	api.post("/models/:id<int>/restore", Admin, s.apiSetModelRetired(false))
 	api.get("/agents", SignedIn, s.apiListAgents)
-	for _, action := range []string{"drain", "undrain", "deactivate", "reactivate"} {
-		api.post("/agents/:id<int>/"+action, Admin, s.apiAgentAction(action))
-	}
+	api.post("/agents/:id<int>/drain", Admin, s.apiAgentAction("drain"))
+	api.post("/agents/:id<int>/undrain", Admin, s.apiAgentAction("undrain"))
+	api.post("/agents/:id<int>/deactivate", Admin, s.apiAgentAction("deactivate"))
+	api.post("/agents/:id<int>/reactivate", Admin, s.apiAgentAction("reactivate"))
 	api.get("/hardware", SignedIn, s.apiListHardware)
 	api.post("/capacity", SignedIn, s.apiCapacity)
 	api.put("/hardware/:slug/price", Admin, s.apiSetHardwarePrice)
@@ -265,20 +295,13 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	api.get("/webhooks", SignedIn, s.apiListWebhooks) // the viewer's webhooks and their latest deliveries
 	api.delete("/webhooks/:id<int>", Self, s.apiDeleteWebhook)
 	api.router.Use(apiNotFound)
+}
 
-	web := root.group("", s.loadSession, s.checkCSRF)
+// The web pages and their fragments, by session cookie.
+func (s *server) webRoutes(web table) {
 	web.get("/signin", Anyone, s.showSignInPage)
-	web.post("/signin", Anyone, limiter.New(limiter.Config{
-		// Per client: behind a reverse proxy every peer address is the
-		// proxy's, so the client is read from X-Forwarded-For there.
-		KeyGenerator:           s.clientIP,
-		Max:                    d.SignInAttempts,
-		Expiration:             d.SignInWindow,
-		SkipSuccessfulRequests: true,
-		LimitReached:           s.signInLimitReached,
-	}), s.signIn)
+	web.post("/signin", Anyone, s.signInLimiter(), s.signIn)
 	web.post("/signout", Anyone, s.signOut)
-
 	web.get("/", SignedIn, s.showHomePage)
 	web.get("/fragments/agents", SignedIn, s.agentsFragment)
 	web.get("/fragments/running", SignedIn, s.runningFragment)
@@ -336,31 +359,27 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
 	web.post("/settings/webhooks", SignedIn, s.createWebhook)
 	web.post("/settings/webhooks/:id<int>/delete", Self, s.deleteWebhook)
+}
 
-	admin := web.group("/admin")
+// The administrators' pages under /admin, by session cookie.
+func (s *server) adminRoutes(admin table) {
 	admin.get("/users", Admin, s.showUsersPage)
 	admin.post("/users", Admin, s.createUser)
 	admin.post("/users/:id<int>/disable", Admin, s.setUserDisabled(true))
 	admin.post("/users/:id<int>/enable", Admin, s.setUserDisabled(false))
 	admin.post("/users/:id<int>/reset-password", Admin, s.resetPassword)
-	if d.JobsUI != nil {
-		ui := adaptor.HTTPHandler(d.JobsUI)
-		// River's UI is a single-page application with its own inline
-		// bootstrap script and fonts.
-		relaxCSP := func(c *fiber.Ctx) error {
-			c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
-			return c.Next()
-		}
-		admin.all("/jobs", Admin, relaxCSP, ui)
-		admin.all("/jobs/*", Admin, relaxCSP, ui)
+	if s.JobsUI != nil {
+		ui := adaptor.HTTPHandler(s.JobsUI)
+		admin.all("/jobs", Admin, relaxCSPForJobsUI, ui)
+		admin.all("/jobs/*", Admin, relaxCSPForJobsUI, ui)
 	}
 	admin.get("/agents", Admin, s.showAgentsPage)
-	admin.post("/agents/:id<int>/drain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, true) }))
-	admin.post("/agents/:id<int>/undrain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDrained(ctx, id, false) }))
-	admin.post("/agents/:id<int>/deactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, true) }))
-	admin.post("/agents/:id<int>/reactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.SetAgentDeactivated(ctx, id, false) }))
+	admin.post("/agents/:id<int>/drain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return s.Store.SetAgentDrained(ctx, id, true) }))
+	admin.post("/agents/:id<int>/undrain", Admin, s.agentAction(func(ctx context.Context, id int64) error { return s.Store.SetAgentDrained(ctx, id, false) }))
+	admin.post("/agents/:id<int>/deactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return s.Store.SetAgentDeactivated(ctx, id, true) }))
+	admin.post("/agents/:id<int>/reactivate", Admin, s.agentAction(func(ctx context.Context, id int64) error { return s.Store.SetAgentDeactivated(ctx, id, false) }))
 	// What an agent serves is granted, not declared (migration 0023).
-	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return d.Store.ApproveAgent(ctx, id) }))
+	admin.post("/agents/:id<int>/approve", Admin, s.agentAction(func(ctx context.Context, id int64) error { return s.Store.ApproveAgent(ctx, id) }))
 	admin.get("/hardware", Admin, s.showHardwarePage)
 	admin.post("/hardware/:slug/price", Admin, s.setHardwarePrice)
 	admin.get("/providers", Admin, s.showProvidersPage)
@@ -372,9 +391,25 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	admin.post("/models/:id<int>", Admin, s.updateModel)
 	admin.post("/models/:id<int>/retire", Admin, s.setModelRetired(true))
 	admin.post("/models/:id<int>/restore", Admin, s.setModelRetired(false))
-	s.routes = routes
+}
 
-	// Whatever matched nothing above: a 404 page in the layout.
-	app.Use(s.notFound)
-	return app, s.routes
+// signInLimiter answers 429 to a client after SignInAttempts failed
+// sign-ins within SignInWindow.
+func (s *server) signInLimiter() fiber.Handler {
+	return limiter.New(limiter.Config{
+		// Per client: behind a reverse proxy every peer address is the
+		// proxy's, so the client is read from X-Forwarded-For there.
+		KeyGenerator:           s.clientIP,
+		Max:                    s.SignInAttempts,
+		Expiration:             s.SignInWindow,
+		SkipSuccessfulRequests: true,
+		LimitReached:           s.signInLimitReached,
+	})
+}
+
+// relaxCSPForJobsUI lets River's UI run: it is a single-page application
+// with its own inline bootstrap script and fonts.
+func relaxCSPForJobsUI(c *fiber.Ctx) error {
+	c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; font-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	return c.Next()
 }

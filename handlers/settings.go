@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -109,12 +108,8 @@ func (s *server) revokeToken(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = s.Store.RevokeAPIToken(c.UserContext(), u.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such active token.")
-	}
-	if err != nil {
-		return err
+	if err := s.Store.RevokeAPIToken(c.UserContext(), u.ID, id); err != nil {
+		return lookup("active token", err)
 	}
 	return s.tokensResult(c, fiber.StatusOK, account.TokensData{})
 }

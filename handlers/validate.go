@@ -18,5 +18,5 @@ func newValidator() *valid.Validator {
 // fieldErrors422 answers 422 with the errors in the API's shape:
 // {"errors": [{"path", "message"}]}.
 func fieldErrors422(c *fiber.Ctx, errs valid.Errors) error {
-	return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"errors": errs})
+	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 }

@@ -170,10 +170,7 @@ func (s *server) deleteWebhookParam(c *fiber.Ctx) error {
 		return err
 	}
 	err = s.Store.DeleteWebhook(c.UserContext(), currentUser(c).ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusNotFound, "There is no such webhook.")
-	}
-	return err
+	return lookup("webhook", err)
 }
 
 func (s *server) apiDeleteWebhook(c *fiber.Ctx) error {
