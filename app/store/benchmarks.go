@@ -372,16 +372,18 @@ func (q *Queries) RequeueRun(ctx context.Context, runID, jobID int64, waiting bo
 	if err != nil {
 		return mapErr(err, "requeue run: drop samples")
 	}
-	_, err = q.db.Exec(ctx, `UPDATE runs SET state = 'queued', attempt = attempt + 1, fence = fence + 1, river_job_id = @job,
-		waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL,
-		resumed = 0, prompt_tokens = 0, output_tokens = 0, measured_seconds = 0, segment_started_at = NULL, throughput = 0,
-		requests_per_s = 0, eta_seconds = NULL, progress_at = NULL, stopped_by = '', summary = NULL, gpu_summary = NULL,
-		node_summary = NULL, load_time_ms = NULL, runtime_log = ''
-		WHERE id = @id`, pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
-	if err != nil {
-		return mapErr(err, "requeue run")
-	}
-	return q.AddRunEvent(ctx, runID, nil, "retried", "a new attempt starts from the first item")
+	_, err = q.db.Exec(ctx, `WITH upd AS (
+			UPDATE runs SET state = 'queued', attempt = attempt + 1, fence = fence + 1, river_job_id = @job,
+				waiting_for_agent = @waiting, completed = 0, errors = 0, error = '', agent_id = NULL, started_at = NULL, finished_at = NULL,
+				resumed = 0, prompt_tokens = 0, output_tokens = 0, measured_seconds = 0, segment_started_at = NULL, throughput = 0,
+				requests_per_s = 0, eta_seconds = NULL, progress_at = NULL, stopped_by = '', summary = NULL, gpu_summary = NULL,
+				node_summary = NULL, load_time_ms = NULL, runtime_log = ''
+			WHERE id = @id
+			RETURNING id
+		)
+		INSERT INTO run_events (run_id, kind, message) SELECT id, 'retried', 'a new attempt starts from the first item' FROM upd`,
+		pgx.NamedArgs{"id": runID, "job": jobID, "waiting": waiting})
+	return mapErr(err, "requeue run")
 }
 
 // StaleRun is a running run whose agent stopped heartbeating.
@@ -434,16 +436,23 @@ func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.D
 // resumes from the persisted results. The dead segment's measured time is
 // counted up to its last progress report.
 func (q *Queries) ReassignStaleRun(ctx context.Context, runID, fence, jobID int64, waiting bool, why string) error {
-	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
-			waiting_for_agent = @waiting, eta_seconds = NULL,
-			measured_seconds = measured_seconds + coalesce(extract(epoch FROM progress_at - segment_started_at)::float8, 0),
-			segment_started_at = NULL
-		WHERE id = @id AND fence = @fence AND state = 'running'`,
-		pgx.NamedArgs{"id": runID, "fence": fence, "job": jobID, "waiting": waiting})
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET fence = fence + 1, agent_id = NULL, state = 'queued', river_job_id = @job,
+				waiting_for_agent = @waiting, eta_seconds = NULL,
+				measured_seconds = measured_seconds + coalesce(extract(epoch FROM progress_at - segment_started_at)::float8, 0),
+				segment_started_at = NULL
+			WHERE id = @id AND fence = @fence AND state = 'running'
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, kind, message) SELECT id, 'handed_on', @why FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"id": runID, "fence": fence, "job": jobID, "waiting": waiting, "why": why}).Scan(&n)
 	if err != nil {
 		return mapErr(err, "reassign run")
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("reassign run %d: %w", runID, ErrFenced)
 	}
 	// The run keeps its place in line: its new job is fetched before the
@@ -451,10 +460,7 @@ func (q *Queries) ReassignStaleRun(ctx context.Context, runID, fence, jobID int6
 	// priority, then scheduled_at).
 	_, err = q.db.Exec(ctx, `UPDATE river_job SET scheduled_at = least(scheduled_at, (SELECT created_at FROM runs WHERE id = @id))
 		WHERE id = @job AND state = 'available'`, pgx.NamedArgs{"id": runID, "job": jobID})
-	if err != nil {
-		return mapErr(err, "reassign run: keep its place")
-	}
-	return q.AddRunEvent(ctx, runID, nil, "handed_on", why)
+	return mapErr(err, "reassign run: keep its place")
 }
 
 // BenchmarkManifest returns the manifest a benchmark was created from.

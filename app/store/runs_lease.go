@@ -54,22 +54,30 @@ type ClaimedRun struct {
 
 // ClaimRun takes a run for an agent working River job jobID: the fence is
 // bumped (so whoever held it before can no longer write), the run is
-// running under this agent, and the event is recorded. A job that no
-// longer drives the run (cancelled, finished, re-queued on another job)
-// gets ErrStaleJob.
+// running under this agent, and the event is recorded in the same
+// statement. A job that no longer drives the run (cancelled, finished,
+// re-queued on another job) gets ErrStaleJob.
 func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mode string) (ClaimedRun, error) {
 	var c ClaimedRun
 	var measured float64
+	// The event's row is checked against the agent's policy with the
+	// statement's snapshot, in which the run is still claimable.
 	err := q.db.QueryRow(ctx, `WITH old AS (
 			SELECT id, started_at IS NOT NULL AS was_started FROM runs
 			WHERE id = @run AND river_job_id = @job AND state IN ('queued', 'running') FOR UPDATE
+		), upd AS (
+			UPDATE runs r SET fence = r.fence + 1, agent_id = @agent, state = 'running', mode = @mode,
+				waiting_for_agent = false, started_at = coalesce(r.started_at, now()), segment_started_at = now(),
+				resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
+			FROM benchmarks b, old
+			WHERE r.id = old.id AND b.id = r.benchmark_id
+			RETURNING r.id, r.fence, b.dataset_id, r.total, r.samples, r.completed, r.errors, r.measured_seconds, old.was_started
+		), ev AS (
+			INSERT INTO run_events (run_id, agent_id, kind, message)
+			SELECT id, @agent, CASE WHEN was_started THEN 'resumed' ELSE 'started' END,
+				CASE WHEN was_started THEN format('resumed after %s of %s items', completed, total) ELSE 'started' END FROM upd
 		)
-		UPDATE runs r SET fence = r.fence + 1, agent_id = @agent, state = 'running', mode = @mode,
-			waiting_for_agent = false, started_at = coalesce(r.started_at, now()), segment_started_at = now(),
-			resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
-		FROM benchmarks b, old
-		WHERE r.id = old.id AND b.id = r.benchmark_id
-		RETURNING r.fence, b.dataset_id, r.total, r.samples, r.completed, r.errors, r.measured_seconds, old.was_started`,
+		SELECT fence, dataset_id, total, samples, completed, errors, measured_seconds, was_started FROM upd`,
 		pgx.NamedArgs{"run": runID, "agent": agentID, "job": jobID, "mode": mode}).
 		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Samples, &c.Completed, &c.Errors, &measured, &c.Resumed)
 	c.Measured = time.Duration(measured * float64(time.Second))
@@ -80,11 +88,7 @@ func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mod
 		return c, mapErr(err, "claim run")
 	}
 	c.RunID, c.AgentID = runID, agentID
-	kind, msg := "started", "started"
-	if c.Resumed {
-		kind, msg = "resumed", fmt.Sprintf("resumed after %d of %d items", c.Completed, c.Total)
-	}
-	return c, q.AddRunEvent(ctx, runID, &agentID, kind, msg)
+	return c, nil
 }
 
 // AddRunEvent appends to a run's story.
@@ -213,45 +217,127 @@ func msOrNull(d time.Duration) *float64 {
 	return ms(d)
 }
 
+// resultBatch is a batch of results as WriteResults sends them: one
+// array per column of results, element i of each from the batch's i-th
+// result.
+type resultBatch struct {
+	Idx       []int32
+	Sample    []int32
+	CustomID  []string
+	Status    []string
+	Output    []string
+	Finish    []string
+	Prompt    []int32
+	Compl     []int32
+	Estimated []bool
+	SentAt    []time.Time
+	TTFT      []*float64
+	E2E       []*float64
+	TPOT      []*float64
+	ITLMean   []*float64
+	ITLP50    []*float64
+	ITLP99    []*float64
+	ITLMax    []*float64
+	Events    []int32
+	HTTP      []*int32
+	ReqID     []string
+	ErrClass  []string
+	Err       []string
+	Phase     []string
+	// Arrays of arrays must be rectangular in PostgreSQL, so each
+	// request's gaps travel as an array literal, cast on arrival.
+	ITLGaps   []*string
+	ITLTokens []*string
+}
+
+// add appends r to the batch, each value bounded to its column.
+func (c *resultBatch) add(r ResultRecord) {
+	var ttft, e2e *float64
+	if r.ContentEvents > 0 {
+		ttft = ms(r.TTFT)
+	}
+	if r.E2E > 0 {
+		e2e = ms(r.E2E)
+	}
+	var http *int32
+	if r.HTTPStatus != 0 {
+		s := int32(r.HTTPStatus)
+		http = &s
+	}
+	gaps, tokens := intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
+	if gaps == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
+		tokens = nil
+	}
+	c.Idx = append(c.Idx, int32(r.Idx))
+	c.Sample = append(c.Sample, int32(min(max(r.Sample, 0), jobs.MaxSamples-1)))
+	c.CustomID = append(c.CustomID, r.CustomID)
+	c.Status = append(c.Status, r.Status)
+	c.Output = append(c.Output, r.Output)
+	c.Finish = append(c.Finish, r.FinishReason)
+	c.Prompt = append(c.Prompt, int4(r.PromptTokens))
+	c.Compl = append(c.Compl, int4(r.CompletionTokens))
+	c.Estimated = append(c.Estimated, r.TokensEstimated)
+	c.SentAt = append(c.SentAt, r.SentAt)
+	c.TTFT = append(c.TTFT, ttft)
+	c.E2E = append(c.E2E, e2e)
+	c.TPOT = append(c.TPOT, msOrNull(r.TPOT))
+	c.ITLMean = append(c.ITLMean, msOrNull(r.ITLMean))
+	c.ITLP50 = append(c.ITLP50, msOrNull(r.ITLP50))
+	c.ITLP99 = append(c.ITLP99, msOrNull(r.ITLP99))
+	c.ITLMax = append(c.ITLMax, msOrNull(r.ITLMax))
+	c.Events = append(c.Events, int4(r.ContentEvents))
+	c.HTTP = append(c.HTTP, http)
+	c.ReqID = append(c.ReqID, r.RequestID)
+	c.ErrClass = append(c.ErrClass, r.ErrorClass)
+	c.Err = append(c.Err, r.Error)
+	c.Phase = append(c.Phase, r.Phase)
+	c.ITLGaps = append(c.ITLGaps, gaps)
+	c.ITLTokens = append(c.ITLTokens, tokens)
+}
+
+// args names the columns for WriteResults' statement.
+func (c *resultBatch) args(l Lease) pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"run":        l.RunID,
+		"fence":      l.Fence,
+		"agent":      l.AgentID,
+		"idx":        c.Idx,
+		"sample":     c.Sample,
+		"custom_id":  c.CustomID,
+		"status":     c.Status,
+		"output":     c.Output,
+		"finish":     c.Finish,
+		"prompt":     c.Prompt,
+		"compl":      c.Compl,
+		"estimated":  c.Estimated,
+		"sent_at":    c.SentAt,
+		"ttft":       c.TTFT,
+		"e2e":        c.E2E,
+		"tpot":       c.TPOT,
+		"itl_mean":   c.ITLMean,
+		"itl_p50":    c.ITLP50,
+		"itl_p99":    c.ITLP99,
+		"itl_max":    c.ITLMax,
+		"events":     c.Events,
+		"http":       c.HTTP,
+		"req_id":     c.ReqID,
+		"err_class":  c.ErrClass,
+		"err":        c.Err,
+		"phase":      c.Phase,
+		"itl_gaps":   c.ITLGaps,
+		"itl_tokens": c.ITLTokens,
+	}
+}
+
 // WriteResults stores a batch of results under the lease, in one
 // statement: rows already stored for the same item are left as they are
 // (a resumed run never counts an item twice) and the run's counters grow
 // by what was new. Returns how many rows were new, or ErrFenced (nothing
 // written) when the lease is gone.
 func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) (int, error) {
-	n := len(rs)
-	var (
-		idx, promptT, complT, events, httpStatus                         = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]*int32, n)
-		sample                                                           = make([]int32, n)
-		customID, status, output, finish, reqID, errClass, errMsg, phase = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		estimated                                                        = make([]bool, n)
-		sentAt                                                           = make([]time.Time, n)
-		ttft, e2e, tpot, itlMean, itlP50, itlP99, itlMax                 = make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
-		// Arrays of arrays must be rectangular in PostgreSQL, so each
-		// request's gaps travel as an array literal, cast on arrival.
-		itlGaps, itlTokens = make([]*string, n), make([]*string, n)
-	)
-	for i, r := range rs {
-		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int4(r.PromptTokens), int4(r.CompletionTokens), int4(r.ContentEvents)
-		sample[i] = int32(min(max(r.Sample, 0), jobs.MaxSamples-1))
-		itlGaps[i], itlTokens[i] = intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
-		if itlGaps[i] == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
-			itlTokens[i] = nil
-		}
-		if r.HTTPStatus != 0 {
-			s := int32(r.HTTPStatus)
-			httpStatus[i] = &s
-		}
-		customID[i], status[i], output[i], finish[i] = r.CustomID, r.Status, r.Output, r.FinishReason
-		reqID[i], errClass[i], errMsg[i], phase[i] = r.RequestID, r.ErrorClass, r.Error, r.Phase
-		estimated[i], sentAt[i] = r.TokensEstimated, r.SentAt
-		if r.ContentEvents > 0 {
-			ttft[i] = ms(r.TTFT)
-		}
-		if r.E2E > 0 {
-			e2e[i] = ms(r.E2E)
-		}
-		tpot[i], itlMean[i], itlP50[i], itlP99[i], itlMax[i] = msOrNull(r.TPOT), msOrNull(r.ITLMean), msOrNull(r.ITLP50), msOrNull(r.ITLP99), msOrNull(r.ITLMax)
+	var cols resultBatch
+	for _, r := range rs {
+		cols.add(r)
 	}
 	var inserted int
 	err := q.db.QueryRow(ctx, `WITH lease AS (
@@ -278,14 +364,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 			prompt_tokens = prompt_tokens + (SELECT coalesce(sum(prompt_tokens), 0) FROM ins),
 			output_tokens = output_tokens + (SELECT coalesce(sum(completion_tokens), 0) FROM ins)
 		WHERE id = (SELECT id FROM lease)
-		RETURNING (SELECT count(*) FROM ins)`,
-		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "agent": l.AgentID,
-			"idx": idx, "custom_id": customID, "status": status, "output": output, "finish": finish,
-			"prompt": promptT, "compl": complT, "estimated": estimated, "sent_at": sentAt, "ttft": ttft, "e2e": e2e,
-			"tpot": tpot, "itl_mean": itlMean, "itl_p50": itlP50, "itl_p99": itlP99, "itl_max": itlMax,
-			"events": events, "http": httpStatus, "req_id": reqID, "err_class": errClass, "err": errMsg, "phase": phase,
-			"itl_gaps": itlGaps, "itl_tokens": itlTokens, "sample": sample,
-		}).Scan(&inserted)
+		RETURNING (SELECT count(*) FROM ins)`, cols.args(l)).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("write results of run %d: %w", l.RunID, ErrFenced)
 	}
@@ -457,20 +536,27 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 
 // HandBackRun gives a run back to the queue (agentd stopping with the run
 // unfinished): the fence moves on, so the next agent to take it resumes
-// from the persisted results.
+// from the persisted results. The event goes in the same statement.
 func (q *Queries) HandBackRun(ctx context.Context, l Lease, segment time.Duration, why string) error {
-	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL,
-			state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
-			measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL
-		WHERE id = @run AND fence = @fence`,
-		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "seg": segment.Seconds()})
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET fence = fence + 1, agent_id = NULL,
+				state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
+				measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL
+			WHERE id = @run AND fence = @fence
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, agent_id, kind, message) SELECT id, @agent, 'handed_back', @why FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "seg": segment.Seconds(), "agent": l.AgentID, "why": why}).Scan(&n)
 	if err != nil {
 		return mapErr(err, "hand back run")
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("hand back run %d: %w", l.RunID, ErrFenced)
 	}
-	return q.AddRunEvent(ctx, l.RunID, &l.AgentID, "handed_back", why)
+	return nil
 }
 
 // RunAggregate computes a run's summary from its stored results; slo
