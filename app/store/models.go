@@ -116,3 +116,10 @@ func (q *Queries) CountModels(ctx context.Context) (int, error) {
 	err := q.db.QueryRow(ctx, `SELECT count(*) FROM models`).Scan(&n)
 	return n, mapErr(err, "count models")
 }
+
+// ModelByName returns the registry entry with this name.
+func (q *Queries) ModelByName(ctx context.Context, name string) (Model, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+modelColumns+modelFrom+`WHERE m.name = @name`, pgx.NamedArgs{"name": name})
+	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
+	return m, mapErr(err, "model by name")
+}
