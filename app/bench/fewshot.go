@@ -123,56 +123,30 @@ type fewShotPlan struct {
 	examples map[[2]int64][][]int
 }
 
+// fewShotUse is one few-shot setting the runs use, with the manifest
+// field that sets it.
+type fewShotUse struct {
+	path string
+	k    int
+	seed int64
+}
+
 // planFewShot reads the dataset's prompt pieces and draws the examples of
 // every few-shot setting the runs use; errors name the manifest field.
 func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset, items int) (*fewShotPlan, Errors, error) {
-	type use struct {
-		path string
-		k    int
-		seed int64
-	}
-	var uses []use
-	for i, t := range m.Targets {
-		if k, seed := fewShotOf(m, t); k > 0 {
-			path := "fewshot.k"
-			if t.FewShot != nil {
-				path = fmt.Sprintf("targets[%d].fewshot.k", i)
-			}
-			uses = append(uses, use{path: path, k: k, seed: seed})
-		}
-	}
+	uses := fewShotUses(m)
 	if len(uses) == 0 {
 		return nil, nil, nil
 	}
-	var errs Errors
-	switch {
-	case m.Synthetic != nil:
-		errs.Add(uses[0].path, "few-shot prompts are built from a standard suite's questions and answers; a synthetic dataset has none")
-	case ds.Shots > 0:
-		errs.Add(uses[0].path, "the dataset's prompts are already %d-shot (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
-	case ds.ItemCount > maxFewShotItems:
-		errs.Add(uses[0].path, "few-shot prompts are built for datasets of at most %d items; this one has %d", maxFewShotItems, ds.ItemCount)
-	}
-	if len(errs) > 0 {
+	if errs := fewShotRefused(m, ds, uses[0].path); len(errs) > 0 {
 		return nil, errs, nil
 	}
 	fp := &fewShotPlan{shots: make([]dataset.Shot, 0, ds.ItemCount), examples: map[[2]int64][][]int{}}
-	missing := false
-	var size []int // each item's prompt pieces, in bytes as stored
-	err := p.Store.ItemShots(ctx, ds.ID, func(_ int, raw []byte) error {
-		var s dataset.Shot
-		if raw == nil {
-			missing = true
-		} else if err := json.Unmarshal(raw, &s); err != nil {
-			return err
-		}
-		fp.shots = append(fp.shots, s)
-		size = append(size, len(raw))
-		return nil
-	})
+	size, missing, err := p.readShots(ctx, ds.ID, fp)
 	if err != nil {
 		return nil, nil, err
 	}
+	var errs Errors
 	if missing || len(fp.shots) == 0 {
 		errs.Add(uses[0].path, "few-shot prompts are built from the standard suites' questions and answers (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE); this dataset (%s) has none kept: upload it again if it is one of them", ds.Format)
 		return nil, errs, nil
@@ -193,25 +167,77 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	// What the prompts will take: each run writes, per item, the item and
-	// its examples.
-	var total int64
-	for _, u := range uses {
-		var run int64
-		for i, ex := range fp.examples[[2]int64{int64(u.k), u.seed}] {
-			run += int64(size[i])
-			for _, j := range ex {
-				run += int64(size[j])
-			}
-		}
-		total += run * int64(m.Runs())
-	}
-	if total > MaxFewShotBytes {
+	if total := fp.promptBytes(uses, size) * int64(m.Runs()); total > MaxFewShotBytes {
 		errs.Add(uses[0].path, "the few-shot prompts of these runs would take about %d MiB; at most %d MiB a benchmark: fewer shots, fewer targets or a smaller load.max_requests",
 			total>>20, MaxFewShotBytes>>20)
 		return nil, errs, nil
 	}
 	return fp, nil, nil
+}
+
+// fewShotUses lists the few-shot settings of m's targets (the
+// manifest's, or a target's own).
+func fewShotUses(m Manifest) []fewShotUse {
+	var uses []fewShotUse
+	for i, t := range m.Targets {
+		if k, seed := fewShotOf(m, t); k > 0 {
+			path := "fewshot.k"
+			if t.FewShot != nil {
+				path = fmt.Sprintf("targets[%d].fewshot.k", i)
+			}
+			uses = append(uses, fewShotUse{path: path, k: k, seed: seed})
+		}
+	}
+	return uses
+}
+
+// fewShotRefused says why few-shot prompts cannot be built on the
+// dataset, under the manifest field path; none when they can.
+func fewShotRefused(m Manifest, ds store.Dataset, path string) Errors {
+	var errs Errors
+	switch {
+	case m.Synthetic != nil:
+		errs.Add(path, "few-shot prompts are built from a standard suite's questions and answers; a synthetic dataset has none")
+	case ds.Shots > 0:
+		errs.Add(path, "the dataset's prompts are already %d-shot (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
+	case ds.ItemCount > maxFewShotItems:
+		errs.Add(path, "few-shot prompts are built for datasets of at most %d items; this one has %d", maxFewShotItems, ds.ItemCount)
+	}
+	return errs
+}
+
+// readShots reads the dataset's prompt pieces into fp.shots and returns
+// each item's size in bytes as stored, and whether an item has none.
+func (p *Service) readShots(ctx context.Context, datasetID int64, fp *fewShotPlan) ([]int, bool, error) {
+	missing := false
+	var size []int
+	err := p.Store.ItemShots(ctx, datasetID, func(_ int, raw []byte) error {
+		var s dataset.Shot
+		if raw == nil {
+			missing = true
+		} else if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		fp.shots = append(fp.shots, s)
+		size = append(size, len(raw))
+		return nil
+	})
+	return size, missing, err
+}
+
+// promptBytes is what one run of each use's prompts will take: per item,
+// the item and its examples.
+func (fp *fewShotPlan) promptBytes(uses []fewShotUse, size []int) int64 {
+	var total int64
+	for _, u := range uses {
+		for i, ex := range fp.examples[[2]int64{int64(u.k), u.seed}] {
+			total += int64(size[i])
+			for _, j := range ex {
+				total += int64(size[j])
+			}
+		}
+	}
+	return total
 }
 
 // prompts yields the k-shot requests of a run's first n items.

@@ -69,150 +69,204 @@ type judgeRef struct {
 // agents lease and measure it like any run. When it finishes, its score
 // job reads the verdicts (FinishJudgeRun).
 func (p *Service) StartJudge(ctx context.Context, v store.Viewer, req JudgeRequest) (JudgeStarted, error) {
-	mode := judge.Single
+	j := judging{req: req, o: req.Options, mode: judge.Single}
 	if req.RunB != 0 {
-		mode = judge.Pairwise
+		j.mode = judge.Pairwise
 	}
-	o := req.Options
-	if errs := o.Validate("judge", mode); len(errs) > 0 {
-		return JudgeStarted{}, errs
+	var err error
+	if j.judged, err = p.checkJudgeRequest(ctx, v, req, j.mode); err != nil {
+		return JudgeStarted{}, err
+	}
+	if j.model, err = p.Store.ModelByName(ctx, j.o.Model); err != nil {
+		return JudgeStarted{}, err
+	}
+	if err := p.writeJudgePrompts(ctx, &j); err != nil {
+		return JudgeStarted{}, err
+	}
+	n, err := p.Store.CountServingAgents(ctx, j.o.Hardware, j.o.Runtime, jobs.ProtocolVersion, p.StaleAfter)
+	if err != nil {
+		return JudgeStarted{}, err
+	}
+	j.waiting = n == 0
+	j.manifest = judgeManifest(j)
+	out := JudgeStarted{Mode: j.mode, Rubric: j.rubric, Items: j.sent, Prompts: len(j.items), WaitingForAgent: j.waiting}
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		var err error
+		out.JudgeRunID, out.BenchmarkID, err = p.queueJudging(ctx, tx, q, j)
+		return err
+	})
+	return out, err
+}
+
+// judging is a judging on its way to the queue: the request, the judged
+// run, the judge's model, its prompts and the manifest of its benchmark.
+type judging struct {
+	req    JudgeRequest
+	o      JudgeOptions
+	mode   string
+	judged store.JudgedRun
+	model  store.Model
+	// rubric is the rubric's name, template its prompt and lo–hi its
+	// scale.
+	rubric   string
+	template string
+	lo, hi   int
+	items    []store.DatasetItem
+	answers  []store.SimAnswer
+	sent     int
+	waiting  bool
+	manifest Manifest
+}
+
+// checkJudgeRequest checks the options, the judged run(s) and the judge's
+// model and hardware, and returns the run judged (RunA).
+func (p *Service) checkJudgeRequest(ctx context.Context, v store.Viewer, req JudgeRequest, mode string) (store.JudgedRun, error) {
+	if errs := req.Options.Validate("judge", mode); len(errs) > 0 {
+		return store.JudgedRun{}, errs
 	}
 	if req.RunB == req.RunA {
-		return JudgeStarted{}, Errors{{Path: "against", Message: "a run cannot be judged against itself"}}
+		return store.JudgedRun{}, Errors{{Path: "against", Message: "a run cannot be judged against itself"}}
 	}
 	a, err := p.judgedRun(ctx, v, req.RunA, "run")
 	if err != nil {
-		return JudgeStarted{}, err
+		return a, err
 	}
 	if mode == judge.Pairwise {
 		b, err := p.judgedRun(ctx, v, req.RunB, "against")
 		if err != nil {
-			return JudgeStarted{}, err
+			return a, err
 		}
 		if b.DatasetID != a.DatasetID {
-			return JudgeStarted{}, Errors{{Path: "against", Message: fmt.Sprintf("run %d is on another dataset than run %d: only runs on the same items can be compared", b.ID, a.ID)}}
+			return a, Errors{{Path: "against", Message: fmt.Sprintf("run %d is on another dataset than run %d: only runs on the same items can be compared", b.ID, a.ID)}}
 		}
 	}
-	errs, err := p.checkJudgeTarget(ctx, "judge", o)
+	errs, err := p.checkJudgeTarget(ctx, "judge", req.Options)
 	if err != nil {
-		return JudgeStarted{}, err
+		return a, err
 	}
 	if len(errs) > 0 {
-		return JudgeStarted{}, errs
+		return a, errs
 	}
-	model, err := p.Store.ModelByName(ctx, o.Model)
+	return a, nil
+}
+
+// writeJudgePrompts chooses the rubric and writes the judge's prompts
+// from the judged answers into j.
+func (p *Service) writeJudgePrompts(ctx context.Context, j *judging) error {
+	srcs, err := p.Store.JudgeSources(ctx, j.req.RunA, j.req.RunB)
 	if err != nil {
-		return JudgeStarted{}, err
-	}
-	srcs, err := p.Store.JudgeSources(ctx, req.RunA, req.RunB)
-	if err != nil {
-		return JudgeStarted{}, err
+		return err
 	}
 	haveRefs := slices.ContainsFunc(srcs, func(s store.JudgeSource) bool { return len(score.References(s.Reference)) > 0 })
-	rubricName := o.RubricName(mode, haveRefs)
-	tmpl, criteria := o.Template, ""
-	if r, ok := judge.RubricByName(rubricName); ok {
-		tmpl, criteria = r.Template, r.Criteria
+	j.rubric = j.o.RubricName(j.mode, haveRefs)
+	var criteria string
+	j.template = j.o.Template
+	if r, ok := judge.RubricByName(j.rubric); ok {
+		j.template, criteria = r.Template, r.Criteria
 	}
-	if !haveRefs && slices.Contains(judge.Placeholders(tmpl), judge.PReference) {
-		return JudgeStarted{}, Errors{{Path: "judge.rubric", Message: fmt.Sprintf("%s compares answers with the reference, and these items have none: choose a rubric without one", rubricName)}}
+	if !haveRefs && slices.Contains(judge.Placeholders(j.template), judge.PReference) {
+		return Errors{{Path: "judge.rubric", Message: fmt.Sprintf("%s compares answers with the reference, and these items have none: choose a rubric without one", j.rubric)}}
 	}
-	lo, hi := o.Bounds()
-	system := judge.SystemPrompt(mode, criteria, lo, hi)
-	items, answers, sent := judgePrompts(mode, srcs, system, tmpl, lo, hi, o.Runtime == "sim")
-	if len(items) == 0 {
-		return JudgeStarted{}, Errors{{Path: "run", Message: "there is no answer to judge: the run has no successful results" + map[bool]string{true: " on items both runs answered", false: ""}[mode == judge.Pairwise]}}
+	j.lo, j.hi = j.o.Bounds()
+	system := judge.SystemPrompt(j.mode, criteria, j.lo, j.hi)
+	j.items, j.answers, j.sent = judgePrompts(j.mode, srcs, system, j.template, j.lo, j.hi, j.o.Runtime == "sim")
+	if len(j.items) == 0 {
+		return Errors{{Path: "run", Message: "there is no answer to judge: the run has no successful results" + map[bool]string{true: " on items both runs answered", false: ""}[j.mode == judge.Pairwise]}}
 	}
-	n, err := p.Store.CountServingAgents(ctx, o.Hardware, o.Runtime, jobs.ProtocolVersion, p.StaleAfter)
-	if err != nil {
-		return JudgeStarted{}, err
-	}
-	maxTokens := o.MaxTokens
+	return nil
+}
+
+// judgeManifest is the manifest of the judge's benchmark: the judge's
+// model at temperature 0 on its prompts (the dataset is set when stored).
+func judgeManifest(j judging) Manifest {
+	maxTokens := j.o.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = defaultJudgeMaxTokens
 	}
-	conc := o.Concurrency
+	conc := j.o.Concurrency
 	if conc == 0 {
 		conc = defaultJudgeConcurrency
 	}
 	zero := 0.0
-	name := fmt.Sprintf("Judge of run %d (%s)", a.ID, rubricName)
-	if mode == judge.Pairwise {
-		name = fmt.Sprintf("Judge of run %d against run %d (%s)", req.RunA, req.RunB, rubricName)
+	name := fmt.Sprintf("Judge of run %d (%s)", j.judged.ID, j.rubric)
+	if j.mode == judge.Pairwise {
+		name = fmt.Sprintf("Judge of run %d against run %d (%s)", j.req.RunA, j.req.RunB, j.rubric)
 	}
-	m := Manifest{Name: name, Dataset: DatasetRef{}, Targets: []Target{{Model: o.Model, Runtime: o.Runtime, Hardware: o.Hardware}},
+	return Manifest{Name: name, Dataset: DatasetRef{}, Targets: []Target{{Model: j.o.Model, Runtime: j.o.Runtime, Hardware: j.o.Hardware}},
 		Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: conc}, Sampling: jobs.Sampling{Temperature: &zero, MaxTokens: maxTokens}}
-	out := JudgeStarted{Mode: mode, Rubric: rubricName, Items: sent, Prompts: len(items), WaitingForAgent: n == 0}
-	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
-		dsID, err := q.CreateDataset(ctx, store.NewDataset{OwnerID: a.OwnerID, Name: name, Format: "judge", Visibility: store.VisibilityPrivate})
-		if err != nil {
-			return err
+}
+
+// queueJudging stores the judge's prompts as a hidden dataset, its
+// benchmark, run and judge run, queues the run and tells the judged run's
+// story; it returns the judge's run and benchmark.
+func (p *Service) queueJudging(ctx context.Context, tx pgx.Tx, q *store.Queries, j judging) (runID, bid int64, err error) {
+	m := j.manifest
+	if m.Dataset.ID, err = storeJudgePrompts(ctx, q, j.judged.OwnerID, m.Name, j.items); err != nil {
+		return 0, 0, err
+	}
+	snapshot, err := json.Marshal(m)
+	if err != nil {
+		return 0, 0, err
+	}
+	if bid, err = q.CreateJudgeBenchmark(ctx, j.judged.OwnerID, m.Name, m.Dataset.ID, j.judged.ID, snapshot); err != nil {
+		return 0, 0, err
+	}
+	if runID, err = q.CreateRun(ctx, store.NewRun{BenchmarkID: bid, ModelID: j.model.ID, Runtime: j.o.Runtime,
+		HardwareProfile: j.o.Hardware, WaitingForAgent: j.waiting, Total: len(j.items)}); err != nil {
+		return 0, 0, err
+	}
+	var runB *int64
+	if j.mode == judge.Pairwise {
+		runB = &j.req.RunB
+	}
+	origin := j.req.Origin
+	if origin == "" {
+		origin = "user"
+	}
+	if err := q.CreateJudgeRun(ctx, store.NewJudgeRun{RunID: runID, Mode: j.mode, RunA: j.req.RunA, RunB: runB, Rubric: j.rubric,
+		Template: j.template, ScaleMin: j.lo, ScaleMax: j.hi, Origin: origin}); err != nil {
+		return 0, 0, err
+	}
+	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: bid,
+		DatasetID: m.Dataset.ID, Model: j.o.Model, AdapterOf: adapterBase(j.model), Runtime: j.o.Runtime, HardwareProfile: j.o.Hardware,
+		Load: m.Load, Sampling: m.Sampling}, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue judge run %d: %w", runID, err)
+	}
+	if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
+		return 0, 0, err
+	}
+	if j.answers != nil {
+		if _, err := q.CopySimAnswers(ctx, runID, slices.Values(j.answers)); err != nil {
+			return 0, 0, fmt.Errorf("simulated verdicts of judge run %d: %w", runID, err)
 		}
-		i := 0
-		if _, err := q.CopyDatasetItems(ctx, dsID, func() (store.DatasetItem, bool, error) {
-			if i == len(items) {
-				return store.DatasetItem{}, false, nil
-			}
-			i++
-			return items[i-1], true, nil
-		}); err != nil {
-			return err
+	}
+	msg := fmt.Sprintf("judged by %s on %s (%s), rubric %s: judge run %d", j.o.Model, j.o.Runtime, j.o.Hardware, j.rubric, runID)
+	return runID, bid, q.AddRunEvent(ctx, j.req.RunA, nil, "judging", msg)
+}
+
+// storeJudgePrompts stores a judge's prompts as a private dataset hidden
+// from lists, and returns its id.
+func storeJudgePrompts(ctx context.Context, q *store.Queries, ownerID int64, name string, items []store.DatasetItem) (int64, error) {
+	dsID, err := q.CreateDataset(ctx, store.NewDataset{OwnerID: ownerID, Name: name, Format: "judge", Visibility: store.VisibilityPrivate})
+	if err != nil {
+		return 0, err
+	}
+	i := 0
+	if _, err := q.CopyDatasetItems(ctx, dsID, func() (store.DatasetItem, bool, error) {
+		if i == len(items) {
+			return store.DatasetItem{}, false, nil
 		}
-		if err := q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: name, Visibility: store.VisibilityPrivate, Format: "judge",
-			TaskKind: "judge", ItemCount: len(items)}); err != nil {
-			return err
-		}
-		if err := q.HideDataset(ctx, dsID); err != nil {
-			return err
-		}
-		m.Dataset.ID = dsID
-		snapshot, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		bid, err := q.CreateJudgeBenchmark(ctx, a.OwnerID, name, dsID, a.ID, snapshot)
-		if err != nil {
-			return err
-		}
-		runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: bid, ModelID: model.ID, Runtime: o.Runtime,
-			HardwareProfile: o.Hardware, WaitingForAgent: n == 0, Total: len(items)})
-		if err != nil {
-			return err
-		}
-		var runB *int64
-		if mode == judge.Pairwise {
-			runB = &req.RunB
-		}
-		origin := req.Origin
-		if origin == "" {
-			origin = "user"
-		}
-		if err := q.CreateJudgeRun(ctx, store.NewJudgeRun{RunID: runID, Mode: mode, RunA: req.RunA, RunB: runB, Rubric: rubricName,
-			Template: tmpl, ScaleMin: lo, ScaleMax: hi, Origin: origin}); err != nil {
-			return err
-		}
-		res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: bid,
-			DatasetID: dsID, Model: o.Model, AdapterOf: adapterBase(model), Runtime: o.Runtime, HardwareProfile: o.Hardware, Load: m.Load,
-			Sampling: m.Sampling}, nil)
-		if err != nil {
-			return fmt.Errorf("queue judge run %d: %w", runID, err)
-		}
-		if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
-			return err
-		}
-		if answers != nil {
-			if _, err := q.CopySimAnswers(ctx, runID, slices.Values(answers)); err != nil {
-				return fmt.Errorf("simulated verdicts of judge run %d: %w", runID, err)
-			}
-		}
-		msg := fmt.Sprintf("judged by %s on %s (%s), rubric %s: judge run %d", o.Model, o.Runtime, o.Hardware, rubricName, runID)
-		if err := q.AddRunEvent(ctx, req.RunA, nil, "judging", msg); err != nil {
-			return err
-		}
-		out.JudgeRunID, out.BenchmarkID = runID, bid
-		return nil
-	})
-	return out, err
+		i++
+		return items[i-1], true, nil
+	}); err != nil {
+		return 0, err
+	}
+	if err := q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: name, Visibility: store.VisibilityPrivate, Format: "judge",
+		TaskKind: "judge", ItemCount: len(items)}); err != nil {
+		return 0, err
+	}
+	return dsID, q.HideDataset(ctx, dsID)
 }
 
 // judgedRun loads a finished run the viewer may see, for judging.

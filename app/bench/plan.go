@@ -78,25 +78,8 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 	if errs := m.Validate(); len(errs) > 0 {
 		return plan, errs
 	}
-	var errs Errors
-	var ds store.Dataset
-	var err error
-	if m.Synthetic != nil {
-		// Generated with the benchmark, in Create's transaction.
-		ds = store.Dataset{Name: m.Name, Format: synth.Format, ItemCount: syntheticItems(*m.Synthetic)}
-	} else if m.Dataset.ID > 0 {
-		ds, err = p.Store.DatasetByID(ctx, v, m.Dataset.ID)
-	} else {
-		ds, err = p.Store.DatasetByName(ctx, v, m.Dataset.Name)
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil):
-		ref := fmt.Sprintf("%q", m.Dataset.Name)
-		if m.Dataset.ID > 0 {
-			ref = fmt.Sprint(m.Dataset.ID)
-		}
-		errs = append(errs, FieldError{Path: "dataset", Message: fmt.Sprintf("no dataset %s that you can use", ref)})
-	case err != nil:
+	ds, errs, err := p.planDataset(ctx, v, m)
+	if err != nil {
 		return plan, err
 	}
 	plan.Dataset = ds
@@ -105,48 +88,15 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		items = m.Load.MaxRequests
 	}
 	for i, t := range m.Targets {
-		path := fmt.Sprintf("targets[%d]", i)
-		model, err := p.Store.ModelByName(ctx, t.Model)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
-			errs = append(errs, FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", t.Model)})
-			continue
-		}
+		runs, ferr, err := p.planTarget(ctx, m, t, fmt.Sprintf("targets[%d]", i), items)
 		if err != nil {
 			return plan, err
 		}
-		hw, err := p.Store.HardwareProfileBySlug(ctx, t.Hardware)
-		if errors.Is(err, store.ErrNotFound) {
-			errs = append(errs, FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", t.Hardware)})
+		if ferr != nil {
+			errs = append(errs, *ferr)
 			continue
 		}
-		if err != nil {
-			return plan, err
-		}
-		if err := jobs.CheckQueue(jobs.Queue(t.Hardware, t.Runtime)); err != nil {
-			errs = append(errs, FieldError{Path: path, Message: err.Error()})
-			continue
-		}
-		need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
-		if model.MemoryGB != nil {
-			need = *model.MemoryGB
-		}
-		capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
-		// The simulated runtime loads nothing, and a remote provider's
-		// model runs elsewhere, so memory does not limit them.
-		if t.Runtime != "sim" && !t.Remote && hw.GPUCount > 0 && need > capacity {
-			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)})
-			continue
-		}
-		n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
-		if err != nil {
-			return plan, err
-		}
-		k, seed := fewShotOf(m, t)
-		for rep := range m.Runs() {
-			plan.Runs = append(plan.Runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
-				Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-				WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, modelID: model.ID, adapterOf: adapterBase(model)})
-		}
+		plan.Runs = append(plan.Runs, runs...)
 	}
 	if len(errs) == 0 {
 		fp, ferrs, err := p.planFewShot(ctx, m, ds, items)
@@ -167,6 +117,78 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		return plan, errs
 	}
 	return plan, nil
+}
+
+// planDataset finds the dataset m names (or describes the synthetic one
+// it generates); an error for the manifest when the viewer has no such
+// dataset.
+func (p *Service) planDataset(ctx context.Context, v store.Viewer, m Manifest) (store.Dataset, Errors, error) {
+	var ds store.Dataset
+	var err error
+	if m.Synthetic != nil {
+		// Generated with the benchmark, in Create's transaction.
+		ds = store.Dataset{Name: m.Name, Format: synth.Format, ItemCount: syntheticItems(*m.Synthetic)}
+	} else if m.Dataset.ID > 0 {
+		ds, err = p.Store.DatasetByID(ctx, v, m.Dataset.ID)
+	} else {
+		ds, err = p.Store.DatasetByName(ctx, v, m.Dataset.Name)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil):
+		ref := fmt.Sprintf("%q", m.Dataset.Name)
+		if m.Dataset.ID > 0 {
+			ref = fmt.Sprint(m.Dataset.ID)
+		}
+		return ds, Errors{{Path: "dataset", Message: fmt.Sprintf("no dataset %s that you can use", ref)}}, nil
+	case err != nil:
+		return ds, nil, err
+	}
+	return ds, nil, nil
+}
+
+// planTarget lists the runs of one target (one per repeat) of items
+// each; a field error instead when its model, hardware or queue will not
+// do.
+func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path string, items int) ([]PlannedRun, *FieldError, error) {
+	model, err := p.Store.ModelByName(ctx, t.Model)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
+		return nil, &FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", t.Model)}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	hw, err := p.Store.HardwareProfileBySlug(ctx, t.Hardware)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", t.Hardware)}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := jobs.CheckQueue(jobs.Queue(t.Hardware, t.Runtime)); err != nil {
+		return nil, &FieldError{Path: path, Message: err.Error()}, nil
+	}
+	need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
+	if model.MemoryGB != nil {
+		need = *model.MemoryGB
+	}
+	capacity := float64(hw.GPUCount) * float64(hw.GPUMemoryBytes) / 1e9
+	// The simulated runtime loads nothing, and a remote provider's
+	// model runs elsewhere, so memory does not limit them.
+	if t.Runtime != "sim" && !t.Remote && hw.GPUCount > 0 && need > capacity {
+		return nil, &FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)}, nil
+	}
+	n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, seed := fewShotOf(m, t)
+	var runs []PlannedRun
+	for rep := range m.Runs() {
+		runs = append(runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
+			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
+			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, modelID: model.ID, adapterOf: adapterBase(model)})
+	}
+	return runs, nil, nil
 }
 
 // Created is a benchmark just created.

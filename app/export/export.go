@@ -174,54 +174,20 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 	if err := cw.Write(SummaryColumns); err != nil {
 		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	opt := func(v float64, measured bool) string {
-		if !measured {
-			return ""
-		}
-		return f(v)
-	}
 	for _, r := range runs {
 		head := []string{strconv.FormatInt(r.ID, 10), text(r.ModelName), r.Runtime, text(r.HardwareProfile), r.Mode, r.State, r.StoppedBy, text(r.Error)}
 		rec := append(head, "", "", "")
 		var s jobs.RunSummary
-		var g struct {
-			EnergyJ        *float64 `json:"energy_j"`
-			JoulesPerToken *float64 `json:"joules_per_token"`
-			PeakMemBytes   *uint64  `json:"peak_mem_bytes"`
-		}
 		if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
 			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-2)...)
 		} else {
-			if r.GPUSummary != nil {
-				_ = json.Unmarshal(r.GPUSummary, &g)
-			}
-			itl := s.ITLTokens > 0
-			rec = append(rec, strconv.Itoa(s.Requests), strconv.Itoa(s.OK), strconv.Itoa(s.Errors), strconv.FormatInt(s.OutputTokens, 10),
-				f(s.MeasuredSeconds), f(s.OutputTokensPerS), f(s.RequestsPerS), f(s.GoodputRPS),
-				f(s.TTFT.P50), f(s.TTFT.P95), f(s.TTFT.P99), f(s.TPOT.P50), f(s.TPOT.P95), f(s.TPOT.P99),
-				f(s.E2E.P50), f(s.E2E.P95), f(s.E2E.P99),
-				opt(s.ITL.Mean, itl), opt(s.ITL.P50, itl), opt(s.ITL.P90, itl), opt(s.ITL.P95, itl), opt(s.ITL.P99, itl), opt(s.ITL.Max, itl))
-			energy, perToken, peak, cost, kwh, co2 := "", "", "", "", "", ""
-			if g.EnergyJ != nil && *g.EnergyJ > 0 {
-				energy, kwh, co2 = f(*g.EnergyJ), strconv.FormatFloat(*g.EnergyJ/3.6e6, 'f', 6, 64), f(*g.EnergyJ/3.6e6*gridCO2)
-			}
-			if g.JoulesPerToken != nil && *g.JoulesPerToken > 0 {
-				perToken = f(*g.JoulesPerToken)
-			}
-			if g.PeakMemBytes != nil {
-				peak = strconv.FormatUint(*g.PeakMemBytes, 10)
-			}
-			if r.PricePerHour != nil {
-				if c, ok := s.CostPer1M(*r.PricePerHour); ok {
-					cost = f(c)
-				}
-			}
-			rec = append(rec, energy, perToken, peak, cost, kwh, co2)
+			rec = append(rec, summaryFigures(s.Requests, s.OK, s.Errors, s.OutputTokens, s.MeasuredSeconds, s.OutputTokensPerS,
+				s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
+			rec = append(rec, energyColumns(r, s, gridCO2)...)
 		}
 		load := ""
 		if r.LoadTimeMs != nil {
-			load = f(*r.LoadTimeMs)
+			load = fixed3(*r.LoadTimeMs)
 		}
 		rec = append(rec, load, text(r.RuntimeLog), r.Scorer, strconv.Itoa(r.Scored),
 			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
@@ -230,25 +196,80 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 			return err
 		}
 		for _, st := range s.Steps {
-			offered := ""
-			if st.OfferedRPS != nil {
-				offered = f(*st.OfferedRPS)
-			}
-			itl := st.ITLTokens > 0
-			row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold),
-				strconv.Itoa(st.Requests), strconv.Itoa(st.OK), strconv.Itoa(st.Errors), strconv.FormatInt(st.OutputTokens, 10),
-				f(st.WindowSeconds), f(st.OutputTokensPerS), f(st.AchievedRPS), f(st.GoodputRPS),
-				f(st.TTFT.P50), f(st.TTFT.P95), f(st.TTFT.P99), f(st.TPOT.P50), f(st.TPOT.P95), f(st.TPOT.P99),
-				f(st.E2E.P50), f(st.E2E.P95), f(st.E2E.P99),
-				opt(st.ITL.Mean, itl), opt(st.ITL.P50, itl), opt(st.ITL.P90, itl), opt(st.ITL.P95, itl), opt(st.ITL.P99, itl), opt(st.ITL.Max, itl))
-			row = append(row, make([]string, len(SummaryColumns)-len(row))...)
-			if err := cw.Write(row); err != nil {
+			if err := cw.Write(stepRow(head, st)); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// fixed3 writes v with three decimals.
+func fixed3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// measuredFixed3 is fixed3, or empty when v was not measured.
+func measuredFixed3(v float64, measured bool) string {
+	if !measured {
+		return ""
+	}
+	return fixed3(v)
+}
+
+// summaryFigures are the columns from requests to itl_max_ms of a run or
+// one of its steps; the ITL columns are empty when no token's latency was
+// measured.
+func summaryFigures(requests, ok, errs int, outputTokens int64, seconds, tps, rps, goodput float64,
+	ttft, tpot, e2e, itl jobs.Dist, itlTokens int) []string {
+	hasITL := itlTokens > 0
+	return []string{strconv.Itoa(requests), strconv.Itoa(ok), strconv.Itoa(errs), strconv.FormatInt(outputTokens, 10),
+		fixed3(seconds), fixed3(tps), fixed3(rps), fixed3(goodput),
+		fixed3(ttft.P50), fixed3(ttft.P95), fixed3(ttft.P99), fixed3(tpot.P50), fixed3(tpot.P95), fixed3(tpot.P99),
+		fixed3(e2e.P50), fixed3(e2e.P95), fixed3(e2e.P99),
+		measuredFixed3(itl.Mean, hasITL), measuredFixed3(itl.P50, hasITL), measuredFixed3(itl.P90, hasITL),
+		measuredFixed3(itl.P95, hasITL), measuredFixed3(itl.P99, hasITL), measuredFixed3(itl.Max, hasITL)}
+}
+
+// energyColumns are a run's energy, joules per token, peak GPU memory,
+// cost per 1M output tokens, kWh and CO₂e; empty where not known.
+func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []string {
+	var g struct {
+		EnergyJ        *float64 `json:"energy_j"`
+		JoulesPerToken *float64 `json:"joules_per_token"`
+		PeakMemBytes   *uint64  `json:"peak_mem_bytes"`
+	}
+	if r.GPUSummary != nil {
+		_ = json.Unmarshal(r.GPUSummary, &g)
+	}
+	energy, perToken, peak, cost, kwh, co2 := "", "", "", "", "", ""
+	if g.EnergyJ != nil && *g.EnergyJ > 0 {
+		energy, kwh, co2 = fixed3(*g.EnergyJ), strconv.FormatFloat(*g.EnergyJ/3.6e6, 'f', 6, 64), fixed3(*g.EnergyJ/3.6e6*gridCO2)
+	}
+	if g.JoulesPerToken != nil && *g.JoulesPerToken > 0 {
+		perToken = fixed3(*g.JoulesPerToken)
+	}
+	if g.PeakMemBytes != nil {
+		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
+	}
+	if r.PricePerHour != nil {
+		if c, ok := s.CostPer1M(*r.PricePerHour); ok {
+			cost = fixed3(c)
+		}
+	}
+	return []string{energy, perToken, peak, cost, kwh, co2}
+}
+
+// stepRow is the row of one step of a sweep: the run's head, the step's
+// name, offered rate and SLO verdict, its figures, the rest empty.
+func stepRow(head []string, st jobs.StepSummary) []string {
+	offered := ""
+	if st.OfferedRPS != nil {
+		offered = fixed3(*st.OfferedRPS)
+	}
+	row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold))
+	row = append(row, summaryFigures(st.Requests, st.OK, st.Errors, st.OutputTokens, st.WindowSeconds, st.OutputTokensPerS,
+		st.AchievedRPS, st.GoodputRPS, st.TTFT, st.TPOT, st.E2E, st.ITL, st.ITLTokens)...)
+	return append(row, make([]string, len(SummaryColumns)-len(row))...)
 }
 
 // nodeColumns are a run's gpu_simulated and node columns (SummaryColumns);

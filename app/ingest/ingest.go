@@ -112,12 +112,10 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 	// Settings that came before the file are checked before reading it, so
 	// a wrong visibility does not cost a gigabyte's parse and copy.
 	if le := CheckSettings(strings.TrimSpace(req.Name), req.Visibility); le != nil {
-		res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
-		return res, ErrInvalid
+		return res, res.invalid(*le)
 	}
 	if le := CheckShots(req.Shots); le != nil {
-		res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
-		return res, ErrInvalid
+		return res, res.invalid(*le)
 	}
 	err := u.Store.InTx(ctx, func(q *store.Queries) error {
 		id, err := q.CreateDataset(ctx, store.NewDataset{
@@ -127,85 +125,101 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 			return err
 		}
 		p := dataset.NewParserWith(file, u.Limits, dataset.Options{Shots: req.Shots})
-		// The reason a copy was aborted is kept here: PostgreSQL answers an
-		// aborted COPY with its own error, which does not wrap ours.
-		var abort error
-		_, err = q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
-			for {
-				it, ok := p.Next()
-				if !ok {
-					if err := p.Err(); err != nil {
-						abort = fmt.Errorf("%w: %v", ErrUnreadable, err)
-						return store.DatasetItem{}, false, abort
-					}
-					if p.ErrorCount() > 0 {
-						abort = ErrInvalid
-						return store.DatasetItem{}, false, abort
-					}
-					return store.DatasetItem{}, false, nil
-				}
-				if p.ErrorCount() > 0 {
-					continue // keep reading to report every error, but store nothing more
-				}
-				return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category, Shot: it.Shot}, true, nil
-			}
-		})
-		res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
-		if abort != nil {
-			return abort
-		}
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
-			// A value the parser let through that PostgreSQL refuses (such
-			// as \u0000 in a string): still the file's fault, not ours.
-			res.Errors = []dataset.LineError{{Message: "PostgreSQL refused a value in the file: " + pgErr.Message}}
-			res.ErrorCount = 1
-			return ErrInvalid
-		}
-		if err != nil {
+		if err := copyItems(ctx, q, id, p, &res); err != nil {
 			return err
 		}
 		if rest != nil {
 			if err := rest(&req); err != nil {
 				var le *dataset.LineError
 				if errors.As(err, &le) {
-					res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
-					return ErrInvalid
+					return res.invalid(*le)
 				}
 				return err
 			}
 		}
-		name := strings.TrimSpace(req.Name)
-		if name == "" {
-			name = DefaultName(req.FileName)
-		}
-		if le := CheckSettings(name, req.Visibility); le != nil {
-			res.Errors, res.ErrorCount = []dataset.LineError{*le}, 1
-			return ErrInvalid
-		}
-		if !req.AllowDuplicate {
-			dups, err := q.DatasetsBySHA256(ctx, req.Viewer, p.SHA256())
-			if err != nil {
-				return err
-			}
-			if len(dups) > 0 {
-				res.Duplicates = dups
-				return ErrDuplicate
-			}
-		}
-		scorer := p.SuggestedScorer()
-		if req.Scorer != "" {
-			scorer = req.Scorer
-		}
-		if err := q.FinishDataset(ctx, id, store.DatasetTotals{
-			Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
-			DefaultScorer: scorer, ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
-			Shots: req.Shots,
-		}); err != nil {
-			return err
-		}
-		res.Dataset, err = q.DatasetByID(ctx, req.Viewer, id)
-		return err
+		return finishUpload(ctx, q, id, p, req, &res)
 	})
 	return res, err
+}
+
+// invalid makes le the upload's only error, and returns ErrInvalid.
+func (r *Result) invalid(le dataset.LineError) error {
+	r.Errors, r.ErrorCount = []dataset.LineError{le}, 1
+	return ErrInvalid
+}
+
+// copyItems parses the file into dataset id's items, with COPY; the
+// parser's errors go to res. An invalid or unreadable file stores
+// nothing.
+func copyItems(ctx context.Context, q *store.Queries, id int64, p *dataset.Parser, res *Result) error {
+	// The reason a copy was aborted is kept here: PostgreSQL answers an
+	// aborted COPY with its own error, which does not wrap ours.
+	var abort error
+	_, err := q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
+		for {
+			it, ok := p.Next()
+			if !ok {
+				if err := p.Err(); err != nil {
+					abort = fmt.Errorf("%w: %v", ErrUnreadable, err)
+					return store.DatasetItem{}, false, abort
+				}
+				if p.ErrorCount() > 0 {
+					abort = ErrInvalid
+					return store.DatasetItem{}, false, abort
+				}
+				return store.DatasetItem{}, false, nil
+			}
+			if p.ErrorCount() > 0 {
+				continue // keep reading to report every error, but store nothing more
+			}
+			return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category, Shot: it.Shot}, true, nil
+		}
+	})
+	res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
+	if abort != nil {
+		return abort
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+		// A value the parser let through that PostgreSQL refuses (such
+		// as \u0000 in a string): still the file's fault, not ours.
+		return res.invalid(dataset.LineError{Message: "PostgreSQL refused a value in the file: " + pgErr.Message})
+	}
+	return err
+}
+
+// finishUpload names the dataset, refuses a duplicate unless allowed,
+// and stores the totals the parse found; res gets the dataset.
+func finishUpload(ctx context.Context, q *store.Queries, id int64, p *dataset.Parser, req Request, res *Result) error {
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		name = DefaultName(req.FileName)
+	}
+	if le := CheckSettings(name, req.Visibility); le != nil {
+		return res.invalid(*le)
+	}
+	if !req.AllowDuplicate {
+		dups, err := q.DatasetsBySHA256(ctx, req.Viewer, p.SHA256())
+		if err != nil {
+			return err
+		}
+		if len(dups) > 0 {
+			res.Duplicates = dups
+			return ErrDuplicate
+		}
+	}
+	scorer := p.SuggestedScorer()
+	if req.Scorer != "" {
+		scorer = req.Scorer
+	}
+	if err := q.FinishDataset(ctx, id, store.DatasetTotals{
+		Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
+		DefaultScorer: scorer, ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
+		Shots: req.Shots,
+	}); err != nil {
+		return err
+	}
+	var err error
+	res.Dataset, err = q.DatasetByID(ctx, req.Viewer, id)
+	return err
 }

@@ -218,81 +218,105 @@ func parseLine(b []byte) (Line, *Error) {
 		return l, &Error{Field: "output", Message: `a line needs "output" (simple format) or "response"/"error" (OpenAI batch output)`}
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
-		var e batchError
-		if err := json.Unmarshal(r.Error, &e); err != nil {
-			return l, &Error{Field: "error", Message: "must be an object with code and message"}
-		}
-		if fe := checkText("error.code", e.Code, maxShortText, jobs.MaxShortTextBytes); fe != nil {
-			return l, fe
-		}
-		if fe := checkText("error.message", e.Message, 0, jobs.MaxResultErrorBytes); fe != nil {
-			return l, fe
-		}
-		l.Status, l.ErrorClass, l.Error = jobs.StatusError, orDefault(e.Code, "batch_error"), e.Message
-	}
-	if len(r.Response) > 0 && string(r.Response) != "null" {
-		var resp response
-		if err := json.Unmarshal(r.Response, &resp); err != nil {
-			return l, &Error{Field: "response", Message: "not the batch output shape: " + err.Error()}
-		}
-		if resp.StatusCode != 0 && (resp.StatusCode < 100 || resp.StatusCode > 599) {
-			return l, &Error{Field: "response.status_code", Message: fmt.Sprintf("%d is not an HTTP status (100 to 599)", resp.StatusCode)}
-		}
-		l.HTTPStatus, l.RequestID = resp.StatusCode, resp.RequestID
-		field := "response.request_id"
-		if l.RequestID == "" {
-			l.RequestID, field = resp.Body.ID, "response.body.id"
-		}
-		if e := checkText(field, l.RequestID, maxShortText, jobs.MaxShortTextBytes); e != nil {
+		if e := parseBatchError(r.Error, &l); e != nil {
 			return l, e
 		}
-		if l.Status == "" && resp.StatusCode != 0 && resp.StatusCode != 200 {
-			// The error body as it came (raw JSON): its escapes stay text,
-			// but its bytes must be UTF-8.
-			msg := strings.TrimSpace(string(resp.Body.Error))
-			if e := checkText("response.body.error", msg, 0, jobs.MaxResultErrorBytes); e != nil {
-				return l, e
-			}
-			l.Status, l.ErrorClass, l.Error = jobs.StatusError, "http_"+fmt.Sprint(resp.StatusCode), msg
-		}
-		if l.Status == "" {
-			if len(resp.Body.Choices) == 0 {
-				return l, &Error{Field: "response.body.choices", Message: "no choices: nothing to import"}
-			}
-			ch := resp.Body.Choices[0]
-			field := "response.body.choices[0].message.content"
-			switch {
-			case ch.Message != nil && ch.Message.Content != nil:
-				l.Output = *ch.Message.Content
-			case ch.Text != nil:
-				l.Output, field = *ch.Text, "response.body.choices[0].text"
-			default:
-				return l, &Error{Field: "response.body.choices[0]", Message: "has neither message.content nor text"}
-			}
-			if e := checkText(field, l.Output, 0, jobs.MaxOutputBytes); e != nil {
-				return l, e
-			}
-			if e := checkText("response.body.choices[0].finish_reason", ch.FinishReason, maxShortText, jobs.MaxShortTextBytes); e != nil {
-				return l, e
-			}
-			l.Status, l.FinishReason = jobs.StatusOK, ch.FinishReason
-			if u := resp.Body.Usage; u != nil {
-				var e *Error
-				if l.PromptTokens, e = tokenCount("response.body.usage.prompt_tokens", u.PromptTokens); e != nil {
-					return l, e
-				}
-				if l.CompletionTokens, e = tokenCount("response.body.usage.completion_tokens", u.CompletionTokens); e != nil {
-					return l, e
-				}
-			} else {
-				l.TokensEstimated, l.CompletionTokens = true, len(strings.Fields(l.Output))
-			}
+	}
+	if len(r.Response) > 0 && string(r.Response) != "null" {
+		if e := parseResponse(r.Response, &l); e != nil {
+			return l, e
 		}
 	}
 	if l.Status == "" {
 		return l, &Error{Field: "response", Message: "null, and no error: nothing to import"}
 	}
 	return l, nil
+}
+
+// parseBatchError reads a batch line's error into l: the request failed.
+func parseBatchError(msg json.RawMessage, l *Line) *Error {
+	var e batchError
+	if err := json.Unmarshal(msg, &e); err != nil {
+		return &Error{Field: "error", Message: "must be an object with code and message"}
+	}
+	if fe := checkText("error.code", e.Code, maxShortText, jobs.MaxShortTextBytes); fe != nil {
+		return fe
+	}
+	if fe := checkText("error.message", e.Message, 0, jobs.MaxResultErrorBytes); fe != nil {
+		return fe
+	}
+	l.Status, l.ErrorClass, l.Error = jobs.StatusError, orDefault(e.Code, "batch_error"), e.Message
+	return nil
+}
+
+// parseResponse reads a batch line's response into l: its status and
+// request id, and unless the line failed already, the HTTP error or the
+// first choice.
+func parseResponse(msg json.RawMessage, l *Line) *Error {
+	var resp response
+	if err := json.Unmarshal(msg, &resp); err != nil {
+		return &Error{Field: "response", Message: "not the batch output shape: " + err.Error()}
+	}
+	if resp.StatusCode != 0 && (resp.StatusCode < 100 || resp.StatusCode > 599) {
+		return &Error{Field: "response.status_code", Message: fmt.Sprintf("%d is not an HTTP status (100 to 599)", resp.StatusCode)}
+	}
+	l.HTTPStatus, l.RequestID = resp.StatusCode, resp.RequestID
+	field := "response.request_id"
+	if l.RequestID == "" {
+		l.RequestID, field = resp.Body.ID, "response.body.id"
+	}
+	if e := checkText(field, l.RequestID, maxShortText, jobs.MaxShortTextBytes); e != nil {
+		return e
+	}
+	if l.Status == "" && resp.StatusCode != 0 && resp.StatusCode != 200 {
+		// The error body as it came (raw JSON): its escapes stay text,
+		// but its bytes must be UTF-8.
+		msg := strings.TrimSpace(string(resp.Body.Error))
+		if e := checkText("response.body.error", msg, 0, jobs.MaxResultErrorBytes); e != nil {
+			return e
+		}
+		l.Status, l.ErrorClass, l.Error = jobs.StatusError, "http_"+fmt.Sprint(resp.StatusCode), msg
+	}
+	if l.Status == "" {
+		return parseChoice(resp, l)
+	}
+	return nil
+}
+
+// parseChoice reads the response's first choice into l as its answer,
+// with its usage (estimated from the answer when there is none).
+func parseChoice(resp response, l *Line) *Error {
+	if len(resp.Body.Choices) == 0 {
+		return &Error{Field: "response.body.choices", Message: "no choices: nothing to import"}
+	}
+	ch := resp.Body.Choices[0]
+	field := "response.body.choices[0].message.content"
+	switch {
+	case ch.Message != nil && ch.Message.Content != nil:
+		l.Output = *ch.Message.Content
+	case ch.Text != nil:
+		l.Output, field = *ch.Text, "response.body.choices[0].text"
+	default:
+		return &Error{Field: "response.body.choices[0]", Message: "has neither message.content nor text"}
+	}
+	if e := checkText(field, l.Output, 0, jobs.MaxOutputBytes); e != nil {
+		return e
+	}
+	if e := checkText("response.body.choices[0].finish_reason", ch.FinishReason, maxShortText, jobs.MaxShortTextBytes); e != nil {
+		return e
+	}
+	l.Status, l.FinishReason = jobs.StatusOK, ch.FinishReason
+	u := resp.Body.Usage
+	if u == nil {
+		l.TokensEstimated, l.CompletionTokens = true, len(strings.Fields(l.Output))
+		return nil
+	}
+	var e *Error
+	if l.PromptTokens, e = tokenCount("response.body.usage.prompt_tokens", u.PromptTokens); e != nil {
+		return e
+	}
+	l.CompletionTokens, e = tokenCount("response.body.usage.completion_tokens", u.CompletionTokens)
+	return e
 }
 
 // checkText refuses a string PostgreSQL text cannot hold (a NUL character,

@@ -83,51 +83,50 @@ func (e *Executor) ExecuteRun(ctx context.Context, runID int64, scorer string) e
 	} else if err := json.Unmarshal(raw, &opts); err != nil {
 		return e.fail(ctx, runID, fmt.Errorf("scorer_options.exec: %w", err))
 	}
+	items, err := e.Store.ExecItems(ctx, runID)
+	if err != nil {
+		return err
+	}
+	out := &outcomes{ctx: context.WithoutCancel(ctx), st: e.Store, runID: runID, items: items}
+	e.executeItems(ctx, out, suiteOf(scorer), opts)
+	if err := out.close(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	sum, q := Summarise(items, runID)
+	q.Scorer = scorer
+	if e.Log != nil {
+		e.Log.Info("executed run", "run", runID, "pass_at", sum.PassAt, "counts", sum.Counts)
+	}
+	return e.Store.FinishExecution(ctx, runID, sum, q)
+}
+
+// executeItems executes the items of out not done yet, as many at a time
+// as there are slots, and records each outcome; it returns when all have
+// finished or ctx is done.
+func (e *Executor) executeItems(ctx context.Context, out *outcomes, suite string, opts ExecOptions) {
 	lim := e.Runner.Limits
 	if opts.Timeout > 0 {
 		lim.Timeout = time.Duration(opts.Timeout)
 		lim.CPU = lim.Timeout + time.Second
 	}
-	items, err := e.Store.ExecItems(ctx, runID)
-	if err != nil {
-		return err
-	}
-
-	var (
-		mu      sync.Mutex
-		batch   []store.ExecOutcome
-		saveErr error
-		wg      sync.WaitGroup
-	)
-	flush := func(force bool) {
-		// Called with mu held.
-		if len(batch) == 0 || (!force && len(batch) < 32) || saveErr != nil {
-			return
-		}
-		saveErr = e.Store.SaveExecOutcomes(context.WithoutCancel(ctx), runID, batch)
-		batch = nil
-	}
-	record := func(i int, o store.ExecOutcome) {
-		mu.Lock()
-		defer mu.Unlock()
-		items[i].Done, items[i].ExecStatus = true, o.Status
-		batch = append(batch, o)
-		flush(false)
-	}
-	for i, it := range items {
+	var wg sync.WaitGroup
+	for i, it := range out.items {
 		if it.Done {
 			continue
 		}
-		task, err := ParseTask(it.Reference, it.Prompt, suiteOf(scorer))
+		task, err := ParseTask(it.Reference, it.Prompt, suite)
 		if errors.Is(err, ErrNotExecutable) {
 			continue // not a code item: left unscored
 		}
 		if err != nil {
-			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Exception), Stderr: "cannot execute this item: " + err.Error()})
+			out.record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Exception), Stderr: "cannot execute this item: " + err.Error()})
 			continue
 		}
 		if it.Status != jobs.StatusOK {
-			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Failed), Stderr: "no answer to execute: the request failed"})
+			out.record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(Failed), Stderr: "no answer to execute: the request failed"})
 			continue
 		}
 		select {
@@ -145,26 +144,50 @@ func (e *Executor) ExecuteRun(ctx context.Context, runID int64, scorer string) e
 			if ctx.Err() != nil {
 				return // stopped, not a verdict on the program
 			}
-			record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(res.Class), Stderr: res.StderrTail, Duration: res.Duration})
+			out.record(i, store.ExecOutcome{Idx: it.Idx, Sample: it.Sample, Status: string(res.Class), Stderr: res.StderrTail, Duration: res.Duration})
 		}()
 	}
 	wg.Wait()
-	mu.Lock()
-	flush(true)
-	err = saveErr
-	mu.Unlock()
-	if err != nil {
-		return err
+}
+
+// outcomes collects a run's outcomes from the executions running at once
+// and stores them in batches.
+type outcomes struct {
+	ctx   context.Context // not cancelled: what was executed is kept
+	st    Store
+	runID int64
+
+	mu      sync.Mutex
+	items   []store.ExecItem
+	batch   []store.ExecOutcome
+	saveErr error
+}
+
+// record marks item i done with outcome o, storing a full batch.
+func (o *outcomes) record(i int, out store.ExecOutcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.items[i].Done, o.items[i].ExecStatus = true, out.Status
+	o.batch = append(o.batch, out)
+	o.flush(false)
+}
+
+// flush stores the batch when it is full, or when force; called with mu
+// held. After an error nothing more is stored.
+func (o *outcomes) flush(force bool) {
+	if len(o.batch) == 0 || (!force && len(o.batch) < 32) || o.saveErr != nil {
+		return
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	sum, q := Summarise(items, runID)
-	q.Scorer = scorer
-	if e.Log != nil {
-		e.Log.Info("executed run", "run", runID, "pass_at", sum.PassAt, "counts", sum.Counts)
-	}
-	return e.Store.FinishExecution(ctx, runID, sum, q)
+	o.saveErr = o.st.SaveExecOutcomes(o.ctx, o.runID, o.batch)
+	o.batch = nil
+}
+
+// close stores what is left and returns the first error storing.
+func (o *outcomes) close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flush(true)
+	return o.saveErr
 }
 
 func (e *Executor) fail(ctx context.Context, runID int64, err error) error {

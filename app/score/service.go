@@ -111,9 +111,16 @@ func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer strin
 	if err != nil {
 		return err
 	}
+	idx, samples, scores, q := scoreItems(items, scorer, opts, f, runID)
+	return s.Store.SaveScores(ctx, runID, idx, samples, scores, q)
+}
+
+// scoreItems scores a run's answers with f: each item's score (nil when
+// left unscored) by item and sample, and the run's quality.
+func scoreItems(items []store.ScoreItem, scorer string, opts Options, f Scorer, runID int64) (idx, samples []int32, scores []*float64, q store.RunQuality) {
 	needsRef := NeedsReference(scorer, opts)
-	idx, samples := make([]int32, len(items)), make([]int32, len(items))
-	scores := make([]*float64, len(items))
+	idx, samples = make([]int32, len(items)), make([]int32, len(items))
+	scores = make([]*float64, len(items))
 	var all []float64
 	var corpus []BLEUStats
 	for i, it := range items {
@@ -140,7 +147,7 @@ func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer strin
 		scores[i] = &v
 		all = append(all, v)
 	}
-	q := store.RunQuality{Scorer: scorer, Scored: len(all), Options: storedOptions(scorer, opts)}
+	q = store.RunQuality{Scorer: scorer, Scored: len(all), Options: storedOptions(scorer, opts)}
 	if len(all) > 0 {
 		mean, lo, hi := MeanCI(all, uint64(runID))
 		q.Mean, q.Low, q.High = &mean, &lo, &hi
@@ -149,7 +156,7 @@ func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer strin
 		c := CorpusBLEU(corpus)
 		q.CorpusBLEU = &c
 	}
-	return s.Store.SaveScores(ctx, runID, idx, samples, scores, q)
+	return idx, samples, scores, q
 }
 
 // nonEmpty drops empty references, as sacreBLEU does.

@@ -234,3 +234,25 @@ func (q *Queries) SetHardwarePrice(ctx context.Context, slug string, price *floa
 	}
 	return mapErr(err, "set hardware price")
 }
+
+// HardwareProfileBySlug returns one profile (without agent counts).
+func (q *Queries) HardwareProfileBySlug(ctx context.Context, slug string) (HardwareProfile, error) {
+	var h HardwareProfile
+	err := q.db.QueryRow(ctx, `SELECT slug, gpu_name, gpu_count, gpu_memory_bytes, cpu_cores, price_per_hour::float8
+		FROM hardware_profiles WHERE slug = @slug`, pgx.NamedArgs{"slug": slug}).
+		Scan(&h.Slug, &h.GPUName, &h.GPUCount, &h.GPUMemoryBytes, &h.CPUCores, &h.PricePerHour)
+	return h, mapErr(err, "hardware profile")
+}
+
+// CountServingAgents counts agents that could take a run now: online,
+// heartbeating within staleAfter, not drained or deactivated, with this
+// hardware profile and runtime.
+// Agents of another protocol version do not count.
+func (q *Queries) CountServingAgents(ctx context.Context, profile, runtime string, protocol int, staleAfter time.Duration) (int, error) {
+	var n int
+	err := q.db.QueryRow(ctx, `SELECT count(*) FROM agents WHERE hardware_profile = @profile AND @runtime = ANY (runtimes)
+		AND protocol_version = @protocol
+		AND state = 'online' AND NOT drained AND deactivated_at IS NULL AND last_heartbeat_at > now() - @stale::interval`,
+		pgx.NamedArgs{"profile": profile, "runtime": runtime, "protocol": protocol, "stale": staleAfter}).Scan(&n)
+	return n, mapErr(err, "count serving agents")
+}

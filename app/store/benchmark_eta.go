@@ -117,7 +117,32 @@ func EstimateBenchmark(runs []RunTiming, f EstimateFacts) BenchmarkEstimate {
 		e.ETAReason = "the benchmark has no runs"
 		return e
 	}
-	// Queues in the order of their first run, each with its active runs.
+	queues, active := activeByQueue(runs)
+	if q, ok := unservedQueue(queues, active, f); ok {
+		e.ETAReason = fmt.Sprintf("no agent serves queue %s", q)
+		return e
+	}
+	var end float64
+	for _, q := range queues {
+		qend, reason := queueEnd(runs, active[q], f.Agents[q], f)
+		if reason != "" {
+			e.ETAReason = reason
+			return e
+		}
+		end = max(end, qend)
+	}
+	if math.IsNaN(end) || math.IsInf(end, 0) || end < 0 || end >= math.MaxInt32 {
+		e.ETAReason = "the estimate is out of range"
+		return e
+	}
+	eta := int64(math.Ceil(end))
+	e.ETASeconds = &eta
+	return e
+}
+
+// activeByQueue returns the queues of the active (queued or running)
+// runs in the order of their first run, and each queue's active runs.
+func activeByQueue(runs []RunTiming) ([]string, map[string][]RunTiming) {
 	var queues []string
 	active := map[string][]RunTiming{}
 	for _, r := range runs {
@@ -130,63 +155,63 @@ func EstimateBenchmark(runs []RunTiming, f EstimateFacts) BenchmarkEstimate {
 		}
 		active[q] = append(active[q], r)
 	}
+	return queues, active
+}
+
+// unservedQueue is the first queue with a queued run and no live agent.
+func unservedQueue(queues []string, active map[string][]RunTiming, f EstimateFacts) (string, bool) {
 	for _, q := range queues {
 		if f.Agents[q] > 0 {
 			continue
 		}
 		for _, r := range active[q] {
 			if r.State == "queued" {
-				e.ETAReason = fmt.Sprintf("no agent serves queue %s", q)
-				return e
+				return q, true
 			}
+		}
+	}
+	return "", false
+}
+
+// queueEnd is when a queue's active runs end, in seconds from now, with
+// agents live agents serving it; or why that cannot be told.
+func queueEnd(runs, active []RunTiming, agents int, f EstimateFacts) (float64, string) {
+	var busy []float64 // the running runs' time left, the agents they hold
+	var waiting []float64
+	for _, r := range active {
+		if r.State == "running" && validSeconds(r.ETASeconds) {
+			busy = append(busy, *r.ETASeconds)
+			continue
+		}
+		pace, ok := runPace(runs, r, f)
+		switch {
+		case !ok && r.State == "running":
+			return 0, fmt.Sprintf("run %d has no ETA yet and no run of this benchmark has finished to time it", r.ID)
+		case !ok:
+			return 0, "no run of this benchmark has finished yet to time one"
+		case r.State == "running":
+			busy = append(busy, pace*float64(max(r.Total-r.Completed, 0)))
+		default:
+			waiting = append(waiting, pace*float64(max(r.Total, 0)))
 		}
 	}
 	var end float64
-	for _, q := range queues {
-		var busy []float64 // the running runs' time left, the agents they hold
-		var waiting []float64
-		for _, r := range active[q] {
-			if r.State == "running" && validSeconds(r.ETASeconds) {
-				busy = append(busy, *r.ETASeconds)
-				continue
-			}
-			pace, ok := runPace(runs, r, f)
-			switch {
-			case !ok && r.State == "running":
-				e.ETAReason = fmt.Sprintf("run %d has no ETA yet and no run of this benchmark has finished to time it", r.ID)
-				return e
-			case !ok:
-				e.ETAReason = "no run of this benchmark has finished yet to time one"
-				return e
-			case r.State == "running":
-				busy = append(busy, pace*float64(max(r.Total-r.Completed, 0)))
-			default:
-				waiting = append(waiting, pace*float64(max(r.Total, 0)))
-			}
-		}
-		slices.SortFunc(busy, func(a, b float64) int { return cmp.Compare(b, a) })
-		free := make([]float64, f.Agents[q])
-		for i, left := range busy {
-			end = max(end, left)
-			// An agent that went stale still holds its run; more runs
-			// running than live agents hold none of the free ones.
-			if i < len(free) {
-				free[i] = left
-			}
-		}
-		for _, took := range waiting {
-			i := slices.Index(free, slices.Min(free))
-			free[i] += took
-			end = max(end, free[i])
+	slices.SortFunc(busy, func(a, b float64) int { return cmp.Compare(b, a) })
+	free := make([]float64, agents)
+	for i, left := range busy {
+		end = max(end, left)
+		// An agent that went stale still holds its run; more runs
+		// running than live agents hold none of the free ones.
+		if i < len(free) {
+			free[i] = left
 		}
 	}
-	if math.IsNaN(end) || math.IsInf(end, 0) || end < 0 || end >= math.MaxInt32 {
-		e.ETAReason = "the estimate is out of range"
-		return e
+	for _, took := range waiting {
+		i := slices.Index(free, slices.Min(free))
+		free[i] += took
+		end = max(end, free[i])
 	}
-	eta := int64(math.Ceil(end))
-	e.ETASeconds = &eta
-	return e
+	return end, ""
 }
 
 // runPace is the measured seconds per request for run r, from the

@@ -283,80 +283,16 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 		SLO  jobs.SLO         `json:"slo"`
 	}
 	_ = json.Unmarshal(manifest, &m)
-	args := sloBounds(m.SLO)
-	args["run"] = runID
-	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
-			completion_tokens, prompt_tokens, `+sloFilter+`
-		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
-	type res struct {
-		sent, e2e       float64
-		ok, good        bool
-		ttft            *float64
-		tokens, prompts int
+	rs, err := s.statsResults(ctx, runID, m.SLO)
+	if err != nil {
+		return err
 	}
-	var rs []res
-	var r res
-	if _, err := pgx.ForEachRow(rows, []any{&r.sent, &r.ok, &r.e2e, &r.ttft, &r.tokens, &r.prompts, &r.good}, func() error {
-		rs = append(rs, r)
-		return nil
-	}); err != nil {
-		return mapErr(err, "results for stats")
-	}
-	var tokens, reqs, good []stats.Event
-	var e2es, ttfts, outs []float64
-	var sumIn, sumOut float64
-	start, end := math.Inf(1), math.Inf(-1)
-	for _, r := range rs {
-		done := r.sent + r.e2e/1000
-		start, end = min(start, r.sent), max(end, done)
-		reqs = append(reqs, stats.Event{T: done, Amount: 1})
-		if !r.ok {
-			continue
-		}
-		tokens = append(tokens, stats.Event{T: done, Amount: float64(r.tokens)})
-		if r.good {
-			good = append(good, stats.Event{T: done, Amount: 1})
-		}
-		e2es = append(e2es, r.e2e)
-		if r.ttft != nil {
-			ttfts = append(ttfts, *r.ttft)
-		}
-		outs = append(outs, float64(r.tokens))
-		sumIn += float64(r.prompts)
-		sumOut += float64(r.tokens)
-	}
-	var meanIn, meanOut float64
-	if n := float64(len(outs)); n > 0 {
-		meanIn, meanOut = sumIn/n, sumOut/n
-	}
-	load := jobs.NewLoadIdentity(manifest, datasetID, meanIn, meanOut)
+	f := collectStatsFigures(rs)
+	load := jobs.NewLoadIdentity(manifest, datasetID, f.meanIn, f.meanOut)
 	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed))
 	loadJSON, _ := json.Marshal(load)
-	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(outs)}
-	if m.Load.Profile != "sweep" {
-		batches := 0
-		for name, evs := range map[string][]stats.Event{"tps": tokens, "rps": reqs, "goodput": good} {
-			e, ok := stats.BatchMeansRate(evs, start, end)
-			if !ok {
-				continue
-			}
-			batches = max(batches, e.N)
-			row[name], row[name+"_se"], row[name+"_df"] = e.Mean, e.SE, e.DF
-		}
-		row["batches"] = batches
-	}
-	setQuantile(row, "e2e", e2es)
-	setQuantile(row, "ttft", ttfts)
-	if len(outs) > 0 {
-		sort.Float64s(outs)
-		row["out_p50"], row["out_p90"], row["out_max"] = stats.Percentile(outs, 0.5), stats.Percentile(outs, 0.9), outs[len(outs)-1]
-	}
-	for _, k := range []string{"tps", "tps_se", "tps_df", "rps", "rps_se", "rps_df", "goodput", "goodput_se", "goodput_df", "batches",
-		"e2e", "e2e_lo", "e2e_hi", "ttft", "ttft_lo", "ttft_hi", "out_p50", "out_p90", "out_max"} {
-		if _, ok := row[k]; !ok {
-			row[k] = nil
-		}
-	}
+	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(f.outs)}
+	f.fill(row, m.Load.Profile != "sweep")
 	_, err = s.db.Exec(ctx, `INSERT INTO run_stats (run_id, attempt, load_key, load_identity, ok, batches,
 			tps, tps_se, tps_df, rps, rps_se, rps_df, goodput, goodput_se, goodput_df,
 			e2e_p95, e2e_p95_lo, e2e_p95_hi, ttft_p95, ttft_p95_lo, ttft_p95_hi, output_tokens_p50, output_tokens_p90, output_tokens_max)
@@ -370,6 +306,102 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 			ttft_p95_lo = EXCLUDED.ttft_p95_lo, ttft_p95_hi = EXCLUDED.ttft_p95_hi, output_tokens_p50 = EXCLUDED.output_tokens_p50,
 			output_tokens_p90 = EXCLUDED.output_tokens_p90, output_tokens_max = EXCLUDED.output_tokens_max, computed_at = now()`, row)
 	return mapErr(err, "save run stats")
+}
+
+// statsResult is what ComputeRunStats reads of one result.
+type statsResult struct {
+	sent, e2e       float64
+	ok, good        bool
+	ttft            *float64
+	tokens, prompts int
+}
+
+// statsResults reads a run's results outside warm-up, good meaning the
+// request met every SLO.
+func (s *Store) statsResults(ctx context.Context, runID int64, slo jobs.SLO) ([]statsResult, error) {
+	args := sloBounds(slo)
+	args["run"] = runID
+	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
+			completion_tokens, prompt_tokens, `+sloFilter+`
+		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
+	var rs []statsResult
+	var r statsResult
+	if _, err := pgx.ForEachRow(rows, []any{&r.sent, &r.ok, &r.e2e, &r.ttft, &r.tokens, &r.prompts, &r.good}, func() error {
+		rs = append(rs, r)
+		return nil
+	}); err != nil {
+		return nil, mapErr(err, "results for stats")
+	}
+	return rs, nil
+}
+
+// statsFigures are a run's results as its statistics take them: events
+// (completions, tokens and requests meeting the SLOs, at the time each
+// finished) over the window start–end, and the successful requests'
+// latencies and lengths.
+type statsFigures struct {
+	tokens, reqs, good []stats.Event
+	start, end         float64
+	e2es, ttfts, outs  []float64
+	meanIn, meanOut    float64
+}
+
+// collectStatsFigures gathers the figures of a run's results.
+func collectStatsFigures(rs []statsResult) statsFigures {
+	f := statsFigures{start: math.Inf(1), end: math.Inf(-1)}
+	var sumIn, sumOut float64
+	for _, r := range rs {
+		done := r.sent + r.e2e/1000
+		f.start, f.end = min(f.start, r.sent), max(f.end, done)
+		f.reqs = append(f.reqs, stats.Event{T: done, Amount: 1})
+		if !r.ok {
+			continue
+		}
+		f.tokens = append(f.tokens, stats.Event{T: done, Amount: float64(r.tokens)})
+		if r.good {
+			f.good = append(f.good, stats.Event{T: done, Amount: 1})
+		}
+		f.e2es = append(f.e2es, r.e2e)
+		if r.ttft != nil {
+			f.ttfts = append(f.ttfts, *r.ttft)
+		}
+		f.outs = append(f.outs, float64(r.tokens))
+		sumIn += float64(r.prompts)
+		sumOut += float64(r.tokens)
+	}
+	if n := float64(len(f.outs)); n > 0 {
+		f.meanIn, f.meanOut = sumIn/n, sumOut/n
+	}
+	return f
+}
+
+// fill sets the figures' columns of run_stats in row (nil for those
+// without a figure); rates only with withRates.
+func (f statsFigures) fill(row pgx.NamedArgs, withRates bool) {
+	if withRates {
+		batches := 0
+		for name, evs := range map[string][]stats.Event{"tps": f.tokens, "rps": f.reqs, "goodput": f.good} {
+			e, ok := stats.BatchMeansRate(evs, f.start, f.end)
+			if !ok {
+				continue
+			}
+			batches = max(batches, e.N)
+			row[name], row[name+"_se"], row[name+"_df"] = e.Mean, e.SE, e.DF
+		}
+		row["batches"] = batches
+	}
+	setQuantile(row, "e2e", f.e2es)
+	setQuantile(row, "ttft", f.ttfts)
+	if outs := f.outs; len(outs) > 0 {
+		sort.Float64s(outs)
+		row["out_p50"], row["out_p90"], row["out_max"] = stats.Percentile(outs, 0.5), stats.Percentile(outs, 0.9), outs[len(outs)-1]
+	}
+	for _, k := range []string{"tps", "tps_se", "tps_df", "rps", "rps_se", "rps_df", "goodput", "goodput_se", "goodput_df", "batches",
+		"e2e", "e2e_lo", "e2e_hi", "ttft", "ttft_lo", "ttft_hi", "out_p50", "out_p90", "out_max"} {
+		if _, ok := row[k]; !ok {
+			row[k] = nil
+		}
+	}
 }
 
 // setQuantile sets p95, its lower and upper bound of xs under name: the

@@ -215,13 +215,6 @@ func (q *Queries) CountStarterDatasets(ctx context.Context) (int, error) {
 	return n, mapErr(err, "count starter datasets")
 }
 
-// FirstAdmin returns the oldest active administrator.
-func (q *Queries) FirstAdmin(ctx context.Context) (User, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id LIMIT 1`)
-	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
-	return u, mapErr(err, "first admin")
-}
-
 // DatasetByName returns the newest live dataset with this name that the
 // viewer may see.
 func (q *Queries) DatasetByName(ctx context.Context, v Viewer, name string) (Dataset, error) {
@@ -229,4 +222,11 @@ func (q *Queries) DatasetByName(ctx context.Context, v Viewer, name string) (Dat
 		ORDER BY d.id DESC LIMIT 1`, pgx.NamedArgs{"name": name, "viewer": v.UserID, "admin": v.Admin})
 	d, err := pgx.CollectExactlyOneRow(rows, scanDataset)
 	return d, mapErr(err, "dataset by name")
+}
+
+// HideDataset takes a dataset out of every list while its items stay
+// readable (a judge's prompts are not a dataset anyone picks).
+func (q *Queries) HideDataset(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE datasets SET deleted_at = now() WHERE id = @id`, pgx.NamedArgs{"id": id})
+	return mapErr(err, "hide dataset")
 }

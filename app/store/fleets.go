@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrFleetRunIDTaken is returned when a fleet run id is already in use: the
@@ -36,11 +34,7 @@ func (q *Queries) AddBenchmarkToFleet(ctx context.Context, benchmarkID, fleetID 
 // another run has it.
 func (q *Queries) SetFleetRunID(ctx context.Context, runID int64, fleetRunID string) error {
 	_, err := q.db.Exec(ctx, `UPDATE runs SET fleet_run_id = @fid WHERE id = @id`, pgx.NamedArgs{"id": runID, "fid": fleetRunID})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "runs_fleet_run_id_key" {
-		return fmt.Errorf("fleet run %s: %w", fleetRunID, ErrFleetRunIDTaken)
-	}
-	return mapErr(err, "set fleet run id")
+	return mapErr(err, "set fleet run id "+fleetRunID)
 }
 
 // FleetSummary is a fleet in a list.

@@ -3,16 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// ErrBenchmarkActive refuses to delete a benchmark with queued or running
-// runs: cancel them first.
-var ErrBenchmarkActive = errors.New("the benchmark still has queued or running runs: cancel them first")
 
 // Regression is one way a completed run is significantly worse than the
 // previous completed run of the same target (model × runtime × hardware)
@@ -300,46 +295,4 @@ type BenchmarkChange struct {
 	// VerdictScorer is the scorer identity the verdict ranks quality by
 	// ("": the one most runs were scored under).
 	VerdictScorer *string
-}
-
-// UpdateBenchmark renames and/or shares a benchmark the viewer may change
-// (its owner or an administrator; ErrNotFound otherwise).
-func (q *Queries) UpdateBenchmark(ctx context.Context, v Viewer, id int64, ch BenchmarkChange) error {
-	tag, err := q.db.Exec(ctx, `UPDATE benchmarks b SET name = coalesce(@name, b.name), visibility = coalesce(@visibility, b.visibility),
-			verdict_scorer_key = CASE WHEN @verdict::text IS NULL THEN b.verdict_scorer_key ELSE nullif(@verdict, '') END
-		WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable,
-		pgx.NamedArgs{"id": id, "name": ch.Name, "visibility": ch.Visibility, "verdict": ch.VerdictScorer, "viewer": v.UserID, "admin": v.Admin})
-	if err != nil {
-		return mapErr(err, "update benchmark")
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("update benchmark %d: %w", id, ErrNotFound)
-	}
-	return nil
-}
-
-// DeleteBenchmark marks a benchmark the viewer may change deleted: it
-// leaves every list and page, its runs and results are kept (and its runs
-// no longer count as a target's previous run). Its queued or running runs
-// must have been cancelled first (ErrBenchmarkActive).
-func (q *Queries) DeleteBenchmark(ctx context.Context, v Viewer, id int64) error {
-	var active bool
-	err := q.db.QueryRow(ctx, `UPDATE benchmarks b SET deleted_at = now()
-		WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable+`
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))
-		RETURNING false`, pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).Scan(&active)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return mapErr(err, "delete benchmark")
-	}
-	// Nothing changed: either not the viewer's to delete, or still active.
-	err = q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))
-		FROM benchmarks b WHERE b.id = @id AND b.judges_run_id IS NULL AND`+benchmarkWritable,
-		pgx.NamedArgs{"id": id, "viewer": v.UserID, "admin": v.Admin}).Scan(&active)
-	if err != nil {
-		return mapErr(err, "delete benchmark")
-	}
-	return fmt.Errorf("delete benchmark %d: %w", id, ErrBenchmarkActive)
 }

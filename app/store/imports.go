@@ -31,7 +31,7 @@ type ImportedRun struct {
 
 // ErrImportModel is returned when the import names a model that is not
 // in the registry.
-var ErrImportModel = fmt.Errorf("no such model in the registry")
+var ErrImportModel = errors.New("no such model in the registry")
 
 // ErrImportEmpty is returned for an import without a single result, and
 // ErrImportNoMatch for one whose results match none of the dataset's items:
@@ -150,15 +150,19 @@ func (q *Queries) FinishImport(ctx context.Context, v Viewer, in NewImport) (Imp
 		pgx.NamedArgs{"run": out.RunID, "ds": in.DatasetID, "now": time.Now()}); err != nil {
 		return out, mapErr(err, "import: results")
 	}
-	if _, err := q.db.Exec(ctx, `UPDATE runs SET completed = @n,
-			errors = (SELECT count(*) FROM results WHERE run_id = @run AND status = 'error'),
-			prompt_tokens = (SELECT coalesce(sum(prompt_tokens), 0) FROM results WHERE run_id = @run),
-			output_tokens = (SELECT coalesce(sum(completion_tokens), 0) FROM results WHERE run_id = @run)
-		WHERE id = @run`, pgx.NamedArgs{"run": out.RunID, "n": out.Matched}); err != nil {
+	// The counters and the event that reports them, in one statement.
+	if _, err := q.db.Exec(ctx, `WITH upd AS (
+			UPDATE runs SET completed = @n,
+				errors = (SELECT count(*) FROM results WHERE run_id = @run AND status = 'error'),
+				prompt_tokens = (SELECT coalesce(sum(prompt_tokens), 0) FROM results WHERE run_id = @run),
+				output_tokens = (SELECT coalesce(sum(completion_tokens), 0) FROM results WHERE run_id = @run)
+			WHERE id = @run
+			RETURNING id
+		)
+		INSERT INTO run_events (run_id, kind, message) SELECT id, 'imported', @msg FROM upd`,
+		pgx.NamedArgs{"run": out.RunID, "n": out.Matched,
+			"msg": fmt.Sprintf("%d results matched, %d unmatched, %d items missing", out.Matched, out.Unmatched, out.Missing)}); err != nil {
 		return out, mapErr(err, "import: counters")
-	}
-	if err := q.AddRunEvent(ctx, out.RunID, nil, "imported", fmt.Sprintf("%d results matched, %d unmatched, %d items missing", out.Matched, out.Unmatched, out.Missing)); err != nil {
-		return out, err
 	}
 	return out, nil
 }

@@ -77,13 +77,6 @@ func (q *Queries) CreateJudgeBenchmark(ctx context.Context, ownerID int64, name 
 	return id, mapErr(err, "create judge benchmark")
 }
 
-// HideDataset takes a dataset out of every list while its items stay
-// readable (a judge's prompts are not a dataset anyone picks).
-func (q *Queries) HideDataset(ctx context.Context, id int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE datasets SET deleted_at = now() WHERE id = @id`, pgx.NamedArgs{"id": id})
-	return mapErr(err, "hide dataset")
-}
-
 // JudgeRun is a judge's run and what it judges.
 type JudgeRun struct {
 	RunID    int64
@@ -349,12 +342,4 @@ func (q *Queries) ServedTargets(ctx context.Context, protocol int, staleAfter ti
 		return t, err
 	})
 	return out, mapErr(err, "served targets")
-}
-
-// BenchmarkOwnerOfRun returns the owner of a run's benchmark.
-func (q *Queries) BenchmarkOwnerOfRun(ctx context.Context, runID int64) (int64, error) {
-	var id int64
-	err := q.db.QueryRow(ctx, `SELECT b.owner_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = @run`,
-		pgx.NamedArgs{"run": runID}).Scan(&id)
-	return id, mapErr(err, "owner of run")
 }

@@ -9,11 +9,7 @@ import (
 )
 
 // ErrModelNameTaken is returned when a model with the same name exists.
-var ErrModelNameTaken = errModelNameTaken{}
-
-type errModelNameTaken struct{}
-
-func (errModelNameTaken) Error() string { return "a model with this name already exists" }
+var ErrModelNameTaken = errors.New("a model with this name already exists")
 
 // Model is an entry of the model registry.
 type Model struct {
@@ -71,10 +67,7 @@ func (q *Queries) CreateModel(ctx context.Context, f ModelFields) (int64, error)
 	err := q.db.QueryRow(ctx, `INSERT INTO models (name, display_name, family, params_b, quantization, context_length,
 		license, memory_gb, base_model_id, adapter)
 		VALUES (@name, @display, @family, @params, @quant, @ctx, @license, @memory, @base, @adapter)
-		ON CONFLICT (name) DO NOTHING RETURNING id`, modelArgs(f)).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrModelNameTaken
-	}
+		RETURNING id`, modelArgs(f)).Scan(&id)
 	return id, mapErr(err, "create model")
 }
 
@@ -82,22 +75,14 @@ func (q *Queries) CreateModel(ctx context.Context, f ModelFields) (int64, error)
 func (q *Queries) UpdateModel(ctx context.Context, id int64, f ModelFields) error {
 	args := modelArgs(f)
 	args["id"] = id
-	var n int
-	err := q.db.QueryRow(ctx, `WITH clash AS (SELECT 1 FROM models WHERE name = @name AND id <> @id),
-		upd AS (UPDATE models SET name = @name, display_name = @display, family = @family, params_b = @params,
+	tag, err := q.db.Exec(ctx, `UPDATE models SET name = @name, display_name = @display, family = @family, params_b = @params,
 			quantization = @quant, context_length = @ctx, license = @license, memory_gb = @memory,
 			base_model_id = @base, adapter = @adapter, updated_at = now()
-			WHERE id = @id AND NOT EXISTS (SELECT 1 FROM clash) RETURNING 1)
-		SELECT (SELECT count(*) FROM upd) + 10 * (SELECT count(*) FROM clash)`, args).Scan(&n)
-	switch {
-	case err != nil:
-		return mapErr(err, "update model")
-	case n >= 10:
-		return ErrModelNameTaken
-	case n == 0:
-		return mapErr(pgx.ErrNoRows, "update model")
+		WHERE id = @id`, args)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
 	}
-	return nil
+	return mapErr(err, "update model")
 }
 
 // SetModelRetired retires a model (no longer offered for new benchmarks;
@@ -130,4 +115,11 @@ func (q *Queries) CountModels(ctx context.Context) (int, error) {
 	var n int
 	err := q.db.QueryRow(ctx, `SELECT count(*) FROM models`).Scan(&n)
 	return n, mapErr(err, "count models")
+}
+
+// ModelByName returns the registry entry with this name.
+func (q *Queries) ModelByName(ctx context.Context, name string) (Model, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+modelColumns+modelFrom+`WHERE m.name = @name`, pgx.NamedArgs{"name": name})
+	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
+	return m, mapErr(err, "model by name")
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -54,22 +52,30 @@ type ClaimedRun struct {
 
 // ClaimRun takes a run for an agent working River job jobID: the fence is
 // bumped (so whoever held it before can no longer write), the run is
-// running under this agent, and the event is recorded. A job that no
-// longer drives the run (cancelled, finished, re-queued on another job)
-// gets ErrStaleJob.
+// running under this agent, and the event is recorded in the same
+// statement. A job that no longer drives the run (cancelled, finished,
+// re-queued on another job) gets ErrStaleJob.
 func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mode string) (ClaimedRun, error) {
 	var c ClaimedRun
 	var measured float64
+	// The event's row is checked against the agent's policy with the
+	// statement's snapshot, in which the run is still claimable.
 	err := q.db.QueryRow(ctx, `WITH old AS (
 			SELECT id, started_at IS NOT NULL AS was_started FROM runs
 			WHERE id = @run AND river_job_id = @job AND state IN ('queued', 'running') FOR UPDATE
+		), upd AS (
+			UPDATE runs r SET fence = r.fence + 1, agent_id = @agent, state = 'running', mode = @mode,
+				waiting_for_agent = false, started_at = coalesce(r.started_at, now()), segment_started_at = now(),
+				resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
+			FROM benchmarks b, old
+			WHERE r.id = old.id AND b.id = r.benchmark_id
+			RETURNING r.id, r.fence, b.dataset_id, r.total, r.samples, r.completed, r.errors, r.measured_seconds, old.was_started
+		), ev AS (
+			INSERT INTO run_events (run_id, agent_id, kind, message)
+			SELECT id, @agent, CASE WHEN was_started THEN 'resumed' ELSE 'started' END,
+				CASE WHEN was_started THEN format('resumed after %s of %s items', completed, total) ELSE 'started' END FROM upd
 		)
-		UPDATE runs r SET fence = r.fence + 1, agent_id = @agent, state = 'running', mode = @mode,
-			waiting_for_agent = false, started_at = coalesce(r.started_at, now()), segment_started_at = now(),
-			resumed = r.resumed + CASE WHEN old.was_started THEN 1 ELSE 0 END
-		FROM benchmarks b, old
-		WHERE r.id = old.id AND b.id = r.benchmark_id
-		RETURNING r.fence, b.dataset_id, r.total, r.samples, r.completed, r.errors, r.measured_seconds, old.was_started`,
+		SELECT fence, dataset_id, total, samples, completed, errors, measured_seconds, was_started FROM upd`,
 		pgx.NamedArgs{"run": runID, "agent": agentID, "job": jobID, "mode": mode}).
 		Scan(&c.Fence, &c.DatasetID, &c.Total, &c.Samples, &c.Completed, &c.Errors, &measured, &c.Resumed)
 	c.Measured = time.Duration(measured * float64(time.Second))
@@ -80,38 +86,7 @@ func (q *Queries) ClaimRun(ctx context.Context, runID, agentID, jobID int64, mod
 		return c, mapErr(err, "claim run")
 	}
 	c.RunID, c.AgentID = runID, agentID
-	kind, msg := "started", "started"
-	if c.Resumed {
-		kind, msg = "resumed", fmt.Sprintf("resumed after %d of %d items", c.Completed, c.Total)
-	}
-	return c, q.AddRunEvent(ctx, runID, &agentID, kind, msg)
-}
-
-// AddRunEvent appends to a run's story.
-func (q *Queries) AddRunEvent(ctx context.Context, runID int64, agentID *int64, kind, message string) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO run_events (run_id, agent_id, kind, message) VALUES (@run, @agent, @kind, @msg)`,
-		pgx.NamedArgs{"run": runID, "agent": agentID, "kind": kind, "msg": message})
-	return mapErr(err, "add run event")
-}
-
-// RunEvent is one line of a run's story.
-type RunEvent struct {
-	At        time.Time
-	AgentName string
-	Kind      string
-	Message   string
-}
-
-// RunEvents returns a run's story, oldest first.
-func (q *Queries) RunEvents(ctx context.Context, runID int64) ([]RunEvent, error) {
-	rows, _ := q.db.Query(ctx, `SELECT e.at, coalesce(a.name, ''), e.kind, e.message
-		FROM run_events e LEFT JOIN agents a ON a.id = e.agent_id WHERE e.run_id = @run ORDER BY e.id`, pgx.NamedArgs{"run": runID})
-	es, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RunEvent, error) {
-		var e RunEvent
-		err := row.Scan(&e.At, &e.AgentName, &e.Kind, &e.Message)
-		return e, err
-	})
-	return es, mapErr(err, "run events")
+	return c, nil
 }
 
 // PendingItem is a dataset item a run has yet to send (one of its
@@ -213,45 +188,127 @@ func msOrNull(d time.Duration) *float64 {
 	return ms(d)
 }
 
+// resultBatch is a batch of results as WriteResults sends them: one
+// array per column of results, element i of each from the batch's i-th
+// result.
+type resultBatch struct {
+	Idx       []int32
+	Sample    []int32
+	CustomID  []string
+	Status    []string
+	Output    []string
+	Finish    []string
+	Prompt    []int32
+	Compl     []int32
+	Estimated []bool
+	SentAt    []time.Time
+	TTFT      []*float64
+	E2E       []*float64
+	TPOT      []*float64
+	ITLMean   []*float64
+	ITLP50    []*float64
+	ITLP99    []*float64
+	ITLMax    []*float64
+	Events    []int32
+	HTTP      []*int32
+	ReqID     []string
+	ErrClass  []string
+	Err       []string
+	Phase     []string
+	// Arrays of arrays must be rectangular in PostgreSQL, so each
+	// request's gaps travel as an array literal, cast on arrival.
+	ITLGaps   []*string
+	ITLTokens []*string
+}
+
+// add appends r to the batch, each value bounded to its column.
+func (c *resultBatch) add(r ResultRecord) {
+	var ttft, e2e *float64
+	if r.ContentEvents > 0 {
+		ttft = ms(r.TTFT)
+	}
+	if r.E2E > 0 {
+		e2e = ms(r.E2E)
+	}
+	var http *int32
+	if r.HTTPStatus != 0 {
+		s := int32(r.HTTPStatus)
+		http = &s
+	}
+	gaps, tokens := intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
+	if gaps == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
+		tokens = nil
+	}
+	c.Idx = append(c.Idx, int32(r.Idx))
+	c.Sample = append(c.Sample, int32(min(max(r.Sample, 0), jobs.MaxSamples-1)))
+	c.CustomID = append(c.CustomID, r.CustomID)
+	c.Status = append(c.Status, r.Status)
+	c.Output = append(c.Output, r.Output)
+	c.Finish = append(c.Finish, r.FinishReason)
+	c.Prompt = append(c.Prompt, int4(r.PromptTokens))
+	c.Compl = append(c.Compl, int4(r.CompletionTokens))
+	c.Estimated = append(c.Estimated, r.TokensEstimated)
+	c.SentAt = append(c.SentAt, r.SentAt)
+	c.TTFT = append(c.TTFT, ttft)
+	c.E2E = append(c.E2E, e2e)
+	c.TPOT = append(c.TPOT, msOrNull(r.TPOT))
+	c.ITLMean = append(c.ITLMean, msOrNull(r.ITLMean))
+	c.ITLP50 = append(c.ITLP50, msOrNull(r.ITLP50))
+	c.ITLP99 = append(c.ITLP99, msOrNull(r.ITLP99))
+	c.ITLMax = append(c.ITLMax, msOrNull(r.ITLMax))
+	c.Events = append(c.Events, int4(r.ContentEvents))
+	c.HTTP = append(c.HTTP, http)
+	c.ReqID = append(c.ReqID, r.RequestID)
+	c.ErrClass = append(c.ErrClass, r.ErrorClass)
+	c.Err = append(c.Err, r.Error)
+	c.Phase = append(c.Phase, r.Phase)
+	c.ITLGaps = append(c.ITLGaps, gaps)
+	c.ITLTokens = append(c.ITLTokens, tokens)
+}
+
+// args names the columns for WriteResults' statement.
+func (c *resultBatch) args(l Lease) pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"run":        l.RunID,
+		"fence":      l.Fence,
+		"agent":      l.AgentID,
+		"idx":        c.Idx,
+		"sample":     c.Sample,
+		"custom_id":  c.CustomID,
+		"status":     c.Status,
+		"output":     c.Output,
+		"finish":     c.Finish,
+		"prompt":     c.Prompt,
+		"compl":      c.Compl,
+		"estimated":  c.Estimated,
+		"sent_at":    c.SentAt,
+		"ttft":       c.TTFT,
+		"e2e":        c.E2E,
+		"tpot":       c.TPOT,
+		"itl_mean":   c.ITLMean,
+		"itl_p50":    c.ITLP50,
+		"itl_p99":    c.ITLP99,
+		"itl_max":    c.ITLMax,
+		"events":     c.Events,
+		"http":       c.HTTP,
+		"req_id":     c.ReqID,
+		"err_class":  c.ErrClass,
+		"err":        c.Err,
+		"phase":      c.Phase,
+		"itl_gaps":   c.ITLGaps,
+		"itl_tokens": c.ITLTokens,
+	}
+}
+
 // WriteResults stores a batch of results under the lease, in one
 // statement: rows already stored for the same item are left as they are
 // (a resumed run never counts an item twice) and the run's counters grow
 // by what was new. Returns how many rows were new, or ErrFenced (nothing
 // written) when the lease is gone.
 func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) (int, error) {
-	n := len(rs)
-	var (
-		idx, promptT, complT, events, httpStatus                         = make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]*int32, n)
-		sample                                                           = make([]int32, n)
-		customID, status, output, finish, reqID, errClass, errMsg, phase = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		estimated                                                        = make([]bool, n)
-		sentAt                                                           = make([]time.Time, n)
-		ttft, e2e, tpot, itlMean, itlP50, itlP99, itlMax                 = make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n), make([]*float64, n)
-		// Arrays of arrays must be rectangular in PostgreSQL, so each
-		// request's gaps travel as an array literal, cast on arrival.
-		itlGaps, itlTokens = make([]*string, n), make([]*string, n)
-	)
-	for i, r := range rs {
-		idx[i], promptT[i], complT[i], events[i] = int32(r.Idx), int4(r.PromptTokens), int4(r.CompletionTokens), int4(r.ContentEvents)
-		sample[i] = int32(min(max(r.Sample, 0), jobs.MaxSamples-1))
-		itlGaps[i], itlTokens[i] = intArrayLiteral(r.ITLGapsMicros), intArrayLiteral(r.ITLTokens)
-		if itlGaps[i] == nil || len(r.ITLTokens) != len(r.ITLGapsMicros) {
-			itlTokens[i] = nil
-		}
-		if r.HTTPStatus != 0 {
-			s := int32(r.HTTPStatus)
-			httpStatus[i] = &s
-		}
-		customID[i], status[i], output[i], finish[i] = r.CustomID, r.Status, r.Output, r.FinishReason
-		reqID[i], errClass[i], errMsg[i], phase[i] = r.RequestID, r.ErrorClass, r.Error, r.Phase
-		estimated[i], sentAt[i] = r.TokensEstimated, r.SentAt
-		if r.ContentEvents > 0 {
-			ttft[i] = ms(r.TTFT)
-		}
-		if r.E2E > 0 {
-			e2e[i] = ms(r.E2E)
-		}
-		tpot[i], itlMean[i], itlP50[i], itlP99[i], itlMax[i] = msOrNull(r.TPOT), msOrNull(r.ITLMean), msOrNull(r.ITLP50), msOrNull(r.ITLP99), msOrNull(r.ITLMax)
+	var cols resultBatch
+	for _, r := range rs {
+		cols.add(r)
 	}
 	var inserted int
 	err := q.db.QueryRow(ctx, `WITH lease AS (
@@ -278,14 +335,7 @@ func (q *Queries) WriteResults(ctx context.Context, l Lease, rs []ResultRecord) 
 			prompt_tokens = prompt_tokens + (SELECT coalesce(sum(prompt_tokens), 0) FROM ins),
 			output_tokens = output_tokens + (SELECT coalesce(sum(completion_tokens), 0) FROM ins)
 		WHERE id = (SELECT id FROM lease)
-		RETURNING (SELECT count(*) FROM ins)`,
-		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "agent": l.AgentID,
-			"idx": idx, "custom_id": customID, "status": status, "output": output, "finish": finish,
-			"prompt": promptT, "compl": complT, "estimated": estimated, "sent_at": sentAt, "ttft": ttft, "e2e": e2e,
-			"tpot": tpot, "itl_mean": itlMean, "itl_p50": itlP50, "itl_p99": itlP99, "itl_max": itlMax,
-			"events": events, "http": httpStatus, "req_id": reqID, "err_class": errClass, "err": errMsg, "phase": phase,
-			"itl_gaps": itlGaps, "itl_tokens": itlTokens, "sample": sample,
-		}).Scan(&inserted)
+		RETURNING (SELECT count(*) FROM ins)`, cols.args(l)).Scan(&inserted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("write results of run %d: %w", l.RunID, ErrFenced)
 	}
@@ -457,244 +507,27 @@ func (q *Queries) FinishRun(ctx context.Context, l Lease, f Finish) error {
 
 // HandBackRun gives a run back to the queue (agentd stopping with the run
 // unfinished): the fence moves on, so the next agent to take it resumes
-// from the persisted results.
+// from the persisted results. The event goes in the same statement.
 func (q *Queries) HandBackRun(ctx context.Context, l Lease, segment time.Duration, why string) error {
-	tag, err := q.db.Exec(ctx, `UPDATE runs SET fence = fence + 1, agent_id = NULL,
-			state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
-			measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL
-		WHERE id = @run AND fence = @fence`,
-		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "seg": segment.Seconds()})
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET fence = fence + 1, agent_id = NULL,
+				state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
+				measured_seconds = measured_seconds + @seg, segment_started_at = NULL, eta_seconds = NULL
+			WHERE id = @run AND fence = @fence
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, agent_id, kind, message) SELECT id, @agent, 'handed_back', @why FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "seg": segment.Seconds(), "agent": l.AgentID, "why": why}).Scan(&n)
 	if err != nil {
 		return mapErr(err, "hand back run")
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("hand back run %d: %w", l.RunID, ErrFenced)
 	}
-	return q.AddRunEvent(ctx, l.RunID, &l.AgentID, "handed_back", why)
-}
-
-// RunAggregate computes a run's summary from its stored results; slo
-// decides which successful requests count towards goodput, and open is the
-// measured time of a segment not yet closed with FinishRun. Its statements
-// go to the database as one batch: one round trip, one transaction.
-func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
-	s := jobs.RunSummary{ErrorsByClass: map[string]int{}}
-	var ttftP, tpotP, e2eP, outP []float64
-	var out jobs.Dist
-	args := sloBounds(slo)
-	args["run"], args["open"] = runID, open.Seconds()
-	b := &pgx.Batch{}
-	// The run's measured time is 0 to a caller who no longer sees the run
-	// (an agent it was taken from, whose finish is then refused).
-	b.Queue(`SELECT count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
-			coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE tokens_estimated),
-			count(*) FILTER (WHERE `+sloFilter+`),
-			coalesce((SELECT measured_seconds + @open FROM runs WHERE id = @run), 0),
-			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`,
-			`+distColumns("completion_tokens::float8")+`
-		FROM results WHERE run_id = @run`, args).QueryRow(func(row pgx.Row) error {
-		return mapErr(row.Scan(
-			&s.Requests, &s.OK, &s.Errors, &s.PromptTokens, &s.OutputTokens, &s.EstimatedTokens, &s.GoodRequests, &s.MeasuredSeconds,
-			&s.TTFT.Mean, &s.TTFT.Min, &s.TTFT.Max, &ttftP,
-			&s.TPOT.Mean, &s.TPOT.Min, &s.TPOT.Max, &tpotP,
-			&s.E2E.Mean, &s.E2E.Min, &s.E2E.Max, &e2eP,
-			&out.Mean, &out.Min, &out.Max, &outP), "run aggregate")
-	})
-	b.Queue(`SELECT error_class, count(*) FROM results WHERE run_id = @run AND status = 'error' GROUP BY 1`,
-		pgx.NamedArgs{"run": runID}).Query(func(rows pgx.Rows) error {
-		var class string
-		var n int
-		_, err := pgx.ForEachRow(rows, []any{&class, &n}, func() error {
-			s.ErrorsByClass[class] = n
-			return nil
-		})
-		return mapErr(err, "run errors by class")
-	})
-	var parts stepParts
-	parts.queue(b, runID, slo, true)
-	if err := q.db.SendBatch(ctx, b).Close(); err != nil {
-		return s, err
-	}
-	setPercentiles(&s.TTFT, ttftP)
-	setPercentiles(&s.TPOT, tpotP)
-	setPercentiles(&s.E2E, e2eP)
-	if s.OK > 0 {
-		setPercentiles(&out, outP)
-		s.OutputLength = &out
-	}
-	var all []stats.Repeated
-	for _, rs := range parts.itl {
-		all = append(all, rs...)
-	}
-	s.ITL, s.ITLTokens = tokenITL(all)
-	s.Steps = parts.summaries(slo)
-	s.Saturation = jobs.FindSaturation(s.Steps, slo.GoodputShare())
-	if s.MeasuredSeconds > 0 {
-		s.OutputTokensPerS = float64(s.OutputTokens) / s.MeasuredSeconds
-		s.RequestsPerS = float64(s.Requests) / s.MeasuredSeconds
-		s.GoodputRPS = float64(s.GoodRequests) / s.MeasuredSeconds
-	}
-	return s, nil
-}
-
-// tokenITL is the distribution, in milliseconds, of inter-token latencies
-// (DESIGN.md § Metric definitions: vLLM bench's ITL), and how many
-// latencies that is. A gap an event's tokens share counts once per token;
-// equal latencies are counted in SQL (tokenITLByPhase), so memory grows
-// with the distinct values, not with the run's tokens.
-func tokenITL(rs []stats.Repeated) (jobs.Dist, int) {
-	sum := stats.SummarizeRepeated(rs)
-	return jobs.Dist{Mean: sum.Mean, Min: sum.Min, Max: sum.Max, P50: sum.P50, P90: sum.P90, P95: sum.P95, P99: sum.P99}, sum.N
-}
-
-// tokenITLByPhase counts each distinct inter-token latency of the run's
-// successful requests, by phase (a sweep's step; ” outside sweeps).
-const tokenITLByPhase = `SELECT r.phase, u.gap::float8 / u.n / 1000, sum(u.n)::int8
-	FROM results r, unnest(r.itl_gaps_us, coalesce(r.itl_tokens, array_fill(1, ARRAY[cardinality(r.itl_gaps_us)]))) AS u(gap, n)
-	WHERE r.run_id = @run AND r.status = 'ok' AND r.itl_gaps_us IS NOT NULL AND u.n > 0
-		AND (@steps_only::bool IS FALSE OR r.phase <> '')
-	GROUP BY 1, 2`
-
-// setPercentiles sets d's p50/p90/p95/p99 from distColumns' array.
-func setPercentiles(d *jobs.Dist, ps []float64) {
-	d.P50, d.P90, d.P95, d.P99 = ps[0], ps[1], ps[2], ps[3]
-}
-
-// distColumns selects the mean, min, max and p50/p90/p95/p99 (numpy's
-// linear interpolation) of col over successful requests.
-func distColumns(col string) string {
-	return `coalesce(avg(` + col + `) FILTER (WHERE status = 'ok'), 0), coalesce(min(` + col + `) FILTER (WHERE status = 'ok'), 0),
-		coalesce(max(` + col + `) FILTER (WHERE status = 'ok'), 0),
-		coalesce(percentile_cont(ARRAY[0.5, 0.9, 0.95, 0.99]) WITHIN GROUP (ORDER BY ` + col + `) FILTER (WHERE status = 'ok'), ARRAY[0, 0, 0, 0]::float8[])`
-}
-
-// sloBounds are the SLOs in milliseconds, nil where not set, as the
-// @ttft, @tpot and @e2e arguments of sloFilter.
-func sloBounds(slo jobs.SLO) pgx.NamedArgs {
-	bound := func(d jobs.Duration) *float64 {
-		if d <= 0 {
-			return nil
-		}
-		return ms(time.Duration(d))
-	}
-	return pgx.NamedArgs{"ttft": bound(slo.TTFT), "tpot": bound(slo.TPOT), "e2e": bound(slo.E2E)}
-}
-
-// sloFilter keeps the successful requests that met every SLO set.
-const sloFilter = `status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
-	AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)`
-
-// RunSteps summarises each step of a sweep on its own (results labelled
-// with a phase), in the order the steps ran; none for other profiles. One
-// round trip, as RunAggregate.
-func (q *Queries) RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error) {
-	b := &pgx.Batch{}
-	var parts stepParts
-	parts.queue(b, runID, slo, false)
-	if err := q.db.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
-	}
-	return parts.summaries(slo), nil
-}
-
-// stepParts is what a batch reads of a sweep's steps: each step's
-// figures, its failed requests by class, and inter-token latencies by
-// phase.
-type stepParts struct {
-	steps   []jobs.StepSummary
-	classes map[string]map[string]int
-	itl     map[string][]stats.Repeated
-}
-
-// queue adds the statements that fill p to b; withUnphased also counts the
-// latencies of requests outside any step (the whole run's ITL needs them).
-func (p *stepParts) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased bool) {
-	args := sloBounds(slo)
-	args["run"] = runID
-	b.Queue(`SELECT phase, count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
-			coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE `+sloFilter+`),
-			extract(epoch FROM max(sent_at + make_interval(secs => coalesce(e2e_ms, 0) / 1000)) - min(sent_at))::float8,
-			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`
-		FROM results WHERE run_id = @run AND phase <> '' GROUP BY phase ORDER BY min(sent_at)`, args).Query(func(rows pgx.Rows) error {
-		var st jobs.StepSummary
-		var ttftP, tpotP, e2eP []float64
-		_, err := pgx.ForEachRow(rows, []any{&st.Name, &st.Requests, &st.OK, &st.Errors, &st.OutputTokens, &st.GoodRequests, &st.WindowSeconds,
-			&st.TTFT.Mean, &st.TTFT.Min, &st.TTFT.Max, &ttftP, &st.TPOT.Mean, &st.TPOT.Min, &st.TPOT.Max, &tpotP,
-			&st.E2E.Mean, &st.E2E.Min, &st.E2E.Max, &e2eP}, func() error {
-			setPercentiles(&st.TTFT, ttftP)
-			setPercentiles(&st.TPOT, tpotP)
-			setPercentiles(&st.E2E, e2eP)
-			p.steps = append(p.steps, st)
-			return nil
-		})
-		return mapErr(err, "run steps")
-	})
-	b.Queue(`SELECT phase, error_class, count(*) FROM results
-		WHERE run_id = @run AND phase <> '' AND status = 'error' GROUP BY 1, 2`, pgx.NamedArgs{"run": runID}).Query(func(rows pgx.Rows) error {
-		p.classes = map[string]map[string]int{}
-		var phase, class string
-		var n int
-		_, err := pgx.ForEachRow(rows, []any{&phase, &class, &n}, func() error {
-			if p.classes[phase] == nil {
-				p.classes[phase] = map[string]int{}
-			}
-			p.classes[phase][class] = n
-			return nil
-		})
-		return mapErr(err, "step errors by class")
-	})
-	b.Queue(tokenITLByPhase, pgx.NamedArgs{"run": runID, "steps_only": !withUnphased}).Query(func(rows pgx.Rows) error {
-		p.itl = map[string][]stats.Repeated{}
-		var phase string
-		var r stats.Repeated
-		var n int64
-		_, err := pgx.ForEachRow(rows, []any{&phase, &r.Value, &n}, func() error {
-			r.Count = int(n)
-			p.itl[phase] = append(p.itl[phase], r)
-			return nil
-		})
-		return mapErr(err, "token ITL")
-	})
-}
-
-// summaries completes the steps read: rates, SLO verdicts, error classes
-// and each step's own inter-token latencies.
-func (p *stepParts) summaries(slo jobs.SLO) []jobs.StepSummary {
-	share := slo.GoodputShare()
-	for i := range p.steps {
-		s := &p.steps[i]
-		s.OfferedRPS = offeredRate(s.Name)
-		s.ErrorsByClass = p.classes[s.Name]
-		if s.ErrorsByClass == nil {
-			s.ErrorsByClass = map[string]int{}
-		}
-		if s.WindowSeconds > 0 {
-			s.AchievedRPS = float64(s.Requests) / s.WindowSeconds
-			s.OutputTokensPerS = float64(s.OutputTokens) / s.WindowSeconds
-			s.GoodputRPS = float64(s.GoodRequests) / s.WindowSeconds
-		}
-		if s.TPOT.P50 > 0 {
-			s.TokensPerSPerUser = 1000 / s.TPOT.P50
-		}
-		s.SLOsHold = s.Requests > 0 && float64(s.GoodRequests) >= share*float64(s.Requests)
-		s.ITL, s.ITLTokens = tokenITL(p.itl[s.Name])
-	}
-	return p.steps
-}
-
-// offeredRate reads the rate a constant-rate step aimed at from its label
-// ("rate 2.50/s", as agentd's load generator names it); nil for the
-// closed-loop steps.
-func offeredRate(phase string) *float64 {
-	v, ok := strings.CutPrefix(phase, "rate ")
-	if !ok {
-		return nil
-	}
-	r, err := strconv.ParseFloat(strings.TrimSuffix(v, "/s"), 64)
-	if err != nil || r <= 0 || math.IsInf(r, 0) {
-		return nil
-	}
-	return &r
+	return nil
 }
 
 // SetRunRefused fails a queued run whose job an agent refused (another

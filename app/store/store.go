@@ -59,7 +59,21 @@ func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
 	return s.InTxWith(ctx, func(_ pgx.Tx, q *Queries) error { return fn(q) })
 }
 
-// mapErr turns driver errors into the store's sentinels, in one place.
+// uniqueViolation is PostgreSQL's SQLSTATE for a unique constraint broken.
+const uniqueViolation = "23505"
+
+// taken names, for each unique constraint a caller may run into, the
+// sentinel its violation becomes.
+var taken = map[string]error{
+	"users_email_key":         ErrEmailTaken,
+	"models_name_key":         ErrModelNameTaken,
+	"judge_runs_manifest_key": ErrJudgeExists,
+	"runs_fleet_run_id_key":   ErrFleetRunIDTaken,
+}
+
+// mapErr turns driver errors into the store's sentinels, in one place:
+// no row is ErrNotFound, a unique violation the sentinel of its
+// constraint (taken), a length check ErrTooLarge.
 func mapErr(err error, what string) error {
 	if err == nil {
 		return nil
@@ -68,18 +82,14 @@ func mapErr(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		if tl := tooLargeErr(pgErr); tl != nil {
-			return fmt.Errorf("%s: %w", what, tl)
-		}
+	if !errors.As(err, &pgErr) {
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		switch pgErr.ConstraintName {
-		case "users_email_key":
-			return fmt.Errorf("%s: %w", what, ErrEmailTaken)
-		case "judge_runs_manifest_key":
-			return fmt.Errorf("%s: %w", what, ErrJudgeExists)
-		}
+	if tl := tooLargeErr(pgErr); tl != nil {
+		return fmt.Errorf("%s: %w", what, tl)
+	}
+	if sentinel, ok := taken[pgErr.ConstraintName]; ok && pgErr.Code == uniqueViolation {
+		return fmt.Errorf("%s: %w", what, sentinel)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

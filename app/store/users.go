@@ -135,3 +135,10 @@ func (q *Queries) SetUserPassword(ctx context.Context, id int64, hash string, ke
 	}
 	return mapErr(err, "set user password")
 }
+
+// FirstAdmin returns the oldest active administrator.
+func (q *Queries) FirstAdmin(ctx context.Context) (User, error) {
+	rows, _ := q.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id LIMIT 1`)
+	u, err := pgx.CollectExactlyOneRow(rows, scanUser)
+	return u, mapErr(err, "first admin")
+}

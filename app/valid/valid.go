@@ -321,81 +321,101 @@ func (v *Validator) message(fe validator.FieldError) string {
 	if msg, ok := v.messages[fe.Tag()]; ok {
 		return msg + got
 	}
-	kind := fe.Kind()
-	counted := kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map
-	p := fe.Param()
-	switch fe.Tag() {
-	case "required", "notblank", "required_if", "required_with", "required_unless":
-		return "is required"
-	case "finite":
-		return "must be a finite number" + got
-	case "text":
-		return "must be UTF-8 text without NUL characters"
-	case "model_name":
-		if err := jobs.CheckModelName(fmt.Sprint(fe.Value())); err != nil {
-			return err.Error()
-		}
-		return "must be a model id such as Qwen/Qwen2.5-7B-Instruct"
-	case "hardware":
-		return "must be a hardware profile such as h100-80gb-x1: at most 64 characters of text" + got
-	case "postgres_url":
-		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got
-	case "listen_addr":
-		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got
-	case "listen_addr_or_off":
-		return "must be host:port or :port, such as 127.0.0.1:9464, or off" + got
-	case "base64_32":
-		return "must be 32 bytes in base64, such as `openssl rand -base64 32` prints" + got
-	case "ip_list":
-		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got
-	case "http_url":
-		return "must be an http:// or https:// URL with a host" + got
-	case "email":
-		return "must be an email address" + got
-	case "oneof":
-		return "must be one of " + strings.ReplaceAll(p, " ", ", ") + got
-	case "ltfield":
-		return fmt.Sprintf("must be less than %s%s", p, got)
-	case "ltefield":
-		return fmt.Sprintf("must be at most %s%s", p, got)
-	case "eqfield":
-		return "must be the same as " + p
-	case "minbytes":
-		return fmt.Sprintf("must be at least %s bytes long", p)
-	case "maxbytes":
-		return fmt.Sprintf("must be at most %s bytes long", p)
-	case "unique":
-		return "must not repeat a value"
-	case "min", "gte":
-		switch {
-		case kind == reflect.String:
-			return fmt.Sprintf("must be at least %s %s long", p, chars(p))
-		case counted:
-			return fmt.Sprintf("must have at least %s %s", p, items(p))
-		}
-		return fmt.Sprintf("must be at least %s%s", p, got)
-	case "max", "lte":
-		switch {
-		case kind == reflect.String:
-			return fmt.Sprintf("must be at most %s %s long", p, chars(p))
-		case counted:
-			return fmt.Sprintf("must have at most %s %s", p, items(p))
-		}
-		return fmt.Sprintf("must be at most %s%s", p, got)
-	case "gt":
-		return fmt.Sprintf("must be above %s%s", p, got)
-	case "lt":
-		return fmt.Sprintf("must be below %s%s", p, got)
-	case "len":
-		if kind == reflect.String {
-			return fmt.Sprintf("must be %s %s long", p, chars(p))
-		}
-		return fmt.Sprintf("must have %s %s", p, items(p))
+	if msg, ok := formatMessage(fe, got); ok {
+		return msg
+	}
+	if msg, ok := boundMessage(fe, got); ok {
+		return msg
 	}
 	if list, ok := v.choices[fe.Tag()]; ok {
 		return fmt.Sprintf("must be one of %s%s", strings.Join(nonEmpty(list), ", "), got)
 	}
 	return fmt.Sprintf("fails the %q check%s", fe.Tag(), got)
+}
+
+// formatMessage is the message of a rule on a value's presence or form;
+// got is the value as shown, when it may be.
+func formatMessage(fe validator.FieldError, got string) (string, bool) {
+	switch fe.Tag() {
+	case "required", "notblank", "required_if", "required_with", "required_unless":
+		return "is required", true
+	case "finite":
+		return "must be a finite number" + got, true
+	case "text":
+		return "must be UTF-8 text without NUL characters", true
+	case "model_name":
+		if err := jobs.CheckModelName(fmt.Sprint(fe.Value())); err != nil {
+			return err.Error(), true
+		}
+		return "must be a model id such as Qwen/Qwen2.5-7B-Instruct", true
+	case "hardware":
+		return "must be a hardware profile such as h100-80gb-x1: at most 64 characters of text" + got, true
+	case "postgres_url":
+		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got, true
+	case "listen_addr":
+		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got, true
+	case "listen_addr_or_off":
+		return "must be host:port or :port, such as 127.0.0.1:9464, or off" + got, true
+	case "base64_32":
+		return "must be 32 bytes in base64, such as `openssl rand -base64 32` prints" + got, true
+	case "ip_list":
+		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got, true
+	case "http_url":
+		return "must be an http:// or https:// URL with a host" + got, true
+	case "email":
+		return "must be an email address" + got, true
+	case "unique":
+		return "must not repeat a value", true
+	}
+	return "", false
+}
+
+// boundMessage is the message of a rule that bounds a value, its length
+// or its number of items, or ties it to another field.
+func boundMessage(fe validator.FieldError, got string) (string, bool) {
+	kind := fe.Kind()
+	counted := kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map
+	p := fe.Param()
+	switch fe.Tag() {
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(p, " ", ", ") + got, true
+	case "ltfield":
+		return fmt.Sprintf("must be less than %s%s", p, got), true
+	case "ltefield":
+		return fmt.Sprintf("must be at most %s%s", p, got), true
+	case "eqfield":
+		return "must be the same as " + p, true
+	case "minbytes":
+		return fmt.Sprintf("must be at least %s bytes long", p), true
+	case "maxbytes":
+		return fmt.Sprintf("must be at most %s bytes long", p), true
+	case "min", "gte":
+		switch {
+		case kind == reflect.String:
+			return fmt.Sprintf("must be at least %s %s long", p, chars(p)), true
+		case counted:
+			return fmt.Sprintf("must have at least %s %s", p, items(p)), true
+		}
+		return fmt.Sprintf("must be at least %s%s", p, got), true
+	case "max", "lte":
+		switch {
+		case kind == reflect.String:
+			return fmt.Sprintf("must be at most %s %s long", p, chars(p)), true
+		case counted:
+			return fmt.Sprintf("must have at most %s %s", p, items(p)), true
+		}
+		return fmt.Sprintf("must be at most %s%s", p, got), true
+	case "gt":
+		return fmt.Sprintf("must be above %s%s", p, got), true
+	case "lt":
+		return fmt.Sprintf("must be below %s%s", p, got), true
+	case "len":
+		if kind == reflect.String {
+			return fmt.Sprintf("must be %s %s long", p, chars(p)), true
+		}
+		return fmt.Sprintf("must have %s %s", p, items(p)), true
+	}
+	return "", false
 }
 
 func chars(n string) string {
