@@ -332,6 +332,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	web.post("/benchmarks/:id<int>/runs/:run<int>/retry", Owner, s.runAction("retry"))
 	web.get("/settings", SignedIn, s.showSettingsPage)
 	web.post("/settings/password", SignedIn, s.changePassword)
+	web.post("/settings/language", SignedIn, s.setLanguage)
 	web.post("/settings/tokens", SignedIn, s.createToken)
 	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
 	web.post("/settings/webhooks", SignedIn, s.createWebhook)
