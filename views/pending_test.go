@@ -19,7 +19,6 @@ var pending = map[string]bool{
 	"datasets/variants.templ": true,
 	"fleets/fleets.templ": true,
 	"history/history.templ": true,
-	"home/home.templ": true,
 	"recommend/recommend.templ": true,
 	"report/report.templ": true,
 	"results/attestation.templ": true,
