@@ -14,7 +14,6 @@ var pending = map[string]bool{
 	"capacity/capacity.templ": true,
 	"charts/charts.templ": true,
 	"compare/compare.templ": true,
-	"datasets/datasets.templ": true,
 	"datasets/generate.templ": true,
 	"datasets/variants.templ": true,
 	"fleets/fleets.templ": true,
