@@ -181,7 +181,7 @@ func journey(t *testing.T, locale string) {
 	must(t, err)
 	screenshot(t, page, shots+"benchmark-running-desktop")
 	for i := range 2 {
-		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("completed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
+		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText(tr.T("state.completed"), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
 	}
 	still, err := page.Evaluate(`() => window.__notReloaded === true`)
 	must(t, err)
@@ -279,11 +279,11 @@ func journey(t *testing.T, locale string) {
 	// Cancel a benchmark while its first run is running.
 	newBenchmark("To be cancelled", 1)
 	cancelURL := page.URL()
-	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText("running", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText(tr.T("state.running"), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 	must(t, page.GetByTestId("cancel-benchmark").Click())
 	for i := range 2 {
-		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("cancelled"))
+		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText(tr.T("state.cancelled")))
 	}
 	cancelled, err := s.Store.BenchmarkByID(ctx, store.Viewer{Admin: true}, benchmarkID(t, cancelURL))
 	must(t, err)

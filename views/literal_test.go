@@ -18,10 +18,10 @@ import (
 // that read the same in every language of the interface. Everything else
 // with a letter in it goes through the catalogue (app/i18n).
 var notLanguage = map[string]bool{
-	"Ruckus": true,                                                             // the product's name
-	"SHA":    true,                                                             // SHA-256
-	"API":    true,                                                             // the footer's link to the API docs
-	"ms":     true, "s": true, "GB": true, "GiB": true, "MB": true, "KB": true, // units
+	"Ruckus": true,                                                         // the product's name
+	"SHA":    true, "CSV": true, "JSONL": true, "HTML": true, "JSON": true, // SHA-256
+	"API": true,                                                             // the footer's link to the API docs
+	"ms":  true, "s": true, "GB": true, "GiB": true, "MB": true, "KB": true, // units
 	"p50": true, "p90": true, "p95": true, "p99": true, // percentiles
 	"TTFT": true, "TPOT": true, "ITL": true, "USD": true, "tok": true,
 }

@@ -8,7 +8,6 @@ var pending = map[string]bool{
 	"admin/providers.templ": true,
 	"admin/users.templ": true,
 	"apidocs/apidocs.templ": true,
-	"benchmarks/benchmarks.templ": true,
 	"benchmarks/new.templ": true,
 	"benchmarks/verdict.templ": true,
 	"capacity/capacity.templ": true,
