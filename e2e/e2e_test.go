@@ -20,6 +20,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -161,8 +162,16 @@ func startServer(t *testing.T, env ...string) *server {
 // newPage opens a page in a fresh browser context (its own cookies).
 func newPage(t *testing.T, width, height int) playwright.Page {
 	t.Helper()
+	return newPageIn(t, width, height, "en-US")
+}
+
+// newPageIn is newPage in a browser whose language is locale ("de-DE"): it
+// sends that Accept-Language.
+func newPageIn(t *testing.T, width, height int, locale string) playwright.Page {
+	t.Helper()
 	ctx, err := browser.NewContext(playwright.BrowserNewContextOptions{
 		Viewport: &playwright.Size{Width: width, Height: height},
+		Locale:   playwright.String(locale),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -189,15 +198,24 @@ func expect(t *testing.T) playwright.PlaywrightAssertions {
 
 func signIn(t *testing.T, page playwright.Page, base, email, password string) {
 	t.Helper()
-	_, err := page.Goto(base + "/signin")
-	must(t, err)
-	must(t, page.GetByLabel("Email").Fill(email))
-	must(t, page.GetByLabel("Password").Fill(password))
-	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign in"}).Click())
+	signInIn(t, page, base, email, password, i18n.Default().Lang("en"))
 }
 
+// signInIn signs in on a page whose labels are in tr's language.
+func signInIn(t *testing.T, page playwright.Page, base, email, password string, tr *i18n.Localizer) {
+	t.Helper()
+	_, err := page.Goto(base + "/signin")
+	must(t, err)
+	must(t, page.GetByLabel(tr.T("signin.email")).Fill(email))
+	must(t, page.GetByLabel(tr.T("signin.password")).Fill(password))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: tr.T("signin.submit")}).Click())
+}
+
+// screenshot saves the whole page as name.png in the screenshots folder;
+// a name with a folder ("de/home-desktop") goes into that subfolder.
 func screenshot(t *testing.T, page playwright.Page, name string) {
 	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(filepath.Join(screenshotDir, name)), 0o755))
 	_, err := page.Screenshot(playwright.PageScreenshotOptions{
 		Path:     playwright.String(filepath.Join(screenshotDir, name+".png")),
 		FullPage: playwright.Bool(true),

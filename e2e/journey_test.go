@@ -19,6 +19,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -83,7 +84,25 @@ const progressOf = `() => { const p = document.querySelector('[data-testid="run-
 // watch it run, read the results, compare, export, get a recommendation,
 // and cancel another benchmark while it runs; then an admin looks after
 // the fleet, and the user is kept out of the admin pages.
-func TestBenchmarkJourney(t *testing.T) {
+func TestBenchmarkJourney(t *testing.T) { journey(t, "en-US") }
+
+// TestBenchmarkJourneyGerman is the same journey in a German browser; its
+// screenshots go to the screenshots folder's de/.
+func TestBenchmarkJourneyGerman(t *testing.T) { journey(t, "de-DE") }
+
+// journey is a user's way from an upload to a compared, recommended and
+// cancelled benchmark, and the admin's pages, in a browser asking for
+// locale; the labels it looks for come from the catalogue.
+func journey(t *testing.T, locale string) {
+	tr := i18n.Default().For("", locale)
+	shots := ""
+	if tr.Code() != "en" {
+		shots = tr.Code() + "/"
+	}
+	newPage := func(t *testing.T, width, height int) playwright.Page { return newPageIn(t, width, height, locale) }
+	signIn := func(t *testing.T, page playwright.Page, base, email, password string) {
+		signInIn(t, page, base, email, password, tr)
+	}
 	s := startServer(t)
 	ctx := context.Background()
 	ex := expect(t)
@@ -117,9 +136,9 @@ func TestBenchmarkJourney(t *testing.T) {
 		fmt.Fprintf(&items, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
 	must(t, page.GetByTestId("nav-datasets").Click())
-	must(t, page.GetByTestId("upload-form").GetByLabel("Name").Fill("Sums"))
+	must(t, page.GetByTestId("upload-form").GetByLabel(tr.T("tokens.name")).Fill("Sums"))
 	drop(t, page, "sums.jsonl", items.String())
-	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: tr.T("datasets.upload")}).Click())
 	must(t, ex.Locator(page.GetByTestId("dataset-count")).ToHaveText("40"))
 
 	// A benchmark with two targets.
@@ -160,9 +179,9 @@ func TestBenchmarkJourney(t *testing.T) {
 	}
 	_, err = page.WaitForFunction(fmt.Sprintf(`() => (%s)() > %d`, progressOf, first), nil)
 	must(t, err)
-	screenshot(t, page, "benchmark-running-desktop")
+	screenshot(t, page, shots+"benchmark-running-desktop")
 	for i := range 2 {
-		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("completed", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
+		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText(tr.T("state.completed"), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(60000)}))
 	}
 	still, err := page.Evaluate(`() => window.__notReloaded === true`)
 	must(t, err)
@@ -260,11 +279,11 @@ func TestBenchmarkJourney(t *testing.T) {
 	// Cancel a benchmark while its first run is running.
 	newBenchmark("To be cancelled", 1)
 	cancelURL := page.URL()
-	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText("running", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
+	must(t, ex.Locator(page.GetByTestId("run-state").First()).ToHaveText(tr.T("state.running"), playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
 	page.OnDialog(func(d playwright.Dialog) { _ = d.Accept() })
 	must(t, page.GetByTestId("cancel-benchmark").Click())
 	for i := range 2 {
-		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText("cancelled"))
+		must(t, ex.Locator(page.GetByTestId("run-state").Nth(i)).ToHaveText(tr.T("state.cancelled")))
 	}
 	cancelled, err := s.Store.BenchmarkByID(ctx, store.Viewer{Admin: true}, benchmarkID(t, cancelURL))
 	must(t, err)
@@ -321,12 +340,12 @@ func TestBenchmarkJourney(t *testing.T) {
 	}{{"desktop", 1280, 800}, {"mobile", 390, 844}} {
 		user := newPage(t, w.width, w.height)
 		signIn(t, user, s.URL, "ada@example.com", "ada-password")
-		auditPages(t, user, s.URL, userPages, w.name)
+		auditPagesIn(t, user, s.URL, userPages, w.name, shots)
 		adm := newPage(t, w.width, w.height)
 		signIn(t, adm, s.URL, adminEmail, adminPassword)
-		auditPages(t, adm, s.URL, adminPages, w.name)
+		auditPagesIn(t, adm, s.URL, adminPages, w.name, shots)
 		visitor := newPage(t, w.width, w.height)
-		auditPages(t, visitor, s.URL, map[string]string{"signin": "/signin"}, w.name)
+		auditPagesIn(t, visitor, s.URL, map[string]string{"signin": "/signin"}, w.name, shots)
 	}
 }
 
@@ -347,6 +366,13 @@ func benchmarkID(t *testing.T, url string) int64 {
 // critical violations.
 func auditPages(t *testing.T, page playwright.Page, base string, pages map[string]string, width string) {
 	t.Helper()
+	auditPagesIn(t, page, base, pages, width, "")
+}
+
+// auditPagesIn is auditPages with the screenshots' names prefixed by shots
+// ("de/" puts them in the screenshots folder's de/).
+func auditPagesIn(t *testing.T, page playwright.Page, base string, pages map[string]string, width, shots string) {
+	t.Helper()
 	for name, path := range pages {
 		res, err := page.Goto(base + path)
 		must(t, err)
@@ -354,7 +380,7 @@ func auditPages(t *testing.T, page playwright.Page, base string, pages map[strin
 			t.Errorf("%s (%s): HTTP %d", name, path, res.Status())
 			continue
 		}
-		screenshot(t, page, name+"-"+width)
+		screenshot(t, page, shots+name+"-"+width)
 		over, err := page.Evaluate(`() => {
 			const vw = document.documentElement.clientWidth;
 			const wide = [];

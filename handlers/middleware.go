@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/ruckus/ruckus/app/i18n"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -208,8 +209,18 @@ func (s *server) loadSession(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	c.SetUserContext(layout.WithInfo(c.UserContext(), info))
+	c.SetUserContext(i18n.With(layout.WithInfo(c.UserContext(), info), pickLanguage(c, info.User)))
 	return c.Next()
+}
+
+// pickLanguage is the request's interface language: the user's setting,
+// else the browser's Accept-Language, else English.
+func pickLanguage(c *fiber.Ctx, u *store.User) *i18n.Localizer {
+	setting := ""
+	if u != nil {
+		setting = u.Language
+	}
+	return i18n.Default().For(setting, c.Get(fiber.HeaderAcceptLanguage))
 }
 
 // csrfToken returns the visitor's CSRF token from its signed cookie,

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"github.com/ruckus/ruckus/app/i18n"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -25,14 +26,14 @@ func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") }
 // the layout otherwise. Details of unexpected errors go to the log only.
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
-	msg := "Something went wrong on our side. It has been logged; please try again."
+	msg := i18n.T(c.UserContext(), "error.server_message")
 	var fe *fiber.Error
 	switch {
 	case errors.As(err, &fe):
 		status = fe.Code
 		msg = fe.Message
 		if status == fiber.StatusRequestEntityTooLarge {
-			msg = "The request is too large."
+			msg = i18n.T(c.UserContext(), "error.too_large_message")
 		}
 	case errors.Is(err, store.ErrNotFound):
 		status = fiber.StatusNotFound
@@ -47,22 +48,25 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		}
 		return c.Status(status).JSON(apiError{Error: msg})
 	}
-	title := map[int]string{
-		fiber.StatusNotFound:              "Page not found",
-		fiber.StatusForbidden:             "Not allowed",
-		fiber.StatusRequestEntityTooLarge: "Too large",
-		fiber.StatusTooManyRequests:       "Too many requests",
+	if !layout.HasInfo(c.UserContext()) {
+		// Errors raised before loadSession ran still get styled pages, in
+		// the browser's language.
+		ctx := layout.WithInfo(c.UserContext(), &layout.Info{Path: c.Path(), Version: s.Version, AssetURL: s.Assets.URL})
+		c.SetUserContext(i18n.With(ctx, pickLanguage(c, nil)))
+	}
+	key := map[int]string{
+		fiber.StatusNotFound:              "error.not_found",
+		fiber.StatusForbidden:             "error.forbidden",
+		fiber.StatusRequestEntityTooLarge: "error.too_large",
+		fiber.StatusTooManyRequests:       "error.too_many",
 	}[status]
-	if title == "" {
-		title = "Error"
+	if key == "" {
+		key = "error.error"
 		if status >= 500 {
-			title = "Server error"
+			key = "error.server"
 		}
 	}
-	if !layout.HasInfo(c.UserContext()) {
-		// Errors raised before loadSession ran still get styled pages.
-		c.SetUserContext(layout.WithInfo(c.UserContext(), &layout.Info{Path: c.Path(), Version: s.Version, AssetURL: s.Assets.URL}))
-	}
+	title := i18n.T(c.UserContext(), key)
 	return render(c, status, layout.ErrorPage(status, title, msg))
 }
 

@@ -355,6 +355,7 @@ func (s *server) webRoutes(web table) {
 	web.post("/benchmarks/:id<int>/runs/:run<int>/retry", Owner, s.runAction("retry"))
 	web.get("/settings", SignedIn, s.showSettingsPage)
 	web.post("/settings/password", SignedIn, s.changePassword)
+	web.post("/settings/language", SignedIn, s.setLanguage)
 	web.post("/settings/tokens", SignedIn, s.createToken)
 	web.post("/settings/tokens/:id<int>/revoke", Self, s.revokeToken)
 	web.post("/settings/webhooks", SignedIn, s.createWebhook)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/ruckus/ruckus/app/i18n"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
@@ -16,6 +18,7 @@ type tokenStore interface {
 	ListAPITokens(ctx context.Context, userID int64) ([]store.APIToken, error)
 	RevokeAPIToken(ctx context.Context, userID, id int64) error
 	UserByAPIToken(ctx context.Context, hash []byte) (store.User, error)
+	SetUserLanguage(ctx context.Context, id int64, lang string) error
 }
 
 func (s *server) showSettingsPage(c *fiber.Ctx) error {
@@ -31,11 +34,30 @@ func (s *server) renderSettings(c *fiber.Ctx, status int, d account.SettingsData
 		return err
 	}
 	d.Email = u.Email
+	d.Language = u.Language
 	d.Tokens.Tokens, d.Tokens.Limits = tokens, s.apiLimits()
 	if d.Webhooks, err = s.webhooksData(c, d.Webhooks); err != nil {
 		return err
 	}
 	return render(c, status, account.SettingsPage(d))
+}
+
+// setLanguage stores the interface language the user chose ("" follows
+// the browser) and shows the settings page in it.
+func (s *server) setLanguage(c *fiber.Ctx) error {
+	u := currentUser(c)
+	lang := c.FormValue("language")
+	if !i18n.Valid(lang) {
+		return fiber.NewError(fiber.StatusUnprocessableEntity, i18n.T(c.UserContext(), "settings.language_unknown"))
+	}
+	if err := s.Store.SetUserLanguage(c.UserContext(), u.ID, lang); err != nil {
+		return err
+	}
+	u.Language = lang
+	if err := s.flash(c, "info", i18n.Default().For(lang, c.Get(fiber.HeaderAcceptLanguage)).T("settings.language_saved")); err != nil {
+		return err
+	}
+	return redirect(c, "/settings")
 }
 
 // passwordRequest is the change-password form.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"strings"
 	"time"
 
@@ -142,25 +143,31 @@ func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 	})
 }
 
+// benchmarkText is the event in a sentence, in the owner's language (the
+// event's fields stay English: machines read them).
 func benchmarkText(event string, rn store.RunNotice) string {
+	tr := i18n.Default().Lang(rn.OwnerLanguage)
 	var parts []string
-	for _, s := range []string{"completed", "failed", "cancelled"} {
-		if rn.Runs[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", rn.Runs[s], s))
+	for _, s := range []struct{ state, key string }{
+		{"completed", "notify.n_completed"}, {"failed", "notify.n_failed"}, {"cancelled", "notify.n_cancelled"},
+	} {
+		if rn.Runs[s.state] > 0 {
+			parts = append(parts, tr.T(s.key, "N", rn.Runs[s.state]))
 		}
 	}
-	verb := "finished"
+	key := "notify.benchmark_finished"
 	if event == EventBenchmarkFailed {
-		verb = "failed"
+		key = "notify.benchmark_failed"
 	}
-	return fmt.Sprintf("Benchmark “%s” (#%d) %s: %s.", rn.BenchmarkName, rn.BenchmarkID, verb, strings.Join(parts, ", "))
+	return tr.T(key, "Name", rn.BenchmarkName, "ID", rn.BenchmarkID, "Runs", strings.Join(parts, ", "))
 }
 
 func regressionText(rn store.RunNotice) string {
+	tr := i18n.Default().Lang(rn.OwnerLanguage)
 	var parts []string
 	for _, g := range rn.Regressions {
-		parts = append(parts, fmt.Sprintf("%s %+.4g against run %d", g.Metric, g.Delta, g.AgainstRunID))
+		parts = append(parts, tr.T("notify.against", "Metric", g.Metric, "Delta", fmt.Sprintf("%+.4g", g.Delta), "Run", g.AgainstRunID))
 	}
-	return fmt.Sprintf("Run %d of benchmark “%s” (#%d), %s on %s/%s, regressed: %s.", rn.RunID, rn.BenchmarkName, rn.BenchmarkID,
-		rn.Model, rn.Runtime, rn.Hardware, strings.Join(parts, "; "))
+	return tr.T("notify.regressed", "Run", rn.RunID, "Name", rn.BenchmarkName, "ID", rn.BenchmarkID,
+		"Model", rn.Model, "Runtime", rn.Runtime, "Hardware", rn.Hardware, "What", strings.Join(parts, "; "))
 }

@@ -35,7 +35,7 @@ func (q *Queries) SaveSession(ctx context.Context, s Session) error {
 // marks it seen (at most once a minute, to spare writes).
 func (q *Queries) LiveSession(ctx context.Context, id []byte) (Session, error) {
 	rows, _ := q.db.Query(ctx, `SELECT s.id, s.user_id, s.data, s.ip, s.user_agent, s.created_at, s.last_seen_at, s.expires_at,
-			u.id, u.email, u.name, u.password_hash, u.role, u.disabled_at, u.password_changed_at, u.created_at
+			u.id, u.email, u.name, u.password_hash, u.role, u.disabled_at, u.password_changed_at, u.created_at, u.language
 		FROM sessions s JOIN users u ON u.id = s.user_id
 		WHERE s.id = @id AND s.expires_at > now() AND u.disabled_at IS NULL`,
 		pgx.NamedArgs{"id": id})
@@ -43,7 +43,7 @@ func (q *Queries) LiveSession(ctx context.Context, id []byte) (Session, error) {
 		var s Session
 		u := &s.User
 		err := row.Scan(&s.ID, &s.UserID, &s.Data, &s.IP, &s.UserAgent, &s.CreatedAt, &s.LastSeenAt, &s.ExpiresAt,
-			&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.DisabledAt, &u.PasswordChangedAt, &u.CreatedAt)
+			&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.DisabledAt, &u.PasswordChangedAt, &u.CreatedAt, &u.Language)
 		return s, err
 	})
 	if err != nil {

@@ -23,6 +23,9 @@ type User struct {
 	DisabledAt        *time.Time
 	PasswordChangedAt time.Time
 	CreatedAt         time.Time
+	// Language is the interface language the user chose ("en", "de"), or
+	// "" to follow the browser's Accept-Language.
+	Language string
 }
 
 // IsAdmin reports whether the user has the admin role.
@@ -31,11 +34,11 @@ func (u User) IsAdmin() bool { return u.Role == RoleAdmin }
 // Disabled reports whether the account was disabled by an admin.
 func (u User) Disabled() bool { return u.DisabledAt != nil }
 
-const userColumns = `id, email, name, password_hash, role, disabled_at, password_changed_at, created_at`
+const userColumns = `id, email, name, password_hash, role, disabled_at, password_changed_at, created_at, language`
 
 func scanUser(row pgx.CollectableRow) (User, error) {
 	var u User
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.DisabledAt, &u.PasswordChangedAt, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.DisabledAt, &u.PasswordChangedAt, &u.CreatedAt, &u.Language)
 	return u, err
 }
 
@@ -117,6 +120,18 @@ func (q *Queries) ResetUserPassword(ctx context.Context, id int64, hash string) 
 		err = pgx.ErrNoRows
 	}
 	return revokedTokens, mapErr(err, "reset user password")
+}
+
+// SetUserLanguage stores the user's interface language: a supported
+// language's code, or "" to follow the browser (the column's check
+// constraint refuses anything else).
+func (q *Queries) SetUserLanguage(ctx context.Context, id int64, lang string) error {
+	tag, err := q.db.Exec(ctx, `UPDATE users SET language = @lang, updated_at = now() WHERE id = @id`,
+		pgx.NamedArgs{"id": id, "lang": lang})
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return mapErr(err, "set user language")
 }
 
 // SetUserPassword stores a new password hash and ends every session of the

@@ -155,6 +155,9 @@ type RunNotice struct {
 	BenchmarkID   int64
 	BenchmarkName string
 	OwnerID       int64
+	// OwnerLanguage is the owner's interface language setting, the
+	// language of the notification's text ("" follows no browser: English).
+	OwnerLanguage string
 	State         string
 	Model         string
 	Runtime       string
@@ -173,11 +176,11 @@ func (q *Queries) RunNoticeOf(ctx context.Context, runID int64) (RunNotice, erro
 	var n RunNotice
 	var regs []byte
 	err := q.db.QueryRow(ctx, `SELECT r.id, b.id, b.name, b.owner_id, r.state, m.name, r.runtime, r.hardware_profile, r.error, r.finished_at,
-			`+regressionsJSON+`, (SELECT max(x.finished_at) FROM runs x WHERE x.benchmark_id = b.id)
-		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
+			`+regressionsJSON+`, (SELECT max(x.finished_at) FROM runs x WHERE x.benchmark_id = b.id), u.language
+		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id JOIN users u ON u.id = b.owner_id
 		WHERE r.id = @run AND b.deleted_at IS NULL`, pgx.NamedArgs{"run": runID}).
 		Scan(&n.RunID, &n.BenchmarkID, &n.BenchmarkName, &n.OwnerID, &n.State, &n.Model, &n.Runtime, &n.Hardware, &n.Error, &n.FinishedAt,
-			&regs, &n.LastFinished)
+			&regs, &n.LastFinished, &n.OwnerLanguage)
 	if err != nil {
 		return n, mapErr(err, "read the run for its events")
 	}

@@ -1,11 +1,13 @@
 package benchmarks
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
 )
@@ -17,11 +19,11 @@ type Card struct {
 	ErrorClasses []store.ErrorClassCount
 }
 
-func rate(tps float64) string {
+func rate(ctx context.Context, tps float64) string {
 	if tps <= 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f", tps)
+	return i18n.Num(ctx, tps, 1)
 }
 
 func eta(r store.Run) string {
@@ -33,9 +35,9 @@ func eta(r store.Run) string {
 
 // benchmarkETA is an active benchmark's time left, or "unknown" (the
 // reason is beside it).
-func benchmarkETA(e store.BenchmarkEstimate) string {
+func benchmarkETA(ctx context.Context, e store.BenchmarkEstimate) string {
 	if e.ETASeconds == nil {
-		return "unknown"
+		return i18n.T(ctx, "bench.eta_unknown")
 	}
 	return (time.Duration(*e.ETASeconds) * time.Second).String()
 }

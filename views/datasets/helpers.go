@@ -1,39 +1,39 @@
 package datasets
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
-func humanBytes(n int64) string {
+func humanBytes(ctx context.Context, n int64) string {
 	switch {
 	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+		return i18n.Num(ctx, float64(n)/(1<<30), 1) + " GiB"
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		return i18n.Num(ctx, float64(n)/(1<<20), 1) + " MiB"
 	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		return i18n.Num(ctx, float64(n)/(1<<10), 1) + " KiB"
 	}
-	return fmt.Sprintf("%d B", n)
+	return i18n.Int(ctx, n) + " B"
 }
 
-func lineLabel(line int) string {
+func lineLabel(ctx context.Context, line int) string {
 	if line == 0 {
-		return "file"
+		return i18n.T(ctx, "datasets.line_file")
 	}
 	return fmt.Sprint(line)
 }
 
-func errorSummary(s UploadState) string {
+func errorSummary(ctx context.Context, s UploadState) string {
 	if s.ErrorCount > len(s.Errors) {
-		return fmt.Sprintf("%d problems; the first %d are listed.", s.ErrorCount, len(s.Errors))
+		return i18n.T(ctx, "datasets.problems_first", "N", s.ErrorCount, "Listed", len(s.Errors))
 	}
-	if s.ErrorCount == 1 {
-		return "1 problem:"
-	}
-	return fmt.Sprintf("%d problems:", s.ErrorCount)
+	return i18n.N(ctx, "datasets.problems", s.ErrorCount)
 }
 
 func orDash(s string) string {

@@ -1,76 +1,63 @@
 package home
 
 import (
-	"fmt"
+	"context"
 	"strings"
 	"time"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
-func greeting(name string) string {
-	if name == "" {
-		return ""
-	}
-	return ", " + name
-}
-
 func joined(s []string) string { return strings.Join(s, ", ") }
 
-func ago(d time.Duration) string {
+func ago(ctx context.Context, d time.Duration) string {
 	switch {
 	case d < 2*time.Second:
-		return "just now"
+		return i18n.T(ctx, "time.just_now")
 	case d < time.Minute:
-		return fmt.Sprintf("%d s ago", int(d.Seconds()))
+		return i18n.T(ctx, "time.s_ago", "N", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Minutes()))
+		return i18n.T(ctx, "time.min_ago", "N", int(d.Minutes()))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d.Hours()))
+		return i18n.T(ctx, "time.h_ago", "N", int(d.Hours()))
 	}
-	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return i18n.T(ctx, "time.days_ago", "N", int(d.Hours()/24))
 }
 
 // progress is a live run's "12 / 24 · 123.4 tokens/s · ETA 1m5s".
-func progress(r store.Run) string {
-	s := fmt.Sprintf("%d / %d", r.Completed, r.Total)
+func progress(ctx context.Context, r store.Run) string {
+	s := i18n.Int(ctx, int64(r.Completed)) + " / " + i18n.Int(ctx, int64(r.Total))
 	if r.Throughput > 0 {
-		s += fmt.Sprintf(" · %.1f tokens/s", r.Throughput)
+		s += " · " + i18n.T(ctx, "home.tokens_per_s", "N", i18n.Num(ctx, r.Throughput, 1))
 	}
 	if r.State == "running" && r.ETASeconds != nil {
-		s += " · ETA " + (time.Duration(*r.ETASeconds) * time.Second).Round(time.Second).String()
+		s += " · " + i18n.T(ctx, "home.eta", "D", (time.Duration(*r.ETASeconds)*time.Second).Round(time.Second).String())
 	}
 	if r.Errors > 0 {
-		s += fmt.Sprintf(" · %d %s", r.Errors, plural(r.Errors, "error", "errors"))
+		s += " · " + i18n.N(ctx, "home.errors", r.Errors)
 	}
 	return s
 }
 
 // runsText is "2 runs" or "3 runs, 1 not completed".
-func runsText(runs, failed int) string {
-	s := fmt.Sprintf("%d %s", runs, plural(runs, "run", "runs"))
+func runsText(ctx context.Context, runs, failed int) string {
+	s := i18n.N(ctx, "home.runs", runs)
 	if failed > 0 {
-		s += fmt.Sprintf(", %d not completed", failed)
+		s += ", " + i18n.N(ctx, "home.not_completed", failed)
 	}
 	return s
 }
 
 // wait is how long a run has been queued: "for 12 s", "for 3 min".
-func wait(d time.Duration) string {
+func wait(ctx context.Context, d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("for %d s", int(d.Seconds()))
+		return i18n.T(ctx, "time.for_s", "N", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("for %d min", int(d.Minutes()))
+		return i18n.T(ctx, "time.for_min", "N", int(d.Minutes()))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("for %d h", int(d.Hours()))
+		return i18n.T(ctx, "time.for_h", "N", int(d.Hours()))
 	}
-	return fmt.Sprintf("for %d days", int(d.Hours()/24))
+	return i18n.T(ctx, "time.for_days", "N", int(d.Hours()/24))
 }
