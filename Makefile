@@ -1,6 +1,6 @@
 # Ruckus — `make run` starts everything, `make test` runs every test.
 # When DATABASE_URL is unset both start a private PostgreSQL from this
-# machine's binaries (see README).
+# machine's binaries (see docs/development.md).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
