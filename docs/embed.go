@@ -172,7 +172,12 @@ func render(name string, src []byte) (*Page, error) {
 	if err := md.Renderer().Render(&buf, src, doc); err != nil {
 		return nil, err
 	}
-	p.HTML = buf.Bytes()
+	// Wide tables and code scroll inside the page, in a region a keyboard
+	// can reach, as the app's own tables do. The Markdown's raw HTML is
+	// left out, so these tags are the renderer's own.
+	html := bytes.ReplaceAll(buf.Bytes(), []byte("<table>"), []byte(`<div class="table-wrap" tabindex="0"><table>`))
+	html = bytes.ReplaceAll(html, []byte("</table>"), []byte("</table></div>"))
+	p.HTML = bytes.ReplaceAll(html, []byte("<pre>"), []byte(`<pre tabindex="0">`))
 	if p.Title == "" {
 		p.Title = name
 	}
