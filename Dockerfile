@@ -53,7 +53,7 @@ CMD ["run"]
 
 # ---- pgbouncer --------------------------------------------------------------
 # Debian's PgBouncer in transaction pooling mode between agents and
-# PostgreSQL, configured and run by `ruckus pgbouncer` (README: Scaling).
+# PostgreSQL, configured and run by `ruckus pgbouncer` (docs/scaling.md).
 FROM runtime AS pgbouncer
 RUN apt-get update && \
     apt-get install -y --no-install-recommends pgbouncer && \

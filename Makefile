@@ -1,6 +1,6 @@
 # Ruckus — `make run` starts everything, `make test` runs every test.
 # When DATABASE_URL is unset both start a private PostgreSQL from this
-# machine's binaries (see README).
+# machine's binaries (see docs/development.md).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -61,6 +61,11 @@ e2e-go:
 	./e2e/tools/build.sh $(E2E_TOOLS) >/dev/null
 	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) RUCKUS_OLLAMA=$(E2E_TOOLS)/ollama RUCKUS_TINY_GGUF=$(E2E_TOOLS)/tiny.gguf \
 		$(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/
+
+docs-images: build ## Retake the documentation's screenshots (docs/images) with the browser test that takes them
+	./e2e/install-browser.sh $(E2E_DRIVER)
+	./bin/ruckus dev-db exec -- env RUCKUS_DOCS_IMAGES=$(CURDIR)/docs/images PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) \
+		$(GO) test -tags e2e -count=1 -v -run 'TestHomeVerdictAndRanking$$' ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views

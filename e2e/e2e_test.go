@@ -223,6 +223,22 @@ func screenshot(t *testing.T, page playwright.Page, name string) {
 	must(t, err)
 }
 
+// docsImage copies the screenshot shot (as screenshot saved it) to
+// docs/images/NAME.png when RUCKUS_DOCS_IMAGES names that folder (make
+// docs-images), so the documentation's pictures are the browser tests'
+// own and never drawn by hand.
+func docsImage(t *testing.T, shot, name string) {
+	t.Helper()
+	dir := os.Getenv("RUCKUS_DOCS_IMAGES")
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(screenshotDir, shot+".png"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644))
+	t.Logf("docs image %s.png from %s.png", name, shot)
+}
+
 func TestSignInSettingsAndSignOut(t *testing.T) {
 	s := startServer(t)
 	page := newPage(t, 1280, 800)

@@ -94,6 +94,7 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 	path := strings.TrimPrefix(benchURL, s.URL)
 	auditPages(t, desk, s.URL, map[string]string{"benchmark-verdict": path}, "desktop")
 	auditPages(t, mobile, s.URL, map[string]string{"benchmark-verdict": path}, "mobile")
+	docsImage(t, "benchmark-verdict-desktop", "benchmark")
 
 	// The recommendation explains its ranking in words.
 	_, err = desk.Goto(benchURL)
@@ -115,6 +116,7 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 	must(t, ex.Locator(desk.GetByTestId("first-steps")).ToHaveCount(0))
 	auditPages(t, desk, s.URL, map[string]string{"home-recent": "/"}, "desktop")
 	auditPages(t, mobile, s.URL, map[string]string{"home-recent": "/"}, "mobile")
+	docsImage(t, "home-recent-desktop", "home")
 
 	// An administrator also sees the fleet's health.
 	for _, w := range []struct {

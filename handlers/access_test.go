@@ -66,6 +66,10 @@ func (f accessFixture) param(t *testing.T, method, path, name, caller string) st
 		return f.model
 	case name == "slug":
 		return f.hardware
+	case name == "page":
+		return "metrics"
+	case name == "file":
+		return "home.png"
 	}
 	t.Fatalf("%s: no value for the path parameter %q: add one to accessFixture.param", path, name)
 	return ""

@@ -158,7 +158,7 @@ type apiRun struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
-	// The finished run's figures (DESIGN.md § Metric definitions): null
+	// The finished run's figures (docs/metrics.md#definitions): null
 	// until it finishes, and null where not measured (no GPU readings, no
 	// price, no launched runtime).
 	// Execution is the code execution of a run scored by humaneval, mbpp

@@ -13,7 +13,7 @@ import (
 
 // apiClaim is one conclusion as the API gives it: who leads on a metric,
 // by how much, by which test, and whether the two were comparable at all
-// (README § Comparability and noise).
+// (docs/concepts.md#comparability-and-noise).
 type apiClaim struct {
 	Metric string `json:"metric"`
 	// Scorer is the scorer identity of a quality claim; Load the load

@@ -177,7 +177,7 @@ func (s *server) firstSteps(ctx context.Context, v store.Viewer) (firstBenchmark
 		f.agent = agents[0]
 		f.steps.Runtime = home.Step{Done: true, Text: fmt.Sprintf("Agent %s serves it on %s: no GPU, no model download; the figures are simulated.", f.agent.Name, f.agent.Profile)}
 	} else {
-		f.steps.Runtime = home.Step{Fix: "No live agent serves the simulated runtime: make run starts one; elsewhere run agentd run --runtime sim (see the README)."}
+		f.steps.Runtime = home.Step{Fix: "No live agent serves the simulated runtime: make run starts one; elsewhere run agentd run --runtime sim (see /docs/getting-started)."}
 		if v.Admin {
 			f.steps.Runtime.FixURL, f.steps.Runtime.FixLabel = "/admin/agents", "See the agents"
 		}

@@ -302,6 +302,12 @@ func (s *server) webRoutes(web table) {
 	web.get("/signin", Anyone, s.showSignInPage)
 	web.post("/signin", Anyone, s.signInLimiter(), s.signIn)
 	web.post("/signout", Anyone, s.signOut)
+
+	docsPages := newDocsPages() // the documentation, rendered once; for anyone
+	web.get("/docs", Anyone, docsPages.showIndex)
+	web.get("/docs/images/:file", Anyone, docsPages.serveImage)
+	web.get("/docs/:page", Anyone, docsPages.showPage)
+
 	web.get("/", SignedIn, s.showHomePage)
 	web.get("/fragments/agents", SignedIn, s.agentsFragment)
 	web.get("/fragments/running", SignedIn, s.runningFragment)

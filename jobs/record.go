@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Per-request outcome of one dataset item (DESIGN.md § Metric definitions).
+// Per-request outcome of one dataset item (docs/metrics.md#definitions).
 const (
 	StatusOK    = "ok"
 	StatusError = "error"
@@ -149,8 +149,9 @@ func (s RunSummary) CostPer1M(pricePerHour float64) (float64, bool) {
 	return pricePerHour / (s.OutputTokensPerS * 3600) * 1e6, true
 }
 
-// StepSummary is one step of a sweep (DESIGN.md § Metric definitions): the
-// load offered, what was achieved, and the latencies and goodput at it.
+// StepSummary is one step of a sweep: the load offered, what was achieved,
+// and the latencies and goodput at it
+// (docs/metrics.md#sweeps-offered-vs-achieved-rate-and-the-saturation-point).
 type StepSummary struct {
 	// Name is the step as the load generator labels it: "sequential",
 	// "max", "rate 2.50/s".

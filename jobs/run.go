@@ -9,7 +9,7 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// Load profiles (DESIGN.md § Agent modes and runtimes).
+// Load profiles (docs/benchmarks.md#load-profiles).
 const (
 	LoadSequential  = "sequential"
 	LoadConcurrency = "concurrency"

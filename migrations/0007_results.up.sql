@@ -26,7 +26,7 @@ ALTER TABLE runs
     -- max_errors, cancelled.
     ADD COLUMN stopped_by         text             NOT NULL DEFAULT '',
     ADD COLUMN load_time_ms       double precision,
-    -- Aggregate metrics (DESIGN.md § Metric definitions) and GPU summary,
+    -- Aggregate metrics (docs/metrics.md#definitions) and GPU summary,
     -- written when the run finishes.
     ADD COLUMN summary            jsonb,
     ADD COLUMN gpu_summary        jsonb,

@@ -1,6 +1,6 @@
 -- Conclusions drawn only between comparable runs, from noise measured in
 -- the runs' own data, kept in tables so that no page reads every result
--- of a run to draw one (docs: README § Comparability and noise).
+-- of a run to draw one (docs/concepts.md#comparability-and-noise).
 --
 -- run_stats: a run's figures with their 95 % intervals, computed on the
 -- server when the run finishes (its score job) and again after a retry.

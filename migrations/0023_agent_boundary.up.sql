@@ -29,7 +29,7 @@
 --      CALL ruckus_agent_pool_login(), which removes such defaults and
 --      refuses the session that began with them. (The pool role may also
 --      change its own password: its server login must not depend on one,
---      see README "Running agents through PgBouncer".)
+--      see docs/scaling.md#running-agents-through-pgbouncer.)
 
 -- 1. Granted, not declared.
 ALTER TABLE agents ADD COLUMN declared_profile text;
@@ -121,7 +121,7 @@ DECLARE
     server_role text := (SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'agents'::regclass);
 BEGIN
     IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        RAISE NOTICE 'not a superuser: agents keep pg_cancel_backend, pg_terminate_backend and the advisory lock functions (run `ruckus migrate up` as a superuser to take them away, see README)';
+        RAISE NOTICE 'not a superuser: agents keep pg_cancel_backend, pg_terminate_backend and the advisory lock functions (run `ruckus migrate up` as a superuser to take them away, see docs/gpu-nodes.md)';
         RETURN;
     END IF;
     FOREACH f IN ARRAY ARRAY['pg_cancel_backend(integer)', 'pg_terminate_backend(integer, bigint)',

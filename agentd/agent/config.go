@@ -89,7 +89,7 @@ type runConfig struct {
 	SimGPU string `yaml:"sim_gpu"`
 
 	// DBPoolSize is the most connections the agent opens to the database
-	// (or to PgBouncer): see the README's connection budget.
+	// (or to PgBouncer): see docs/scaling.md#the-connection-budget.
 	DBPoolSize int `yaml:"db_pool_size"`
 	// PgBouncer says the database URL leads to PgBouncer in transaction
 	// pooling mode: no LISTEN (River polls), no prepared statements, and
@@ -169,7 +169,7 @@ func parseRunFlags(args []string, out io.Writer) (runConfig, error) {
 	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.String("config", "", "YAML file with these settings (keys as in the README); flags win")
+	fs.String("config", "", "YAML file with these settings (keys as in docs/gpu-nodes.md); flags win")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL shared with the server (default $DATABASE_URL)")
 	fs.StringVar(&c.Name, "name", c.Name, "agent name, unique in the fleet")
 	fs.StringVar(&c.Runtime, "runtime", c.Runtime, "how to reach the inference runtime: sim (built in), openai (an endpoint already running), anthropic (Anthropic's Messages API) or launch (started for every run)")

@@ -15,8 +15,9 @@ import (
 )
 
 // gpuSummary is a run segment's GPU figures, stored as the run's
-// gpu_summary (DESIGN.md § Metric definitions: energy from the total-energy
-// counter where every GPU has one, else power integrated over time).
+// gpu_summary (docs/metrics.md#gpu-energy-and-node-figures: energy from the
+// total-energy counter where every GPU has one, else power integrated over
+// time).
 type gpuSummary struct {
 	GPUs           int     `json:"gpus"`
 	Samples        int     `json:"samples"`

@@ -1,7 +1,7 @@
 // Package load is agentd's load generator. It decides when each of a run's
 // requests is sent, so that the figures a benchmark reports (latency under
 // a given concurrency or offered rate, the highest throughput) mean what
-// the load profile says (DESIGN.md § Agent modes and runtimes), while the
+// the load profile says (docs/benchmarks.md#load-profiles), while the
 // caller decides how a request is sent and where its record goes.
 //
 // Run takes the items still to send (a resumed run passes only the

@@ -1,7 +1,7 @@
 // Package node samples the machine a run is on: its CPU utilisation and
 // memory, and those of the launched runtime's process tree, read from
-// Linux's /proc every second beside the GPU samples (DESIGN.md § Metric
-// definitions).
+// Linux's /proc every second beside the GPU samples
+// (docs/metrics.md#gpu-energy-and-node-figures).
 //
 // Utilisation is a share of the whole machine, 0–100 %: the busy jiffies
 // of /proc/stat's first line over all its jiffies between two readings.

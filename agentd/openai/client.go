@@ -192,7 +192,7 @@ const (
 	drainLimit = 64 << 10
 )
 
-// Do sends r and measures it (DESIGN.md § Metric definitions; the rules
+// Do sends r and measures it (docs/metrics.md#definitions; the rules
 // are on computeTimings, tokensPerEvent, estimateTokens and measure.take).
 // The clock starts just before the request is handed to the HTTP client,
 // so TTFT and E2E include connection setup when there is no idle

@@ -2,7 +2,7 @@
 // (vLLM, SGLang, TGI, llama.cpp, Ollama, the built-in simulator, remote
 // endpoints). It turns a stored dataset item into a streaming request
 // (BuildRequest), sends it and measures it (Client.Do) exactly as
-// DESIGN.md § Metric definitions says, so that a TTFT means the same thing
+// docs/metrics.md#definitions says, so that a TTFT means the same thing
 // whichever runtime produced it.
 //
 // The rules, each documented where it is applied:

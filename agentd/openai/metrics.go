@@ -26,7 +26,7 @@ type contentEvent struct {
 	reported int
 }
 
-// timings are one request's figures (DESIGN.md § Metric definitions).
+// timings are one request's figures (docs/metrics.md#definitions).
 type timings struct {
 	TTFT, E2E, TPOT                 time.Duration
 	ITLMean, ITLP50, ITLP99, ITLMax time.Duration

@@ -226,8 +226,8 @@ type Margin struct {
 
 // Comparable says whether a and b may be compared on c, and if not, what
 // differs: quality only under the same scorer identity, speed, latency
-// and cost only under the same load identity (README § Comparability and
-// noise).
+// and cost only under the same load identity
+// (docs/concepts.md#comparability-and-noise).
 func Comparable(a, b Candidate, c Criterion) (bool, string) {
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {

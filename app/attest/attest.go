@@ -3,7 +3,7 @@
 // digest with its ed25519 key; a verification recomputes the digest from
 // the rows as they are now and names the first row that differs.
 //
-// The canonical form (README.md § Tamper-evident results), so that anyone
+// The canonical form (docs/operations.md#tamper-evident-results), so that anyone
 // can recompute it from an export:
 //
 //   - a row is the JSON array of its measured columns in this order: idx,

@@ -16,7 +16,7 @@ func f(v float64) *float64 { return &v }
 func i(v int) *int         { return &v }
 
 // The canonical form is fixed: these bytes are what other verifiers
-// recompute (README.md § Tamper-evident results).
+// recompute (docs/operations.md#tamper-evident-results).
 func TestCanonicalForm(t *testing.T) {
 	t.Parallel()
 	agent := int64(3)

@@ -89,8 +89,8 @@ type Manifest struct {
 	Sim *SimSettings `json:"sim,omitempty" yaml:"sim,omitempty"`
 
 	// Repeats runs each target that many times (0 means 1): the verdict
-	// then decides on the spread between the repeats (README §
-	// Comparability and noise).
+	// then decides on the spread between the repeats
+	// (docs/concepts.md#comparability-and-noise).
 	Repeats int `json:"repeats,omitempty" yaml:"repeats,omitempty" validate:"min=0,max=10" msg:"from 1 to 10 runs of each target (0 means 1)"`
 }
 

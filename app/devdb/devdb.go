@@ -161,8 +161,8 @@ func (c *Cluster) passwordPath() string { return filepath.Join(c.Dir, "ruckus-pa
 // password. Every pooled agent runs as that role, and PostgreSQL lets a
 // role change its own password: a server login that depended on one would
 // be one agent's ALTER ROLE away from locking every pooled agent out. The
-// login is bound to where PgBouncer connects from instead (README "Running
-// agents through PgBouncer" for a production cluster).
+// login is bound to where PgBouncer connects from instead (docs/scaling.md#running-agents-through-pgbouncer
+// for a production cluster).
 const PoolLoginRule = "host all ruckus_agent_pool 127.0.0.1/32 trust"
 
 const hbaMark = "# Added by Ruckus: PgBouncer's login as the pooled agents' role depends on its address, not on a password that role may change."

@@ -16,7 +16,7 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// The fleet benchmarking document (README.md § Fleets, "The fleet document's dialect")
+// The fleet benchmarking document (docs/fleets.md#the-fleet-documents-dialect)
 // writes its manifests in a dialect of its own:
 //
 //	fleet_id, version, description,

@@ -44,7 +44,7 @@ type Report struct {
 }
 
 // Summary is the fleet's summary as the fleet document lists its metrics
-// (README.md § Fleets, "The report"). A test is one request: an item (or one of
+// (docs/fleets.md#the-report). A test is one request: an item (or one of
 // its samples) sent to a target. Succeeded, failed (timeouts apart) and
 // timed out count the requests sent; skipped the requests a finished run
 // never sent (it failed, was cancelled or hit a limit), pending those an

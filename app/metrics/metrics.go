@@ -4,7 +4,7 @@
 // them on (a listen address of its own, off the public port).
 //
 // The examples/ folder holds a KEDA ScaledObject and a HorizontalPodAutoscaler
-// that scale agents on ruckus_queue_depth (README.md § Operations).
+// that scale agents on ruckus_queue_depth (docs/operations.md#prometheus-metrics).
 package metrics
 
 import (

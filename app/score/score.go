@@ -1,4 +1,4 @@
-// Package score holds the scorers (DESIGN.md § Scorers): each turns a
+// Package score holds the scorers (docs/concepts.md#scorers): each turns a
 // model's output and the item's reference into a score in [0, 1].
 package score
 

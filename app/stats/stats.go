@@ -1,6 +1,6 @@
 // Package stats holds the summary statistics every figure in Ruckus uses,
 // so a p99 means the same thing in the agent, the UI, the API and the
-// exports (DESIGN.md § Metric definitions): percentiles by linear
+// exports (docs/metrics.md#percentiles): percentiles by linear
 // interpolation between closest ranks (numpy's default method "linear",
 // which is also PostgreSQL's percentile_cont), the mean and the extremes.
 //

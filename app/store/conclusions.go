@@ -17,8 +17,8 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// A conclusion is drawn only between comparable runs (README §
-// Comparability and noise):
+// A conclusion is drawn only between comparable runs
+// (docs/concepts.md#comparability-and-noise):
 //   - a quality under the same scorer identity (ScorerIdentity): the
 //     scorer, its options as canonical JSON and, for the judge, its model,
 //     rubric, template, scale and mode;

@@ -77,7 +77,7 @@ func (q *Queries) RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, o
 }
 
 // tokenITL is the distribution, in milliseconds, of inter-token latencies
-// (DESIGN.md § Metric definitions: vLLM bench's ITL), and how many
+// (docs/metrics.md#itl-inter-token-latency-token-level), and how many
 // latencies that is. A gap an event's tokens share counts once per token;
 // equal latencies are counted in SQL (tokenITLByPhase), so memory grows
 // with the distinct values, not with the run's tokens.

@@ -23,7 +23,7 @@ type JudgeIdentity struct {
 }
 
 // ScorerIdentity is the key under which a run's quality is comparable
-// with another's (DESIGN.md § Metric definitions, "Comparability"): the
+// with another's (docs/concepts.md#comparability-and-noise): the
 // scorer's name followed by its options as canonical JSON (keys sorted,
 // no insignificant space, no HTML escaping), e.g. `rougeL` or
 // `regex{"pattern":"#### (\\d+)"}`. Options that are absent, null or {}

@@ -47,7 +47,7 @@ Usage:
   ruckus version                        print the version
 
 Settings come from environment variables (DATABASE_URL, RUCKUS_ADDR, …) and
-an optional YAML file named by RUCKUS_CONFIG; see the README.
+an optional YAML file named by RUCKUS_CONFIG; see docs/configuration.md.
 `
 
 func main() {

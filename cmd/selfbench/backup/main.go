@@ -4,7 +4,7 @@
 // the same code the command runs (pg_dump, custom format), restores it
 // into a new empty database of the same cluster, checks that every row
 // came back, and prints the dump's size and both times — the figures the
-// README's RPO/RTO recipe is built on.
+// RPO/RTO recipe of docs/operations.md#backup-and-restore is built on.
 //
 // Run it through `ruckus dev-db exec` (DATABASE_URL set).
 package main

@@ -101,7 +101,7 @@ func main() {
 // PgBouncer's auth lookup leave of them (30 + 5 + 4 + 1). On this one
 // machine the agents share the CPU with PostgreSQL, which gets its share
 // through its busy backends: with a budget of 20 it got too little of it
-// for the lease latency target (README § Scaling).
+// for the lease latency target (docs/self-benchmarks.md#bench-fleet-the-fleet-soak).
 const (
 	soakBudget     = 30
 	soakServerPool = 5

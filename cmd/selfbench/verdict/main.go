@@ -95,7 +95,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 4, "requests in flight in every run")
 	// More runs at once than cores makes each run's latencies depend on
 	// its neighbours: with 6 at once on 2 cores the p95 A/A rate was 13 %,
-	// with 2 it was 3 % (README § Comparability and noise).
+	// with 2 it was 3 % (docs/concepts.md#comparability-and-noise).
 	flag.IntVar(&o.parallel, "parallel", runtime.NumCPU(), "runs measured at once (each with its own sim)")
 	flag.StringVar(&o.ttft, "ttft", "lognormal:20ms,0.5", "the sims' TTFT")
 	flag.StringVar(&o.itl, "itl", "lognormal:2ms,0.3", "the sims' ITL")
