@@ -45,10 +45,7 @@ type env struct {
 func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	t.Helper()
 	st := store.New(pgtest.NewDB(t))
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, st.Pool(), nil)
 	pw, err := auth.NewPasswords(4)
 	if err != nil {
 		t.Fatal(err)

@@ -62,10 +62,7 @@ func finishAsAgent(t *testing.T, e *env, runID int64, answer func(idx int, custo
 // scoreJob runs what the server's score_run job does for a run.
 func scoreJob(t *testing.T, e *env, runID int64) {
 	t.Helper()
-	rc, err := river.NewClient(riverpgxv5.New(e.store.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, e.store.Pool(), nil)
 	planner := &bench.Service{Store: e.store, River: rc, StaleAfter: 15 * time.Second}
 	if err := (&score.Service{Store: e.store, Judge: planner}).ScoreRun(context.Background(), runID, ""); err != nil {
 		t.Fatal(err)

@@ -306,10 +306,7 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 // insertOnly is a River client that only queues.
 func insertOnly(t *testing.T, e *env) *river.Client[pgx.Tx] {
 	t.Helper()
-	rc, err := river.NewClient(riverpgxv5.New(e.store.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, e.store.Pool(), nil)
 	return rc
 }
 

@@ -76,10 +76,7 @@ func TestRunArgsInsertOnTheirQueueInTheCallersTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewDB(t)
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	temp := 0.0
 	args := jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: 7, BenchmarkID: 3, DatasetID: 2,
 		Model: "Qwen/Qwen2.5-0.5B-Instruct", Runtime: "sim", HardwareProfile: "cpu-2c",

@@ -74,10 +74,7 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.Dataset.ID,
 		planner: &bench.Service{Store: st, River: rc, StaleAfter: 3 * time.Second}}
 }

@@ -84,10 +84,7 @@ func TestScalingExamplesNameTheServedMetric(t *testing.T) {
 
 	pool := pgtest.NewDB(t)
 	ctx := context.Background()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	for i := range 3 {
 		if _, err := rc.Insert(ctx, jobs.RunArgs{RunID: int64(i + 1), HardwareProfile: m[2], Runtime: m[3]}, nil); err != nil {
 			t.Fatal(err)

@@ -37,7 +37,8 @@ func RiverClient(ctx context.Context, tb testing.TB, pool *pgxpool.Pool, opts *R
 		tb.Fatalf("testkit.RiverClient: %v", err)
 	}
 	if o.Start {
-		if err := rc.Start(ctx); err != nil {
+		// The client lives until the test ends, whatever ctx does.
+		if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 			tb.Fatalf("testkit.RiverClient: start: %v", err)
 		}
 		tb.Cleanup(func() { _ = rc.Stop(context.Background()) })

@@ -177,9 +177,6 @@ func Model(ctx context.Context, tb testing.TB, st *store.Store, opts *ModelOpts)
 	if o.Name == "" {
 		o.Name = "org/model-" + unique()
 	}
-	if o.DisplayName == "" {
-		o.DisplayName = o.Name
-	}
 	if o.ParamsB == 0 {
 		o.ParamsB = 0.5
 	}

@@ -111,10 +111,7 @@ func TestServerSignsAFinishedRun(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	runID := importedRun(t, st, 5, func(tx pgx.Tx, id int64, _ store.NewImport) error {
 		_, err := rc.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: id}, nil)
 		return err

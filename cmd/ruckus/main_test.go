@@ -160,10 +160,7 @@ func TestDatasetUploadCommand(t *testing.T) {
 	}
 	pw, _ := auth.NewPasswords(4)
 	limits := dataset.DefaultLimits()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	app := handlers.New(handlers.Deps{
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
 		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
