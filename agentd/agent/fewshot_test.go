@@ -12,7 +12,7 @@ import (
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
-	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -43,11 +43,9 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/small-1b", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: "acme/small-1b", ParamsB: 1, Quantization: "bf16"})
 	startAgent(t, w.agentURL("node-f"), "node-f", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	target := bench.Target{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}
 	three := target
 	three.FewShot = &bench.FewShot{K: 3}
@@ -71,7 +69,7 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	if err != nil || len(pending) != items || strings.Count(string(pending[5].Request), `Answer: `) != 3 || !strings.Contains(string(pending[5].Request), "example number 5?") {
 		t.Fatalf("pending items of the 3-shot run: %d %v; item 5: %s", len(pending), err, pending[5].Request)
 	}
-	until(t, 60*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
+	testkit.WaitWithin(t, 60*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
 	svc := &score.Service{Store: w.st}
 	for _, id := range []int64{zero, shots} {
 		if err := svc.ScoreRun(ctx, id, ""); err != nil {

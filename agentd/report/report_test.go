@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/report"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -143,19 +144,6 @@ func (b *testBundle) results(t *testing.T) int {
 	return n
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline (the machine is shared; this is not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // runReporter runs r until the test ends and returns what Run returned.
 func runReporter(t *testing.T, r *report.Reporter) <-chan error {
 	t.Helper()
@@ -188,7 +176,7 @@ func TestReporter(t *testing.T) {
 		runReporter(t, r)
 		// Two full batches go at once; the seventh result waits for the
 		// interval (an hour) or Close.
-		waitFor(t, "two batches", func() bool { return len(b.rec.sizes()) == 2 })
+		testkit.WaitFor(t, "two batches", func() bool { return len(b.rec.sizes()) == 2 })
 		if got := b.rec.sizes(); !slices.Equal(got, []int{3, 3}) {
 			t.Errorf("batches %v, want [3 3]", got)
 		}
@@ -213,7 +201,7 @@ func TestReporter(t *testing.T) {
 		r.Add(result(0, 1))
 		r.Add(result(1, 1))
 		runReporter(t, r)
-		waitFor(t, "the interval's flush", func() bool { return len(b.rec.sizes()) > 0 })
+		testkit.WaitFor(t, "the interval's flush", func() bool { return len(b.rec.sizes()) > 0 })
 		if got := b.rec.sizes(); got[0] != 2 {
 			t.Errorf("batches %v, want the two results in one", got)
 		}
@@ -230,7 +218,7 @@ func TestReporter(t *testing.T) {
 			r.Add(result(i, 3))
 		}
 		done := runReporter(t, r)
-		waitFor(t, "the first batch", func() bool { return len(b.rec.sizes()) == 1 })
+		testkit.WaitFor(t, "the first batch", func() bool { return len(b.rec.sizes()) == 1 })
 		if n := b.results(t); n != 4 {
 			t.Fatalf("%d results stored, want 4", n)
 		}

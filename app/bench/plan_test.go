@@ -61,7 +61,7 @@ func TestCreateInsertsRunJobsInTheTransaction(t *testing.T) {
 		// Seen from inside the transaction, before the commit.
 		rivertest.RequireInsertedTx[*riverpgxv5.Driver](ctx, t, tx, &jobs.RunArgs{}, &rivertest.RequireInsertedOpts{Queue: "cpu_sim"})
 	}}
-	p := &bench.Service{Store: st, River: q, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: q})
 	created, err := p.Create(ctx, v, m)
 	if err != nil || len(created.Runs) != 1 {
 		t.Fatalf("create: %+v %v", created, err)

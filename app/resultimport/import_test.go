@@ -17,6 +17,7 @@ import (
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // importFile generates an import of n lines, each an OpenAI batch output
@@ -95,9 +96,7 @@ func TestImportMemoryStaysFlat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
 
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	file := &importFile{n: items, size: size}

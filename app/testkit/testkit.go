@@ -202,6 +202,8 @@ type AgentOpts struct {
 	// Profile is the hardware profile declared; default a two-core CPU
 	// machine, "cpu". The GPUs it names are the machine's.
 	Profile store.HardwareProfile
+	// NoProfile declares no hardware profile at all.
+	NoProfile bool
 	// Capabilities, when set, are sent as they are instead of those built
 	// from the profile and runtimes.
 	Capabilities json.RawMessage
@@ -222,7 +224,7 @@ func Agent(ctx context.Context, tb testing.TB, st *store.Store, opts *AgentOpts)
 	if o.Runtimes == nil {
 		o.Runtimes = []string{"sim"}
 	}
-	if o.Profile.Slug == "" {
+	if o.Profile.Slug == "" && !o.NoProfile {
 		o.Profile = store.HardwareProfile{Slug: "cpu", CPUCores: 2}
 	}
 	if o.Capabilities == nil {

@@ -36,7 +36,14 @@ func Scaled(d time.Duration) time.Duration {
 // for when Timeout passes first.
 func WaitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	timeout := Timeout()
+	WaitWithin(tb, WaitTimeout, what, cond)
+}
+
+// WaitWithin is WaitFor for what takes longer than WaitTimeout even on a
+// quiet machine (a whole run on an agent): it waits limit, scaled.
+func WaitWithin(tb testing.TB, limit time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	timeout := Scaled(limit)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

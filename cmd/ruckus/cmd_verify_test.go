@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
@@ -20,6 +18,7 @@ import (
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -44,9 +43,7 @@ func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "m/x", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
 	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.Dataset.ID, Name: "imported", Model: "m/x"},
 		strings.NewReader(outputs.String()), nil, func(tx pgx.Tx, id int64, in store.NewImport) error {
 			if queue == nil {
