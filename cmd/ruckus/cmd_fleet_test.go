@@ -203,7 +203,7 @@ func TestFleetWaitAndExport(t *testing.T) {
 		worked := make(chan error, 1)
 		go func() {
 			defer close(worked)
-			deadline := time.Now().Add(30 * time.Second)
+			deadline := time.Now().Add(testkit.Timeout())
 			for time.Now().Before(deadline) {
 				var ids []int64
 				var runtimes []string

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -114,20 +113,13 @@ func TestServerSignsAFinishedRun(t *testing.T) {
 		return err
 	})
 	public := startServer(t, testServerConfig(t, pool))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitFor(t, "the server to sign the finished run", func() bool {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM run_attestations WHERE run_id = $1`, runID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not sign the finished run")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n == 1
+	})
 	var userID int64
 	if err := pool.QueryRow(ctx, `SELECT id FROM users WHERE email = 'ops@example.com'`).Scan(&userID); err != nil {
 		t.Fatal(err)
