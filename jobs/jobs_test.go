@@ -49,10 +49,7 @@ func TestSessionCleanupDeletesOnlyExpired(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.NewDB(t))
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "a@example.com"})
 	for i, exp := range []time.Time{time.Now().Add(-time.Minute), time.Now().Add(time.Hour)} {
 		if err := st.SaveSession(ctx, store.Session{ID: []byte{byte(i)}, UserID: u.ID, ExpiresAt: exp}); err != nil {
 			t.Fatal(err)

@@ -16,9 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/devdb"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -57,22 +55,15 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(pool)
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "a@example.com"})
 	var b strings.Builder
 	for i := range items {
 		fmt.Fprintf(&b, "{\"custom_id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: u.ID, Content: b.String()})
 	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16"})
 	rc := testkit.RiverClient(t.Context(), t, pool, nil)
-	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.Dataset.ID,
+	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.ID,
 		planner: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc, StaleAfter: 3 * time.Second})}
 }
 

@@ -17,8 +17,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
@@ -157,15 +155,11 @@ func uploadHumanEval(t *testing.T, w *world, n int) (int64, map[int]string) {
 		canonical[i] = it.Canonical
 		upload.WriteString(sc.Text() + "\n")
 	}
-	up := &ingest.Uploader{Store: w.st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(context.Background(), strings.NewReader(upload.String()), ingest.Request{Viewer: w.viewer, FileName: "humaneval.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	res := testkit.Dataset(context.Background(), t, w.st, &testkit.DatasetOpts{Owner: w.viewer.UserID, Content: upload.String(), FileName: "humaneval.jsonl"})
+	if res.DefaultScorer != "humaneval" {
+		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.DefaultScorer)
 	}
-	if res.Dataset.DefaultScorer != "humaneval" {
-		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.Dataset.DefaultScorer)
-	}
-	return res.Dataset.ID, canonical
+	return res.ID, canonical
 }
 
 // startSandbox starts the sandbox worker as `ruckus sandbox` runs it: a

@@ -13,8 +13,6 @@ import (
 
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
@@ -62,15 +60,11 @@ func gsm8k(t *testing.T, st *store.Store, v store.Viewer, n int) int64 {
 	for i := 0; i < n && sc.Scan(); i++ {
 		b.WriteString(sc.Text() + "\n")
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(context.Background(), strings.NewReader(b.String()), ingest.Request{Viewer: v, FileName: "gsm8k.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	res := testkit.Dataset(context.Background(), t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: b.String(), FileName: "gsm8k.jsonl"})
+	if res.ItemCount != n {
+		t.Fatalf("%d items, want %d", res.ItemCount, n)
 	}
-	if res.Dataset.ItemCount != n {
-		t.Fatalf("%d items, want %d", res.Dataset.ItemCount, n)
-	}
-	return res.Dataset.ID
+	return res.ID
 }
 
 // A sim benchmark on GSM8K with accuracy 0.55 and 0.8 for two models: the

@@ -73,8 +73,7 @@ func setup(t *testing.T, items int) *testBundle {
 			t.Fatal(err)
 		}
 	}
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "u@example.com", Name: "U", PasswordHash: "x", Role: store.RoleUser})
-	must(err)
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "u@example.com", Name: "U"})
 	var dsID int64
 	must(st.InTx(ctx, func(q *store.Queries) error {
 		var err error
@@ -93,17 +92,13 @@ func setup(t *testing.T, items int) *testBundle {
 		}
 		return q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: "d", Visibility: "private", Format: "simple", ItemCount: items})
 	}))
-	agent, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "a", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	must(err)
-	modelID, err := st.CreateModel(ctx, store.ModelFields{Name: "org/m", DisplayName: "m", ParamsB: 1, ContextLength: 2048})
-	must(err)
-	benchID, err := st.CreateBenchmark(ctx, u.ID, "b", dsID, json.RawMessage(`{}`))
-	must(err)
-	b.runID, err = st.CreateRun(ctx, store.NewRun{BenchmarkID: benchID, ModelID: modelID, Runtime: "sim", HardwareProfile: "cpu", Total: items})
-	must(err)
+	agent := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "a"})
+	modelID := testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "org/m", DisplayName: "m", ParamsB: 1, ContextLength: 2048})
+	benchID := testkit.Benchmark(ctx, t, st, &testkit.BenchmarkOpts{Dataset: dsID, Owner: u.ID, Name: "b", Manifest: json.RawMessage(`{}`)})
+	b.runID = testkit.Run(ctx, t, st, &testkit.RunOpts{Benchmark: benchID, Model: modelID, Total: items})
 	b.jobID, b.agentID = 100+b.runID, agent.ID
 	must(st.SetRunJob(ctx, b.runID, b.jobID))
+	var err error
 	b.claimed, err = st.ClaimRun(ctx, b.runID, agent.ID, b.jobID, "sim")
 	must(err)
 	b.lease = b.claimed.Lease

@@ -33,10 +33,7 @@ func startCLIServer(t *testing.T) (*store.Store, store.User) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "ada@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ada@example.com"})
 	token, prefix, hash := auth.NewAPIToken()
 	if _, err := st.CreateAPIToken(ctx, u.ID, "cli", prefix, hash); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
@@ -27,23 +25,16 @@ import (
 func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64, store.NewImport) error) int64 {
 	t.Helper()
 	ctx := context.Background()
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "ops@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ops@example.com"})
 	var items, outputs strings.Builder
 	for i := range n {
 		fmt.Fprintf(&items, "{\"id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
 		fmt.Fprintf(&outputs, "{\"custom_id\":\"q%d\",\"output\":\"answer %d\"}\n", i, i)
 	}
 	v := store.Viewer{UserID: u.ID}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	ds, err := up.Upload(ctx, strings.NewReader(items.String()), ingest.Request{Viewer: v, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: items.String()})
 	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
-	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.Dataset.ID, Name: "imported", Model: "m/x"},
+	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.ID, Name: "imported", Model: "m/x"},
 		strings.NewReader(outputs.String()), nil, func(tx pgx.Tx, id int64, in store.NewImport) error {
 			if queue == nil {
 				return nil
