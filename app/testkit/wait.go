@@ -49,6 +49,6 @@ func WaitWithin(tb testing.TB, limit time.Duration, what string, cond func() boo
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out after %s waiting for %s (raise %s to wait longer)", timeout, what, TimeoutScaleEnv)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
