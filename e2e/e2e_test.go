@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -23,7 +22,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 var (
@@ -143,20 +142,15 @@ func startServer(t *testing.T, env ...string) *server {
 		}
 	})
 	s := &server{URL: "http://" + addr, DBURL: dbURL, Store: store.New(pool)}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitFor(t, "the server to become ready", func() bool {
 		res, err := http.Get(s.URL + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server did not become ready: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	return s
 }
 
 // newPage opens a page in a fresh browser context (its own cookies).
@@ -402,13 +396,8 @@ func TestCreateBenchmarkWithPreview(t *testing.T) {
 	page := newPage(t, 1280, 800)
 	ex := expect(t)
 	signIn(t, page, s.URL, adminEmail, adminPassword)
-	if _, err := s.Store.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, s.Store, &testkit.ModelOpts{Name: "Qwen/Qwen2.5-0.5B-Instruct", Quantization: "bf16", ContextLength: 32768})
+	testkit.Agent(ctx, t, s.Store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	must(t, page.GetByTestId("nav-datasets").Click())
 	drop(t, page, "three.jsonl", "{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n{\"prompt\":\"c\"}\n")
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Upload"}).Click())

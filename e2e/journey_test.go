@@ -15,13 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // startAgent runs `agentd run` against the server's database with the
@@ -47,20 +47,19 @@ func startAgent(t *testing.T, s *server, name string, extra ...string) string {
 			t.Logf("%s log:\n%s", name, b)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var profile string
+	testkit.WaitFor(t, "agent "+name+" to register", func() bool {
 		agents, err := s.Store.ListAgents(context.Background())
 		must(t, err)
 		for _, a := range agents {
 			if a.Name == name && a.Profile != "" && a.State == store.AgentOnline {
-				return a.Profile
+				profile = a.Profile
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s did not register", name)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
+	return profile
 }
 
 // download clicks a link that downloads a file and returns the file's

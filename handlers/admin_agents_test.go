@@ -8,6 +8,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 func TestAdminAgentsAndHardware(t *testing.T) {
@@ -15,13 +16,7 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
-	a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{
-		Name: "gpu-1", Host: "node1", Version: "v1", ProtocolVersion: 1, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9, CPUCores: 32},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-1", Host: "node1", Version: "v1", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9, CPUCores: 32}})
 	c := e.client()
 	c.signIn("root@example.com", "correct horse")
 
@@ -73,10 +68,7 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 		t.Fatalf("price shown = %q", v)
 	}
 	// Re-registering keeps the administrators' price.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-2", ProtocolVersion: 1,
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-2", Profile: store.HardwareProfile{Slug: "h100-80gb-x2", GPUName: "NVIDIA H100 80GB HBM3", GPUCount: 2, GPUMemoryBytes: 80e9}, Runtimes: []string{}})
 	hs, err := e.store.ListHardwareProfiles(ctx, 15e9)
 	if err != nil || len(hs) != 1 || hs[0].PricePerHour == nil || *hs[0].PricePerHour != 4.98 || hs[0].Agents != 2 {
 		t.Fatalf("profiles after a second agent: %+v %v", hs, err)
@@ -86,10 +78,7 @@ func TestAdminAgentsAndHardware(t *testing.T) {
 	}
 
 	// An agent of another protocol version is shown as incompatible.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "old-1", ProtocolVersion: 99, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "old-1", ProtocolVersion: 99, Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	if got := c.get("/admin/agents").text(`[data-testid="agent-old-1"] [data-testid="agent-state"]`); got != "incompatible" {
 		t.Fatalf("agent of protocol 99: %q", got)
 	}
@@ -113,13 +102,7 @@ func TestAdminApprovesWhatAnAgentDeclares(t *testing.T) {
 	ctx := context.Background()
 	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
 	pgtest.AgentLoginGranted(t, e.store.Pool(), "gpu-new", store.AgentGrant{})
-	a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{
-		Name: "gpu-new", Host: "node2", Version: "v1", ProtocolVersion: 1, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9, CPUCores: 8},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-new", Host: "node2", Version: "v1", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9, CPUCores: 8}})
 	c := e.client()
 	c.signIn("root@example.com", "correct horse")
 	row := `[data-testid="agent-gpu-new"]`

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // Models, agents and hardware are readable by every user and writable by
@@ -19,11 +19,7 @@ func TestAPIAdminWrites(t *testing.T) {
 	ctx := context.Background()
 	adminTok := e.token(e.createUser("root@example.com", "correct horse", store.RoleAdmin))
 	userTok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
-	a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-1", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "a100-40gb-x1", GPUName: "A100", GPUCount: 1, GPUMemoryBytes: 40 << 30}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-1", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "a100-40gb-x1", GPUName: "A100", GPUCount: 1, GPUMemoryBytes: 40 << 30}})
 	call := func(method, path, tok, body string) apiResult {
 		return e.api(method, path, tok, strings.NewReader(body), "application/json")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -49,13 +50,8 @@ func TestAPIQuickStart(t *testing.T) {
 		t.Fatalf("dataset: %d %v", up.status, up.body)
 	}
 	dsID := int64(up.body["dataset_id"].(float64))
-	tiny, err := e.store.CreateModel(ctx, store.ModelFields{Name: "org/tiny", DisplayName: "Tiny", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "org/huge", ParamsB: 70, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	tiny := testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "org/tiny", DisplayName: "Tiny", Quantization: "bf16"})
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "org/huge", ParamsB: 70, Quantization: "bf16"})
 
 	// No agent at all.
 	r := postJSON(e, "/api/v1/benchmarks", tok, fmt.Sprintf(`{"model_id":"org/tiny","dataset_id":%d}`, dsID))
@@ -64,23 +60,12 @@ func TestAPIQuickStart(t *testing.T) {
 	}
 	// A 24 GB GPU agent serving vLLM; an H100 agent that is drained and one
 	// whose heartbeat is stale serve nothing.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "l4", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9}}); err != nil {
-		t.Fatal(err)
-	}
-	h100, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "h100", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x4", GPUName: "NVIDIA H100", GPUCount: 4, GPUMemoryBytes: 80e9}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "l4", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9}})
+	h100 := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "h100", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x4", GPUName: "NVIDIA H100", GPUCount: 4, GPUMemoryBytes: 80e9}})
 	if err := e.store.SetAgentDrained(ctx, h100.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "h100-b", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sglang"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x4", GPUName: "NVIDIA H100", GPUCount: 4, GPUMemoryBytes: 80e9}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "h100-b", Runtimes: []string{"sglang"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x4", GPUName: "NVIDIA H100", GPUCount: 4, GPUMemoryBytes: 80e9}})
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() - interval '1 hour' WHERE id = $1`, stale.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +81,7 @@ func TestAPIQuickStart(t *testing.T) {
 
 	// A simulated agent too: the real runtime still comes first. The
 	// model by its numeric id.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "sim", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "sim"})
 	dry := postJSON(e, "/api/v1/benchmarks?dry_run=true", tok, fmt.Sprintf(`{"model_id":%d,"dataset_id":%d}`, tiny, dsID))
 	if dry.status != 200 || dry.body["dry_run"] != true || e.countRows("runs") != before {
 		t.Fatalf("dry run: %d %v", dry.status, dry.body)
@@ -199,11 +181,7 @@ func TestAPIBenchmarkList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := fmt.Sprintf(`{"name":"two","dataset":%v,"targets":[{"model":"org/a","runtime":"sim","hardware":"cpu-2c"},
 		{"model":"org/b","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, up.body["dataset_id"])
 	created := postJSON(e, "/api/v1/benchmarks", tok, manifest)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // badInputEnv is a user with a dataset, a finished run with results on it
@@ -183,10 +183,7 @@ func TestFormTextPostgreSQLCannotStoreIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
-	if _, err := e.store.RegisterAgent(t.Context(), store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(t.Context(), t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	c := e.client()
 	c.signIn("root@example.com", "correct horse")
 	model := func(field, value string) url.Values {

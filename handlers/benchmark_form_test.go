@@ -10,7 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // formEnv is a signed-in user, a dataset, a small and a large model, a CPU
@@ -30,10 +30,7 @@ func formEnv(t *testing.T) (*env, *client, string) {
 		}
 	}
 	for _, p := range []store.HardwareProfile{{Slug: "cpu-2c", CPUCores: 2}, {Slug: "l4-24gb-x1", GPUName: "NVIDIA L4", GPUCount: 1, GPUMemoryBytes: 24e9, CPUCores: 8}} {
-		if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "agent-" + p.Slug, ProtocolVersion: jobs.ProtocolVersion,
-			Runtimes: []string{"sim", "vllm"}, Profile: p}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "agent-" + p.Slug, Runtimes: []string{"sim", "vllm"}, Profile: p})
 	}
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 func TestBenchmarkAPIPlansAndQueuesRunsInOneTransaction(t *testing.T) {
@@ -34,23 +35,13 @@ func TestBenchmarkAPIPlansAndQueuesRunsInOneTransaction(t *testing.T) {
 		}
 	}
 	// A CPU agent serving sim; an H100 profile whose only agent is drained.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	gpu, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-1", ProtocolVersion: 1, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	gpu := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-1", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}})
 	if err := e.store.SetAgentDrained(ctx, gpu.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	// An agent of another protocol version does not count as serving.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-old", ProtocolVersion: 99, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-old", ProtocolVersion: 99, Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}})
 
 	manifest := fmt.Sprintf(`name: Small vs 7B
 dataset: %d
@@ -138,13 +129,8 @@ func TestCreateBenchmarkPagePreviewsThenLaunches(t *testing.T) {
 	ctx := context.Background()
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
 	ds := e.upload(e.token(u), "q.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "Qwen/Qwen2.5-0.5B-Instruct", Quantization: "bf16", ContextLength: 32768})
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 	page := c.get("/benchmarks/new")
@@ -194,13 +180,8 @@ func TestCancelAndRetryRuns(t *testing.T) {
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
 	tok := e.token(u)
 	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim", "ollama"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Runtimes: []string{"sim", "ollama"}, Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := fmt.Sprintf(`{"name":"c","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},
 		{"model":"m/small","runtime":"ollama","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds.body["dataset_id"])
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
@@ -298,13 +279,8 @@ func TestManifestUploadOnThePage(t *testing.T) {
 	ctx := context.Background()
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
 	ds := e.upload(e.token(u), "q.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: 1, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 	c.get("/benchmarks/new")
@@ -355,10 +331,7 @@ func TestReferenceManifest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "laptop", ProtocolVersion: 1, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "laptop"})
 	manifest := `name: gsm8k-on-sim
 dataset: gsm8k-test
 targets:

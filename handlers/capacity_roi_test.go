@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // scoreItems scores a run's answers item by item (score(i) for item i)
@@ -43,10 +44,7 @@ func scoreItems(t *testing.T, e *env, runID int64, scorer string, score func(i i
 func moveRun(t *testing.T, e *env, runID int64, model, hardware string, price float64) {
 	t.Helper()
 	ctx := context.Background()
-	modelID, err := e.store.CreateModel(ctx, store.ModelFields{Name: model, ParamsB: 7, Quantization: "bf16", ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
+	modelID := testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: model, ParamsB: 7, Quantization: "bf16"})
 	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO hardware_profiles (slug, gpu_name, gpu_count, gpu_memory_bytes, cpu_cores, price_per_hour)
 		VALUES ($1, 'sim', 1, 1073741824, 2, $2) ON CONFLICT (slug) DO NOTHING`, hardware, price); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -27,15 +28,9 @@ func TestCompareRunsSideBySide(t *testing.T) {
 	}
 	up := e.upload(tok, "d.jsonl", []byte(ds.String()), nil)
 	for _, m := range []string{"m/small", "m/big"} {
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: m, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: m, Quantization: "bf16"})
 	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	price := 3.6
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -29,14 +30,8 @@ func TestExecutedRunOnPagesAPIAndCSV(t *testing.T) {
 	if up.body["default_scorer"] != "humaneval" {
 		t.Fatalf("default scorer %v, want humaneval", up.body["default_scorer"])
 	}
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := func(extra string) string {
 		return fmt.Sprintf(`{"name":"code","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
 		"load":{"profile":"sequential"},"sampling":{"max_tokens":64%s},"scorer":"humaneval","scorer_options":{"exec":{"timeout":"5s"}}}`, up.body["dataset_id"], extra)

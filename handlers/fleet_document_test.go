@@ -19,7 +19,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // The fleet benchmarking document's example manifest, as written
@@ -50,17 +50,11 @@ func TestFleetDocumentExampleRuns(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"gpt-4", "claude-3-opus"} {
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192})
 	}
 	agents := map[string]int64{}
 	for _, rt := range []string{"openai", "anthropic"} {
-		a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "remote-" + rt, ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{rt},
-			Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "remote-" + rt, Runtimes: []string{rt}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
 		agents[rt] = a.ID
 	}
 
@@ -297,14 +291,9 @@ func TestFleetDocumentFromTheBrowser(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"gpt-4", "claude-3-opus"} {
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192})
 	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "remote", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"openai", "anthropic"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "remote", Runtimes: []string{"openai", "anthropic"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 	c.get("/fleets")

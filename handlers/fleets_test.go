@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -45,20 +46,10 @@ func newFleetFixture(t *testing.T, e *env, tok string) fleetFixture {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"m/small", "gpt-4o-mini"} {
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: name, Quantization: "bf16"})
 	}
-	sim, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "sim-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	remote, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "remote-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"openai"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "sim-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	remote := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "remote-1", Runtimes: []string{"openai"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
 	price := 3.6 // USD per hour: a measured second costs $0.001
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
 		t.Fatal(err)

@@ -13,16 +13,13 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
-	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
 )
@@ -44,11 +41,7 @@ type env struct {
 
 func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 	t.Helper()
-	st := store.New(pgtest.NewDB(t))
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Store(t)
 	pw, err := auth.NewPasswords(4)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +69,7 @@ func newEnv(t *testing.T, tweak ...func(*handlers.Deps)) *env {
 		AgentStaleAfter: 15 * time.Second,
 		GridCO2:         400,
 		Uploader:        &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()},
-		Benchmarks:      &bench.Service{Store: st, River: rc, StaleAfter: 15 * time.Second},
+		Benchmarks:      testkit.Service(t.Context(), t, st, &testkit.ServiceOpts{StaleAfter: 15 * time.Second}),
 		DatasetLimits:   dataset.DefaultLimits(),
 		Ready:           func(ctx context.Context) error { return e.ready(ctx) },
 		Attestations:    e.attest,
@@ -97,11 +90,7 @@ func (e *env) createUser(email, password, role string) store.User {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u, err := e.store.CreateUser(context.Background(), store.NewUser{Email: email, PasswordHash: h, Role: role})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return u
+	return testkit.User(context.Background(), e.t, e.store, &testkit.UserOpts{Email: email, PasswordHash: h, Role: role})
 }
 
 // client is a browser: it keeps cookies and reads CSRF tokens from pages.

@@ -19,6 +19,7 @@ import (
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -53,16 +54,10 @@ func newHistFixture(t *testing.T) *histFixture {
 	}
 	h.ds = int64(up.body["dataset_id"].(float64))
 	for _, m := range []string{"m/a", "m/b"} {
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: m, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: m, Quantization: "bf16"})
 	}
 	for hw, price := range map[string]float64{"cpu-2c": 2, "gpu-1x": 10} {
-		a, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "agent-" + hw, ProtocolVersion: jobs.ProtocolVersion,
-			Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: hw, CPUCores: 2}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "agent-" + hw, Profile: store.HardwareProfile{Slug: hw, CPUCores: 2}})
 		h.agents[hw] = a.ID
 		if err := e.store.SetHardwarePrice(ctx, hw, &price); err != nil {
 			t.Fatal(err)

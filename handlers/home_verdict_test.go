@@ -20,6 +20,7 @@ import (
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -53,16 +54,10 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 			continue
 		}
 		seen[r.model] = true
-		if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: r.model, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: r.model, Quantization: "bf16"})
 		targets = append(targets, fmt.Sprintf(`{"model":%q,"runtime":"sim","hardware":"cpu-2c"}`, r.model))
 	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", price); err != nil {
 		t.Fatal(err)
 	}
@@ -443,10 +438,7 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "dev-sim", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-8c", CPUCores: 8}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "dev-sim", Profile: store.HardwareProfile{Slug: "cpu-8c", CPUCores: 8}})
 	home = c.get("/")
 	first = home.doc.Find(`[data-testid="first-steps"]`)
 	if first.Find(`.step-missing`).Length() != 0 {
@@ -545,23 +537,15 @@ func TestHomeFleetHealthForAdmins(t *testing.T) {
 	e.createUser("root@example.com", "correct horse", store.RoleAdmin)
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	up := e.upload(tok, "d.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
 	for _, name := range []string{"cpu-1", "cpu-2"} {
-		if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: name, ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-			Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: name, Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	}
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() - interval '1 minute' WHERE name = 'cpu-2'`); err != nil {
 		t.Fatal(err)
 	}
 	// Two runs queued: one on the agents' queue, one nobody serves.
-	if _, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "gpu-gone", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "gpu-gone", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "h100-80gb-x1", GPUName: "NVIDIA H100", GPUCount: 1, GPUMemoryBytes: 80e9}})
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE agents SET state = 'offline' WHERE name = 'gpu-gone'`); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // importBody is a multipart import with fields before or after the file.
@@ -41,9 +42,7 @@ func TestBadImportsAreRefusedAndStoreNothing(t *testing.T) {
 	e := newEnv(t)
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(t.Context(), store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(t.Context(), t, e.store, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
 	path := fmt.Sprintf("/api/v1/datasets/%v/imports", ds.body["dataset_id"])
 	good := `{"custom_id":"q1","output":"4"}` + "\n"
 	batch := func(id, usage string) string {

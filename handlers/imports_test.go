@@ -14,6 +14,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // GSM8K's test split imported as outside results made from its own
@@ -32,9 +33,7 @@ func TestImportGSM8KResultsAndScoreThem(t *testing.T) {
 	if ds.status != 201 {
 		t.Fatalf("dataset: %v", ds.body)
 	}
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
 	// Batch output lines made from the dataset's own answers.
 	build := func(perturb bool, extra string, skipFirst bool) []byte {
 		var b bytes.Buffer
@@ -123,9 +122,7 @@ func TestImportFromTheDatasetPage(t *testing.T) {
 	ctx := context.Background()
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 	page := c.get(fmt.Sprintf("/datasets/%v", ds.body["dataset_id"]))

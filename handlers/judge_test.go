@@ -12,12 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -62,11 +59,7 @@ func finishAsAgent(t *testing.T, e *env, runID int64, answer func(idx int, custo
 // scoreJob runs what the server's score_run job does for a run.
 func scoreJob(t *testing.T, e *env, runID int64) {
 	t.Helper()
-	rc, err := river.NewClient(riverpgxv5.New(e.store.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	planner := &bench.Service{Store: e.store, River: rc, StaleAfter: 15 * time.Second}
+	planner := testkit.Service(t.Context(), t, e.store, &testkit.ServiceOpts{StaleAfter: 15 * time.Second})
 	if err := (&score.Service{Store: e.store, Judge: planner}).ScoreRun(context.Background(), runID, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -287,9 +280,7 @@ func secondRun(t *testing.T, e *env, tok string, firstRun int64, output func(i i
 	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, firstRun).Scan(&ds); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/large", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/large", ParamsB: 7, Quantization: "bf16"})
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(fmt.Sprintf(`{"name":"second","dataset":%d,
 		"targets":[{"model":"m/large","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds)), "application/json")
 	if r.status != 201 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/handlers"
 )
 
@@ -275,9 +276,7 @@ func TestHomeShowsAgents(t *testing.T) {
 	if res := c.get("/"); res.doc.Find(`[data-testid="no-agents"]`).Length() != 1 {
 		t.Fatal("home does not say there are no agents")
 	}
-	if _, err := e.store.RegisterAgent(context.Background(), store.AgentRegistration{Name: "gpu-1", Host: "node1", Version: "v1", ProtocolVersion: 1, Runtimes: []string{"sim"}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(context.Background(), t, e.store, &testkit.AgentOpts{Name: "gpu-1", Host: "node1", Version: "v1", NoProfile: true})
 	res := c.get("/fragments/agents")
 	if got := res.text(`[data-testid="agent-gpu-1"] [data-testid="agent-state"]`); got != "online" {
 		t.Fatalf("agent state in fragment = %q, want online: %.300s", got, res.body)

@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -33,14 +34,8 @@ func runOnDataset(t *testing.T, e *env, tok string, data []byte, n int, output f
 	t.Helper()
 	ctx := context.Background()
 	up := e.upload(tok, "big.jsonl", data, nil)
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := fmt.Sprintf(`{"name":"r","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
 		"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, up.body["dataset_id"])
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")

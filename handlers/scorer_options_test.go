@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -103,14 +104,8 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
 	tok := e.token(u)
 	ds := fmt.Sprint(e.upload(tok, "capitals.jsonl", []byte(scorerDataset()), nil).body["dataset_id"])
-	if _, err := e.store.CreateModel(ctx, store.ModelFields{Name: model, ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: model, Quantization: "bf16"})
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 

@@ -15,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -33,11 +34,7 @@ func scriptedBenchmark(t *testing.T, e *env, tok string, ds any, models []string
 		}
 		targets = append(targets, fmt.Sprintf(`{"model":%q,"runtime":"sim","hardware":"cpu-2c"}`, m))
 	}
-	agent, err := e.store.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := fmt.Sprintf(`{"name":"suite","dataset":%v,"targets":[%s],"load":{"profile":"sequential"},"sampling":{"max_tokens":8}}`, ds, strings.Join(targets, ","))
 	res := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
 	if res.status != 201 {

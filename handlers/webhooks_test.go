@@ -20,10 +20,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -78,27 +78,9 @@ func startDeliveries(t *testing.T, e *env, guard notify.Guard) *notify.Notifier 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.DeliverWebhookWorker{Deliverer: notify.NewDeliverer(e.store, guard, 5*time.Second, "test"),
 		Backoff: []time.Duration{100 * time.Millisecond}})
-	rc, err := river.NewClient(riverpgxv5.New(e.store.Pool()), &river.Config{Workers: workers, PollOnly: true, FetchPollInterval: 100 * time.Millisecond,
-		Queues: map[string]river.QueueConfig{jobs.WebhookQueue: {MaxWorkers: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Stop(context.Background()) })
+	rc := testkit.RiverClient(t.Context(), t, e.store.Pool(), &testkit.RiverOpts{Start: true, Config: &river.Config{Workers: workers, PollOnly: true,
+		FetchPollInterval: 100 * time.Millisecond, Queues: map[string]river.QueueConfig{jobs.WebhookQueue: {MaxWorkers: 2}}}})
 	return &notify.Notifier{Store: e.store, River: rc}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // A user subscribes a webhook through the API and a Slack one on the
@@ -140,7 +122,7 @@ func TestWebhooksAreDeliveredSignedWithRetries(t *testing.T) {
 	if err := notifier.RunEnded(ctx, runID); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the three deliveries made", func() bool {
+	testkit.WaitFor(t, "the three deliveries made", func() bool {
 		ds, err := e.store.WebhookDeliveries(ctx, ada.ID, 10)
 		return err == nil && len(ds) == 3 && ds[0].State == "delivered" && ds[1].State == "delivered" && ds[2].State == "delivered"
 	})
@@ -306,10 +288,7 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 // insertOnly is a River client that only queues.
 func insertOnly(t *testing.T, e *env) *river.Client[pgx.Tx] {
 	t.Helper()
-	rc, err := river.NewClient(riverpgxv5.New(e.store.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, e.store.Pool(), nil)
 	return rc
 }
 

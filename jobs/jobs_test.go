@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -49,10 +49,7 @@ func TestSessionCleanupDeletesOnlyExpired(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.NewDB(t))
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "a@example.com"})
 	for i, exp := range []time.Time{time.Now().Add(-time.Minute), time.Now().Add(time.Hour)} {
 		if err := st.SaveSession(ctx, store.Session{ID: []byte{byte(i)}, UserID: u.ID, ExpiresAt: exp}); err != nil {
 			t.Fatal(err)
@@ -76,10 +73,7 @@ func TestRunArgsInsertOnTheirQueueInTheCallersTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewDB(t)
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	temp := 0.0
 	args := jobs.RunArgs{ProtocolVersion: jobs.ProtocolVersion, RunID: 7, BenchmarkID: 3, DatasetID: 2,
 		Model: "Qwen/Qwen2.5-0.5B-Instruct", Runtime: "sim", HardwareProfile: "cpu-2c",

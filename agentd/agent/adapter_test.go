@@ -11,6 +11,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -26,10 +27,7 @@ func TestAdapterReachesTheRuntimesThatTakeOne(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), 3)
 	env, started := fakeRuntimes(t)
 	ctx := context.Background()
-	base, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/base", ParamsB: 0.1, Quantization: "bf16", ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: "acme/base", ParamsB: 0.1, Quantization: "bf16"})
 	if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/sql-lora", ParamsB: 0.1, Quantization: "bf16", ContextLength: 4096,
 		BaseModelID: &base, Adapter: true}); err != nil {
 		t.Fatal(err)
@@ -53,7 +51,7 @@ func TestAdapterReachesTheRuntimesThatTakeOne(t *testing.T) {
 	}
 	for _, rt := range runtimes {
 		id := benchmarks[rt]
-		until(t, 60*time.Second, rt+"'s run to fail", func() bool { return w.run(id).State == "failed" })
+		testkit.WaitWithin(t, 60*time.Second, rt+"'s run to fail", func() bool { return w.run(id).State == "failed" })
 		r := w.run(id)
 		switch rt {
 		case launch.TGI, launch.Ollama:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -319,7 +320,7 @@ func TestForgedTimesDoNotKeepADeadRun(t *testing.T) {
 		}
 		// The agent dies here: nothing more from it. The reaper hands the
 		// run on once the stale period (3 s) has passed.
-		until(t, 30*time.Second, "the reaper to hand the dead agent's run on", func() bool {
+		testkit.WaitFor(t, "the reaper to hand the dead agent's run on", func() bool {
 			if _, err := x.w.planner.ReassignStaleRuns(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/app/pgbouncer"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -72,7 +73,7 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 	vURL, vKey := pgtest.AgentLogin(t, pool, "lock-victim")
 	startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + vKey}, via(t, vURL, bouncer), "lock-victim",
 		"--pgbouncer", "--db-pool-size", "2")
-	until(t, 30*time.Second, "the victim online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "the victim online", func() bool { return w.online() == 1 })
 	mURL, mKey := pgtest.AgentLogin(t, pool, "lock-mallory")
 	mallory := rawThrough(t, via(t, mURL, bouncer))
 	var poolPid int
@@ -109,7 +110,7 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 
 	// The victim works a run from start to end.
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the victim's run to complete", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the victim's run to complete", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(w.run(id).ID, 40)
 	var defaults int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_db_role_setting WHERE setrole = 'ruckus_agent_pool'::regrole`).Scan(&defaults); err != nil || defaults != 0 {
@@ -157,21 +158,18 @@ func TestForgedRiverControlIsIgnored(t *testing.T) {
 	// The victim connects directly: a client that listened would act on
 	// the forged messages at once.
 	startAgent(t, w.agentURL("ctl-victim"), "ctl-victim")
-	until(t, 30*time.Second, "the victim online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "the victim online", func() bool { return w.online() == 1 })
 	// Mallory serves the same queue (cpu, sim), directly and pooled.
 	mURL, mKey := pgtest.AgentLogin(t, pool, "ctl-mallory")
 	m := connectAs(t, mURL, "")
-	if _, err := m.RegisterAgent(ctx, store.AgentRegistration{Name: "ctl-mallory", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, m.Store, &testkit.AgentOpts{Name: "ctl-mallory"})
 	attackers := map[string]struct {
 		conn *pgx.Conn
 		key  string
 	}{"directly": {rawDirect(t, mURL), ""}, "through PgBouncer": {rawThrough(t, via(t, mURL, bouncer)), mKey}}
 
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 1})
-	until(t, 30*time.Second, "the victim's run under way", func() bool { return w.run(id).Completed >= 5 })
+	testkit.WaitFor(t, "the victim's run under way", func() bool { return w.run(id).Completed >= 5 })
 	r := w.run(id)
 	for how, at := range attackers {
 		for _, payload := range []string{
@@ -191,7 +189,7 @@ func TestForgedRiverControlIsIgnored(t *testing.T) {
 			t.Errorf("%s, pausing the queue's row: %v, want permission denied", how, err)
 		}
 	}
-	until(t, 60*time.Second, "the victim's run to complete", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "the victim's run to complete", func() bool {
 		s := w.run(id).State
 		if s == "cancelled" {
 			t.Fatalf("the victim's run was cancelled by a forged message")
@@ -206,7 +204,7 @@ func TestForgedRiverControlIsIgnored(t *testing.T) {
 	// Not paused: the next run is taken within River's poll.
 	next := w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential})
 	queued := time.Now()
-	until(t, 5*time.Second, "the next run taken", func() bool { return w.run(next).State != "queued" })
+	testkit.WaitFor(t, "the next run taken", func() bool { return w.run(next).State != "queued" })
 	t.Logf("a run queued after the forged pause was taken in %v", time.Since(queued).Round(time.Millisecond))
 }
 
@@ -272,14 +270,14 @@ func TestAgentServesOnlyWhatIsGranted(t *testing.T) {
 	// A new agent with no grant: declared, serving nothing, until approved.
 	pURL, _ := pgtest.AgentLoginGranted(t, pool, "grant-pending", store.AgentGrant{})
 	p := startAgent(t, pURL, "grant-pending")
-	until(t, 30*time.Second, "the pending agent to say it waits", func() bool {
+	testkit.WaitFor(t, "the pending agent to say it waits", func() bool {
 		return strings.Contains(p.log.String(), "has not granted this agent")
 	})
 	simRun := w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential})
 	launched := time.Now()
 	var pending store.Agent
 	// Two heartbeats (and River polls, were it polling) after the launch.
-	until(t, 30*time.Second, "two heartbeats of the pending agent", func() bool {
+	testkit.WaitFor(t, "two heartbeats of the pending agent", func() bool {
 		for _, a := range mustAgents(t, w) {
 			if a.Name == "grant-pending" {
 				pending = a
@@ -297,7 +295,7 @@ func TestAgentServesOnlyWhatIsGranted(t *testing.T) {
 	if err := w.st.ApproveAgent(ctx, pending.ID); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 30*time.Second, "the approved agent to complete the run", func() bool { return w.run(simRun).State == "completed" })
+	testkit.WaitFor(t, "the approved agent to complete the run", func() bool { return w.run(simRun).State == "completed" })
 }
 
 func mustAgents(t *testing.T, w *world) []store.Agent {

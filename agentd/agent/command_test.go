@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -68,7 +69,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 
 	// Wait for registration, then for a heartbeat later than it.
 	var registered store.Agent
-	waitFor(t, "registration", func() bool {
+	testkit.WaitFor(t, "registration", func() bool {
 		as, err := st.ListAgents(context.Background())
 		if err != nil || len(as) != 1 || as[0].State != store.AgentOnline {
 			return false
@@ -83,7 +84,7 @@ func TestAgentRegistersHeartbeatsAndGoesOffline(t *testing.T) {
 	if err := json.Unmarshal(registered.Capabilities, &caps); err != nil || caps.Hardware.CPUCores < 1 || caps.Hardware.ProfileSlug() == "" {
 		t.Fatalf("capabilities = %s (%v)", registered.Capabilities, err)
 	}
-	waitFor(t, "a heartbeat", func() bool {
+	testkit.WaitFor(t, "a heartbeat", func() bool {
 		as, err := st.ListAgents(context.Background())
 		return err == nil && as[0].LastHeartbeatAt.After(registered.LastHeartbeatAt)
 	})
@@ -123,18 +124,6 @@ func TestAgentRefusesADatabaseOfAnotherRelease(t *testing.T) {
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "older than this program") {
 		t.Fatalf("unmigrated database: %v", err)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 20 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

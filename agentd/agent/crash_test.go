@@ -14,15 +14,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/devdb"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/migrations"
 )
@@ -58,28 +55,16 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 	t.Helper()
 	ctx := context.Background()
 	st := store.New(pool)
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "a@example.com"})
 	var b strings.Builder
 	for i := range items {
 		fmt.Fprintf(&b, "{\"custom_id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.Dataset.ID,
-		planner: &bench.Service{Store: st, River: rc, StaleAfter: 3 * time.Second}}
+	res := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: u.ID, Content: b.String()})
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16"})
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
+	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.ID,
+		planner: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc, StaleAfter: 3 * time.Second})}
 }
 
 // agentURL is the database URL of agent name's own restricted role, as
@@ -232,18 +217,6 @@ func startAgentWithEnv(t *testing.T, env []string, url, name string, extra ...st
 	return p
 }
 
-// until polls cond every 50 ms, failing after limit.
-func until(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func eventKinds(t *testing.T, st *store.Store, runID int64) string {
 	es, err := st.RunEvents(context.Background(), runID)
 	if err != nil {
@@ -265,16 +238,16 @@ func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), n)
 	w.reap()
 	a := startAgent(t, w.agentURL("node-a"), "node-a")
-	until(t, 20*time.Second, "agent a online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent a online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "agent a to get through some items", func() bool { r := w.run(id); return r.State == "running" && r.Completed >= 40 })
+	testkit.WaitFor(t, "agent a to get through some items", func() bool { r := w.run(id); return r.State == "running" && r.Completed >= 40 })
 	startAgent(t, w.agentURL("node-b"), "node-b")
-	until(t, 20*time.Second, "agent b online", func() bool { return w.online() == 2 })
+	testkit.WaitFor(t, "agent b online", func() bool { return w.online() == 2 })
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-a.done
-	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if r.Completed != n || r.Resumed != 1 || r.AgentName != "node-b" {
@@ -293,9 +266,9 @@ func TestSIGTERMHandsTheRunBack(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), n)
 	a := startAgent(t, w.agentURL("node-a"), "node-a")
-	until(t, 20*time.Second, "agent a online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent a online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "agent a to get through some items", func() bool { return w.run(id).Completed >= 40 })
+	testkit.WaitFor(t, "agent a to get through some items", func() bool { return w.run(id).Completed >= 40 })
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +284,7 @@ func TestSIGTERMHandsTheRunBack(t *testing.T) {
 		t.Fatalf("after SIGTERM: %+v", r)
 	}
 	startAgent(t, w.agentURL("node-b"), "node-b")
-	until(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to complete on agent b", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if k := eventKinds(t, w.st, r.ID); k != "started,handed_back,resumed,completed" {
@@ -326,9 +299,9 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 200)
 	startAgent(t, w.agentURL("node-f"), "node-f", "--sim-fault-5xx", "0.1", "--sim-fault-429", "0.1", "--sim-fault-malformed", "0.05", "--sim-fault-disconnect", "0.05")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, 200)
 	sum, err := w.st.RunAggregate(context.Background(), r.ID, jobs.SLO{}, 0)
@@ -352,7 +325,7 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	}
 
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential, MaxErrors: 3})
-	until(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the second run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r = w.run(id)
 	if r.State != "failed" || r.StoppedBy != "max_errors" || !strings.Contains(r.Error, "more than max_errors (3)") || r.Completed >= 200 {
 		t.Fatalf("max errors: %+v", r)
@@ -366,9 +339,9 @@ func TestRunWithNoSuccessFails(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 20)
 	startAgent(t, w.agentURL("node-r"), "node-r", "--sim-fault-429", "1")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	if r.State != "failed" || r.Errors != 20 || r.Error != "no request succeeded (20 sent: 20 http_429): nothing was measured" {
 		t.Fatalf("run %+v", r)
@@ -384,16 +357,16 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	const n = 300
 	w := newWorld(t, pool, url, n)
 	startAgent(t, w.agentURL("node-p"), "node-p")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "some items", func() bool { return w.run(id).Completed >= 40 })
+	testkit.WaitFor(t, "some items", func() bool { return w.run(id).Completed >= 40 })
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 90*time.Second, "the run to complete after the restart", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, n)
 	if r.Completed != n || r.Resumed != 0 {
@@ -440,9 +413,9 @@ func TestRevokedAgentExits(t *testing.T) {
 		}
 		a := startAgentWithEnv(t, env, url, "node-r", extra...)
 		a.refusalsExpected = true
-		until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+		testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 		id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-		until(t, 30*time.Second, "the agent to get through some items", func() bool { return w.run(id).Completed >= 20 })
+		testkit.WaitFor(t, "the agent to get through some items", func() bool { return w.run(id).Completed >= 20 })
 		if _, err := w.st.RevokeAgentRole(ctx, "node-r"); err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +429,7 @@ func TestRevokedAgentExits(t *testing.T) {
 		if a.err == nil || !strings.Contains(a.log.String(), "its database credentials were revoked or replaced") {
 			t.Errorf("the revoked agent exited with %v, without saying it was revoked", a.err)
 		}
-		until(t, 20*time.Second, "the reaper to hand the run on", func() bool {
+		testkit.WaitFor(t, "the reaper to hand the run on", func() bool {
 			return strings.Contains(eventKinds(t, w.st, w.run(id).ID), "handed_on")
 		})
 	})
@@ -475,9 +448,9 @@ func TestSIGTERMIsObeyedWhileTheRunsEndIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := startAgent(t, w.agentURL("node-t"), "node-t")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2})
-	until(t, 30*time.Second, "the agent to retry the run's end", func() bool {
+	testkit.WaitFor(t, "the agent to retry the run's end", func() bool {
 		return strings.Count(a.log.String(), "recording the run's end") >= 2
 	})
 	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -17,12 +17,11 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/results"
 )
@@ -42,10 +41,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 
 	// The hardware profile exists once an agent of it registered; the
 	// agent that works the run starts after its answers are scripted.
-	if _, err := w.st.RegisterAgent(ctx, store.AgentRegistration{Name: "placeholder", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, w.st, &testkit.AgentOpts{Name: "placeholder"})
 	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code", Dataset: bench.DatasetRef{ID: ds},
 		Targets:  []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: "cpu"}},
 		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
@@ -73,7 +69,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 		}
 		return b.Runs[0]
 	}
-	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
 	if r := run(); r.State != "completed" || r.Completed != 12 || r.Total != 12 || r.Samples != 2 {
 		t.Fatalf("run: %s, %d of %d done, %d samples", r.State, r.Completed, r.Total, r.Samples)
 	}
@@ -87,7 +83,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 		t.Fatalf("execution %q after scoring, want queued", r.Exec.State)
 	}
 	exec := startSandbox(t, w, pool)
-	until(t, 60*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
 
 	check := func(when string) {
 		r := run()
@@ -159,15 +155,11 @@ func uploadHumanEval(t *testing.T, w *world, n int) (int64, map[int]string) {
 		canonical[i] = it.Canonical
 		upload.WriteString(sc.Text() + "\n")
 	}
-	up := &ingest.Uploader{Store: w.st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(context.Background(), strings.NewReader(upload.String()), ingest.Request{Viewer: w.viewer, FileName: "humaneval.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	res := testkit.Dataset(context.Background(), t, w.st, &testkit.DatasetOpts{Owner: w.viewer.UserID, Content: upload.String(), FileName: "humaneval.jsonl"})
+	if res.DefaultScorer != "humaneval" {
+		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.DefaultScorer)
 	}
-	if res.Dataset.DefaultScorer != "humaneval" {
-		t.Fatalf("a HumanEval dataset's default scorer is %q, want humaneval", res.Dataset.DefaultScorer)
-	}
-	return res.Dataset.ID, canonical
+	return res.ID, canonical
 }
 
 // startSandbox starts the sandbox worker as `ruckus sandbox` runs it: a
@@ -200,11 +192,9 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 	const items = 40
 	ds, _ := uploadHumanEval(t, w, items)
-	if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/coder-7b", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: "acme/coder-7b", ParamsB: 7, Quantization: "bf16"})
 	startAgent(t, w.agentURL("node-c"), "node-c", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	const acc = 0.6
 	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code at 0.6", Dataset: bench.DatasetRef{ID: ds},
 		Targets:  []bench.Target{{Model: "acme/coder-7b", Runtime: "sim", Hardware: "cpu"}},
@@ -216,7 +206,7 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 	}
 	runID := c.Runs[0].RunID
 	run := func() store.Run { return w.run(c.BenchmarkID) }
-	until(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { r := run(); return r.State == "completed" || r.State == "failed" })
 	if r := run(); r.State != "completed" || r.Completed != 2*items {
 		t.Fatalf("run: %s, %d of %d done", r.State, r.Completed, r.Total)
 	}
@@ -225,7 +215,7 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	startSandbox(t, w, pool)
-	until(t, 120*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
+	testkit.WaitWithin(t, 120*time.Second, "the execution", func() bool { s := run().Exec.State; return s == "done" || s == "failed" })
 
 	right := 0
 	for i := range items {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/pgtest"
-	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -22,10 +22,7 @@ func TestAgentFetchReadsOnlyAvailableJobs(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	url, _ := pgtest.AgentLogin(t, pool, "fetcher")
 	a := connectAs(t, url, "")
-	if _, err := a.RegisterAgent(ctx, store.AgentRegistration{Name: "fetcher", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, a.Store, &testkit.AgentOpts{Name: "fetcher"})
 	queue := jobs.Queue("cpu", "sim")
 	// A day of finished jobs on the agent's queue, and two waiting.
 	if _, err := pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state, finalized_at, attempt)

@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
-	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -38,20 +36,14 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 	const items = 24
-	up := &ingest.Uploader{Store: w.st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(arcFile(items)), ingest.Request{Viewer: w.viewer, FileName: "arc.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: "acme/small-1b", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	res := testkit.Dataset(ctx, t, w.st, &testkit.DatasetOpts{Owner: w.viewer.UserID, Content: arcFile(items), FileName: "arc.jsonl"})
+	testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: "acme/small-1b", ParamsB: 1, Quantization: "bf16"})
 	startAgent(t, w.agentURL("node-f"), "node-f", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	target := bench.Target{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}
 	three := target
 	three.FewShot = &bench.FewShot{K: 3}
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "0 vs 3 shots", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "0 vs 3 shots", Dataset: bench.DatasetRef{ID: res.ID},
 		Targets: []bench.Target{target, three}, Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
 		Sampling: jobs.Sampling{MaxTokens: 64}, Sim: &bench.SimSettings{Accuracy: map[string]float64{"acme/small-1b": 0.5}, Seed: 3}})
 	if err != nil {
@@ -67,11 +59,11 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	}
 	// What the agent will send is the 3-shot prompt: three solved
 	// examples, then the item's question.
-	pending, err := w.st.PendingItems(ctx, shots, res.Dataset.ID, items)
+	pending, err := w.st.PendingItems(ctx, shots, res.ID, items)
 	if err != nil || len(pending) != items || strings.Count(string(pending[5].Request), `Answer: `) != 3 || !strings.Contains(string(pending[5].Request), "example number 5?") {
 		t.Fatalf("pending items of the 3-shot run: %d %v; item 5: %s", len(pending), err, pending[5].Request)
 	}
-	until(t, 60*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
+	testkit.WaitWithin(t, 60*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
 	svc := &score.Service{Store: w.st}
 	for _, id := range []int64{zero, shots} {
 		if err := svc.ScoreRun(ctx, id, ""); err != nil {

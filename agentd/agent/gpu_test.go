@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -57,7 +58,7 @@ func TestAgentOnGPUsRegistersAndSamplesThem(t *testing.T) {
 	}
 
 	id := w.launchOn(profile, jobs.LoadProfile{Profile: jobs.LoadSequential})
-	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	var samples int
 	var util, power float64
@@ -106,7 +107,7 @@ func TestSimGPUSamplesFollowTheLoadAndNodeIsSampled(t *testing.T) {
 	cfg.Sim.TTFT, cfg.Sim.ITL, cfg.Sim.OutputTokens = sim.MustParseDist("const:20ms"), sim.MustParseDist("const:10ms"), sim.MustParseDist("const:20")
 	as := runAgentUntilOnline(t, w, cfg)
 	id := w.launchOn(as[0].Profile, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 
 	var gpuSamples, simulated, nodeSamples, procSamples int
@@ -169,7 +170,7 @@ func runAgentUntilOnline(t *testing.T, w *world, cfg runConfig) []store.Agent {
 	done := make(chan error, 1)
 	go func() { done <- runAgent(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
 	t.Cleanup(func() { cancel(); <-done })
-	until(t, 20*time.Second, "registration", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "registration", func() bool { return w.online() == 1 })
 	as, err := w.st.ListAgents(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/launch"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -75,7 +76,7 @@ func TestHostileModelNameNeverReachesTheRuntime(t *testing.T) {
 	for _, rt := range runtimes {
 		t.Run(rt, func(t *testing.T) {
 			id := benchmarks[rt]
-			until(t, 60*time.Second, "the run to fail", func() bool { return w.run(id).State == "failed" })
+			testkit.WaitWithin(t, 60*time.Second, "the run to fail", func() bool { return w.run(id).State == "failed" })
 			r := w.run(id)
 			if !strings.Contains(r.Error, "refused the run") || !strings.Contains(r.Error, `"--trust-remote-code" is not a model id`) {
 				t.Errorf("run error %q, want the refusal naming the model", r.Error)

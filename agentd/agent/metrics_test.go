@@ -17,6 +17,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/metrics"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -118,12 +119,12 @@ func TestMetricsMoveWithARun(t *testing.T) {
 	agentAddr := freeAddr(t)
 	agent := "http://" + agentAddr + "/metrics"
 	startAgent(t, w.agentURL("node-m"), "node-m", "--metrics-addr", agentAddr, "--sim-ttft", "const:1s", "--sim-fault-429", "0.3")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	agentID := mustAgents(t, w)[0].ID
 	if err := w.st.SetAgentDrained(ctx, agentID, true); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 20*time.Second, "the agent drained", func() bool { return scrape(t, server)[`ruckus_agents{state="drained"}`] == 1 })
+	testkit.WaitFor(t, "the agent drained", func() bool { return scrape(t, server)[`ruckus_agents{state="drained"}`] == 1 })
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
 	queued := scrape(t, server)
 	if queued[`ruckus_runs{state="queued"}`] != 1 || queued[depth] != 1 {
@@ -133,7 +134,7 @@ func TestMetricsMoveWithARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var during, agentDuring map[string]float64
-	until(t, 60*time.Second, "the run under way on both endpoints", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "the run under way on both endpoints", func() bool {
 		during = scrape(t, server)
 		if during[`ruckus_runs{state="running"}`] != 1 {
 			return false
@@ -154,7 +155,7 @@ func TestMetricsMoveWithARun(t *testing.T) {
 		t.Fatalf("%v requests in flight at concurrency 4", n)
 	}
 
-	until(t, 60*time.Second, "the run to end", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to end", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	after := scrape(t, server)
 	agentAfter := scrape(t, agent)

@@ -15,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -28,9 +29,9 @@ func TestWhiteBoxLaunchesTheRuntimePerRun(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), 20)
 	startAgent(t, w.agentURL("node-w"), "node-w", "--runtime", "launch", "--serves", "vllm", "--ready-timeout", "30s", "--stop-grace", "5s",
 		"--command", os.Args[0]+" sim --listen {{.Host}}:{{.Port}} --sim-ttft const:2ms --sim-itl const:1ms --sim-output-tokens const:5")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	var loadMS *float64
 	var log string
@@ -77,9 +78,9 @@ func TestGrayBoxScrapesTheRuntimesMetrics(t *testing.T) {
 	w := newWorld(t, pool, pgtest.URL(t, pool), 60)
 	startAgent(t, w.agentURL("node-g"), "node-g", "--runtime", "openai", "--endpoint", "http://"+addr, "--serves", "vllm",
 		"--metrics-url", metrics.URL+"/metrics", "--progress-interval", "100ms")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: "vllm", Hardware: "cpu"}, jobs.LoadProfile{Profile: jobs.LoadSequential})
-	until(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { return w.run(id).State == "completed" })
 	r := w.run(id)
 	var n int
 	var running, waiting, kv float64

@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/pgbouncer"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -96,7 +97,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 		url, key := pgtest.AgentLogin(t, pool, name)
 		agents[name] = startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + key}, via(t, url, bouncer), name, extra...)
 	}
-	until(t, 30*time.Second, "three agents online", func() bool { return w.online() == 3 })
+	testkit.WaitFor(t, "three agents online", func() bool { return w.online() == 3 })
 
 	// The most connections PostgreSQL holds for the agents' roles.
 	ctx, stopWatch := context.WithCancel(context.Background())
@@ -118,18 +119,18 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 
 	// 1. A run completes exactly once.
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
-	until(t, 60*time.Second, "the run to succeed", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the run to succeed", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(w.run(id).ID, n)
 
 	// 2. Cancel: the agent stops sending within a second.
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 1})
-	until(t, 30*time.Second, "the second run to get going", func() bool { return w.run(id).Completed >= 10 })
+	testkit.WaitFor(t, "the second run to get going", func() bool { return w.run(id).Completed >= 10 })
 	r := w.run(id)
 	cancelledAt := time.Now()
 	if err := w.planner.CancelRun(context.Background(), store.Viewer{Admin: true}, id, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 10*time.Second, "the agent to record the cancel", func() bool {
+	testkit.WaitFor(t, "the agent to record the cancel", func() bool {
 		var k int
 		_ = pool.QueryRow(context.Background(), `SELECT count(*) FROM run_events WHERE run_id = $1 AND kind = 'cancelled' AND agent_id IS NOT NULL`, r.ID).Scan(&k)
 		return k > 0
@@ -145,7 +146,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 
 	// 3. kill -9: reassigned within the stale period (3 s here) + 5 s.
 	id = w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 1})
-	until(t, 30*time.Second, "the third run to get going", func() bool { return w.run(id).Completed >= 10 })
+	testkit.WaitFor(t, "the third run to get going", func() bool { return w.run(id).Completed >= 10 })
 	r = w.run(id)
 	victim := agents[r.AgentName]
 	if victim == nil {
@@ -157,7 +158,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	<-victim.done
 	killedAt := time.Now()
 	var resumedAt time.Time
-	until(t, 30*time.Second, "a result from the new agent", func() bool {
+	testkit.WaitFor(t, "a result from the new agent", func() bool {
 		return pool.QueryRow(context.Background(), `SELECT min(r.sent_at) FROM results r JOIN agents a ON a.id = r.agent_id
 			WHERE r.run_id = $1 AND a.name <> $2 HAVING count(*) > 0`, r.ID, r.AgentName).Scan(&resumedAt) == nil
 	})
@@ -166,7 +167,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	} else {
 		t.Logf("resumed %v after the kill (stale period %v)", took.Round(time.Millisecond), w.planner.StaleAfter)
 	}
-	until(t, 60*time.Second, "the third run to succeed", func() bool { return w.run(id).State == "completed" })
+	testkit.WaitWithin(t, 60*time.Second, "the third run to succeed", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(r.ID, n)
 
 	stopWatch()
@@ -338,9 +339,9 @@ func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
 		u, key := pgtest.AgentLogin(t, pool, name)
 		startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + key}, via(t, u, bouncer), name, "--pgbouncer", "--db-pool-size", "3")
 	}
-	until(t, 30*time.Second, "two agents online", func() bool { return w.online() == 2 })
+	testkit.WaitFor(t, "two agents online", func() bool { return w.online() == 2 })
 	ids := []int64{w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential}), w.launch(jobs.LoadProfile{Profile: jobs.LoadSequential})}
-	until(t, 60*time.Second, "both runs under way", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "both runs under way", func() bool {
 		for _, id := range ids {
 			if r := w.run(id); r.State != "running" || r.Completed < 20 {
 				return false
@@ -361,7 +362,7 @@ func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
 			t.Fatalf("run of benchmark %d had finished before the restart: make the runs longer", id)
 		}
 	}
-	until(t, 120*time.Second, "both runs to complete after the restart", func() bool {
+	testkit.WaitWithin(t, 120*time.Second, "both runs to complete after the restart", func() bool {
 		for _, id := range ids {
 			if w.run(id).State != "completed" {
 				return false

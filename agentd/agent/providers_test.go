@@ -12,6 +12,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/pgtest"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -52,13 +53,13 @@ func TestRemoteProvidersAreServedInTheirDialects(t *testing.T) {
 	}
 	startAgent(t, w.agentURL("claude"), "claude", "--runtime", "anthropic", "--endpoint", startSim(t, sim.DialectAnthropic))
 	startAgent(t, w.agentURL("together"), "together", "--provider", "together", "--providers", table)
-	until(t, 20*time.Second, "agents online", func() bool { return w.online() == 2 })
+	testkit.WaitFor(t, "agents online", func() bool { return w.online() == 2 })
 	w.providerConfig("claude", "anthropic")
 	w.providerConfig("together", "together")
 
 	for _, rt := range []string{"anthropic", "together"} {
 		id := w.launchTarget(bench.Target{Model: "sim/tiny", Runtime: rt, Hardware: "cpu", Remote: true}, jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 3})
-		until(t, 60*time.Second, rt+" run finished", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
+		testkit.WaitWithin(t, 60*time.Second, rt+" run finished", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 		r := w.run(id)
 		if r.State != "completed" || r.Mode != "gray-box" || r.Completed != 12 || r.Errors != 0 || r.OutputTokens != 120 {
 			t.Fatalf("%s run %+v", rt, r)

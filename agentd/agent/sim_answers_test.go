@@ -13,11 +13,10 @@ import (
 
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -61,15 +60,11 @@ func gsm8k(t *testing.T, st *store.Store, v store.Viewer, n int) int64 {
 	for i := 0; i < n && sc.Scan(); i++ {
 		b.WriteString(sc.Text() + "\n")
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(context.Background(), strings.NewReader(b.String()), ingest.Request{Viewer: v, FileName: "gsm8k.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	res := testkit.Dataset(context.Background(), t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: b.String(), FileName: "gsm8k.jsonl"})
+	if res.ItemCount != n {
+		t.Fatalf("%d items, want %d", res.ItemCount, n)
 	}
-	if res.Dataset.ItemCount != n {
-		t.Fatalf("%d items, want %d", res.Dataset.ItemCount, n)
-	}
-	return res.Dataset.ID
+	return res.ID
 }
 
 // A sim benchmark on GSM8K with accuracy 0.55 and 0.8 for two models: the
@@ -84,12 +79,10 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 	const items = 300
 	ds := gsm8k(t, w.st, w.viewer, items)
 	for _, m := range []string{"acme/small-1b", "acme/large-8b"} {
-		if _, err := w.st.CreateModel(ctx, store.ModelFields{Name: m, ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: m, ParamsB: 1, Quantization: "bf16"})
 	}
 	startAgent(t, w.agentURL("node-q"), "node-q", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
-	until(t, 20*time.Second, "agent online", func() bool { return w.online() == 1 })
+	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	want := map[string]float64{"acme/small-1b": 0.55, "acme/large-8b": 0.8}
 	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "quality", Dataset: bench.DatasetRef{ID: ds}, Scorer: "numeric",
 		Targets: []bench.Target{{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}, {Model: "acme/large-8b", Runtime: "sim", Hardware: "cpu"}},
@@ -98,7 +91,7 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	until(t, 120*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
+	testkit.WaitWithin(t, 120*time.Second, "both runs to finish", func() bool { return w.finished(c.BenchmarkID) })
 	svc := &score.Service{Store: w.st}
 	b, _ := w.st.BenchmarkByID(ctx, w.viewer, c.BenchmarkID)
 	for _, r := range b.Runs {

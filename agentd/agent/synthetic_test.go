@@ -11,6 +11,7 @@ import (
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -92,11 +93,7 @@ func TestResumedConversationKeepsItsHistory(t *testing.T) {
 	}
 	w.dataset = ds.ID
 	as := connectAs(t, w.agentURL("node-r"), "").Store
-	agent, err := as.RegisterAgent(ctx, store.AgentRegistration{Name: "node-r", ProtocolVersion: jobs.ProtocolVersion,
-		Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	agent := testkit.Agent(ctx, t, as, &testkit.AgentOpts{Name: "node-r"})
 	run := w.run(w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2}))
 	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, *run.RiverJobID); err != nil {
 		t.Fatal(err)

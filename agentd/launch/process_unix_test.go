@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // fakeSpec runs the test binary as a runtime named like the vllm template
@@ -49,18 +51,6 @@ func start(t *testing.T, ctx context.Context, spec Spec) *Process {
 		}
 	})
 	return p
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func isExited(p *Process) bool {
@@ -133,7 +123,7 @@ func TestReadyMeasuresLoadTime(t *testing.T) {
 		res.Body.Close()
 	}
 
-	waitFor(t, 5*time.Second, "tail shows the output", func() bool {
+	testkit.WaitFor(t, "tail shows the output", func() bool {
 		return strings.Contains(p.LogTail(), "fake: loading weights")
 	})
 	if err := p.Stop(10 * time.Second); err != nil {
@@ -238,7 +228,7 @@ func TestStopKillsAfterGrace(t *testing.T) {
 	}
 	pidRE := regexp.MustCompile(`grandchild pid=(\d+)`)
 	var grandchild int
-	waitFor(t, 5*time.Second, "grandchild pid in the log", func() bool {
+	testkit.WaitFor(t, "grandchild pid in the log", func() bool {
 		m := pidRE.FindStringSubmatch(p.LogTail())
 		if m != nil {
 			grandchild, _ = strconv.Atoi(m[1])
@@ -268,7 +258,7 @@ func TestStopKillsAfterGrace(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("kill(%d, 0) = %v after Stop, want ESRCH (reaped)", pid, err)
 	}
-	waitFor(t, 5*time.Second, "grandchild gone", func() bool { return !alive(grandchild) })
+	testkit.WaitFor(t, "grandchild gone", func() bool { return !alive(grandchild) })
 
 	began = time.Now()
 	if err := p.Stop(grace); err != nil {

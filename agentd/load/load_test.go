@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -128,7 +129,7 @@ func (f *fake) measured() []call {
 // in-flight count rises; it fails the test after a generous deadline.
 func (f *fake) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(testkit.Timeout())
 	for !cond() {
 		select {
 		case <-f.inFlightAt:

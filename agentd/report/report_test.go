@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/report"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -72,8 +73,7 @@ func setup(t *testing.T, items int) *testBundle {
 			t.Fatal(err)
 		}
 	}
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "u@example.com", Name: "U", PasswordHash: "x", Role: store.RoleUser})
-	must(err)
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "u@example.com", Name: "U"})
 	var dsID int64
 	must(st.InTx(ctx, func(q *store.Queries) error {
 		var err error
@@ -92,17 +92,13 @@ func setup(t *testing.T, items int) *testBundle {
 		}
 		return q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: "d", Visibility: "private", Format: "simple", ItemCount: items})
 	}))
-	agent, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "a", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	must(err)
-	modelID, err := st.CreateModel(ctx, store.ModelFields{Name: "org/m", DisplayName: "m", ParamsB: 1, ContextLength: 2048})
-	must(err)
-	benchID, err := st.CreateBenchmark(ctx, u.ID, "b", dsID, json.RawMessage(`{}`))
-	must(err)
-	b.runID, err = st.CreateRun(ctx, store.NewRun{BenchmarkID: benchID, ModelID: modelID, Runtime: "sim", HardwareProfile: "cpu", Total: items})
-	must(err)
+	agent := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "a"})
+	modelID := testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "org/m", DisplayName: "m", ParamsB: 1, ContextLength: 2048})
+	benchID := testkit.Benchmark(ctx, t, st, &testkit.BenchmarkOpts{Dataset: dsID, Owner: u.ID, Name: "b", Manifest: json.RawMessage(`{}`)})
+	b.runID = testkit.Run(ctx, t, st, &testkit.RunOpts{Benchmark: benchID, Model: modelID, Total: items})
 	b.jobID, b.agentID = 100+b.runID, agent.ID
 	must(st.SetRunJob(ctx, b.runID, b.jobID))
+	var err error
 	b.claimed, err = st.ClaimRun(ctx, b.runID, agent.ID, b.jobID, "sim")
 	must(err)
 	b.lease = b.claimed.Lease
@@ -143,19 +139,6 @@ func (b *testBundle) results(t *testing.T) int {
 	return n
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline (the machine is shared; this is not a timing assertion).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // runReporter runs r until the test ends and returns what Run returned.
 func runReporter(t *testing.T, r *report.Reporter) <-chan error {
 	t.Helper()
@@ -188,7 +171,7 @@ func TestReporter(t *testing.T) {
 		runReporter(t, r)
 		// Two full batches go at once; the seventh result waits for the
 		// interval (an hour) or Close.
-		waitFor(t, "two batches", func() bool { return len(b.rec.sizes()) == 2 })
+		testkit.WaitFor(t, "two batches", func() bool { return len(b.rec.sizes()) == 2 })
 		if got := b.rec.sizes(); !slices.Equal(got, []int{3, 3}) {
 			t.Errorf("batches %v, want [3 3]", got)
 		}
@@ -213,7 +196,7 @@ func TestReporter(t *testing.T) {
 		r.Add(result(0, 1))
 		r.Add(result(1, 1))
 		runReporter(t, r)
-		waitFor(t, "the interval's flush", func() bool { return len(b.rec.sizes()) > 0 })
+		testkit.WaitFor(t, "the interval's flush", func() bool { return len(b.rec.sizes()) > 0 })
 		if got := b.rec.sizes(); got[0] != 2 {
 			t.Errorf("batches %v, want the two results in one", got)
 		}
@@ -230,7 +213,7 @@ func TestReporter(t *testing.T) {
 			r.Add(result(i, 3))
 		}
 		done := runReporter(t, r)
-		waitFor(t, "the first batch", func() bool { return len(b.rec.sizes()) == 1 })
+		testkit.WaitFor(t, "the first batch", func() bool { return len(b.rec.sizes()) == 1 })
 		if n := b.results(t); n != 4 {
 			t.Fatalf("%d results stored, want 4", n)
 		}

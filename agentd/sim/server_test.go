@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/agentd/sim"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // newServer serves a quick simulated runtime: TTFT 2 ms, ITL 1 ms, 12
@@ -514,7 +515,7 @@ func TestRoleChunkComesFirst(t *testing.T) {
 	}
 	// The client gives up; the server stops generating.
 	cancel()
-	waitFor(t, "the server to notice", func() bool { st := srv.Stats(); return st.Cancelled == 1 && st.InFlight == 0 })
+	testkit.WaitFor(t, "the server to notice", func() bool { st := srv.Stats(); return st.Cancelled == 1 && st.InFlight == 0 })
 }
 
 func TestBadRequests(t *testing.T) {
@@ -694,7 +695,7 @@ func TestFaults(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("non-streaming disconnect answered %d", resp.StatusCode)
 		}
-		waitFor(t, "the handlers to end", func() bool { return srv.InFlight() == 0 })
+		testkit.WaitFor(t, "the handlers to end", func() bool { return srv.InFlight() == 0 })
 		if st := srv.Stats(); st.Disconnects != 3 || st.Completed != 0 {
 			t.Fatalf("stats %+v", st)
 		}
@@ -712,7 +713,7 @@ func TestFaults(t *testing.T) {
 			ended <- readSSE(resp.Body, func(e event) { mu.Lock(); got = append(got, e.data); mu.Unlock() })
 		}()
 		// The server goes silent midway and keeps the connection open.
-		waitFor(t, "the stall", func() bool {
+		testkit.WaitFor(t, "the stall", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return srv.Stats().Stalls == 1 && len(got) >= 2 // role chunk and some content
@@ -734,7 +735,7 @@ func TestFaults(t *testing.T) {
 			t.Fatalf("stalled stream sent %q", got)
 		}
 		mu.Unlock()
-		waitFor(t, "the server to give up too", func() bool { st := srv.Stats(); return st.InFlight == 0 && st.Cancelled == 1 })
+		testkit.WaitFor(t, "the server to give up too", func() bool { st := srv.Stats(); return st.InFlight == 0 && st.Cancelled == 1 })
 	})
 	t.Run("stall until stall_max", func(t *testing.T) {
 		t.Parallel()
@@ -808,18 +809,6 @@ func TestBatchSlowsDownPastItsSize(t *testing.T) {
 	}
 	if st := srv.Stats(); st.Completed != 5 || st.InFlight != 0 {
 		t.Fatalf("stats %+v", st)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -36,11 +33,7 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, nil)
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +138,7 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	}
 
 	// A second agent takes the new job and resumes with the one item left.
-	a2, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-2", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a2 := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "cpu-2"})
 	c2, err := st.ClaimRun(ctx, runID, a2.ID, *r.RiverJobID, "sim")
 	if err != nil {
 		t.Fatal(err)
@@ -209,11 +198,7 @@ func TestRunAggregateFigures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, nil)
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -252,11 +237,7 @@ func TestRunAggregateTokenITL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, nil)
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -317,11 +298,7 @@ func TestRunStepsAndSaturation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, nil)
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)

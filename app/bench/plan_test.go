@@ -15,11 +15,9 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/dataset/synth"
-	"github.com/ruckus/ruckus/app/ingest"
-	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -27,29 +25,16 @@ import (
 // serving cpu_sim.
 func fixture(t *testing.T) (*store.Store, store.Viewer, bench.Manifest) {
 	t.Helper()
-	ctx := context.Background()
-	st := store.New(pgtest.NewDB(t))
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := store.Viewer{UserID: u.ID}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader("{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n"), ingest.Request{Viewer: v, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "m/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu-1", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	m := bench.Manifest{Name: "b", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+	ctx := t.Context()
+	st := testkit.Store(t)
+	u := testkit.User(ctx, t, st, nil)
+	ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: u.ID, Content: "{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n"})
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "cpu-1"})
+	m := bench.Manifest{Name: "b", Dataset: bench.DatasetRef{ID: ds.ID},
 		Targets: []bench.Target{{Model: "m/small", Runtime: "sim", Hardware: "cpu"}},
 		Load:    jobs.LoadProfile{Profile: jobs.LoadSequential}, Sampling: jobs.Sampling{MaxTokens: 8}}
-	return st, v, m
+	return st, store.Viewer{UserID: u.ID}, m
 }
 
 // recordingQueue inserts through the real client and lets the test see the
@@ -71,15 +56,12 @@ func TestCreateInsertsRunJobsInTheTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	rc, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, st.Pool(), nil)
 	q := recordingQueue{Client: rc, onInsert: func(tx pgx.Tx) {
 		// Seen from inside the transaction, before the commit.
 		rivertest.RequireInsertedTx[*riverpgxv5.Driver](ctx, t, tx, &jobs.RunArgs{}, &rivertest.RequireInsertedOpts{Queue: "cpu_sim"})
 	}}
-	p := &bench.Service{Store: st, River: q, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: q})
 	created, err := p.Create(ctx, v, m)
 	if err != nil || len(created.Runs) != 1 {
 		t.Fatalf("create: %+v %v", created, err)
@@ -105,29 +87,19 @@ func TestCancelReachesTheAgentWorkingTheRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	server, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	server := testkit.RiverClient(t.Context(), t, st.Pool(), nil)
 	w := &blockingRunWorker{started: make(chan int64, 1)}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	agent, err := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{
+	testkit.RiverClient(ctx, t, st.Pool(), &testkit.RiverOpts{Start: true, Config: &river.Config{
 		Queues:                 map[string]river.QueueConfig{jobs.Queue("cpu", "sim"): {MaxWorkers: 1}},
 		Workers:                workers,
 		LeaderElectionDisabled: true,
 		FetchCooldown:          20 * time.Millisecond,
 		FetchPollInterval:      50 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := agent.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = agent.Stop(context.Background()) })
+	}})
 
-	p := &bench.Service{Store: st, River: server, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: server})
 	created, err := p.Create(ctx, v, m)
 	if err != nil {
 		t.Fatal(err)
@@ -137,19 +109,13 @@ func TestCancelReachesTheAgentWorkingTheRun(t *testing.T) {
 		if id != created.Runs[0].RunID {
 			t.Fatalf("agent works run %d, want %d", id, created.Runs[0].RunID)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(testkit.Timeout()):
 		t.Fatal("the agent's client never started the run")
 	}
 	if err := p.CancelRun(ctx, v, created.BenchmarkID, created.Runs[0].RunID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !w.cancelled.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent's worker never saw the cancellation")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "the agent's worker to see the cancellation", w.cancelled.Load)
 }
 
 // Few-shot settings the dataset cannot serve are refused at the field
@@ -160,7 +126,7 @@ func TestPlanRefusesFewShotTheDatasetCannotServe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st, v, m := fixture(t)
-	p := &bench.Service{Store: st, StaleAfter: time.Minute}
+	p := testkit.Service(ctx, t, st, nil)
 	check := func(what string, m bench.Manifest, path, msg string) {
 		t.Helper()
 		_, err := p.Plan(ctx, v, m)
@@ -178,17 +144,13 @@ func TestPlanRefusesFewShotTheDatasetCannotServe(t *testing.T) {
 	syn.Targets = []bench.Target{{Model: "m/small", Runtime: "sim", Hardware: "cpu", FewShot: &bench.FewShot{K: 1}}}
 	check("a synthetic dataset", syn, "targets[0].fewshot.k", "synthetic")
 
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
 	var arc strings.Builder
 	for i := range 4 {
 		arc.WriteString(`{"question":"q` + string(rune('a'+i)) + `","choices":{"text":["x","y"],"label":["A","B"]},"answerKey":"A"}` + "\n")
 	}
 	for _, shots := range []int{1, 0} {
-		res, err := up.Upload(ctx, strings.NewReader(arc.String()), ingest.Request{Viewer: v, FileName: "arc.jsonl", Shots: shots, AllowDuplicate: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Dataset = bench.DatasetRef{ID: res.Dataset.ID}
+		ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: arc.String(), FileName: "arc.jsonl", Shots: shots, AllowDuplicate: true})
+		m.Dataset = bench.DatasetRef{ID: ds.ID}
 		if shots == 1 {
 			check("a dataset uploaded 1-shot", m, "fewshot.k", "are already 1-shot")
 			continue

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/metrics"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -84,10 +83,7 @@ func TestScalingExamplesNameTheServedMetric(t *testing.T) {
 
 	pool := pgtest.NewDB(t)
 	ctx := context.Background()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	for i := range 3 {
 		if _, err := rc.Insert(ctx, jobs.RunArgs{RunID: int64(i + 1), HardwareProfile: m[2], Runtime: m[3]}, nil); err != nil {
 			t.Fatal(err)

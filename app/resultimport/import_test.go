@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // importFile generates an import of n lines, each an OpenAI batch output
@@ -81,23 +80,14 @@ func TestImportMemoryStaysFlat(t *testing.T) {
 	}
 	ctx := context.Background()
 	st := store.New(pgtest.NewDB(t))
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "a@example.com"})
 	const items, size = 32_000, 2_000
 	var ds strings.Builder
 	for i := range items {
 		fmt.Fprintf(&ds, `{"id":"q%d","prompt":"question %d"}`+"\n", i, i)
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "outside/model", ParamsB: 7, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
+	res := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: u.ID, Content: ds.String()})
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
 
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	file := &importFile{n: items, size: size}
@@ -105,7 +95,7 @@ func TestImportMemoryStaysFlat(t *testing.T) {
 	base := heapPeak()()
 	stop := heapPeak()
 	start := time.Now()
-	out, err := resultimport.ImportResults(ctx, st, store.Viewer{UserID: u.ID}, store.NewImport{DatasetID: res.Dataset.ID, Model: "outside/model"}, file, nil, nil)
+	out, err := resultimport.ImportResults(ctx, st, store.Viewer{UserID: u.ID}, store.NewImport{DatasetID: res.ID, Model: "outside/model"}, file, nil, nil)
 	took := time.Since(start)
 	peak := stop()
 	if err != nil {

@@ -7,15 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/ruckus/ruckus/app/bench"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
-	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -25,32 +20,18 @@ import (
 func TestScoreRunStoresItemScoresAndQuality(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := store.New(pgtest.NewDB(t))
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "a@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Store(t)
+	u := testkit.User(ctx, t, st, nil)
 	v := store.Viewer{UserID: u.ID}
 	var ds strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&ds, "{\"custom_id\":\"q%d\",\"prompt\":\"%d+%d?\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: v, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "m", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	a, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "a", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, _ := river.NewClient(riverpgxv5.New(st.Pool()), &river.Config{})
-	p := &bench.Service{Store: st, River: rc, StaleAfter: time.Minute}
-	c, err := p.Create(ctx, v, bench.Manifest{Name: "s", Dataset: bench.DatasetRef{ID: res.Dataset.ID}, Scorer: "numeric",
+	res := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: u.ID, Content: ds.String()})
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m", ParamsB: 1, Quantization: "bf16"})
+	a := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "a"})
+	p := testkit.Service(ctx, t, st, nil)
+	c, err := p.Create(ctx, v, bench.Manifest{Name: "s", Dataset: bench.DatasetRef{ID: res.ID}, Scorer: "numeric",
 		Targets: []bench.Target{{Model: "m", Runtime: "sim", Hardware: "cpu"}}, Load: jobs.LoadProfile{Profile: jobs.LoadSequential},
 		Sampling: jobs.Sampling{MaxTokens: 8}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 func secs(v float64) *float64 { return &v }
@@ -102,20 +102,10 @@ func TestBenchmarkETAOfQueuedRuns(t *testing.T) {
 	st, b := setupStore(t)
 	ds := createDataset(t, st, b.owner.ID, "eta", "private", 10)
 	otherDS := createDataset(t, st, b.other.ID, "eta", "private", 10)
-	model, err := st.CreateModel(b.ctx, store.ModelFields{Name: "org/m", ParamsB: 0.5, ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, err := st.RegisterAgent(b.ctx, store.AgentRegistration{Name: "a", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := testkit.Model(b.ctx, t, st, &testkit.ModelOpts{Name: "org/m"})
+	agent := testkit.Agent(b.ctx, t, st, &testkit.AgentOpts{Name: "a"})
 	// A GPU node serving vLLM only: nothing serves gpu_sim.
-	if _, err := st.RegisterAgent(b.ctx, store.AgentRegistration{Name: "g", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"vllm"},
-		Profile: store.HardwareProfile{Slug: "gpu", GPUCount: 1}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(b.ctx, t, st, &testkit.AgentOpts{Name: "g", Runtimes: []string{"vllm"}, Profile: store.HardwareProfile{Slug: "gpu", GPUCount: 1}})
 	newBenchmark := func(owner, dataset int64, runs ...string) (int64, []int64) {
 		t.Helper()
 		id, err := st.CreateBenchmark(b.ctx, owner, fmt.Sprint("b", owner), dataset, json.RawMessage(`{}`))

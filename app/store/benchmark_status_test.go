@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // A benchmark's status and figures are aggregated over its runs by one
@@ -20,18 +20,9 @@ func TestBenchmarkStatusesAggregateRuns(t *testing.T) {
 	t.Parallel()
 	st, b := setupStore(t)
 	ds := createDataset(t, st, b.owner.ID, "mixed", "private", 10)
-	small, err := st.CreateModel(b.ctx, store.ModelFields{Name: "org/small", DisplayName: "Small", ParamsB: 0.5, ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	big, err := st.CreateModel(b.ctx, store.ModelFields{Name: "org/big", ParamsB: 7, ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.RegisterAgent(b.ctx, store.AgentRegistration{Name: "a", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	small := testkit.Model(b.ctx, t, st, &testkit.ModelOpts{Name: "org/small", DisplayName: "Small"})
+	big := testkit.Model(b.ctx, t, st, &testkit.ModelOpts{Name: "org/big", ParamsB: 7})
+	testkit.Agent(b.ctx, t, st, &testkit.AgentOpts{Name: "a"})
 
 	// Each case: the runs' states, with the status it must aggregate to.
 	cases := []struct {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -132,14 +133,8 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 // with 40 results.
 func createRunIn(t *testing.T, st *store.Store, b *testBundle, f runFixture) int64 {
 	t.Helper()
-	modelID, err := st.CreateModel(b.ctx, store.ModelFields{Name: "org/second", DisplayName: "Second", ParamsB: 0.5, ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := st.CreateRun(b.ctx, store.NewRun{BenchmarkID: f.benchmarkID, ModelID: modelID, Runtime: "sim", HardwareProfile: "cpu", Total: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
+	modelID := testkit.Model(b.ctx, t, st, &testkit.ModelOpts{Name: "org/second", DisplayName: "Second"})
+	id := testkit.Run(b.ctx, t, st, &testkit.RunOpts{Benchmark: f.benchmarkID, Model: modelID, Total: 40})
 	if err := st.SetRunJob(b.ctx, id, 9000+id); err != nil {
 		t.Fatal(err)
 	}

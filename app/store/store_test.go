@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -28,7 +28,7 @@ type testBundle struct {
 
 func setupStore(t *testing.T) (*store.Store, *testBundle) {
 	t.Helper()
-	st := store.New(pgtest.NewDB(t))
+	st := testkit.Store(t)
 	b := &testBundle{ctx: context.Background()}
 	b.owner = createUser(t, st, "owner@example.com", store.RoleUser)
 	b.other = createUser(t, st, "other@example.com", store.RoleUser)
@@ -41,48 +41,14 @@ func setupStore(t *testing.T) (*store.Store, *testBundle) {
 
 func createUser(t *testing.T, st *store.Store, email, role string) store.User {
 	t.Helper()
-	u, err := st.CreateUser(context.Background(), store.NewUser{Email: email, Name: email, PasswordHash: "hash-" + email, Role: role})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return testkit.User(t.Context(), t, st, &testkit.UserOpts{Email: email, Name: email, PasswordHash: "hash-" + email, Role: role})
 }
 
 // createDataset stores a dataset of n items the way an upload does: the
 // row, the items by COPY and the totals, in one transaction.
 func createDataset(t *testing.T, st *store.Store, ownerID int64, name, visibility string, n int) int64 {
 	t.Helper()
-	ctx := context.Background()
-	var id int64
-	err := st.InTx(ctx, func(q *store.Queries) error {
-		var err error
-		if id, err = q.CreateDataset(ctx, store.NewDataset{OwnerID: ownerID, Name: name, Format: "simple", Visibility: visibility}); err != nil {
-			return err
-		}
-		i := 0
-		copied, err := q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
-			if i == n {
-				return store.DatasetItem{}, false, nil
-			}
-			it := store.DatasetItem{Idx: i, CustomID: fmt.Sprintf("item-%d", i),
-				Request:   json.RawMessage(fmt.Sprintf(`{"body":{"messages":[{"role":"user","content":"q%d"}]}}`, i)),
-				Reference: json.RawMessage(fmt.Sprintf(`"a%d"`, i))}
-			i++
-			return it, true, nil
-		})
-		if err != nil {
-			return err
-		}
-		if copied != int64(n) {
-			return fmt.Errorf("copied %d of %d", copied, n)
-		}
-		return q.FinishDataset(ctx, id, store.DatasetTotals{Name: name, Visibility: visibility, Format: "simple", TaskKind: "chat",
-			DefaultScorer: "exact", ItemCount: n, Bytes: int64(100 * n), SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(name)))})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return testkit.Dataset(t.Context(), t, st, &testkit.DatasetOpts{Owner: ownerID, Name: name, Visibility: visibility, Items: n}).ID
 }
 
 // runFixture is a one-run benchmark on a dataset of items, with an agent
@@ -94,24 +60,12 @@ type runFixture struct {
 
 func createRun(t *testing.T, st *store.Store, b *testBundle, items int) runFixture {
 	t.Helper()
-	var f runFixture
-	f.datasetID = createDataset(t, st, b.owner.ID, "runs", "private", items)
-	modelID, err := st.CreateModel(b.ctx, store.ModelFields{Name: "org/model-" + fmt.Sprint(f.datasetID), DisplayName: "Model", ParamsB: 0.5, ContextLength: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The agent's registration creates the hardware profile the run names.
-	f.agent, err = st.RegisterAgent(b.ctx, store.AgentRegistration{Name: fmt.Sprintf("agent-%d", f.datasetID), Host: "node", Version: "test",
-		ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.benchmarkID, err = st.CreateBenchmark(b.ctx, b.owner.ID, "bench", f.datasetID, json.RawMessage(`{"scorer":"exact"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if f.runID, err = st.CreateRun(b.ctx, store.NewRun{BenchmarkID: f.benchmarkID, ModelID: modelID, Runtime: "sim", HardwareProfile: "cpu", Total: items}); err != nil {
-		t.Fatal(err)
-	}
+	w := testkit.NewWorld(b.ctx, t, st, &testkit.WorldOpts{
+		Dataset: testkit.DatasetOpts{Owner: b.owner.ID, Name: "runs", Items: items},
+		Model:   testkit.ModelOpts{DisplayName: "Model"},
+		Agent:   testkit.AgentOpts{Host: "node", Version: "test"},
+	})
+	f := runFixture{datasetID: w.Dataset.ID, benchmarkID: w.Benchmark, runID: w.Run, agent: w.Agent}
 	f.jobID = 7000 + f.runID
 	if err := st.SetRunJob(b.ctx, f.runID, f.jobID); err != nil {
 		t.Fatal(err)

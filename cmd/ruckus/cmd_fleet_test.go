@@ -14,15 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
 	"github.com/ruckus/ruckus/jobs"
@@ -36,10 +33,7 @@ func startCLIServer(t *testing.T) (*store.Store, store.User) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "ada@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ada@example.com"})
 	token, prefix, hash := auth.NewAPIToken()
 	if _, err := st.CreateAPIToken(ctx, u.ID, "cli", prefix, hash); err != nil {
 		t.Fatal(err)
@@ -50,15 +44,12 @@ func startCLIServer(t *testing.T) (*store.Store, store.User) {
 	}
 	pw, _ := auth.NewPasswords(4)
 	limits := dataset.DefaultLimits()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	app := handlers.New(handlers.Deps{
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
 		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
 		MaxRequestBytes: 1 << 20, Uploader: &ingest.Uploader{Store: st, Limits: limits}, DatasetLimits: limits,
-		Ready: st.Ping, Benchmarks: &bench.Service{Store: st, River: rc, StaleAfter: time.Minute},
+		Ready: st.Ping, Benchmarks: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc}),
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -81,14 +72,9 @@ func TestFleetSubmitCommand(t *testing.T) {
 		t.Fatalf("upload: %d %q %q", code, out, errOut)
 	}
 	for _, name := range []string{"Qwen/Qwen2.5-0.5B-Instruct", "gpt-4o-mini"} {
-		if _, err := st.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: name, Quantization: "bf16", ContextLength: 32768})
 	}
-	if _, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu", ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "cpu"})
 	manifest := filepath.Join(t.TempDir(), "fleet.yaml")
 	body := `name: cli-fleet
 scenarios:
@@ -188,16 +174,10 @@ func TestFleetWaitAndExport(t *testing.T) {
 	}
 	agents := map[string]int64{}
 	for _, name := range []string{"gpt-4", "claude-3-opus"} {
-		if _, err := st.CreateModel(ctx, store.ModelFields{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192}); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: name, ParamsB: 1, Quantization: "bf16", ContextLength: 8192})
 	}
 	for _, rt := range []string{"openai", "anthropic"} {
-		a, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: rt, ProtocolVersion: jobs.ProtocolVersion, Runtimes: []string{rt},
-			Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 2}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: rt, Runtimes: []string{rt}})
 		agents[rt] = a.ID
 	}
 	example := "../../app/fleet/testdata/document-example.json"
@@ -220,7 +200,7 @@ func TestFleetWaitAndExport(t *testing.T) {
 		worked := make(chan error, 1)
 		go func() {
 			defer close(worked)
-			deadline := time.Now().Add(30 * time.Second)
+			deadline := time.Now().Add(testkit.Timeout())
 			for time.Now().Before(deadline) {
 				var ids []int64
 				var runtimes []string

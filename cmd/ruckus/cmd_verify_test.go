@@ -7,19 +7,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
-	"github.com/ruckus/ruckus/app/dataset"
-	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -29,25 +25,16 @@ import (
 func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64, store.NewImport) error) int64 {
 	t.Helper()
 	ctx := context.Background()
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "ops@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ops@example.com"})
 	var items, outputs strings.Builder
 	for i := range n {
 		fmt.Fprintf(&items, "{\"id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
 		fmt.Fprintf(&outputs, "{\"custom_id\":\"q%d\",\"output\":\"answer %d\"}\n", i, i)
 	}
 	v := store.Viewer{UserID: u.ID}
-	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	ds, err := up.Upload(ctx, strings.NewReader(items.String()), ingest.Request{Viewer: v, FileName: "d.jsonl"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "m/x", ParamsB: 1, Quantization: "bf16", ContextLength: 4096}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.Dataset.ID, Name: "imported", Model: "m/x"},
+	ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: items.String()})
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
+	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.ID, Name: "imported", Model: "m/x"},
 		strings.NewReader(outputs.String()), nil, func(tx pgx.Tx, id int64, in store.NewImport) error {
 			if queue == nil {
 				return nil
@@ -111,29 +98,19 @@ func TestServerSignsAFinishedRun(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	runID := importedRun(t, st, 5, func(tx pgx.Tx, id int64, _ store.NewImport) error {
 		_, err := rc.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: id}, nil)
 		return err
 	})
 	public := startServer(t, testServerConfig(t, pool))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.WaitFor(t, "the server to sign the finished run", func() bool {
 		var n int
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM run_attestations WHERE run_id = $1`, runID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not sign the finished run")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n == 1
+	})
 	var userID int64
 	if err := pool.QueryRow(ctx, `SELECT id FROM users WHERE email = 'ops@example.com'`).Scan(&userID); err != nil {
 		t.Fatal(err)

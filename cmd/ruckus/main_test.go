@@ -15,17 +15,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/auth"
-	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/dataset/starter"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
 )
@@ -146,10 +144,7 @@ func TestDatasetUploadCommand(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
 	ctx := context.Background()
-	u, err := st.CreateUser(ctx, store.NewUser{Email: "ada@example.com", PasswordHash: "x", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ada@example.com"})
 	token, prefix, hash := auth.NewAPIToken()
 	if _, err := st.CreateAPIToken(ctx, u.ID, "cli", prefix, hash); err != nil {
 		t.Fatal(err)
@@ -160,15 +155,12 @@ func TestDatasetUploadCommand(t *testing.T) {
 	}
 	pw, _ := auth.NewPasswords(4)
 	limits := dataset.DefaultLimits()
-	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	app := handlers.New(handlers.Deps{
 		Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Assets: m, Passwords: pw,
 		SessionKey: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour, SignInAttempts: 5, SignInWindow: time.Minute,
 		MaxRequestBytes: 1 << 20, Uploader: &ingest.Uploader{Store: st, Limits: limits}, DatasetLimits: limits,
-		Ready: st.Ping, Benchmarks: &bench.Service{Store: st, River: rc, StaleAfter: time.Minute},
+		Ready: st.Ping, Benchmarks: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc}),
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -203,13 +195,8 @@ func TestDatasetUploadCommand(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("datasets: %v %v", ds, err)
 	}
-	if _, err := st.CreateModel(ctx, store.ModelFields{Name: "Qwen/Qwen2.5-0.5B-Instruct", ParamsB: 0.5, Quantization: "bf16", ContextLength: 32768}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: "cpu", ProtocolVersion: 1, Runtimes: []string{"sim"},
-		Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}}); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "Qwen/Qwen2.5-0.5B-Instruct", Quantization: "bf16", ContextLength: 32768})
+	testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "cpu", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
 	manifest := filepath.Join(t.TempDir(), "bench.yaml")
 	body := fmt.Sprintf("name: CLI\ndataset: %d\ntargets: [{model: Qwen/Qwen2.5-0.5B-Instruct, runtime: sim, hardware: cpu-2c}]\nload: {profile: sequential}\nsampling: {max_tokens: 16}\n", ds[0].ID)
 	if err := os.WriteFile(manifest, []byte(body), 0o600); err != nil {
