@@ -21,11 +21,12 @@ import (
 // all (the test pool has four connections), the rest are answered 429 at
 // once, other users' requests keep answering within a second, and a
 // client that takes nothing for the stall timeout is cut off, giving its
-// connection back.
+// connection back. The stall timeout (8 s) is longer than the ten
+// requests take on a loaded machine, so none is cut before all are sent.
 func TestStalledExportsCannotStarveThePool(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(d *handlers.Deps) {
-		d.ExportsPerUser, d.ExportsTotal, d.ExportStallTimeout = 2, 3, 2*time.Second
+		d.ExportsPerUser, d.ExportsTotal, d.ExportStallTimeout = 2, 3, 8*time.Second
 	})
 	ada := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	root := e.token(e.createUser("root@example.com", "correct horse", store.RoleAdmin))
