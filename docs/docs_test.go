@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -167,11 +168,12 @@ func TestCodeCitesPagesThatExist(t *testing.T) {
 	t.Logf("%d citations checked", n)
 }
 
-var mapRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
+var mapRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|(.*)$")
 
-// TestPackageMapListsEveryPackage keeps docs/packages.md whole: every
-// package `go list ./...` names has its line, and no line names a package
-// that is gone.
+// TestPackageMapListsEveryPackage keeps the package map whole, in
+// docs/packages.md and in the README's code map alike: every package `go
+// list ./...` names has its line, no line names a package that is gone,
+// and both files say the same of each package.
 func TestPackageMapListsEveryPackage(t *testing.T) {
 	list := exec.Command("go", "list", "-f", "{{.ImportPath}}", "./...")
 	list.Dir = ".." // the module's root
@@ -184,26 +186,37 @@ func TestPackageMapListsEveryPackage(t *testing.T) {
 		t.Fatalf("go list -m: %v", err)
 	}
 	prefix := strings.TrimSpace(string(mod)) + "/"
-	b, err := os.ReadFile("packages.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed := map[string]bool{}
-	for _, m := range mapRow.FindAllStringSubmatch(string(b), -1) {
-		listed[m[1]] = true
-	}
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
 		pkgs = append(pkgs, strings.TrimPrefix(p, prefix))
 	}
 	sort.Strings(pkgs)
-	for _, p := range pkgs {
-		if !listed[p] {
-			t.Errorf("package %s is missing from docs/packages.md: add a row \"| `%s` | what it holds, in one line |\" to its table", p, p)
+	maps := map[string]map[string]string{}
+	for _, file := range []string{"packages.md", "../README.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		delete(listed, p)
+		listed := map[string]string{}
+		for _, m := range mapRow.FindAllStringSubmatch(string(b), -1) {
+			listed[m[1]] = m[2]
+		}
+		maps[file] = listed
+		for _, p := range pkgs {
+			if _, ok := listed[p]; !ok {
+				t.Errorf("package %s is missing from %s: add a row \"| `%s` | what it holds, in one line |\" to its table", p, file, p)
+			}
+		}
+		for p := range listed {
+			if !slices.Contains(pkgs, p) {
+				t.Errorf("%s lists %s, which is no package of the module (go list ./...): remove or rename its row", file, p)
+			}
+		}
 	}
-	for p := range listed {
-		t.Errorf("docs/packages.md lists %s, which is no package of the module (go list ./...): remove or rename its row", p)
+	// The README's links lead into docs/; otherwise the rows are the same.
+	for p, line := range maps["packages.md"] {
+		if readme, ok := maps["../README.md"][p]; ok && strings.ReplaceAll(readme, "](docs/", "](") != line {
+			t.Errorf("%s: the README's code map says %q, docs/packages.md %q", p, readme, line)
+		}
 	}
 }
