@@ -126,6 +126,10 @@ func reads(t *testing.T, base, token string, web *http.Client, benchmark int64, 
 // cluster, and a server started on it shows the same pages, exports and
 // signed digests as the first; a restore into a database that is not
 // empty is refused, and a backup never overwrites a file.
+// lastUsed is a token row's created and last-used cells on the settings
+// page; $1 keeps the created one.
+var lastUsed = regexp.MustCompile(`(<td>\d{4}-\d{2}-\d{2} \d{2}:\d{2}</td><td>)\d{4}-\d{2}-\d{2} \d{2}:\d{2}`)
+
 func TestBackupRestoresIntoAFreshCluster(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	st := store.New(pool)
@@ -203,6 +207,11 @@ func TestBackupRestoresIntoAFreshCluster(t *testing.T) {
 	second := "http://" + startServer(t, cfg)
 	after := reads(t, second, tok, session(t, second, "ops@example.com", "correct horse battery"), benchmark, runs)
 	for path, want := range before {
+		if path == "/settings" {
+			// The token's "last used" is the minute it was last used: the
+			// reads after the restore use it again, maybe in the next minute.
+			want, after[path] = lastUsed.ReplaceAllString(want, "$1"), lastUsed.ReplaceAllString(after[path], "$1")
+		}
 		if after[path] != want {
 			t.Errorf("%s differs after the restore:\n--- before\n%.600s\n--- after\n%.600s", path, want, after[path])
 		}
