@@ -12,7 +12,7 @@ import (
 type ReaperArgs struct{}
 
 // ReaperQueue is the reaper's own queue, worked by the server: on the
-// server's queue a hand-on waited behind every score_run job queued before
+// server's queue a reassignment waited behind every score_run job queued before
 // it. (Agents' queues are a profile and a runtime joined by "_", so no
 // agent serves this one.)
 const ReaperQueue = "reaper"

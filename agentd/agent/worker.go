@@ -212,7 +212,7 @@ func (w *runWorker) planSegment(ctx context.Context, a jobs.RunArgs, claim store
 }
 
 // startReporting starts the GPU and runtime monitor, the reporter, and the
-// watch that stops the load on a cancel or a hand-on within a control
+// watch that stops the load on a cancel or a reassignment within a control
 // poll, whatever River's notifications do.
 func (s *segment) startReporting(ctx context.Context) {
 	w := s.w

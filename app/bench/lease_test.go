@@ -107,12 +107,12 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	var jobState, jobErr string
 	if err := st.Pool().QueryRow(ctx, `SELECT state::text, coalesce(errors[array_length(errors, 1)]->>'error', '') FROM river_job
 		WHERE id = $1 AND finalized_at IS NOT NULL`, job1).Scan(&jobState, &jobErr); err != nil || jobState != "cancelled" || !strings.Contains(jobErr, "stopped heartbeating") {
-		t.Fatalf("the dead agent's job after the hand-on: %q %q %v", jobState, jobErr, err)
+		t.Fatalf("the dead agent's job after the reassignment: %q %q %v", jobState, jobErr, err)
 	}
 	b, _ = st.BenchmarkByID(ctx, v, created.BenchmarkID)
 	r := b.Runs[0]
 	if r.State != "queued" || r.AgentID != nil || *r.RiverJobID == job1 || r.Completed != 1 {
-		t.Fatalf("after hand-on: %+v", r)
+		t.Fatalf("after reassignment: %+v", r)
 	}
 	// Its new job keeps the run's place in line: it is fetched before the
 	// runs queued after this one.

@@ -9,9 +9,9 @@
 // and waits for every run to end. Then it prints what a fleet operator
 // needs to know: runs completed, lost and duplicated results, wall time,
 // peak PostgreSQL backends, lease latency (a run's job available → its
-// first request sent), hand-on and cancel delays, and server and agent
+// first request sent), reassignment and cancel delays, and server and agent
 // memory. Targets: 0 lost, 0 duplicated, ≤ 40 backends, p95 lease latency
-// ≤ 2 s, hand-on within the stale period + 5 s, a cancel stops the agent
+// ≤ 2 s, reassignment within the stale period + 5 s, a cancel stops the agent
 // within 1 s.
 package main
 
@@ -647,7 +647,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 		return err
 	}
 	slices.Sort(lease)
-	// Hand-on: from the kill to another agent taking up each run a victim
+	// Reassignment: from the kill to another agent taking up each run a victim
 	// held.
 	var handOn []float64
 	interrupted := 0
