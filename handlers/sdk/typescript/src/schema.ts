@@ -610,7 +610,7 @@ export interface paths {
         /**
          * Check a run's results against their signed digest
          * @description When a run ends the server digests its measured result rows in a
-         *     canonical form (README.md § Tamper-evident results) and signs the
+         *     canonical form (docs/operations.md#tamper-evident-results) and signs the
          *     digest with its ed25519 key. This reads every row again, recomputes
          *     the digest and checks it and the signature: `valid` is false when a
          *     row was changed, added or removed since (the first one is named in
@@ -1885,7 +1885,7 @@ export interface components {
             /** @description How many runs of the target the value is the mean of. */
             repeats?: number;
         };
-        /** @description One conclusion between two runs on one metric (README § Comparability and noise). */
+        /** @description One conclusion between two runs on one metric (docs/concepts.md#comparability-and-noise). */
         Claim: {
             /** @enum {string} */
             metric: "quality" | "output_tokens_per_s" | "e2e_p95_ms" | "cost_per_1m_tokens";
