@@ -19,6 +19,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // A command block a reader may paste as it is is marked runnable by its
@@ -181,7 +182,7 @@ func startRuckus(t *testing.T) []string {
 		"RUCKUS_ADMIN_EMAIL=admin@example.com", "RUCKUS_ADMIN_PASSWORD=admin-password-1")
 	daemon("server", srv)
 	url := "http://" + addr
-	waitFor(t, "the server to be ready", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "the server to be ready", func() bool {
 		res, err := http.Get(url + "/readyz")
 		if err != nil {
 			return false
@@ -194,7 +195,7 @@ func startRuckus(t *testing.T) []string {
 	agent.Env = append(os.Environ(), "DATABASE_URL="+pgtest.AgentURL(t, pool, "docs-sim"))
 	daemon("agentd", agent)
 	st := store.New(pool)
-	waitFor(t, "the agent to register", func() bool {
+	testkit.WaitWithin(t, 60*time.Second, "the agent to register", func() bool {
 		agents, err := st.ListAgents(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -211,16 +212,5 @@ func startRuckus(t *testing.T) []string {
 	return []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"RUCKUS_URL=" + url, "RUCKUS_TOKEN=" + token, "DATABASE_URL=" + dbURL,
-	}
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // TestRunEventGoesWithItsChange kills the connection of a store method
@@ -127,20 +129,13 @@ func fenceAndEvents(t *testing.T, st *store.Store, runID int64, kind string) (fe
 // waitForLockWait returns once backend pid waits for a lock.
 func waitForLockWait(t *testing.T, st *store.Store, pid int32) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.WaitFor(t, fmt.Sprintf("backend %d to wait for the lock on run_events", pid), func() bool {
 		var waiting bool
 		err := st.Pool().QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 			WHERE pid = $1 AND wait_event_type = 'Lock')`, pid).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backend %d never waited for the lock on run_events", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return waiting
+	})
 }
