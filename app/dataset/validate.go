@@ -67,19 +67,27 @@ func validObject(b []byte, i, depth int) (int, bool) {
 		if i, ok = validValue(b, skipWS(b, i+1), depth); !ok {
 			return i, false
 		}
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
+		var more bool
+		if i, more, ok = afterElement(b, i, '}'); !more {
+			return i, ok
 		}
 	}
+}
+
+// afterElement reads what follows an object's member or an array's element
+// at b[i]: a ',' (more: the next one starts at the index returned) or the
+// closing byte close (the index after it, ok); anything else is invalid.
+func afterElement(b []byte, i int, close byte) (next int, more, ok bool) {
+	i = skipWS(b, i)
+	switch {
+	case i >= len(b):
+		return i, false, false
+	case b[i] == ',':
+		return skipWS(b, i+1), true, true
+	case b[i] == close:
+		return i + 1, false, true
+	}
+	return i, false, false
 }
 
 // validArray checks the array whose '[' is b[i], at nesting depth depth,
@@ -97,17 +105,9 @@ func validArray(b []byte, i, depth int) (int, bool) {
 		if i, ok = validValue(b, i, depth); !ok {
 			return i, false
 		}
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return i, false
+		var more bool
+		if i, more, ok = afterElement(b, i, ']'); !more {
+			return i, ok
 		}
 	}
 }
