@@ -131,3 +131,41 @@ func TestNumbersAndDatesFollowTheLanguage(t *testing.T) {
 		t.Errorf("German date not dd.mm.yyyy hh:mm: %q", facts(de))
 	}
 }
+
+// TestErrorsSpeakTheReadersLanguage: a page says what is missing in the
+// reader's language; the API says it in English whatever the browser asks.
+func TestErrorsSpeakTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	for lang, want := range map[string]string{"de": "Diesen Benchmark gibt es nicht.", "en": "There is no such benchmark."} {
+		res := c.getIn("/benchmarks/99999999", lang)
+		if res.status != 404 || !strings.Contains(res.text("main"), want) {
+			t.Errorf("%s: %d %q, want 404 saying %q", lang, res.status, res.text("main"), want)
+		}
+	}
+	res := c.getIn("/benchmarks/0", "de")
+	if want := "Diesen Benchmark gibt es nicht. ("; res.status != 404 || !strings.Contains(res.text("main"), want) {
+		t.Errorf("a path that is no id, in German: %d %q, want %q and the reason", res.status, res.text("main"), want)
+	}
+	if res := c.getIn("/nowhere/at/all", "de"); !strings.Contains(res.text("main"), "Unter /nowhere/at/all gibt es nichts.") {
+		t.Errorf("an unknown page in German: %q", res.text("main"))
+	}
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/benchmarks/99999999", nil)
+	req.Header.Set("Accept-Language", "de")
+	req.Header.Set("Authorization", "Bearer "+e.token(ada))
+	r, err := e.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if r.StatusCode != 404 || body["error"] != "no such benchmark" {
+		t.Errorf("API for a German browser: %d %v, want 404 \"no such benchmark\"", r.StatusCode, body)
+	}
+}

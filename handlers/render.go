@@ -28,7 +28,10 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
 	msg := i18n.T(c.UserContext(), "error.server_message")
 	var fe *fiber.Error
+	st, said, isSaid := saidMessage(c, err)
 	switch {
+	case isSaid:
+		status, msg = st, said
 	case errors.As(err, &fe):
 		status = fe.Code
 		msg = fe.Message
@@ -99,27 +102,35 @@ func noSuch(noun, detail string) error {
 }
 
 // notFoundMessage words a store.ErrNotFound for the caller: "no such run"
-// in the API, "There is no such run." on a page.
+// in the API, "There is no such run." on a page, in the reader's language.
 func notFoundMessage(c *fiber.Ctx, err error) string {
 	var m *missing
 	if !errors.As(err, &m) {
 		if isAPI(c) {
 			return "not found: " + c.Path()
 		}
-		return "There is nothing at " + c.Path() + "."
-	}
-	msg := "no such " + m.noun
-	if m.detail != "" {
-		msg += ": " + m.detail
+		return i18n.T(c.UserContext(), "notfound.nothing_at", "Path", c.Path())
 	}
 	if isAPI(c) {
+		msg := "no such " + m.noun
+		if m.detail != "" {
+			msg += ": " + m.detail
+		}
 		return msg
 	}
-	return "There is " + msg + "."
+	key, ok := nounKeys[m.noun]
+	if !ok {
+		key = "notfound.thing"
+	}
+	msg := i18n.T(c.UserContext(), key, "Noun", m.noun)
+	if m.detail != "" {
+		msg = i18n.T(c.UserContext(), "notfound.with_detail", "Message", msg, "Detail", m.detail)
+	}
+	return msg
 }
 
 func (s *server) notFound(c *fiber.Ctx) error {
-	return fiber.NewError(fiber.StatusNotFound, "There is nothing at "+c.Path()+".")
+	return sayError(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
 }
 
 func apiNotFound(c *fiber.Ctx) error {
@@ -129,7 +140,7 @@ func apiNotFound(c *fiber.Ctx) error {
 func (s *server) serveAsset(c *fiber.Ctx) error {
 	a, ok := s.Assets.Lookup(c.Path())
 	if !ok {
-		return fiber.NewError(fiber.StatusNotFound, "There is nothing at "+c.Path()+".")
+		return sayError(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
 	}
 	c.Set(fiber.HeaderContentType, a.ContentType)
 	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")

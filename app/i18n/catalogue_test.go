@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/ruckus/ruckus/app/i18n"
@@ -173,4 +174,26 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return when
+}
+
+// TestKeyDefinedTwiceIsRefused: two files of one language defining the same
+// key would leave which one wins to file order; Load names both files.
+func TestKeyDefinedTwiceIsRefused(t *testing.T) {
+	fsys := fstest.MapFS{
+		"locales/en/a.toml": {Data: []byte("[x]\ny = \"one\"\n")},
+		"locales/en/b.toml": {Data: []byte("[x]\ny = \"two\"\n")},
+		"locales/de/a.toml": {Data: []byte("[x]\ny = \"eins\"\n")},
+	}
+	_, err := i18n.Load(fsys)
+	if err == nil || !strings.Contains(err.Error(), "locales/en/b.toml") || !strings.Contains(err.Error(), "locales/en/a.toml") {
+		t.Fatalf("Load = %v, want an error naming both files", err)
+	}
+	delete(fsys, "locales/en/b.toml")
+	c, err := i18n.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Lang("de").T("x.y"); got != "eins" {
+		t.Errorf("de x.y = %q, want eins", got)
+	}
 }

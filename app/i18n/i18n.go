@@ -2,8 +2,10 @@
 // notification texts: every sentence a person reads goes through it, in
 // English or German. The JSON API stays English: machines read it.
 //
-// Messages live in locales/<lang>.toml (go-i18n's format, text/template
-// placeholders such as {{.Name}}); keys are "area.name". Templates reach the
+// Messages live in locales/<lang>/<part>.toml (go-i18n's format,
+// text/template placeholders such as {{.Name}}), one file a part of the
+// interface, the same file names in every language; keys are "area.name"
+// and each is defined once per language. Templates reach the
 // request's Localizer through the context: i18n.T(ctx, "home.title").
 package i18n
 
@@ -12,6 +14,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -21,7 +24,7 @@ import (
 	"golang.org/x/text/language"
 )
 
-//go:embed locales/*.toml
+//go:embed locales/*/*.toml
 var locales embed.FS
 
 // Languages are the languages the interface speaks, the first being the
@@ -71,18 +74,31 @@ var Default = sync.OnceValue(func() *Catalogue {
 	return c
 })
 
-// Load parses every locales/*.toml in fsys into a catalogue.
+// Load parses every locales/<lang>/*.toml in fsys into a catalogue. A key
+// defined twice in one language is an error: go-i18n would let the last
+// file win without a word.
 func Load(fsys fs.FS) (*Catalogue, error) {
 	b := goi18n.NewBundle(Languages[0].Tag)
 	b.RegisterUnmarshalFunc("toml", toml.Unmarshal)
 	tags := make([]language.Tag, 0, len(Languages))
 	for _, l := range Languages {
-		buf, err := fs.ReadFile(fsys, "locales/"+l.Code+".toml")
-		if err != nil {
-			return nil, fmt.Errorf("read %s catalogue: %w", l.Code, err)
+		if _, err := keysOf(fsys, l.Code); err != nil {
+			return nil, err
 		}
-		if _, err := b.ParseMessageFileBytes(buf, l.Code+".toml"); err != nil {
-			return nil, fmt.Errorf("parse %s catalogue: %w", l.Code, err)
+		files, err := fs.Glob(fsys, "locales/"+l.Code+"/*.toml")
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("read %s catalogue: no locales/%s/*.toml", l.Code, l.Code)
+		}
+		for _, f := range files {
+			buf, err := fs.ReadFile(fsys, f)
+			if err != nil {
+				return nil, fmt.Errorf("read %s catalogue: %w", l.Code, err)
+			}
+			// go-i18n takes the language from the file name's last part
+			// before the extension.
+			if _, err := b.ParseMessageFileBytes(buf, path.Base(strings.TrimSuffix(f, ".toml"))+"."+l.Code+".toml"); err != nil {
+				return nil, fmt.Errorf("parse %s: %w", f, err)
+			}
 		}
 		tags = append(tags, l.Tag)
 	}
@@ -117,18 +133,40 @@ func (c *Catalogue) Lang(code string) *Localizer { return c.For(code, "") }
 
 // Keys returns the message ids of a language, sorted.
 func (c *Catalogue) Keys(code string) []string {
-	raw, err := fs.ReadFile(locales, "locales/"+code+".toml")
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	if err := toml.Unmarshal(raw, &m); err != nil {
-		return nil
-	}
-	var keys []string
-	collectKeys(m, "", &keys)
-	sort.Strings(keys)
+	keys, _ := keysOf(locales, code)
 	return keys
+}
+
+// keysOf reads the message ids of a language's files in fsys, sorted; an
+// id defined in two places is an error naming both files.
+func keysOf(fsys fs.FS, code string) ([]string, error) {
+	files, err := fs.Glob(fsys, "locales/"+code+"/*.toml")
+	if err != nil {
+		return nil, err
+	}
+	where := map[string]string{}
+	var keys []string
+	for _, f := range files {
+		raw, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := toml.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", f, err)
+		}
+		var fileKeys []string
+		collectKeys(m, "", &fileKeys)
+		for _, k := range fileKeys {
+			if prev, ok := where[k]; ok {
+				return nil, fmt.Errorf("%s: key %q is defined in %s already", f, k, prev)
+			}
+			where[k] = f
+		}
+		keys = append(keys, fileKeys...)
+	}
+	sort.Strings(keys)
+	return keys, nil
 }
 
 // pluralForms are the table keys that make a table one plural message
