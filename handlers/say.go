@@ -17,7 +17,9 @@ type saidError struct {
 	args   []any
 }
 
-func (e *saidError) Error() string { return i18n.Default().Lang(i18n.Languages[0].Code).T(e.key, e.args...) }
+func (e *saidError) Error() string {
+	return i18n.Default().Lang(i18n.Languages[0].Code).T(e.key, e.args...)
+}
 
 // sayError returns an error answered with status and the catalogue's
 // message key, its placeholders filled from args given as name/value pairs:
