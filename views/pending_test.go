@@ -6,8 +6,6 @@ var pending = map[string]bool{
 	"admin/agents.templ":        true,
 	"admin/models.templ":        true,
 	"admin/providers.templ":     true,
-	"benchmarks/new.templ":      true,
-	"benchmarks/verdict.templ":  true,
 	"capacity/capacity.templ":   true,
 	"compare/compare.templ":     true,
 	"datasets/generate.templ":   true,
