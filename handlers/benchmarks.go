@@ -260,7 +260,7 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(b store.Benchmark
 	if err != nil {
 		return err
 	}
-	key := liveKey{benchmark: id, run: run}
+	key := liveKey{benchmark: id, run: run, lang: i18n.From(c.UserContext()).Code()}
 	if e, ok := s.live.get(key, viewer(c)); ok {
 		return sendLive(c, e)
 	}
