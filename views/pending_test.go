@@ -11,6 +11,4 @@ var pending = map[string]bool{
 	"history/history.templ":     true,
 	"recommend/recommend.templ": true,
 	"report/report.templ":       true,
-	"results/judge.templ":       true,
-	"results/results.templ":     true,
 }
