@@ -204,7 +204,7 @@ func (s *server) runCard(ctx context.Context, r store.Run) (benchmarks.Card, err
 	if err != nil {
 		return card, err
 	}
-	card.Charts = charts.RunCharts(samples, lat)
+	card.Charts = charts.RunCharts(ctx, samples, lat)
 	if r.Errors > 0 {
 		card.ErrorClasses, err = s.Store.RunErrorClasses(ctx, r.ID)
 	}

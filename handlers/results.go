@@ -171,7 +171,7 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 		if err != nil {
 			return err
 		}
-		d.Charts = charts.RunCharts(samples, lat)
+		d.Charts = charts.RunCharts(c.UserContext(), samples, lat)
 	}
 	if len(rows) == resultsPageSize {
 		last := rows[len(rows)-1].Cursor

@@ -1,9 +1,11 @@
 package charts
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -77,18 +79,21 @@ func SweepCharts(runs []SweepRun) []Chart {
 	return []Chart{achieved, ttft, e2e, good, users}
 }
 
-// SaturationText says where the SLOs stop holding, in words.
-func SaturationText(s *jobs.Saturation) string {
+// SaturationText says where the SLOs stop holding, in words, in the
+// language of ctx.
+func SaturationText(ctx context.Context, s *jobs.Saturation) string {
+	loc := i18n.From(ctx)
+	rps := func(v float64) string { return loc.Mark(fmt.Sprintf("%.2f", v)) }
 	switch {
 	case s == nil:
 		return ""
 	case s.HoldsAtRPS == nil && s.FailsAtRPS != nil:
-		return fmt.Sprintf("The SLOs (%.0f %% of requests) hold at no measured step: saturated below %.2f req/s (%s).", s.GoodputShare*100, *s.FailsAtRPS, s.FailsStep)
+		return loc.T("chart.saturated_below", "Share", fmt.Sprintf("%.0f", s.GoodputShare*100), "Fails", rps(*s.FailsAtRPS), "FailsStep", s.FailsStep)
 	case s.HoldsAtRPS != nil && s.FailsAtRPS == nil:
-		return fmt.Sprintf("The SLOs (%.0f %% of requests) hold at every measured step: saturation is above %.2f req/s (%s), the busiest step.", s.GoodputShare*100, *s.HoldsAtRPS, s.HoldsStep)
+		return loc.T("chart.saturation_above", "Share", fmt.Sprintf("%.0f", s.GoodputShare*100), "Holds", rps(*s.HoldsAtRPS), "HoldsStep", s.HoldsStep)
 	case s.HoldsAtRPS != nil:
-		return fmt.Sprintf("Saturation between %.2f req/s (%s, the SLOs hold for %.0f %% of requests) and %.2f req/s (%s, they do not).",
-			*s.HoldsAtRPS, s.HoldsStep, s.GoodputShare*100, *s.FailsAtRPS, s.FailsStep)
+		return loc.T("chart.saturation_between", "Holds", rps(*s.HoldsAtRPS), "HoldsStep", s.HoldsStep,
+			"Share", fmt.Sprintf("%.0f", s.GoodputShare*100), "Fails", rps(*s.FailsAtRPS), "FailsStep", s.FailsStep)
 	}
 	return ""
 }

@@ -1866,7 +1866,7 @@ func StepsSection(s jobs.RunSummary) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if t := charts.SaturationText(s.Saturation); t != "" {
+		if t := charts.SaturationText(ctx, s.Saturation); t != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 163, "<p data-testid=\"saturation\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -2854,7 +2854,7 @@ func ItemPage(b store.Benchmark, run store.Run, it store.ResultItem, ex ItemExec
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if c := charts.GapChart(it.ITLGapsMicros, it.ITLTokens); !c.Empty() {
+			if c := charts.GapChart(ctx, it.ITLGapsMicros, it.ITLTokens); !c.Empty() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 240, "<div class=\"charts\" data-testid=\"item-itl-chart\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
