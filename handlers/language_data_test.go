@@ -14,9 +14,9 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 )
 
-// postIn is a form POST, with the CSRF token the client last saw, from a
-// browser asking for acceptLanguage.
-func (c *client) postIn(path string, form url.Values, acceptLanguage string, header ...string) response {
+// postFormIn is a form POST, with the CSRF token the client last saw, from a
+// browser asking for acceptLanguage, with further headers as name/value pairs.
+func (c *client) postFormIn(path string, form url.Values, acceptLanguage string, header ...string) response {
 	if form.Get("_csrf") == "" {
 		form.Set("_csrf", c.csrf)
 	}
@@ -68,16 +68,16 @@ func TestGenerateFormInGerman(t *testing.T) {
 	}
 	form := url.Values{"kind": {"random"}, "count": {"lots"}, "seed": {"3"}, "endpoint": {"chat"},
 		"input.dist": {"fixed"}, "input.value": {"20"}, "output.dist": {"fixed"}, "output.value": {"16"}}
-	res := c.postIn("/datasets/generate", form, "de", "HX-Request", "true")
+	res := c.postFormIn("/datasets/generate", form, "de", "HX-Request", "true")
 	if got := res.text(`[data-testid="error-count"]`); res.status != 422 || got != "eine ganze Zahl ab 0" {
 		t.Fatalf("a count that is no number, in German: %d %q", res.status, got)
 	}
-	if en := c.postIn("/datasets/generate", form, "en", "HX-Request", "true"); en.text(`[data-testid="error-count"]`) != "a whole number from 0" {
+	if en := c.postFormIn("/datasets/generate", form, "en", "HX-Request", "true"); en.text(`[data-testid="error-count"]`) != "a whole number from 0" {
 		t.Errorf("the same in English: %q", en.text(`[data-testid="error-count"]`))
 	}
 	form.Set("count", "12")
 	form.Set("name", "Zwölf")
-	res = c.postIn("/datasets/generate", form, "de")
+	res = c.postFormIn("/datasets/generate", form, "de")
 	if res.status != 303 {
 		t.Fatalf("generate: %d %.300s", res.status, res.body)
 	}
@@ -223,7 +223,7 @@ func TestDatasetErrorsAndFlashesInGerman(t *testing.T) {
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
 	c.get(fmt.Sprintf("/datasets/%d", id))
-	res := c.postIn(fmt.Sprintf("/datasets/%d/delete", id), url.Values{}, "de")
+	res := c.postFormIn(fmt.Sprintf("/datasets/%d/delete", id), url.Values{}, "de")
 	if res.status != 303 {
 		t.Fatalf("delete: %d %.300s", res.status, res.body)
 	}
