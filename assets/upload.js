@@ -1,5 +1,7 @@
 // Dataset upload: drag and drop onto the file field, and a progress bar
 // while the file travels. Without this script the form posts as usual.
+// What it says comes from the page, in the reader's language: the form's
+// data-upload-failed, and numbers in the page's lang.
 (function () {
   "use strict";
   function init() {
@@ -13,7 +15,12 @@
     var button = document.getElementById("upload-button");
     var result = document.getElementById("upload-result");
 
-    function show(file) { text.textContent = file ? file.name + " (" + Math.round(file.size / 1024) + " KiB)" : text.textContent; }
+    var lang = document.documentElement.lang || undefined;
+    function kib(bytes) {
+      var n = Math.round(bytes / 1024);
+      try { return new Intl.NumberFormat(lang).format(n); } catch (e) { return String(n); }
+    }
+    function show(file) { text.textContent = file ? file.name + " (" + kib(file.size) + " KiB)" : text.textContent; }
     input.addEventListener("change", function () { show(input.files[0]); });
     ["dragenter", "dragover"].forEach(function (ev) {
       zone.addEventListener(ev, function (e) { e.preventDefault(); zone.classList.add("dragging"); });
@@ -50,7 +57,7 @@
       });
       xhr.addEventListener("error", function () {
         button.removeAttribute("aria-busy"); button.disabled = false; bar.hidden = true;
-        result.textContent = "The upload failed: the connection was lost. Try again.";
+        result.textContent = form.dataset.uploadFailed || "";
       });
       xhr.send(data);
     });

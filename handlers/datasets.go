@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/datasets"
@@ -54,6 +55,10 @@ type uploadOutcome struct {
 	res    ingest.Result
 	req    ingest.Request
 	msg    string
+	// key and args are msg in the catalogue, when the handler said it; a
+	// page shows it in the reader's language.
+	key  string
+	args []any
 }
 
 // receiveUpload streams a multipart upload (fields name, visibility,
@@ -63,7 +68,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	out := uploadOutcome{req: ingest.Request{Viewer: viewer(c), Visibility: store.VisibilityPrivate}}
 	mt, params, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return out.refused(fiber.StatusUnsupportedMediaType, `send the file as multipart/form-data in the field "file"`), nil
+		return out.refused(fiber.StatusUnsupportedMediaType, "upload.not_multipart"), nil
 	}
 	body := io.LimitReader(c.Context().RequestBodyStream(), s.DatasetLimits.MaxFileBytes+1<<20)
 	// Read what follows the closing boundary (an epilogue, the end of a
@@ -87,7 +92,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 			return out.lineError(dataset.LineError{Field: "file", Message: `no file was sent: use the multipart field "file"`}), nil
 		}
 		if err != nil {
-			return out.refused(fiber.StatusBadRequest, "the upload could not be read: "+err.Error()), nil
+			return out.refused(fiber.StatusBadRequest, "upload.unreadable", "Error", err.Error()), nil
 		}
 		if p.FormName() == "file" {
 			fields.fileRead = true
@@ -98,7 +103,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 			if errors.As(err, &le) {
 				return out.lineError(*le), nil
 			}
-			return out.refused(fiber.StatusBadRequest, "the upload could not be read: "+err.Error()), nil
+			return out.refused(fiber.StatusBadRequest, "upload.unreadable", "Error", err.Error()), nil
 		}
 	}
 }
@@ -138,10 +143,22 @@ func (s *server) uploadFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Par
 	return out, nil
 }
 
-// refused is the outcome answered with status and msg.
-func (o uploadOutcome) refused(status int, msg string) uploadOutcome {
-	o.status, o.msg = status, msg
+// refused is the outcome answered with status and the catalogue's message
+// key, its placeholders filled from args (name/value pairs): in English for
+// the API, in the reader's language on the page (message).
+func (o uploadOutcome) refused(status int, key string, args ...any) uploadOutcome {
+	o.status, o.key, o.args = status, key, args
+	o.msg = i18n.Default().Lang(i18n.Languages[0].Code).T(key, args...)
 	return o
+}
+
+// message is the outcome's message for the page: in the reader's language
+// when the handler said it, else as the uploader gave it.
+func (o uploadOutcome) message(c *fiber.Ctx) string {
+	if o.key != "" {
+		return i18n.T(c.UserContext(), o.key, o.args...)
+	}
+	return o.msg
 }
 
 // lineError is the outcome answered 422 with one error about the request.
@@ -207,14 +224,14 @@ func (s *server) uploadDataset(c *fiber.Ctx) error {
 	}
 	if out.status == fiber.StatusCreated {
 		s.Logger.Info("dataset uploaded", "id", out.res.Dataset.ID, "items", out.res.Dataset.ItemCount, "bytes", out.res.Dataset.Bytes)
-		if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” stored: %d items.", out.res.Dataset.Name, out.res.Dataset.ItemCount)); err != nil {
+		if err := s.flash(c, "info", i18n.N(c.UserContext(), "upload.stored", out.res.Dataset.ItemCount, "Name", out.res.Dataset.Name)); err != nil {
 			return err
 		}
 		return redirect(c, fmt.Sprintf("/datasets/%d", out.res.Dataset.ID))
 	}
 	up := datasets.UploadState{
 		Errors: out.res.Errors, ErrorCount: out.res.ErrorCount, Duplicates: out.res.Duplicates,
-		Message: out.msg, Name: out.req.Name, Visibility: out.req.Visibility, Shots: out.req.Shots,
+		Message: out.message(c), Name: out.req.Name, Visibility: out.req.Visibility, Shots: out.req.Shots,
 	}
 	if c.Get("HX-Request") != "" {
 		return render(c, out.status, datasets.UploadResult(up))
@@ -250,20 +267,20 @@ func (s *server) deleteDataset(c *fiber.Ctx) error {
 		return err
 	}
 	if d.DeletedAt != nil {
-		return fiber.NewError(fiber.StatusNotFound, "This dataset is deleted already.")
+		return sayError(fiber.StatusNotFound, "upload.deleted_already")
 	}
 	soft, err := s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may delete this dataset.")
+		return sayError(fiber.StatusForbidden, "upload.delete_forbidden")
 	}
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Dataset “%s” deleted.", d.Name)
+	key := "upload.deleted"
 	if soft {
-		msg = fmt.Sprintf("Dataset “%s” deleted: it can no longer be used, and its items stay for the results of the benchmarks that used it.", d.Name)
+		key = "upload.deleted_kept"
 	}
-	if err := s.flash(c, "info", msg); err != nil {
+	if err := s.say(c, "info", key, "Name", d.Name); err != nil {
 		return err
 	}
 	return redirect(c, "/datasets")

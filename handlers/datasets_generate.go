@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/datasets"
@@ -62,7 +63,7 @@ func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 // fields.
 func (s *server) generateDataset(c *fiber.Ctx) error {
 	st := datasets.GenerateState{Name: strings.Clone(c.FormValue("name")), Visibility: strings.Clone(c.FormValue("visibility")), Errors: map[string]string{}}
-	st.Spec = specFromForm(c.FormValue, st.Errors)
+	st.Spec = specFromForm(c.UserContext(), c.FormValue, st.Errors)
 	req := synth.Request{Viewer: viewer(c), Name: st.Name, Visibility: st.Visibility, Spec: st.Spec}
 	if len(st.Errors) > 0 {
 		// Numbers that did not parse: say what else is wrong too.
@@ -87,7 +88,7 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 			return err
 		default:
 			s.Logger.Info("synthetic dataset generated", "id", ds.ID, "items", ds.ItemCount, "kind", st.Spec.Kind)
-			if err := s.flash(c, "info", fmt.Sprintf("Dataset “%s” generated: %d items.", ds.Name, ds.ItemCount)); err != nil {
+			if err := s.flash(c, "info", i18n.N(c.UserContext(), "generate.generated", ds.ItemCount, "Name", ds.Name)); err != nil {
 				return err
 			}
 			return redirect(c, fmt.Sprintf("/datasets/%d", ds.ID))
@@ -104,9 +105,9 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 }
 
 // specFromForm reads the generate form's fields into a spec; numbers that
-// do not parse are errors beside their field. Fields of the other
-// workloads are read too, and ignored by the spec's kind.
-func specFromForm(get func(string, ...string) string, errs map[string]string) synth.Spec {
+// do not parse are errors beside their field, in ctx's language. Fields of
+// the other workloads are read too, and ignored by the spec's kind.
+func specFromForm(ctx context.Context, get func(string, ...string) string, errs map[string]string) synth.Spec {
 	field := func(k string) string { return strings.TrimSpace(get(k)) }
 	integer := func(k string) int {
 		v := field(k)
@@ -115,7 +116,7 @@ func specFromForm(get func(string, ...string) string, errs map[string]string) sy
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1<<30 {
-			errs[k] = "a whole number from 0"
+			errs[k] = i18n.T(ctx, "generate.whole_number")
 		}
 		return n
 	}
@@ -126,7 +127,7 @@ func specFromForm(get func(string, ...string) string, errs map[string]string) sy
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			errs[k] = "a number"
+			errs[k] = i18n.T(ctx, "generate.number")
 		}
 		return x
 	}
@@ -140,7 +141,7 @@ func specFromForm(get func(string, ...string) string, errs map[string]string) sy
 	if seed := field("seed"); seed != "" {
 		n, err := strconv.ParseUint(seed, 10, 64)
 		if err != nil {
-			errs["seed"] = "a whole number from 0"
+			errs["seed"] = i18n.T(ctx, "generate.whole_number")
 		}
 		sp.Seed = n
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/fleet"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/fleets"
 )
@@ -182,10 +183,10 @@ func (s *server) apiFleetReport(c *fiber.Ctx) error {
 	format := c.Query("format", "json")
 	table := c.Query("table", fleet.TableRuns)
 	if format != "json" && format != "csv" && format != "html" {
-		return fiber.NewError(fiber.StatusBadRequest, "format: use json, csv or html")
+		return sayError(fiber.StatusBadRequest, "fleets.bad_format")
 	}
 	if !slices.ContainsFunc(fleet.CSVTables, func(t struct{ Name, File string }) bool { return t.Name == table }) {
-		return fiber.NewError(fiber.StatusBadRequest, "table: use summary, repositories, providers, categories or runs")
+		return sayError(fiber.StatusBadRequest, "fleets.bad_table")
 	}
 	f, rep, err := s.fleetReport(c)
 	if err != nil {
@@ -249,7 +250,7 @@ func (s *server) submitFleet(c *fiber.Ctx) error {
 	var d fleets.ListData
 	fh, err := c.FormFile("manifest")
 	if err != nil {
-		d.Errors = fleet.Errors{{Message: "choose a fleet manifest file to upload"}}
+		d.Errors = fleet.Errors{{Message: i18n.T(c.UserContext(), "fleets.choose_file")}}
 		return s.fleetsPage(c, fiber.StatusUnprocessableEntity, d)
 	}
 	file, err := fh.Open()
@@ -263,7 +264,7 @@ func (s *server) submitFleet(c *fiber.Ctx) error {
 			var created fleet.Created
 			created, err = s.Fleets.Create(c.UserContext(), viewer(c), m)
 			if err == nil {
-				if err := s.flash(c, "info", fmt.Sprintf("Fleet %s launched: %d run(s) queued.", created.Name, len(created.Runs))); err != nil {
+				if err := s.flash(c, "info", i18n.N(c.UserContext(), "fleets.launched", len(created.Runs), "Name", created.Name)); err != nil {
 					return err
 				}
 				return redirect(c, fmt.Sprintf("/fleets/%d", created.FleetID))
@@ -284,7 +285,7 @@ func (s *server) submitFleet(c *fiber.Ctx) error {
 	case errors.As(err, &d.Errors):
 		return s.fleetsPage(c, fiber.StatusUnprocessableEntity, d)
 	case errors.Is(err, store.ErrFleetRunIDTaken):
-		d.Errors = fleet.Errors{{Path: "name", Message: "a fleet of this name was submitted within this second: submit it again"}}
+		d.Errors = fleet.Errors{{Path: "name", Message: i18n.T(c.UserContext(), "fleets.name_taken")}}
 		return s.fleetsPage(c, fiber.StatusConflict, d)
 	}
 	return err

@@ -315,7 +315,7 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 	if data.Rows, err = s.Store.Leaderboard(c.UserContext(), viewer(c), q); err != nil {
 		return data, nil, err
 	}
-	data.Chart = history.Chart(data.Rows, data.Metric)
+	data.Chart = history.Chart(c.UserContext(), data.Rows, data.Metric)
 	return data, nil, nil
 }
 

@@ -1,57 +1,60 @@
 package datasets
 
 import (
-	"fmt"
+	"context"
+	"strconv"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
 // variantLabel names a variant: its model and shots.
-func variantLabel(r advise.VariantRow) string {
-	return fmt.Sprintf("%s, %d-shot", r.Model, r.Shots)
+func variantLabel(ctx context.Context, r advise.VariantRow) string {
+	return i18n.T(ctx, "variants.label", "Model", r.Model, "K", r.Shots)
 }
 
 // kindWords says what a variant is to its family.
-func kindWords(r advise.VariantRow) string {
+func kindWords(ctx context.Context, r advise.VariantRow) string {
 	switch r.Kind {
 	case advise.KindFineTune:
-		return "fine-tune of " + r.BaseModel
+		return i18n.T(ctx, "variants.fine_tune_of", "Base", r.BaseModel)
 	case advise.KindAdapter:
-		return "LoRA adapter on " + r.BaseModel
+		return i18n.T(ctx, "variants.adapter_on", "Base", r.BaseModel)
 	}
-	return "base model"
+	return i18n.T(ctx, "variants.base_model")
 }
 
-func qualityWithCI(r advise.VariantRow) string {
+func qualityWithCI(ctx context.Context, r advise.VariantRow) string {
 	switch {
 	case r.Quality == nil:
-		return "not scored"
+		return i18n.T(ctx, "variants.not_scored")
 	case r.QualityLo != nil && r.QualityHi != nil:
-		return fmt.Sprintf("%.3f [%.3f, %.3f]", *r.Quality, *r.QualityLo, *r.QualityHi)
+		return i18n.Num(ctx, *r.Quality, 3) + " " + i18n.T(ctx, "variants.interval", "Lo", i18n.Num(ctx, *r.QualityLo, 3), "Hi", i18n.Num(ctx, *r.QualityHi, 3))
 	}
-	return fmt.Sprintf("%.3f", *r.Quality)
+	return i18n.Num(ctx, *r.Quality, 3)
 }
 
 // deltaText is a variant's difference from the baseline with its interval
 // and whether the test finds it.
-func deltaText(r advise.VariantRow) string {
+func deltaText(ctx context.Context, r advise.VariantRow) string {
 	m := r.Delta
 	if m == nil || !m.Measured || !m.Comparable {
-		return "not compared"
+		return i18n.T(ctx, "variants.not_compared")
 	}
 	d := m.A - m.B
 	if m.Paired != nil {
 		d = m.Paired.Mean
 	}
-	s := signed(d)
+	s := signed(ctx, d)
 	if m.Lo != nil && m.Hi != nil {
-		s += " [" + signed(*m.Lo) + ", " + signed(*m.Hi) + "]"
+		s += " " + i18n.T(ctx, "variants.interval", "Lo", signed(ctx, *m.Lo), "Hi", signed(ctx, *m.Hi))
 	}
 	if m.Tie {
-		return s + " · not significant"
+		return s + " · " + i18n.T(ctx, "variants.not_significant")
 	}
-	return s + fmt.Sprintf(" · significant (p = %.3g)", *m.P)
+	return s + " · " + i18n.T(ctx, "variants.significant", "P", pValue(ctx, *m.P))
 }
 
 // categoryOf is a variant's delta on one category.
@@ -73,5 +76,24 @@ func scorerWords(key string) string {
 	return ""
 }
 
-// signed writes a difference with its sign, a negative zero as +0.000.
-func signed(v float64) string { return fmt.Sprintf("%+.3f", v+0) }
+// signed writes a difference with its sign, in the reader's number
+// format; a difference that rounds to zero is +0.000.
+func signed(ctx context.Context, v float64) string {
+	s := i18n.Num(ctx, v, 3)
+	if rest, neg := strings.CutPrefix(s, "-"); neg {
+		if strings.Trim(rest, "0.,") != "" {
+			return s
+		}
+		s = rest
+	}
+	return "+" + s
+}
+
+// pValue writes a p-value to three significant digits (0.0123, 1.2e-05)
+// with the reader's decimal separator.
+func pValue(ctx context.Context, p float64) string {
+	s := strconv.FormatFloat(p, 'g', 3, 64)
+	// The separator is what the language writes between 0 and 5 in a half.
+	sep := strings.Trim(i18n.Num(ctx, 0.5, 1), "05")
+	return strings.Replace(s, ".", sep, 1)
+}

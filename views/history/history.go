@@ -4,10 +4,12 @@
 package history
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
 )
@@ -44,17 +46,17 @@ const (
 // Metrics are every metric, in the order offered.
 var Metrics = []Metric{MetricQuality, MetricThroughput, MetricLatency, MetricCost}
 
-// Label is the metric in words, with its unit.
-func (m Metric) Label() string {
+// Label is the metric in words, with its unit, in the reader's language.
+func (m Metric) Label(ctx context.Context) string {
 	switch m {
 	case MetricThroughput:
-		return "output tokens/s"
+		return i18n.T(ctx, "history.metric_throughput")
 	case MetricLatency:
-		return "p95 end-to-end latency (ms)"
+		return i18n.T(ctx, "history.metric_latency")
 	case MetricCost:
-		return "USD per 1M output tokens"
+		return i18n.T(ctx, "history.metric_cost")
 	}
-	return "quality (mean score)"
+	return i18n.T(ctx, "history.metric_quality")
 }
 
 // HistoryData is a history page.
@@ -84,9 +86,9 @@ func Value(r store.LeaderboardRow, m Metric) *float64 {
 
 // Chart draws the metric over time: one series per runtime × hardware, x
 // in days since the first run, every point a link to its run and a
-// regression drawn ringed.
-func Chart(rows []store.LeaderboardRow, m Metric) charts.Chart {
-	c := charts.Chart{ID: "history", Title: fmt.Sprintf("%s over time", m.Label()), YLabel: m.Label()}
+// regression drawn ringed. Its words are in ctx's language.
+func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Chart {
+	c := charts.Chart{ID: "history", Title: i18n.T(ctx, "history.chart_title", "Metric", m.Label(ctx)), YLabel: m.Label(ctx)}
 	if len(rows) == 0 {
 		return c
 	}
@@ -96,7 +98,7 @@ func Chart(rows []store.LeaderboardRow, m Metric) charts.Chart {
 			first = r.FinishedAt
 		}
 	}
-	c.XLabel = "days since " + first.UTC().Format("2006-01-02")
+	c.XLabel = i18n.T(ctx, "history.days_since", "Date", i18n.Date(ctx, first))
 	at := map[string]int{}
 	for _, r := range rows {
 		v := Value(r, m)
@@ -110,9 +112,9 @@ func Chart(rows []store.LeaderboardRow, m Metric) charts.Chart {
 			at[key] = i
 			c.Series = append(c.Series, charts.Series{Name: key})
 		}
-		label := fmt.Sprintf("run %d, %s: %s", r.RunID, r.FinishedAt.UTC().Format("2006-01-02 15:04"), format(*v, m))
+		label := i18n.T(ctx, "history.point", "ID", r.RunID, "When", i18n.DateTime(ctx, r.FinishedAt), "Value", format(ctx, *v, m))
 		if len(r.Regressions) > 0 {
-			label += " — regression: " + r.Regressions[0].Detail
+			label += " — " + i18n.T(ctx, "history.point_regression", "Detail", r.Regressions[0].Detail)
 		}
 		c.Series[i].Points = append(c.Series[i].Points, charts.Point{X: r.FinishedAt.Sub(first).Hours() / 24, Y: *v,
 			Label: label, Href: fmt.Sprintf("/runs/%d", r.RunID), Flagged: len(r.Regressions) > 0})
@@ -123,35 +125,36 @@ func Chart(rows []store.LeaderboardRow, m Metric) charts.Chart {
 	return c
 }
 
-func format(v float64, m Metric) string {
+func format(ctx context.Context, v float64, m Metric) string {
 	switch m {
 	case MetricThroughput:
-		return fmt.Sprintf("%.1f tokens/s", v)
+		return i18n.T(ctx, "home.tokens_per_s", "N", i18n.Num(ctx, v, 1))
 	case MetricLatency:
-		return fmt.Sprintf("%.0f ms", v)
+		return i18n.Num(ctx, v, 0) + " ms"
 	case MetricCost:
-		return fmt.Sprintf("$%.3f", v)
+		return "$" + i18n.Num(ctx, v, 3)
 	}
-	return fmt.Sprintf("%.3f", v)
+	return i18n.Num(ctx, v, 3)
 }
 
-// opt is an optional figure with format f, or a dash for not measured.
-func opt(v *float64, f string) string {
+// opt is an optional figure with the given decimals, or a dash for not
+// measured.
+func opt(ctx context.Context, v *float64, decimals int) string {
 	if v == nil {
 		return "—"
 	}
-	return fmt.Sprintf(f, *v)
+	return i18n.Num(ctx, *v, decimals)
 }
 
 // quality is the mean score with its interval.
-func quality(r store.LeaderboardRow) string {
+func quality(ctx context.Context, r store.LeaderboardRow) string {
 	if r.Quality == nil {
 		return "—"
 	}
 	if r.QualityLo != nil && r.QualityHi != nil {
-		return fmt.Sprintf("%.3f [%.3f, %.3f]", *r.Quality, *r.QualityLo, *r.QualityHi)
+		return i18n.Num(ctx, *r.Quality, 3) + " " + i18n.T(ctx, "history.interval", "Lo", i18n.Num(ctx, *r.QualityLo, 3), "Hi", i18n.Num(ctx, *r.QualityHi, 3))
 	}
-	return fmt.Sprintf("%.3f", *r.Quality)
+	return i18n.Num(ctx, *r.Quality, 3)
 }
 
 // sortURL is the leaderboard sorted by s, the filters kept.
@@ -170,36 +173,38 @@ func (d HistoryData) metricURL(m Metric) string {
 	return fmt.Sprintf("/datasets/%d/history?%s", d.Dataset.ID, query(d.Form, "metric", string(m)))
 }
 
-func valueText(r store.LeaderboardRow, m Metric) string {
+func valueText(ctx context.Context, r store.LeaderboardRow, m Metric) string {
 	v := Value(r, m)
 	if v == nil {
 		return "—"
 	}
-	return format(*v, m)
+	return format(ctx, *v, m)
 }
 
-func metricWord(metric string) string {
+func metricWord(ctx context.Context, metric string) string {
 	switch metric {
 	case store.RegressionLatency:
-		return "p95 latency"
+		return i18n.T(ctx, "history.regressed_latency")
 	case store.RegressionThroughput:
-		return "throughput"
+		return i18n.T(ctx, "history.regressed_throughput")
+	case store.RegressionQuality:
+		return i18n.T(ctx, "history.regressed_quality")
 	}
 	return metric
 }
 
-func sortWord(s string) string {
+func sortWord(ctx context.Context, s string) string {
 	switch s {
 	case store.SortQuality:
-		return "quality (best first)"
+		return i18n.T(ctx, "history.sort_quality")
 	case store.SortSpeed:
-		return "speed (fastest first)"
+		return i18n.T(ctx, "history.sort_speed")
 	case store.SortLatency:
-		return "p95 latency (lowest first)"
+		return i18n.T(ctx, "history.sort_latency")
 	case store.SortCost:
-		return "cost (cheapest first)"
+		return i18n.T(ctx, "history.sort_cost")
 	}
-	return "date (newest first)"
+	return i18n.T(ctx, "history.sort_date")
 }
 
 func ariaSort(s string) string {
