@@ -2,12 +2,12 @@ package handlers
 
 import (
 	"errors"
-	"github.com/ruckus/ruckus/app/i18n"
 	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/layout"
 )

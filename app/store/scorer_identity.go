@@ -101,20 +101,20 @@ func canonicalJSON(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// DescribeScorer says in words what a scorer identity measures where its
-// name alone would not: a judge's quality is judge-based, and says which
-// judge model graded it with which rubric, scale and mode; refusal's mean
-// is a refusal rate. Other identities are returned as they are.
-func DescribeScorer(key string) string {
-	switch {
-	case key == "refusal":
-		return "refusal rate: the share of answers that refuse (XSTest's string match)"
-	case strings.HasPrefix(key, "judge{"):
-		var j struct{ Mode, Model, Rubric, Scale string }
-		if json.Unmarshal([]byte(strings.TrimPrefix(key, "judge")), &j) != nil || j.Model == "" {
-			return "judge-based (LLM judge)"
-		}
-		return fmt.Sprintf("judge-based: %s graded by %s with the %s rubric, scale %s", j.Mode, j.Model, j.Rubric, j.Scale)
+// JudgeKey is what a judge scorer identity ("judge{…}") names: the
+// judge's mode, model, rubric and scale ("1-10").
+type JudgeKey struct{ Mode, Model, Rubric, Scale string }
+
+// ParseJudgeKey reads a judge scorer identity; ok is false for any other
+// identity, and Model is empty for a judge identity that does not name its
+// judge. Pages word it in the reader's language (layout.DescribeScorer).
+func ParseJudgeKey(key string) (j JudgeKey, ok bool) {
+	rest, ok := strings.CutPrefix(key, "judge{")
+	if !ok {
+		return j, false
 	}
-	return key
+	if json.Unmarshal([]byte("{"+rest), &j) != nil {
+		return JudgeKey{}, true
+	}
+	return j, true
 }

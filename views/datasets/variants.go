@@ -7,7 +7,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/i18n"
-	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/layout"
 )
 
 // variantLabel names a variant: its model and shots.
@@ -69,8 +69,8 @@ func categoryOf(r advise.VariantRow, cat string) (advise.CategoryDelta, bool) {
 
 // scorerWords says in words what a scorer identity is when its name does
 // not (a judge named, a refusal rate).
-func scorerWords(key string) string {
-	if d := store.DescribeScorer(key); d != key {
+func scorerWords(ctx context.Context, key string) string {
+	if d := layout.DescribeScorer(ctx, key); d != key {
 		return " (" + d + ")"
 	}
 	return ""

@@ -244,9 +244,9 @@ func VariantFamilySection(f advise.VariantFamily) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var14 string
-		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(scorerWords(f.ScorerKey))
+		templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(scorerWords(ctx, f.ScorerKey))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `datasets/variants.templ`, Line: 41, Col: 108}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `datasets/variants.templ`, Line: 41, Col: 113}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 		if templ_7745c5c3_Err != nil {

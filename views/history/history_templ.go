@@ -1094,7 +1094,7 @@ func LeaderboardTable(d LeaderboardData) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if desc := store.DescribeScorer(r.Scorer); desc != r.Scorer {
+				if desc := layout.DescribeScorer(ctx, r.Scorer); desc != r.Scorer {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, "<small>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/layout"
 )
 
 func excerpt(s string, n int) string {
@@ -27,22 +28,13 @@ func excerpt(s string, n int) string {
 // dec is v with the given decimals and the language's decimal mark, with
 // no thousands separator (the figures of a table read digit by digit).
 func dec(ctx context.Context, v float64, decimals int) string {
-	return mark(ctx, strconv.FormatFloat(v, 'f', decimals, 64))
+	return i18n.Mark(ctx, strconv.FormatFloat(v, 'f', decimals, 64))
 }
 
 // sig is v with at most digits significant digits (%g) and the language's
 // decimal mark.
 func sig(ctx context.Context, v float64, digits int) string {
-	return mark(ctx, strconv.FormatFloat(v, 'g', digits, 64))
-}
-
-// mark puts the language's decimal mark into a number formatted with a
-// point.
-func mark(ctx context.Context, s string) string {
-	if i18n.From(ctx).Code() == "de" {
-		return strings.Replace(s, ".", ",", 1)
-	}
-	return s
+	return i18n.Mark(ctx, strconv.FormatFloat(v, 'g', digits, 64))
 }
 
 func ms(ctx context.Context, v *float64) string {
@@ -239,7 +231,7 @@ func latestDescription(ctx context.Context, scorer string, qs []store.Quality) s
 	if n := len(qs); n > 0 && qs[n-1].Scorer == scorer {
 		key = qs[n-1].ScorerKey
 	}
-	if desc := store.DescribeScorer(key); desc != key {
+	if desc := layout.DescribeScorer(ctx, key); desc != key {
 		return desc
 	}
 	if scorer == "judge" {

@@ -683,7 +683,7 @@ func Page(d Data) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if desc := store.DescribeScorer(q.ScorerKey); desc != q.ScorerKey {
+					if desc := layout.DescribeScorer(ctx, q.ScorerKey); desc != q.ScorerKey {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<small>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
