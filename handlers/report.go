@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,7 +26,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	format := c.Query("format", "html")
 	if format != "html" && format != "json" {
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use html or json", format))
+		return sayError(fiber.StatusBadRequest, "report.error_format", "Format", strconv.Quote(format))
 	}
 	ctx := c.UserContext()
 	manifest, _, err := s.Store.BenchmarkManifest(ctx, b.ID)
