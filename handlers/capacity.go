@@ -331,7 +331,7 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := capacity.Data{Datasets: datasets, Form: readCapacityForm(c), OutputCoverage: advise.OutputCoverageRule}
+	d := capacity.Data{Datasets: datasets, Form: readCapacityForm(c)}
 	if d.Hardware, err = s.Store.ListHardwareProfiles(ctx, s.AgentStaleAfter); err != nil {
 		return err
 	}

@@ -223,6 +223,13 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 			t.Errorf("%s (%s):\n page %q\n API  %q", what, said.Code, got, english)
 		}
 	}
+	// The rules the API states as constants read the same on the pages.
+	if got := i18n.T(ctx, "capacity.coverage"); got != advise.OutputCoverageRule {
+		t.Errorf("capacity.coverage = %q, the API says %q", got, advise.OutputCoverageRule)
+	}
+	if got := i18n.T(ctx, "recommend.ranking_tests"); got != advise.RankingTests {
+		t.Errorf("recommend.ranking_tests = %q, the API says %q", got, advise.RankingTests)
+	}
 	f := func(v float64) *float64 { return &v }
 	load := func(profile, sampling string) *jobs.LoadIdentity {
 		return &jobs.LoadIdentity{Profile: profile, Params: "c=1", Sampling: sampling, DatasetID: 1, InputClass: "<64", OutputClass: "64–255"}
