@@ -86,6 +86,15 @@ func (d QualityDiff) TestName() string {
 	return d.Test
 }
 
+// testSaid is TestName for a page to word: the test's own name (data)
+// when it is none of the named tests.
+func (d QualityDiff) testSaid() any {
+	if d.TestName() == d.Test {
+		return d.Test
+	}
+	return say("test_" + d.Test)
+}
+
 // flip is the same comparison seen from B.
 func (d QualityDiff) flip() QualityDiff {
 	return QualityDiff{A: d.B, B: d.A, N: d.N, Mean: -d.Mean, Lo: -d.Hi, Hi: -d.Lo, P: d.P, Test: d.Test, OnlyA: d.OnlyB, OnlyB: d.OnlyA}
@@ -376,7 +385,7 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 			m.Paired = &q
 			d, tested = stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, true
 			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
-			m.BasisSaid = say("basis_paired", "N", q.N, "Test", say("test_"+q.Test), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
+			m.BasisSaid = say("basis_paired", "N", q.N, "Test", q.testSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
 			if q.OnlyA+q.OnlyB > 0 {
 				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
 				m.BasisSaid = say("basis_paired_left_out", "Basis", m.BasisSaid, "N", q.OnlyA+q.OnlyB)
