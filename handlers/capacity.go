@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -76,7 +77,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 	}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
-		m.Problem = "the run has no figures"
+		m.Problem, m.ProblemSaid = "the run has no figures", advise.Say("capacity_no_figures")
 		return m, nil
 	}
 	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
@@ -100,9 +101,11 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 		sat := jobs.FindSaturation(steps, share)
 		if sat.HoldsAtRPS == nil {
 			m.Problem = fmt.Sprintf("the SLOs held at no step of run %d's sweep (down to %.2f req/s)", r.ID, *sat.FailsAtRPS)
+			m.ProblemSaid = advise.Say("capacity_slos_no_step", "Run", r.ID, "RPS", advise.Dec{V: *sat.FailsAtRPS, Places: 2})
 			return m, nil
 		}
 		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
+		m.SLOFrom = advise.Say("capacity_from_step", "Run", r.ID, "Step", sat.HoldsStep)
 		return m, nil
 	}
 	agg, err := s.Store.RunAggregate(ctx, r.ID, slo, 0)
@@ -113,10 +116,13 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 	if agg.Requests == 0 || float64(agg.GoodRequests) < share*float64(agg.Requests) || agg.RequestsPerS <= 0 {
 		m.Problem = fmt.Sprintf("the SLOs held for %d of %d requests at run %d's one load (%.2f req/s); %.0f %% needed",
 			agg.GoodRequests, agg.Requests, r.ID, agg.RequestsPerS, share*100)
+		m.ProblemSaid = advise.Say("capacity_slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
+			"RPS", advise.Dec{V: agg.RequestsPerS, Places: 2}, "Share", advise.Dec{V: share * 100})
 		return m, nil
 	}
 	rate := agg.RequestsPerS
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
+	m.SLOFrom = advise.Say("capacity_from_one_load", "Run", r.ID)
 	return m, nil
 }
 
@@ -157,8 +163,8 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 // qualityFloor is the request's minimum quality under its scorer
 // identity; nil without one. With no identity named it takes the only
 // one present among the candidates, and with several it asks for one
-// (a field error for quality_scorer).
-func (req capacityRequest) qualityFloor(scorers []string) (*advise.QualityFloor, map[string]string) {
+// (a field error for quality_scorer, in loc's language).
+func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (*advise.QualityFloor, map[string]string) {
 	if req.MinQuality == nil {
 		return nil, nil
 	}
@@ -169,7 +175,7 @@ func (req capacityRequest) qualityFloor(scorers []string) (*advise.QualityFloor,
 		case 1:
 			q.Scorer = scorers[0]
 		default:
-			return nil, map[string]string{"quality_scorer": "choose the scorer identity the minimum quality is measured with: " + strings.Join(scorers, ", ")}
+			return nil, map[string]string{"quality_scorer": loc.T("capacity.error_choose_scorer", "Scorers", strings.Join(scorers, ", "))}
 		}
 	}
 	return q, nil
@@ -201,19 +207,15 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 	return plan, nil
 }
 
-// errNoSuchHardware is today's hardware profile not being one Ruckus
-// knows (a field error for today.hardware).
-var errNoSuchHardware = errors.New("no hardware profile by this name: choose one on the Hardware page")
-
 // checkToday refuses today's hardware when there is no such profile; its
-// field errors by path.
-func (s *server) checkToday(ctx context.Context, req capacityRequest) (map[string]string, error) {
+// field errors by path, in loc's language.
+func (s *server) checkToday(ctx context.Context, loc *i18n.Localizer, req capacityRequest) (map[string]string, error) {
 	if req.Today == nil {
 		return nil, nil
 	}
 	_, err := s.Store.HardwareProfileBySlug(ctx, req.Today.Hardware)
 	if errors.Is(err, store.ErrNotFound) {
-		return map[string]string{"today.hardware": errNoSuchHardware.Error()}, nil
+		return map[string]string{"today.hardware": loc.T("capacity.error_no_hardware")}, nil
 	}
 	return nil, err
 }
@@ -289,9 +291,11 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	q, errs := req.qualityFloor(scorers)
+	// The API answers in English.
+	en := i18n.Default().Lang("en")
+	q, errs := req.qualityFloor(en, scorers)
 	if errs == nil {
-		if errs, err = s.checkToday(ctx, req); err != nil {
+		if errs, err = s.checkToday(ctx, en, req); err != nil {
 			return err
 		}
 	}
@@ -327,7 +331,7 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d := capacity.Data{Datasets: datasets, Form: readCapacityForm(c), OutputCoverage: advise.OutputCoverageRule}
+	d := capacity.Data{Datasets: datasets, Form: readCapacityForm(c)}
 	if d.Hardware, err = s.Store.ListHardwareProfiles(ctx, s.AgentStaleAfter); err != nil {
 		return err
 	}
@@ -338,7 +342,7 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 	if d.Form.Dataset == "" || d.Form.PeakRPS == "" {
 		return render(c, fiber.StatusOK, capacity.Page(d))
 	}
-	req, errs := capacityFormRequest(d.Form)
+	req, errs := capacityFormRequest(i18n.From(ctx), d.Form)
 	q, err := s.checkCapacityForm(ctx, req, d.QualityScorers, errs)
 	if err != nil {
 		return err
@@ -393,8 +397,9 @@ func (s *server) capacityFormChoices(ctx context.Context, v store.Viewer, d *cap
 }
 
 // capacityFormRequest turns the form into the API's request; numbers that
-// do not parse are errors at the request path they belong to.
-func capacityFormRequest(form capacity.Form) (capacityRequest, map[string]string) {
+// do not parse are errors at the request path they belong to, in loc's
+// language.
+func capacityFormRequest(loc *i18n.Localizer, form capacity.Form) (capacityRequest, map[string]string) {
 	var req capacityRequest
 	errs := map[string]string{}
 	num := func(path, raw string, dst *float64) {
@@ -404,7 +409,7 @@ func capacityFormRequest(form capacity.Form) (capacityRequest, map[string]string
 		}
 		v, err := strconv.ParseFloat(raw, 64)
 		if err != nil {
-			errs[path] = "must be a number"
+			errs[path] = loc.T("capacity.error_number")
 			return
 		}
 		*dst = v
@@ -438,7 +443,7 @@ func capacityFormRequest(form capacity.Form) (capacityRequest, map[string]string
 		replicas := 0.0
 		num("today.replicas", form.TodayReplicas, &replicas)
 		if replicas != math.Trunc(replicas) {
-			errs["today.replicas"] = "a whole number of replicas"
+			errs["today.replicas"] = loc.T("capacity.error_whole_replicas")
 		}
 		req.Today.Replicas = int(min(max(replicas, -1), 1e9))
 		num("today.migration_cost", form.MigrationCost, &req.Today.MigrationCost)
@@ -454,12 +459,13 @@ func (s *server) checkCapacityForm(ctx context.Context, req capacityRequest, sco
 			errs[p] = m
 		}
 	}
-	q, qerrs := req.qualityFloor(scorers)
+	loc := i18n.From(ctx)
+	q, qerrs := req.qualityFloor(loc, scorers)
 	for p, m := range qerrs {
 		errs[p] = m
 	}
 	if _, seen := errs["today.hardware"]; !seen && req.Today != nil {
-		terrs, err := s.checkToday(ctx, req)
+		terrs, err := s.checkToday(ctx, loc, req)
 		if err != nil {
 			return q, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
@@ -47,9 +48,9 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 		return err
 	}
 	if len(runs) != len(q.ids) {
-		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
+		return sayError(fiber.StatusNotFound, "compare.error_missing")
 	}
-	if d.Error = sameDataset(runs); d.Error != "" {
+	if d.Error = sameDataset(c.UserContext(), runs); d.Error != "" {
 		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
 	}
 	d.Baseline = cmp.Or(q.baseline, runs[0].ID)
@@ -93,13 +94,17 @@ type compareQuery struct {
 func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 	q.after = -1
 	q.ids, problem = parseCompareRuns(c.Query("runs"))
+	if problem != "" && q.ids == nil && runsParse(c.Query("runs")) {
+		// Every id reads: what is wrong is how many there are.
+		problem = i18n.T(c.UserContext(), "compare.error_choose")
+	}
 	if raw := c.Query("baseline"); problem == "" && raw != "" {
 		b, err := parseID("baseline", raw)
 		switch {
 		case err != nil:
 			problem = err.Error()
 		case !slices.Contains(q.ids, b):
-			problem = fmt.Sprintf("baseline must be one of the runs compared (got %d)", b)
+			problem = i18n.T(c.UserContext(), "compare.error_baseline", "Baseline", b)
 		}
 		q.baseline = b
 	}
@@ -115,13 +120,26 @@ func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 
 // sameDataset says why runs cannot be compared when they are on more
 // than one dataset, "" when they can.
-func sameDataset(runs []store.RunFigures) string {
+func sameDataset(ctx context.Context, runs []store.RunFigures) string {
 	for _, r := range runs[1:] {
 		if r.DatasetID != runs[0].DatasetID {
-			return fmt.Sprintf("Run %d is on another dataset than run %d: only runs on the same dataset can be compared.", r.ID, runs[0].ID)
+			return i18n.T(ctx, "compare.error_other_dataset", "Run", r.ID, "First", runs[0].ID)
 		}
 	}
 	return ""
+}
+
+// runsParse says whether every id in a runs= list reads as one.
+func runsParse(raw string) bool {
+	for _, part := range strings.Split(raw, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if _, err := parseID("runs", part); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // compareToBaseline weighs each run against the baseline on every
@@ -227,7 +245,7 @@ func (s *server) pairJudge(c *fiber.Ctx, runs []store.RunFigures, items []store.
 	for i, a := range finished {
 		for _, b := range finished[i+1:] {
 			form.Pairs = append(form.Pairs, results.Choice{Value: fmt.Sprintf("%d,%d", a.ID, b.ID),
-				Label: fmt.Sprintf("run %d (%s) vs run %d (%s)", a.ID, a.ModelName, b.ID, b.ModelName)})
+				Label: i18n.T(c.UserContext(), "compare.judge_pair_label", "A", a.ID, "ModelA", a.ModelName, "B", b.ID, "ModelB", b.ModelName)})
 		}
 	}
 	if err := s.judgeChoices(c.UserContext(), form); err != nil {

@@ -3,11 +3,13 @@ package handlers
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/recommend"
@@ -23,7 +25,14 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		MaxCost: c.Query("max_cost"), MaxGPUMem: c.Query("max_gpu_mem"), Hardware: map[string]bool{},
 		WQuality: c.Query("w_quality", "1"), WSpeed: c.Query("w_speed", "1"), WCost: c.Query("w_cost", "1")}
 	var cons advise.Constraints
-	var problems []string
+	// Each problem in English for the API and in the reader's language
+	// for the page.
+	var problems, said []string
+	en, loc := i18n.Default().Lang("en"), i18n.From(c.UserContext())
+	problem := func(key string, args ...any) {
+		problems = append(problems, en.T(key, args...))
+		said = append(said, loc.T(key, args...))
+	}
 	num := func(name, raw string, dst **float64) {
 		raw = strings.TrimSpace(raw)
 		if raw == "" {
@@ -31,7 +40,7 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		}
 		v, err := parseFinite(name, raw)
 		if err != nil || v < 0 {
-			problems = append(problems, fmt.Sprintf("%s must be a finite number ≥ 0 (got %q)", name, raw))
+			problem("recommend.error_number", "Name", name, "Got", strconv.Quote(raw))
 			return
 		}
 		*dst = &v
@@ -58,12 +67,12 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		// finite.
 		v, err := parseFinite(x.name, x.raw)
 		if err != nil || v < 0 || v > maxWeight {
-			problems = append(problems, fmt.Sprintf("%s must be a number from 0 to %d (got %q)", x.name, maxWeight, x.raw))
+			problem("recommend.error_weight", "Name", x.name, "Max", fmt.Sprint(maxWeight), "Got", strconv.Quote(x.raw))
 			continue
 		}
 		*x.dst = v
 	}
-	f.Error = strings.Join(problems, "; ")
+	f.Error, f.Message = strings.Join(problems, "; "), strings.Join(said, "; ")
 	return f, cons, w
 }
 
@@ -111,7 +120,7 @@ func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, paired boo
 	}
 	form, cons, w := parseRecommendForm(c)
 	rec := advise.RecommendWith(cands, cons, w, ev)
-	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(cands, rec)}, cands, nil
+	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), cands, rec)}, cands, nil
 }
 
 func (s *server) showRecommendationPage(c *fiber.Ctx) error {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/report"
@@ -25,7 +27,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	format := c.Query("format", "html")
 	if format != "html" && format != "json" {
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use html or json", format))
+		return sayError(fiber.StatusBadRequest, "report.error_format", "Format", strconv.Quote(format))
 	}
 	ctx := c.UserContext()
 	manifest, _, err := s.Store.BenchmarkManifest(ctx, b.ID)
@@ -47,14 +49,18 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 		return err
 	}
 	var agents []report.Agent
+	// hardware is each agent's, for the page's own wording of its CPU.
+	var hardware []*jobs.Hardware
 	for _, a := range all {
 		if !names[a.Name] {
 			continue
 		}
 		ra := report.Agent{Name: a.Name, Host: a.Host, Version: a.Version, Profile: a.Profile, Runtimes: a.Runtimes}
+		var hw *jobs.Hardware
 		var caps jobs.Capabilities
 		if json.Unmarshal(a.Capabilities, &caps) == nil {
 			h := caps.Hardware
+			hw = &h
 			ra.CPU = fmt.Sprintf("%s, %d cores, %.0f GiB", h.CPUModel, h.CPUCores, float64(h.MemoryBytes)/(1<<30))
 			ra.Driver, ra.CUDA = h.DriverVersion, h.CUDAVersion
 			for _, g := range h.GPUs {
@@ -62,6 +68,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 			}
 		}
 		agents = append(agents, ra)
+		hardware = append(hardware, hw)
 	}
 	rec := advise.Recommend(candidates(runs), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1})
 	if format == "json" {
@@ -71,6 +78,12 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 		}
 		return c.JSON(apiReport{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
 			CreatedAt: b.CreatedAt, Manifest: json.RawMessage(manifest), Agents: agents, Runs: apiRuns, Recommendation: recommendationJSON(rec)})
+	}
+	for i, h := range hardware {
+		if h != nil {
+			agents[i].CPU = i18n.T(ctx, "report.cpu_line", "Model", h.CPUModel, "Cores", fmt.Sprint(h.CPUCores),
+				"GiB", compare.Fixed(ctx, float64(h.MemoryBytes)/(1<<30), 0))
+		}
 	}
 	figs := make([]compare.Figures, len(runs))
 	for i, r := range runs {

@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,9 +67,6 @@ func TestTemplatesWriteNoText(t *testing.T) {
 		t.Fatalf("no templates found: %v", err)
 	}
 	for _, name := range files {
-		if pending[filepath.ToSlash(name)] {
-			continue
-		}
 		tf, err := parser.Parse(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -106,16 +102,6 @@ func TestTemplatesWriteNoText(t *testing.T) {
 		}
 		for _, f := range found {
 			t.Error(f + " is written into the template: use i18n.T(ctx, key)")
-		}
-	}
-}
-
-// TestPendingTemplatesExist keeps the pending list honest: it names only
-// templates that exist and still write text directly.
-func TestPendingTemplatesExist(t *testing.T) {
-	for name := range pending {
-		if _, err := os.Stat(name); err != nil {
-			t.Errorf("pending template %s: %v", name, err)
 		}
 	}
 }

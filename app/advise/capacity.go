@@ -59,8 +59,10 @@ type Measured struct {
 	// SLORate is the highest measured rate (req/s per replica) at which
 	// the SLOs held; nil when they held at no measured load.
 	SLORate *float64 `json:"slo_rate_rps"`
-	// SLORateFrom names the measurement: the run and sweep step.
+	// SLORateFrom names the measurement: the run and sweep step; SLOFrom
+	// says the same for a page to word.
 	SLORateFrom string `json:"slo_rate_from"`
+	SLOFrom     Said   `json:"-"`
 	// MaxMeasuredRPS is the busiest load measured at all.
 	MaxMeasuredRPS float64 `json:"max_measured_rps"`
 	// QualityScorer is the scorer identity Quality was measured under
@@ -78,8 +80,10 @@ type Measured struct {
 	// JoulesPerToken is the measured energy per output token; nil without
 	// GPU readings.
 	JoulesPerToken *float64 `json:"joules_per_token"`
-	// Problem says why there is no SLO rate (no summary, SLOs missed).
-	Problem string `json:"problem,omitempty"`
+	// Problem says why there is no SLO rate (no summary, SLOs missed);
+	// ProblemSaid says the same for a page to word.
+	Problem     string `json:"problem,omitempty"`
+	ProblemSaid Said   `json:"-"`
 }
 
 // Capacity is one target's answer to the traffic: replicas, GPUs and what
@@ -98,6 +102,11 @@ type Capacity struct {
 	Sources map[string]string `json:"sources"`
 	// Extrapolated lists where the traffic leaves what was measured.
 	Extrapolated []string `json:"extrapolated"`
+	// SourcesSaid, ExtrapolatedSaid and ReasonsSaid are Sources,
+	// Extrapolated and Reasons for a page to word.
+	SourcesSaid      map[string]Said `json:"-"`
+	ExtrapolatedSaid []Said          `json:"-"`
+	ReasonsSaid      []Said          `json:"-"`
 	// Reasons are why the target cannot serve the traffic (excluded only),
 	// and ReasonCodes the same reasons as stable codes, one each: one of
 	// the Exclusion constants.
@@ -157,9 +166,10 @@ type QualityFloor struct {
 }
 
 // exclude records one reason a target is not sized.
-func (a *Capacity) exclude(code Exclusion, why string) {
+func (a *Capacity) exclude(code Exclusion, why string, said Said) {
 	a.Reasons = append(a.Reasons, why)
 	a.ReasonCodes = append(a.ReasonCodes, code)
+	a.ReasonsSaid = append(a.ReasonsSaid, said)
 }
 
 // screen records every reason, besides the SLOs and price, that m is not
@@ -171,16 +181,19 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	switch {
 	case m.OutputTokensP50 == nil || m.OutputTokensP90 == nil:
 		if m.SLORate != nil {
-			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)")
+			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)",
+				say("capacity_no_lengths"))
 		}
 	case *m.OutputTokensP50 < MinMedianOutputTokens:
 		a.exclude(ExcludedShortAnswers, fmt.Sprintf("the median answer is %s long, under %d: the run did not really answer",
-			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens))
+			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens),
+			say("capacity_short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
 		fallthrough
 	default:
 		if *m.OutputTokensP90 < t.OutputTokens {
 			a.exclude(ExcludedNotMeasuredAtLength, fmt.Sprintf("not measured at this length (measured up to %s, the 90th percentile of its answers; the traffic has %s)",
-				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)))
+				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)),
+				say("capacity_not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
 		}
 	}
 	if q == nil {
@@ -188,15 +201,18 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	}
 	switch {
 	case m.Quality == nil || m.QualityScorer == "":
-		why := "quality not measured"
+		why, said := "quality not measured", say("capacity_quality_not_measured")
 		if q.Scorer != "" {
 			why += fmt.Sprintf(" (the minimum %s is with %s)", trimFloat(q.Min), q.Scorer)
+			said = say("capacity_quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
 		}
-		a.exclude(ExcludedQualityNotMeasured, why)
+		a.exclude(ExcludedQualityNotMeasured, why, said)
 	case m.QualityScorer != q.Scorer:
-		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer))
+		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer),
+			say("capacity_other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
 	case *m.Quality < q.Min:
-		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)))
+		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)),
+			say("capacity_below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
 	}
 }
 
@@ -253,14 +269,15 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
 	plan := CapacityPlan{MinQuality: q, OutputCoverage: OutputCoverageRule}
 	for _, m := range ms {
-		a := Capacity{Measured: m, MonthlyLicence: c.LicencePerMonth, Sources: map[string]string{}, Extrapolated: []string{}}
+		a := Capacity{Measured: m, MonthlyLicence: c.LicencePerMonth, Sources: map[string]string{}, Extrapolated: []string{},
+			SourcesSaid: map[string]Said{}}
 		a.screen(t, q)
 		if m.SLORate == nil || !(*m.SLORate > 0) {
-			why := m.Problem
+			why, said := m.Problem, m.ProblemSaid
 			if why == "" {
-				why = "the SLOs held at no measured load"
+				why, said = "the SLOs held at no measured load", say("capacity_slos_nowhere")
 			}
-			a.exclude(ExcludedSLOs, why)
+			a.exclude(ExcludedSLOs, why, said)
 		}
 		if len(a.Reasons) > 0 {
 			plan.Excluded = append(plan.Excluded, a)
@@ -272,8 +289,11 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		a.TotalGPUs = a.Replicas * m.GPUs
 		a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
 			t.PeakRPS, *m.SLORate, m.SLORateFrom, (1-headroom)*100)
+		a.SourcesSaid["replicas"] = say("capacity_source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
+			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
 		if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
 			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
+			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
 		}
 		for _, l := range []struct {
 			name              string
@@ -281,10 +301,12 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		}{{"input", t.InputTokens, m.InputTokens}, {"output", t.OutputTokens, m.OutputTokens}} {
 			if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
 				a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
+				a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_other_"+l.name+"_length", "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
 			}
 		}
 		if m.PricePerHour == nil {
-			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)")
+			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)",
+				say("capacity_no_price", "Hardware", m.Hardware))
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
@@ -292,6 +314,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		hw := perHour * hours * util
 		a.CostPerHour, a.MonthlyHardware = &perHour, &hw
 		a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
+		a.SourcesSaid["cost_per_hour"] = say("capacity_source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
 		monthly := hw + c.LicencePerMonth
 		if m.JoulesPerToken != nil {
 			e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
@@ -299,16 +322,23 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			monthly += e
 			a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
 				*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
+			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
+				"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
 		} else {
 			a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
+			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy_none")
 		}
 		a.MonthlyCost = &monthly
 		a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
+		a.SourcesSaid["monthly_cost"] = say("capacity_source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
+			"Licence", dec(c.LicencePerMonth, 2))
 		if monthTokens > 0 {
 			per1M := monthly / monthTokens * 1e6
 			a.CostPer1MTokens = &per1M
 			a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
 				monthTokens, t.AverageRPS, t.OutputTokens)
+			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity_source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
+				"Output", dec(t.OutputTokens, 0))
 		}
 		plan.Feasible = append(plan.Feasible, a)
 	}

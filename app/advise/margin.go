@@ -10,6 +10,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Criterion is a figure targets are compared on.
@@ -83,6 +84,15 @@ func (d QualityDiff) TestName() string {
 		return "paired bootstrap"
 	}
 	return d.Test
+}
+
+// testSaid is TestName for a page to word: the test's own name (data)
+// when it is none of the named tests.
+func (d QualityDiff) testSaid() any {
+	if d.TestName() == d.Test {
+		return d.Test
+	}
+	return say("test_" + d.Test)
 }
 
 // flip is the same comparison seen from B.
@@ -212,6 +222,9 @@ type Margin struct {
 	// nothing to test with); Basis says which test decided, in words.
 	Tie   bool   `json:"tie"`
 	Basis string `json:"basis"`
+	// ReasonSaid and BasisSaid are Reason and Basis for a page to word.
+	ReasonSaid Said `json:"-"`
+	BasisSaid  Said `json:"-"`
 	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2-uc, mcnemar-chi2,
 	// paired-bootstrap, z-from-intervals; none when untested), P its
 	// two-sided p, and Lo–Hi the 95 % interval of A − B (on the log scale
@@ -229,27 +242,77 @@ type Margin struct {
 // and cost only under the same load identity
 // (docs/concepts.md#comparability-and-noise).
 func Comparable(a, b Candidate, c Criterion) (bool, string) {
+	ok, why, _ := comparable(a, b, c)
+	return ok, why
+}
+
+// comparable is Comparable with what differs also as a Said.
+func comparable(a, b Candidate, c Criterion) (bool, string, Said) {
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {
-			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey))
+			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey)),
+				say("not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
 		}
 		if !HigherIsBetter(a.ScorerKey) {
-			return false, "not ranked: " + a.ScorerKey + " is a refusal rate, not a quality where more is better (read it per category: harmful prompts vs benign ones)"
+			return false, "not ranked: " + a.ScorerKey + " is a refusal rate, not a quality where more is better (read it per category: harmful prompts vs benign ones)",
+				say("not_ranked_refusal", "Scorer", a.ScorerKey)
 		}
-		return true, ""
+		return true, "", Said{}
 	}
 	switch {
 	case a.Load == nil && b.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for runs %d and %d (rescore them to record one)", a.RunID, b.RunID)
+		return false, fmt.Sprintf("not comparable: no load identity kept for runs %d and %d (rescore them to record one)", a.RunID, b.RunID),
+			say("not_comparable_no_loads", "A", a.RunID, "B", b.RunID)
 	case a.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", a.RunID)
+		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", a.RunID),
+			say("not_comparable_no_load", "Run", a.RunID)
 	case b.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", b.RunID)
+		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", b.RunID),
+			say("not_comparable_no_load", "Run", b.RunID)
 	}
 	if d := a.Load.Differences(*b.Load); len(d) > 0 {
-		return false, "not comparable: " + strings.Join(d, "; ")
+		return false, "not comparable: " + strings.Join(d, "; "), say("not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
 	}
-	return true, ""
+	return true, "", Said{}
+}
+
+// loadDifferences is jobs.LoadIdentity.Differences as Saids.
+func loadDifferences(l, o jobs.LoadIdentity) []Said {
+	var out []Said
+	if l.Profile != o.Profile || l.Params != o.Params {
+		out = append(out, say("differs_load", "A", strings.TrimSpace(l.Profile+" "+l.Params), "B", strings.TrimSpace(o.Profile+" "+o.Params)))
+	}
+	if l.Sampling != o.Sampling {
+		out = append(out, say("differs_sampling", "A", l.Sampling, "B", o.Sampling))
+	}
+	if l.DatasetID != o.DatasetID {
+		out = append(out, say("differs_dataset", "A", l.DatasetID, "B", o.DatasetID))
+	}
+	if l.InputClass != o.InputClass {
+		out = append(out, say("differs_input", "A", l.InputClass, "B", o.InputClass))
+	}
+	if l.OutputClass != o.OutputClass {
+		out = append(out, say("differs_output", "A", l.OutputClass, "B", o.OutputClass))
+	}
+	if l.FewShot != o.FewShot {
+		out = append(out, say("differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
+	}
+	return out
+}
+
+func fewShotSaid(s string) any {
+	if s == "" {
+		return "0-shot"
+	}
+	return s
+}
+
+// scorerSaid is a scorer identity, or "no scorer".
+func scorerSaid(key string) any {
+	if key == "" {
+		return say("no_scorer")
+	}
+	return key
 }
 
 // HigherIsBetter says whether a run's mean under scorer identity key is a
@@ -310,8 +373,8 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	case adv < 0:
 		m.Pct = math.Inf(-1)
 	}
-	if m.Comparable, m.Reason = Comparable(a, b, c); !m.Comparable {
-		m.Test, m.Basis = "none", m.Reason
+	if m.Comparable, m.Reason, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
+		m.Test, m.Basis, m.BasisSaid = "none", m.Reason, m.ReasonSaid
 		return m
 	}
 	var d stats.Difference
@@ -322,8 +385,10 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 			m.Paired = &q
 			d, tested = stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, true
 			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
+			m.BasisSaid = say("basis_paired", "N", q.N, "Test", q.testSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
 			if q.OnlyA+q.OnlyB > 0 {
 				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
+				m.BasisSaid = say("basis_paired_left_out", "Basis", m.BasisSaid, "N", q.OnlyA+q.OnlyB)
 			}
 			break
 		}
@@ -331,11 +396,15 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 			d, tested = stats.ZFromIntervals(m.A, *a.QualityLo, *a.QualityHi, m.B, *b.QualityLo, *b.QualityHi), true
 			m.Basis = fmt.Sprintf("no items in common to pair; z-test from the runs' 95 %% bootstrap intervals ([%.3f, %.3f] and [%.3f, %.3f]): p = %.3g",
 				*a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi, d.P)
+			m.BasisSaid = say("basis_quality_z", "ALo", dec(*a.QualityLo, 3), "AHi", dec(*a.QualityHi, 3), "BLo", dec(*b.QualityLo, 3),
+				"BHi", dec(*b.QualityHi, 3), "P", pval(d.P))
 		}
 	case Speed:
 		if d, tested = stats.Welch(a.TPS, b.TPS); tested {
 			m.Basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
 				estimateSource(a.TPS, b.TPS), a.TPS.Mean, a.TPS.Lo, a.TPS.Hi, b.TPS.Mean, b.TPS.Lo, b.TPS.Hi, d.P)
+			m.BasisSaid = say("basis_speed", "Source", estimateSaid(a.TPS, b.TPS), "A", dec(a.TPS.Mean, 1), "ALo", dec(a.TPS.Lo, 1), "AHi", dec(a.TPS.Hi, 1),
+				"B", dec(b.TPS.Mean, 1), "BLo", dec(b.TPS.Lo, 1), "BHi", dec(b.TPS.Hi, 1), "P", pval(d.P))
 		}
 	case Cost:
 		if d, tested = logWelch(b.TPS, a.TPS); tested {
@@ -344,17 +413,21 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 			shift := math.Log(m.A/m.B) - d.Diff
 			d.Diff, d.Lo, d.Hi = d.Diff+shift, d.Lo+shift, d.Hi+shift
 			m.Basis = fmt.Sprintf("Welch's t-test on the log of output tokens/s (%s), prices as set: p = %.3g", estimateSource(a.TPS, b.TPS), d.P)
+			m.BasisSaid = say("basis_cost", "Source", estimateSaid(a.TPS, b.TPS), "P", pval(d.P))
 		}
 	case Latency:
 		if a.E2Ep95Lo != nil && a.E2Ep95Hi != nil && b.E2Ep95Lo != nil && b.E2Ep95Hi != nil {
 			d, tested = stats.ZFromIntervals(m.A, *a.E2Ep95Lo, *a.E2Ep95Hi, m.B, *b.E2Ep95Lo, *b.E2Ep95Hi), true
 			m.Basis = fmt.Sprintf("z-test from the p95s' distribution-free 95 %% intervals ([%.0f, %.0f] and [%.0f, %.0f] ms): p = %.3g",
 				*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi, d.P)
+			m.BasisSaid = say("basis_latency", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
+				"BHi", dec(*b.E2Ep95Hi, 0), "P", pval(d.P))
 		}
 	}
 	if !tested {
 		m.Tie, m.Test = true, "none"
 		m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
+		m.BasisSaid = say("basis_not_tested")
 		return m
 	}
 	m.Test = d.Test
@@ -369,6 +442,14 @@ func estimateSource(a, b stats.Estimate) string {
 		return fmt.Sprintf("the between-run spread of %d and %d repeats", a.N, b.N)
 	}
 	return fmt.Sprintf("batch means over the steady window (%d and %d batches)", a.N, b.N)
+}
+
+// estimateSaid is estimateSource as a Said.
+func estimateSaid(a, b stats.Estimate) Said {
+	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
+		return say("estimate_repeats", "A", a.N, "B", b.N)
+	}
+	return say("estimate_batches", "A", a.N, "B", b.N)
 }
 
 // logWelch is Welch's test of ln a − ln b, each estimate's standard error
@@ -408,6 +489,8 @@ type Lead struct {
 type Unranked struct {
 	Candidate
 	Reason string `json:"reason"`
+	// ReasonSaid is Reason for a page to word.
+	ReasonSaid Said `json:"-"`
 }
 
 // groupKey is what candidates must share to be ranked together on c.
@@ -442,8 +525,8 @@ func ComparableGroup(cs []Candidate, c Criterion) (group []Candidate, rest []Unr
 	}
 	for _, x := range cs {
 		if groupKey(x, c) != best {
-			_, why := Comparable(x, group[0], c)
-			rest = append(rest, Unranked{Candidate: x, Reason: why})
+			_, why, said := comparable(x, group[0], c)
+			rest = append(rest, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
 		}
 	}
 	return group, rest
@@ -462,8 +545,8 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 			continue
 		}
 		if c == Quality && !HigherIsBetter(x.ScorerKey) {
-			_, why := Comparable(x, x, c)
-			l.NotComparable = append(l.NotComparable, Unranked{Candidate: x, Reason: why})
+			_, why, said := comparable(x, x, c)
+			l.NotComparable = append(l.NotComparable, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
 			continue
 		}
 		measured = append(measured, x)

@@ -82,6 +82,8 @@ type Ranked struct {
 	// Explanation says in words how the candidate compares with the
 	// first-ranked one.
 	Explanation string `json:"explanation"`
+	// ExplanationSaid is Explanation for a page to word.
+	ExplanationSaid Said `json:"-"`
 
 	raw float64 // Score before ties count as the best
 }
@@ -90,6 +92,8 @@ type Ranked struct {
 type Excluded struct {
 	Candidate
 	Reasons []string `json:"reasons"`
+	// ReasonsSaid are Reasons for a page to word.
+	ReasonsSaid []Said `json:"-"`
 }
 
 // Recommendation is the ranked feasible candidates, the excluded ones and
@@ -104,6 +108,8 @@ type Recommendation struct {
 	// why.
 	Ranked []Criterion `json:"ranked_on"`
 	Notes  []string    `json:"notes"`
+	// NotesSaid are Notes for a page to word.
+	NotesSaid []Said `json:"-"`
 	// NotComparable are the feasible targets measured under another
 	// scorer identity or load than the ranked ones: shown, not ranked.
 	NotComparable []Unranked `json:"not_comparable"`
@@ -181,6 +187,7 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 	rankTies(rec.Feasible, rec.Ranked, ev)
 	for i := range rec.Feasible {
 		rec.Feasible[i].Explanation = explain(rec.Feasible[i], rec.Feasible, rec.Ranked, leads, ok, ev)
+		rec.Feasible[i].ExplanationSaid = explainSaid(rec.Feasible[i], rec.Feasible, rec.Ranked, leads, ok, ev)
 	}
 	rec.ParetoQualityCost = pareto(cs, func(x Candidate) *float64 { return x.CostPer1M })
 	rec.ParetoQualityLaten = pareto(cs, func(x Candidate) *float64 { return x.E2Ep95 })
@@ -198,8 +205,8 @@ type weighted struct {
 func (rec *Recommendation) feasible(cs []Candidate, c Constraints) []Candidate {
 	var ok []Candidate
 	for _, x := range cs {
-		if why := unmet(x, c); len(why) > 0 {
-			rec.Excluded = append(rec.Excluded, Excluded{Candidate: x, Reasons: why})
+		if why, said := unmet(x, c); len(why) > 0 {
+			rec.Excluded = append(rec.Excluded, Excluded{Candidate: x, Reasons: why, ReasonsSaid: said})
 			continue
 		}
 		ok = append(ok, x)
@@ -209,30 +216,36 @@ func (rec *Recommendation) feasible(cs []Candidate, c Constraints) []Candidate {
 
 // unmet says which of the constraints x fails; a limit on a figure x
 // lacks counts as failed.
-func unmet(x Candidate, c Constraints) []string {
+func unmet(x Candidate, c Constraints) ([]string, []Said) {
 	var why []string
-	check := func(v *float64, limit *float64, name, unit string, max bool) {
+	var said []Said
+	check := func(v *float64, limit *float64, name, code, unit string, max bool) {
 		if limit == nil {
 			return
 		}
+		fig := say("figure_" + code)
 		switch {
 		case v == nil:
 			why = append(why, fmt.Sprintf("no %s measured (limit %g%s)", name, *limit, unit))
+			said = append(said, say("unmet_none", "Name", fig, "Limit", Sig{V: *limit}, "Unit", unit))
 		case max && *v > *limit:
 			why = append(why, fmt.Sprintf("%s %.4g%s is above the limit %g%s", name, *v, unit, *limit, unit))
+			said = append(said, say("unmet_above", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		case !max && *v < *limit:
 			why = append(why, fmt.Sprintf("%s %.4g%s is below the minimum %g%s", name, *v, unit, *limit, unit))
+			said = append(said, say("unmet_below", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		}
 	}
-	check(x.Quality, c.MinQuality, "quality", "", false)
-	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", " ms", true)
-	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", " ms", true)
-	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", " USD", true)
-	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", " GiB", true)
+	check(x.Quality, c.MinQuality, "quality", "quality", "", false)
+	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", "ttft", " ms", true)
+	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", "e2e", " ms", true)
+	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", "cost", " USD", true)
+	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", "gpu_mem", " GiB", true)
 	if len(c.Hardware) > 0 && !slices.Contains(c.Hardware, x.Hardware) {
 		why = append(why, fmt.Sprintf("hardware %s is not among the hardware you have", x.Hardware))
+		said = append(said, say("unmet_hardware", "Hardware", x.Hardware))
 	}
-	return why
+	return why, said
 }
 
 // weigh finds each criterion's leads among ok and which criteria the
@@ -248,12 +261,15 @@ func (rec *Recommendation) weigh(ok []Candidate, weights []weighted, ev Evidence
 		}
 		if l.Best == nil {
 			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
+			rec.NotesSaid = append(rec.NotesSaid, say("note_left_out_"+string(cw.c)))
 			continue
 		}
 		rec.Ranked = append(rec.Ranked, cw.c)
 		total += cw.w
 		if n := len(l.Unmeasured); n > 0 {
 			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
+			rec.NotesSaid = append(rec.NotesSaid, say(plural(n, "note_unmeasured_one", "note_unmeasured_many"), "Title", say("title_"+string(cw.c)),
+				"Who", labelsSaid(l.Unmeasured, ok)))
 		}
 	}
 	return leads, total
@@ -665,4 +681,97 @@ func explainBelow(r, top Ranked, ranked []Criterion, among []Candidate, ev Evide
 		return s + ": effectively a tie with " + topName + "."
 	}
 	return s + ": ranked below " + topName + "."
+}
+
+// explainSaid is explain as a Said.
+func explainSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
+	if len(rs) == 1 {
+		return say("explain_only")
+	}
+	if len(ranked) == 0 {
+		return say("explain_none_measured")
+	}
+	var main Said
+	if r.RunID == rs[0].RunID {
+		main = explainFirstSaid(r, rs, ranked, leads, among, ev)
+	} else {
+		main = explainBelowSaid(r, rs[0], ranked, among, ev)
+	}
+	var missing AndList
+	for _, c := range ranked {
+		if c.Value(r.Candidate) == nil {
+			missing = append(missing, say("lower_"+string(c)))
+		}
+	}
+	if len(missing) == 0 {
+		return main
+	}
+	return say(plural(len(missing), "explain_tail_one", "explain_tail_many"), "Main", main, "Missing", missing)
+}
+
+// bestSaid is "best quality", "fastest" or "cheapest".
+func bestSaid(c Criterion) Said { return say("best_" + string(c)) }
+
+func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
+	var parts AndList
+	for _, c := range ranked {
+		l := leads[c]
+		v := c.Value(r.Candidate)
+		switch {
+		case v == nil:
+			continue
+		case l.Best.RunID == r.RunID:
+			parts = append(parts, say("part_leads", "Best", bestSaid(c), "Value", valueSaid(c, *v)))
+		default:
+			m := Compare(r.Candidate, *l.Best, c, ev)
+			bestName := labelSaid(*l.Best, among)
+			if m.Tie {
+				parts = append(parts, say("part_tied", "Best", bestSaid(c), "Who", bestName, "Phrase", m.PhraseSaid(nil)))
+			} else {
+				parts = append(parts, m.PhraseSaid(bestName))
+			}
+		}
+	}
+	s := say("explain_first")
+	if len(parts) > 0 {
+		s = say("explain_first_parts", "Parts", parts)
+	}
+	if len(r.TiedWith) > 0 {
+		var others []Candidate
+		for _, x := range rs {
+			if slices.Contains(r.TiedWith, x.RunID) {
+				others = append(others, x.Candidate)
+			}
+		}
+		s = say("explain_first_tie", "Main", s, "Who", labelsSaid(others, among))
+	}
+	return s
+}
+
+func explainBelowSaid(r, top Ranked, ranked []Criterion, among []Candidate, ev Evidence) Said {
+	topName := labelSaid(top.Candidate, among)
+	same := r.Rank == top.Rank
+	var phrases AndList
+	for _, c := range ranked {
+		m := Compare(r.Candidate, top.Candidate, c, ev)
+		if !m.Measured {
+			if !m.AMissing {
+				phrases = append(phrases, say("part_measured_where_not", "What", say("lower_"+string(c)), "Who", topName))
+			}
+			continue
+		}
+		p := m.PhraseSaid(nil)
+		if m.Tie && !same && c != Quality && m.Better != 0 {
+			p = say("part_within_noise", "Phrase", p)
+		}
+		phrases = append(phrases, p)
+	}
+	code := "explain_below"
+	if same {
+		code = "explain_below_tie"
+	}
+	if len(phrases) == 0 {
+		code += "_bare"
+	}
+	return say(code, "Name", labelSaid(r.Candidate, among), "Phrases", phrases, "Top", topName)
 }

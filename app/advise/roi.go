@@ -46,6 +46,8 @@ type TodayCost struct {
 	MonthlyEnergy   *float64          `json:"monthly_energy"`
 	QualityRun      *int64            `json:"quality_run_id"`
 	Sources         map[string]string `json:"sources"`
+	// SourcesSaid is Sources for a page to word.
+	SourcesSaid map[string]Said `json:"-"`
 	// Problem says why no saving can be worked out (no price for today's
 	// hardware).
 	Problem string `json:"problem,omitempty"`
@@ -64,8 +66,10 @@ type QualityChange struct {
 	P           *float64 `json:"p"`
 	Test        string   `json:"test"`
 	Significant bool     `json:"significant"`
-	// Basis says how the difference was tested, or why it was not.
-	Basis string `json:"basis"`
+	// Basis says how the difference was tested, or why it was not;
+	// BasisSaid says the same for a page to word.
+	Basis     string `json:"basis"`
+	BasisSaid Said   `json:"-"`
 }
 
 // ROIRow is one sized target against today: what it saves a month, how
@@ -83,6 +87,8 @@ type ROIRow struct {
 	MonthlyCost   float64  `json:"monthly_cost"`
 	TodayMonthly  *float64 `json:"today_monthly_cost"`
 	EnergyLeftOut string   `json:"energy_left_out,omitempty"`
+	// EnergyLeftOutSaid is EnergyLeftOut for a page to word.
+	EnergyLeftOutSaid Said `json:"-"`
 	// MonthlySaving is today's cost less the target's (negative: the
 	// target costs more); nil without today's cost.
 	MonthlySaving *float64 `json:"monthly_saving"`
@@ -118,7 +124,8 @@ type ROI struct {
 func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality func(Capacity) QualityChange) ROI {
 	hours, util := c.month()
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
-	tc := TodayCost{Today: today.Today, PricePerHour: today.PricePerHour, Sources: map[string]string{}}
+	tc := TodayCost{Today: today.Today, PricePerHour: today.PricePerHour, Sources: map[string]string{},
+		SourcesSaid: map[string]Said{}}
 	if today.QualityRun != 0 {
 		id := today.QualityRun
 		tc.QualityRun = &id
@@ -130,14 +137,19 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 		tc.MonthlyHardware = &hw
 		tc.Sources["monthly_hardware"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price) × %.0f h × %.0f %% up",
 			today.Replicas, *today.PricePerHour, today.Hardware, hours, util*100)
+		tc.SourcesSaid["monthly_hardware"] = say("roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
+			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0))
 	}
 	if today.JoulesPerToken != nil {
 		e := *today.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
 		tc.MonthlyEnergy = &e
 		tc.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d, %s on %s) × %.0f output tokens a month × $%.4f per kWh",
 			*today.JoulesPerToken, today.EnergyRun, today.Model, today.Hardware, monthTokens, c.EnergyPricePerKWh)
+		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
+			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
 	} else {
 		tc.Sources["monthly_energy"] = fmt.Sprintf("not measured (no run of %s on %s with GPU readings)", today.Model, today.Hardware)
+		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware)
 	}
 	roi := ROI{Today: tc, Rows: []ROIRow{}}
 	for _, a := range plan.Feasible {
@@ -160,8 +172,10 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 			}
 		case a.MonthlyEnergy != nil:
 			row.EnergyLeftOut = "energy left out on both sides: not measured for today's deployment"
+			row.EnergyLeftOutSaid = say("roi_energy_left_out_today")
 		case tc.MonthlyEnergy != nil:
 			row.EnergyLeftOut = fmt.Sprintf("energy left out on both sides: not measured for run %d", a.RunID)
+			row.EnergyLeftOutSaid = say("roi_energy_left_out_run", "Run", a.RunID)
 		}
 		row.TodayMonthly = todayMonthly
 		if todayMonthly != nil {
@@ -253,19 +267,22 @@ func candidateUnder(runID int64, qs []store.Quality, key string) Candidate {
 func QualityAgainst(targetRun int64, target []store.Quality, today TodayMeasured, key string, ev Evidence) QualityChange {
 	switch {
 	case today.QualityRun == 0:
-		return QualityChange{Basis: fmt.Sprintf("not compared: no run of %s on this dataset was scored", today.Model)}
+		return QualityChange{Basis: fmt.Sprintf("not compared: no run of %s on this dataset was scored", today.Model),
+			BasisSaid: say("roi_no_scored_run", "Model", today.Model)}
 	case targetRun == today.QualityRun:
 		zero := 0.0
 		return QualityChange{Comparable: true, ScorerKey: key, Difference: &zero, Lo: &zero, Hi: &zero, Test: "none",
-			Basis: fmt.Sprintf("the same run as today's (run %d)", targetRun)}
+			Basis: fmt.Sprintf("the same run as today's (run %d)", targetRun), BasisSaid: say("roi_same_run", "Run", targetRun)}
 	case key == "":
 		return QualityChange{Basis: fmt.Sprintf("not comparable: run %d was scored with %s, today's run %d with %s",
-			targetRun, keysOf(target), today.QualityRun, keysOf(today.Qualities))}
+			targetRun, keysOf(target), today.QualityRun, keysOf(today.Qualities)),
+			BasisSaid: say("roi_no_common_scorer", "Run", targetRun, "Scorers", keysSaid(target), "Today", today.QualityRun, "TodayScorers", keysSaid(today.Qualities))}
 	}
 	m := Compare(candidateUnder(targetRun, target, key), candidateUnder(today.QualityRun, today.Qualities, key), Quality, ev)
-	out := QualityChange{Comparable: m.Comparable, ScorerKey: key, Test: m.Test, Basis: m.Basis, P: m.P}
+	out := QualityChange{Comparable: m.Comparable, ScorerKey: key, Test: m.Test, Basis: m.Basis, BasisSaid: m.BasisSaid, P: m.P}
 	if !m.Measured {
 		out.Basis = "not compared: a run has no quality under " + key
+		out.BasisSaid = say("roi_no_quality_under", "Scorer", key)
 		return out
 	}
 	d := m.A - m.B
@@ -276,6 +293,14 @@ func QualityAgainst(targetRun int64, target []store.Quality, today TodayMeasured
 	out.Lo, out.Hi = m.Lo, m.Hi
 	out.Significant = !m.Tie && m.P != nil && !math.IsNaN(*m.P)
 	return out
+}
+
+// keysSaid is keysOf for a page to word.
+func keysSaid(qs []store.Quality) any {
+	if len(qs) == 0 {
+		return say("no_scorer")
+	}
+	return keysOf(qs)
 }
 
 func keysOf(qs []store.Quality) string {

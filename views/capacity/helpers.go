@@ -1,38 +1,86 @@
 package capacity
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/compare"
 )
 
 // sourceKeys are the planned figures in the order they are explained.
 var sourceKeys = []string{"replicas", "cost_per_hour", "monthly_energy", "monthly_cost", "cost_per_1m_output_tokens"}
 
-func money(v *float64) string {
+func fixed(ctx context.Context, v float64, places int) string { return compare.Fixed(ctx, v, places) }
+
+func usd(ctx context.Context, v float64) string { return compare.USD(ctx, v, 2) }
+
+func money(ctx context.Context, v *float64) string {
 	if v == nil {
-		return "not measured"
+		return i18n.T(ctx, "capacity.not_measured")
 	}
-	return fmt.Sprintf("$%.2f", *v)
+	return usd(ctx, *v)
 }
 
-func quality(a advise.Capacity) string {
+func quality(ctx context.Context, a advise.Capacity) string {
 	switch {
 	case a.Quality == nil:
-		return "not scored"
+		return i18n.T(ctx, "capacity.not_scored")
 	case a.QualityLo != nil && a.QualityHi != nil:
-		return fmt.Sprintf("%.3f [%.3f, %.3f]", *a.Quality, *a.QualityLo, *a.QualityHi)
+		return fmt.Sprintf("%s [%s, %s]", fixed(ctx, *a.Quality, 3), fixed(ctx, *a.QualityLo, 3), fixed(ctx, *a.QualityHi, 3))
 	}
-	return fmt.Sprintf("%.3f", *a.Quality)
+	return fixed(ctx, *a.Quality, 3)
 }
 
 // outputLengths is what a run measured of its answers' lengths.
-func outputLengths(a advise.Capacity) string {
+func outputLengths(ctx context.Context, a advise.Capacity) string {
 	if a.OutputTokensP50 == nil || a.OutputTokensP90 == nil || a.OutputTokensMax == nil {
-		return "not measured"
+		return i18n.T(ctx, "capacity.not_measured")
 	}
-	return fmt.Sprintf("median %.0f, p90 %.0f, max %.0f", *a.OutputTokensP50, *a.OutputTokensP90, *a.OutputTokensMax)
+	return i18n.T(ctx, "capacity.output_lengths", "Median", fixed(ctx, *a.OutputTokensP50, 0),
+		"P90", fixed(ctx, *a.OutputTokensP90, 0), "Max", fixed(ctx, *a.OutputTokensMax, 0))
+}
+
+// sloFrom names the measurement a target's SLO-bound rate comes from.
+func sloFrom(ctx context.Context, m advise.Measured) string {
+	if m.SLOFrom.Code == "" {
+		return m.SLORateFrom
+	}
+	return compare.Word(ctx, m.SLOFrom)
+}
+
+// source says where a planned figure comes from.
+func source(ctx context.Context, a advise.Capacity, key string) string {
+	if s, ok := a.SourcesSaid[key]; ok {
+		return compare.Word(ctx, s)
+	}
+	return a.Sources[key]
+}
+
+// todaySource says where a figure of today's cost comes from.
+func todaySource(ctx context.Context, t advise.TodayCost, key string) string {
+	if s, ok := t.SourcesSaid[key]; ok {
+		return compare.Word(ctx, s)
+	}
+	return t.Sources[key]
+}
+
+// extrapolated says where the traffic leaves what a target measured.
+func extrapolated(ctx context.Context, a advise.Capacity) []string {
+	if len(a.ExtrapolatedSaid) != len(a.Extrapolated) {
+		return a.Extrapolated
+	}
+	return compare.WordAll(ctx, a.ExtrapolatedSaid)
+}
+
+// reason is a target's i-th reason not to be sized.
+func reason(ctx context.Context, a advise.Capacity, i int) string {
+	if i < len(a.ReasonsSaid) && a.ReasonsSaid[i].Code != "" {
+		return compare.Word(ctx, a.ReasonsSaid[i])
+	}
+	return a.Reasons[i]
 }
 
 // reasonCode is the code of a target's i-th reason.
@@ -45,41 +93,83 @@ func reasonCode(a advise.Capacity, i int) string {
 
 // hardwareOption names a hardware profile with its price, or says it has
 // none.
-func hardwareOption(h store.HardwareProfile) string {
+func hardwareOption(ctx context.Context, h store.HardwareProfile) string {
 	if h.PricePerHour == nil {
-		return h.Slug + " (no price)"
+		return i18n.T(ctx, "capacity.hardware_no_price", "Hardware", h.Slug)
 	}
-	return fmt.Sprintf("%s ($%.2f/h)", h.Slug, *h.PricePerHour)
+	return i18n.T(ctx, "capacity.hardware_price", "Hardware", h.Slug, "Price", fixed(ctx, *h.PricePerHour, 2))
+}
+
+// noPrice says that today's hardware has no price, so no saving can be
+// worked out.
+func noPrice(ctx context.Context, hardware string) string {
+	return i18n.T(ctx, "capacity.today_no_price", "Hardware", hardware)
 }
 
 // saving is a monthly saving, a negative one said as a cost.
-func saving(v *float64) string {
+func saving(ctx context.Context, v *float64) string {
 	switch {
 	case v == nil:
-		return "unknown"
+		return i18n.T(ctx, "capacity.unknown")
 	case *v < 0:
-		return fmt.Sprintf("−$%.2f (costs more)", -*v)
+		return i18n.T(ctx, "capacity.costs_more", "USD", fixed(ctx, -*v, 2))
 	}
-	return fmt.Sprintf("$%.2f", *v)
+	return usd(ctx, *v)
+}
+
+// payback is how soon moving to a row's target pays for itself, as
+// advise.PlanROI works it out.
+func payback(ctx context.Context, today advise.TodayCost, row advise.ROIRow) string {
+	switch {
+	case row.MonthlySaving == nil:
+		return i18n.T(ctx, "capacity.payback_unknown", "Problem", noPrice(ctx, today.Hardware))
+	case *row.MonthlySaving == 0:
+		return i18n.T(ctx, "capacity.payback_never")
+	case *row.MonthlySaving < 0:
+		return i18n.T(ctx, "capacity.payback_never_more", "USD", fixed(ctx, -*row.MonthlySaving, 2))
+	case today.MigrationCost == 0 || row.PaybackMonths == nil:
+		return i18n.T(ctx, "capacity.payback_at_once")
+	}
+	return i18n.T(ctx, "capacity.payback_months", "Months", fixed(ctx, *row.PaybackMonths, 1),
+		"Cost", fixed(ctx, today.MigrationCost, 2), "Saving", fixed(ctx, *row.MonthlySaving, 2))
+}
+
+// energyLeftOut says why energy is left out of a row's comparison; "" when
+// it is not.
+func energyLeftOut(ctx context.Context, row advise.ROIRow) string {
+	if row.EnergyLeftOutSaid.Code != "" {
+		return compare.Word(ctx, row.EnergyLeftOutSaid)
+	}
+	return row.EnergyLeftOut
+}
+
+// qualityBasis says how a quality difference was tested, or why it was
+// not.
+func qualityBasis(ctx context.Context, q advise.QualityChange) string {
+	if q.BasisSaid.Code != "" {
+		return compare.Word(ctx, q.BasisSaid)
+	}
+	return q.Basis
 }
 
 // qualityChange is a target's quality against today's, with its interval
 // and whether the test finds it significant; or why it was not compared.
-func qualityChange(q advise.QualityChange) string {
+func qualityChange(ctx context.Context, q advise.QualityChange) string {
 	if !q.Comparable || q.Difference == nil {
-		return "not compared"
+		return i18n.T(ctx, "capacity.not_compared")
 	}
-	s := fmt.Sprintf("%+.3f", *q.Difference)
+	sgn := func(v float64) string { return compare.Signed(ctx, v, 3) }
+	s := sgn(*q.Difference)
 	if q.Lo != nil && q.Hi != nil {
-		s += fmt.Sprintf(" [%+.3f, %+.3f]", *q.Lo, *q.Hi)
+		s += fmt.Sprintf(" [%s, %s]", sgn(*q.Lo), sgn(*q.Hi))
 	}
 	switch {
 	case q.Test == "none":
-		s += " (same run)"
+		s += " " + i18n.T(ctx, "capacity.same_run")
 	case q.Significant:
-		s += fmt.Sprintf(" significant (p = %.3g)", *q.P)
+		s += " " + i18n.T(ctx, "capacity.significant", "P", compare.PValue(ctx, *q.P))
 	default:
-		s += " not significant"
+		s += " " + i18n.T(ctx, "capacity.not_significant")
 	}
 	return s + " · " + q.ScorerKey
 }

@@ -1,12 +1,14 @@
 package compare
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
@@ -88,6 +90,9 @@ func NewFigures(r store.RunFigures) Figures {
 // Metric is one row of the comparison table.
 type Metric struct {
 	Name string
+	// Key is the catalogue's message for the name; "" when the name is
+	// not language (TTFT p95 ms).
+	Key string
 	// LowerBetter says which way a delta is an improvement.
 	LowerBetter bool
 	Format      string
@@ -98,39 +103,39 @@ func ptr(v float64) *float64 { return &v }
 
 // Metrics are the table's rows, in order.
 var Metrics = []Metric{
-	{"Quality (mean score)", false, "%.3f", func(f Figures) *float64 { return f.Quality }},
-	{"TTFT p50 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }},
-	{"TTFT p95 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }},
-	{"TTFT p99 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }},
-	{"TPOT p50 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }},
-	{"TPOT p95 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }},
-	{"TPOT p99 ms", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }},
-	{"ITL p50 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P50) }},
-	{"ITL p95 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P95) }},
-	{"ITL p99 ms", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }},
-	{"ITL max ms", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }},
-	{"E2E p50 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }},
-	{"E2E p95 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }},
-	{"E2E p99 ms", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }},
-	{"Output tokens/s", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }},
-	{"Requests/s", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }},
-	{"Goodput req/s", false, "%.2f", func(f Figures) *float64 { return f.Goodput }},
-	{"Errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }},
-	{"Peak GPU memory GiB", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }},
-	{"Energy J/token", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }},
-	{"Energy kWh", true, "%.4f", func(f Figures) *float64 {
+	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }},
+	{"TTFT p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }},
+	{"TTFT p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }},
+	{"TTFT p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }},
+	{"TPOT p50 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }},
+	{"TPOT p95 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }},
+	{"TPOT p99 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }},
+	{"ITL p50 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P50) }},
+	{"ITL p95 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P95) }},
+	{"ITL p99 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }},
+	{"ITL max ms", "", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }},
+	{"E2E p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }},
+	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }},
+	{"E2E p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }},
+	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }},
+	{"Requests/s", "compare.metric.rps", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }},
+	{"Goodput req/s", "compare.metric.goodput", false, "%.2f", func(f Figures) *float64 { return f.Goodput }},
+	{"Errors", "compare.metric.errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }},
+	{"Peak GPU memory GiB", "compare.metric.gpu_mem", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }},
+	{"Energy J/token", "compare.metric.energy_j", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }},
+	{"Energy kWh", "compare.metric.energy_kwh", true, "%.4f", func(f Figures) *float64 {
 		if f.EnergyJ == nil {
 			return nil
 		}
 		return ptr(*f.EnergyJ / 3.6e6)
 	}},
-	{"CO₂e g (estimated)", true, "%.1f", func(f Figures) *float64 {
+	{"CO₂e g (estimated)", "compare.metric.co2", true, "%.1f", func(f Figures) *float64 {
 		if f.EnergyJ == nil {
 			return nil
 		}
 		return ptr(*f.EnergyJ / 3.6e6 * f.GridCO2)
 	}},
-	{"Cost per 1M output tokens (USD)", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
+	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
 }
 
 func sumv(f Figures, v float64) *float64 {
@@ -147,13 +152,22 @@ func itlv(f Figures, v float64) *float64 {
 	return &v
 }
 
-// Cell is a value and its change against the baseline.
-func (m Metric) Cell(f, base Figures, isBase bool) (string, string, string) {
+// Label is the metric's name in the reader's language.
+func (m Metric) Label(ctx context.Context) string {
+	if m.Key == "" {
+		return m.Name
+	}
+	return i18n.T(ctx, m.Key)
+}
+
+// Cell is a value and its change against the baseline, in the reader's
+// language.
+func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
-		return "not measured", "", ""
+		return i18n.T(ctx, "compare.not_measured"), "", ""
 	}
-	text := fmt.Sprintf(m.Format, *v)
+	text := decimalSign(ctx, fmt.Sprintf(m.Format, *v))
 	b := m.Value(base)
 	if isBase || b == nil || *b == 0 || math.IsNaN(*v) {
 		return text, "", ""
@@ -167,35 +181,38 @@ func (m Metric) Cell(f, base Figures, isBase bool) (string, string, string) {
 	if better {
 		class = "delta-better"
 	}
-	return text, fmt.Sprintf("%+.1f%%", d), class
+	return text, decimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
 }
 
 // Charts places the runs on quality vs cost and TTFT p95 vs throughput.
-func Charts(fs []Figures) []charts.Chart {
-	qc := charts.Series{Name: "runs", Dots: true}
-	tt := charts.Series{Name: "runs", Dots: true}
+func Charts(ctx context.Context, fs []Figures) []charts.Chart {
+	runs := i18n.T(ctx, "compare.chart_runs")
+	qc := charts.Series{Name: runs, Dots: true}
+	tt := charts.Series{Name: runs, Dots: true}
 	for _, f := range fs {
-		name := fmt.Sprintf("run %d %s on %s/%s", f.Run.ID, f.Run.ModelName, f.Run.Runtime, f.Run.HardwareProfile)
+		name := i18n.T(ctx, "compare.chart_run", "ID", fmt.Sprint(f.Run.ID), "Model", f.Run.ModelName, "Runtime", f.Run.Runtime, "Hardware", f.Run.HardwareProfile)
 		if f.Quality != nil && f.CostPer1M != nil {
-			qc.Points = append(qc.Points, charts.Point{X: *f.CostPer1M, Y: *f.Quality, Label: fmt.Sprintf("%s: quality %.3f at $%.3f per 1M tokens", name, *f.Quality, *f.CostPer1M)})
+			qc.Points = append(qc.Points, charts.Point{X: *f.CostPer1M, Y: *f.Quality, Label: i18n.T(ctx, "compare.chart_quality_cost_point",
+				"Name", name, "Quality", Fixed(ctx, *f.Quality, 3), "Cost", Fixed(ctx, *f.CostPer1M, 3))})
 		}
 		if f.HasSummary && f.TokensPerS != nil {
-			tt.Points = append(tt.Points, charts.Point{X: *f.TokensPerS, Y: f.TTFT.P95, Label: fmt.Sprintf("%s: %.1f tokens/s, TTFT p95 %.1f ms", name, *f.TokensPerS, f.TTFT.P95)})
+			tt.Points = append(tt.Points, charts.Point{X: *f.TokensPerS, Y: f.TTFT.P95, Label: i18n.T(ctx, "compare.chart_ttft_point",
+				"Name", name, "TPS", Fixed(ctx, *f.TokensPerS, 1), "TTFT", Fixed(ctx, f.TTFT.P95, 1))})
 		}
 	}
 	return []charts.Chart{
-		{ID: "quality-cost", Title: "Quality vs cost", XLabel: "USD per 1M output tokens", YLabel: "quality", Series: []charts.Series{qc}},
-		{ID: "ttft-throughput", Title: "TTFT p95 vs throughput", XLabel: "output tokens/s", YLabel: "TTFT p95 ms", Series: []charts.Series{tt}},
+		{ID: "quality-cost", Title: i18n.T(ctx, "compare.chart_quality_cost"), XLabel: i18n.T(ctx, "compare.chart_usd_1m"), YLabel: i18n.T(ctx, "compare.chart_quality"), Series: []charts.Series{qc}},
+		{ID: "ttft-throughput", Title: i18n.T(ctx, "compare.chart_ttft_throughput"), XLabel: i18n.T(ctx, "compare.chart_output_tps"), YLabel: "TTFT p95 ms", Series: []charts.Series{tt}},
 	}
 }
 
 // SweepCharts overlays the curves of the compared runs that are sweeps;
 // none when no run is.
-func SweepCharts(fs []Figures) []charts.Chart {
+func SweepCharts(ctx context.Context, fs []Figures) []charts.Chart {
 	var runs []charts.SweepRun
 	for _, f := range fs {
 		if len(f.Steps) > 0 {
-			runs = append(runs, charts.SweepRun{Name: fmt.Sprintf("run %d", f.Run.ID), Steps: f.Steps, Saturation: f.Saturation})
+			runs = append(runs, charts.SweepRun{Name: i18n.T(ctx, "compare.run_n", "ID", fmt.Sprint(f.Run.ID)), Steps: f.Steps, Saturation: f.Saturation})
 		}
 	}
 	if len(runs) == 0 {
@@ -224,12 +241,13 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 
 // pairedText is a paired comparison in a line: the difference with its
 // interval, p, the test and the items it rests on.
-func pairedText(p advise.QualityDiff) string {
-	s := fmt.Sprintf("Δ %+.3f [%+.3f, %+.3f], p = %.3g (%s, %d items", p.Mean, p.Lo, p.Hi, p.P, p.TestName(), p.N)
+func pairedText(ctx context.Context, p advise.QualityDiff) string {
+	args := []any{"Mean", Signed(ctx, p.Mean, 3), "Lo", Signed(ctx, p.Lo, 3), "Hi", Signed(ctx, p.Hi, 3), "P", PValue(ctx, p.P),
+		"Test", testName(ctx, p), "N", fmt.Sprint(p.N)}
 	if n := p.OnlyA + p.OnlyB; n > 0 {
-		s += fmt.Sprintf("; %d scored in one run only, left out", n)
+		return i18n.T(ctx, "compare.paired_left_out", append(args, "Left", fmt.Sprint(n))...)
 	}
-	return s + ")"
+	return i18n.T(ctx, "compare.paired", args...)
 }
 
 // overlaps says whether two runs' quality intervals overlap: their
@@ -242,27 +260,32 @@ func overlaps(a, b Figures) bool {
 	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
 }
 
-// Footprint is a run's cost and energy line: cost per 1M output tokens,
-// joules per token, kWh and the estimated CO₂e at gridCO2 g/kWh; empty
-// parts are left out.
+// Footprint is a run's cost and energy line in English; see FootprintIn.
 func (f Figures) Footprint(gridCO2 float64) string {
+	return f.FootprintIn(i18n.With(context.Background(), i18n.Default().Lang("en")), gridCO2)
+}
+
+// FootprintIn is a run's cost and energy line in the reader's language:
+// cost per 1M output tokens, joules per token, kWh and the estimated CO₂e
+// at gridCO2 g/kWh; empty parts are left out.
+func (f Figures) FootprintIn(ctx context.Context, gridCO2 float64) string {
 	var parts []string
 	if f.CostPer1M != nil {
-		parts = append(parts, fmt.Sprintf("$%.3f per 1M output tokens", *f.CostPer1M))
+		parts = append(parts, i18n.T(ctx, "compare.fp_cost", "USD", Fixed(ctx, *f.CostPer1M, 3)))
 	} else {
-		parts = append(parts, "cost unknown (no price for "+f.Run.HardwareProfile+")")
+		parts = append(parts, i18n.T(ctx, "compare.fp_cost_unknown", "Hardware", f.Run.HardwareProfile))
 	}
 	if f.JPerToken != nil {
-		parts = append(parts, fmt.Sprintf("%.3f J per output token", *f.JPerToken))
+		parts = append(parts, i18n.T(ctx, "compare.fp_joules", "J", Fixed(ctx, *f.JPerToken, 3)))
 	}
 	if f.EnergyJ != nil {
 		kwh := *f.EnergyJ / 3.6e6
-		parts = append(parts, fmt.Sprintf("%.4f kWh", kwh), fmt.Sprintf("≈ %.1f g CO₂e at %.0f g/kWh", kwh*gridCO2, gridCO2))
+		parts = append(parts, Fixed(ctx, kwh, 4)+" kWh", i18n.T(ctx, "compare.fp_co2", "G", Fixed(ctx, kwh*gridCO2, 1), "Grid", Fixed(ctx, gridCO2, 0)))
 	} else {
-		parts = append(parts, "energy not measured (no GPU readings)")
+		parts = append(parts, i18n.T(ctx, "compare.fp_energy_none"))
 	}
 	if f.GPUSimulated && (f.JPerToken != nil || f.EnergyJ != nil) {
-		parts = append(parts, "energy simulated from the load (--sim-gpu), not measured")
+		parts = append(parts, i18n.T(ctx, "compare.fp_simulated"))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -275,71 +298,86 @@ func runB(j store.JudgeRun) int64 {
 }
 
 // pairVerdict names the better run of an item, or says why there is none.
-func pairVerdict(j store.JudgeRun, v store.Judgment) string {
+func pairVerdict(ctx context.Context, j store.JudgeRun, v store.Judgment) string {
 	switch v.Verdict {
 	case "A":
-		return fmt.Sprintf("run %d better", j.RunA)
+		return i18n.T(ctx, "compare.run_better", "ID", fmt.Sprint(j.RunA))
 	case "B":
-		return fmt.Sprintf("run %d better", runB(j))
+		return i18n.T(ctx, "compare.run_better", "ID", fmt.Sprint(runB(j)))
 	case "tie":
-		return "tie"
+		return i18n.T(ctx, "compare.tie")
 	}
-	return "no verdict (unparseable)"
+	return i18n.T(ctx, "compare.no_verdict")
 }
 
-func pairState(j store.JudgeRun) string {
+func pairState(ctx context.Context, j store.JudgeRun) string {
 	switch {
 	case j.State == "judging" && (j.Judge.State == "queued" || j.Judge.State == "running"):
-		return fmt.Sprintf("judge run %s, %d / %d prompts", j.Judge.State, j.Judge.Completed, j.Judge.Total)
+		return i18n.T(ctx, "compare.judge_progress", "State", runState(ctx, j.Judge.State), "Done", fmt.Sprint(j.Judge.Completed), "Total", fmt.Sprint(j.Judge.Total))
 	case j.State == "judging" && j.Judge.State != "completed":
-		return "no verdicts: the judge run " + j.Judge.State
+		return i18n.T(ctx, "compare.judge_no_verdicts", "State", runState(ctx, j.Judge.State))
 	case j.State == "judging":
-		return "reading the verdicts"
+		return i18n.T(ctx, "compare.judge_reading")
 	case j.State == "failed":
-		return "failed: " + j.Error
+		return i18n.T(ctx, "compare.judge_failed", "Error", j.Error)
 	}
-	return "judged"
+	return i18n.T(ctx, "state.judged")
 }
 
-func pairCounts(j store.JudgeRun) string {
+// runState is a run's state in the reader's language.
+func runState(ctx context.Context, state string) string {
+	if key, ok := stateKeys[state]; ok {
+		return i18n.T(ctx, key)
+	}
+	return state
+}
+
+var stateKeys = map[string]string{"queued": "state.queued", "running": "state.running", "completed": "state.completed",
+	"failed": "state.failed", "cancelled": "state.cancelled"}
+
+func pairCounts(ctx context.Context, j store.JudgeRun) string {
 	if j.State == "judging" {
 		return "–"
 	}
-	s := fmt.Sprintf("run %d: %d wins · %d ties · %d losses", j.RunA, j.Wins, j.Ties, j.Losses)
+	s := i18n.T(ctx, "compare.counts", "ID", fmt.Sprint(j.RunA), "Wins", fmt.Sprint(j.Wins), "Ties", fmt.Sprint(j.Ties), "Losses", fmt.Sprint(j.Losses))
 	if j.Inconsistent > 0 {
-		s += fmt.Sprintf(" (%d ties from orders that disagreed)", j.Inconsistent)
+		s += i18n.T(ctx, "compare.counts_inconsistent", "N", fmt.Sprint(j.Inconsistent))
 	}
 	if j.Unparsed > 0 {
-		s += fmt.Sprintf("; %d items without a readable verdict", j.Unparsed)
+		s += i18n.T(ctx, "compare.counts_unparsed", "N", fmt.Sprint(j.Unparsed))
 	}
 	return s
 }
 
-func pairWinRate(j store.JudgeRun) string {
+func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 	w, h := j.WinRate(), j.WinRateHalfTies()
 	if j.State == "judging" || w == nil || h == nil {
 		return "–"
 	}
-	return fmt.Sprintf("run %d: %.1f %% (ties as half: %.1f %%)", j.RunA, 100**w, 100**h)
+	return i18n.T(ctx, "compare.win_rate_text", "ID", fmt.Sprint(j.RunA), "Rate", Fixed(ctx, 100**w, 1), "Half", Fixed(ctx, 100**h, 1))
 }
 
-// ClaimText is one criterion's comparison with the baseline in words:
-// what differs when the runs are not comparable, else the difference, the
-// test and whether it is significant.
-func ClaimText(m advise.Margin) string {
-	name := map[advise.Criterion]string{advise.Quality: "quality", advise.Speed: "output tokens/s",
-		advise.Latency: "p95 E2E", advise.Cost: "cost per 1M"}[m.Criterion]
+// criterionKeys name each criterion in a claim.
+var criterionKeys = map[advise.Criterion]string{advise.Quality: "compare.crit_quality", advise.Speed: "compare.crit_speed",
+	advise.Latency: "compare.crit_latency", advise.Cost: "compare.crit_cost"}
+
+// ClaimText is one criterion's comparison with the baseline in words, in
+// the reader's language: what differs when the runs are not comparable,
+// else the difference, the test and whether it is significant.
+func ClaimText(ctx context.Context, m advise.Margin) string {
+	name := i18n.T(ctx, criterionKeys[m.Criterion])
+	pct := func() string { return decimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) }
 	switch {
 	case !m.Measured:
-		return name + ": not measured"
+		return i18n.T(ctx, "compare.claim_not_measured", "Name", name)
 	case !m.Comparable:
-		return name + ": " + m.Reason
+		return name + ": " + said(ctx, m.ReasonSaid, m.Reason)
 	case m.P == nil:
-		return fmt.Sprintf("%s: %+.1f %%, %s", name, m.Pct, m.Basis)
+		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", said(ctx, m.BasisSaid, m.Basis))
 	case m.Tie:
-		return fmt.Sprintf("%s: %+.1f %%, not significant (%s, p = %.3g)", name, m.Pct, m.Test, *m.P)
+		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", PValue(ctx, *m.P))
 	}
-	return fmt.Sprintf("%s: %+.1f %%, significant (%s, p = %.3g)", name, m.Pct, m.Test, *m.P)
+	return i18n.T(ctx, "compare.claim_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", PValue(ctx, *m.P))
 }
 
 // comparableQuality says whether run id's quality may be set against the
@@ -353,35 +391,41 @@ func comparableQuality(d Data, id int64) bool {
 	return true
 }
 
-// NodeLine is a run's node figures in a sentence: the machine's CPU and
-// memory, and the runtime's process tree; what was not measured says so.
+// NodeLine is a run's node figures in English; see NodeLineIn.
 func (f Figures) NodeLine() string {
+	return f.NodeLineIn(i18n.With(context.Background(), i18n.Default().Lang("en")))
+}
+
+// NodeLineIn is a run's node figures in a sentence in the reader's
+// language: the machine's CPU and memory, and the runtime's process tree;
+// what was not measured says so.
+func (f Figures) NodeLineIn(ctx context.Context) string {
 	n := f.Node
 	if n == nil {
-		return "Node CPU and memory: not measured (the run's agent did not sample its node)."
+		return i18n.T(ctx, "compare.node_none")
 	}
-	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+	gib := func(b int64) string { return Fixed(ctx, float64(b)/(1<<30), 1) + " GiB" }
 	var parts []string
 	if n.MeanCPUPercent != nil && n.PeakCPUPercent != nil {
-		parts = append(parts, fmt.Sprintf("CPU %.0f %% mean, %.0f %% peak (of all CPUs)", *n.MeanCPUPercent, *n.PeakCPUPercent))
+		parts = append(parts, i18n.T(ctx, "compare.node_cpu", "Mean", Fixed(ctx, *n.MeanCPUPercent, 0), "Peak", Fixed(ctx, *n.PeakCPUPercent, 0)))
 	} else {
-		parts = append(parts, "CPU not measured")
+		parts = append(parts, i18n.T(ctx, "compare.node_cpu_none"))
 	}
 	if n.PeakMemUsed != nil && n.MemTotalBytes != nil {
-		parts = append(parts, fmt.Sprintf("memory %s peak of %s", gib(*n.PeakMemUsed), gib(*n.MemTotalBytes)))
+		parts = append(parts, i18n.T(ctx, "compare.node_memory", "Peak", gib(*n.PeakMemUsed), "Total", gib(*n.MemTotalBytes)))
 	} else {
-		parts = append(parts, "memory not measured")
+		parts = append(parts, i18n.T(ctx, "compare.node_memory_none"))
 	}
-	line := fmt.Sprintf("Node over %d samples: %s.", n.Samples, strings.Join(parts, ", "))
+	line := i18n.T(ctx, "compare.node_line", "N", fmt.Sprint(n.Samples), "Parts", strings.Join(parts, ", "))
 	switch {
 	case n.ProcessKind() == "":
-		return line + " Runtime processes: not measured (agentd did not launch the runtime)."
+		return line + " " + i18n.T(ctx, "compare.node_proc_none")
 	case n.ProcMeanCPUPercent != nil && n.ProcPeakRSSBytes != nil:
-		who := "Runtime processes"
+		who := i18n.T(ctx, "compare.node_proc_runtime")
 		if n.Process == "agentd" {
-			who = "agentd (the simulated runtime runs inside it)"
+			who = i18n.T(ctx, "compare.node_proc_agentd")
 		}
-		return line + fmt.Sprintf(" %s: CPU %.0f %% mean of all CPUs, %s resident at peak.", who, *n.ProcMeanCPUPercent, gib(*n.ProcPeakRSSBytes))
+		return line + " " + i18n.T(ctx, "compare.node_proc", "Who", who, "CPU", Fixed(ctx, *n.ProcMeanCPUPercent, 0), "RSS", gib(*n.ProcPeakRSSBytes))
 	}
 	return line
 }

@@ -2,19 +2,21 @@ package recommend
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/charts"
+	"github.com/ruckus/ruckus/views/compare"
 )
 
-func num(v *float64, format string) string {
+func num(ctx context.Context, v *float64, places int) string {
 	if v == nil {
-		return "not measured"
+		return i18n.T(ctx, "recommend.not_measured")
 	}
-	return fmt.Sprintf(format, *v)
+	return compare.Fixed(ctx, *v, places)
 }
 
 // rank is "1", or "=1" when the rank is shared.
@@ -25,8 +27,19 @@ func rank(r advise.Ranked) string {
 	return fmt.Sprint(r.Rank)
 }
 
+// label names a candidate among others in the reader's language.
+func label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
+	switch l := advise.LabelSaid(c, all).(type) {
+	case advise.Said:
+		return compare.Word(ctx, l)
+	case string:
+		return l
+	}
+	return advise.Label(c, all)
+}
+
 // headline names the recommended target, or the targets tied first.
-func headline(rec advise.Recommendation) string {
+func headline(ctx context.Context, rec advise.Recommendation) string {
 	var first []advise.Candidate
 	var all []advise.Candidate
 	for _, r := range rec.Feasible {
@@ -39,32 +52,55 @@ func headline(rec advise.Recommendation) string {
 		return ""
 	}
 	if len(first) == 1 {
-		return "Recommended: " + advise.Label(first[0], all) + "."
+		return i18n.T(ctx, "recommend.recommended", "Name", label(ctx, first[0], all))
 	}
 	names := make([]string, len(first))
 	for i, c := range first {
-		names[i] = advise.Label(c, all)
+		names[i] = label(ctx, c, all)
 	}
-	return fmt.Sprintf("Effectively a tie between %s: choose on what the ranking does not weigh (price of the hardware you have, licence, context length).",
-		strings.Join(names[:len(names)-1], ", ")+" and "+names[len(names)-1])
+	return i18n.T(ctx, "recommend.tie_first", "Names", compare.JoinAnd(ctx, names))
 }
 
-func quality(c advise.Candidate) string {
+// explanation says why a target has its rank, in the reader's language.
+func explanation(ctx context.Context, r advise.Ranked) string {
+	if r.ExplanationSaid.Code == "" {
+		return r.Explanation
+	}
+	return compare.Word(ctx, r.ExplanationSaid)
+}
+
+// notes say what the ranking left out and why, in the reader's language.
+func notes(ctx context.Context, rec advise.Recommendation) []string {
+	if len(rec.NotesSaid) != len(rec.Notes) {
+		return rec.Notes
+	}
+	return compare.WordAll(ctx, rec.NotesSaid)
+}
+
+// unrankedReason says what sets a target apart from the ranked ones.
+func unrankedReason(ctx context.Context, x advise.Unranked) string {
+	if x.ReasonSaid.Code == "" {
+		return x.Reason
+	}
+	return compare.Word(ctx, x.ReasonSaid)
+}
+
+func quality(ctx context.Context, c advise.Candidate) string {
 	if c.Quality == nil {
-		return "not scored"
+		return i18n.T(ctx, "recommend.not_scored")
 	}
 	if c.QualityLo != nil && c.QualityHi != nil {
-		return fmt.Sprintf("%.3f [%.3f, %.3f]", *c.Quality, *c.QualityLo, *c.QualityHi)
+		return fmt.Sprintf("%s [%s, %s]", compare.Fixed(ctx, *c.Quality, 3), compare.Fixed(ctx, *c.QualityLo, 3), compare.Fixed(ctx, *c.QualityHi, 3))
 	}
-	return fmt.Sprintf("%.3f", *c.Quality)
+	return compare.Fixed(ctx, *c.Quality, 3)
 }
 
 // Charts draws quality against cost and against p95 E2E for every
 // candidate, with the Pareto front as a line.
-func Charts(all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
+func Charts(ctx context.Context, all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
 	mk := func(id, title, xl string, x func(advise.Candidate) *float64, front []int64) charts.Chart {
-		pts := charts.Series{Name: "targets", Dots: true}
-		line := charts.Series{Name: "Pareto front"}
+		pts := charts.Series{Name: i18n.T(ctx, "recommend.chart_targets"), Dots: true}
+		line := charts.Series{Name: i18n.T(ctx, "recommend.chart_front")}
 		byID := map[int64]advise.Candidate{}
 		for _, c := range all {
 			byID[c.RunID] = c
@@ -72,24 +108,27 @@ func Charts(all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
 				continue
 			}
 			pts.Points = append(pts.Points, charts.Point{X: *x(c), Y: *c.Quality,
-				Label: fmt.Sprintf("run %d %s on %s: quality %.3f, %s %.3g", c.RunID, c.Model, c.Hardware, *c.Quality, xl, *x(c))})
+				Label: i18n.T(ctx, "recommend.chart_point", "ID", fmt.Sprint(c.RunID), "Model", c.Model, "Hardware", c.Hardware,
+					"Quality", compare.Fixed(ctx, *c.Quality, 3), "Axis", xl, "X", compare.PValue(ctx, *x(c)))})
 		}
 		for _, id := range front {
 			c := byID[id]
-			line.Points = append(line.Points, charts.Point{X: *x(c), Y: *c.Quality, Label: fmt.Sprintf("run %d (Pareto front)", id)})
+			line.Points = append(line.Points, charts.Point{X: *x(c), Y: *c.Quality, Label: i18n.T(ctx, "recommend.chart_front_point", "ID", fmt.Sprint(id))})
 		}
 		slices.SortFunc(line.Points, func(a, b charts.Point) int { return cmp.Compare(a.X, b.X) })
-		return charts.Chart{ID: id, Title: title, XLabel: xl, YLabel: "quality", Series: []charts.Series{pts, line}}
+		return charts.Chart{ID: id, Title: title, XLabel: xl, YLabel: i18n.T(ctx, "compare.chart_quality"), Series: []charts.Series{pts, line}}
 	}
 	var out []charts.Chart
 	// Without a price there is no cost to draw: the ranking's notes say so.
 	for _, c := range all {
 		if c.Quality != nil && c.CostPer1M != nil {
-			out = append(out, mk("pareto-cost", "Quality vs cost", "USD per 1M tokens", func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost))
+			out = append(out, mk("pareto-cost", i18n.T(ctx, "compare.chart_quality_cost"), i18n.T(ctx, "recommend.chart_usd_1m"),
+				func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost))
 			break
 		}
 	}
-	return append(out, mk("pareto-latency", "Quality vs p95 E2E latency", "p95 E2E ms", func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
+	return append(out, mk("pareto-latency", i18n.T(ctx, "recommend.chart_quality_latency"), i18n.T(ctx, "recommend.chart_e2e"),
+		func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
 }
 
 // subject is what the recommendation is over: the benchmark or the dataset.
@@ -98,6 +137,14 @@ func (d Data) subject() string {
 		return d.Dataset.Name
 	}
 	return d.Benchmark.Name
+}
+
+// message is what is wrong with the form, in the reader's language.
+func (d Data) message() string {
+	if d.Form.Message != "" {
+		return d.Form.Message
+	}
+	return d.Form.Error
 }
 
 func (d Data) backURL() string {

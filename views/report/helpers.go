@@ -1,9 +1,12 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/compare"
 )
 
@@ -16,23 +19,46 @@ func simulated(fs []compare.Figures) bool {
 	return false
 }
 
-func qualityText(f compare.Figures) string {
+func qualityText(ctx context.Context, f compare.Figures) string {
 	r := f.Run
 	switch {
 	case r.Quality == nil:
-		return "not scored"
+		return i18n.T(ctx, "report.not_scored")
 	case r.QualityLo != nil && r.QualityHi != nil:
-		return fmt.Sprintf("%.3f [%.3f, %.3f] (%s)", *r.Quality, *r.QualityLo, *r.QualityHi, r.Scorer)
+		return fmt.Sprintf("%s [%s, %s] (%s)", compare.Fixed(ctx, *r.Quality, 3), compare.Fixed(ctx, *r.QualityLo, 3), compare.Fixed(ctx, *r.QualityHi, 3), r.Scorer)
 	}
-	return fmt.Sprintf("%.3f (%s)", *r.Quality, r.Scorer)
+	return fmt.Sprintf("%s (%s)", compare.Fixed(ctx, *r.Quality, 3), r.Scorer)
 }
 
-func opt(v *float64, format string) string {
+func opt(ctx context.Context, v *float64, places int) string {
 	if v == nil {
-		return "not measured"
+		return i18n.T(ctx, "compare.not_measured")
 	}
-	return fmt.Sprintf(format, *v)
+	return compare.Fixed(ctx, *v, places)
 }
+
+// triple writes percentiles with places decimals: "1.0 / 2.0 / 3.0".
+func triple(ctx context.Context, places int, vs ...float64) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = compare.Fixed(ctx, v, places)
+	}
+	return strings.Join(parts, " / ")
+}
+
+// stamp is a moment to the minute, in UTC.
+func stamp(ctx context.Context, t time.Time) string { return i18n.DateTime(ctx, t) + " UTC" }
+
+// runState is a run's state in the reader's language.
+func runState(ctx context.Context, state string) string {
+	if key, ok := stateKeys[state]; ok {
+		return i18n.T(ctx, key)
+	}
+	return state
+}
+
+var stateKeys = map[string]string{"queued": "state.queued", "running": "state.running", "completed": "state.completed",
+	"failed": "state.failed", "cancelled": "state.cancelled"}
 
 func join(s []string) string { return strings.Join(s, ", ") }
 

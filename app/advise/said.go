@@ -1,0 +1,168 @@
+package advise
+
+// Said is one of this package's sentences as a code and its values, for a
+// page to word in its reader's language (views map each code to a
+// catalogue message); the English text kept beside it is what the JSON
+// API answers.
+type Said struct {
+	Code string
+	// Args are name/value pairs filling the message's placeholders; a
+	// value is a string, an int, an int64, a Dec, a Said or a []Said.
+	Args []any
+}
+
+// Dec is a number a page writes with Places decimals, in its reader's
+// language.
+type Dec struct {
+	V      float64
+	Places int
+	// Trim drops trailing zeros (and the decimal sign with them).
+	Trim bool
+}
+
+// trimmed is v with at most two decimals and no trailing zeros, as
+// trimFloat writes it.
+func trimmed(v float64) Dec { return Dec{V: v, Places: 2, Trim: true} }
+
+// tokensSaid is n output tokens, in the singular for one, as
+// outputTokens writes it.
+func tokensSaid(n float64) Said {
+	if n == 1 {
+		return say("capacity_one_output_token")
+	}
+	return say("capacity_output_tokens", "N", trimmed(n))
+}
+
+func say(code string, args ...any) Said { return Said{Code: code, Args: args} }
+
+// Say is a Said for callers outside the package that build a sentence
+// the same pages word (a handler's measurement problem).
+func Say(code string, args ...any) Said { return say(code, args...) }
+
+// dec is v written with places decimals.
+func dec(v float64, places int) Dec { return Dec{V: v, Places: places} }
+
+// Signed is a number a page writes with a sign (+0.120, −0.050) and
+// Places decimals.
+type Signed struct {
+	V      float64
+	Places int
+}
+
+func signed(v float64, places int) Signed { return Signed{V: v, Places: places} }
+
+// P is a p-value a page writes with three significant digits (%.3g).
+type P float64
+
+func pval(p float64) P { return P(p) }
+
+// Sig is a number a page writes with Digits significant digits (%.4g);
+// Digits 0 writes it as %g does.
+type Sig struct {
+	V      float64
+	Digits int
+}
+
+// AndList is a list a page joins as "a, b and c" in its reader's
+// language; each item is a value as in Said.Args.
+type AndList []any
+
+// Pct is the size of a relative difference a page writes as FormatPct
+// does: "0.6 %", "12 %".
+type Pct float64
+
+// labelSaid is Label as a Said (or the model's name, which is data).
+func labelSaid(x Candidate, among []Candidate) any {
+	sameModel, sameTarget := 0, 0
+	for _, y := range among {
+		if y.Model == x.Model {
+			sameModel++
+			if y.Runtime == x.Runtime && y.Hardware == x.Hardware {
+				sameTarget++
+			}
+		}
+	}
+	switch {
+	case x.Model == "":
+		return say("label_run", "Run", x.RunID)
+	case sameModel <= 1:
+		return x.Model
+	case sameTarget <= 1:
+		return say("label_target", "Model", x.Model, "Runtime", x.Runtime, "Hardware", x.Hardware)
+	}
+	return say("label_model_run", "Model", x.Model, "Run", x.RunID)
+}
+
+// LabelSaid is Label for a page to word.
+func LabelSaid(x Candidate, among []Candidate) any { return labelSaid(x, among) }
+
+func labelsSaid(xs, among []Candidate) AndList {
+	out := make(AndList, len(xs))
+	for i, x := range xs {
+		out[i] = labelSaid(x, among)
+	}
+	return out
+}
+
+// valueSaid is FormatValue as a Said.
+func valueSaid(c Criterion, v float64) Said {
+	switch c {
+	case Quality:
+		return say("value_quality", "V", dec(v, 3))
+	case Speed:
+		return say("value_speed", "V", dec(v, 1))
+	case Latency:
+		return say("value_latency", "V", dec(v, 0))
+	case Cost:
+		return say("value_cost", "V", dec(v, 3))
+	}
+	return say("value_other", "V", Sig{V: v})
+}
+
+// figuresSaid is " (A vs B unit)" of a phrase, as a Said.
+func figuresSaid(c Criterion, a, b float64) Said {
+	switch c {
+	case Quality:
+		return say("figures_quality", "A", dec(a, 3), "B", dec(b, 3))
+	case Speed:
+		return say("figures_speed", "A", dec(a, 1), "B", dec(b, 1))
+	case Latency:
+		return say("figures_latency", "A", dec(a, 0), "B", dec(b, 0))
+	}
+	return say("figures_cost", "A", dec(a, 3), "B", dec(b, 3))
+}
+
+// PhraseSaid is PhraseThan as a Said; b is the other candidate's label
+// (nil: not named).
+func (m Margin) PhraseSaid(b any) Said {
+	if !m.Measured {
+		return Said{}
+	}
+	named := b != nil
+	var fig any = ""
+	if !m.Tie {
+		fig = figuresSaid(m.Criterion, m.A, m.B)
+	}
+	var how string
+	switch {
+	case m.Better == 0:
+		how = "equal"
+	case m.Criterion == Quality && m.Tie && m.Better > 0:
+		how = "ns_better"
+	case m.Criterion == Quality && m.Tie:
+		how = "ns_worse"
+	case m.Better > 0:
+		how = "better"
+	default:
+		how = "worse"
+	}
+	code := "phrase_" + string(m.Criterion) + "_" + how
+	if named {
+		code += "_than"
+	}
+	args := []any{"Pct", Pct(m.Pct), "Figures", fig}
+	if named {
+		args = append(args, "B", b)
+	}
+	return say(code, args...)
+}
