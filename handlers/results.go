@@ -148,7 +148,7 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 	if len(cr) == 1 {
 		d.Qualities, d.Stat = cr[0].Qualities, cr[0].Stat
 		fig := compare.NewFigures(cr[0])
-		d.Footprint, d.NodeLine = fig.Footprint(s.GridCO2), fig.NodeLine()
+		d.Footprint, d.NodeLine = fig.Footprint(c.UserContext(), s.GridCO2), fig.NodeLine(c.UserContext())
 		d.LoadTimeMs, d.RuntimeLog = cr[0].LoadTimeMs, cr[0].RuntimeLog
 		if cr[0].Summary != nil {
 			var sum jobs.RunSummary

@@ -218,7 +218,7 @@ func SweepCharts(ctx context.Context, fs []Figures) []charts.Chart {
 	if len(runs) == 0 {
 		return nil
 	}
-	return charts.SweepCharts(runs)
+	return charts.SweepCharts(ctx, runs)
 }
 
 func (d Data) base() Figures {
@@ -260,15 +260,10 @@ func overlaps(a, b Figures) bool {
 	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
 }
 
-// Footprint is a run's cost and energy line in English; see FootprintIn.
-func (f Figures) Footprint(gridCO2 float64) string {
-	return f.FootprintIn(i18n.With(context.Background(), i18n.Default().Lang("en")), gridCO2)
-}
-
-// FootprintIn is a run's cost and energy line in the reader's language:
+// Footprint is a run's cost and energy line in the reader's language:
 // cost per 1M output tokens, joules per token, kWh and the estimated CO₂e
 // at gridCO2 g/kWh; empty parts are left out.
-func (f Figures) FootprintIn(ctx context.Context, gridCO2 float64) string {
+func (f Figures) Footprint(ctx context.Context, gridCO2 float64) string {
 	var parts []string
 	if f.CostPer1M != nil {
 		parts = append(parts, i18n.T(ctx, "compare.fp_cost", "USD", Fixed(ctx, *f.CostPer1M, 3)))
@@ -391,15 +386,10 @@ func comparableQuality(d Data, id int64) bool {
 	return true
 }
 
-// NodeLine is a run's node figures in English; see NodeLineIn.
-func (f Figures) NodeLine() string {
-	return f.NodeLineIn(i18n.With(context.Background(), i18n.Default().Lang("en")))
-}
-
-// NodeLineIn is a run's node figures in a sentence in the reader's
+// NodeLine is a run's node figures in a sentence in the reader's
 // language: the machine's CPU and memory, and the runtime's process tree;
 // what was not measured says so.
-func (f Figures) NodeLineIn(ctx context.Context) string {
+func (f Figures) NodeLine(ctx context.Context) string {
 	n := f.Node
 	if n == nil {
 		return i18n.T(ctx, "compare.node_none")

@@ -2225,7 +2225,7 @@ func StepsSection(s jobs.RunSummary) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, c := range charts.SweepCharts([]charts.SweepRun{{Steps: s.Steps, Saturation: s.Saturation}}) {
+		for _, c := range charts.SweepCharts(ctx, []charts.SweepRun{{Steps: s.Steps, Saturation: s.Saturation}}) {
 			templ_7745c5c3_Err = charts.Line(c).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
