@@ -193,14 +193,15 @@ func (m Manifest) docPaths(errs Errors) Errors {
 		return errs
 	}
 	out := append(Errors{}, d.errs...)
-	seen := map[FieldError]bool{}
+	type said struct{ path, message string }
+	seen := map[said]bool{}
 	for _, e := range d.errs {
-		seen[e] = true
+		seen[said{e.Path, e.Message}] = true
 	}
 	for _, e := range errs {
 		e.Path = d.path(e.Path)
-		if !seen[e] {
-			seen[e] = true
+		if !seen[said{e.Path, e.Message}] {
+			seen[said{e.Path, e.Message}] = true
 			out = append(out, e)
 		}
 	}
