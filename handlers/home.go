@@ -249,14 +249,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	created, err := s.Benchmarks.Create(ctx, v, firstManifest(f))
 	var errs bench.Errors
 	if errors.As(err, &errs) {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Message
-			if e.Path != "" {
-				msgs[i] = e.Path + ": " + e.Message
-			}
-		}
-		if err := s.flash(c, "error", "The first benchmark could not be launched: "+strings.Join(msgs, "; ")); err != nil {
+		if err := s.flash(c, "error", "The first benchmark could not be launched: "+errs.Text(ctx)); err != nil {
 			return err
 		}
 		return redirect(c, "/")

@@ -73,7 +73,7 @@ type passwordRequest struct {
 func (s *server) changePassword(c *fiber.Ctx) error {
 	u := currentUser(c)
 	req := passwordRequest{Current: c.FormValue("current"), New: c.FormValue("new"), Confirm: c.FormValue("confirm")}
-	form := account.PasswordForm{Errors: s.validate.Struct(req).Map()}
+	form := account.PasswordForm{Errors: s.validate.Struct(req).MapText(c.UserContext())}
 	if !s.Passwords.Match(u.PasswordHash, req.Current) {
 		form.Errors["current"] = "This is not your current password."
 	}
@@ -112,7 +112,7 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	d := account.TokensData{}
 	status := fiber.StatusOK
 	if errs := s.validate.Struct(req); errs != nil {
-		d.Error = errs[0].Message
+		d.Error = errs[0].Text(c.UserContext())
 		status = fiber.StatusUnprocessableEntity
 	} else {
 		token, prefix, hash := auth.NewAPIToken()
