@@ -144,8 +144,8 @@ func journey(t *testing.T, locale string) {
 	newBenchmark := func(name string, concurrency int) {
 		must(t, page.GetByTestId("nav-benchmarks").Click())
 		must(t, page.GetByTestId("new-benchmark").Click())
-		must(t, page.GetByLabel("Name", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill(name))
-		_, err := page.Locator(`select[name="dataset_id"]`).SelectOption(playwright.SelectOptionValues{Labels: &[]string{"Sums (40 items)"}})
+		must(t, page.GetByLabel(tr.T("newbench.name"), playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill(name))
+		_, err := page.Locator(`select[name="dataset_id"]`).SelectOption(playwright.SelectOptionValues{Labels: &[]string{tr.N("newbench.dataset_option", 40, "Name", "Sums")}})
 		must(t, err)
 		for i, model := range []string{"acme/small-1b", "acme/large-8b"} {
 			for field, v := range map[string]string{"model": model, "runtime": "sim", "hardware": profile} {
@@ -155,9 +155,9 @@ func journey(t *testing.T, locale string) {
 		}
 		_, err = page.Locator(`select[name="load_kind"]`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"concurrency"}})
 		must(t, err)
-		must(t, page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: "Concurrency"}).Fill(strconv.Itoa(concurrency)))
-		must(t, page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: "Max tokens"}).Fill("24"))
-		_, err = page.GetByLabel("Scorer").SelectOption(playwright.SelectOptionValues{Values: &[]string{"contains"}})
+		must(t, page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: tr.T("newbench.concurrency")}).Fill(strconv.Itoa(concurrency)))
+		must(t, page.GetByRole("textbox", playwright.PageGetByRoleOptions{Name: tr.T("newbench.max_tokens")}).Fill("24"))
+		_, err = page.GetByLabel(tr.T("datasets.scorer")).SelectOption(playwright.SelectOptionValues{Values: &[]string{"contains"}})
 		must(t, err)
 		must(t, page.GetByTestId("launch").Click())
 		must(t, ex.Locator(page.GetByTestId("benchmark-name")).ToHaveText(name))

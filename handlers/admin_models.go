@@ -3,13 +3,13 @@ package handlers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/admin"
 )
@@ -105,11 +105,11 @@ func (s *server) createModel(c *fiber.Ctx) error {
 		_, err := s.Store.CreateModel(c.UserContext(), fields)
 		switch {
 		case errors.Is(err, store.ErrModelNameTaken):
-			form.Errors["name"] = "A model with this name is already registered."
+			form.Errors["name"] = i18n.T(c.UserContext(), "admin_models.name_taken")
 		case err != nil:
 			return err
 		default:
-			return s.modelsResult(c, fiber.StatusOK, admin.ModelsData{Saved: fmt.Sprintf("Model %s added.", fields.Name)})
+			return s.modelsResult(c, fiber.StatusOK, admin.ModelsData{Saved: i18n.T(c.UserContext(), "admin_models.added", "Name", fields.Name)})
 		}
 	}
 	return s.modelsResult(c, fiber.StatusUnprocessableEntity, admin.ModelsData{Form: form})
@@ -155,11 +155,11 @@ func (s *server) updateModel(c *fiber.Ctx) error {
 		err := s.Store.UpdateModel(c.UserContext(), m.ID, fields)
 		switch {
 		case errors.Is(err, store.ErrModelNameTaken):
-			form.Errors["name"] = "A model with this name is already registered."
+			form.Errors["name"] = i18n.T(c.UserContext(), "admin_models.name_taken")
 		case err != nil:
 			return err
 		default:
-			if err := s.flash(c, "info", fmt.Sprintf("Model %s saved.", fields.Name)); err != nil {
+			if err := s.say(c, "info", "admin_models.saved", "Name", fields.Name); err != nil {
 				return err
 			}
 			return redirect(c, "/admin/models")

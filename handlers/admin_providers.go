@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/admin"
@@ -56,7 +57,7 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 		Input: strings.Clone(c.FormValue("input_per_1m")), Output: strings.Clone(c.FormValue("output_per_1m"))}
 	errs := map[string]string{}
 	if _, ok := s.providers()[form.Provider]; !ok {
-		errs["provider"] = "Choose a provider of the table."
+		errs["provider"] = i18n.T(c.UserContext(), "admin_providers.choose_provider")
 	}
 	// A price that does not parse is NaN, which its rules refuse.
 	number := func(raw string) float64 {
@@ -78,7 +79,7 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 		return err
 	}
 	s.Logger.Info("provider price set", "by", currentUser(c).ID, "provider", form.Provider, "model", req.Model)
-	if err := s.flash(c, "info", "Price for "+form.Provider+":"+req.Model+" saved."); err != nil {
+	if err := s.say(c, "info", "admin_providers.saved", "Provider", form.Provider, "Model", req.Model); err != nil {
 		return err
 	}
 	return redirect(c, "/admin/providers")
@@ -87,12 +88,12 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 func (s *server) deleteProviderPrice(c *fiber.Ctx) error {
 	provider, model := strings.Clone(c.FormValue("provider")), strings.Clone(c.FormValue("model"))
 	if provider == "" || model == "" || len(provider) > 63 || len(model) > 200 {
-		return fiber.NewError(fiber.StatusBadRequest, "provider and model: name the price to remove (at most 63 and 200 characters)")
+		return sayError(fiber.StatusBadRequest, "admin_providers.name_the_price")
 	}
 	if err := s.Store.DeleteProviderPrice(c.UserContext(), provider, model); err != nil {
 		return lookup("price", err)
 	}
-	if err := s.flash(c, "info", "Price for "+provider+":"+model+" removed."); err != nil {
+	if err := s.say(c, "info", "admin_providers.removed", "Provider", provider, "Model", model); err != nil {
 		return err
 	}
 	return redirect(c, "/admin/providers")

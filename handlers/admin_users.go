@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/admin"
 )
@@ -52,7 +53,7 @@ func (s *server) usersResult(c *fiber.Ctx, status int, d admin.UsersData) error 
 func (s *server) createUser(c *fiber.Ctx) error {
 	var req newUserRequest
 	if err := c.BodyParser(&req); err != nil {
-		return fiber.NewError(fiber.StatusBadRequest, "The form could not be read.")
+		return sayError(fiber.StatusBadRequest, "admin_users.form_unreadable")
 	}
 	req.Email = strings.ToLower(strings.TrimSpace(req.Email))
 	req.Name = strings.TrimSpace(req.Name)
@@ -70,7 +71,7 @@ func (s *server) createUser(c *fiber.Ctx) error {
 	}
 	_, err = s.Store.CreateUser(c.UserContext(), store.NewUser{Email: req.Email, Name: req.Name, PasswordHash: hash, Role: role})
 	if errors.Is(err, store.ErrEmailTaken) {
-		form.Errors["email"] = "A user with this email already exists."
+		form.Errors["email"] = i18n.T(c.UserContext(), "admin_users.email_taken")
 		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
 	}
 	if err != nil {
@@ -88,7 +89,7 @@ func (s *server) targetUser(c *fiber.Ctx) (store.User, error) {
 		return store.User{}, err
 	}
 	if id == currentUser(c).ID {
-		return store.User{}, fiber.NewError(fiber.StatusUnprocessableEntity, "You cannot do this to your own account.")
+		return store.User{}, sayError(fiber.StatusUnprocessableEntity, "admin_users.not_yourself")
 	}
 	u, err := s.Store.UserByID(c.UserContext(), id)
 	return u, lookup("user", err)

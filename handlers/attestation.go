@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/attest"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/results"
 )
@@ -37,7 +39,7 @@ type apiAttestation struct {
 // verifyRun checks the run's attestation (attest.ErrNotAttested: none yet).
 func (s *server) verifyRun(c *fiber.Ctx, runID int64) (store.Attestation, attest.Verification, error) {
 	if s.Attestations == nil {
-		return store.Attestation{}, attest.Verification{}, fiber.NewError(fiber.StatusServiceUnavailable, "Result signing is not set up on this server.")
+		return store.Attestation{}, attest.Verification{}, sayError(fiber.StatusServiceUnavailable, "attest_page.not_set_up")
 	}
 	return s.Attestations.VerifyRun(c.UserContext(), runID)
 }
@@ -73,13 +75,50 @@ func (s *server) showAttestation(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	default:
-		view.Signed, view.Rows, view.Digest, view.Valid, view.Problem = true, a.RowCount, digestText(a.Digest), v.Valid, v.Problem
+		view.Signed, view.Rows, view.Digest, view.Valid, view.Problem = true, a.RowCount, digestText(a.Digest), v.Valid, attestProblem(c, v)
 		view.SignedAt, view.PublicKey = a.SignedAt.UTC().Format(time.RFC3339), base64.StdEncoding.EncodeToString(a.PublicKey)
 	}
 	if c.Get("HX-Request") != "" {
 		return render(c, fiber.StatusOK, results.AttestationSection(view))
 	}
 	return render(c, fiber.StatusOK, results.AttestationPage(view))
+}
+
+// attestProblems are the catalogue's words for the problems a
+// verification names (attest.Signer.Verify); the API gives them as found.
+var attestProblems = map[string]string{
+	"the attestation was signed by another key than this server's": "attest_page.other_key",
+	"the attestation's row list is malformed":                      "attest_page.malformed",
+	"the attestation's digest does not match its row digests":      "attest_page.digest_mismatch",
+	"the signature does not match the attested digest":             "attest_page.bad_signature",
+	"the results' digest differs from the signed one":              "attest_page.results_differ",
+}
+
+// rowChanges are the catalogue's sentences for a row that differs
+// (attest.Difference's Change).
+var rowChanges = map[string]string{
+	"changed": "attest_page.row_changed",
+	"added":   "attest_page.row_added",
+	"removed": "attest_page.row_removed",
+}
+
+// attestProblem is what a verification found wrong, in the reader's
+// language; a problem the catalogue does not know shows as found.
+func attestProblem(c *fiber.Ctx, v attest.Verification) string {
+	ctx := c.UserContext()
+	if k, ok := attestProblems[v.Problem]; ok {
+		return i18n.T(ctx, k)
+	}
+	if d := v.First; d != nil && v.Problem == d.String() {
+		if k, ok := rowChanges[d.Change]; ok {
+			id := ""
+			if d.CustomID != "" {
+				id = i18n.T(ctx, "attest_page.custom_id", "ID", strconv.Quote(d.CustomID))
+			}
+			return i18n.T(ctx, k, "Idx", d.Idx, "Sample", d.Sample, "CustomID", id)
+		}
+	}
+	return v.Problem
 }
 
 // digestText is how a digest is written everywhere: sha256:<hex>.

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
@@ -70,7 +70,7 @@ func (s *server) showTargetRowFragment(c *fiber.Ctx) error {
 	if raw := c.Query("i"); raw != "" {
 		n, err := parseIdx("i", raw)
 		if err != nil || n >= benchmarks.MaxTargetRows {
-			return fiber.NewError(fiber.StatusUnprocessableEntity, fmt.Sprintf("i: a row index from 0 to %d", benchmarks.MaxTargetRows-1))
+			return sayError(fiber.StatusUnprocessableEntity, "benchpage.bad_row", "Max", benchmarks.MaxTargetRows-1)
 		}
 		i = n
 	}
@@ -99,7 +99,7 @@ func (s *server) showLoadPresetFragment(c *fiber.Ctx) error {
 		for i, p := range benchmarks.Presets {
 			names[i] = p.Key
 		}
-		errs := bench.Errors{{Path: "load.profile", Message: "no such preset; presets are " + strings.Join(names, ", ")}}
+		errs := bench.Errors{{Path: "load.profile", Message: i18n.T(c.UserContext(), "benchpage.no_such_preset", "Presets", strings.Join(names, ", "))}}
 		return render(c, fiber.StatusUnprocessableEntity, benchmarks.LoadFields(f, errs))
 	}
 	return render(c, fiber.StatusOK, benchmarks.LoadFields(f, nil))
@@ -110,7 +110,7 @@ func (s *server) showLoadPresetFragment(c *fiber.Ctx) error {
 func (s *server) showScorerFieldsFragment(c *fiber.Ctx) error {
 	f := benchmarks.Form{Scorer: clip(c.Query("scorer"))}
 	if !slices.Contains(bench.Scorers, f.Scorer) {
-		errs := bench.Errors{{Path: "scorer", Message: "must be one of " + strings.Join(bench.Scorers[1:], ", ") + ", or empty"}}
+		errs := bench.Errors{{Path: "scorer", Message: i18n.T(c.UserContext(), "benchpage.scorer_choice", "Scorers", strings.Join(bench.Scorers[1:], ", "))}}
 		f.Scorer = ""
 		return render(c, fiber.StatusUnprocessableEntity, benchmarks.ScorerFields(f, errs))
 	}
@@ -129,8 +129,9 @@ const (
 )
 
 // estimateRuns is what a preview expects: requests over all runs and a
-// range for how long one run takes under the load profile.
-func estimateRuns(m bench.Manifest, runs []bench.PlannedRun) benchmarks.Estimate {
+// range for how long one run takes under the load profile; its basis is
+// said in l's language.
+func estimateRuns(l *i18n.Localizer, m bench.Manifest, runs []bench.PlannedRun) benchmarks.Estimate {
 	if len(runs) == 0 {
 		return benchmarks.Estimate{}
 	}
@@ -139,33 +140,32 @@ func estimateRuns(m bench.Manifest, runs []bench.PlannedRun) benchmarks.Estimate
 	tokens := max(m.Sampling.MaxTokens, 1)
 	low := fastFirst + time.Duration(tokens/4)*fastToken
 	high := slowFirst + time.Duration(tokens)*slowToken
-	l := m.Load
+	load := m.Load
 	waves := func(k, c int) float64 { return math.Ceil(float64(k) / float64(max(c, 1))) }
 	scale := func(f float64) {
 		e.Low, e.High = time.Duration(f*float64(low)), time.Duration(f*float64(high))
 	}
-	switch l.Profile {
+	switch load.Profile {
 	case jobs.LoadConcurrency:
-		scale(waves(n, l.Concurrency))
+		scale(waves(n, load.Concurrency))
 	case jobs.LoadConstant, jobs.LoadPoisson:
 		// Paced by the rate, unless the runtime is slower than it.
-		paced := time.Duration(float64(n) / max(l.Rate, 1e-9) * float64(time.Second))
+		paced := time.Duration(float64(n) / max(load.Rate, 1e-9) * float64(time.Second))
 		scale(waves(n, 1))
 		e.Low, e.High = max(paced+low, time.Duration(float64(e.Low)/64)), max(paced+high, time.Duration(float64(e.High)/64))
 	case jobs.LoadSweep:
 		// A sequential share, a share at full concurrency, and the steps in
 		// between at about half of it.
-		steps := max(l.Steps, len(l.Rates), len(l.Concurrencies))
+		steps := max(load.Steps, len(load.Rates), len(load.Concurrencies))
 		share := max(n/(2+steps), 1)
-		scale(waves(share, 1) + waves(share, l.Concurrency) + float64(steps)*waves(share, max(l.Concurrency/2, 1)))
+		scale(waves(share, 1) + waves(share, load.Concurrency) + float64(steps)*waves(share, max(load.Concurrency/2, 1)))
 	default: // sequential; a trace depends on its timestamps
 		scale(float64(n))
 	}
-	e.Basis = fmt.Sprintf("Assuming %v–%v per output token and answers of a quarter to all of max_tokens (%d); runtimes and hardware differ widely.",
-		fastToken, slowToken, tokens)
-	if d := time.Duration(l.MaxDuration); d > 0 {
+	e.Basis = l.T("benchpage.estimate_basis", "Fast", fastToken.String(), "Slow", slowToken.String(), "Tokens", l.Int(int64(tokens)))
+	if d := time.Duration(load.MaxDuration); d > 0 {
 		e.Low, e.High = min(e.Low, d), min(e.High, d)
-		e.Basis += fmt.Sprintf(" Capped by max_duration (%v).", d)
+		e.Basis += " " + l.T("benchpage.estimate_capped", "D", d.String())
 	}
 	return e
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 )
@@ -31,25 +32,25 @@ func parseBenchmarkChange(v *valid.Validator, body []byte) (benchmarkChange, []f
 	if errs := valid.DecodeJSON(body, &ch); len(errs) > 0 {
 		return ch, errs
 	}
-	return ch, checkBenchmarkChange(v, &ch)
+	return ch, checkBenchmarkChange(v, i18n.Default().Lang("en"), &ch)
 }
 
 // checkBenchmarkChange trims the name and validates the change; an empty
-// change is an error too.
-func checkBenchmarkChange(v *valid.Validator, ch *benchmarkChange) []fieldError {
+// change is an error too, said in l's language (English for the API).
+func checkBenchmarkChange(v *valid.Validator, l *i18n.Localizer, ch *benchmarkChange) []fieldError {
 	if ch.Name != nil {
 		n := strings.TrimSpace(*ch.Name)
 		ch.Name = &n
 	}
 	if ch.Name == nil && ch.Visibility == nil && ch.VerdictScorer == nil {
-		return []fieldError{{Path: "name", Message: "give a new name, a visibility (private or shared), a verdict_scorer, or several"}}
+		return []fieldError{{Path: "name", Message: l.T("benchpage.change_nothing")}}
 	}
 	return v.Struct(ch)
 }
 
 // checkVerdictScorer refuses a verdict scorer that none of benchmark b's
-// runs was scored under.
-func (s *server) checkVerdictScorer(ctx context.Context, b store.Benchmark, ch benchmarkChange) ([]fieldError, error) {
+// runs was scored under, saying so in l's language (English for the API).
+func (s *server) checkVerdictScorer(ctx context.Context, l *i18n.Localizer, b store.Benchmark, ch benchmarkChange) ([]fieldError, error) {
 	if ch.VerdictScorer == nil || *ch.VerdictScorer == "" {
 		return nil, nil
 	}
@@ -72,7 +73,7 @@ func (s *server) checkVerdictScorer(ctx context.Context, b store.Benchmark, ch b
 			}
 		}
 	}
-	return []fieldError{{Path: "verdict_scorer", Message: fmt.Sprintf("must be a scorer identity the runs were scored under: %s (or empty)", strings.Join(known, ", "))}}, nil
+	return []fieldError{{Path: "verdict_scorer", Message: l.T("benchpage.verdict_scorer_unknown", "Known", strings.Join(known, ", "))}}, nil
 }
 
 // writableBenchmark finds benchmark :id for a change: 404 when the viewer
@@ -84,7 +85,7 @@ func (s *server) writableBenchmark(c *fiber.Ctx) (store.Benchmark, error) {
 		return b, err
 	}
 	if !b.Writable(viewer(c)) {
-		return b, fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may change this benchmark.")
+		return b, sayError(fiber.StatusForbidden, "benchpage.not_yours")
 	}
 	return b, nil
 }
@@ -98,7 +99,7 @@ func (s *server) apiUpdateBenchmark(c *fiber.Ctx) error {
 	}
 	ch, errs := parseBenchmarkChange(s.validate, c.Body())
 	if len(errs) == 0 {
-		if errs, err = s.checkVerdictScorer(c.UserContext(), b, ch); err != nil {
+		if errs, err = s.checkVerdictScorer(c.UserContext(), i18n.Default().Lang("en"), b, ch); err != nil {
 			return err
 		}
 	}
@@ -151,9 +152,10 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 		v = strings.Clone(v)
 		ch.VerdictScorer = &v
 	}
-	errs := checkBenchmarkChange(s.validate, &ch)
+	l := i18n.From(c.UserContext())
+	errs := checkBenchmarkChange(s.validate, l, &ch)
 	if len(errs) == 0 {
-		if errs, err = s.checkVerdictScorer(c.UserContext(), b, ch); err != nil {
+		if errs, err = s.checkVerdictScorer(c.UserContext(), l, b, ch); err != nil {
 			return err
 		}
 	}
@@ -162,23 +164,23 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 		for i, e := range errs {
 			msgs[i] = e.Path + " " + e.Message
 		}
-		return fiber.NewError(fiber.StatusUnprocessableEntity, "The benchmark was not changed: "+strings.Join(msgs, "; ")+".")
+		return sayError(fiber.StatusUnprocessableEntity, "benchpage.not_changed", "Errors", strings.Join(msgs, "; "))
 	}
 	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
 		VerdictScorer: ch.VerdictScorer}); err != nil {
 		return err
 	}
-	msg := "Benchmark renamed."
+	key, args := "benchpage.renamed", []any(nil)
 	if ch.VerdictScorer != nil {
-		msg = "The verdict now ranks quality under " + *ch.VerdictScorer + "."
+		key, args = "benchpage.verdict_scorer", []any{"Scorer", *ch.VerdictScorer}
 	}
 	if ch.Visibility != nil {
-		msg = "Benchmark is now private: only you and administrators see it."
+		key, args = "benchpage.now_private", nil
 		if *ch.Visibility == store.VisibilityShared {
-			msg = "Benchmark is now shared: every user may read it; only you and administrators may change it."
+			key = "benchpage.now_shared"
 		}
 	}
-	if err := s.flash(c, "info", msg); err != nil {
+	if err := s.say(c, "info", key, args...); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/benchmarks/%d", b.ID))
@@ -192,12 +194,12 @@ func (s *server) deleteBenchmark(c *fiber.Ctx) error {
 	}
 	err = s.Store.DeleteBenchmark(c.UserContext(), viewer(c), b.ID)
 	if errors.Is(err, store.ErrBenchmarkActive) {
-		return fiber.NewError(fiber.StatusConflict, "This benchmark still has queued or running runs: cancel them first.")
+		return sayError(fiber.StatusConflict, "benchpage.still_active")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.flash(c, "info", fmt.Sprintf("Benchmark “%s” deleted. Its runs and results are kept.", b.Name)); err != nil {
+	if err := s.say(c, "info", "benchpage.deleted", "Name", b.Name); err != nil {
 		return err
 	}
 	return redirect(c, "/benchmarks")

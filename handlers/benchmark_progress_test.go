@@ -173,6 +173,14 @@ func TestLiveFragmentsAreSharedByViewers(t *testing.T) {
 	if res := admin.get(runsURL); res.status != 200 || res.body != first.body {
 		t.Fatalf("an admin gets %d, not the shared fragment", res.status)
 	}
+	// Each language has its own copy: an admin reading German within the
+	// TTL gets German words, not the English bytes kept for the others.
+	if de := admin.getIn(runsURL, "de"); de.body == first.body || de.text(row+`[data-testid="run-completed"]`) != "4 / 10" {
+		t.Fatalf("a German reader gets the English fragment (or a stale one): %.300s", de.body)
+	}
+	if again := ada.get(runsURL); again.body != first.body {
+		t.Fatal("the German copy replaced the English one")
+	}
 	eve := e.client()
 	eve.signIn("eve@example.com", "correct horse")
 	for _, u := range []string{runsURL, cardURL} {

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/benchmarks"
 )
@@ -203,11 +204,13 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		vd.Pending, vd.Scoring = true, j.scoring.Scorer
 		return vd, nil
 	}
+	loc := i18n.From(ctx)
 	for _, r := range j.left {
-		vd.Notes = append(vd.Notes, fmt.Sprintf("Run %d (%s on %s/%s) %s, so the verdict leaves it out.", r.ID, r.ModelName, r.Runtime, r.HardwareProfile, r.State))
+		vd.Notes = append(vd.Notes, loc.T("vline.left_out", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime,
+			"Hardware", r.HardwareProfile, "State", loc.T("state."+r.State)))
 	}
 	if len(j.cands) == 0 {
-		vd.Empty = "No run succeeded, so there is nothing to compare. Retry a run from the table below."
+		vd.Empty = loc.T("vline.empty")
 		return vd, nil
 	}
 	vd.Compared, vd.Simulated = len(j.cands), j.simulated
@@ -220,68 +223,70 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		vd.CompareURL = "/compare?runs=" + strings.Join(ids, ",")
 	}
 	for _, crit := range advise.Criteria {
-		vd.Lines = append(vd.Lines, verdictLine(advise.Leads(j.cands, crit, j.ev), j))
+		vd.Lines = append(vd.Lines, verdictLine(loc, advise.Leads(j.cands, crit, j.ev), j))
 	}
 	return vd, nil
 }
 
+// verdictTitles are the catalogue's titles of the verdict's lines.
 var verdictTitles = map[advise.Criterion]string{
-	advise.Quality: "Best quality",
-	advise.Latency: "Fastest: p95 end-to-end latency",
-	advise.Speed:   "Fastest: output tokens/s",
-	advise.Cost:    "Cheapest per 1M output tokens",
+	advise.Quality: "vline.title_quality",
+	advise.Latency: "vline.title_latency",
+	advise.Speed:   "vline.title_speed",
+	advise.Cost:    "vline.title_cost",
 }
 
 // notMeasured says why no compared run has the criterion's figure.
-func notMeasured(c advise.Criterion, j judged) string {
+func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
 	switch c {
 	case advise.Quality:
 		switch {
 		case j.scoring.Scorer == "":
-			return "Not measured: the benchmark names no scorer and its dataset has no references to score against. Choose a scorer in the next benchmark."
+			return loc.T("vline.no_scorer")
 		case len(j.scoring.Pending) > 0:
-			return "Not measured yet: scoring with " + j.scoring.Scorer + " has not finished (administrators see it under Jobs)."
+			return loc.T("vline.scoring", "Scorer", j.scoring.Scorer)
 		}
-		return "Not measured: no item has a reference to score against."
+		return loc.T("vline.no_reference")
 	case advise.Cost:
-		return "Not measured: no price per hour for " + strings.Join(j.unpriced, ", ") + " (administrators set it under Hardware)."
+		return loc.T("vline.no_price", "Profiles", strings.Join(j.unpriced, ", "))
 	}
-	return "Not measured: no request succeeded."
+	return loc.T("vline.no_success")
 }
 
-func verdictLine(l advise.Lead, j judged) benchmarks.VerdictLine {
-	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: verdictTitles[l.Criterion]}
+func verdictLine(loc *i18n.Localizer, l advise.Lead, j judged) benchmarks.VerdictLine {
+	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: loc.T(verdictTitles[l.Criterion])}
 	if len(l.Unmeasured) > 0 && l.Best != nil {
 		line.Unmeasured = labelList(l.Unmeasured, j.cands)
 	}
 	if l.Best == nil {
-		line.Missing = notMeasured(l.Criterion, j)
+		line.Missing = notMeasured(loc, l.Criterion, j)
 		return line
 	}
 	for _, x := range l.NotComparable {
 		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+x.Reason)
 	}
 	line.Winner = advise.Label(*l.Best, j.cands)
-	line.Value = advise.FormatValue(l.Criterion, *l.Criterion.Value(*l.Best))
+	line.Value = verdictValue(loc, l.Criterion, *l.Criterion.Value(*l.Best))
 	if l.RunnerUp == nil {
 		return line
 	}
 	m := l.Margin
 	line.RunnerUp = advise.Label(*l.RunnerUp, j.cands)
 	if m.Better == 0 {
-		line.Margin = fmt.Sprintf("Level with %s (%s).", line.RunnerUp, advise.FormatValue(l.Criterion, m.B))
+		line.Margin = loc.T("vline.level_with", "RunnerUp", line.RunnerUp, "Value", verdictValue(loc, l.Criterion, m.B))
 	} else {
-		line.Margin = fmt.Sprintf("%s than %s (%s), %s", marginWords(m), line.RunnerUp, advise.FormatValue(l.Criterion, m.B), absDiff(m))
+		line.Margin = loc.T("vline.margin", "Lead", marginWords(loc, m), "RunnerUp", line.RunnerUp,
+			"Value", verdictValue(loc, l.Criterion, m.B), "Diff", absDiff(loc, m))
 	}
 	line.Tie = m.Tie
 	line.Basis = m.Basis
 	switch {
 	case m.Tie && m.Better == 0:
-		line.Significance = "equal"
+		line.Significance = loc.T("vline.equal")
 	case m.Tie:
-		line.Significance = "not significant: effectively a tie"
+		line.Significance = loc.T("vline.tie")
 	default:
-		line.Significance = "significant"
+		line.Significance = loc.T("vline.significant")
 	}
 	var also []advise.Candidate
 	for _, x := range l.TiedWith {
@@ -302,66 +307,75 @@ func labelList(xs, among []advise.Candidate) string {
 }
 
 // marginWords is the winner's relative lead: "0.6 % faster".
-func marginWords(m advise.Margin) string {
-	word := map[advise.Criterion]string{advise.Quality: "higher", advise.Speed: "faster", advise.Latency: "quicker", advise.Cost: "cheaper"}[m.Criterion]
+func marginWords(loc *i18n.Localizer, m advise.Margin) string {
+	word := loc.T(map[advise.Criterion]string{advise.Quality: "vline.higher", advise.Speed: "vline.faster",
+		advise.Latency: "vline.quicker", advise.Cost: "vline.cheaper"}[m.Criterion])
 	if m.Better == 0 {
-		return "level with"
+		return loc.T("vline.level")
 	}
 	if math.IsInf(m.Pct, 0) {
 		return word
 	}
-	return advise.FormatPct(m.Pct) + " " + word
+	return loc.Mark(advise.FormatPct(m.Pct)) + " " + word
+}
+
+// verdictValue is a criterion's figure with its unit, in the reader's
+// language: "0.850", "123.4 tokens/s", "812 ms", "$0.120 per 1M output
+// tokens".
+func verdictValue(loc *i18n.Localizer, c advise.Criterion, v float64) string {
+	switch c {
+	case advise.Quality:
+		return loc.Mark(fmt.Sprintf("%.3f", v))
+	case advise.Speed:
+		return loc.Mark(fmt.Sprintf("%.1f", v)) + " tokens/s"
+	case advise.Latency:
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	return loc.T("vline.per_million", "Price", "$"+loc.Mark(fmt.Sprintf("%.3f", v)))
 }
 
 // absDiff is the winner's lead in the figure's unit, signed as the figure
 // moves: "+0.030", "+6.0 tokens/s", "−30 ms", "−$0.003".
-func absDiff(m advise.Margin) string {
+func absDiff(loc *i18n.Localizer, m advise.Margin) string {
 	d := m.A - m.B
 	sign := "+"
 	if d < 0 {
 		sign = "−"
 	}
-	d = math.Abs(d)
-	switch m.Criterion {
-	case advise.Quality:
-		return fmt.Sprintf("%s%.3f", sign, d)
-	case advise.Speed:
-		return fmt.Sprintf("%s%.1f tokens/s", sign, d)
-	case advise.Latency:
-		return fmt.Sprintf("%s%.0f ms", sign, d)
-	}
-	return fmt.Sprintf("%s$%.3f per 1M output tokens", sign, d)
+	return sign + verdictValue(loc, m.Criterion, math.Abs(d))
 }
 
 // verdictSummary is the verdict in one line for a list: best quality,
 // fastest (output tokens/s) and cheapest, each with "≈" naming those
 // effectively tied.
-func verdictSummary(j judged) string {
+func verdictSummary(loc *i18n.Localizer, j judged) string {
 	if len(j.cands) == 0 {
-		return "No run succeeded."
+		return loc.T("vline.none_succeeded")
 	}
 	var parts []string
 	for _, c := range []advise.Criterion{advise.Quality, advise.Speed, advise.Cost} {
 		l := advise.Leads(j.cands, c, j.ev)
-		title := map[advise.Criterion]string{advise.Quality: "Best quality", advise.Speed: "Fastest", advise.Cost: "Cheapest"}[c]
+		title := loc.T(map[advise.Criterion]string{advise.Quality: "vline.title_quality", advise.Speed: "vline.short_speed", advise.Cost: "vline.short_cost"}[c])
+		var what string
 		switch {
 		case l.Best == nil && c == advise.Quality && j.scoring.Scorer != "" && len(j.scoring.Pending) > 0:
-			parts = append(parts, title+": scoring…")
+			what = loc.T("vline.sum_scoring")
 		case l.Best == nil:
-			parts = append(parts, title+": not measured")
+			what = loc.T("vline.sum_not_measured")
 		case len(j.cands) == 1:
-			parts = append(parts, title+": "+advise.Label(*l.Best, j.cands)+" (only target)")
+			what = loc.T("vline.sum_only", "Label", advise.Label(*l.Best, j.cands))
 		case len(l.TiedWith) > 0:
 			names := []string{advise.Label(*l.Best, j.cands)}
 			for _, x := range l.TiedWith {
 				names = append(names, advise.Label(x, j.cands))
 			}
-			parts = append(parts, title+": "+strings.Join(names, " ≈ ")+" (tie)")
+			what = loc.T("vline.sum_tie", "Labels", strings.Join(names, " ≈ "))
 		case l.RunnerUp == nil:
-			parts = append(parts, title+": "+advise.Label(*l.Best, j.cands))
+			what = advise.Label(*l.Best, j.cands)
 		default:
-			parts = append(parts, fmt.Sprintf("%s: %s (%s)", title, advise.Label(*l.Best, j.cands), marginWords(l.Margin)))
+			what = loc.T("vline.sum_lead", "Label", advise.Label(*l.Best, j.cands), "Lead", marginWords(loc, l.Margin))
 		}
+		parts = append(parts, title+": "+what)
 	}
 	return strings.Join(parts, " · ")
 }

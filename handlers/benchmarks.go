@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
@@ -100,7 +101,7 @@ func (s *server) createBenchmarkFromManifest(c *fiber.Ctx) error {
 	d := benchmarks.NewData{Form: benchmarks.Form{LoadKind: jobs.LoadSequential}}
 	fh, err := c.FormFile("manifest")
 	if err != nil {
-		d.Errors = bench.Errors{{Message: "choose a manifest file to upload"}}
+		d.Errors = bench.Errors{{Message: i18n.T(c.UserContext(), "benchpage.choose_manifest")}}
 		return s.newBenchmarkPage(c, fiber.StatusUnprocessableEntity, d)
 	}
 	file, err := fh.Open()
@@ -128,14 +129,14 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 			return s.manifestRefused(c, d, err)
 		}
 		d.Plan = plan.Runs
-		d.Estimate = estimateRuns(m, plan.Runs)
+		d.Estimate = estimateRuns(i18n.From(c.UserContext()), m, plan.Runs)
 		return s.newBenchmarkPage(c, fiber.StatusOK, d)
 	}
 	created, err := s.Benchmarks.Create(c.UserContext(), viewer(c), m)
 	if err != nil {
 		return s.manifestRefused(c, d, err)
 	}
-	if err := s.flash(c, "info", fmt.Sprintf("Benchmark launched: %d run(s) queued.", len(created.Runs))); err != nil {
+	if err := s.flash(c, "info", i18n.N(c.UserContext(), "benchpage.launched", len(created.Runs))); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))
@@ -259,7 +260,7 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(b store.Benchmark
 	if err != nil {
 		return err
 	}
-	key := liveKey{benchmark: id, run: run}
+	key := liveKey{benchmark: id, run: run, lang: i18n.From(c.UserContext()).Code()}
 	if e, ok := s.live.get(key, viewer(c)); ok {
 		return sendLive(c, e)
 	}
@@ -323,25 +324,26 @@ func (s *server) runAction(action string) fiber.Handler {
 			}
 		}
 		n, err := s.controlRuns(c, action, id, runID)
-		msg := map[string]string{
-			"cancel-benchmark": fmt.Sprintf("%d run(s) cancelled.", n),
-			"cancel":           fmt.Sprintf("Run %d cancelled.", runID),
-			"retry":            fmt.Sprintf("Run %d queued again.", runID),
-		}[action]
+		ctx := c.UserContext()
 		switch {
 		case errors.Is(err, bench.ErrRunState):
-			refusal := "That run cannot be " + map[string]string{"cancel": "cancelled", "retry": "retried"}[action] + " in its present state."
+			refusal := map[string]string{"cancel": "benchpage.cannot_cancel", "retry": "benchpage.cannot_retry"}[action]
 			if c.Get("HX-Request") == "" {
-				return fiber.NewError(fiber.StatusConflict, refusal)
+				return sayError(fiber.StatusConflict, refusal)
 			}
 			// htmx swaps no error response: say it on the page instead
 			// (the run has most likely just finished).
-			if err := s.flash(c, "error", refusal); err != nil {
+			if err := s.say(c, "error", refusal); err != nil {
 				return err
 			}
 		case err != nil:
 			return lookup("benchmark or run", err)
 		default:
+			msg := map[string]string{
+				"cancel-benchmark": i18n.N(ctx, "benchpage.runs_cancelled", n),
+				"cancel":           i18n.T(ctx, "benchpage.run_cancelled", "ID", runID),
+				"retry":            i18n.T(ctx, "benchpage.run_queued_again", "ID", runID),
+			}[action]
 			if err := s.flash(c, "info", msg); err != nil {
 				return err
 			}

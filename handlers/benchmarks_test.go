@@ -163,7 +163,7 @@ func TestCreateBenchmarkPagePreviewsThenLaunches(t *testing.T) {
 	}
 	detail := c.get(res.header.Get("Location"))
 	if detail.text(`[data-testid="benchmark-name"]`) != "First" || detail.doc.Find(`[data-testid="run-waiting"]`).Length() != 1 ||
-		detail.doc.Find(`table[data-testid="runs"] tbody tr`).Length() != 2 || !strings.Contains(detail.text(`[data-testid="flash"]`), "2 run(s) queued") {
+		detail.doc.Find(`table[data-testid="runs"] tbody tr`).Length() != 2 || !strings.Contains(detail.text(`[data-testid="flash"]`), "2 runs queued") {
 		t.Fatalf("benchmark page: %.500s", detail.text("main"))
 	}
 	// Queued runs are listed live under Active, not under Completed.
@@ -232,7 +232,7 @@ func TestCancelAndRetryRuns(t *testing.T) {
 	if res := c.post("/benchmarks/"+b+"/cancel", nil); res.status != 303 {
 		t.Fatalf("cancel benchmark: %d", res.status)
 	}
-	if page := c.get("/benchmarks/" + b); !strings.Contains(page.text(`[data-testid="flash"]`), "2 run(s) cancelled") ||
+	if page := c.get("/benchmarks/" + b); !strings.Contains(page.text(`[data-testid="flash"]`), "2 runs cancelled") ||
 		jobState(run1) != "cancelled" || jobState(run0) != "cancelled" {
 		t.Fatalf("cancel benchmark: %q, jobs %s %s", page.text(`[data-testid="flash"]`), jobState(run0), jobState(run1))
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -44,16 +43,16 @@ func newExportGate(perUser, total int) *exportGate {
 func (g *exportGate) enter(c *fiber.Ctx, user int64) (leave func(), err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var msg string
+	var full error
 	switch {
 	case g.byUser[user] >= g.perUser:
-		msg = fmt.Sprintf("You have %d downloads running, the most one user may have at once: wait until one finishes.", g.byUser[user])
+		full = sayError(fiber.StatusTooManyRequests, "exports.too_many_yours", "N", g.byUser[user])
 	case g.running >= g.total:
-		msg = fmt.Sprintf("The server is sending %d downloads, the most it sends at once: try again in a moment.", g.running)
+		full = sayError(fiber.StatusTooManyRequests, "exports.too_many_all", "N", g.running)
 	}
-	if msg != "" {
+	if full != nil {
 		c.Set(fiber.HeaderRetryAfter, "10")
-		return nil, fiber.NewError(fiber.StatusTooManyRequests, msg)
+		return nil, full
 	}
 	g.running++
 	g.byUser[user]++

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http/httputil"
+	"strconv"
 	"strings"
 	"time"
 
@@ -206,7 +207,7 @@ func rawParam(c *fiber.Ctx) (bool, error) {
 	case "true", "1":
 		return true, nil
 	default:
-		return false, fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("raw must be true or false (got %q)", strings.ToValidUTF8(v, "?")))
+		return false, sayError(fiber.StatusBadRequest, "exports.bad_raw", "Value", strconv.Quote(strings.ToValidUTF8(v, "?")))
 	}
 }
 
@@ -246,7 +247,7 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 			return export.WriteCategories(w, run.ID, figs, raw)
 		})
 	default:
-		return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv, jsonl or categories", format))
+		return sayError(fiber.StatusBadRequest, "exports.bad_format_run", "Format", strconv.Quote(format))
 	}
 }
 
@@ -259,7 +260,7 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			return err
 		}
 		if format := c.Query("format", "csv"); format != "csv" {
-			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("format %q: use csv", format))
+			return sayError(fiber.StatusBadRequest, "exports.bad_format", "Format", strconv.Quote(format))
 		}
 		raw, err := rawParam(c)
 		if err != nil {

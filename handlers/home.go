@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/home"
@@ -67,7 +68,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 			return err
 		}
 		d.Recent = append(d.Recent, home.Recent{ID: b.ID, Name: b.Name, Dataset: b.DatasetName, Runs: len(b.Runs),
-			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(j)})
+			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(i18n.From(ctx), j)})
 	}
 	if d.Counts.Benchmarks == 0 {
 		f, err := s.firstSteps(ctx, v)
@@ -141,33 +142,32 @@ type firstBenchmark struct {
 // the simulated runtime; each step missing says what and where to fix it.
 func (s *server) firstSteps(ctx context.Context, v store.Viewer) (firstBenchmark, error) {
 	var f firstBenchmark
+	loc := i18n.From(ctx)
 	ds, err := s.Store.StarterDatasets(ctx, v)
 	if err != nil {
 		return f, err
 	}
 	if len(ds) > 0 {
 		f.dataset = ds[0]
-		text := fmt.Sprintf("%s, %d items", f.dataset.Name, f.dataset.ItemCount)
+		text := loc.N("home_steps.dataset", f.dataset.ItemCount, "Name", f.dataset.Name)
 		if f.dataset.DefaultScorer != "" {
-			text += ", scored with " + f.dataset.DefaultScorer
+			text = loc.N("home_steps.dataset_scored", f.dataset.ItemCount, "Name", f.dataset.Name, "Scorer", f.dataset.DefaultScorer)
 		}
-		f.steps.Dataset = home.Step{Done: true, Text: text + "."}
+		f.steps.Dataset = home.Step{Done: true, Text: text}
 	} else {
-		f.steps.Dataset = home.Step{Fix: "There is no starter dataset: make run seeds them into a new database (or run ruckus seed); or upload a JSONL file of your own prompts.",
-			FixURL: "/datasets", FixLabel: "Upload a dataset"}
+		f.steps.Dataset = home.Step{Fix: loc.T("home_steps.no_dataset"), FixURL: "/datasets", FixLabel: loc.T("home_steps.upload_dataset")}
 	}
 	if f.models, err = s.Store.SmallestModels(ctx, 2); err != nil {
 		return f, err
 	}
 	switch {
 	case len(f.models) == 2:
-		f.steps.Models = home.Step{Done: true, Text: f.models[0].Name + " and " + f.models[1].Name + ", the two smallest registered."}
+		f.steps.Models = home.Step{Done: true, Text: loc.T("home_steps.models", "A", f.models[0].Name, "B", f.models[1].Name)}
 	case v.Admin:
-		f.steps.Models = home.Step{Fix: fmt.Sprintf("%d of the two models needed %s registered.", len(f.models), plural(len(f.models), "is", "are")),
-			FixURL: "/admin/models", FixLabel: "Add a model"}
+		f.steps.Models = home.Step{Fix: loc.N("home_steps.models_missing", len(f.models)),
+			FixURL: "/admin/models", FixLabel: loc.T("home_steps.add_model")}
 	default:
-		f.steps.Models = home.Step{Fix: fmt.Sprintf("%d of the two models needed %s registered: ask an administrator to add one under Models.",
-			len(f.models), plural(len(f.models), "is", "are"))}
+		f.steps.Models = home.Step{Fix: loc.N("home_steps.models_missing_ask", len(f.models))}
 	}
 	agents, err := s.Store.AgentsServing(ctx, "sim", jobs.ProtocolVersion, s.AgentStaleAfter)
 	if err != nil {
@@ -175,11 +175,11 @@ func (s *server) firstSteps(ctx context.Context, v store.Viewer) (firstBenchmark
 	}
 	if len(agents) > 0 {
 		f.agent = agents[0]
-		f.steps.Runtime = home.Step{Done: true, Text: fmt.Sprintf("Agent %s serves it on %s: no GPU, no model download; the figures are simulated.", f.agent.Name, f.agent.Profile)}
+		f.steps.Runtime = home.Step{Done: true, Text: loc.T("home_steps.agent", "Name", f.agent.Name, "Profile", f.agent.Profile)}
 	} else {
-		f.steps.Runtime = home.Step{Fix: "No live agent serves the simulated runtime: make run starts one; elsewhere run agentd run --runtime sim (see /docs/getting-started)."}
+		f.steps.Runtime = home.Step{Fix: loc.T("home_steps.no_agent")}
 		if v.Admin {
-			f.steps.Runtime.FixURL, f.steps.Runtime.FixLabel = "/admin/agents", "See the agents"
+			f.steps.Runtime.FixURL, f.steps.Runtime.FixLabel = "/admin/agents", loc.T("home_steps.see_agents")
 		}
 	}
 	f.steps.Ready = f.steps.Dataset.Done && f.steps.Models.Done && f.steps.Runtime.Done
@@ -187,13 +187,6 @@ func (s *server) firstSteps(ctx context.Context, v store.Viewer) (firstBenchmark
 		f.steps.Summary = fmt.Sprintf("%s vs %s", shortModel(f.models[0].Name), shortModel(f.models[1].Name))
 	}
 	return f, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // shortModel drops a model name's organisation: "Qwen2.5-0.5B-Instruct".
@@ -241,7 +234,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 				missing = append(missing, st.Fix)
 			}
 		}
-		if err := s.flash(c, "error", "The first benchmark cannot be launched yet. "+strings.Join(missing, " ")); err != nil {
+		if err := s.say(c, "error", "home_steps.not_yet", "Missing", strings.Join(missing, " ")); err != nil {
 			return err
 		}
 		return redirect(c, "/")
@@ -249,7 +242,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	created, err := s.Benchmarks.Create(ctx, v, firstManifest(f))
 	var errs bench.Errors
 	if errors.As(err, &errs) {
-		if err := s.flash(c, "error", "The first benchmark could not be launched: "+errs.Text(ctx)); err != nil {
+		if err := s.say(c, "error", "home_steps.refused", "Reasons", errs.Text(ctx)); err != nil {
 			return err
 		}
 		return redirect(c, "/")
@@ -257,7 +250,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.flash(c, "info", fmt.Sprintf("Your first benchmark is launched: %d runs queued on the simulated runtime. The verdict appears on this page when they finish.", len(created.Runs))); err != nil {
+	if err := s.flash(c, "info", i18n.From(ctx).N("home_steps.launched", len(created.Runs))); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/benchmarks/%d", created.BenchmarkID))

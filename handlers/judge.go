@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
@@ -76,8 +77,9 @@ func (s *server) judgeChoices(ctx context.Context, f *results.JudgeForm) error {
 }
 
 // readJudgeForm reads a judge form into the options it asks for; a value
-// it cannot use is named beside its field.
+// it cannot use is named beside its field, in the reader's language.
 func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOptions) {
+	ctx := c.UserContext()
 	f := results.JudgeForm{
 		Model: clip(strings.TrimSpace(c.FormValue("judge_model"))), Target: clip(c.FormValue("judge_target")),
 		Rubric: clip(strings.TrimSpace(c.FormValue("rubric"))), ScaleMin: clip(strings.TrimSpace(c.FormValue("scale_min"))),
@@ -86,7 +88,7 @@ func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOpt
 	}
 	o := bench.JudgeOptions{Model: f.Model, Rubric: f.Rubric}
 	if t := c.FormValue("template"); len(t) > judge.MaxTemplateBytes {
-		f.Errors["template"] = fmt.Sprintf("at most %d bytes (got %d)", judge.MaxTemplateBytes, len(t))
+		f.Errors["template"] = i18n.T(ctx, "judge.template_too_long", "Max", judge.MaxTemplateBytes, "Got", len(t))
 	} else {
 		f.Template = strings.Clone(strings.ReplaceAll(t, "\r\n", "\n"))
 		o.Template = strings.TrimSpace(f.Template)
@@ -95,11 +97,11 @@ func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOpt
 		o.Rubric = judge.Custom
 	}
 	if o.Rubric == judge.Custom && o.Template == "" && f.Errors["template"] == "" {
-		f.Errors["template"] = "write the template the custom rubric uses"
+		f.Errors["template"] = i18n.T(ctx, "judge.template_missing")
 	}
 	hw, rt, ok := strings.Cut(f.Target, "|")
 	if !ok {
-		f.Errors["target"] = "choose a hardware profile and runtime an agent serves"
+		f.Errors["target"] = i18n.T(ctx, "judge.target_missing")
 	}
 	o.Hardware, o.Runtime = hw, rt
 	num := func(field, raw string, lo, hi int) int {
@@ -108,7 +110,7 @@ func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOpt
 		}
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < lo || n > hi {
-			f.Errors[field] = fmt.Sprintf("a whole number from %d to %d", lo, hi)
+			f.Errors[field] = i18n.T(ctx, "judge.whole_number", "Lo", lo, "Hi", hi)
 			return 0
 		}
 		return n
@@ -156,9 +158,10 @@ func (s *server) startJudging(c *fiber.Ctx) error {
 		var started bench.JudgeStarted
 		started, err = s.Benchmarks.StartJudge(c.UserContext(), viewer(c), bench.JudgeRequest{Options: o, RunA: run.ID})
 		if err == nil {
-			msg := fmt.Sprintf("Judge run %d is queued: %d answers to grade with %s.", started.JudgeRunID, started.Items, started.Rubric)
+			ctx := c.UserContext()
+			msg := i18n.T(ctx, "judge.queued", "ID", started.JudgeRunID, "N", started.Items, "Rubric", started.Rubric)
 			if started.WaitingForAgent {
-				msg += " No agent serves that runtime and hardware now; it starts when one does."
+				msg += " " + i18n.T(ctx, "judge.waits_for_agent")
 			}
 			if err := s.flash(c, "info", msg); err != nil {
 				return err
@@ -187,14 +190,15 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 		ok = err1 == nil && err2 == nil
 	}
 	if !ok {
-		form.Errors["pair"] = "choose two of the compared runs"
+		form.Errors["pair"] = i18n.T(c.UserContext(), "judge.pair_missing")
 	}
 	if len(form.Errors) == 0 {
 		started, err := s.Benchmarks.StartJudge(c.UserContext(), viewer(c), bench.JudgeRequest{Options: o, RunA: a, RunB: b})
 		if err == nil {
-			msg := fmt.Sprintf("Judge run %d is queued: %d items of runs %d and %d, each in both orders.", started.JudgeRunID, started.Items, a, b)
+			ctx := c.UserContext()
+			msg := i18n.T(ctx, "judge.queued_pair", "ID", started.JudgeRunID, "N", started.Items, "A", a, "B", b)
 			if started.WaitingForAgent {
-				msg += " No agent serves that runtime and hardware now; it starts when one does."
+				msg += " " + i18n.T(ctx, "judge.waits_for_agent")
 			}
 			if err := s.flash(c, "info", msg); err != nil {
 				return err
@@ -205,7 +209,7 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 		if errors.As(err, &errs) {
 			for _, e := range errs {
 				if strings.HasPrefix(e.Message, "no run ") {
-					return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
+					return sayError(fiber.StatusNotFound, "judge.pair_not_found")
 				}
 				if e.Path == "run" || e.Path == "against" {
 					form.Errors["pair"] = e.Message
@@ -216,7 +220,7 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return s.renderComparePage(c, fiber.StatusUnprocessableEntity, "The pair was not judged; see the messages below.", &form)
+	return s.renderComparePage(c, fiber.StatusUnprocessableEntity, i18n.T(c.UserContext(), "judge.pair_not_judged"), &form)
 }
 
 // apiJudgeRequest is the body of POST /api/v1/runs/{id}/judge.

@@ -22,7 +22,8 @@ import (
 // rendered for no one in particular (no CSRF token: their buttons post
 // through htmx, which sends the token in a header). Agents report every
 // second, so a TTL of about a second shows nothing older than the polls
-// themselves would.
+// themselves would. Each language has its copy: the owner reading German
+// and an administrator reading English poll the same run.
 type liveFragments struct {
 	ttl time.Duration
 	mu  sync.Mutex
@@ -30,9 +31,10 @@ type liveFragments struct {
 }
 
 // liveKey names a fragment: a benchmark's runs table (run 0) or one run's
-// card.
+// card, in one language of the interface (its words and number formats).
 type liveKey struct {
 	benchmark, run int64
+	lang           string
 }
 
 type liveFragment struct {

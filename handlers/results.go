@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
@@ -25,8 +26,10 @@ import (
 const resultsPageSize = 50
 
 // parseResultFilter reads the filter form; a value it cannot use is named
-// in the returned message and left out of the filter.
+// in the returned message (in the reader's language) and left out of the
+// filter.
 func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
+	ctx := c.UserContext()
 	f := results.Filter{
 		CustomID: strings.TrimSpace(c.Query("custom_id")), Text: strings.TrimSpace(c.Query("q")), Status: c.Query("status"),
 		MinScore: strings.TrimSpace(c.Query("min_score")), MaxScore: strings.TrimSpace(c.Query("max_score")),
@@ -48,24 +51,24 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 	case "", jobs.StatusOK, jobs.StatusError:
 		out.Status = f.Status
 	default:
-		problems = append(problems, "status must be ok or error")
+		problems = append(problems, i18n.T(ctx, "results.filter_status"))
 	}
 	switch f.Sort {
 	case "idx", "e2e", "ttft", "score":
 	default:
-		problems = append(problems, "sort must be item, E2E latency, TTFT or score")
+		problems = append(problems, i18n.T(ctx, "results.filter_sort"))
 		out.Sort, f.Sort = "idx", "idx"
 	}
 	for _, b := range []struct {
 		name, raw string
 		dst       **float64
-	}{{"Score ≥", f.MinScore, &out.MinScore}, {"Score ≤", f.MaxScore, &out.MaxScore}} {
+	}{{i18n.T(ctx, "results.score_min"), f.MinScore, &out.MinScore}, {i18n.T(ctx, "results.score_max"), f.MaxScore, &out.MaxScore}} {
 		if b.raw == "" {
 			continue
 		}
 		v, err := parseFinite(b.name, b.raw)
 		if err != nil || v < 0 || v > 1 {
-			problems = append(problems, b.name+" must be a number from 0 to 1")
+			problems = append(problems, i18n.T(ctx, "results.filter_score", "Name", b.name))
 			continue
 		}
 		*b.dst = &v
@@ -73,14 +76,14 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 	if after := c.Query("after"); after != "" {
 		cur, err := parseResultCursor(after)
 		if err != nil {
-			problems = append(problems, err.Error()+"; the page link is damaged, start again from the first page")
+			problems = append(problems, i18n.T(ctx, "results.filter_cursor", "Problem", err.Error()))
 		} else {
 			out.After = &cur
 		}
 		if raw := c.Query("after_sample"); raw != "" {
 			n, err := strconv.Atoi(raw)
 			if err != nil || n < 0 || n >= jobs.MaxSamples {
-				problems = append(problems, fmt.Sprintf("after_sample must be a whole number from 0 to %d", jobs.MaxSamples-1))
+				problems = append(problems, i18n.T(ctx, "results.filter_after_sample", "Max", jobs.MaxSamples-1))
 			} else if out.After != nil {
 				out.After.Sample = n
 			}
@@ -205,7 +208,7 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if raw := c.Query("sample"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 || n >= jobs.MaxSamples {
-			return fiber.NewError(fiber.StatusBadRequest, fmt.Sprintf("sample must be a whole number from 0 to %d.", jobs.MaxSamples-1))
+			return sayError(fiber.StatusBadRequest, "results.bad_sample", "Max", jobs.MaxSamples-1)
 		}
 		sample = n
 	}
@@ -288,12 +291,12 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 	_, err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
 	if errors.Is(err, store.ErrNotFound) {
 		// A reader of a shared benchmark may not change it.
-		return fiber.NewError(fiber.StatusForbidden, "Only the owner or an administrator may rescore this run.")
+		return sayError(fiber.StatusForbidden, "results.rescore_forbidden")
 	}
 	var ferrs bench.Errors
 	switch {
 	case errors.Is(err, bench.ErrScorer):
-		form.Errors["scorer"] = "Choose a scorer from the list."
+		form.Errors["scorer"] = i18n.T(c.UserContext(), "results.choose_scorer")
 	case errors.As(err, &ferrs):
 		for _, fe := range ferrs {
 			field := map[string]string{"scorer_options.pattern": "pattern", "scorer_options.schema": "schema"}[fe.Path]
@@ -313,7 +316,7 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 		}
 		return s.renderResultsPage(c, b, run, fiber.StatusUnprocessableEntity, nil, &form)
 	}
-	if err := s.flash(c, "info", fmt.Sprintf("Run %d is being scored with %s; the page shows the new scores when it is done.", run.ID, scorer)); err != nil {
+	if err := s.say(c, "info", "results.rescoring", "ID", run.ID, "Scorer", scorer); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))

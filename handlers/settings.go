@@ -75,7 +75,7 @@ func (s *server) changePassword(c *fiber.Ctx) error {
 	req := passwordRequest{Current: c.FormValue("current"), New: c.FormValue("new"), Confirm: c.FormValue("confirm")}
 	form := account.PasswordForm{Errors: s.validate.Struct(req).MapText(c.UserContext())}
 	if !s.Passwords.Match(u.PasswordHash, req.Current) {
-		form.Errors["current"] = "This is not your current password."
+		form.Errors["current"] = i18n.T(c.UserContext(), "request.wrong_password")
 	}
 	if len(form.Errors) > 0 {
 		return s.passwordResult(c, fiber.StatusUnprocessableEntity, form)

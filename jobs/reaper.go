@@ -2,13 +2,17 @@ package jobs
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
 )
 
 // ReaperArgs hands the runs of agents that stopped heartbeating on to
-// other agents; the server runs it periodically (ReaperInterval).
+// other agents, and ends pooled agent sessions that began with defaults an
+// agent gave the pool role; the server runs it periodically
+// (ReaperInterval).
 type ReaperArgs struct{}
 
 // ReaperQueue is the reaper's own queue, worked by the server: on the
@@ -28,6 +32,7 @@ func (ReaperArgs) InsertOpts() river.InsertOpts {
 // Reaper is the part of the benchmark service the worker needs.
 type Reaper interface {
 	ReassignStaleRuns(ctx context.Context) (int, error)
+	SweepAgentPool(ctx context.Context) (int, error)
 }
 
 // ReaperWorker runs the reaper.
@@ -36,10 +41,15 @@ type ReaperWorker struct {
 	Reaper Reaper
 }
 
-// Work reassigns every stale agent's runs.
+// Work reassigns every stale agent's runs and sweeps the agents' pool; a
+// sweep that ended sessions is logged, as the trace of an agent's attack.
 func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error {
 	_, err := w.Reaper.ReassignStaleRuns(ctx)
-	return err
+	n, serr := w.Reaper.SweepAgentPool(ctx)
+	if n > 0 {
+		slog.WarnContext(ctx, "ended pooled agent sessions that began with defaults an agent gave the pool role", "sessions", n)
+	}
+	return errors.Join(err, serr)
 }
 
 // ReaperInterval is how often the server looks for stale agents' runs: a

@@ -108,10 +108,37 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The server's reaper sweeps the agents' pool every period, as
+	// `ruckus serve` does (jobs.ReaperWorker): PgBouncer's connect query
+	// runs under Mallory's statement_timeout and a loaded machine cancels
+	// it, keeping a session with her defaults; the sweep ends it.
+	sweepCtx, stopSweeps := context.WithCancel(ctx)
+	sweeps := make(chan int, 1)
+	go func() {
+		ended := 0
+		defer func() { sweeps <- ended }()
+		tick := time.NewTicker(jobs.ReaperInterval(0))
+		defer tick.Stop()
+		for {
+			select {
+			case <-sweepCtx.Done():
+				return
+			case <-tick.C:
+				n, err := w.planner.SweepAgentPool(sweepCtx)
+				if err != nil && sweepCtx.Err() == nil {
+					t.Errorf("sweep: %v", err)
+				}
+				ended += n
+			}
+		}
+	}()
+
 	// The victim works a run from start to end.
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
 	testkit.WaitWithin(t, 60*time.Second, "the victim's run to complete", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(w.run(id).ID, 40)
+	stopSweeps()
+	t.Logf("the reaper's sweeps ended %d pooled sessions", <-sweeps)
 	var defaults int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_db_role_setting WHERE setrole = 'ruckus_agent_pool'::regrole`).Scan(&defaults); err != nil || defaults != 0 {
 		t.Errorf("the pool role keeps %d defaults (%v), want none", defaults, err)

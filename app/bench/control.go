@@ -264,3 +264,10 @@ func (p *Service) ImportRun(ctx context.Context, v store.Viewer, in store.NewImp
 		return err
 	})
 }
+
+// SweepAgentPool is the reaper's other half: it ends pooled agent
+// sessions that began with defaults an agent gave the pool role
+// (store.SweepAgentPool).
+func (p *Service) SweepAgentPool(ctx context.Context) (int, error) {
+	return p.Store.SweepAgentPool(ctx)
+}

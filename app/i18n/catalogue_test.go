@@ -203,3 +203,13 @@ func TestKeyDefinedTwiceIsRefused(t *testing.T) {
 		t.Errorf("de x.y = %q, want eins", got)
 	}
 }
+
+func TestMark(t *testing.T) {
+	c := i18n.Default()
+	if got := c.Lang("de").Mark("-1234.50"); got != "-1234,50" {
+		t.Errorf("de Mark = %q", got)
+	}
+	if got := c.Lang("en").Mark("1234.5"); got != "1234.5" {
+		t.Errorf("en Mark = %q", got)
+	}
+}

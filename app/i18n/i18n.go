@@ -304,3 +304,17 @@ func Num(ctx context.Context, v float64, decimals int) string { return From(ctx)
 
 // Int formats n in the request's language; see Localizer.Int.
 func Int(ctx context.Context, n int64) string { return From(ctx).Int(n) }
+
+// Mark puts the language's decimal mark into s, a number formatted with a
+// point ("%.3f", "%g"), without grouping its thousands: "1234.5" stays in
+// English and reads "1234,5" in German. For figures in sentences whose
+// English form other tools and tests read as written.
+func (l *Localizer) Mark(s string) string {
+	if dec, _ := l.separators(); dec != "." {
+		return strings.Replace(s, ".", dec, 1)
+	}
+	return s
+}
+
+// Mark is From(ctx).Mark.
+func Mark(ctx context.Context, s string) string { return From(ctx).Mark(s) }

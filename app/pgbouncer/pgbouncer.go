@@ -138,9 +138,12 @@ const ResetQuery = "SET SESSION AUTHORIZATION DEFAULT; RESET ALL; CLOSE ALL; DEA
 // own (COMMIT ends the implicit one), the role's defaults are removed and
 // the session that began with them is ended. PgBouncer goes on with a
 // connection whatever its connect query answers, so the session ends
-// itself.
+// itself. Its first statement runs under the defaults it lifts: a
+// statement_timeout of a millisecond cancels it on a loaded server, and
+// PgBouncer keeps that session; the server's reaper ends it within a
+// second (store.SweepAgentPool, migration 0030).
 const PoolLogin = "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; " +
-	"SET default_transaction_read_only = off; SET search_path = \"$user\", public; COMMIT; " +
+	"SET idle_session_timeout = 0; SET default_transaction_read_only = off; SET search_path = \"$user\", public; COMMIT; " +
 	"SELECT ruckus_agent_pool_reset(); COMMIT; SELECT ruckus_agent_pool_end_tainted()"
 
 // Ini is pgbouncer.ini.

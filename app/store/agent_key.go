@@ -225,3 +225,18 @@ func (r errRows) Values() ([]any, error)                       { return nil, r.e
 func (r errRows) RawValues() [][]byte                          { return nil }
 func (r errRows) Conn() *pgx.Conn                              { return nil }
 func (r errRows) TypeMap() *pgtype.Map                         { return pgtype.NewMap() }
+
+// SweepAgentPool ends the pooled sessions that may have begun with session
+// defaults an agent gave the pool role (ALTER ROLE ruckus_agent_pool SET
+// statement_timeout = 1, search_path = …), after removing those defaults
+// (migration 0030): PgBouncer's connect query cannot be relied on to do it
+// in a session that runs under them. It returns how many sessions it
+// ended; 0 where the schema was not migrated by a superuser, who alone
+// may do this. The server's reaper calls it every period.
+func (q *Queries) SweepAgentPool(ctx context.Context) (int, error) {
+	var n int
+	if err := q.db.QueryRow(ctx, `SELECT ruckus_agent_pool_sweep()`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sweep the agents' pool: %w", err)
+	}
+	return n, nil
+}

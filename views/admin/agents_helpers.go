@@ -1,10 +1,12 @@
 package admin
 
 import (
-	"fmt"
+	"context"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -17,11 +19,11 @@ func drainAction(a store.Agent) string {
 	return "drain"
 }
 
-func drainLabel(a store.Agent) string {
+func drainLabel(ctx context.Context, a store.Agent) string {
 	if a.Drained {
-		return "Undrain"
+		return i18n.T(ctx, "admin_agents.undrain")
 	}
-	return "Drain"
+	return i18n.T(ctx, "admin_agents.drain")
 }
 
 func deactivateAction(a store.Agent) string {
@@ -31,30 +33,50 @@ func deactivateAction(a store.Agent) string {
 	return "deactivate"
 }
 
-func deactivateLabel(a store.Agent) string {
+func deactivateLabel(ctx context.Context, a store.Agent) string {
 	if a.DeactivatedAt != nil {
-		return "Reactivate"
+		return i18n.T(ctx, "admin_agents.reactivate")
 	}
-	return "Deactivate"
+	return i18n.T(ctx, "admin_agents.deactivate")
 }
 
-func gpuLabel(h store.HardwareProfile) string {
+// heartbeatTime is t to the second in the language's form: a heartbeat
+// comes every few seconds, so the minute alone would hide a stall.
+func heartbeatTime(ctx context.Context, t time.Time) string {
+	return i18n.DateTime(ctx, t) + t.UTC().Format(":05")
+}
+
+func gpuLabel(ctx context.Context, h store.HardwareProfile) string {
 	if h.GPUCount == 0 {
-		return "none (CPU only)"
+		return i18n.T(ctx, "admin_agents.hardware.no_gpu")
 	}
-	return fmt.Sprintf("%d × %s", h.GPUCount, h.GPUName)
+	return i18n.Int(ctx, int64(h.GPUCount)) + " × " + h.GPUName
 }
 
-func gpuMemory(h store.HardwareProfile) string {
+func gpuMemory(ctx context.Context, h store.HardwareProfile) string {
 	if h.GPUCount == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%d × %.0f GB", h.GPUCount, float64(h.GPUMemoryBytes)/1e9)
+	return i18n.Int(ctx, int64(h.GPUCount)) + " × " + i18n.Num(ctx, float64(h.GPUMemoryBytes)/1e9, 0) + " GB"
 }
 
+// agentCounts is a profile's agents and, in brackets, those online.
+func agentCounts(ctx context.Context, h store.HardwareProfile) string {
+	return i18n.Int(ctx, int64(h.Agents)) + " (" + i18n.Int(ctx, int64(h.OnlineAgents)) + ")"
+}
+
+// priceValue is the price as the form field takes it back: Go's number
+// syntax, whatever the language, since the handler parses it so.
 func priceValue(h store.HardwareProfile) string {
 	if h.PricePerHour == nil {
 		return ""
 	}
 	return strconv.FormatFloat(*h.PricePerHour, 'f', -1, 64)
+}
+
+// shortNum is v with as many decimals as it needs, at most 6, in the
+// language's form: 16.8, 0.5, 7 (16,8 in German).
+func shortNum(ctx context.Context, v float64) string {
+	_, frac, _ := strings.Cut(strings.TrimRight(strconv.FormatFloat(v, 'f', 6, 64), "0"), ".")
+	return i18n.Num(ctx, v, len(frac))
 }

@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -15,11 +17,17 @@ func orName(m store.Model) string {
 }
 
 // memoryLabel shows the given memory need, or the estimate marked as such.
-func memoryLabel(m store.Model) string {
+func memoryLabel(ctx context.Context, m store.Model) string {
 	if m.MemoryGB != nil {
-		return fmt.Sprintf("%g GB", *m.MemoryGB)
+		return shortNum(ctx, *m.MemoryGB) + " GB"
 	}
-	return fmt.Sprintf("≈ %g GB (estimated)", advise.EstimateMemoryGB(m.ParamsB, m.Quantization))
+	return i18n.T(ctx, "admin_models.memory_estimated", "GB", shortNum(ctx, advise.EstimateMemoryGB(m.ParamsB, m.Quantization)))
+}
+
+// paramsLabel is the parameter count in billions the way model names
+// write it: 7B, 0.5B.
+func paramsLabel(ctx context.Context, m store.Model) string {
+	return shortNum(ctx, m.ParamsB) + "B"
 }
 
 func retireAction(m store.Model) string {
@@ -29,11 +37,11 @@ func retireAction(m store.Model) string {
 	return "retire"
 }
 
-func retireLabel(m store.Model) string {
+func retireLabel(ctx context.Context, m store.Model) string {
 	if m.RetiredAt != nil {
-		return "Restore"
+		return i18n.T(ctx, "admin_models.restore")
 	}
-	return "Retire"
+	return i18n.T(ctx, "admin_models.retire")
 }
 
 func formAction(f ModelForm) string {

@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -104,7 +106,8 @@ type NewData struct {
 	Estimate Estimate
 }
 
-// Preset is a named load profile that fills the load fields.
+// Preset is a named load profile that fills the load fields. Label and
+// Hint are catalogue keys (app/i18n).
 type Preset struct {
 	Key, Label, Hint string
 	apply            func(*Form)
@@ -112,11 +115,11 @@ type Preset struct {
 
 // Presets are the load profiles offered by name.
 var Presets = []Preset{
-	{Key: "quick", Label: "Quick check", Hint: "20 requests one at a time: does every target answer?",
+	{Key: "quick", Label: "newbench.preset_quick", Hint: "newbench.preset_quick_hint",
 		apply: func(f *Form) { f.LoadKind, f.MaxRequests = "sequential", "20" }},
-	{Key: "latency", Label: "Latency at concurrency 1", Hint: "every item one at a time after 5 warm-up requests: latency without queueing",
+	{Key: "latency", Label: "newbench.preset_latency", Hint: "newbench.preset_latency_hint",
 		apply: func(f *Form) { f.LoadKind, f.Concurrency, f.Warmup = "concurrency", "1", "5" }},
-	{Key: "sweep", Label: "Throughput sweep", Hint: "sequential, then 32 in flight, then 4 rates in between: where does it saturate?",
+	{Key: "sweep", Label: "newbench.preset_sweep", Hint: "newbench.preset_sweep_hint",
 		apply: func(f *Form) { f.LoadKind, f.Concurrency, f.Steps, f.Warmup = "sweep", "32", "4", "5" }},
 }
 
@@ -152,22 +155,24 @@ func MemoryNeedGB(m store.Model) float64 {
 	return advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
 }
 
-func modelLabel(m store.Model) string {
-	size := "size unknown"
+// modelLabel names a model in the target row's choice: its name, size
+// ("8B fp8", as model names write it) and the memory it needs.
+func modelLabel(ctx context.Context, m store.Model) string {
+	size := i18n.T(ctx, "newbench.size_unknown")
 	if m.ParamsB > 0 {
 		size = strconv.FormatFloat(m.ParamsB, 'f', -1, 64) + "B"
 		if m.Quantization != "" {
 			size += " " + m.Quantization
 		}
 	}
-	return fmt.Sprintf("%s (%s, needs ~%.1f GB)", m.Name, size, MemoryNeedGB(m))
+	return i18n.T(ctx, "newbench.model_option", "Name", m.Name, "Size", size, "GB", i18n.Num(ctx, MemoryNeedGB(m), 1))
 }
 
-func hardwareLabel(h store.HardwareProfile) string {
+func hardwareLabel(ctx context.Context, h store.HardwareProfile) string {
 	if h.GPUCount == 0 {
-		return fmt.Sprintf("%s (CPU, %d cores)", h.Slug, h.CPUCores)
+		return i18n.T(ctx, "newbench.cpu_option", "Slug", h.Slug, "Cores", i18n.Int(ctx, int64(h.CPUCores)))
 	}
-	return fmt.Sprintf("%s (%d× %s, %.0f GB)", h.Slug, h.GPUCount, orDash(h.GPUName), capacityGB(h))
+	return fmt.Sprintf("%s (%d× %s, %s GB)", h.Slug, h.GPUCount, orDash(h.GPUName), i18n.Num(ctx, capacityGB(h), 0))
 }
 
 func capacityGB(h store.HardwareProfile) float64 {
@@ -177,14 +182,14 @@ func capacityGB(h store.HardwareProfile) float64 {
 // tooSmall says why the row's model cannot be served on h ("" when it
 // can), as the planner judges it: GPU memory against the model's need,
 // except on the simulated runtime, which loads nothing.
-func tooSmall(t TargetRow, ch Choices, h store.HardwareProfile) string {
+func tooSmall(ctx context.Context, t TargetRow, ch Choices, h store.HardwareProfile) string {
 	if t.Model == "" || t.Runtime == "sim" || h.GPUCount == 0 {
 		return ""
 	}
 	for _, m := range ch.Models {
 		if m.Name == t.Model {
 			if need, has := MemoryNeedGB(m), capacityGB(h); need > has {
-				return fmt.Sprintf("too small: needs ~%.1f GB, has %.0f GB", need, has)
+				return i18n.T(ctx, "newbench.too_small", "Need", i18n.Num(ctx, need, 1), "Has", i18n.Num(ctx, has, 0))
 			}
 		}
 	}
@@ -212,9 +217,9 @@ func oobAttrs(oob bool) templ.Attributes {
 
 // FewShotLabel names a run's prompts: "0-shot" (the dataset's own), or
 // "5-shot, seed 1234".
-func FewShotLabel(k int, seed int64) string {
+func FewShotLabel(ctx context.Context, k int, seed int64) string {
 	if k <= 0 {
-		return "0-shot"
+		return i18n.T(ctx, "newbench.fewshot_zero")
 	}
-	return fmt.Sprintf("%d-shot, seed %d", k, seed)
+	return i18n.T(ctx, "newbench.fewshot_label", "K", strconv.Itoa(k), "Seed", strconv.FormatInt(seed, 10))
 }

@@ -56,18 +56,18 @@ func orManifest(path string) string {
 	return path
 }
 
-func orNone(s string) string {
+func orNone(ctx context.Context, s string) string {
 	if s == "" {
-		return "none"
+		return i18n.T(ctx, "common.none")
 	}
 	return s
 }
 
-func memory(r bench.PlannedRun) string {
+func memory(ctx context.Context, r bench.PlannedRun) string {
 	if r.CapacityGB == 0 {
-		return fmt.Sprintf("~%.1f GB (CPU)", r.MemoryGB)
+		return i18n.T(ctx, "newbench.memory_cpu", "GB", i18n.Num(ctx, r.MemoryGB, 1))
 	}
-	return fmt.Sprintf("~%.1f of %.0f GB", r.MemoryGB, r.CapacityGB)
+	return i18n.T(ctx, "newbench.memory_of", "GB", i18n.Num(ctx, r.MemoryGB, 1), "Has", i18n.Num(ctx, r.CapacityGB, 0))
 }
 
 // compareURL compares every run of the benchmark (up to eight).

@@ -2,12 +2,15 @@ package results
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -21,26 +24,47 @@ func excerpt(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-func ms(v *float64) string {
+// dec is v with the given decimals and the language's decimal mark, with
+// no thousands separator (the figures of a table read digit by digit).
+func dec(ctx context.Context, v float64, decimals int) string {
+	return mark(ctx, strconv.FormatFloat(v, 'f', decimals, 64))
+}
+
+// sig is v with at most digits significant digits (%g) and the language's
+// decimal mark.
+func sig(ctx context.Context, v float64, digits int) string {
+	return mark(ctx, strconv.FormatFloat(v, 'g', digits, 64))
+}
+
+// mark puts the language's decimal mark into a number formatted with a
+// point.
+func mark(ctx context.Context, s string) string {
+	if i18n.From(ctx).Code() == "de" {
+		return strings.Replace(s, ".", ",", 1)
+	}
+	return s
+}
+
+func ms(ctx context.Context, v *float64) string {
 	if v == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%.1f", *v)
+	return dec(ctx, *v, 1)
 }
 
-func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+func f1(ctx context.Context, v float64) string { return dec(ctx, v, 1) }
 
-func score(v *float64) string {
+func score(ctx context.Context, v *float64) string {
 	if v == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%.3g", *v)
+	return sig(ctx, *v, 3)
 }
 
-func tokens(r store.ResultRow) string {
+func tokens(ctx context.Context, r store.ResultRow) string {
 	s := fmt.Sprintf("%d → %d", r.PromptTokens, r.CompletionTokens)
 	if r.TokensEstimated {
-		s += " (est.)"
+		s += " " + i18n.T(ctx, "results.estimated_short")
 	}
 	return s
 }
@@ -108,14 +132,16 @@ func optionSchema(raw []byte) string {
 
 // offered is a step's offered rate; a closed-loop step offers what it
 // achieves.
-func offered(s jobs.StepSummary) string {
+func offered(ctx context.Context, s jobs.StepSummary) string {
 	if s.OfferedRPS == nil {
-		return "closed loop"
+		return i18n.T(ctx, "results.closed_loop")
 	}
-	return fmt.Sprintf("%.2f", *s.OfferedRPS)
+	return dec(ctx, *s.OfferedRPS, 2)
 }
 
-func triple(d jobs.Dist) string { return fmt.Sprintf("%.1f / %.1f / %.1f", d.P50, d.P95, d.P99) }
+func triple(ctx context.Context, d jobs.Dist) string {
+	return dec(ctx, d.P50, 1) + " / " + dec(ctx, d.P95, 1) + " / " + dec(ctx, d.P99, 1)
+}
 
 // stepErrors is a step's errors with their classes.
 func stepErrors(s jobs.StepSummary) string {
@@ -146,17 +172,17 @@ func execBadge(class string) string {
 }
 
 // passAtLine is a run's pass@k, k in 1, 10, 100 where measured.
-func passAtLine(run store.Run) string {
+func passAtLine(ctx context.Context, run store.Run) string {
 	var parts []string
 	for _, k := range []string{"1", "10", "100"} {
 		if v, ok := run.Exec.PassAt[k]; ok {
-			parts = append(parts, fmt.Sprintf("pass@%s %.3f", k, v))
+			parts = append(parts, "pass@"+k+" "+dec(ctx, v, 3))
 		}
 	}
 	if len(parts) == 0 {
-		return "pass@k: no item could be executed"
+		return i18n.T(ctx, "results.pass_at_none")
 	}
-	return strings.Join(parts, " · ") + fmt.Sprintf(" (%d answers per item, Chen et al.'s unbiased estimator)", max(run.Samples, 1))
+	return strings.Join(parts, " · ") + " " + i18n.T(ctx, "results.pass_at_how", "N", max(run.Samples, 1))
 }
 
 // execCounts lists the answers by class, in the sandbox's order.
@@ -170,29 +196,45 @@ func execCounts(counts map[string]int) string {
 
 // qualityUnder is one scoring's quality in words: its mean with its
 // interval over the items scored.
-func qualityUnder(q store.Quality) string {
+func qualityUnder(ctx context.Context, q store.Quality) string {
 	switch {
 	case q.Mean == nil:
-		return "no item could be scored"
+		return i18n.T(ctx, "results.under_unscorable")
 	case q.Lo != nil && q.Hi != nil:
-		return fmt.Sprintf("%.3f, 95 %% CI [%.3f, %.3f] over %d items", *q.Mean, *q.Lo, *q.Hi, q.Items)
+		return i18n.T(ctx, "results.under_ci", "Mean", dec(ctx, *q.Mean, 3), "Lo", dec(ctx, *q.Lo, 3), "Hi", dec(ctx, *q.Hi, 3), "N", q.Items)
 	}
-	return fmt.Sprintf("%.3f over %d items", *q.Mean, q.Items)
+	return i18n.T(ctx, "results.under_mean", "Mean", dec(ctx, *q.Mean, 3), "N", q.Items)
 }
 
 // metricName is what a run's mean score is under scorer: a refusal rate
 // for refusal, a quality otherwise.
-func metricName(scorer string) string {
+func metricName(ctx context.Context, scorer string) string {
 	if scorer == "refusal" {
-		return "Refusal rate"
+		return i18n.T(ctx, "results.metric_refusal")
 	}
-	return "Quality"
+	return i18n.T(ctx, "results.metric_quality")
+}
+
+// qualityLine is the run's quality with its interval, or why there is none.
+func qualityLine(ctx context.Context, run store.Run) string {
+	if run.Quality != nil && run.QualityLo != nil && run.QualityHi != nil {
+		return i18n.T(ctx, "results.quality_line", "Metric", metricName(ctx, run.Scorer), "Scorer", run.Scorer,
+			"Q", dec(ctx, *run.Quality, 3), "Lo", dec(ctx, *run.QualityLo, 3), "Hi", dec(ctx, *run.QualityHi, 3), "N", run.Scored)
+	}
+	return i18n.T(ctx, "results.quality_unscorable", "Scorer", run.Scorer)
+}
+
+// summaryFigures is a run's throughput and goodput line.
+func summaryFigures(ctx context.Context, s jobs.RunSummary) string {
+	return i18n.T(ctx, "results.figures", "TPS", dec(ctx, s.OutputTokensPerS, 1), "RPS", dec(ctx, s.RequestsPerS, 2),
+		"Goodput", dec(ctx, s.GoodputRPS, 2), "Good", s.GoodRequests, "N", s.Requests, "Tokens", s.OutputTokens,
+		"Seconds", dec(ctx, s.MeasuredSeconds, 1))
 }
 
 // latestDescription says how the run's latest quality was measured when
 // its scorer identity needs words (a judge named, a refusal rate); ""
 // otherwise.
-func latestDescription(scorer string, qs []store.Quality) string {
+func latestDescription(ctx context.Context, scorer string, qs []store.Quality) string {
 	key := scorer
 	if n := len(qs); n > 0 && qs[n-1].Scorer == scorer {
 		key = qs[n-1].ScorerKey
@@ -201,7 +243,7 @@ func latestDescription(scorer string, qs []store.Quality) string {
 		return desc
 	}
 	if scorer == "judge" {
-		return "judge-based (LLM judge)"
+		return i18n.T(ctx, "results.judge_based")
 	}
 	return ""
 }

@@ -1,48 +1,51 @@
 package results
 
 import (
-	"fmt"
+	"context"
+	"strings"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/views/layout"
 )
 
 // judgeWhat says what a judge run judges.
-func judgeWhat(j store.JudgeRun) string {
+func judgeWhat(ctx context.Context, j store.JudgeRun) string {
 	if j.Mode == judge.Pairwise && j.RunB != nil {
-		return fmt.Sprintf("compares run %d with run %d, each item asked in both orders", j.RunA, *j.RunB)
+		return i18n.T(ctx, "judge.what_pairwise", "A", j.RunA, "B", *j.RunB)
 	}
-	return fmt.Sprintf("grades run %d from %d to %d", j.RunA, j.ScaleMin, j.ScaleMax)
+	return i18n.T(ctx, "judge.what_single", "A", j.RunA, "Min", j.ScaleMin, "Max", j.ScaleMax)
 }
 
-func scaleText(j store.JudgeRun) string {
+func scaleText(ctx context.Context, j store.JudgeRun) string {
 	if j.Mode == judge.Pairwise {
-		return " (pairwise, both orders)"
+		return " " + i18n.T(ctx, "judge.scale_pairwise")
 	}
-	return fmt.Sprintf(" (%d–%d)", j.ScaleMin, j.ScaleMax)
+	return " (" + i18n.Int(ctx, int64(j.ScaleMin)) + "–" + i18n.Int(ctx, int64(j.ScaleMax)) + ")"
 }
 
 // judgingState is the judging's state with its judge run's progress.
-func judgingState(j store.JudgeRun) string {
+func judgingState(ctx context.Context, j store.JudgeRun) string {
 	switch {
 	case j.State == "judging" && (j.Judge.State == "queued" || j.Judge.State == "running"):
-		s := fmt.Sprintf("judge run %s, %d / %d prompts", j.Judge.State, j.Judge.Completed, j.Judge.Total)
+		s := i18n.T(ctx, "judge.state_progress", "State", layout.State(ctx, j.Judge.State), "Done", j.Judge.Completed, "Total", j.Judge.Total)
 		if j.Judge.WaitingForAgent {
-			s += " (waiting for an agent)"
+			s += " " + i18n.T(ctx, "judge.state_waiting")
 		}
 		return s
 	case j.State == "judging" && j.Judge.State != "completed":
-		return "no verdicts: the judge run " + j.Judge.State
+		return i18n.T(ctx, "judge.state_no_verdicts", "State", layout.State(ctx, j.Judge.State))
 	case j.State == "judging":
-		return "reading the verdicts"
+		return i18n.T(ctx, "judge.state_reading")
 	case j.State == "failed":
-		return "failed: " + j.Error
+		return i18n.T(ctx, "judge.state_failed", "Error", j.Error)
 	}
-	return "judged"
+	return layout.State(ctx, "judged")
 }
 
 // judgingOutcome is a judging's result as seen from run runID.
-func judgingOutcome(j store.JudgeRun, runID int64) string {
+func judgingOutcome(ctx context.Context, j store.JudgeRun, runID int64) string {
 	if j.State == "judging" {
 		return "–"
 	}
@@ -52,23 +55,23 @@ func judgingOutcome(j store.JudgeRun, runID int64) string {
 			w, l, other = j.Losses, j.Wins, j.RunA
 		}
 		n := w + l + j.Ties
-		s := fmt.Sprintf("against run %d: %d wins, %d ties, %d losses", other, w, j.Ties, l)
+		parts := []string{i18n.T(ctx, "judge.against", "Run", other, "Wins", w, "Ties", j.Ties, "Losses", l)}
 		if n > 0 {
-			s += fmt.Sprintf("; win rate %.1f %% (%.1f %% counting a tie as half a win)", 100*float64(w)/float64(n),
-				100*(float64(w)+0.5*float64(j.Ties))/float64(n))
+			parts = append(parts, i18n.T(ctx, "judge.win_rate", "Rate", dec(ctx, 100*float64(w)/float64(n), 1),
+				"Half", dec(ctx, 100*(float64(w)+0.5*float64(j.Ties))/float64(n), 1)))
 		}
 		if j.Inconsistent > 0 {
-			s += fmt.Sprintf("; %d inconsistent across orders, counted as ties", j.Inconsistent)
+			parts = append(parts, i18n.T(ctx, "judge.inconsistent", "N", j.Inconsistent))
 		}
 		if j.Unparsed > 0 {
-			s += fmt.Sprintf("; %d without a readable verdict", j.Unparsed)
+			parts = append(parts, i18n.T(ctx, "judge.unparsed", "N", j.Unparsed))
 		}
-		return s
+		return strings.Join(parts, "; ")
 	}
 	if j.Quality == nil {
-		return "no item could be rated"
+		return i18n.T(ctx, "judge.no_rating")
 	}
-	return fmt.Sprintf("mean of the ratings of the items the judge answered: %.3f (the run's quality shows the full figure)", *j.Quality)
+	return i18n.T(ctx, "judge.mean_rating", "Q", dec(ctx, *j.Quality, 3))
 }
 
 func invalid(errs map[string]string, name string) string {
@@ -79,50 +82,50 @@ func invalid(errs map[string]string, name string) string {
 }
 
 // itemVerdict is a verdict as seen from run runID.
-func itemVerdict(j store.ItemJudgment, runID int64) string {
+func itemVerdict(ctx context.Context, j store.ItemJudgment, runID int64) string {
 	switch j.Verdict {
 	case judge.Rated:
-		return fmt.Sprintf("Rated %s on %d–%d (score %.3f)", fmtRating(j.Rating), j.ScaleMin, j.ScaleMax, deref(j.Score))
+		return i18n.T(ctx, "judge.rated", "Rating", fmtRating(ctx, j.Rating), "Min", j.ScaleMin, "Max", j.ScaleMax, "Score", dec(ctx, deref(j.Score), 3))
 	case judge.A, judge.B, judge.Tie:
 		if j.Verdict == judge.Tie {
-			return "Tie"
+			return i18n.T(ctx, "judge.tie")
 		}
 		winner := j.RunA
 		if j.Verdict == judge.B && j.RunB != nil {
 			winner = *j.RunB
 		}
 		if winner == runID {
-			return fmt.Sprintf("This run's answer is better (run %d)", winner)
+			return i18n.T(ctx, "judge.this_better", "ID", winner)
 		}
-		return fmt.Sprintf("The other answer is better (run %d)", winner)
+		return i18n.T(ctx, "judge.other_better", "ID", winner)
 	case judge.Unparseable:
-		return "Unparseable verdict: no score"
+		return i18n.T(ctx, "judge.unparseable")
 	case judge.NoAnswer:
-		return "Not judged"
+		return i18n.T(ctx, "judge.not_judged")
 	}
 	if j.Score != nil {
-		return fmt.Sprintf("Request failed (score %.3g)", *j.Score)
+		return i18n.T(ctx, "judge.request_failed_score", "Score", sig(ctx, *j.Score, 3))
 	}
-	return "Request failed"
+	return i18n.T(ctx, "judge.request_failed")
 }
 
-func orderText(o string) string {
+func orderText(ctx context.Context, o string) string {
 	switch o {
 	case "ab":
-		return "asked with the first run's answer shown as A"
+		return i18n.T(ctx, "judge.order_ab")
 	case "ba":
-		return "asked with the second run's answer shown as A"
+		return i18n.T(ctx, "judge.order_ba")
 	case "final":
-		return "both orders reconciled"
+		return i18n.T(ctx, "judge.order_final")
 	}
-	return "single-answer grading"
+	return i18n.T(ctx, "judge.order_single")
 }
 
-func fmtRating(v *float64) string {
+func fmtRating(ctx context.Context, v *float64) string {
 	if v == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%g", *v)
+	return sig(ctx, *v, -1)
 }
 
 func deref(v *float64) float64 {

@@ -1,0 +1,83 @@
+package handlers_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// TestVerdictSpeaksGerman: the verdict's lines, its margins' figures and
+// the start page's summary of it in German; the same page in English is
+// asserted by TestVerdictOnAFinishedBenchmark.
+func TestVerdictSpeaksGerman(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	b, _ := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+	})
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.getIn("/benchmarks/"+b, "de")
+	v := page.doc.Find(`[data-testid="verdict"]`)
+	line := func(id, part string) string {
+		return squeeze(v.Find(`[data-testid="verdict-` + id + `"] [data-testid="verdict-` + part + `"]`).Text())
+	}
+	for _, tc := range []struct{ id, part, want string }{
+		{"quality", "margin", "50 % höher als m/small (0,667), +0,333"},
+		{"quality", "significance", "signifikant"},
+		{"speed", "value", "60,0 tokens/s"},
+		{"speed", "margin", "100 % schneller als m/small (30,0 tokens/s), +30,0 tokens/s"},
+		{"cost", "value", "$16,667 pro 1 Mio. Ausgabetokens"},
+	} {
+		if got := line(tc.id, tc.part); got != tc.want {
+			t.Errorf("%s %s = %q, want %q", tc.id, tc.part, got, tc.want)
+		}
+	}
+	if !strings.Contains(squeeze(v.Text()), "Am günstigsten pro 1 Mio. Ausgabetokens") {
+		t.Errorf("the cost line's title is not German: %q", squeeze(v.Text()))
+	}
+	home := c.getIn("/", "de")
+	got := squeeze(home.text(`[data-testid="recent-` + b + `"] [data-testid="recent-verdict"]`))
+	if want := "Beste Qualität: m/big (50 % höher) · Am schnellsten: m/big (100 % schneller) · Am günstigsten: m/big (50 % günstiger)"; got != want {
+		t.Errorf("home verdict line %q, want %q", got, want)
+	}
+}
+
+// TestFirstStepsAndRefusalsSpeakGerman: the start page's first steps, the
+// refusal to launch before they are done, a stale form and an
+// administrators' page, for a German reader.
+func TestFirstStepsAndRefusalsSpeakGerman(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	first := c.getIn("/", "de").doc.Find(`[data-testid="first-steps"]`)
+	for id, want := range map[string]string{
+		"dataset": "Es gibt keinen Startdatensatz",
+		"models":  "0 der zwei nötigen Modelle sind registriert: Bitten Sie einen Administrator",
+		"runtime": "Kein aktiver Agent bedient die simulierte Laufzeit",
+	} {
+		if got := first.Find(`[data-testid="step-` + id + `"] [data-testid="step-fix"]`).Text(); !strings.Contains(got, want) {
+			t.Errorf("step %s: %q lacks %q", id, got, want)
+		}
+	}
+	if r := c.postIn("/first-benchmark", "de", url.Values{}); r.status != 303 {
+		t.Fatalf("launching too early: %d", r.status)
+	}
+	if got := c.getIn("/", "de").text(`[data-testid="flash"]`); !strings.HasPrefix(got, "Der erste Benchmark kann noch nicht gestartet werden. Es gibt keinen Startdatensatz") {
+		t.Errorf("flash %q", got)
+	}
+	if r := c.postIn("/first-benchmark", "de", url.Values{"_csrf": {"stale"}}); r.status != 403 ||
+		!strings.Contains(r.text("main"), "Dieses Formular ist abgelaufen") {
+		t.Errorf("a stale form: %d %q", r.status, r.text("main"))
+	}
+	if r := c.getIn("/admin/models", "de"); r.status != 403 || !strings.Contains(r.text("main"), "Diese Seite ist für Administratoren.") {
+		t.Errorf("an administrators' page: %d %q", r.status, r.text("main"))
+	}
+}
