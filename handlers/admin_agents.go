@@ -57,7 +57,7 @@ func (s *server) hardwareResult(c *fiber.Ctx, status int, errs map[string]string
 
 // priceRequest is a hardware profile's price form; no price is no price.
 type priceRequest struct {
-	Price *float64 `form:"price" validate:"omitnil,finite,min=0,max=1000000" msg:"Enter a price in USD per hour, such as 2.49, or leave it empty."`
+	Price *float64 `form:"price" validate:"omitnil,finite,min=0,max=1000000" msg:"valid.agent_price"`
 }
 
 func (s *server) setHardwarePrice(c *fiber.Ctx) error {

@@ -31,15 +31,15 @@ func (s *server) parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.
 // rules (tags) and the message shown beside its field (msg).
 type modelRequest struct {
 	ID            int64    `json:"-"`
-	Name          string   `json:"name" validate:"model_name" msg:"Enter a model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /)."`
-	DisplayName   string   `json:"display_name" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
-	Family        string   `json:"family" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
-	License       string   `json:"license" validate:"max=200,text" msg:"At most 200 characters of text (UTF-8, no NUL characters)."`
-	ParamsB       float64  `json:"params_b" validate:"finite,gt=0,lte=10000" msg:"Enter the parameter count in billions, such as 7 or 0.5."`
-	Quantization  string   `json:"quantization" validate:"quantization" msg:"Choose a quantisation from the list."`
-	ContextLength int      `json:"context_length" validate:"min=1,max=10000000" msg:"Enter the context length in tokens, such as 32768."`
-	MemoryGB      *float64 `json:"memory_gb" validate:"omitnil,finite,gt=0,lte=100000" msg:"Enter the memory in GB, or leave it empty to estimate it."`
-	BaseModelID   *int64   `json:"base_model_id" validate:"required_if=Adapter true,omitnil,min=1,nefield=ID" msg:"Choose another model as the base." msg_required_if:"An adapter needs its base model."`
+	Name          string   `json:"name" validate:"model_name" msg:"valid.model_id"`
+	DisplayName   string   `json:"display_name" validate:"max=200,text" msg:"valid.text_200"`
+	Family        string   `json:"family" validate:"max=200,text" msg:"valid.text_200"`
+	License       string   `json:"license" validate:"max=200,text" msg:"valid.text_200"`
+	ParamsB       float64  `json:"params_b" validate:"finite,gt=0,lte=10000" msg:"valid.params_b"`
+	Quantization  string   `json:"quantization" validate:"quantization" msg:"valid.quantization_choice"`
+	ContextLength int      `json:"context_length" validate:"min=1,max=10000000" msg:"valid.context_length"`
+	MemoryGB      *float64 `json:"memory_gb" validate:"omitnil,finite,gt=0,lte=100000" msg:"valid.memory_gb"`
+	BaseModelID   *int64   `json:"base_model_id" validate:"required_if=Adapter true,omitnil,min=1,nefield=ID" msg:"valid.base_model_other" msg_required_if:"valid.base_model_needed"`
 	Adapter       bool     `json:"adapter"`
 }
 

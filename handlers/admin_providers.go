@@ -47,9 +47,9 @@ func (s *server) providersResult(c *fiber.Ctx, status int, form admin.ProviderPr
 // providerPriceRequest is a provider's price for a model, in USD per 1M
 // input and output tokens.
 type providerPriceRequest struct {
-	Model  string  `form:"model" validate:"model_name" msg:"Enter the model as the fleet's targets name it, such as claude-3-opus (letters, digits, . _ : - and one /)."`
-	Input  float64 `form:"input_per_1m" validate:"finite,min=0,max=1000000" msg:"Enter the price in USD per million input tokens, such as 15."`
-	Output float64 `form:"output_per_1m" validate:"finite,min=0,max=1000000" msg:"Enter the price in USD per million output tokens, such as 75."`
+	Model  string  `form:"model" validate:"model_name" msg:"valid.provider_model"`
+	Input  float64 `form:"input_per_1m" validate:"finite,min=0,max=1000000" msg:"valid.price_input"`
+	Output float64 `form:"output_per_1m" validate:"finite,min=0,max=1000000" msg:"valid.price_output"`
 }
 
 func (s *server) setProviderPrice(c *fiber.Ctx) error {

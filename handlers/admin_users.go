@@ -26,10 +26,10 @@ type userStore interface {
 // newUserRequest is the create-user form; each field's tags are its rules
 // and msg its message beside the field.
 type newUserRequest struct {
-	Email string `form:"email" validate:"required,email,max=254,text" msg:"Enter a valid email address."`
-	Name  string `form:"name" validate:"max=200,text" msg:"The name may be at most 200 characters of text (no NUL characters)."`
+	Email string `form:"email" validate:"required,email,max=254,text" msg:"valid.user_email"`
+	Name  string `form:"name" validate:"max=200,text" msg:"valid.user_name"`
 	// bcrypt counts bytes, max characters: maxbytes checks the bytes too.
-	Password string `form:"password" validate:"min=8,max=72,maxbytes=72" msg:"The password must be 8 to 72 characters long."`
+	Password string `form:"password" validate:"min=8,max=72,maxbytes=72" msg:"valid.user_password"`
 	Admin    bool   `form:"admin"`
 }
 

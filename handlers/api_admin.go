@@ -150,7 +150,7 @@ func (s *server) apiSetHardwarePrice(c *fiber.Ctx) error {
 		return err
 	}
 	var body struct {
-		Price *float64 `json:"price_per_hour" validate:"omitnil,finite,min=0,max=1000000" msg:"a number of USD per hour from 0 to 1000000, or null"`
+		Price *float64 `json:"price_per_hour" validate:"omitnil,finite,min=0,max=1000000" msg:"valid.price_per_hour_api"`
 	}
 	errs := valid.DecodeJSON(c.Body(), &body)
 	if errs == nil {

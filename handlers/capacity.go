@@ -37,21 +37,21 @@ const capacityRuns = 50
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
 type capacityRequest struct {
-	DatasetID int64          `json:"dataset_id" validate:"min=1,max=2147483647" msg:"choose a dataset"`
+	DatasetID int64          `json:"dataset_id" validate:"min=1,max=2147483647" msg:"valid.capacity_dataset"`
 	Traffic   advise.Traffic `json:"traffic"`
 	SLO       struct {
-		TTFTms  float64 `json:"ttft_ms" validate:"finite,min=0,max=10000000" msg:"a TTFT bound in ms ≥ 0 (0: none)"`
-		TPOTms  float64 `json:"tpot_ms" validate:"finite,min=0,max=10000000" msg:"a TPOT bound in ms ≥ 0 (0: none)"`
-		E2Ems   float64 `json:"e2e_ms" validate:"finite,min=0,max=100000000" msg:"an E2E bound in ms ≥ 0 (0: none)"`
-		Goodput float64 `json:"goodput" validate:"finite,min=0,max=1" msg:"the share of requests that must meet the SLOs, from 0 (default 0.99) to 1"`
+		TTFTms  float64 `json:"ttft_ms" validate:"finite,min=0,max=10000000" msg:"valid.capacity_ttft"`
+		TPOTms  float64 `json:"tpot_ms" validate:"finite,min=0,max=10000000" msg:"valid.capacity_tpot"`
+		E2Ems   float64 `json:"e2e_ms" validate:"finite,min=0,max=100000000" msg:"valid.capacity_e2e"`
+		Goodput float64 `json:"goodput" validate:"finite,min=0,max=1" msg:"valid.capacity_goodput"`
 	} `json:"slo"`
-	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"the share of each replica's SLO-bound rate kept free, from 0 to 0.9"`
+	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"valid.capacity_headroom"`
 	Costs    advise.Costs `json:"costs"`
 	// MinQuality is the lowest quality a target may have, measured under
 	// the scorer identity QualityScorer (which may be left out when the
 	// dataset's targets were all scored under one).
-	MinQuality    *float64 `json:"min_quality" validate:"omitnil,finite,min=0,max=1" msg:"a quality from 0 to 1, or none"`
-	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"a scorer identity such as rougeL, at most 20,000 characters"`
+	MinQuality    *float64 `json:"min_quality" validate:"omitnil,finite,min=0,max=1" msg:"valid.capacity_min_quality"`
+	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"valid.capacity_scorer"`
 	// Today is what the user runs now, to weigh each target against
 	// (monthly saving, quality difference, payback); nil: no comparison.
 	Today *advise.Today `json:"today"`

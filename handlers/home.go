@@ -242,14 +242,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	created, err := s.Benchmarks.Create(ctx, v, firstManifest(f))
 	var errs bench.Errors
 	if errors.As(err, &errs) {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Message
-			if e.Path != "" {
-				msgs[i] = e.Path + ": " + e.Message
-			}
-		}
-		if err := s.say(c, "error", "home_steps.refused", "Reasons", strings.Join(msgs, "; ")); err != nil {
+		if err := s.say(c, "error", "home_steps.refused", "Reasons", errs.Text(ctx)); err != nil {
 			return err
 		}
 		return redirect(c, "/")

@@ -225,8 +225,8 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 
 // apiJudgeRequest is the body of POST /api/v1/runs/{id}/judge.
 type apiJudgeRequest struct {
-	Judge   *bench.JudgeOptions `json:"judge" validate:"required" msg_required:"name the judge: model, runtime, hardware"`
-	Against int64               `json:"against,omitempty" validate:"min=0" msg:"a run id"`
+	Judge   *bench.JudgeOptions `json:"judge" validate:"required" msg_required:"valid.judge_needed"`
+	Against int64               `json:"against,omitempty" validate:"min=0" msg:"valid.run_id"`
 }
 
 // apiStartJudging starts a judging of a run through the API: graded

@@ -64,8 +64,8 @@ func (s *server) setLanguage(c *fiber.Ctx) error {
 type passwordRequest struct {
 	Current string `form:"current"`
 	// The password policy (auth.CheckPolicy) counts bytes, as bcrypt does.
-	New     string `form:"new" validate:"minbytes=8,maxbytes=72" msg:"The new password must be 8 to 72 characters long."`
-	Confirm string `form:"confirm" validate:"eqfield=New" msg:"The two new passwords differ."`
+	New     string `form:"new" validate:"minbytes=8,maxbytes=72" msg:"valid.new_password_length"`
+	Confirm string `form:"confirm" validate:"eqfield=New" msg:"valid.new_passwords_differ"`
 }
 
 // changePassword checks the current password and stores the new one; every
@@ -73,7 +73,7 @@ type passwordRequest struct {
 func (s *server) changePassword(c *fiber.Ctx) error {
 	u := currentUser(c)
 	req := passwordRequest{Current: c.FormValue("current"), New: c.FormValue("new"), Confirm: c.FormValue("confirm")}
-	form := account.PasswordForm{Errors: s.validate.Struct(req).Map()}
+	form := account.PasswordForm{Errors: s.validate.Struct(req).MapText(c.UserContext())}
 	if !s.Passwords.Match(u.PasswordHash, req.Current) {
 		form.Errors["current"] = i18n.T(c.UserContext(), "request.wrong_password")
 	}
@@ -103,7 +103,7 @@ func (s *server) passwordResult(c *fiber.Ctx, status int, form account.PasswordF
 
 // tokenRequest is the new-token form.
 type tokenRequest struct {
-	Name string `form:"name" validate:"notblank,max=100,text" msg_notblank:"Give the token a name, so you know later what uses it." msg_max:"The name may be at most 100 characters long." msg_text:"The name must be text (UTF-8, no NUL characters)."`
+	Name string `form:"name" validate:"notblank,max=100,text" msg_notblank:"valid.token_name" msg_max:"valid.token_name_long" msg_text:"valid.token_name_text"`
 }
 
 func (s *server) createToken(c *fiber.Ctx) error {
@@ -112,7 +112,7 @@ func (s *server) createToken(c *fiber.Ctx) error {
 	d := account.TokensData{}
 	status := fiber.StatusOK
 	if errs := s.validate.Struct(req); errs != nil {
-		d.Error = errs[0].Message
+		d.Error = errs[0].Text(c.UserContext())
 		status = fiber.StatusUnprocessableEntity
 	} else {
 		token, prefix, hash := auth.NewAPIToken()

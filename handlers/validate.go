@@ -12,7 +12,7 @@ import (
 // manifest's rules (runtimes, scorers, model names, hardware slugs) and
 // the quantisations a model may be registered with.
 func newValidator() *valid.Validator {
-	return bench.NewRules().RegisterRule("quantization", "must be one of the quantisations listed", advise.KnownQuantization)
+	return bench.NewRules().RegisterRule("quantization", "valid.quantization", advise.KnownQuantization)
 }
 
 // fieldErrors422 answers 422 with the errors in the API's shape:

@@ -1,8 +1,10 @@
 package jobs
 
 import (
-	"fmt"
 	"regexp"
+	"strconv"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // MaxModelNameLen bounds a registry model name in bytes.
@@ -22,11 +24,11 @@ var modelNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z
 func CheckModelName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("the model name is empty")
+		return i18n.NewError("valid.model_name_empty")
 	case len(name) > MaxModelNameLen:
-		return fmt.Errorf("the model name is longer than %d characters", MaxModelNameLen)
+		return i18n.NewError("valid.model_name_long", "Max", MaxModelNameLen)
 	case !modelNamePattern.MatchString(name):
-		return fmt.Errorf("%q is not a model id such as Qwen/Qwen2.5-7B-Instruct (a letter or digit first, then letters, digits, . _ : - and at most one /)", name)
+		return i18n.NewError("valid.model_name_bad", "Name", strconv.Quote(name))
 	}
 	return nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Load profiles (docs/benchmarks.md#load-profiles).
@@ -32,7 +35,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (use a number with a unit, such as 500ms, 30s or 5m)", b)
+		return i18n.NewError("valid.duration", "Value", strconv.Quote(string(b)))
 	}
 	*d = Duration(v)
 	return nil
@@ -61,24 +64,24 @@ type LoadProfile struct {
 	// faster (0.5: half as fast); zero means 1.
 	Speed float64 `json:"speed,omitempty" yaml:"speed,omitempty" validate:"finite"`
 	// Warmup requests are sent first and excluded from every figure.
-	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty" validate:"min=0" msg:"cannot be negative"`
+	Warmup int `json:"warmup,omitempty" yaml:"warmup,omitempty" validate:"min=0" msg:"valid.negative"`
 	// Limits; zero means none.
-	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests,omitempty" validate:"min=0" msg:"cannot be negative (0 means all items)"`
-	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty" validate:"min=0" msg:"cannot be negative (0 means no limit)"`
-	MaxErrors   int      `json:"max_errors,omitempty" yaml:"max_errors,omitempty" validate:"min=0" msg:"cannot be negative (0 means no limit)"`
+	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests,omitempty" validate:"min=0" msg:"valid.negative_all_items"`
+	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration,omitempty" validate:"min=0" msg:"valid.negative_no_limit"`
+	MaxErrors   int      `json:"max_errors,omitempty" yaml:"max_errors,omitempty" validate:"min=0" msg:"valid.negative_no_limit"`
 }
 
 // Sampling is passed to the runtime with every request.
 type Sampling struct {
-	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty" validate:"omitnil,finite,min=0,max=2" msg_min:"between 0 and 2" msg_max:"between 0 and 2"`
-	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty" validate:"omitnil,finite,gt=0,max=1" msg_gt:"above 0 and at most 1" msg_max:"above 0 and at most 1"`
-	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens" validate:"min=1,max=1000000" msg:"between 1 and 1000000 (always set it: some runtimes generate without end otherwise)"`
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature,omitempty" validate:"omitnil,finite,min=0,max=2" msg_min:"valid.temperature" msg_max:"valid.temperature"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p,omitempty" validate:"omitnil,finite,gt=0,max=1" msg_gt:"valid.top_p" msg_max:"valid.top_p"`
+	MaxTokens   int      `json:"max_tokens" yaml:"max_tokens" validate:"min=1,max=1000000" msg:"valid.max_tokens"`
 	Seed        *int64   `json:"seed,omitempty" yaml:"seed,omitempty"`
-	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty" validate:"max=4,dive,required,max=1000,text" msg_required:"cannot be empty"`
+	Stop        []string `json:"stop,omitempty" yaml:"stop,omitempty" validate:"max=4,dive,required,max=1000,text" msg_required:"valid.not_empty"`
 	// N is how many answers to ask for each item (one request each; 0
 	// means 1): the samples pass@k is estimated from. Its max is
 	// MaxSamples.
-	N int `json:"n,omitempty" yaml:"n,omitempty" validate:"min=0,max=100" msg:"between 1 and 100 answers per item (0 means 1)"`
+	N int `json:"n,omitempty" yaml:"n,omitempty" validate:"min=0,max=100" msg:"valid.answers_per_item"`
 }
 
 // MaxSamples bounds Sampling.N.
@@ -90,13 +93,13 @@ func (s Sampling) Samples() int { return max(s.N, 1) }
 // SLO is the service level a request must meet to count towards goodput;
 // zero means no bound.
 type SLO struct {
-	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty" validate:"min=0" msg:"cannot be negative"`
-	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty" validate:"min=0" msg:"cannot be negative"`
-	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty" validate:"min=0" msg:"cannot be negative"`
+	TTFT Duration `json:"ttft,omitempty" yaml:"ttft,omitempty" validate:"min=0" msg:"valid.negative"`
+	TPOT Duration `json:"tpot,omitempty" yaml:"tpot,omitempty" validate:"min=0" msg:"valid.negative"`
+	E2E  Duration `json:"e2e,omitempty" yaml:"e2e,omitempty" validate:"min=0" msg:"valid.negative"`
 	// Goodput is the share of a step's requests that must meet every SLO
 	// for the SLOs to hold at that load (a sweep's saturation point);
 	// zero means DefaultGoodput.
-	Goodput float64 `json:"goodput,omitempty" yaml:"goodput,omitempty" validate:"finite,min=0,max=1" msg:"must be a share above 0 and at most 1 (0.99: 99 % of requests meet the SLOs)"`
+	Goodput float64 `json:"goodput,omitempty" yaml:"goodput,omitempty" validate:"finite,min=0,max=1" msg:"valid.goodput"`
 }
 
 // DefaultGoodput is the share of requests meeting the SLOs at which a load

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // FewShot is a benchmark's (or one target's) few-shot setting: K solved
@@ -24,10 +26,10 @@ import (
 // the item removed and the first K kept. K is part of what a run's
 // quality and speed are comparable under.
 type FewShot struct {
-	K int `json:"k" yaml:"k" form:"fewshot_k" validate:"min=0,max=25" msg:"k is a whole number of examples from 0 to 25"`
+	K int `json:"k" yaml:"k" form:"fewshot_k" validate:"min=0,max=25" msg:"manifest.fewshot_k"`
 	// Seed seeds the sampler (lm-eval's fewshot_random_seed); absent
 	// means lm-eval's default, 1234.
-	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty" form:"fewshot_seed" validate:"omitnil,min=0,max=9007199254740991" msg:"the seed is a whole number from 0 to 2⁵³−1"`
+	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty" form:"fewshot_seed" validate:"omitnil,min=0,max=9007199254740991" msg:"manifest.fewshot_seed"`
 }
 
 // maxFewShotSeed is the largest seed (2⁵³−1: exact in JSON numbers).
@@ -83,11 +85,11 @@ func FewShotExamples(shots []dataset.Shot, n, k int, seed int64, firstN bool) ([
 		for i := range n {
 			g := groups[shots[i].Group]
 			if len(g) <= k {
-				what := fmt.Sprintf("subject %q has", shots[i].Group)
+				what := i18n.M("manifest.fewshot_subject_has", "Subject", strconv.Quote(shots[i].Group))
 				if shots[i].Group == "" {
-					what = "the dataset has"
+					what = i18n.M("manifest.fewshot_dataset_has")
 				}
-				return nil, fmt.Errorf("%d-shot prompts need at least %d items in each group their examples come from (MMLU's subject, else the whole dataset): %s %d", k, k+1, what, len(g))
+				return nil, i18n.NewError("manifest.fewshot_group_small", "K", k, "Need", k+1, "What", what, "N", len(g))
 			}
 			ex := make([]int, 0, k)
 			for _, j := range g {
@@ -100,7 +102,7 @@ func FewShotExamples(shots []dataset.Shot, n, k int, seed int64, firstN bool) ([
 		return out, nil
 	}
 	if len(shots) <= k {
-		return nil, fmt.Errorf("%d-shot prompts need at least %d items; the dataset has %d", k, k+1, len(shots))
+		return nil, i18n.NewError("manifest.fewshot_too_few", "K", k, "Need", k+1, "N", len(shots))
 	}
 	r := newPyRandom(uint64(seed))
 	for i := range n {
@@ -148,7 +150,7 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 	}
 	var errs Errors
 	if missing || len(fp.shots) == 0 {
-		errs.Add(uses[0].path, "few-shot prompts are built from the standard suites' questions and answers (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE); this dataset (%s) has none kept: upload it again if it is one of them", ds.Format)
+		errs.Say(uses[0].path, "manifest.fewshot_none_kept", "Format", ds.Format)
 		return nil, errs, nil
 	}
 	firstN := firstNFormats[ds.Format]
@@ -159,7 +161,7 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 		}
 		ex, err := FewShotExamples(fp.shots, min(items, len(fp.shots)), u.k, u.seed, firstN)
 		if err != nil {
-			errs.Add(u.path, "%s", err.Error())
+			errs = append(errs, valid.FromError(u.path, err))
 			continue
 		}
 		fp.examples[key] = ex
@@ -168,8 +170,7 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 		return nil, errs, nil
 	}
 	if total := fp.promptBytes(uses, size) * int64(m.Runs()); total > MaxFewShotBytes {
-		errs.Add(uses[0].path, "the few-shot prompts of these runs would take about %d MiB; at most %d MiB a benchmark: fewer shots, fewer targets or a smaller load.max_requests",
-			total>>20, MaxFewShotBytes>>20)
+		errs.Say(uses[0].path, "manifest.fewshot_too_big", "MiB", total>>20, "Max", MaxFewShotBytes>>20)
 		return nil, errs, nil
 	}
 	return fp, nil, nil
@@ -197,11 +198,11 @@ func fewShotRefused(m Manifest, ds store.Dataset, path string) Errors {
 	var errs Errors
 	switch {
 	case m.Synthetic != nil:
-		errs.Add(path, "few-shot prompts are built from a standard suite's questions and answers; a synthetic dataset has none")
+		errs.Say(path, "manifest.fewshot_synthetic")
 	case ds.Shots > 0:
-		errs.Add(path, "the dataset's prompts are already %d-shot (chosen at upload); few-shot prompts are built from a dataset uploaded with 0 shots", ds.Shots)
+		errs.Say(path, "manifest.fewshot_already", "Shots", ds.Shots)
 	case ds.ItemCount > maxFewShotItems:
-		errs.Add(path, "few-shot prompts are built for datasets of at most %d items; this one has %d", maxFewShotItems, ds.ItemCount)
+		errs.Say(path, "manifest.fewshot_items", "Max", maxFewShotItems, "N", ds.ItemCount)
 	}
 	return errs
 }
@@ -268,9 +269,9 @@ func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
 	var errs Errors
 	switch {
 	case len(ks) > 200:
-		errs.Add("fewshot.k", "at most 200 characters")
+		errs.Say("fewshot.k", "manifest.fewshot_k_long")
 	case len(seedText) > 20:
-		errs.Add("fewshot.seed", "a whole number from 0 to %d", int64(maxFewShotSeed))
+		errs.Say("fewshot.seed", "manifest.fewshot_seed_range", "Max", int64(maxFewShotSeed))
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -279,7 +280,7 @@ func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
 	if seedText != "" {
 		n, err := strconv.ParseInt(seedText, 10, 64)
 		if err != nil || n < 0 || n > maxFewShotSeed {
-			errs.Add("fewshot.seed", "%q is not a whole number from 0 to %d", seedText, int64(maxFewShotSeed))
+			errs.Say("fewshot.seed", "manifest.fewshot_seed_bad", "Got", strconv.Quote(seedText), "Max", int64(maxFewShotSeed))
 			return nil, errs
 		}
 		seed = &n
@@ -289,7 +290,7 @@ func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
 	}
 	parts := strings.Split(ks, ",")
 	if len(parts) > MaxFewShotVariants {
-		errs.Add("fewshot.k", "at most %d values of k", MaxFewShotVariants)
+		errs.Say("fewshot.k", "manifest.fewshot_k_count", "Max", MaxFewShotVariants)
 		return nil, errs
 	}
 	var out []FewShot
@@ -298,13 +299,13 @@ func ParseFewShot(ks, seedText string) ([]FewShot, Errors) {
 		k, err := strconv.Atoi(strings.TrimSpace(p))
 		switch {
 		case err != nil:
-			errs.Add("fewshot.k", "%q is not a whole number", strings.TrimSpace(p))
+			errs.Say("fewshot.k", "manifest.fewshot_k_not_int", "Got", strconv.Quote(strings.TrimSpace(p)))
 			return nil, errs
 		case k < 0 || k > 25:
-			errs.Add("fewshot.k", "k is a whole number of examples from 0 to 25 (got %d)", k)
+			errs.Say("fewshot.k", "manifest.fewshot_k_range", "Got", k)
 			return nil, errs
 		case seen[k]:
-			errs.Add("fewshot.k", "%d is given twice", k)
+			errs.Say("fewshot.k", "manifest.fewshot_k_twice", "K", k)
 			return nil, errs
 		}
 		seen[k] = true

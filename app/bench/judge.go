@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -44,12 +46,12 @@ func (p *Service) checkJudgeTarget(ctx context.Context, path string, o JudgeOpti
 	model, err := p.Store.ModelByName(ctx, o.Model)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil):
-		errs = append(errs, FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", o.Model)})
+		errs = append(errs, valid.E(path+".model", "manifest.no_model", "Model", strconv.Quote(o.Model)))
 	case err != nil:
 		return nil, err
 	}
 	if _, err := p.Store.HardwareProfileBySlug(ctx, o.Hardware); errors.Is(err, store.ErrNotFound) {
-		errs = append(errs, FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", o.Hardware)})
+		errs = append(errs, valid.E(path+".hardware", "manifest.no_hardware", "Hardware", strconv.Quote(o.Hardware)))
 	} else if err != nil {
 		return nil, err
 	}
@@ -125,7 +127,7 @@ func (p *Service) checkJudgeRequest(ctx context.Context, v store.Viewer, req Jud
 		return store.JudgedRun{}, errs
 	}
 	if req.RunB == req.RunA {
-		return store.JudgedRun{}, Errors{{Path: "against", Message: "a run cannot be judged against itself"}}
+		return store.JudgedRun{}, Errors{valid.E("against", "manifest.judge_self")}
 	}
 	a, err := p.judgedRun(ctx, v, req.RunA, "run")
 	if err != nil {
@@ -137,7 +139,7 @@ func (p *Service) checkJudgeRequest(ctx context.Context, v store.Viewer, req Jud
 			return a, err
 		}
 		if b.DatasetID != a.DatasetID {
-			return a, Errors{{Path: "against", Message: fmt.Sprintf("run %d is on another dataset than run %d: only runs on the same items can be compared", b.ID, a.ID)}}
+			return a, Errors{valid.E("against", "manifest.judge_other_dataset", "B", b.ID, "A", a.ID)}
 		}
 	}
 	errs, err := p.checkJudgeTarget(ctx, "judge", req.Options)
@@ -165,13 +167,13 @@ func (p *Service) writeJudgePrompts(ctx context.Context, j *judging) error {
 		j.template, criteria = r.Template, r.Criteria
 	}
 	if !haveRefs && slices.Contains(judge.Placeholders(j.template), judge.PReference) {
-		return Errors{{Path: "judge.rubric", Message: fmt.Sprintf("%s compares answers with the reference, and these items have none: choose a rubric without one", j.rubric)}}
+		return Errors{valid.E("judge.rubric", "manifest.rubric_needs_reference", "Rubric", j.rubric)}
 	}
 	j.lo, j.hi = j.o.Bounds()
 	system := judge.SystemPrompt(j.mode, criteria, j.lo, j.hi)
 	j.items, j.answers, j.sent = judgePrompts(j.mode, srcs, system, j.template, j.lo, j.hi, j.o.Runtime == "sim")
 	if len(j.items) == 0 {
-		return Errors{{Path: "run", Message: "there is no answer to judge: the run has no successful results" + map[bool]string{true: " on items both runs answered", false: ""}[j.mode == judge.Pairwise]}}
+		return Errors{valid.E("run", map[bool]string{true: "manifest.judge_nothing_both", false: "manifest.judge_nothing"}[j.mode == judge.Pairwise])}
 	}
 	return nil
 }
@@ -273,16 +275,16 @@ func storeJudgePrompts(ctx context.Context, q *store.Queries, ownerID int64, nam
 func (p *Service) judgedRun(ctx context.Context, v store.Viewer, id int64, path string) (store.JudgedRun, error) {
 	r, err := p.Store.JudgedRunByID(ctx, v, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return r, Errors{{Path: path, Message: fmt.Sprintf("no run %d that you can see", id)}}
+		return r, Errors{valid.E(path, "manifest.no_run", "ID", id)}
 	}
 	if err != nil {
 		return r, err
 	}
 	switch {
 	case r.IsJudge:
-		return r, Errors{{Path: path, Message: fmt.Sprintf("run %d is itself a judge's run", id)}}
+		return r, Errors{valid.E(path, "manifest.run_is_judge", "ID", id)}
 	case r.State == "queued" || r.State == "running":
-		return r, Errors{{Path: path, Message: fmt.Sprintf("run %d is still %s: judge it when it has finished", id, r.State)}}
+		return r, Errors{valid.E(path, "manifest.run_unfinished", "ID", id, "State", r.State)}
 	}
 	return r, nil
 }

@@ -1,10 +1,11 @@
 package bench
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ruckus/ruckus/app/judge"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // ScorerJudge is the scorer that hands a run's answers to an LLM judge
@@ -14,9 +15,9 @@ const ScorerJudge = "judge"
 // JudgeOptions name the judge (a registered model on a runtime and
 // hardware some agent serves) and how it judges.
 type JudgeOptions struct {
-	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose the judge model"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"manifest.judge_model"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose the judge's hardware profile"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"manifest.judge_hardware"`
 	// Rubric is a shipped rubric's name (correctness, helpfulness,
 	// faithfulness; pairwise, pairwise-correctness for a pair), or custom
 	// with Template; empty picks correctness when the items have
@@ -28,9 +29,9 @@ type JudgeOptions struct {
 	// Scale is the rating scale of a single grading (default 1 to 10).
 	Scale *JudgeScale `json:"scale,omitempty" yaml:"scale,omitempty"`
 	// MaxTokens bounds each verdict (default 512).
-	MaxTokens int `json:"max_tokens,omitempty" yaml:"max_tokens,omitempty" validate:"min=0,max=8192" msg:"from 1 to 8192 tokens per verdict (0: 512)"`
+	MaxTokens int `json:"max_tokens,omitempty" yaml:"max_tokens,omitempty" validate:"min=0,max=8192" msg:"manifest.judge_max_tokens"`
 	// Concurrency is how many judge requests are in flight (default 4).
-	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty" validate:"min=0,max=64" msg:"from 1 to 64 requests in flight (0: 4)"`
+	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty" validate:"min=0,max=64" msg:"manifest.judge_concurrency"`
 }
 
 // JudgeScale is a rating scale, integers Min < Max.
@@ -75,16 +76,16 @@ func (o JudgeOptions) Validate(path, mode string) Errors {
 	errs := rules().Struct(o)
 	switch {
 	case o.Template != "" && o.Rubric != "" && o.Rubric != judge.Custom:
-		errs.Add("rubric", "give a rubric or a template, not both (rubric %q with a template)", o.Rubric)
+		errs.Say("rubric", "manifest.rubric_or_template", "Rubric", strconv.Quote(o.Rubric))
 	case o.Rubric == judge.Custom && o.Template == "":
-		errs.Add("template", "the custom rubric needs a template")
+		errs.Say("template", "manifest.custom_needs_template")
 	case o.Template == "" && o.Rubric != "":
 		if r, ok := judge.RubricByName(o.Rubric); !ok || r.Mode != mode {
 			names := []string{}
 			for _, r := range judge.Rubrics(mode) {
 				names = append(names, r.Name)
 			}
-			errs.Add("rubric", "a %s judging takes one of %s, or custom with a template (got %q)", mode, strings.Join(names, ", "), o.Rubric)
+			errs.Say("rubric", "manifest.rubric_choice", "Mode", mode, "List", strings.Join(names, ", "), "Got", strconv.Quote(o.Rubric))
 		}
 	}
 	if o.Template != "" {
@@ -94,9 +95,9 @@ func (o JudgeOptions) Validate(path, mode string) Errors {
 	}
 	if s := o.Scale; s != nil {
 		if mode == judge.Pairwise {
-			errs.Add("scale", "a pairwise judging has no scale (its verdicts are A, B or a tie)")
+			errs.Say("scale", "manifest.pairwise_no_scale")
 		} else if s.Min < judge.MinScale || s.Max > judge.MaxScale || s.Min >= s.Max {
-			errs.Add("scale", "whole numbers min < max, from %d to %d (got %d to %d)", judge.MinScale, judge.MaxScale, s.Min, s.Max)
+			errs.Say("scale", "manifest.scale", "Lo", judge.MinScale, "Hi", judge.MaxScale, "Min", s.Min, "Max", s.Max)
 		}
 	}
 	return errs.Prefix(path)
@@ -111,9 +112,9 @@ func (m Manifest) validateScorerOptions() Errors {
 	}
 	switch {
 	case m.Scorer == ScorerJudge && j == nil:
-		errs = append(errs, FieldError{Path: "scorer_options.judge", Message: "the judge scorer needs its judge: model, runtime, hardware"})
+		errs = append(errs, valid.E("scorer_options.judge", "manifest.judge_needed"))
 	case m.Scorer != ScorerJudge && j != nil:
-		errs = append(errs, FieldError{Path: "scorer_options.judge", Message: fmt.Sprintf("only with scorer: %s (the scorer is %q)", ScorerJudge, m.Scorer)})
+		errs = append(errs, valid.E("scorer_options.judge", "manifest.judge_only", "Judge", ScorerJudge, "Scorer", strconv.Quote(m.Scorer)))
 	case j != nil:
 		errs = append(errs, j.Validate("scorer_options.judge", judge.Single)...)
 	}

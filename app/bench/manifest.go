@@ -14,6 +14,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -49,9 +50,9 @@ type ScorerOptions struct {
 
 // Target is one model on one runtime on one hardware profile.
 type Target struct {
-	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"choose a model"`
+	Model    string `json:"model" yaml:"model" validate:"required,model_name" msg_required:"manifest.choose_model"`
 	Runtime  string `json:"runtime" yaml:"runtime" validate:"runtime"`
-	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"choose a hardware profile"`
+	Hardware string `json:"hardware" yaml:"hardware" validate:"required,hardware" msg_required:"manifest.choose_hardware"`
 	// Remote marks a remote provider's model (a fleet's "openai:MODEL"
 	// target), served black-box: the hardware is the agent's, not the
 	// model's, so the model's memory need is not checked against it.
@@ -65,9 +66,9 @@ type Target struct {
 // Manifest describes a benchmark: a dataset × targets, under one load
 // profile, sampling and scorer.
 type Manifest struct {
-	Name     string           `json:"name" yaml:"name" validate:"notblank,max=200,text" msg_notblank:"give the benchmark a name"`
+	Name     string           `json:"name" yaml:"name" validate:"notblank,max=200,text" msg_notblank:"manifest.name_benchmark"`
 	Dataset  DatasetRef       `json:"dataset" yaml:"dataset"`
-	Targets  []Target         `json:"targets" yaml:"targets" validate:"min=1,max=50,dive" msg:"from 1 to 50 targets, each a model, runtime and hardware"`
+	Targets  []Target         `json:"targets" yaml:"targets" validate:"min=1,max=50,dive" msg:"manifest.targets"`
 	Load     jobs.LoadProfile `json:"load" yaml:"load"`
 	Sampling jobs.Sampling    `json:"sampling" yaml:"sampling"`
 	Scorer   string           `json:"scorer" yaml:"scorer" validate:"scorer"`
@@ -91,7 +92,7 @@ type Manifest struct {
 	// Repeats runs each target that many times (0 means 1): the verdict
 	// then decides on the spread between the repeats
 	// (docs/concepts.md#comparability-and-noise).
-	Repeats int `json:"repeats,omitempty" yaml:"repeats,omitempty" validate:"min=0,max=10" msg:"from 1 to 10 runs of each target (0 means 1)"`
+	Repeats int `json:"repeats,omitempty" yaml:"repeats,omitempty" validate:"min=0,max=10" msg:"manifest.repeats"`
 }
 
 // Runs is how many runs each target gets: Repeats, at least 1.
@@ -106,7 +107,7 @@ type DatasetRef struct {
 // UnmarshalYAML reads a number as the id and anything else as the name.
 func (d *DatasetRef) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: dataset must be a dataset id or name", n.Line)
+		return i18n.NewError("manifest.dataset_ref", "Line", n.Line)
 	}
 	if n.Tag == "!!int" {
 		return n.Decode(&d.ID)
@@ -145,7 +146,7 @@ const MaxManifestBytes = 1 << 20
 // are errors, so a typo does not silently fall back to a default.
 func Decode(r io.Reader) (Manifest, error) {
 	var m Manifest
-	err := valid.ReadYAML(r, MaxManifestBytes, "the manifest", &m)
+	err := valid.ReadYAML(r, MaxManifestBytes, "manifest.the_manifest", &m)
 	return m, err
 }
 
@@ -208,14 +209,14 @@ func (m Manifest) validateSource() Errors {
 	if m.Synthetic == nil {
 		switch {
 		case m.Dataset.ID <= 0 && strings.TrimSpace(m.Dataset.Name) == "":
-			errs.Add("dataset", "choose a dataset (its id or its name), or generate one with synthetic")
+			errs.Say("dataset", "manifest.choose_dataset")
 		case !dataset.IsText(m.Dataset.Name) || len(m.Dataset.Name) > 200:
-			errs.Add("dataset", "a dataset id, or a name of at most 200 characters of UTF-8 text without NUL characters")
+			errs.Say("dataset", "manifest.dataset_name")
 		}
 		return errs
 	}
 	if m.Dataset.ID > 0 || m.Dataset.Name != "" {
-		errs.Add("synthetic", "give a dataset or a synthetic spec, not both")
+		errs.Say("synthetic", "manifest.dataset_or_synthetic")
 	}
 	spec := *m.Synthetic
 	spec.Normalize()
@@ -238,7 +239,7 @@ func (m Manifest) validateDistinctTargets() Errors {
 		k, seed := fewShotOf(m, t)
 		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed}
 		if j, dup := seen[id]; dup {
-			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
+			errs.Say(fmt.Sprintf("targets[%d]", i), "manifest.same_target", "J", j)
 		}
 		seen[id] = i
 	}
@@ -253,11 +254,11 @@ func (m Manifest) validateLoad() Errors {
 	switch l.Profile {
 	case jobs.LoadConcurrency:
 		if l.Concurrency < 1 || l.Concurrency > 4096 {
-			errs.Add("load.concurrency", "between 1 and 4096 requests in flight")
+			errs.Say("load.concurrency", "manifest.concurrency")
 		}
 	case jobs.LoadConstant, jobs.LoadPoisson:
 		if finite(l.Rate) && (l.Rate <= 0 || l.Rate > 100000) {
-			errs.Add("load.rate", "a rate above 0 and at most 100000 requests per second")
+			errs.Say("load.rate", "manifest.rate")
 		}
 	case jobs.LoadSweep:
 		errs = append(errs, validateSweep(l)...)
@@ -265,7 +266,7 @@ func (m Manifest) validateLoad() Errors {
 		errs = append(errs, m.validateTrace()...)
 	}
 	if finite(l.Speed) && l.Speed != 0 && l.Profile != jobs.LoadTrace {
-		errs.Add("load.speed", "only the trace profile has a speed")
+		errs.Say("load.speed", "manifest.speed_trace_only")
 	}
 	return errs
 }
@@ -275,13 +276,13 @@ func (m Manifest) validateLoad() Errors {
 func validateSweep(l jobs.LoadProfile) Errors {
 	var errs Errors
 	if l.Concurrency < 1 || l.Concurrency > 4096 {
-		errs.Add("load.concurrency", "the sweep's highest concurrency, between 1 and 4096")
+		errs.Say("load.concurrency", "manifest.sweep_concurrency")
 	}
 	switch {
 	case len(l.Rates) > 0 && len(l.Concurrencies) > 0:
-		errs.Add("load.rates", "give rates or concurrencies for the sweep's steps, not both")
+		errs.Say("load.rates", "manifest.rates_or_concurrencies")
 	case len(l.Rates) > 20 || len(l.Concurrencies) > 20:
-		errs.Add("load.rates", "at most 20 steps")
+		errs.Say("load.rates", "manifest.steps_max")
 	case len(l.Rates) > 0:
 		seen := map[string]int{}
 		for i, r := range l.Rates {
@@ -291,9 +292,9 @@ func validateSweep(l jobs.LoadProfile) Errors {
 			case !finite(r):
 				// The rates' own rule (finite) has said so.
 			case r < 0.01 || r > 100000:
-				errs.Add(fmt.Sprintf("load.rates[%d]", i), "a rate from 0.01 to 100000 requests per second")
+				errs.Say(fmt.Sprintf("load.rates[%d]", i), "manifest.sweep_rate")
 			case dup:
-				errs.Add(fmt.Sprintf("load.rates[%d]", i), "the same rate (to the hundredth) as load.rates[%d]", j)
+				errs.Say(fmt.Sprintf("load.rates[%d]", i), "manifest.same_rate", "J", j)
 			}
 			seen[key] = i
 		}
@@ -301,14 +302,14 @@ func validateSweep(l jobs.LoadProfile) Errors {
 		seen := map[int]int{}
 		for i, c := range l.Concurrencies {
 			if c < 1 || c > 4096 {
-				errs.Add(fmt.Sprintf("load.concurrencies[%d]", i), "between 1 and 4096 requests in flight")
+				errs.Say(fmt.Sprintf("load.concurrencies[%d]", i), "manifest.concurrency")
 			} else if j, dup := seen[c]; dup {
-				errs.Add(fmt.Sprintf("load.concurrencies[%d]", i), "the same concurrency as load.concurrencies[%d]", j)
+				errs.Say(fmt.Sprintf("load.concurrencies[%d]", i), "manifest.same_concurrency", "J", j)
 			}
 			seen[c] = i
 		}
 	case l.Steps < 2 || l.Steps > 20:
-		errs.Add("load.steps", "between 2 and 20 steps")
+		errs.Say("load.steps", "manifest.steps")
 	}
 	return errs
 }
@@ -318,13 +319,13 @@ func (m Manifest) validateTrace() Errors {
 	var errs Errors
 	l := m.Load
 	if finite(l.Speed) && (l.Speed < 0 || l.Speed > 1000) {
-		errs.Add("load.speed", "how many times faster than recorded to replay the trace, above 0 and at most 1000 (0 means 1; got %v)", l.Speed)
+		errs.Say("load.speed", "manifest.trace_speed", "Got", l.Speed)
 	}
 	if l.Concurrency < 0 || l.Concurrency > 4096 {
-		errs.Add("load.concurrency", "at most 4096 requests in flight (0: no cap but the agent's)")
+		errs.Say("load.concurrency", "manifest.trace_concurrency")
 	}
 	if m.Synthetic != nil && m.Synthetic.Kind != synth.KindTrace {
-		errs.Add("load.profile", "the trace profile needs a trace dataset (synthetic kind trace)")
+		errs.Say("load.profile", "manifest.trace_needs_trace")
 	}
 	return errs
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -139,7 +141,7 @@ func (p *Service) planDataset(ctx context.Context, v store.Viewer, m Manifest) (
 		if m.Dataset.ID > 0 {
 			ref = fmt.Sprint(m.Dataset.ID)
 		}
-		return ds, Errors{{Path: "dataset", Message: fmt.Sprintf("no dataset %s that you can use", ref)}}, nil
+		return ds, Errors{valid.E("dataset", "manifest.no_dataset", "Ref", ref)}, nil
 	case err != nil:
 		return ds, nil, err
 	}
@@ -152,14 +154,16 @@ func (p *Service) planDataset(ctx context.Context, v store.Viewer, m Manifest) (
 func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path string, items int) ([]PlannedRun, *FieldError, error) {
 	model, err := p.Store.ModelByName(ctx, t.Model)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
-		return nil, &FieldError{Path: path + ".model", Message: fmt.Sprintf("no active model %q in the registry", t.Model)}, nil
+		fe := valid.E(path+".model", "manifest.no_model", "Model", strconv.Quote(t.Model))
+		return nil, &fe, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	hw, err := p.Store.HardwareProfileBySlug(ctx, t.Hardware)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &FieldError{Path: path + ".hardware", Message: fmt.Sprintf("no hardware profile %q: profiles appear when an agent with that hardware registers", t.Hardware)}, nil
+		fe := valid.E(path+".hardware", "manifest.no_hardware", "Hardware", strconv.Quote(t.Hardware))
+		return nil, &fe, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -175,7 +179,8 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 	// The simulated runtime loads nothing, and a remote provider's
 	// model runs elsewhere, so memory does not limit them.
 	if t.Runtime != "sim" && !t.Remote && hw.GPUCount > 0 && need > capacity {
-		return nil, &FieldError{Path: path, Message: fmt.Sprintf("%s needs about %.1f GB of GPU memory; %s has %.1f GB", t.Model, need, t.Hardware, capacity)}, nil
+		fe := valid.E(path, "manifest.too_little_memory", "Model", t.Model, "Need", fmt.Sprintf("%.1f", need), "Hardware", t.Hardware, "Has", fmt.Sprintf("%.1f", capacity))
+		return nil, &fe, nil
 	}
 	n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
 	if err != nil {

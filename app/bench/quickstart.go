@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -26,9 +27,9 @@ import (
 // them ({"model_id": …, "dataset_id": …}). The planner fills in the rest
 // from what exists (see Service.QuickStart).
 type QuickStart struct {
-	Model   Ref    `json:"model_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
-	Dataset Ref    `json:"dataset_id" validate:"required,ref" msg_required:"give an id (a whole number) or a name (a string)"`
-	Name    string `json:"name" validate:"omitempty,maxbytes=200,text" msg_maxbytes:"at most 200 bytes of text"`
+	Model   Ref    `json:"model_id" validate:"required,ref" msg_required:"manifest.ref_required"`
+	Dataset Ref    `json:"dataset_id" validate:"required,ref" msg_required:"manifest.ref_required"`
+	Name    string `json:"name" validate:"omitempty,maxbytes=200,text" msg_maxbytes:"manifest.name_200_bytes"`
 }
 
 // Ref names a row by id (a JSON number) or by name (a JSON string).
@@ -105,7 +106,7 @@ var quickStartValidator = sync.OnceValue(func() *valid.Validator {
 			}
 			return r.Name
 		}, Ref{}).
-		RegisterValueRule("ref", "an id from 1 to 9223372036854775807, or a name of 1 to 200 bytes of UTF-8 text without NUL characters", func(f reflect.Value) bool {
+		RegisterValueRule("ref", "manifest.ref", func(f reflect.Value) bool {
 			if f.Kind() == reflect.Int64 {
 				return f.Int() > 0
 			}
@@ -123,13 +124,13 @@ func DecodeQuickStart(r io.Reader) (QuickStart, error) {
 		return qs, err
 	}
 	if len(b) > MaxQuickStartBytes {
-		return qs, Errors{{Path: "", Message: fmt.Sprintf("the request is larger than %d bytes", MaxQuickStartBytes)}}
+		return qs, Errors{valid.E("", "manifest.request_too_large", "Limit", MaxQuickStartBytes)}
 	}
 	if errs := valid.DecodeJSON(b, &qs); errs != nil {
 		if len(errs) == 1 && errs[0].Path == "" && errs[0].Message == errRefType.Error() {
 			// The decoder does not say which field a Ref's own error is
 			// about: find it.
-			errs[0] = FieldError{Path: badRefField(b), Message: "must be " + errRefType.Error()}
+			errs[0] = valid.E(badRefField(b), "manifest.ref_type")
 		}
 		return qs, errs
 	}
@@ -186,7 +187,7 @@ func (p *Service) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart)
 		model, err = p.Store.ModelByName(ctx, qs.Model.Name)
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
-		return m, Errors{{Path: "model_id", Message: fmt.Sprintf("no active model %s in the registry", qs.Model)}}
+		return m, Errors{valid.E("model_id", "manifest.no_model", "Model", fmt.Sprint(qs.Model))}
 	}
 	if err != nil {
 		return m, err
@@ -198,7 +199,7 @@ func (p *Service) QuickStart(ctx context.Context, v store.Viewer, qs QuickStart)
 		ds, err = p.Store.DatasetByName(ctx, v, qs.Dataset.Name)
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && ds.DeletedAt != nil) {
-		return m, Errors{{Path: "dataset_id", Message: fmt.Sprintf("no dataset %s that you can use", qs.Dataset)}}
+		return m, Errors{valid.E("dataset_id", "manifest.no_dataset", "Ref", fmt.Sprint(qs.Dataset))}
 	}
 	if err != nil {
 		return m, err
@@ -265,14 +266,11 @@ func (p *Service) servingTarget(ctx context.Context, model store.Model) (Target,
 		}
 		tooSmall = append(tooSmall, fmt.Sprintf("%s on %s (%.1f GB)", t.Runtime, t.Hardware, capacity))
 	}
-	msg := fmt.Sprintf("no live agent serves model %q: ", model.Name)
 	if len(tooSmall) == 0 {
-		msg += fmt.Sprintf("no agent is online (heartbeat within %s, not drained or deactivated) with any runtime; start agentd on a node that can run it", p.StaleAfter)
-	} else {
-		msg += fmt.Sprintf("it needs about %.1f GB of GPU memory and the live agents serve only %s; start agentd on a larger node, or send a manifest with a target of your choice",
-			need, strings.Join(tooSmall, ", "))
+		return Target{}, Errors{valid.E("model_id", "manifest.no_agent_online", "Model", strconv.Quote(model.Name), "Stale", p.StaleAfter)}
 	}
-	return Target{}, Errors{{Path: "model_id", Message: msg}}
+	return Target{}, Errors{valid.E("model_id", "manifest.no_agent_large", "Model", strconv.Quote(model.Name),
+		"Need", fmt.Sprintf("%.1f", need), "Serve", strings.Join(tooSmall, ", "))}
 }
 
 // truncate cuts s to at most n bytes without splitting a character.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/valid"
 )
 
 // JSONDoc is a JSON document kept as its JSON text, whether the manifest
@@ -33,7 +36,7 @@ func (d *JSONDoc) UnmarshalJSON(b []byte) error {
 func (d *JSONDoc) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
 		if !json.Valid([]byte(n.Value)) {
-			return fmt.Errorf("line %d: scorer_options.schema: a string here must hold a JSON document", n.Line)
+			return i18n.NewError("manifest.schema_string", "Line", n.Line)
 		}
 		*d = JSONDoc(n.Value)
 		return nil
@@ -68,28 +71,25 @@ func (o *ScorerOptions) Score() score.Options {
 // schema), and that none is given to a scorer that would ignore it.
 func (o *ScorerOptions) validate(scorer string) Errors {
 	var errs Errors
-	add := func(path, format string, args ...any) {
-		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
-	}
 	var opts score.Options
 	if o != nil {
 		opts = o.Score()
 	}
 	if opts.Pattern != "" {
 		if scorer != "regex" {
-			add("scorer_options.pattern", "only the regex scorer takes a pattern (the scorer is %q)", scorer)
+			errs.Say("scorer_options.pattern", "manifest.pattern_regex_only", "Scorer", strconv.Quote(scorer))
 		} else if _, err := score.CompilePattern(opts.Pattern); err != nil {
-			add("scorer_options.pattern", "%v", err)
+			errs = append(errs, valid.FromError("scorer_options.pattern", err))
 		}
 	}
 	hasSchema := len(bytes.TrimSpace(opts.Schema)) > 0 && string(bytes.TrimSpace(opts.Schema)) != "null"
 	switch {
 	case scorer == "json-schema":
 		if _, err := score.CompileSchema(opts.Schema); err != nil {
-			add("scorer_options.schema", "%v", err)
+			errs = append(errs, valid.FromError("scorer_options.schema", err))
 		}
 	case hasSchema:
-		add("scorer_options.schema", "only the json-schema scorer takes a schema (the scorer is %q)", scorer)
+		errs.Say("scorer_options.schema", "manifest.schema_only", "Scorer", strconv.Quote(scorer))
 	}
 	return errs
 }

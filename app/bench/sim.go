@@ -27,7 +27,7 @@ type SimSettings struct {
 	// registry name, each in [0, 1]. A model missing here takes the
 	// server's default (`ruckus serve --sim-accuracy`); a model with
 	// neither streams filler, which scores 0.
-	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty" validate:"max=50,dive,keys,model_name,endkeys,finite,gte=0,lte=1" msg_max:"at most 50 models" msg_finite:"an accuracy is a share from 0 to 1" msg_gte:"an accuracy is a share from 0 to 1" msg_lte:"an accuracy is a share from 0 to 1"`
+	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty" validate:"max=50,dive,keys,model_name,endkeys,finite,gte=0,lte=1" msg_max:"manifest.sim_models" msg_finite:"manifest.sim_accuracy" msg_gte:"manifest.sim_accuracy" msg_lte:"manifest.sim_accuracy"`
 	// Seed chooses which items are answered right: the same seed, model
 	// and dataset give the same answers in every benchmark.
 	Seed uint64 `json:"seed,omitempty" yaml:"seed,omitempty"`

@@ -19,11 +19,13 @@ import (
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"hash"
 	"hash/maphash"
 	"io"
@@ -129,10 +131,48 @@ type Item struct {
 // LineError names the line and field that are wrong, so the person who
 // uploaded the file can fix it without guessing. Line 0 = the file as a
 // whole; Field "" = the line as a whole.
+//
+// Message is the English text, which the JSON API answers; Key and Args are
+// the catalogue message (app/i18n) it was worded from, for a page to word
+// it in the reader's language (Text).
 type LineError struct {
 	Line    int    `json:"line"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	Key     string `json:"-"`
+	Args    []any  `json:"-"`
+}
+
+// NewLineError returns the error at field (line 0: the line is set where
+// it is recorded) saying the catalogue message key, its arguments given as
+// name/value pairs.
+func NewLineError(field, key string, args ...any) *LineError {
+	m := i18n.M(key, args...)
+	return &LineError{Field: field, Message: m.English(), Key: key, Args: args}
+}
+
+// lineErr is NewLineError without the English text, which is worded only
+// for the errors a parse keeps (Parser.lineError): most of a bad file's
+// errors are only counted.
+func lineErr(field, key string, args ...any) *LineError {
+	return &LineError{Field: field, Key: key, Args: args}
+}
+
+// said is the catalogue message e says; a text without a key says itself.
+func (e *LineError) said() i18n.Message {
+	if e.Key == "" {
+		return i18n.M("valid.as_is", "Text", e.Message)
+	}
+	return i18n.Message{Key: e.Key, Args: e.Args}
+}
+
+// Text is e's message in the request's language (ctx carries it, see
+// i18n.With); the English Message when it has no catalogue key.
+func (e LineError) Text(ctx context.Context) string {
+	if e.Key == "" {
+		return e.Message
+	}
+	return e.said().Text(ctx)
 }
 
 // Error makes a LineError usable as an error (a setting refused while a
@@ -249,7 +289,7 @@ func (p *Parser) Next() (Item, bool) {
 		}
 		p.line++
 		if tooLong {
-			p.lineError(p.line, "", fmt.Sprintf("the line is longer than the limit of %d bytes", p.lim.MaxLineBytes))
+			p.lineError(p.line, "", i18n.M("dataset_err.line_longer_than_limit", "A", p.lim.MaxLineBytes))
 			continue
 		}
 		it, ok := p.parseLine(line)
@@ -406,7 +446,7 @@ func (p *Parser) start() bool {
 			if p.raw.err != nil {
 				p.err = fmt.Errorf("read the gzip header of the upload: %w", err)
 			} else {
-				p.fileError("the file starts as gzip does (1f 8b) but its gzip header is invalid: " + gzipProblem(err))
+				p.fileError(i18n.M("dataset_err.file_starts_as_gzip", "A", gzipProblem(err)))
 			}
 			return false
 		}
@@ -423,17 +463,17 @@ func (p *Parser) stop(err error) {
 	switch {
 	case err == io.EOF:
 		if p.count == 0 && p.nErrs == 0 {
-			p.fileError("the file has no items")
+			p.fileError(i18n.M("dataset_err.file_has_no_items"))
 		}
 	case errors.Is(err, errTooLarge):
-		p.fileError(fmt.Sprintf("the file is larger than the limit of %d bytes", p.lim.MaxFileBytes))
+		p.fileError(i18n.M("dataset_err.file_larger_than_limit", "A", p.lim.MaxFileBytes))
 	case p.gzipped && p.raw.err == nil:
 		// The upload arrived whole; the gzip data in it is broken.
-		where := fmt.Sprintf("at line %d", p.line+1) // the line being read
+		where := i18n.M("dataset_err.at_line", "Line", p.line+1) // the line being read
 		if errors.Is(err, gzip.ErrChecksum) {
-			where = fmt.Sprintf("after line %d", p.line) // checked once the data ends
+			where = i18n.M("dataset_err.after_line", "Line", p.line) // checked once the data ends
 		}
-		p.fileError(gzipProblem(err) + " " + where)
+		p.fileError(i18n.M("dataset_err.gzip_where", "Problem", gzipProblem(err), "Where", where))
 	case p.gzipped:
 		p.err = fmt.Errorf("decompress the upload (gzip) after line %d: %w", p.line, err)
 	default:
@@ -506,18 +546,18 @@ func (p *Parser) trimLine(b []byte) ([]byte, bool, error) {
 }
 
 // lineError records a problem with one line.
-func (p *Parser) lineError(line int, field, msg string) {
+func (p *Parser) lineError(line int, field string, m i18n.Message) {
 	p.nErrs++
 	if len(p.errs) < maxKeptErrors {
-		p.errs = append(p.errs, LineError{Line: line, Field: field, Message: msg})
+		p.errs = append(p.errs, LineError{Line: line, Field: field, Message: m.English(), Key: m.Key, Args: m.Args})
 	}
 }
 
 // fileError records a problem with the file as a whole. These are few (at
 // most two) and always kept, because they explain why the parse stopped.
-func (p *Parser) fileError(msg string) {
+func (p *Parser) fileError(m i18n.Message) {
 	p.nErrs++
-	p.fileErrs = append(p.fileErrs, LineError{Line: 0, Message: msg})
+	p.fileErrs = append(p.fileErrs, LineError{Line: 0, Message: m.English(), Key: m.Key, Args: m.Args})
 }
 
 // checkID registers a custom_id, reporting the earlier line if it was seen.
@@ -532,19 +572,19 @@ func (p *Parser) checkID(id string) (earlier int, dup bool) {
 
 // gzipProblem says what is wrong with gzip data, in words that point at the
 // file rather than the server.
-func gzipProblem(err error) string {
+func gzipProblem(err error) i18n.Message {
 	var corrupt flate.CorruptInputError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "gzip: unexpected end of file (the file is truncated)"
+		return i18n.M("dataset_err.gzip_truncated")
 	case errors.Is(err, gzip.ErrChecksum):
-		return "gzip checksum error (the file is corrupt)"
+		return i18n.M("dataset_err.gzip_checksum")
 	case errors.Is(err, gzip.ErrHeader):
-		return "gzip: invalid header"
+		return i18n.M("dataset_err.gzip_header")
 	case errors.As(err, &corrupt):
-		return fmt.Sprintf("gzip: corrupt compressed data at byte %d of the deflate stream", int64(corrupt))
+		return i18n.M("dataset_err.gzip_corrupt", "Byte", int64(corrupt))
 	}
-	return "gzip: " + err.Error()
+	return i18n.M("dataset_err.gzip_other", "Detail", err.Error())
 }
 
 // rawCounter counts and hashes the bytes exactly as uploaded, and keeps

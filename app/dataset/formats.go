@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -144,7 +145,7 @@ func (f *fields) hasOwnKey(fm Format) bool {
 // missing names the first identifying key of fm the line lacks.
 func (f *fields) missing(fm Format) *LineError {
 	miss := func(field string) *LineError {
-		return &LineError{Field: field, Message: fmt.Sprintf("%q is missing", field)}
+		return lineErr(field, "dataset_err.missing", "A", strconv.Quote(field))
 	}
 	switch fm {
 	case FormatOpenAIBatch:
@@ -168,7 +169,7 @@ func (f *fields) missing(fm Format) *LineError {
 		}
 		return miss("entry_point")
 	case FormatSimple:
-		return &LineError{Field: "prompt", Message: `the line has neither "prompt" nor "messages"`}
+		return lineErr("prompt", "dataset_err.line_has_neither_prompt")
 	}
 	return f.missingSuite(fm)
 }
@@ -206,19 +207,19 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 	}
 	r, le := p.normalise(fm, &f)
 	if le != nil {
-		p.lineError(n, le.Field, le.Message)
+		p.lineError(n, le.Field, le.said())
 		return Item{}, false
 	}
 	if earlier, dup := p.checkID(r.id); dup {
-		src := r.idField
-		if src == "" {
-			src = "the generated id"
+		var src any = r.idField
+		if r.idField == "" {
+			src = i18n.M("dataset_err.generated_id")
 		}
-		p.lineError(n, "custom_id", fmt.Sprintf("%s %q is already used on line %d", src, r.id, earlier))
+		p.lineError(n, "custom_id", i18n.M("dataset_err.already_used_on_line", "A", src, "B", strconv.Quote(r.id), "C", earlier))
 		return Item{}, false
 	}
 	if p.count >= p.lim.MaxItems {
-		p.fileError(fmt.Sprintf("the file has more than the limit of %d items", p.lim.MaxItems))
+		p.fileError(i18n.M("dataset_err.file_has_more_than", "A", p.lim.MaxItems))
 		p.done = true
 		return Item{}, false
 	}
@@ -231,7 +232,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 func (p *Parser) checkObject(b []byte, lead int) bool {
 	n := p.line
 	if !utf8.Valid(b) {
-		p.lineError(n, "", fmt.Sprintf("the line is not valid UTF-8 (at byte %d)", lead+firstInvalidUTF8(b)+1))
+		p.lineError(n, "", i18n.M("dataset_err.line_valid_utf_8", "A", lead+firstInvalidUTF8(b)+1))
 		return false
 	}
 	if !validJSON(b) {
@@ -239,7 +240,7 @@ func (p *Parser) checkObject(b []byte, lead int) bool {
 		return false
 	}
 	if b[0] != '{' {
-		p.lineError(n, "", fmt.Sprintf("the line must be a JSON object, not %s", kindOf(b)))
+		p.lineError(n, "", i18n.M("dataset_err.line_json_object", "A", kindOf(b)))
 		return false
 	}
 	if path, problem, bad := unstorable(b); bad {
@@ -257,15 +258,13 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 	fm := p.format
 	detected, amb := f.detect()
 	if amb != nil {
-		p.lineError(n, amb.Field, amb.Message)
+		p.lineError(n, amb.Field, amb.said())
 		return "", false
 	}
 	switch {
 	case fm == "":
 		if detected == "" {
-			p.lineError(n, "", `cannot tell the format: expected "custom_id" and "body" (OpenAI batch), `+
-				`"question" and "answer" (GSM8K), "task_id", "prompt", "test" and "entry_point" (HumanEval), `+
-				`or "prompt" or "messages" (simple), or one of the standard suites: `+suiteFormatsHelp)
+			p.lineError(n, "", i18n.M("dataset_err.cannot_tell_format_expected", "A", suiteFormatsHelp))
 			return "", false
 		}
 		p.format, p.formatAt = detected, n
@@ -273,16 +272,14 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 	case f.is(fm) && detected != fm && (isSuite(fm) || isSuite(detected)) && detected != FormatSimple:
 		// Every line of a file is one format: a line that reads as
 		// another suite is not taken as this one's.
-		p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
-			fm, p.formatAt, needs(fm), detected))
+		p.lineError(n, "", i18n.M("dataset_err.expected_format_detected_on", "A", fm, "B", p.formatAt, "C", needs(fm), "D", detected))
 		return "", false
 	case !f.is(fm):
 		if other := f.shape(); other != "" && !f.hasOwnKey(fm) {
-			p.lineError(n, "", fmt.Sprintf("expected the %s format detected on line %d, with %s; this line looks like %s",
-				fm, p.formatAt, needs(fm), other))
+			p.lineError(n, "", i18n.M("dataset_err.expected_format_detected_on", "A", fm, "B", p.formatAt, "C", needs(fm), "D", other))
 		} else {
 			le := f.missing(fm)
-			p.lineError(n, le.Field, le.Message)
+			p.lineError(n, le.Field, le.said())
 		}
 		return "", false
 	}
@@ -328,16 +325,16 @@ func (p *Parser) accept(r norm) Item {
 }
 
 // jsonErrorMessage says what the JSON decoder found wrong, and where.
-func jsonErrorMessage(b []byte, lead int) string {
+func jsonErrorMessage(b []byte, lead int) i18n.Message {
 	err := json.Unmarshal(b, &struct{}{})
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return fmt.Sprintf("invalid JSON at byte %d: %s", int64(lead)+se.Offset, se.Error())
+		return i18n.M("dataset_err.json_at_byte", "Byte", int64(lead)+se.Offset, "Detail", se.Error())
 	}
 	if err == nil {
-		return "invalid JSON"
+		return i18n.M("dataset_err.json_invalid")
 	}
-	return "invalid JSON: " + err.Error()
+	return i18n.M("dataset_err.json_invalid_detail", "Detail", err.Error())
 }
 
 // customID validates an id that is given as a string.
@@ -345,11 +342,11 @@ func customID(raw []byte, field string) (string, *LineError) {
 	s, ok := decodeString(raw)
 	switch {
 	case !ok:
-		return "", &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+		return "", lineErr(field, "dataset_err.field_string", "A", field, "B", kindOf(raw))
 	case s == "":
-		return "", &LineError{Field: field, Message: field + " must not be empty"}
+		return "", lineErr(field, "dataset_err.empty", "A", field)
 	case utf8.RuneCountInString(s) > maxCustomIDRunes:
-		return "", &LineError{Field: field, Message: fmt.Sprintf("%s may be at most %d characters long", field, maxCustomIDRunes)}
+		return "", lineErr(field, "dataset_err.may_at_most_characters", "A", field, "B", maxCustomIDRunes)
 	}
 	return s, nil
 }
@@ -363,14 +360,14 @@ func (p *Parser) openAIBatch(f *fields) (norm, *LineError) {
 		return r, le
 	}
 	if m, _ := decodeString(f.method); m != "POST" {
-		return r, &LineError{Field: "method", Message: `method must be "POST"`}
+		return r, lineErr("method", "dataset_err.method_post")
 	}
 	url, _ := decodeString(f.url)
 	if url != urlChat && url != urlCompletion {
-		return r, &LineError{Field: "url", Message: `url must be "` + urlChat + `" or "` + urlCompletion + `"`}
+		return r, lineErr("url", "dataset_err.url", "A", urlChat, "B", urlCompletion)
 	}
 	if !isObject(f.body) {
-		return r, &LineError{Field: "body", Message: fmt.Sprintf("body must be a JSON object, not %s", kindOf(f.body))}
+		return r, lineErr("body", "dataset_err.body_json_object", "A", kindOf(f.body))
 	}
 	var msgs, prompt []byte
 	eachField(f.body, func(k, v []byte) bool {
@@ -389,9 +386,9 @@ func (p *Parser) openAIBatch(f *fields) (norm, *LineError) {
 	} else {
 		switch {
 		case absent(prompt):
-			return r, &LineError{Field: "body.prompt", Message: `a body for ` + urlCompletion + ` needs a "prompt"`}
+			return r, lineErr("body.prompt", "dataset_err.body_for_needs_prompt", "A", urlCompletion)
 		case !isString(prompt) && !isArray(prompt):
-			return r, &LineError{Field: "body.prompt", Message: fmt.Sprintf("prompt must be a string or an array, not %s", kindOf(prompt))}
+			return r, lineErr("body.prompt", "dataset_err.prompt_string_array", "A", kindOf(prompt))
 		}
 		r.completion = true
 	}
@@ -415,22 +412,22 @@ func checkBatchMessages(msgs []byte) *LineError {
 	const field = "body.messages"
 	switch {
 	case msgs == nil:
-		return &LineError{Field: field, Message: `a body for ` + urlChat + ` needs a "messages" array`}
+		return lineErr(field, "dataset_err.body_for_needs_messages", "A", urlChat)
 	case !isArray(msgs):
-		return &LineError{Field: field, Message: fmt.Sprintf("messages must be an array, not %s", kindOf(msgs))}
+		return lineErr(field, "dataset_err.messages_array", "A", kindOf(msgs))
 	}
 	var le *LineError
 	i := 0
 	eachElem(msgs, func(v []byte) bool {
 		if !isObject(v) {
-			le = &LineError{Field: fmt.Sprintf("%s[%d]", field, i), Message: fmt.Sprintf("a message must be an object, not %s", kindOf(v))}
+			le = lineErr(fmt.Sprintf("%s[%d]", field, i), "dataset_err.message_object", "A", kindOf(v))
 			return false
 		}
 		i++
 		return true
 	})
 	if le == nil && i == 0 {
-		le = &LineError{Field: field, Message: "messages must not be empty"}
+		le = lineErr(field, "dataset_err.messages_empty")
 	}
 	return le
 }
@@ -443,14 +440,14 @@ var roles = map[string]bool{"system": true, "user": true, "assistant": true, "to
 // assistant message (one that only calls tools).
 func checkMessages(msgs []byte) *LineError {
 	if !isArray(msgs) {
-		return &LineError{Field: "messages", Message: fmt.Sprintf("messages must be an array of {role, content} objects, not %s", kindOf(msgs))}
+		return lineErr("messages", "dataset_err.messages_array_role_content", "A", kindOf(msgs))
 	}
 	var le *LineError
 	i := 0
 	eachElem(msgs, func(v []byte) bool {
 		at := func(sub string) string { return fmt.Sprintf("messages[%d]%s", i, sub) }
 		if !isObject(v) {
-			le = &LineError{Field: at(""), Message: fmt.Sprintf("a message must be a {role, content} object, not %s", kindOf(v))}
+			le = lineErr(at(""), "dataset_err.message_role_content_object", "A", kindOf(v))
 			return false
 		}
 		var role, content []byte
@@ -466,22 +463,22 @@ func checkMessages(msgs []byte) *LineError {
 		r, ok := decodeString(role)
 		switch {
 		case role == nil:
-			le = &LineError{Field: at(".role"), Message: `"role" is missing`}
+			le = lineErr(at(".role"), "dataset_err.role_missing")
 		case !ok:
-			le = &LineError{Field: at(".role"), Message: fmt.Sprintf("role must be a string, not %s", kindOf(role))}
+			le = lineErr(at(".role"), "dataset_err.role_string", "A", kindOf(role))
 		case !roles[r]:
-			le = &LineError{Field: at(".role"), Message: fmt.Sprintf("role %q is not one of system, user, assistant, tool, developer", r)}
+			le = lineErr(at(".role"), "dataset_err.role_one_system_user", "A", strconv.Quote(r))
 		case content == nil:
-			le = &LineError{Field: at(".content"), Message: `"content" is missing`}
+			le = lineErr(at(".content"), "dataset_err.content_missing")
 		case isString(content) || isArray(content) || (isNull(content) && r == "assistant"):
 		default:
-			le = &LineError{Field: at(".content"), Message: fmt.Sprintf("content must be a string or an array of parts, not %s", kindOf(content))}
+			le = lineErr(at(".content"), "dataset_err.content_string_array_parts", "A", kindOf(content))
 		}
 		i++
 		return le == nil
 	})
 	if le == nil && i == 0 {
-		le = &LineError{Field: "messages", Message: "messages must not be empty"}
+		le = lineErr("messages", "dataset_err.messages_empty")
 	}
 	return le
 }
@@ -491,7 +488,7 @@ func checkMessages(msgs []byte) *LineError {
 func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 	var r norm
 	if f.prompt != nil && f.messages != nil {
-		return r, &LineError{Field: "messages", Message: `give either "prompt" or "messages", not both`}
+		return r, lineErr("messages", "dataset_err.give_either_prompt_messages")
 	}
 	switch {
 	case absent(f.id):
@@ -504,7 +501,7 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 		r.id, r.idField = id, "id"
 	default:
 		if !isIntegerLiteral(f.id) {
-			return r, &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(f.id))}
+			return r, lineErr("id", "dataset_err.id_string_integer", "A", kindOf(f.id))
 		}
 		r.id, r.idField = string(f.id), "id"
 	}
@@ -539,9 +536,9 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 	}
 	switch {
 	case choices != nil && label == nil:
-		return r, &LineError{Field: "label", Message: `"choices" needs a "label": the index (from 0) or letter of the right choice`}
+		return r, lineErr("label", "dataset_err.choices_needs_label_index")
 	case choices == nil && label != nil:
-		return r, &LineError{Field: "choices", Message: `"label" needs "choices"`}
+		return r, lineErr("choices", "dataset_err.label_needs_choices")
 	case choices != nil:
 		if le := checkChoices(choices, label); le != nil {
 			return r, le
@@ -568,9 +565,9 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 func checkText(raw []byte, field string) *LineError {
 	switch {
 	case !isString(raw):
-		return &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+		return lineErr(field, "dataset_err.field_string", "A", field, "B", kindOf(raw))
 	case isEmptyString(raw):
-		return &LineError{Field: field, Message: field + " must not be empty"}
+		return lineErr(field, "dataset_err.empty", "A", field)
 	}
 	return nil
 }
@@ -579,13 +576,13 @@ func checkText(raw []byte, field string) *LineError {
 // points into it: an integer index from 0, or a letter ("A" or "a" = 0).
 func checkChoices(choices, label []byte) *LineError {
 	if !isArray(choices) {
-		return &LineError{Field: "choices", Message: fmt.Sprintf("choices must be an array of strings, not %s", kindOf(choices))}
+		return lineErr("choices", "dataset_err.choices_array_strings", "A", kindOf(choices))
 	}
 	var le *LineError
 	n := 0
 	eachElem(choices, func(v []byte) bool {
 		if !isString(v) {
-			le = &LineError{Field: fmt.Sprintf("choices[%d]", n), Message: fmt.Sprintf("a choice must be a string, not %s", kindOf(v))}
+			le = lineErr(fmt.Sprintf("choices[%d]", n), "dataset_err.choice_string", "A", kindOf(v))
 			return false
 		}
 		n++
@@ -595,7 +592,7 @@ func checkChoices(choices, label []byte) *LineError {
 		return le
 	}
 	if n == 0 {
-		return &LineError{Field: "choices", Message: "choices must not be empty"}
+		return lineErr("choices", "dataset_err.choices_empty")
 	}
 	idx := int64(-1)
 	if s, ok := decodeString(label); ok {
@@ -604,15 +601,15 @@ func checkChoices(choices, label []byte) *LineError {
 		} else if len(s) == 1 && s[0] >= 'a' && s[0] <= 'z' {
 			idx = int64(s[0] - 'a')
 		} else {
-			return &LineError{Field: "label", Message: fmt.Sprintf("label %q is not a letter A–Z", s)}
+			return lineErr("label", "dataset_err.label_letter_z", "A", strconv.Quote(s))
 		}
 	} else if v, ok := integer(label); ok {
 		idx = v
 	} else {
-		return &LineError{Field: "label", Message: fmt.Sprintf("label must be an index (from 0) or a letter, not %s", kindOf(label))}
+		return lineErr("label", "dataset_err.label_index_from_0", "A", kindOf(label))
 	}
 	if idx < 0 || idx >= int64(n) {
-		return &LineError{Field: "label", Message: fmt.Sprintf("label %s is out of range for %d choices", label, n)}
+		return lineErr("label", "dataset_err.label_out_range_for", "A", string(label), "B", n)
 	}
 	return nil
 }
@@ -669,7 +666,7 @@ func (p *Parser) gsm8k(f *fields, itemNo int) (norm, *LineError) {
 	} else if len(f.answer) > 0 && (f.answer[0] == '-' || (f.answer[0] >= '0' && f.answer[0] <= '9')) {
 		final = string(f.answer)
 	} else {
-		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer must be a string or a number, not %s", kindOf(f.answer))}
+		return r, lineErr("answer", "dataset_err.answer_string_number", "A", kindOf(f.answer))
 	}
 	r.id = "gsm8k-" + strconv.Itoa(itemNo)
 	r.req = chatPrompt(f.question)
@@ -699,7 +696,7 @@ func (p *Parser) humanEval(f *fields) (norm, *LineError) {
 		return r, le
 	}
 	if !isString(f.test) {
-		return r, &LineError{Field: "test", Message: fmt.Sprintf("test must be a string, not %s", kindOf(f.test))}
+		return r, lineErr("test", "dataset_err.test_string", "A", kindOf(f.test))
 	}
 	if le := checkText(f.entryPoint, "entry_point"); le != nil {
 		return r, le
@@ -708,7 +705,7 @@ func (p *Parser) humanEval(f *fields) (norm, *LineError) {
 	if absent(sol) {
 		sol = nil
 	} else if !isString(sol) {
-		return r, &LineError{Field: "canonical_solution", Message: fmt.Sprintf("canonical_solution must be a string, not %s", kindOf(sol))}
+		return r, lineErr("canonical_solution", "dataset_err.canonical_solution_string", "A", kindOf(sol))
 	}
 	r.id, r.idField = id, "task_id"
 	r.completion = true

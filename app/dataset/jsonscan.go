@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/valyala/fastjson"
 )
 
@@ -236,23 +237,23 @@ func integer(raw []byte) (int64, bool) {
 }
 
 // kindOf names the JSON type of a raw value for error messages.
-func kindOf(raw []byte) string {
+func kindOf(raw []byte) i18n.Message {
 	if len(raw) == 0 {
-		return "nothing"
+		return i18n.M("dataset_err.kind_nothing")
 	}
 	switch raw[0] {
 	case '{':
-		return "an object"
+		return i18n.M("dataset_err.kind_object")
 	case '[':
-		return "an array"
+		return i18n.M("dataset_err.kind_array")
 	case '"':
-		return "a string"
+		return i18n.M("dataset_err.kind_string")
 	case 't', 'f':
-		return "a boolean"
+		return i18n.M("dataset_err.kind_boolean")
 	case 'n':
-		return "null"
+		return i18n.M("dataset_err.kind_null")
 	}
-	return "a number"
+	return i18n.M("dataset_err.kind_number")
 }
 
 // firstInvalidUTF8 returns the offset of the first byte that is not part of

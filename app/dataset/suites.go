@@ -3,6 +3,7 @@ package dataset
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"regexp"
 	"slices"
 	"strconv"
@@ -260,16 +261,16 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 func (f *fields) missingSuite(fm Format) *LineError {
 	for _, k := range suiteKeys(fm) {
 		if f.get(k) == nil {
-			return &LineError{Field: k, Message: fmt.Sprintf("%q is missing", k)}
+			return lineErr(k, "dataset_err.missing", "A", strconv.Quote(k))
 		}
 	}
 	switch fm {
 	case FormatTriviaQA:
-		return &LineError{Field: "answer", Message: fmt.Sprintf(`answer must be an object {"value", "aliases", "normalized_aliases", …} (TriviaQA's), not %s`, kindOf(f.answer))}
+		return lineErr("answer", "dataset_err.answer_object_value_aliases", "A", kindOf(f.answer))
 	case FormatNQOpen:
-		return &LineError{Field: "answer", Message: fmt.Sprintf("answer must be an array of the acceptable answers (Natural Questions open's), not %s", kindOf(f.answer))}
+		return lineErr("answer", "dataset_err.answer_array_acceptable_answers", "A", kindOf(f.answer))
 	}
-	return &LineError{Message: "the line does not have the keys of " + string(fm)}
+	return lineErr("", "dataset_err.lacks_keys_of", "A", string(fm))
 }
 
 // detect finds the line's format. A line that fits two formats equally
@@ -295,13 +296,10 @@ func (f *fields) detect() (Format, *LineError) {
 	case len(m) == 1 && m[0] == FormatGSM8K && !absent(f.choices):
 		// An MMLU line without its subject reads as GSM8K with choices;
 		// its integer answer would become a "numeric" reference.
-		return "", &LineError{Field: "subject", Message: `the line fits two formats: mmlu ("question", "choices", "answer", "subject") ` +
-			`but without "subject", and gsm8k ("question", "answer") but with "choices"; "subject" decides: ` +
-			`add it for MMLU, or drop "choices" for GSM8K`}
+		return "", lineErr("subject", "dataset_err.fits_mmlu_and_gsm8k")
 	case len(m) == 1 && m[0] == FormatGSM8K && f.questionID != nil:
 		// TriviaQA's question_id with an answer that is not its object.
-		return "", &LineError{Field: "answer", Message: `the line has TriviaQA's "question_id" but its "answer" is not TriviaQA's object {"value", "aliases", …}; ` +
-			`give the answer as TriviaQA does, or drop "question_id" for GSM8K`}
+		return "", lineErr("answer", "dataset_err.line_has_triviaqa_question")
 	case len(m) == 1:
 		return m[0], nil
 	}
@@ -326,8 +324,7 @@ func (f *fields) detect() (Format, *LineError) {
 	if len(decide) > 0 {
 		field = decide[0]
 	}
-	return "", &LineError{Field: field, Message: fmt.Sprintf("the line fits two formats: %s (%s) and %s (%s); %s decide: keep the keys of one format only",
-		a, quoteKeys(suiteKeys(a)), b, quoteKeys(suiteKeys(b)), quoteKeys(decide))}
+	return "", lineErr(field, "dataset_err.fits_two_formats", "A", a, "B", quoteKeys(suiteKeys(a)), "C", b, "D", quoteKeys(suiteKeys(b)), "E", quoteKeys(decide))
 }
 
 // Shot is one suite item's prompt in pieces, so k-shot prompts can put
@@ -428,7 +425,7 @@ func (p *Parser) suite(fm Format, f *fields, itemNo int) (norm, *LineError) {
 	case FormatCodeXGLUE:
 		r, le = p.codeToText(f, itemNo)
 	default:
-		return r, &LineError{Message: "unknown format " + string(fm)}
+		return r, lineErr("", "dataset_err.unknown_format", "A", string(fm))
 	}
 	if le != nil {
 		return r, le
@@ -449,11 +446,11 @@ func categoryOf(raw []byte, field string) (string, *LineError) {
 	s, ok := decodeString(raw)
 	switch {
 	case !ok:
-		return "", &LineError{Field: field, Message: fmt.Sprintf("%s must be a string, not %s", field, kindOf(raw))}
+		return "", lineErr(field, "dataset_err.field_string", "A", field, "B", kindOf(raw))
 	case !IsText(s):
-		return "", &LineError{Field: field, Message: field + " must be UTF-8 text"}
+		return "", lineErr(field, "dataset_err.utf_8_text", "A", field)
 	case utf8.RuneCountInString(s) > maxCategoryRunes:
-		return "", &LineError{Field: field, Message: fmt.Sprintf("%s may be at most %d characters long", field, maxCategoryRunes)}
+		return "", lineErr(field, "dataset_err.may_at_most_characters", "A", field, "B", maxCategoryRunes)
 	}
 	return s, nil
 }
@@ -461,14 +458,14 @@ func categoryOf(raw []byte, field string) (string, *LineError) {
 // stringList decodes an array of strings, between min and max of them.
 func stringList(raw []byte, field string, lo, hi int) ([]string, *LineError) {
 	if !isArray(raw) {
-		return nil, &LineError{Field: field, Message: fmt.Sprintf("%s must be an array of strings, not %s", field, kindOf(raw))}
+		return nil, lineErr(field, "dataset_err.array_strings", "A", field, "B", kindOf(raw))
 	}
 	var out []string
 	var le *LineError
 	eachElem(raw, func(v []byte) bool {
 		s, ok := decodeString(v)
 		if !ok {
-			le = &LineError{Field: fmt.Sprintf("%s[%d]", field, len(out)), Message: fmt.Sprintf("must be a string, not %s", kindOf(v))}
+			le = lineErr(fmt.Sprintf("%s[%d]", field, len(out)), "dataset_err.element_string", "A", kindOf(v))
 			return false
 		}
 		out = append(out, s)
@@ -482,11 +479,11 @@ func stringList(raw []byte, field string, lo, hi int) ([]string, *LineError) {
 		if lo == hi {
 			want = strconv.Itoa(lo)
 		}
-		n := strconv.Itoa(len(out))
+		var n any = len(out)
 		if len(out) > hi {
-			n = "more"
+			n = i18n.M("dataset_err.more")
 		}
-		return nil, &LineError{Field: field, Message: fmt.Sprintf("%s must have %s entries, not %s", field, want, n)}
+		return nil, lineErr(field, "dataset_err.have_entries", "A", field, "B", want, "C", n)
 	}
 	return out, nil
 }
@@ -555,17 +552,17 @@ func (p *Parser) mmlu(f *fields, itemNo int) (norm, *LineError) {
 	}
 	ans, ok := integer(f.answer)
 	if !ok {
-		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer must be the index (0 to 3) of the right choice, not %s", kindOf(f.answer))}
+		return r, lineErr("answer", "dataset_err.answer_index_0_to", "A", kindOf(f.answer))
 	}
 	if ans < 0 || ans > 3 {
-		return r, &LineError{Field: "answer", Message: fmt.Sprintf("answer %d is out of range for 4 choices (0 to 3)", ans)}
+		return r, lineErr("answer", "dataset_err.answer_out_range_for", "A", ans)
 	}
 	subject, le := categoryOf(f.subject, "subject")
 	if le != nil {
 		return r, le
 	}
 	if subject == "" {
-		return r, &LineError{Field: "subject", Message: "subject must not be empty"}
+		return r, lineErr("subject", "dataset_err.subject_empty")
 	}
 	r.id = "mmlu-" + strconv.Itoa(itemNo)
 	r.category = subject
@@ -594,7 +591,7 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 	switch {
 	case isObject(f.question):
 		if !absent(f.choices) {
-			return r, &LineError{Field: "choices", Message: `give the choices either in question.choices (AI2's shape) or in choices (Hugging Face's), not both`}
+			return r, lineErr("choices", "dataset_err.give_choices_either_in")
 		}
 		if stem, texts, labels, le = ai2Question(f.question); le != nil {
 			return r, le
@@ -608,10 +605,10 @@ func (p *Parser) arc(f *fields, itemNo int) (norm, *LineError) {
 			return r, le
 		}
 	default:
-		return r, &LineError{Field: "question", Message: fmt.Sprintf("question must be a string or a {stem, choices} object, not %s", kindOf(f.question))}
+		return r, lineErr("question", "dataset_err.question_string_stem_choices", "A", kindOf(f.question))
 	}
 	if len(texts) < 2 || len(texts) > maxChoices {
-		return r, &LineError{Field: textF, Message: fmt.Sprintf("an ARC question needs 2 to %d choices", maxChoices)}
+		return r, lineErr(textF, "dataset_err.arc_question_needs_2", "A", maxChoices)
 	}
 	idx, le := arcAnswer(f.answerKey, labels, labelsF)
 	if le != nil {
@@ -637,7 +634,7 @@ func ai2Question(raw []byte) (stem string, texts, labels []string, le *LineError
 		return true
 	})
 	if rawStem == nil {
-		return "", nil, nil, &LineError{Field: "question.stem", Message: `"question.stem" is missing`}
+		return "", nil, nil, lineErr("question.stem", "dataset_err.question_stem_missing")
 	}
 	if stem, le = textOf(rawStem, "question.stem"); le != nil {
 		return "", nil, nil, le
@@ -652,12 +649,12 @@ func ai2Question(raw []byte) (stem string, texts, labels []string, le *LineError
 // it stops reading past maxChoices, which the caller refuses.
 func ai2Choices(raw []byte) (texts, labels []string, le *LineError) {
 	if !isArray(raw) {
-		return nil, nil, &LineError{Field: "question.choices", Message: fmt.Sprintf("question.choices must be an array of {label, text} objects, not %s", kindOf(raw))}
+		return nil, nil, lineErr("question.choices", "dataset_err.question_choices_array_label", "A", kindOf(raw))
 	}
 	eachElem(raw, func(v []byte) bool {
 		at := fmt.Sprintf("question.choices[%d]", len(texts))
 		if !isObject(v) {
-			le = &LineError{Field: at, Message: fmt.Sprintf("a choice must be a {label, text} object, not %s", kindOf(v))}
+			le = lineErr(at, "dataset_err.choice_label_text_object", "A", kindOf(v))
 			return false
 		}
 		var t, l []byte
@@ -674,9 +671,9 @@ func ai2Choices(raw []byte) (texts, labels []string, le *LineError) {
 		ls, ok2 := decodeString(l)
 		switch {
 		case !ok1:
-			le = &LineError{Field: at + ".text", Message: fmt.Sprintf("text must be a string, not %s", kindOf(t))}
+			le = lineErr(at+".text", "dataset_err.text_string", "A", kindOf(t))
 		case !ok2:
-			le = &LineError{Field: at + ".label", Message: fmt.Sprintf("label must be a string, not %s", kindOf(l))}
+			le = lineErr(at+".label", "dataset_err.label_string", "A", kindOf(l))
 		}
 		texts, labels = append(texts, ts), append(labels, ls)
 		return le == nil && len(texts) <= maxChoices
@@ -692,19 +689,19 @@ func ai2Choices(raw []byte) (texts, labels []string, le *LineError) {
 func arcAnswer(answerKey []byte, labels []string, labelsF string) (int, *LineError) {
 	key, ok := decodeString(answerKey)
 	if !ok {
-		return -1, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey must be a string (a choice's label), not %s", kindOf(answerKey))}
+		return -1, lineErr("answerKey", "dataset_err.answerkey_string_choice_label", "A", kindOf(answerKey))
 	}
 	idx := -1
 	for i, l := range labels {
 		if slices.Index(labels, l) != i {
-			return -1, &LineError{Field: labelsF, Message: fmt.Sprintf("label %q is given twice", l)}
+			return -1, lineErr(labelsF, "dataset_err.label_given_twice", "A", strconv.Quote(l))
 		}
 		if l == key {
 			idx = i
 		}
 	}
 	if idx < 0 {
-		return -1, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
+		return -1, lineErr("answerKey", "dataset_err.answerkey_none_choices_labels", "A", strconv.Quote(key), "B", strings.Join(labels, ", "))
 	}
 	return idx, nil
 }
@@ -713,7 +710,7 @@ func arcAnswer(answerKey []byte, labels []string, labelsF string) (int, *LineErr
 // (ARC, OpenBookQA): 2 to maxChoices texts, as many labels.
 func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
 	if !isObject(raw) {
-		return nil, nil, &LineError{Field: "choices", Message: fmt.Sprintf(`choices must be an object {"text": [...], "label": [...]}, not %s`, kindOf(raw))}
+		return nil, nil, lineErr("choices", "dataset_err.choices_object_text_label", "A", kindOf(raw))
 	}
 	m := members(raw, "text", "label")
 	rawT, rawL := m[0], m[1]
@@ -724,7 +721,7 @@ func hfChoices(raw []byte) (texts, labels []string, le *LineError) {
 		return nil, nil, le
 	}
 	if len(labels) != len(texts) {
-		return nil, nil, &LineError{Field: "choices.label", Message: fmt.Sprintf("choices has %d texts but %d labels", len(texts), len(labels))}
+		return nil, nil, lineErr("choices.label", "dataset_err.choices_has_texts_but", "A", len(texts), "B", len(labels))
 	}
 	return texts, labels, nil
 }
@@ -765,23 +762,23 @@ func (p *Parser) hellaswag(f *fields, itemNo int) (norm, *LineError) {
 	case f.ctxA != nil:
 		a, ok := decodeString(f.ctxA)
 		if !ok {
-			return r, &LineError{Field: "ctx_a", Message: fmt.Sprintf("ctx_a must be a string, not %s", kindOf(f.ctxA))}
+			return r, lineErr("ctx_a", "dataset_err.ctx_a_string", "A", kindOf(f.ctxA))
 		}
 		b := ""
 		if !absent(f.ctxB) {
 			if b, ok = decodeString(f.ctxB); !ok {
-				return r, &LineError{Field: "ctx_b", Message: fmt.Sprintf("ctx_b must be a string, not %s", kindOf(f.ctxB))}
+				return r, lineErr("ctx_b", "dataset_err.ctx_b_string", "A", kindOf(f.ctxB))
 			}
 		}
 		ctx = a + " " + pyCapitalize(b)
 	case f.ctx != nil:
 		c, ok := decodeString(f.ctx)
 		if !ok {
-			return r, &LineError{Field: "ctx", Message: fmt.Sprintf("ctx must be a string, not %s", kindOf(f.ctx))}
+			return r, lineErr("ctx", "dataset_err.ctx_string", "A", kindOf(f.ctx))
 		}
 		ctx = c
 	default:
-		return r, &LineError{Field: "ctx", Message: `"ctx" (or "ctx_a" and "ctx_b") is missing`}
+		return r, lineErr("ctx", "dataset_err.ctx_missing")
 	}
 	endings, le := stringList(f.endings, "endings", 4, 4)
 	if le != nil {
@@ -789,10 +786,10 @@ func (p *Parser) hellaswag(f *fields, itemNo int) (norm, *LineError) {
 	}
 	label, ok := labelIndex(f.label)
 	if !ok {
-		return r, &LineError{Field: "label", Message: fmt.Sprintf("label must be the index (0 to 3) of the right ending, as a number or a string of digits, not %s", kindOf(f.label))}
+		return r, lineErr("label", "dataset_err.ending_index", "A", kindOf(f.label))
 	}
 	if label < 0 || label > 3 {
-		return r, &LineError{Field: "label", Message: fmt.Sprintf("label %d is out of range for 4 endings (0 to 3)", label)}
+		return r, lineErr("label", "dataset_err.ending_out_of_range", "A", label)
 	}
 	query := ctx
 	if !absent(f.activityLabel) {
@@ -856,7 +853,7 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 		return r, le
 	}
 	if !isObject(f.mc1Targets) {
-		return r, &LineError{Field: "mc1_targets", Message: fmt.Sprintf(`mc1_targets must be an object {"choices": [...], "labels": [...]}, not %s`, kindOf(f.mc1Targets))}
+		return r, lineErr("mc1_targets", "dataset_err.mc1_targets_object_choices", "A", kindOf(f.mc1Targets))
 	}
 	m := members(f.mc1Targets, "choices", "labels")
 	rawC, rawL := m[0], m[1]
@@ -865,16 +862,16 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 		return r, le
 	}
 	if !isArray(rawL) {
-		return r, &LineError{Field: "mc1_targets.labels", Message: fmt.Sprintf("mc1_targets.labels must be an array of 0 and 1, not %s", kindOf(rawL))}
+		return r, lineErr("mc1_targets.labels", "dataset_err.mc1_targets_labels_array", "A", kindOf(rawL))
 	}
 	right, n := -1, 0
 	eachElem(rawL, func(v []byte) bool {
 		x, ok := integer(v)
 		switch {
 		case !ok || (x != 0 && x != 1):
-			le = &LineError{Field: fmt.Sprintf("mc1_targets.labels[%d]", n), Message: "a label must be 0 or 1"}
+			le = lineErr(fmt.Sprintf("mc1_targets.labels[%d]", n), "dataset_err.label_0_1")
 		case x == 1 && right >= 0:
-			le = &LineError{Field: fmt.Sprintf("mc1_targets.labels[%d]", n), Message: "MC1 has exactly one right choice; this is a second label 1"}
+			le = lineErr(fmt.Sprintf("mc1_targets.labels[%d]", n), "dataset_err.mc1_has_exactly_one")
 		case x == 1:
 			right = n
 		}
@@ -885,9 +882,9 @@ func (p *Parser) truthfulQA(f *fields, itemNo int) (norm, *LineError) {
 	case le != nil:
 		return r, le
 	case n != len(choices):
-		return r, &LineError{Field: "mc1_targets.labels", Message: fmt.Sprintf("mc1_targets has %d choices but %d labels", len(choices), n)}
+		return r, lineErr("mc1_targets.labels", "dataset_err.mc1_targets_has_choices", "A", len(choices), "B", n)
 	case right < 0:
-		return r, &LineError{Field: "mc1_targets.labels", Message: "no choice is labelled 1"}
+		return r, lineErr("mc1_targets.labels", "dataset_err.no_choice_labelled_1")
 	}
 	r.id = "truthfulqa-" + strconv.Itoa(itemNo)
 	p.letteredItem(&r, pyStrip(q), choices, right)
@@ -905,7 +902,7 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 	}
 	code, ok := decodeString(f.code)
 	if !ok {
-		return r, &LineError{Field: "code", Message: fmt.Sprintf("code must be a string, not %s", kindOf(f.code))}
+		return r, lineErr("code", "dataset_err.code_string", "A", kindOf(f.code))
 	}
 	tests, le := stringList(f.testList, "test_list", 1, 1000)
 	if le != nil {
@@ -914,7 +911,7 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 	setup := []byte(`""`)
 	if !absent(f.testSetupCode) {
 		if !isString(f.testSetupCode) {
-			return r, &LineError{Field: "test_setup_code", Message: fmt.Sprintf("test_setup_code must be a string, not %s", kindOf(f.testSetupCode))}
+			return r, lineErr("test_setup_code", "dataset_err.test_setup_code_string", "A", kindOf(f.testSetupCode))
 		}
 		setup = f.testSetupCode
 	}
@@ -940,10 +937,10 @@ func (p *Parser) mbpp(f *fields, itemNo int) (norm, *LineError) {
 		taskID = f.taskID
 		r.id, r.idField = id, "task_id"
 	default:
-		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id must be an integer or a string, not %s", kindOf(f.taskID))}
+		return r, lineErr("task_id", "dataset_err.task_id_integer_string", "A", kindOf(f.taskID))
 	}
 	if len(r.id) > maxCustomIDRunes {
-		return r, &LineError{Field: "task_id", Message: fmt.Sprintf("task_id may be at most %d characters long", maxCustomIDRunes-5)}
+		return r, lineErr("task_id", "dataset_err.task_id_may_at", "A", maxCustomIDRunes-5)
 	}
 	r.completion = true
 	r.shot = &Shot{
@@ -1012,7 +1009,7 @@ func (k *kshotState) pop() (Item, bool) {
 func (p *Parser) holdForShots(it Item) {
 	sh := p.lastShot
 	if sh == nil {
-		p.fileError(fmt.Sprintf("shots (k-shot examples) apply only to the standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP, WinoGrande, OpenBookQA, TriviaQA, NQ open, CodeXGLUE code-to-text); this file is %s", p.format))
+		p.fileError(i18n.M("dataset_err.shots_k_shot_examples", "A", p.format))
 		p.done = true
 		return
 	}
@@ -1032,8 +1029,7 @@ func (p *Parser) holdForShots(it Item) {
 	}
 	k.bytes += sh.size() + len(it.Request) + len(it.Reference) + len(it.CustomID)
 	if k.bytes > maxShotBytes {
-		p.fileError(fmt.Sprintf("the first %d items of each category, held to make the %d-shot prompts, take more than %d MiB: use fewer shots or fewer categories",
-			p.shots+1, p.shots, maxShotBytes>>20))
+		p.fileError(i18n.M("dataset_err.first_items_each_category", "A", p.shots+1, "B", p.shots, "C", maxShotBytes>>20))
 		p.done = true
 		return
 	}
@@ -1068,16 +1064,15 @@ func (p *Parser) endShots() {
 	}
 	slices.Sort(small)
 	c := p.kshot.cats[small[0]]
-	what := fmt.Sprintf("subject %q has", small[0])
+	what := i18n.M("dataset_err.subject_has", "Subject", strconv.Quote(small[0]))
 	if small[0] == "" {
-		what = "the file has"
+		what = i18n.M("dataset_err.file_has")
 	}
-	more := ""
+	var more any = ""
 	if len(small) > 1 {
-		more = fmt.Sprintf(" (and %d more subjects are as small)", len(small)-1)
+		more = i18n.M("dataset_err.more_subjects", "N", len(small)-1)
 	}
-	p.fileError(fmt.Sprintf("%d-shot prompts need at least %d items in each group their examples come from (MMLU's subject, else the whole file): %s %d%s",
-		p.shots, p.shots+1, what, len(c.first), more))
+	p.fileError(i18n.M("dataset_err.shot_prompts_need_at", "A", p.shots, "B", p.shots+1, "C", what, "D", len(c.first), "E", more))
 	for _, c := range p.kshot.cats {
 		c.held = nil
 	}

@@ -1,7 +1,7 @@
 package dataset
 
 import (
-	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +44,7 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 	}
 	blank := strings.IndexByte(sentence, '_')
 	if blank < 0 {
-		return r, &LineError{Field: "sentence", Message: `sentence must hold the blank "_" the options fill`}
+		return r, lineErr("sentence", "dataset_err.sentence_hold_blank_options")
 	}
 	opts := make([]string, 2)
 	for i, raw := range [][]byte{f.option1, f.option2} {
@@ -62,9 +62,9 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 	if !ok || (ans != "1" && ans != "2") {
 		what := kindOf(f.answer)
 		if ans == "" && isString(f.answer) {
-			what = `"" (the test split has no answers)`
+			what = i18n.M("dataset_err.test_split")
 		}
-		return r, &LineError{Field: "answer", Message: fmt.Sprintf(`answer must be "1" or "2" (the right option), not %s`, what)}
+		return r, lineErr("answer", "dataset_err.answer_1_2_right", "A", what)
 	}
 	choices := WinoGrandeChoices(sentence, opts[0], opts[1])
 	idx := int(ans[0] - '1')
@@ -97,11 +97,11 @@ func (p *Parser) openBookQA(f *fields, itemNo int) (norm, *LineError) {
 	}
 	key, ok := decodeString(f.answerKey)
 	if !ok {
-		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey must be a string (a choice's label), not %s", kindOf(f.answerKey))}
+		return r, lineErr("answerKey", "dataset_err.answerkey_string_choice_label", "A", kindOf(f.answerKey))
 	}
 	idx := slices.Index(labels, strings.TrimLeftFunc(key, pyIsSpace)) // answerKey.lstrip()
 	if idx < 0 {
-		return r, &LineError{Field: "answerKey", Message: fmt.Sprintf("answerKey %q is none of the choices' labels (%s)", key, strings.Join(labels, ", "))}
+		return r, lineErr("answerKey", "dataset_err.answerkey_none_choices_labels", "A", strconv.Quote(key), "B", strings.Join(labels, ", "))
 	}
 	if r.id, r.idField, le = itemID(f.id, "openbookqa-", itemNo); le != nil {
 		return r, le
@@ -122,7 +122,7 @@ func itemID(raw []byte, prefix string, itemNo int) (id, field string, le *LineEr
 	case isIntegerLiteral(raw):
 		return string(raw), "id", nil
 	}
-	return "", "", &LineError{Field: "id", Message: fmt.Sprintf("id must be a string or an integer, not %s", kindOf(raw))}
+	return "", "", lineErr("id", "dataset_err.id_string_integer", "A", kindOf(raw))
 }
 
 // openQAStops are lm-eval's generation stops for TriviaQA and NQ open.
@@ -237,7 +237,7 @@ func (p *Parser) codeToText(f *fields, itemNo int) (norm, *LineError) {
 	code := strings.Join(pyFields(strings.ReplaceAll(strings.Join(codeToks, " "), "\n", " ")), " ")
 	doc := strings.Join(pyFields(strings.ReplaceAll(strings.Join(docToks, " "), "\n", "")), " ")
 	if doc == "" {
-		return r, &LineError{Field: "docstring_tokens", Message: "docstring_tokens must hold the reference summary; it is empty"}
+		return r, lineErr("docstring_tokens", "dataset_err.docstring_tokens_hold_reference")
 	}
 	fn := "function"
 	if !absent(f.language) {

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"github.com/ruckus/ruckus/app/i18n"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,12 +23,12 @@ func IsText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune
 // unstorable finds the first string (key or value) in the valid JSON b
 // that PostgreSQL cannot store, returning where it is as a path such as
 // "body.messages[1].content" and what is wrong with it.
-func unstorable(b []byte) (path, problem string, found bool) {
+func unstorable(b []byte) (path string, problem i18n.Message, found bool) {
 	if !bytes.Contains(b, []byte(`\u`)) {
-		return "", "", false // the usual line: no \u escape at all
+		return "", i18n.Message{}, false // the usual line: no \u escape at all
 	}
 	if _, bad := badEscape(b); !bad {
-		return "", "", false
+		return "", i18n.Message{}, false
 	}
 	var walk func(v []byte, at string) bool
 	walk = func(v []byte, at string) bool {
@@ -47,7 +48,7 @@ func unstorable(b []byte) (path, problem string, found bool) {
 				}
 				if esc, bad := badEscape(append(append([]byte{'"'}, key...), '"')); bad {
 					// The key as written: decoded, it would hold what is wrong.
-					path, problem, stop = strings.TrimSuffix(child, name)+string(key), "the key "+escapeProblem(esc), true
+					path, problem, stop = strings.TrimSuffix(child, name)+string(key), i18n.M("dataset_err.the_key", "Problem", escapeProblem(esc)), true
 					return false
 				}
 				stop = walk(val, child)
@@ -72,11 +73,11 @@ func unstorable(b []byte) (path, problem string, found bool) {
 }
 
 // escapeProblem says what is wrong with one escape badEscape found.
-func escapeProblem(esc string) string {
+func escapeProblem(esc string) i18n.Message {
 	if esc == `\u0000` {
-		return `contains \u0000 (a NUL character), which cannot be stored`
+		return i18n.M("dataset_err.nul")
 	}
-	return `contains ` + esc + `, half of a UTF-16 surrogate pair without its other half, which cannot be stored`
+	return i18n.M("dataset_err.half_surrogate", "Escape", esc)
 }
 
 // badEscape scans the JSON text b (a whole value, or one string with its

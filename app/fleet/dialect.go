@@ -111,30 +111,29 @@ func (d *docManifest) manifest() Manifest {
 	m := Manifest{Name: d.FleetID, Version: d.Version, Description: d.Description, Targets: d.Providers,
 		Output: d.Output, RemoteHardware: d.RemoteHardware, doc: d}
 	if len(d.Repositories) == 0 {
-		d.errs.Add("repositories", "add at least one repository: {repo_id, path, adapter: native, scenarios: [name…]}")
+		d.errs.Say("repositories", "fleetdoc.add_repository")
 	}
 	if len(d.Providers) == 0 {
-		d.errs.Add("providers", "add at least one provider:model (such as openai:gpt-4o-mini) or {model, runtime, hardware}")
+		d.errs.Say("providers", "fleetdoc.add_provider")
 	}
 	repos := map[string]int{}
 	for r, repo := range d.Repositories {
 		path := fmt.Sprintf("repositories[%d]", r)
 		if j, dup := repos[repo.RepoID]; dup && repo.RepoID != "" {
-			d.errs.Add(path+".repo_id", "the same repo_id as repositories[%d]", j)
+			d.errs.Say(path+".repo_id", "fleetdoc.same_repo_id", "J", j)
 		}
 		repos[repo.RepoID] = r
 		if repo.RepoID == "" {
-			d.errs.Add(path+".repo_id", "give the repository an id")
+			d.errs.Say(path+".repo_id", "fleetdoc.repo_id")
 		}
 		if repo.Adapter != "" && !slices.Contains(Adapters, repo.Adapter) {
-			d.errs.Add(path+".adapter", "adapter %q: the adapters are %s (a native repository's scenarios read datasets you can use, by name)",
-				clip(repo.Adapter), strings.Join(Adapters, ", "))
+			d.errs.Say(path+".adapter", "fleetdoc.adapter", "Adapter", strconv.Quote(clip(repo.Adapter)), "List", strings.Join(Adapters, ", "))
 		}
 		if !okPath(repo.Path) {
-			d.errs.Add(path+".path", "at most 1024 characters, without control characters")
+			d.errs.Say(path+".path", "fleetdoc.path")
 		}
 		if len(repo.Scenarios) == 0 {
-			d.errs.Add(path+".scenarios", "list at least one scenario")
+			d.errs.Say(path+".scenarios", "fleetdoc.list_scenario")
 		}
 		for s, name := range repo.Scenarios {
 			sc := Scenario{Name: name, Repository: repo.RepoID, Dataset: bench.DatasetRef{Name: name},
@@ -167,9 +166,9 @@ func (d *docManifest) manifest() Manifest {
 	for _, name := range slices.Sorted(maps.Keys(d.ScenarioProfiles)) {
 		switch {
 		case !scenarioNamePattern.MatchString(name):
-			d.errs.Add("scenario_profiles."+clip(name), "a scenario's name: letters, digits, spaces, '.', '_' and '-', at most 100 characters")
+			d.errs.Say("scenario_profiles."+clip(name), "fleetdoc.scenario_name")
 		case !listed[name]:
-			d.errs.Add("scenario_profiles."+name, "no repository lists a scenario %q: add it to a repository's scenarios, or remove the profile", name)
+			d.errs.Say("scenario_profiles."+name, "fleetdoc.unlisted_profile", "Name", strconv.Quote(name))
 		}
 	}
 	return m
@@ -193,14 +192,15 @@ func (m Manifest) docPaths(errs Errors) Errors {
 		return errs
 	}
 	out := append(Errors{}, d.errs...)
-	seen := map[FieldError]bool{}
+	type said struct{ path, message string }
+	seen := map[said]bool{}
 	for _, e := range d.errs {
-		seen[e] = true
+		seen[said{e.Path, e.Message}] = true
 	}
 	for _, e := range errs {
 		e.Path = d.path(e.Path)
-		if !seen[e] {
-			seen[e] = true
+		if !seen[said{e.Path, e.Message}] {
+			seen[said{e.Path, e.Message}] = true
 			out = append(out, e)
 		}
 	}

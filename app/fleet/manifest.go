@@ -13,6 +13,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -20,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -42,15 +44,15 @@ const (
 type Manifest struct {
 	// Name is part of every run's id: lower-case letters, digits and
 	// hyphens.
-	Name string `json:"name" yaml:"name" validate:"required,fleet_name" msg_required:"give it a name"`
+	Name string `json:"name" yaml:"name" validate:"required,fleet_name" msg_required:"fleetdoc.give_name"`
 	// Version and Description are the team's own notes on the fleet.
 	Version     string `json:"version,omitempty" yaml:"version,omitempty" validate:"omitempty,max=100,text"`
 	Description string `json:"description,omitempty" yaml:"description,omitempty" validate:"omitempty,max=2000,text"`
 	// RemoteHardware is the hardware profile of the agents serving the
 	// "provider:model" targets (DefaultRemoteHardware when empty).
 	RemoteHardware string     `json:"remote_hardware,omitempty" yaml:"remote_hardware,omitempty" validate:"omitempty,hardware_slug"`
-	Scenarios      []Scenario `json:"scenarios" yaml:"scenarios" validate:"required,min=1,max=20,dive" msg_required:"add at least one scenario (name, dataset, load, sampling, scorer)" msg_min:"add at least one scenario (name, dataset, load, sampling, scorer)"`
-	Targets        []Target   `json:"targets" yaml:"targets" validate:"required,min=1,max=50,dive" msg_required:"add at least one target: {model, runtime, hardware} or provider:model" msg_min:"add at least one target: {model, runtime, hardware} or provider:model"`
+	Scenarios      []Scenario `json:"scenarios" yaml:"scenarios" validate:"required,min=1,max=20,dive" msg_required:"fleetdoc.add_scenario" msg_min:"fleetdoc.add_scenario"`
+	Targets        []Target   `json:"targets" yaml:"targets" validate:"required,min=1,max=50,dive" msg_required:"fleetdoc.add_target" msg_min:"fleetdoc.add_target"`
 	// Output chooses the artifacts `ruckus fleet export` writes and
 	// where (all of them, under ./fleet-results, when unset).
 	Output *Output `json:"output,omitempty" yaml:"output,omitempty"`
@@ -75,7 +77,7 @@ type Output struct {
 	// BaseDir is the directory the artifact tree is written under (the
 	// CLI's default for --dir).
 	BaseDir string   `json:"base_dir,omitempty" yaml:"base_dir,omitempty" validate:"omitempty,max=1024,text"`
-	Formats []string `json:"formats,omitempty" yaml:"formats,omitempty" validate:"max=3,dive,oneof=json csv html" msg:"json, csv or html"`
+	Formats []string `json:"formats,omitempty" yaml:"formats,omitempty" validate:"max=3,dive,oneof=json csv html" msg:"fleetdoc.formats"`
 }
 
 // WantsFormat says whether the fleet's artifacts include format (all do
@@ -87,7 +89,7 @@ func (m Manifest) WantsFormat(format string) bool {
 // Scenario is what every target is asked to do once: a dataset under a
 // load profile, sampling and scorer.
 type Scenario struct {
-	Name string `json:"name" yaml:"name" validate:"required,scenario_name" msg_required:"give it a name"`
+	Name string `json:"name" yaml:"name" validate:"required,scenario_name" msg_required:"fleetdoc.give_name"`
 	// Repository groups scenarios, as the fleet document's repositories
 	// do; reports break the fleet down by it. Empty: no group.
 	Repository string           `json:"repository,omitempty" yaml:"repository,omitempty" validate:"omitempty,scenario_name"`
@@ -134,7 +136,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	case yaml.ScalarNode:
 		provider, model, ok := strings.Cut(n.Value, ":")
 		if !ok || provider == "" {
-			return fmt.Errorf("line %d: a target is a mapping {model, runtime, hardware} or a remote provider's model written provider:model, such as openai:gpt-4o-mini (got %q)", n.Line, n.Value)
+			return i18n.NewError("fleetdoc.target_string", "Line", n.Line, "Got", strconv.Quote(n.Value))
 		}
 		t.Provider, t.Model, t.Runtime = provider, model, provider
 		return nil
@@ -143,7 +145,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		// for unknown fields: do it here.
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !slices.Contains(targetKeys, k.Value) {
-				return fmt.Errorf("line %d: field %s not found in a target (model, runtime, hardware)", k.Line, k.Value)
+				return i18n.NewError("fleetdoc.target_field", "Line", k.Line, "Field", k.Value)
 			}
 		}
 		type plain Target
@@ -154,7 +156,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		*t = Target(p)
 		return nil
 	}
-	return fmt.Errorf("line %d: a target is a mapping {model, runtime, hardware} or a string provider:model", n.Line)
+	return i18n.NewError("fleetdoc.target_kind", "Line", n.Line)
 }
 
 // UnmarshalJSON reads a target as MarshalJSON writes it (a stored
@@ -206,11 +208,11 @@ func Decode(r io.Reader) (Manifest, error) {
 	}
 	if isDocDialect(b) {
 		var d docManifest
-		if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "the fleet manifest", &d); err != nil {
+		if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "fleetdoc.the_manifest", &d); err != nil {
 			return m, err
 		}
 		m = d.manifest()
-	} else if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "the fleet manifest", &m); err != nil {
+	} else if err := valid.ReadYAML(bytes.NewReader(b), MaxManifestBytes, "fleetdoc.the_manifest", &m); err != nil {
 		return m, err
 	}
 	m.normalize()
@@ -241,9 +243,9 @@ var (
 // never changed after.
 var rules = sync.OnceValue(func() *valid.Validator {
 	return bench.NewRules().
-		RegisterRule("fleet_name", "lower-case letters, digits and hyphens, starting with a letter or digit, at most 63 characters", fleetNamePattern.MatchString).
-		RegisterRule("scenario_name", "letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, at most 100 characters", scenarioNamePattern.MatchString).
-		RegisterRule("hardware_slug", "a hardware profile such as h100-80gb-x1 or cpu", hardwarePattern.MatchString)
+		RegisterRule("fleet_name", "fleetdoc.fleet_name", fleetNamePattern.MatchString).
+		RegisterRule("scenario_name", "fleetdoc.scenario_name_rule", scenarioNamePattern.MatchString).
+		RegisterRule("hardware_slug", "fleetdoc.hardware_slug", hardwarePattern.MatchString)
 })
 
 // Validate is ValidateFor with the default provider table.
@@ -264,7 +266,7 @@ func (m Manifest) validate(providers jobs.Providers) Errors {
 	errs = append(errs, m.validateTargets(providers)...)
 	errs = append(errs, m.validateScenarioNames()...)
 	if n := len(m.Scenarios) * len(m.Targets); n > MaxRuns {
-		errs.Add("targets", "scenarios × targets is %d runs; at most %d per fleet", n, MaxRuns)
+		errs.Say("targets", "fleetdoc.too_many_runs", "N", n, "Max", MaxRuns)
 	}
 	if !utf8.ValidString(m.Name) || len(m.Scenarios) > MaxScenarios || len(m.Targets) > MaxTargets {
 		return errs
@@ -276,7 +278,7 @@ func (m Manifest) validate(providers jobs.Providers) Errors {
 		if t := bm.Sampling.Temperature; t != nil && *t > 1 {
 			for j, tg := range m.Targets {
 				if p, ok := providers[tg.Provider]; ok && p.Dialect == jobs.DialectAnthropic {
-					errs.Add(scenarioPath(i, "sampling.temperature"), "%g is above 1, the most Anthropic's Messages API takes (targets[%d] is %s:%s)", *t, j, tg.Provider, tg.Model)
+					errs.Say(scenarioPath(i, "sampling.temperature"), "fleetdoc.anthropic_temperature", "T", strconv.FormatFloat(*t, 'g', -1, 64), "J", j, "Provider", tg.Provider, "Model", tg.Model)
 					break
 				}
 			}
@@ -286,7 +288,8 @@ func (m Manifest) validate(providers jobs.Providers) Errors {
 			if e.Path == "name" || strings.HasPrefix(e.Path, "targets") {
 				continue
 			}
-			errs = append(errs, FieldError{Path: scenarioPath(i, e.Path), Message: e.Message})
+			e.Path = scenarioPath(i, e.Path)
+			errs = append(errs, e)
 		}
 	}
 	return errs
@@ -312,11 +315,10 @@ func (m Manifest) validateTargets(providers jobs.Providers) Errors {
 	seen := map[string]int{}
 	for i, t := range m.Targets {
 		if _, ok := providers[t.Provider]; t.Provider != "" && !ok {
-			errs.Add(fmt.Sprintf("targets[%d]", i), "unknown provider %q: the remote providers are %s (an administrator adds OpenAI-compatible ones to the provider table, RUCKUS_PROVIDERS_FILE)",
-				t.Provider, strings.Join(providers.Names(), ", "))
+			errs.Say(fmt.Sprintf("targets[%d]", i), "fleetdoc.unknown_provider", "Provider", strconv.Quote(t.Provider), "List", strings.Join(providers.Names(), ", "))
 		}
 		if j, dup := seen[t.key()]; dup {
-			errs.Add(fmt.Sprintf("targets[%d]", i), "the same target as targets[%d]", j)
+			errs.Say(fmt.Sprintf("targets[%d]", i), "manifest.same_target", "J", j)
 		}
 		seen[t.key()] = i
 	}
@@ -331,7 +333,7 @@ func (m Manifest) validateScenarioNames() Errors {
 	for i, s := range m.Scenarios {
 		key := strings.ToLower(s.Key())
 		if j, dup := names[key]; dup && s.Name != "" {
-			errs.Add(fmt.Sprintf("scenarios[%d].name", i), "the same name as scenarios[%d]", j)
+			errs.Say(fmt.Sprintf("scenarios[%d].name", i), "fleetdoc.same_scenario_name", "J", j)
 		}
 		names[key] = i
 	}

@@ -72,7 +72,8 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 					}
 					continue
 				}
-				errs = append(errs, FieldError{Path: scenarioPath(i, e.Path), Message: e.Message})
+				e.Path = scenarioPath(i, e.Path)
+				errs = append(errs, e)
 			}
 			continue
 		case err != nil:

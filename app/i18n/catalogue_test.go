@@ -18,12 +18,18 @@ import (
 // root is the repository, where the sources that use the catalogue are.
 const root = "../.."
 
-// usedIn are the source trees that speak to people through the catalogue.
-var usedIn = []string{"views", "handlers", "app/notify"}
+// usedIn are the source trees that speak to people through the catalogue:
+// the pages, the notifications, and the library packages whose validation
+// and parse errors keep their message's key (app/valid).
+var usedIn = []string{"views", "handlers", "app/notify",
+	"app/valid", "app/bench", "app/fleet", "app/dataset", "app/ingest", "app/sandbox", "jobs"}
 
 // keyCall finds a key passed to the catalogue: i18n.T(ctx, "key"),
-// i18n.N(ctx, "key", n), loc.T("key") and loc.N("key", n).
-var keyCall = regexp.MustCompile(`\b(?:i18n\.[TN]\(\s*[\w.()]+,\s*|\.[TN]\(\s*)"([a-z0-9_]+(?:\.[a-z0-9_]+)+)"`)
+// i18n.N(ctx, "key", n), loc.T("key") and loc.N("key", n); a message kept
+// as data, i18n.M("key"), i18n.NewError("key"), valid.E(path, "key"),
+// errs.Say(path, "key"); and a struct tag's message, msg:"key" or
+// msg_min:"key" (a tag that is no key is a sentence of its own).
+var keyCall = regexp.MustCompile(`\b(?:i18n\.[TN]\(\s*[\w.()]+,\s*|\.[TN]\(\s*|i18n\.(?:M|NewError)\(\s*|\b(?:valid\.)?E\([^,()]+,\s*|\.Say\([^,()]+,\s*|\bmsg(?:_\w+)?:)"([a-z0-9_]+(?:\.[a-z0-9_]+)+)"`)
 
 // keyLiteral finds any string literal shaped like a key, for keys chosen in
 // code (a status's message picked from a table) rather than named in a call.

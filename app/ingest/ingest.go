@@ -82,13 +82,13 @@ func DefaultName(fileName string) string {
 // CheckSettings validates a dataset's name and visibility.
 func CheckSettings(name, visibility string) *dataset.LineError {
 	if !dataset.IsText(name) {
-		return &dataset.LineError{Field: "name", Message: "the name must be UTF-8 text"}
+		return dataset.NewLineError("name", "dataset_err.name_utf_8_text")
 	}
 	if len(name) > 200 {
-		return &dataset.LineError{Field: "name", Message: "the name may be at most 200 characters long"}
+		return dataset.NewLineError("name", "dataset_err.name_may_at_most")
 	}
 	if visibility != store.VisibilityPrivate && visibility != store.VisibilityShared {
-		return &dataset.LineError{Field: "visibility", Message: `visibility must be "private" or "shared"`}
+		return dataset.NewLineError("visibility", "dataset_err.visibility_private_shared")
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func CheckSettings(name, visibility string) *dataset.LineError {
 // CheckShots validates the k of k-shot prompts.
 func CheckShots(k int) *dataset.LineError {
 	if k < 0 || k > dataset.MaxShots {
-		return &dataset.LineError{Field: "shots", Message: fmt.Sprintf("shots must be a whole number from 0 to %d", dataset.MaxShots)}
+		return dataset.NewLineError("shots", "dataset_err.shots_whole_number_from", "A", dataset.MaxShots)
 	}
 	return nil
 }
@@ -183,7 +183,7 @@ func copyItems(ctx context.Context, q *store.Queries, id int64, p *dataset.Parse
 	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
 		// A value the parser let through that PostgreSQL refuses (such
 		// as \u0000 in a string): still the file's fault, not ours.
-		return res.invalid(dataset.LineError{Message: "PostgreSQL refused a value in the file: " + pgErr.Message})
+		return res.invalid(*dataset.NewLineError("", "dataset_err.postgresql_refused_value_in", "A", pgErr.Message))
 	}
 	return err
 }

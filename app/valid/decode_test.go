@@ -129,7 +129,7 @@ func TestTranslate(t *testing.T) {
 		t.Fatalf("yaml: %v", errs)
 	}
 	in := valid.Errors{{Path: "a", Message: "b"}}
-	if got := valid.Translate(fmt.Errorf("wrapped: %w", in)); len(got) != 1 || got[0] != in[0] {
+	if got := valid.Translate(fmt.Errorf("wrapped: %w", in)); len(got) != 1 || got[0].Path != in[0].Path || got[0].Message != in[0].Message {
 		t.Fatalf("field errors: %v", got)
 	}
 }

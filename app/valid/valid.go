@@ -7,11 +7,19 @@
 // No Go type name ever reaches a message.
 //
 // A field may say its own message: `msg:"..."` for any rule it fails,
-// `msg_<rule>:"..."` (msg_required_if, msg_ltefield) for one rule.
+// `msg_<rule>:"..."` (msg_required_if, msg_ltefield) for one rule. The tag
+// holds a key of the catalogue (app/i18n), `msg:"valid.negative"`, or a
+// sentence of its own, which stays English.
+//
+// Every message this package and its users make is a catalogue message:
+// a FieldError keeps its key and arguments beside the English text, the
+// JSON API answers the English text and a page words it in the reader's
+// language (FieldError.Text, Errors.Text, Errors.MapText).
 package valid
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,15 +36,72 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 )
 
 // FieldError names the field that is wrong, as a path such as
-// "targets[1].runtime" or "load.rate" ("" for the whole input).
+// "targets[1].runtime" or "load.rate" ("" for the whole input). Message is
+// the English text, which the JSON API answers; Key and Args are the
+// catalogue message it was worded from ("" when the text came from
+// elsewhere, a library's error), for a page to word it in the reader's
+// language. Build one with E, so the two cannot differ.
 type FieldError struct {
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	Key     string `json:"-"`
+	Args    []any  `json:"-"`
 }
+
+// E returns the error at path saying the catalogue message key, its
+// arguments given as name/value pairs (an argument may itself be an
+// i18n.Message, worded in the same language).
+func E(path, key string, args ...any) FieldError {
+	return Said(path, i18n.M(key, args...))
+}
+
+// Said returns the error at path saying m.
+func Said(path string, m i18n.Message) FieldError {
+	return FieldError{Path: path, Message: m.English(), Key: m.Key, Args: m.Args}
+}
+
+// cleaned is the error without a path saying err's text, Go's type names
+// taken out (Clean); its catalogue message when err is an *i18n.Error
+// whose text that is.
+func cleaned(err error) FieldError {
+	msg := Clean(err.Error())
+	var e *i18n.Error
+	if errors.As(err, &e) && e.English() == msg {
+		return Said("", e.Message)
+	}
+	return FieldError{Message: msg}
+}
+
+// FromError returns the error at path saying what err says: its catalogue
+// message when err is an *i18n.Error, else its text.
+func FromError(path string, err error) FieldError {
+	var e *i18n.Error
+	if errors.As(err, &e) && err == error(e) {
+		return Said(path, e.Message)
+	}
+	return Said(path, i18n.M("valid.as_is", "Text", err.Error()))
+}
+
+// Said is the catalogue message fe was worded from; its key is "" when
+// fe's text has none.
+func (fe FieldError) Said() i18n.Message { return i18n.Message{Key: fe.Key, Args: fe.Args} }
+
+// Text is fe's message in the request's language (ctx carries it, see
+// i18n.With); the English Message when it has no catalogue key.
+func (fe FieldError) Text(ctx context.Context) string {
+	if fe.Key == "" {
+		return fe.Message
+	}
+	return fe.Said().Text(ctx)
+}
+
+// Text words fe in the request's language: Text(ctx, fe) is fe.Text(ctx).
+func Text(ctx context.Context, fe FieldError) string { return fe.Text(ctx) }
 
 // Errors is a list of field errors; it is itself an error.
 type Errors []FieldError
@@ -53,21 +118,52 @@ func (e Errors) Error() string {
 	return strings.Join(parts, "; ")
 }
 
-// Map returns the errors keyed by path, the first message for each; forms
-// show them beside their fields.
+// Text is Error() in the request's language: each error's path and
+// message, joined by "; ".
+func (e Errors) Text(ctx context.Context) string {
+	parts := make([]string, len(e))
+	for i, fe := range e {
+		if fe.Path == "" {
+			parts[i] = fe.Text(ctx)
+			continue
+		}
+		parts[i] = fe.Path + ": " + fe.Text(ctx)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Map returns the errors keyed by path, the first message for each in
+// English; forms show them beside their fields (MapText in the reader's
+// language).
 func (e Errors) Map() map[string]string {
+	return e.mapOf(func(fe FieldError) string { return fe.Message })
+}
+
+// MapText is Map in the request's language.
+func (e Errors) MapText(ctx context.Context) map[string]string {
+	return e.mapOf(func(fe FieldError) string { return fe.Text(ctx) })
+}
+
+func (e Errors) mapOf(text func(FieldError) string) map[string]string {
 	out := make(map[string]string, len(e))
 	for _, fe := range e {
 		if _, dup := out[fe.Path]; !dup {
-			out[fe.Path] = fe.Message
+			out[fe.Path] = text(fe)
 		}
 	}
 	return out
 }
 
-// Add appends an error at path, its message formatted.
+// Add appends an error at path, its message formatted; the message has no
+// translation, so prefer Say.
 func (e *Errors) Add(path, format string, args ...any) {
 	*e = append(*e, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// Say appends an error at path saying the catalogue message key, its
+// arguments given as name/value pairs (see E).
+func (e *Errors) Say(path, key string, args ...any) {
+	*e = append(*e, E(path, key, args...))
 }
 
 // Prefix returns the errors with prefix put before each path
@@ -78,7 +174,8 @@ func (e Errors) Prefix(prefix string) Errors {
 	}
 	out := make(Errors, len(e))
 	for i, fe := range e {
-		out[i] = FieldError{Path: Join(prefix, fe.Path), Message: fe.Message}
+		fe.Path = Join(prefix, fe.Path)
+		out[i] = fe
 	}
 	return out
 }
@@ -101,7 +198,7 @@ func Join(prefix, path string) string {
 type Validator struct {
 	v        *validator.Validate
 	choices  map[string][]string
-	messages map[string]string
+	messages map[string]i18n.Message
 }
 
 // Default is the validator for forms, API bodies and manifests: fields are
@@ -127,7 +224,7 @@ func New(nameTags ...string) *Validator {
 			panic(fmt.Sprintf("valid: registering %s: %v", name, err))
 		}
 	}
-	return &Validator{v: v, choices: map[string][]string{}, messages: map[string]string{}}
+	return &Validator{v: v, choices: map[string][]string{}, messages: map[string]i18n.Message{}}
 }
 
 // RegisterChoice registers rule name, met by any of values; call it while
@@ -150,10 +247,11 @@ func (v *Validator) RegisterChoice(name string, values []string) *Validator {
 }
 
 // RegisterRule registers rule name, met by the strings ok accepts, with
-// the message shown when it is not; call it while setting the validator
-// up, before it is shared.
+// the message shown when it is not (a catalogue key, or a sentence that
+// stays English); call it while setting the validator up, before it is
+// shared.
 func (v *Validator) RegisterRule(name, message string, ok func(string) bool) *Validator {
-	v.messages[name] = message
+	v.messages[name] = keyOrText(message)
 	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool {
 		return fl.Field().Kind() == reflect.String && ok(fl.Field().String())
 	}); err != nil {
@@ -171,9 +269,9 @@ func (v *Validator) RegisterCustomType(fn func(reflect.Value) any, types ...any)
 }
 
 // RegisterValueRule registers rule name, met by the values ok accepts
-// (any kind), with the message shown when it is not.
+// (any kind), with the message shown when it is not (as RegisterRule).
 func (v *Validator) RegisterValueRule(name, message string, ok func(reflect.Value) bool) *Validator {
-	v.messages[name] = message
+	v.messages[name] = keyOrText(message)
 	if err := v.v.RegisterValidation(name, func(fl validator.FieldLevel) bool { return ok(fl.Field()) }); err != nil {
 		panic(fmt.Sprintf("valid: registering %s: %v", name, err))
 	}
@@ -223,15 +321,17 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 		if fe, ok := decodeError(err); ok {
 			return Errors{fe}
 		}
-		return Errors{{Message: Clean(err.Error())}}
+		return Errors{cleaned(err)}
 	}
 	out := make(Errors, 0, len(verrs))
 	for _, fe := range verrs {
-		msg := ""
+		var msg i18n.Message
 		if sf, ok := structField(root, fe.StructNamespace()); ok {
-			msg = cmp.Or(sf.Tag.Get("msg_"+fe.Tag()), sf.Tag.Get("msg"))
+			if tag := cmp.Or(sf.Tag.Get("msg_"+fe.Tag()), sf.Tag.Get("msg")); tag != "" {
+				msg = keyOrText(tag)
+			}
 		}
-		if msg == "" {
+		if msg.Key == "" {
 			msg = v.message(fe)
 		}
 		ns := fe.Namespace()
@@ -239,9 +339,19 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 			// An anonymous struct's namespace has no root name.
 			ns = "." + ns
 		}
-		out = append(out, FieldError{Path: path(ns), Message: msg})
+		out = append(out, Said(path(ns), msg))
 	}
 	return out
+}
+
+// keyOrText is a message given as a catalogue key or as a sentence of its
+// own: a sentence becomes the message valid.as_is, which says it as it is
+// in every language.
+func keyOrText(s string) i18n.Message {
+	if i18n.Has(s) {
+		return i18n.M(s)
+	}
+	return i18n.M("valid.as_is", "Text", s)
 }
 
 // path drops the root struct's name from a validator namespace:
@@ -313,13 +423,13 @@ func secret(fe validator.FieldError) bool {
 }
 
 // message is the human message for a failed rule.
-func (v *Validator) message(fe validator.FieldError) string {
-	got := ""
+func (v *Validator) message(fe validator.FieldError) i18n.Message {
+	var got any = ""
 	if !secret(fe) {
-		got = fmt.Sprintf(" (got %s)", shown(fe.Value()))
+		got = Got(fe.Value())
 	}
 	if msg, ok := v.messages[fe.Tag()]; ok {
-		return msg + got
+		return i18n.M("valid.rule", "Rule", msg, "Got", got)
 	}
 	if msg, ok := formatMessage(fe, got); ok {
 		return msg
@@ -328,108 +438,112 @@ func (v *Validator) message(fe validator.FieldError) string {
 		return msg
 	}
 	if list, ok := v.choices[fe.Tag()]; ok {
-		return fmt.Sprintf("must be one of %s%s", strings.Join(nonEmpty(list), ", "), got)
+		return i18n.M("valid.oneof", "List", strings.Join(nonEmpty(list), ", "), "Got", got)
 	}
-	return fmt.Sprintf("fails the %q check%s", fe.Tag(), got)
+	return i18n.M("valid.fails_check", "Check", strconv.Quote(fe.Tag()), "Got", got)
 }
+
+// Got is the " (got …)" a message ends with, the value as shown: strings
+// quoted and cut short, pointers followed, never a Go type.
+func Got(x any) i18n.Message { return i18n.M("valid.got", "Value", shown(x)) }
 
 // formatMessage is the message of a rule on a value's presence or form;
 // got is the value as shown, when it may be.
-func formatMessage(fe validator.FieldError, got string) (string, bool) {
+func formatMessage(fe validator.FieldError, got any) (i18n.Message, bool) {
 	switch fe.Tag() {
 	case "required", "notblank", "required_if", "required_with", "required_unless":
-		return "is required", true
+		return i18n.M("valid.required"), true
 	case "finite":
-		return "must be a finite number" + got, true
+		return i18n.M("valid.finite", "Got", got), true
 	case "text":
-		return "must be UTF-8 text without NUL characters", true
+		return i18n.M("valid.text"), true
 	case "model_name":
 		if err := jobs.CheckModelName(fmt.Sprint(fe.Value())); err != nil {
-			return err.Error(), true
+			return FromError("", err).Said(), true
 		}
-		return "must be a model id such as Qwen/Qwen2.5-7B-Instruct", true
+		return i18n.M("valid.model_name"), true
 	case "hardware":
-		return "must be a hardware profile such as h100-80gb-x1: at most 64 characters of text" + got, true
+		return i18n.M("valid.hardware", "Got", got), true
 	case "postgres_url":
-		return "must be a PostgreSQL URL such as postgres://user:password@host:5432/dbname" + got, true
+		return i18n.M("valid.postgres_url", "Got", got), true
 	case "listen_addr":
-		return "must be host:port or :port, such as :8080 or 127.0.0.1:8080" + got, true
+		return i18n.M("valid.listen_addr", "Got", got), true
 	case "listen_addr_or_off":
-		return "must be host:port or :port, such as 127.0.0.1:9464, or off" + got, true
+		return i18n.M("valid.listen_addr_or_off", "Got", got), true
 	case "base64_32":
-		return "must be 32 bytes in base64, such as `openssl rand -base64 32` prints" + got, true
+		return i18n.M("valid.base64_32", "Got", got), true
 	case "ip_list":
-		return "must be addresses or CIDR ranges separated by commas, such as 10.0.0.0/8, 127.0.0.1" + got, true
+		return i18n.M("valid.ip_list", "Got", got), true
 	case "http_url":
-		return "must be an http:// or https:// URL with a host" + got, true
+		return i18n.M("valid.http_url", "Got", got), true
 	case "email":
-		return "must be an email address" + got, true
+		return i18n.M("valid.email", "Got", got), true
 	case "unique":
-		return "must not repeat a value", true
+		return i18n.M("valid.unique"), true
 	}
-	return "", false
+	return i18n.Message{}, false
 }
 
 // boundMessage is the message of a rule that bounds a value, its length
 // or its number of items, or ties it to another field.
-func boundMessage(fe validator.FieldError, got string) (string, bool) {
+func boundMessage(fe validator.FieldError, got any) (i18n.Message, bool) {
 	kind := fe.Kind()
 	counted := kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map
 	p := fe.Param()
 	switch fe.Tag() {
 	case "oneof":
-		return "must be one of " + strings.ReplaceAll(p, " ", ", ") + got, true
+		return i18n.M("valid.oneof", "List", strings.ReplaceAll(p, " ", ", "), "Got", got), true
 	case "ltfield":
-		return fmt.Sprintf("must be less than %s%s", p, got), true
+		return i18n.M("valid.ltfield", "Field", p, "Got", got), true
 	case "ltefield":
-		return fmt.Sprintf("must be at most %s%s", p, got), true
+		return i18n.M("valid.ltefield", "Field", p, "Got", got), true
 	case "eqfield":
-		return "must be the same as " + p, true
+		return i18n.M("valid.eqfield", "Field", p), true
 	case "minbytes":
-		return fmt.Sprintf("must be at least %s bytes long", p), true
+		return i18n.M("valid.minbytes", "N", p), true
 	case "maxbytes":
-		return fmt.Sprintf("must be at most %s bytes long", p), true
+		return i18n.M("valid.maxbytes", "N", p), true
 	case "min", "gte":
 		switch {
 		case kind == reflect.String:
-			return fmt.Sprintf("must be at least %s %s long", p, chars(p)), true
+			return i18n.M("valid.min_chars", "N", p, "Unit", chars(p)), true
 		case counted:
-			return fmt.Sprintf("must have at least %s %s", p, items(p)), true
+			return i18n.M("valid.min_items", "N", p, "Unit", items(p)), true
 		}
-		return fmt.Sprintf("must be at least %s%s", p, got), true
+		return i18n.M("valid.min", "N", p, "Got", got), true
 	case "max", "lte":
 		switch {
 		case kind == reflect.String:
-			return fmt.Sprintf("must be at most %s %s long", p, chars(p)), true
+			return i18n.M("valid.max_chars", "N", p, "Unit", chars(p)), true
 		case counted:
-			return fmt.Sprintf("must have at most %s %s", p, items(p)), true
+			return i18n.M("valid.max_items", "N", p, "Unit", items(p)), true
 		}
-		return fmt.Sprintf("must be at most %s%s", p, got), true
+		return i18n.M("valid.max", "N", p, "Got", got), true
 	case "gt":
-		return fmt.Sprintf("must be above %s%s", p, got), true
+		return i18n.M("valid.gt", "N", p, "Got", got), true
 	case "lt":
-		return fmt.Sprintf("must be below %s%s", p, got), true
+		return i18n.M("valid.lt", "N", p, "Got", got), true
 	case "len":
 		if kind == reflect.String {
-			return fmt.Sprintf("must be %s %s long", p, chars(p)), true
+			return i18n.M("valid.len_chars", "N", p, "Unit", chars(p)), true
 		}
-		return fmt.Sprintf("must have %s %s", p, items(p)), true
+		return i18n.M("valid.len_items", "N", p, "Unit", items(p)), true
 	}
-	return "", false
+	return i18n.Message{}, false
 }
 
-func chars(n string) string {
+func chars(n string) i18n.Message {
 	if n == "1" {
-		return "character"
+		return i18n.M("valid.character")
 	}
-	return "characters"
+	return i18n.M("valid.characters")
 }
 
-func items(n string) string {
+func items(n string) i18n.Message {
 	if n == "1" {
-		return "item"
+		return i18n.M("valid.item")
 	}
-	return "items"
+	return i18n.M("valid.items")
 }
 
 func nonEmpty(list []string) []string {
@@ -444,16 +558,16 @@ func nonEmpty(list []string) []string {
 
 // shown writes a value for a message: strings quoted and cut short,
 // pointers followed, never a Go type.
-func shown(x any) string {
+func shown(x any) any {
 	rv := reflect.ValueOf(x)
 	for rv.IsValid() && rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
-			return "nothing"
+			return i18n.M("valid.nothing")
 		}
 		rv = rv.Elem()
 	}
 	if !rv.IsValid() {
-		return "nothing"
+		return i18n.M("valid.nothing")
 	}
 	switch rv.Kind() {
 	case reflect.String:
@@ -463,9 +577,9 @@ func shown(x any) string {
 		}
 		return strconv.Quote(s)
 	case reflect.Slice, reflect.Array, reflect.Map:
-		return fmt.Sprintf("%d items", rv.Len())
+		return i18n.M("valid.n_items", "N", rv.Len())
 	case reflect.Struct:
-		return "an object"
+		return i18n.M("valid.an_object")
 	case reflect.Float32, reflect.Float64:
 		return strconv.FormatFloat(rv.Float(), 'g', -1, 64)
 	}

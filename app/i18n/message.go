@@ -1,0 +1,78 @@
+package i18n
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Message is a sentence of the catalogue kept as data: its key and its
+// arguments as name/value pairs. Errors found in the app's library
+// (validation, parsing) carry one, so the JSON API can answer the English
+// text while a page words the same error in the reader's language. An
+// argument that is itself a Message is worded in the same language as the
+// sentence around it ("(got a list)" / "(erhalten: eine Liste)").
+type Message struct {
+	Key  string
+	Args []any
+}
+
+// M returns the message key with its arguments given as name/value pairs:
+// M("valid.at_least", "Min", 3).
+func M(key string, args ...any) Message { return Message{Key: key, Args: args} }
+
+// In words m in l's language.
+func (m Message) In(l *Localizer) string {
+	if len(m.Args) == 0 {
+		return l.T(m.Key)
+	}
+	args := make([]any, len(m.Args))
+	copy(args, m.Args)
+	for i := 1; i < len(args); i += 2 {
+		if sub, ok := args[i].(Message); ok {
+			args[i] = sub.In(l)
+		}
+	}
+	return l.T(m.Key, args...)
+}
+
+// English words m in English, the language of the JSON API and the logs.
+func (m Message) English() string { return m.In(Default().Lang(Languages[0].Code)) }
+
+// Text words m in the request's language.
+func (m Message) Text(ctx context.Context) string { return m.In(From(ctx)) }
+
+// Error is an error whose text is a catalogue message: Error() is the
+// English text, and a page words it in the reader's language through
+// ErrorText.
+type Error struct{ Message }
+
+func (e *Error) Error() string { return e.English() }
+
+// NewError returns an error saying the message key with its arguments
+// given as name/value pairs.
+func NewError(key string, args ...any) error { return &Error{M(key, args...)} }
+
+// ErrorText words err in the request's language when it is (or wraps) an
+// *Error, else it is err's own text.
+func ErrorText(ctx context.Context, err error) string {
+	var e *Error
+	if errors.As(err, &e) && err == error(e) {
+		return e.Text(ctx)
+	}
+	return err.Error()
+}
+
+// englishKeys are the keys of the English catalogue, for Has.
+var englishKeys = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	for _, k := range Default().Keys(Languages[0].Code) {
+		set[k] = true
+	}
+	return set
+})
+
+// Has reports whether key is a message of the catalogue: a text that may
+// be either a key or a sentence of its own (a struct tag's message) is
+// looked up only when it is one.
+func Has(key string) bool { return englishKeys()[key] }
