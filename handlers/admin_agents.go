@@ -75,7 +75,7 @@ func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 		req.Price = &p
 	}
 	if errs := s.validate.Struct(req); errs != nil {
-		return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: errs[0].Message})
+		return s.hardwareResult(c, fiber.StatusUnprocessableEntity, map[string]string{slug: errs[0].Text(c.UserContext())})
 	}
 	if err := s.Store.SetHardwarePrice(c.UserContext(), slug, req.Price); err != nil {
 		return lookup("hardware profile", err)

@@ -24,7 +24,7 @@ type modelStore interface {
 
 // parseModelForm reads and checks the model form; errors are keyed by field.
 func (s *server) parseModelForm(c *fiber.Ctx, id int64) (admin.ModelForm, store.ModelFields) {
-	return s.checkModel(func(k string) string { return c.FormValue(k) }, id)
+	return s.checkModel(c.UserContext(), func(k string) string { return c.FormValue(k) }, id)
 }
 
 // modelRequest is a model's fields as registered: typed, each with its
@@ -47,7 +47,7 @@ type modelRequest struct {
 // body) and checks them; errors are keyed by field. A number that does
 // not parse becomes one its field's rules refuse (NaN, 0), so it is told
 // so in the same words.
-func (s *server) checkModel(get func(key string) string, id int64) (admin.ModelForm, store.ModelFields) {
+func (s *server) checkModel(ctx context.Context, get func(key string) string, id int64) (admin.ModelForm, store.ModelFields) {
 	f := admin.ModelForm{
 		ID:            id,
 		Name:          strings.TrimSpace(get("name")),
@@ -80,7 +80,7 @@ func (s *server) checkModel(get func(key string) string, id int64) (admin.ModelF
 		b, _ := parseID("base_model_id", f.BaseModelID)
 		req.BaseModelID = &b
 	}
-	f.Errors = s.validate.Struct(req).Map()
+	f.Errors = s.validate.Struct(req).MapText(ctx)
 	return f, store.ModelFields{Name: req.Name, DisplayName: req.DisplayName, Family: req.Family, Quantization: req.Quantization,
 		License: req.License, Adapter: req.Adapter, ParamsB: req.ParamsB, ContextLength: req.ContextLength,
 		MemoryGB: req.MemoryGB, BaseModelID: req.BaseModelID}

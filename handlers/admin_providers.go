@@ -69,7 +69,7 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 	}
 	req := providerPriceRequest{Model: form.Model, Input: number(form.Input), Output: number(form.Output)}
 	for _, e := range s.validate.Struct(req) {
-		errs[e.Path] = e.Message
+		errs[e.Path] = e.Text(c.UserContext())
 	}
 	if len(errs) > 0 {
 		return s.providersResult(c, fiber.StatusUnprocessableEntity, form, errs)

@@ -57,7 +57,7 @@ func (s *server) createUser(c *fiber.Ctx) error {
 	}
 	req.Email = strings.ToLower(strings.TrimSpace(req.Email))
 	req.Name = strings.TrimSpace(req.Name)
-	form := admin.NewUserForm{Email: req.Email, Name: req.Name, Admin: req.Admin, Errors: s.validate.Struct(req).Map()}
+	form := admin.NewUserForm{Email: req.Email, Name: req.Name, Admin: req.Admin, Errors: s.validate.Struct(req).MapText(c.UserContext())}
 	if len(form.Errors) > 0 {
 		return s.usersResult(c, fiber.StatusUnprocessableEntity, admin.UsersData{Form: form})
 	}

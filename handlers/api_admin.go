@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -49,7 +50,7 @@ func (s *server) apiCreateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := s.checkModel(get, 0)
+	form, fields := s.checkModel(context.Background(), get, 0)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}
@@ -73,7 +74,7 @@ func (s *server) apiUpdateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, fields := s.checkModel(get, m.ID)
+	form, fields := s.checkModel(context.Background(), get, m.ID)
 	if len(form.Errors) > 0 {
 		return apiFieldErrors(c, form.Errors)
 	}

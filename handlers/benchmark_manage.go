@@ -162,7 +162,7 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 	if len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
-			msgs[i] = e.Path + " " + e.Message
+			msgs[i] = e.Path + " " + e.Text(c.UserContext())
 		}
 		return sayError(fiber.StatusUnprocessableEntity, "benchpage.not_changed", "Errors", strings.Join(msgs, "; "))
 	}

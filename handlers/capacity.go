@@ -454,7 +454,7 @@ func capacityFormRequest(loc *i18n.Localizer, form capacity.Form) (capacityReque
 // checkCapacityForm adds to errs what the API's rules refuse in req (a
 // number's own parse error first), and returns the quality floor.
 func (s *server) checkCapacityForm(ctx context.Context, req capacityRequest, scorers []string, errs map[string]string) (*advise.QualityFloor, error) {
-	for p, m := range s.validate.Struct(req).Map() {
+	for p, m := range s.validate.Struct(req).MapText(ctx) {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m
 		}

@@ -89,7 +89,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return out.lineError(dataset.LineError{Field: "file", Message: `no file was sent: use the multipart field "file"`}), nil
+			return out.lineError(*dataset.NewLineError("file", "dataset_err.no_file_sent")), nil
 		}
 		if err != nil {
 			return out.refused(fiber.StatusBadRequest, "upload.unreadable", "Error", err.Error()), nil
@@ -185,7 +185,7 @@ func (u *uploadFields) read(p *multipart.Part, req *ingest.Request) error {
 		// The prompts are made while the file is read, so the number of
 		// shots must be known before it.
 		if u.fileRead {
-			return &dataset.LineError{Field: "shots", Message: `send "shots" before the file (or as the query parameter ?shots=)`}
+			return dataset.NewLineError("shots", "dataset_err.shots_before_file")
 		}
 		k, le := parseShots(val)
 		if le != nil {
@@ -209,7 +209,7 @@ func parseShots(raw string) (int, *dataset.LineError) {
 	}
 	k, err := strconv.Atoi(raw)
 	if err != nil {
-		return 0, &dataset.LineError{Field: "shots", Message: fmt.Sprintf("shots must be a whole number from 0 to %d", dataset.MaxShots)}
+		return 0, dataset.NewLineError("shots", "dataset_err.shots_whole_number_from", "A", dataset.MaxShots)
 	}
 	if le := ingest.CheckShots(k); le != nil {
 		return 0, le

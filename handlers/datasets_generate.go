@@ -71,7 +71,7 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 		_, errs := synth.Check(&req)
 		for _, e := range errs {
 			if _, dup := st.Errors[e.Path]; !dup {
-				st.Errors[e.Path] = e.Message
+				st.Errors[e.Path] = e.Text(c.UserContext())
 			}
 		}
 	} else {
@@ -81,7 +81,7 @@ func (s *server) generateDataset(c *fiber.Ctx) error {
 		case errors.As(err, &errs):
 			for _, e := range errs {
 				if _, dup := st.Errors[e.Path]; !dup {
-					st.Errors[e.Path] = e.Message
+					st.Errors[e.Path] = e.Text(c.UserContext())
 				}
 			}
 		case err != nil:

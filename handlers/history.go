@@ -138,7 +138,7 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	p, q, errs := parseLeaderboard(s.validate, func(k string) string { return c.Query(k) })
 	data := history.LeaderboardData{Dataset: d, Form: history.Form(p), Sort: q.Sort}
 	for _, e := range errs {
-		data.Errors = append(data.Errors, e.Path+": "+e.Message)
+		data.Errors = append(data.Errors, e.Path+": "+e.Text(c.UserContext()))
 	}
 	if data.Facets, err = s.Store.LeaderboardFacets(c.UserContext(), viewer(c), d.ID); err != nil {
 		return data, errs, err
@@ -296,7 +296,7 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 		return data, errs, err
 	}
 	for _, e := range errs {
-		data.Errors = append(data.Errors, e.Path+": "+e.Message)
+		data.Errors = append(data.Errors, e.Path+": "+e.Text(c.UserContext()))
 	}
 	if len(errs) > 0 || p.Model == "" {
 		// Without a model the page offers the choice.

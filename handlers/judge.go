@@ -125,7 +125,7 @@ func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOpt
 }
 
 // placeJudgeErrors puts a judging's field errors beside the form's fields.
-func placeJudgeErrors(f *results.JudgeForm, err error) bool {
+func placeJudgeErrors(ctx context.Context, f *results.JudgeForm, err error) bool {
 	var errs bench.Errors
 	if !errors.As(err, &errs) {
 		return false
@@ -140,7 +140,7 @@ func placeJudgeErrors(f *results.JudgeForm, err error) bool {
 			field = ""
 		}
 		if f.Errors[field] == "" {
-			f.Errors[field] = e.Message
+			f.Errors[field] = e.Text(ctx)
 		}
 	}
 	return true
@@ -168,7 +168,7 @@ func (s *server) startJudging(c *fiber.Ctx) error {
 			}
 			return redirect(c, fmt.Sprintf("/runs/%d#judge", run.ID))
 		}
-		if !placeJudgeErrors(&form, err) {
+		if !placeJudgeErrors(c.UserContext(), &form, err) {
 			return err
 		}
 	}
@@ -208,15 +208,15 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 		var errs bench.Errors
 		if errors.As(err, &errs) {
 			for _, e := range errs {
-				if strings.HasPrefix(e.Message, "no run ") {
+				if e.Key == "manifest.no_run" {
 					return sayError(fiber.StatusNotFound, "judge.pair_not_found")
 				}
 				if e.Path == "run" || e.Path == "against" {
-					form.Errors["pair"] = e.Message
+					form.Errors["pair"] = e.Text(c.UserContext())
 				}
 			}
 		}
-		if !placeJudgeErrors(&form, err) {
+		if !placeJudgeErrors(c.UserContext(), &form, err) {
 			return err
 		}
 	}

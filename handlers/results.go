@@ -304,7 +304,7 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 				field = "scorer"
 			}
 			if form.Errors[field] == "" {
-				form.Errors[field] = fe.Message
+				form.Errors[field] = fe.Text(c.UserContext())
 			}
 		}
 	case err != nil:
