@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/benchmarks"
+	"github.com/ruckus/ruckus/views/compare"
 )
 
 // verdictStore is what the verdict reads beyond the benchmark itself.
@@ -223,7 +224,7 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		vd.CompareURL = "/compare?runs=" + strings.Join(ids, ",")
 	}
 	for _, crit := range advise.Criteria {
-		vd.Lines = append(vd.Lines, verdictLine(loc, advise.Leads(j.cands, crit, j.ev), j))
+		vd.Lines = append(vd.Lines, verdictLine(ctx, advise.Leads(j.cands, crit, j.ev), j))
 	}
 	return vd, nil
 }
@@ -253,7 +254,8 @@ func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
 	return loc.T("vline.no_success")
 }
 
-func verdictLine(loc *i18n.Localizer, l advise.Lead, j judged) benchmarks.VerdictLine {
+func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.VerdictLine {
+	loc := i18n.From(ctx)
 	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: loc.T(verdictTitles[l.Criterion])}
 	if len(l.Unmeasured) > 0 && l.Best != nil {
 		line.Unmeasured = labelList(l.Unmeasured, j.cands)
@@ -263,7 +265,7 @@ func verdictLine(loc *i18n.Localizer, l advise.Lead, j judged) benchmarks.Verdic
 		return line
 	}
 	for _, x := range l.NotComparable {
-		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+x.Reason)
+		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+compare.WordOr(ctx, x.ReasonSaid, x.Reason))
 	}
 	line.Winner = advise.Label(*l.Best, j.cands)
 	line.Value = verdictValue(loc, l.Criterion, *l.Criterion.Value(*l.Best))
@@ -279,7 +281,7 @@ func verdictLine(loc *i18n.Localizer, l advise.Lead, j judged) benchmarks.Verdic
 			"Value", verdictValue(loc, l.Criterion, m.B), "Diff", absDiff(loc, m))
 	}
 	line.Tie = m.Tie
-	line.Basis = m.Basis
+	line.Basis = compare.WordOr(ctx, m.BasisSaid, m.Basis)
 	switch {
 	case m.Tie && m.Better == 0:
 		line.Significance = loc.T("vline.equal")

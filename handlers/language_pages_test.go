@@ -38,6 +38,9 @@ func TestVerdictSpeaksGerman(t *testing.T) {
 			t.Errorf("%s %s = %q, want %q", tc.id, tc.part, got, tc.want)
 		}
 	}
+	if got := line("quality", "basis"); !strings.HasPrefix(got, "gepaarter Vergleich über 30 Einträge") {
+		t.Errorf("the quality line's test is not named in German: %q", got)
+	}
 	if !strings.Contains(squeeze(v.Text()), "Am günstigsten pro 1 Mio. Ausgabetokens") {
 		t.Errorf("the cost line's title is not German: %q", squeeze(v.Text()))
 	}

@@ -366,9 +366,9 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 	case !m.Measured:
 		return i18n.T(ctx, "compare.claim_not_measured", "Name", name)
 	case !m.Comparable:
-		return name + ": " + said(ctx, m.ReasonSaid, m.Reason)
+		return name + ": " + WordOr(ctx, m.ReasonSaid, m.Reason)
 	case m.P == nil:
-		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", said(ctx, m.BasisSaid, m.Basis))
+		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", WordOr(ctx, m.BasisSaid, m.Basis))
 	case m.Tie:
 		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", PValue(ctx, *m.P))
 	}

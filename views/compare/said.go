@@ -247,8 +247,9 @@ func PValue(ctx context.Context, p float64) string {
 	return decimalSign(ctx, fmt.Sprintf("%.3g", p))
 }
 
-// said is s in the reader's language, or english when s is empty.
-func said(ctx context.Context, s advise.Said, english string) string {
+// WordOr is s in the reader's language, or english when advise gave it
+// no code.
+func WordOr(ctx context.Context, s advise.Said, english string) string {
 	if s.Code == "" {
 		return english
 	}
