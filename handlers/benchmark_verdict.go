@@ -16,7 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/benchmarks"
-	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // verdictStore is what the verdict reads beyond the benchmark itself.
@@ -265,7 +265,7 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 		return line
 	}
 	for _, x := range l.NotComparable {
-		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+compare.WordOr(ctx, x.ReasonSaid, x.Reason))
+		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+said.WordOr(ctx, x.ReasonSaid, x.Reason))
 	}
 	line.Winner = advise.Label(*l.Best, j.cands)
 	line.Value = verdictValue(loc, l.Criterion, *l.Criterion.Value(*l.Best))
@@ -281,7 +281,7 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 			"Value", verdictValue(loc, l.Criterion, m.B), "Diff", absDiff(loc, m))
 	}
 	line.Tie = m.Tie
-	line.Basis = compare.WordOr(ctx, m.BasisSaid, m.Basis)
+	line.Basis = said.WordOr(ctx, m.BasisSaid, m.Basis)
 	switch {
 	case m.Tie && m.Better == 0:
 		line.Significance = loc.T("vline.equal")

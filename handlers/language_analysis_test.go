@@ -16,7 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
-	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // twoScoredRuns is a finished benchmark of two targets on one dataset,
@@ -213,14 +213,14 @@ func TestAnalysisErrorsInGerman(t *testing.T) {
 func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 	t.Parallel()
 	ctx := i18n.With(context.Background(), i18n.Default().Lang("en"))
-	check := func(what string, said advise.Said, english string) {
+	check := func(what string, s advise.Said, english string) {
 		t.Helper()
-		if said.Code == "" {
+		if s.Code == "" {
 			t.Errorf("%s: no code beside %q", what, english)
 			return
 		}
-		if got := compare.Word(ctx, said); got != english {
-			t.Errorf("%s (%s):\n page %q\n API  %q", what, said.Code, got, english)
+		if got := said.Word(ctx, s); got != english {
+			t.Errorf("%s (%s):\n page %q\n API  %q", what, s.Code, got, english)
 		}
 	}
 	// The rules the API states as constants read the same on the pages.
@@ -259,10 +259,10 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 					check(fmt.Sprintf("reason %d vs %d on %s", x.RunID, y.RunID, crit), m.ReasonSaid, m.Reason)
 				}
 				check(fmt.Sprintf("basis %d vs %d on %s", x.RunID, y.RunID, crit), m.BasisSaid, m.Basis)
-				if got := compare.Word(ctx, m.PhraseSaid("X")); got != m.PhraseThan("X") {
+				if got := said.Word(ctx, m.PhraseSaid("X")); got != m.PhraseThan("X") {
 					t.Errorf("phrase %d vs %d on %s: %q, want %q", x.RunID, y.RunID, crit, got, m.PhraseThan("X"))
 				}
-				if got := compare.Word(ctx, m.PhraseSaid(nil)); got != m.Phrase() {
+				if got := said.Word(ctx, m.PhraseSaid(nil)); got != m.Phrase() {
 					t.Errorf("bare phrase %d vs %d on %s: %q, want %q", x.RunID, y.RunID, crit, got, m.Phrase())
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/report"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // benchmarkReport is a benchmark as one self-contained HTML file to share
@@ -82,7 +83,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	for i, h := range hardware {
 		if h != nil {
 			agents[i].CPU = i18n.T(ctx, "report.cpu_line", "Model", h.CPUModel, "Cores", fmt.Sprint(h.CPUCores),
-				"GiB", compare.Fixed(ctx, float64(h.MemoryBytes)/(1<<30), 0))
+				"GiB", said.Fixed(ctx, float64(h.MemoryBytes)/(1<<30), 0))
 		}
 	}
 	figs := make([]compare.Figures, len(runs))

@@ -7,15 +7,15 @@ import (
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // sourceKeys are the planned figures in the order they are explained.
 var sourceKeys = []string{"replicas", "cost_per_hour", "monthly_energy", "monthly_cost", "cost_per_1m_output_tokens"}
 
-func fixed(ctx context.Context, v float64, places int) string { return compare.Fixed(ctx, v, places) }
+func fixed(ctx context.Context, v float64, places int) string { return said.Fixed(ctx, v, places) }
 
-func usd(ctx context.Context, v float64) string { return compare.USD(ctx, v, 2) }
+func usd(ctx context.Context, v float64) string { return said.USD(ctx, v, 2) }
 
 func money(ctx context.Context, v *float64) string {
 	if v == nil {
@@ -48,13 +48,13 @@ func sloFrom(ctx context.Context, m advise.Measured) string {
 	if m.SLOFrom.Code == "" {
 		return m.SLORateFrom
 	}
-	return compare.Word(ctx, m.SLOFrom)
+	return said.Word(ctx, m.SLOFrom)
 }
 
 // source says where a planned figure comes from.
 func source(ctx context.Context, a advise.Capacity, key string) string {
 	if s, ok := a.SourcesSaid[key]; ok {
-		return compare.Word(ctx, s)
+		return said.Word(ctx, s)
 	}
 	return a.Sources[key]
 }
@@ -62,7 +62,7 @@ func source(ctx context.Context, a advise.Capacity, key string) string {
 // todaySource says where a figure of today's cost comes from.
 func todaySource(ctx context.Context, t advise.TodayCost, key string) string {
 	if s, ok := t.SourcesSaid[key]; ok {
-		return compare.Word(ctx, s)
+		return said.Word(ctx, s)
 	}
 	return t.Sources[key]
 }
@@ -72,13 +72,13 @@ func extrapolated(ctx context.Context, a advise.Capacity) []string {
 	if len(a.ExtrapolatedSaid) != len(a.Extrapolated) {
 		return a.Extrapolated
 	}
-	return compare.WordAll(ctx, a.ExtrapolatedSaid)
+	return said.WordAll(ctx, a.ExtrapolatedSaid)
 }
 
 // reason is a target's i-th reason not to be sized.
 func reason(ctx context.Context, a advise.Capacity, i int) string {
 	if i < len(a.ReasonsSaid) && a.ReasonsSaid[i].Code != "" {
-		return compare.Word(ctx, a.ReasonsSaid[i])
+		return said.Word(ctx, a.ReasonsSaid[i])
 	}
 	return a.Reasons[i]
 }
@@ -138,7 +138,7 @@ func payback(ctx context.Context, today advise.TodayCost, row advise.ROIRow) str
 // it is not.
 func energyLeftOut(ctx context.Context, row advise.ROIRow) string {
 	if row.EnergyLeftOutSaid.Code != "" {
-		return compare.Word(ctx, row.EnergyLeftOutSaid)
+		return said.Word(ctx, row.EnergyLeftOutSaid)
 	}
 	return row.EnergyLeftOut
 }
@@ -147,7 +147,7 @@ func energyLeftOut(ctx context.Context, row advise.ROIRow) string {
 // not.
 func qualityBasis(ctx context.Context, q advise.QualityChange) string {
 	if q.BasisSaid.Code != "" {
-		return compare.Word(ctx, q.BasisSaid)
+		return said.Word(ctx, q.BasisSaid)
 	}
 	return q.Basis
 }
@@ -158,7 +158,7 @@ func qualityChange(ctx context.Context, q advise.QualityChange) string {
 	if !q.Comparable || q.Difference == nil {
 		return i18n.T(ctx, "capacity.not_compared")
 	}
-	sgn := func(v float64) string { return compare.Signed(ctx, v, 3) }
+	sgn := func(v float64) string { return said.Signed(ctx, v, 3) }
 	s := sgn(*q.Difference)
 	if q.Lo != nil && q.Hi != nil {
 		s += fmt.Sprintf(" [%s, %s]", sgn(*q.Lo), sgn(*q.Hi))
@@ -167,7 +167,7 @@ func qualityChange(ctx context.Context, q advise.QualityChange) string {
 	case q.Test == "none":
 		s += " " + i18n.T(ctx, "capacity.same_run")
 	case q.Significant:
-		s += " " + i18n.T(ctx, "capacity.significant", "P", compare.PValue(ctx, *q.P))
+		s += " " + i18n.T(ctx, "capacity.significant", "P", said.PValue(ctx, *q.P))
 	default:
 		s += " " + i18n.T(ctx, "capacity.not_significant")
 	}

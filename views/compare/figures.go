@@ -12,6 +12,7 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // Figures are one run's comparable numbers; nil where unknown.
@@ -167,7 +168,7 @@ func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool) (string,
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured"), "", ""
 	}
-	text := decimalSign(ctx, fmt.Sprintf(m.Format, *v))
+	text := said.DecimalSign(ctx, fmt.Sprintf(m.Format, *v))
 	b := m.Value(base)
 	if isBase || b == nil || *b == 0 || math.IsNaN(*v) {
 		return text, "", ""
@@ -181,7 +182,7 @@ func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool) (string,
 	if better {
 		class = "delta-better"
 	}
-	return text, decimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
+	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
 }
 
 // Charts places the runs on quality vs cost and TTFT p95 vs throughput.
@@ -193,11 +194,11 @@ func Charts(ctx context.Context, fs []Figures) []charts.Chart {
 		name := i18n.T(ctx, "compare.chart_run", "ID", fmt.Sprint(f.Run.ID), "Model", f.Run.ModelName, "Runtime", f.Run.Runtime, "Hardware", f.Run.HardwareProfile)
 		if f.Quality != nil && f.CostPer1M != nil {
 			qc.Points = append(qc.Points, charts.Point{X: *f.CostPer1M, Y: *f.Quality, Label: i18n.T(ctx, "compare.chart_quality_cost_point",
-				"Name", name, "Quality", Fixed(ctx, *f.Quality, 3), "Cost", Fixed(ctx, *f.CostPer1M, 3))})
+				"Name", name, "Quality", said.Fixed(ctx, *f.Quality, 3), "Cost", said.Fixed(ctx, *f.CostPer1M, 3))})
 		}
 		if f.HasSummary && f.TokensPerS != nil {
 			tt.Points = append(tt.Points, charts.Point{X: *f.TokensPerS, Y: f.TTFT.P95, Label: i18n.T(ctx, "compare.chart_ttft_point",
-				"Name", name, "TPS", Fixed(ctx, *f.TokensPerS, 1), "TTFT", Fixed(ctx, f.TTFT.P95, 1))})
+				"Name", name, "TPS", said.Fixed(ctx, *f.TokensPerS, 1), "TTFT", said.Fixed(ctx, f.TTFT.P95, 1))})
 		}
 	}
 	return []charts.Chart{
@@ -242,8 +243,8 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 // pairedText is a paired comparison in a line: the difference with its
 // interval, p, the test and the items it rests on.
 func pairedText(ctx context.Context, p advise.QualityDiff) string {
-	args := []any{"Mean", Signed(ctx, p.Mean, 3), "Lo", Signed(ctx, p.Lo, 3), "Hi", Signed(ctx, p.Hi, 3), "P", PValue(ctx, p.P),
-		"Test", testName(ctx, p), "N", fmt.Sprint(p.N)}
+	args := []any{"Mean", said.Signed(ctx, p.Mean, 3), "Lo", said.Signed(ctx, p.Lo, 3), "Hi", said.Signed(ctx, p.Hi, 3), "P", said.PValue(ctx, p.P),
+		"Test", said.TestName(ctx, p), "N", fmt.Sprint(p.N)}
 	if n := p.OnlyA + p.OnlyB; n > 0 {
 		return i18n.T(ctx, "compare.paired_left_out", append(args, "Left", fmt.Sprint(n))...)
 	}
@@ -266,16 +267,16 @@ func overlaps(a, b Figures) bool {
 func (f Figures) Footprint(ctx context.Context, gridCO2 float64) string {
 	var parts []string
 	if f.CostPer1M != nil {
-		parts = append(parts, i18n.T(ctx, "compare.fp_cost", "USD", Fixed(ctx, *f.CostPer1M, 3)))
+		parts = append(parts, i18n.T(ctx, "compare.fp_cost", "USD", said.Fixed(ctx, *f.CostPer1M, 3)))
 	} else {
 		parts = append(parts, i18n.T(ctx, "compare.fp_cost_unknown", "Hardware", f.Run.HardwareProfile))
 	}
 	if f.JPerToken != nil {
-		parts = append(parts, i18n.T(ctx, "compare.fp_joules", "J", Fixed(ctx, *f.JPerToken, 3)))
+		parts = append(parts, i18n.T(ctx, "compare.fp_joules", "J", said.Fixed(ctx, *f.JPerToken, 3)))
 	}
 	if f.EnergyJ != nil {
 		kwh := *f.EnergyJ / 3.6e6
-		parts = append(parts, Fixed(ctx, kwh, 4)+" kWh", i18n.T(ctx, "compare.fp_co2", "G", Fixed(ctx, kwh*gridCO2, 1), "Grid", Fixed(ctx, gridCO2, 0)))
+		parts = append(parts, said.Fixed(ctx, kwh, 4)+" kWh", i18n.T(ctx, "compare.fp_co2", "G", said.Fixed(ctx, kwh*gridCO2, 1), "Grid", said.Fixed(ctx, gridCO2, 0)))
 	} else {
 		parts = append(parts, i18n.T(ctx, "compare.fp_energy_none"))
 	}
@@ -349,7 +350,7 @@ func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 	if j.State == "judging" || w == nil || h == nil {
 		return "–"
 	}
-	return i18n.T(ctx, "compare.win_rate_text", "ID", fmt.Sprint(j.RunA), "Rate", Fixed(ctx, 100**w, 1), "Half", Fixed(ctx, 100**h, 1))
+	return i18n.T(ctx, "compare.win_rate_text", "ID", fmt.Sprint(j.RunA), "Rate", said.Fixed(ctx, 100**w, 1), "Half", said.Fixed(ctx, 100**h, 1))
 }
 
 // criterionKeys name each criterion in a claim.
@@ -361,18 +362,18 @@ var criterionKeys = map[advise.Criterion]string{advise.Quality: "compare.crit_qu
 // else the difference, the test and whether it is significant.
 func ClaimText(ctx context.Context, m advise.Margin) string {
 	name := i18n.T(ctx, criterionKeys[m.Criterion])
-	pct := func() string { return decimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) }
+	pct := func() string { return said.DecimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) }
 	switch {
 	case !m.Measured:
 		return i18n.T(ctx, "compare.claim_not_measured", "Name", name)
 	case !m.Comparable:
-		return name + ": " + WordOr(ctx, m.ReasonSaid, m.Reason)
+		return name + ": " + said.WordOr(ctx, m.ReasonSaid, m.Reason)
 	case m.P == nil:
-		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", WordOr(ctx, m.BasisSaid, m.Basis))
+		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", said.WordOr(ctx, m.BasisSaid, m.Basis))
 	case m.Tie:
-		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", PValue(ctx, *m.P))
+		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P))
 	}
-	return i18n.T(ctx, "compare.claim_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", PValue(ctx, *m.P))
+	return i18n.T(ctx, "compare.claim_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P))
 }
 
 // comparableQuality says whether run id's quality may be set against the
@@ -394,10 +395,10 @@ func (f Figures) NodeLine(ctx context.Context) string {
 	if n == nil {
 		return i18n.T(ctx, "compare.node_none")
 	}
-	gib := func(b int64) string { return Fixed(ctx, float64(b)/(1<<30), 1) + " GiB" }
+	gib := func(b int64) string { return said.Fixed(ctx, float64(b)/(1<<30), 1) + " GiB" }
 	var parts []string
 	if n.MeanCPUPercent != nil && n.PeakCPUPercent != nil {
-		parts = append(parts, i18n.T(ctx, "compare.node_cpu", "Mean", Fixed(ctx, *n.MeanCPUPercent, 0), "Peak", Fixed(ctx, *n.PeakCPUPercent, 0)))
+		parts = append(parts, i18n.T(ctx, "compare.node_cpu", "Mean", said.Fixed(ctx, *n.MeanCPUPercent, 0), "Peak", said.Fixed(ctx, *n.PeakCPUPercent, 0)))
 	} else {
 		parts = append(parts, i18n.T(ctx, "compare.node_cpu_none"))
 	}
@@ -415,7 +416,7 @@ func (f Figures) NodeLine(ctx context.Context) string {
 		if n.Process == "agentd" {
 			who = i18n.T(ctx, "compare.node_proc_agentd")
 		}
-		return line + " " + i18n.T(ctx, "compare.node_proc", "Who", who, "CPU", Fixed(ctx, *n.ProcMeanCPUPercent, 0), "RSS", gib(*n.ProcPeakRSSBytes))
+		return line + " " + i18n.T(ctx, "compare.node_proc", "Who", who, "CPU", said.Fixed(ctx, *n.ProcMeanCPUPercent, 0), "RSS", gib(*n.ProcPeakRSSBytes))
 	}
 	return line
 }

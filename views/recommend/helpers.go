@@ -9,14 +9,14 @@ import (
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/charts"
-	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 func num(ctx context.Context, v *float64, places int) string {
 	if v == nil {
 		return i18n.T(ctx, "recommend.not_measured")
 	}
-	return compare.Fixed(ctx, *v, places)
+	return said.Fixed(ctx, *v, places)
 }
 
 // rank is "1", or "=1" when the rank is shared.
@@ -31,7 +31,7 @@ func rank(r advise.Ranked) string {
 func label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
 	switch l := advise.LabelSaid(c, all).(type) {
 	case advise.Said:
-		return compare.Word(ctx, l)
+		return said.Word(ctx, l)
 	case string:
 		return l
 	}
@@ -58,7 +58,7 @@ func headline(ctx context.Context, rec advise.Recommendation) string {
 	for i, c := range first {
 		names[i] = label(ctx, c, all)
 	}
-	return i18n.T(ctx, "recommend.tie_first", "Names", compare.JoinAnd(ctx, names))
+	return i18n.T(ctx, "recommend.tie_first", "Names", said.JoinAnd(ctx, names))
 }
 
 // explanation says why a target has its rank, in the reader's language.
@@ -66,7 +66,7 @@ func explanation(ctx context.Context, r advise.Ranked) string {
 	if r.ExplanationSaid.Code == "" {
 		return r.Explanation
 	}
-	return compare.Word(ctx, r.ExplanationSaid)
+	return said.Word(ctx, r.ExplanationSaid)
 }
 
 // notes say what the ranking left out and why, in the reader's language.
@@ -74,7 +74,7 @@ func notes(ctx context.Context, rec advise.Recommendation) []string {
 	if len(rec.NotesSaid) != len(rec.Notes) {
 		return rec.Notes
 	}
-	return compare.WordAll(ctx, rec.NotesSaid)
+	return said.WordAll(ctx, rec.NotesSaid)
 }
 
 // unrankedReason says what sets a target apart from the ranked ones.
@@ -82,7 +82,7 @@ func unrankedReason(ctx context.Context, x advise.Unranked) string {
 	if x.ReasonSaid.Code == "" {
 		return x.Reason
 	}
-	return compare.Word(ctx, x.ReasonSaid)
+	return said.Word(ctx, x.ReasonSaid)
 }
 
 func quality(ctx context.Context, c advise.Candidate) string {
@@ -90,9 +90,9 @@ func quality(ctx context.Context, c advise.Candidate) string {
 		return i18n.T(ctx, "recommend.not_scored")
 	}
 	if c.QualityLo != nil && c.QualityHi != nil {
-		return fmt.Sprintf("%s [%s, %s]", compare.Fixed(ctx, *c.Quality, 3), compare.Fixed(ctx, *c.QualityLo, 3), compare.Fixed(ctx, *c.QualityHi, 3))
+		return fmt.Sprintf("%s [%s, %s]", said.Fixed(ctx, *c.Quality, 3), said.Fixed(ctx, *c.QualityLo, 3), said.Fixed(ctx, *c.QualityHi, 3))
 	}
-	return compare.Fixed(ctx, *c.Quality, 3)
+	return said.Fixed(ctx, *c.Quality, 3)
 }
 
 // Charts draws quality against cost and against p95 E2E for every
@@ -109,7 +109,7 @@ func Charts(ctx context.Context, all []advise.Candidate, rec advise.Recommendati
 			}
 			pts.Points = append(pts.Points, charts.Point{X: *x(c), Y: *c.Quality,
 				Label: i18n.T(ctx, "recommend.chart_point", "ID", fmt.Sprint(c.RunID), "Model", c.Model, "Hardware", c.Hardware,
-					"Quality", compare.Fixed(ctx, *c.Quality, 3), "Axis", xl, "X", compare.PValue(ctx, *x(c)))})
+					"Quality", said.Fixed(ctx, *c.Quality, 3), "Axis", xl, "X", said.PValue(ctx, *x(c)))})
 		}
 		for _, id := range front {
 			c := byID[id]

@@ -21,8 +21,8 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
-	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/layout"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // Form is the constraints and weights as typed.
@@ -470,9 +470,9 @@ func Page(d Data) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var30 string
-					templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(compare.Fixed(ctx, r.Score, 3))
+					templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(said.Fixed(ctx, r.Score, 3))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `recommend/recommend.templ`, Line: 63, Col: 68}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `recommend/recommend.templ`, Line: 63, Col: 65}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 					if templ_7745c5c3_Err != nil {
@@ -1013,7 +1013,7 @@ func Page(d Data) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					for i, why := range compare.Excluded(ctx, x) {
+					for i, why := range said.Excluded(ctx, x) {
 						if i > 0 {
 							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, ";")
 							if templ_7745c5c3_Err != nil {

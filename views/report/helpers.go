@@ -8,6 +8,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/compare"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 func simulated(fs []compare.Figures) bool {
@@ -25,23 +26,23 @@ func qualityText(ctx context.Context, f compare.Figures) string {
 	case r.Quality == nil:
 		return i18n.T(ctx, "report.not_scored")
 	case r.QualityLo != nil && r.QualityHi != nil:
-		return fmt.Sprintf("%s [%s, %s] (%s)", compare.Fixed(ctx, *r.Quality, 3), compare.Fixed(ctx, *r.QualityLo, 3), compare.Fixed(ctx, *r.QualityHi, 3), r.Scorer)
+		return fmt.Sprintf("%s [%s, %s] (%s)", said.Fixed(ctx, *r.Quality, 3), said.Fixed(ctx, *r.QualityLo, 3), said.Fixed(ctx, *r.QualityHi, 3), r.Scorer)
 	}
-	return fmt.Sprintf("%s (%s)", compare.Fixed(ctx, *r.Quality, 3), r.Scorer)
+	return fmt.Sprintf("%s (%s)", said.Fixed(ctx, *r.Quality, 3), r.Scorer)
 }
 
 func opt(ctx context.Context, v *float64, places int) string {
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured")
 	}
-	return compare.Fixed(ctx, *v, places)
+	return said.Fixed(ctx, *v, places)
 }
 
 // triple writes percentiles with places decimals: "1.0 / 2.0 / 3.0".
 func triple(ctx context.Context, places int, vs ...float64) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = compare.Fixed(ctx, v, places)
+		parts[i] = said.Fixed(ctx, v, places)
 	}
 	return strings.Join(parts, " / ")
 }

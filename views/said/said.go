@@ -1,4 +1,6 @@
-package compare
+// Package said words app/advise's sentences (advise.Said) and their
+// figures in the reader's language, for every page that shows them.
+package said
 
 import (
 	"context"
@@ -188,18 +190,18 @@ func wordValue(ctx context.Context, v any) string {
 		return x
 	case advise.Dec:
 		if x.Trim {
-			return decimalSign(ctx, strconv.FormatFloat(math.Round(x.V*100)/100, 'f', -1, 64))
+			return DecimalSign(ctx, strconv.FormatFloat(math.Round(x.V*100)/100, 'f', -1, 64))
 		}
 		return Fixed(ctx, x.V, x.Places)
 	case advise.Signed:
-		return decimalSign(ctx, fmt.Sprintf("%+.*f", x.Places, x.V))
+		return DecimalSign(ctx, fmt.Sprintf("%+.*f", x.Places, x.V))
 	case advise.P:
-		return decimalSign(ctx, fmt.Sprintf("%.3g", float64(x)))
+		return DecimalSign(ctx, fmt.Sprintf("%.3g", float64(x)))
 	case advise.Sig:
 		if x.Digits == 0 {
-			return decimalSign(ctx, strconv.FormatFloat(x.V, 'g', -1, 64))
+			return DecimalSign(ctx, strconv.FormatFloat(x.V, 'g', -1, 64))
 		}
-		return decimalSign(ctx, fmt.Sprintf("%.*g", x.Digits, x.V))
+		return DecimalSign(ctx, fmt.Sprintf("%.*g", x.Digits, x.V))
 	case advise.Pct:
 		return Percent(ctx, float64(x))
 	case advise.AndList:
@@ -220,12 +222,12 @@ func wordValue(ctx context.Context, v any) string {
 // no thousands separator (a figure as the API writes it: 8766.00, in
 // German 8766,00).
 func Fixed(ctx context.Context, v float64, places int) string {
-	return decimalSign(ctx, fmt.Sprintf("%.*f", places, v))
+	return DecimalSign(ctx, fmt.Sprintf("%.*f", places, v))
 }
 
 // decimalSign swaps a formatted number's decimal point for the reader's
 // decimal sign.
-func decimalSign(ctx context.Context, s string) string {
+func DecimalSign(ctx context.Context, s string) string {
 	if i18n.From(ctx).Code() == "de" {
 		return strings.ReplaceAll(s, ".", ",")
 	}
@@ -239,12 +241,12 @@ func USD(ctx context.Context, v float64, places int) string {
 
 // Signed writes v with its sign and places decimals: +0.120.
 func Signed(ctx context.Context, v float64, places int) string {
-	return decimalSign(ctx, fmt.Sprintf("%+.*f", places, v))
+	return DecimalSign(ctx, fmt.Sprintf("%+.*f", places, v))
 }
 
 // PValue writes a p-value with three significant digits.
 func PValue(ctx context.Context, p float64) string {
-	return decimalSign(ctx, fmt.Sprintf("%.3g", p))
+	return DecimalSign(ctx, fmt.Sprintf("%.3g", p))
 }
 
 // WordOr is s in the reader's language, or english when advise gave it
@@ -257,7 +259,7 @@ func WordOr(ctx context.Context, s advise.Said, english string) string {
 }
 
 // testName names a paired comparison's test in the reader's language.
-func testName(ctx context.Context, p advise.QualityDiff) string {
+func TestName(ctx context.Context, p advise.QualityDiff) string {
 	if _, ok := saidKeys["test_"+p.Test]; ok {
 		return Word(ctx, advise.Say("test_"+p.Test))
 	}
@@ -278,7 +280,7 @@ func JoinAnd(ctx context.Context, parts []string) string {
 // Percent writes a relative difference's size as advise.FormatPct does,
 // with the reader's decimal sign: "0.6 %", "12 %".
 func Percent(ctx context.Context, p float64) string {
-	return decimalSign(ctx, advise.FormatPct(p))
+	return DecimalSign(ctx, advise.FormatPct(p))
 }
 
 // Excluded are the reasons a target was left out of a recommendation, in
