@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -45,31 +46,9 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	all, err := s.Store.ListAgents(ctx)
+	agents, hardware, err := s.reportAgents(ctx, names)
 	if err != nil {
 		return err
-	}
-	var agents []report.Agent
-	// hardware is each agent's, for the page's own wording of its CPU.
-	var hardware []*jobs.Hardware
-	for _, a := range all {
-		if !names[a.Name] {
-			continue
-		}
-		ra := report.Agent{Name: a.Name, Host: a.Host, Version: a.Version, Profile: a.Profile, Runtimes: a.Runtimes}
-		var hw *jobs.Hardware
-		var caps jobs.Capabilities
-		if json.Unmarshal(a.Capabilities, &caps) == nil {
-			h := caps.Hardware
-			hw = &h
-			ra.CPU = fmt.Sprintf("%s, %d cores, %.0f GiB", h.CPUModel, h.CPUCores, float64(h.MemoryBytes)/(1<<30))
-			ra.Driver, ra.CUDA = h.DriverVersion, h.CUDAVersion
-			for _, g := range h.GPUs {
-				ra.GPUs = append(ra.GPUs, fmt.Sprintf("%s (%.0f GiB)", g.Name, float64(g.MemoryBytes)/(1<<30)))
-			}
-		}
-		agents = append(agents, ra)
-		hardware = append(hardware, hw)
 	}
 	rec := advise.Recommend(candidates(runs), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1})
 	if format == "json" {
@@ -103,6 +82,39 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	return render(c, fiber.StatusOK, report.Page(d))
+}
+
+// reportAgents is the agents named in names as the report lists them, in
+// English (the JSON report's words), with each one's hardware for the
+// page's own wording of its CPU (nil where it sent none).
+func (s *server) reportAgents(ctx context.Context, names map[string]bool) ([]report.Agent, []*jobs.Hardware, error) {
+	all, err := s.Store.ListAgents(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var agents []report.Agent
+	// hardware is each agent's, for the page's own wording of its CPU.
+	var hardware []*jobs.Hardware
+	for _, a := range all {
+		if !names[a.Name] {
+			continue
+		}
+		ra := report.Agent{Name: a.Name, Host: a.Host, Version: a.Version, Profile: a.Profile, Runtimes: a.Runtimes}
+		var hw *jobs.Hardware
+		var caps jobs.Capabilities
+		if json.Unmarshal(a.Capabilities, &caps) == nil {
+			h := caps.Hardware
+			hw = &h
+			ra.CPU = fmt.Sprintf("%s, %d cores, %.0f GiB", h.CPUModel, h.CPUCores, float64(h.MemoryBytes)/(1<<30))
+			ra.Driver, ra.CUDA = h.DriverVersion, h.CUDAVersion
+			for _, g := range h.GPUs {
+				ra.GPUs = append(ra.GPUs, fmt.Sprintf("%s (%.0f GiB)", g.Name, float64(g.MemoryBytes)/(1<<30)))
+			}
+		}
+		agents = append(agents, ra)
+		hardware = append(hardware, hw)
+	}
+	return agents, hardware, nil
 }
 
 // apiReport is #/components/schemas/Report: a benchmark with its

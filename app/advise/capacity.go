@@ -249,6 +249,25 @@ type CapacityPlan struct {
 // measured ones before the answer counts as extrapolated.
 const lengthTolerance = 0.2
 
+// noteExtrapolation says where the plan goes beyond what m measured: a
+// replica's load above the busiest measured step, or requests much longer
+// or shorter than the measured ones.
+func (a *Capacity) noteExtrapolation(t Traffic, m Measured) {
+	if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
+		a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
+		a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
+	}
+	for _, l := range []struct {
+		name              string
+		traffic, measured float64
+	}{{"input", t.InputTokens, m.InputTokens}, {"output", t.OutputTokens, m.OutputTokens}} {
+		if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
+			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
+			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_other_"+l.name+"_length", "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
+		}
+	}
+}
+
 // PlanCapacity answers, for each measured target, how many replicas serve
 // t at peak within the SLOs with headroom (a share of the SLO-bound rate
 // kept free, 0 ≤ headroom < 1), and what that costs. It sizes only a
@@ -291,19 +310,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			t.PeakRPS, *m.SLORate, m.SLORateFrom, (1-headroom)*100)
 		a.SourcesSaid["replicas"] = say("capacity_source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
 			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
-		if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
-			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
-			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
-		}
-		for _, l := range []struct {
-			name              string
-			traffic, measured float64
-		}{{"input", t.InputTokens, m.InputTokens}, {"output", t.OutputTokens, m.OutputTokens}} {
-			if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
-				a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
-				a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_other_"+l.name+"_length", "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
-			}
-		}
+		a.noteExtrapolation(t, m)
 		if m.PricePerHour == nil {
 			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)",
 				say("capacity_no_price", "Hardware", m.Hardware))

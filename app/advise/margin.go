@@ -354,25 +354,7 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		return m
 	}
 	m.Measured, m.A, m.B = true, *va, *vb
-	m.Abs = math.Abs(m.A - m.B)
-	adv := m.A - m.B
-	if !c.HigherBetter() {
-		adv = -adv
-	}
-	switch {
-	case adv > 0:
-		m.Better = 1
-	case adv < 0:
-		m.Better = -1
-	}
-	switch {
-	case m.B != 0:
-		m.Pct = adv / math.Abs(m.B) * 100
-	case adv > 0:
-		m.Pct = math.Inf(1)
-	case adv < 0:
-		m.Pct = math.Inf(-1)
-	}
+	m.lead()
 	if m.Comparable, m.Reason, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
 		m.Test, m.Basis, m.BasisSaid = "none", m.Reason, m.ReasonSaid
 		return m
@@ -434,6 +416,30 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m.P, m.Lo, m.Hi = &d.P, &d.Lo, &d.Hi
 	m.Tie = !d.Significant() || m.Better == 0
 	return m
+}
+
+// lead sets which of A and B is better on the criterion and by how much:
+// Abs, Better and Pct (A's advantage relative to B; ±Inf when B is 0).
+func (m *Margin) lead() {
+	m.Abs = math.Abs(m.A - m.B)
+	adv := m.A - m.B
+	if !m.Criterion.HigherBetter() {
+		adv = -adv
+	}
+	switch {
+	case adv > 0:
+		m.Better = 1
+	case adv < 0:
+		m.Better = -1
+	}
+	switch {
+	case m.B != 0:
+		m.Pct = adv / math.Abs(m.B) * 100
+	case adv > 0:
+		m.Pct = math.Inf(1)
+	case adv < 0:
+		m.Pct = math.Inf(-1)
+	}
 }
 
 // estimateSource says where speed estimates' intervals come from.

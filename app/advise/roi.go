@@ -124,33 +124,7 @@ type ROI struct {
 func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality func(Capacity) QualityChange) ROI {
 	hours, util := c.month()
 	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
-	tc := TodayCost{Today: today.Today, PricePerHour: today.PricePerHour, Sources: map[string]string{},
-		SourcesSaid: map[string]Said{}}
-	if today.QualityRun != 0 {
-		id := today.QualityRun
-		tc.QualityRun = &id
-	}
-	if today.PricePerHour == nil {
-		tc.Problem = "no price per hour for " + today.Hardware + " (an administrator sets it on the Hardware page): no saving can be worked out"
-	} else {
-		hw := float64(today.Replicas) * *today.PricePerHour * hours * util
-		tc.MonthlyHardware = &hw
-		tc.Sources["monthly_hardware"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price) × %.0f h × %.0f %% up",
-			today.Replicas, *today.PricePerHour, today.Hardware, hours, util*100)
-		tc.SourcesSaid["monthly_hardware"] = say("roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
-			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0))
-	}
-	if today.JoulesPerToken != nil {
-		e := *today.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
-		tc.MonthlyEnergy = &e
-		tc.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d, %s on %s) × %.0f output tokens a month × $%.4f per kWh",
-			*today.JoulesPerToken, today.EnergyRun, today.Model, today.Hardware, monthTokens, c.EnergyPricePerKWh)
-		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
-			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
-	} else {
-		tc.Sources["monthly_energy"] = fmt.Sprintf("not measured (no run of %s on %s with GPU readings)", today.Model, today.Hardware)
-		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware)
-	}
+	tc := todayCost(today, c, hours, util, monthTokens)
 	roi := ROI{Today: tc, Rows: []ROIRow{}}
 	for _, a := range plan.Feasible {
 		if a.MonthlyHardware == nil {
@@ -201,6 +175,39 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 		return -cmpFloat(*x.MonthlySaving, *y.MonthlySaving)
 	})
 	return roi
+}
+
+// todayCost is what today's deployment costs a month: its hardware at
+// its price, and its energy where a run of it measured some.
+func todayCost(today TodayMeasured, c Costs, hours, util, monthTokens float64) TodayCost {
+	tc := TodayCost{Today: today.Today, PricePerHour: today.PricePerHour, Sources: map[string]string{},
+		SourcesSaid: map[string]Said{}}
+	if today.QualityRun != 0 {
+		id := today.QualityRun
+		tc.QualityRun = &id
+	}
+	if today.PricePerHour == nil {
+		tc.Problem = "no price per hour for " + today.Hardware + " (an administrator sets it on the Hardware page): no saving can be worked out"
+	} else {
+		hw := float64(today.Replicas) * *today.PricePerHour * hours * util
+		tc.MonthlyHardware = &hw
+		tc.Sources["monthly_hardware"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price) × %.0f h × %.0f %% up",
+			today.Replicas, *today.PricePerHour, today.Hardware, hours, util*100)
+		tc.SourcesSaid["monthly_hardware"] = say("roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
+			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0))
+	}
+	if today.JoulesPerToken != nil {
+		e := *today.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
+		tc.MonthlyEnergy = &e
+		tc.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d, %s on %s) × %.0f output tokens a month × $%.4f per kWh",
+			*today.JoulesPerToken, today.EnergyRun, today.Model, today.Hardware, monthTokens, c.EnergyPricePerKWh)
+		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
+			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
+	} else {
+		tc.Sources["monthly_energy"] = fmt.Sprintf("not measured (no run of %s on %s with GPU readings)", today.Model, today.Hardware)
+		tc.SourcesSaid["monthly_energy"] = say("roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware)
+	}
+	return tc
 }
 
 func cmpFloat(a, b float64) int {

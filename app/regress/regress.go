@@ -109,20 +109,27 @@ func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
 		}
 		p := *m.P
 		bh := fmt.Sprintf(" (kept by Benjamini–Hochberg over the %d metrics checked at a 5 %% false discovery rate)", len(tested))
-		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p}
+		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p, Delta: m.A - m.B}
+		var said advise.Said
 		switch t.metric {
 		case store.RegressionQuality:
-			g.Delta = m.A - m.B
 			if m.Paired != nil {
 				g.Delta = m.Paired.Mean
 			}
 			g.Detail = fmt.Sprintf("quality %s against run %d: %s", cur.ScorerKey(), prev.ID, m.Basis) + bh
+			said = advise.Say("regression_quality", "Scorer", cur.ScorerKey(), "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionLatency:
-			g.Delta = m.A - m.B
 			g.Detail = fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis) + bh
+			said = advise.Say("regression_latency", "A", advise.Dec{V: m.A}, "Run", prev.ID, "B", advise.Dec{V: m.B},
+				"Pct", advise.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionThroughput:
-			g.Delta = m.A - m.B
 			g.Detail = fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis) + bh
+			said = advise.Say("regression_throughput", "A", advise.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", advise.Dec{V: m.B, Places: 1},
+				"Pct", advise.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
+		}
+		// A sentence that cannot be stored leaves the page its English.
+		if b, err := json.Marshal(said); err == nil {
+			g.DetailSaid = b
 		}
 		out = append(out, g)
 	}

@@ -1,14 +1,18 @@
 package regress
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 func run(id int64, scorer string, tps, p95 float64) store.RunFigures {
@@ -96,6 +100,18 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 		for _, g := range got {
 			if g.AgainstRunID != tc.prev.ID || g.Delta >= 0 && g.Metric != store.RegressionLatency || g.Detail == "" || g.PValue == nil {
 				t.Errorf("%s: %+v", tc.name, g)
+			}
+			// The stored sentence, worded by a page, reads as the API's
+			// English, and in German otherwise.
+			var s advise.Said
+			if err := json.Unmarshal(g.DetailSaid, &s); err != nil {
+				t.Fatalf("%s: stored sentence %s: %v", tc.name, g.DetailSaid, err)
+			}
+			if en := said.Word(i18n.With(context.Background(), i18n.Default().Lang("en")), s); en != g.Detail {
+				t.Errorf("%s: page English\n %q\nAPI English\n %q", tc.name, en, g.Detail)
+			}
+			if de := said.Word(i18n.With(context.Background(), i18n.Default().Lang("de")), s); !strings.Contains(de, "gegen Lauf") && !strings.Contains(de, "von Lauf") {
+				t.Errorf("%s: German %q", tc.name, de)
 			}
 		}
 	}

@@ -22,8 +22,31 @@ type Regression struct {
 	Delta float64 `json:"delta"`
 	// PValue is the paired test's two-sided p (quality only).
 	PValue *float64 `json:"p_value"`
-	// Detail says in words what was compared and how it was decided.
+	// Detail says in words what was compared and how it was decided, in
+	// English.
 	Detail string `json:"detail"`
+	// DetailSaid is Detail as app/advise said it (advise.Said's JSON), for
+	// a page to word in its reader's language; empty for flags stored
+	// before it was kept. Not part of the API.
+	DetailSaid json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON reads a regression as regressionsJSON aggregates it, the
+// sentence's codes included.
+func (g *Regression) UnmarshalJSON(b []byte) error {
+	type plain Regression
+	var in struct {
+		plain
+		Said json.RawMessage `json:"detail_said"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*g = Regression(in.plain)
+	if len(in.Said) > 0 && string(in.Said) != "null" {
+		g.DetailSaid = in.Said
+	}
+	return nil
 }
 
 // Regression metrics, in the order they are shown.
@@ -38,7 +61,7 @@ const (
 // may see run r may see too (regressionVisible), so a flag never points
 // at another user's private run.
 const regressionsJSON = `(SELECT coalesce(json_agg(json_build_object('metric', g.metric, 'against_run_id', g.against_run_id,
-		'delta', g.delta, 'p_value', g.p_value, 'detail', g.detail)
+		'delta', g.delta, 'p_value', g.p_value, 'detail', g.detail, 'detail_said', g.detail_said)
 		ORDER BY array_position(ARRAY['quality', 'latency_p95', 'throughput'], g.metric)), '[]')
 	FROM run_regressions g WHERE g.run_id = r.id AND ` + regressionVisible + `)`
 
@@ -276,9 +299,10 @@ func (s *Store) ReplaceRegressions(ctx context.Context, runID int64, regs []Regr
 			return mapErr(err, "clear regressions")
 		}
 		for _, g := range regs {
-			_, err := q.db.Exec(ctx, `INSERT INTO run_regressions (run_id, metric, against_run_id, delta, p_value, detail)
-				VALUES (@run, @metric, @against, @delta, @p, @detail)`,
-				pgx.NamedArgs{"run": runID, "metric": g.Metric, "against": g.AgainstRunID, "delta": g.Delta, "p": g.PValue, "detail": g.Detail})
+			_, err := q.db.Exec(ctx, `INSERT INTO run_regressions (run_id, metric, against_run_id, delta, p_value, detail, detail_said)
+				VALUES (@run, @metric, @against, @delta, @p, @detail, @said)`,
+				pgx.NamedArgs{"run": runID, "metric": g.Metric, "against": g.AgainstRunID, "delta": g.Delta, "p": g.PValue,
+					"detail": g.Detail, "said": nullJSON(g.DetailSaid)})
 			if err != nil {
 				return mapErr(err, "save regression")
 			}
@@ -295,4 +319,12 @@ type BenchmarkChange struct {
 	// VerdictScorer is the scorer identity the verdict ranks quality by
 	// ("": the one most runs were scored under).
 	VerdictScorer *string
+}
+
+// nullJSON is raw as a jsonb parameter, NULL when empty.
+func nullJSON(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
 }

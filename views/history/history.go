@@ -114,7 +114,7 @@ func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Ch
 		}
 		label := i18n.T(ctx, "history.point", "ID", r.RunID, "When", i18n.DateTime(ctx, r.FinishedAt), "Value", format(ctx, *v, m))
 		if len(r.Regressions) > 0 {
-			label += " — " + i18n.T(ctx, "history.point_regression", "Detail", r.Regressions[0].Detail)
+			label += " — " + i18n.T(ctx, "history.point_regression", "Detail", RegressionText(ctx, r.Regressions[0]))
 		}
 		c.Series[i].Points = append(c.Series[i].Points, charts.Point{X: r.FinishedAt.Sub(first).Hours() / 24, Y: *v,
 			Label: label, Href: fmt.Sprintf("/runs/%d", r.RunID), Flagged: len(r.Regressions) > 0})

@@ -1,0 +1,1 @@
+ALTER TABLE run_regressions DROP COLUMN detail_said;
