@@ -37,8 +37,8 @@ type leaderboardParams struct {
 	Runtime  string `form:"runtime" validate:"max=64,text"`
 	Hardware string `form:"hardware" validate:"max=64,text"`
 	Scorer   string `form:"scorer" validate:"max=4000,text"`
-	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
-	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"must be a date as YYYY-MM-DD"`
+	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"history_form.date"`
+	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"history_form.date"`
 	Sort     string `form:"sort" validate:"omitempty,oneof=quality speed latency cost date"`
 	Metric   string `form:"metric" validate:"omitempty,oneof=quality throughput latency cost"`
 	Limit    string `form:"limit" validate:"max=3"`

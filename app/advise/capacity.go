@@ -10,20 +10,20 @@ import (
 // Traffic is the load a deployment must serve.
 // Its tags are the rules of a planner's question (app/valid).
 type Traffic struct {
-	PeakRPS      float64 `json:"peak_rps" validate:"finite,gt=0,max=1000000" msg:"requests per second at peak, above 0 and at most 1,000,000"`
-	AverageRPS   float64 `json:"average_rps" validate:"finite,gt=0,max=1000000,ltefield=PeakRPS" msg:"requests per second on average, above 0" msg_ltefield:"cannot be above the peak"`
-	InputTokens  float64 `json:"input_tokens" validate:"finite,min=1,max=10000000" msg:"input tokens per request, from 1 to 10,000,000"`
-	OutputTokens float64 `json:"output_tokens" validate:"finite,min=1,max=10000000" msg:"output tokens per request, from 1 to 10,000,000"`
+	PeakRPS      float64 `json:"peak_rps" validate:"finite,gt=0,max=1000000" msg:"advise_form.peak_rps"`
+	AverageRPS   float64 `json:"average_rps" validate:"finite,gt=0,max=1000000,ltefield=PeakRPS" msg:"advise_form.average_rps" msg_ltefield:"advise_form.average_above_peak"`
+	InputTokens  float64 `json:"input_tokens" validate:"finite,min=1,max=10000000" msg:"advise_form.input_tokens"`
+	OutputTokens float64 `json:"output_tokens" validate:"finite,min=1,max=10000000" msg:"advise_form.output_tokens"`
 }
 
 // Costs are the total cost of ownership's terms besides the hardware's
 // price per hour: how many hours a month the replicas run, the share of
 // them they are up (utilisation), energy and licences.
 type Costs struct {
-	HoursPerMonth     float64 `json:"hours_per_month" validate:"finite,min=0,max=744" msg:"hours a month, from 0 (default 730.5) to 744"`
-	Utilisation       float64 `json:"utilisation" validate:"finite,min=0,max=1" msg:"the share of those hours the replicas are up, from 0 (default 1) to 1"`
-	EnergyPricePerKWh float64 `json:"energy_price_per_kwh" validate:"finite,min=0,max=100" msg:"USD per kWh, from 0 to 100"`
-	LicencePerMonth   float64 `json:"licence_per_month" validate:"finite,min=0,max=1000000000" msg:"USD a month, from 0"`
+	HoursPerMonth     float64 `json:"hours_per_month" validate:"finite,min=0,max=744" msg:"advise_form.hours_per_month"`
+	Utilisation       float64 `json:"utilisation" validate:"finite,min=0,max=1" msg:"advise_form.utilisation"`
+	EnergyPricePerKWh float64 `json:"energy_price_per_kwh" validate:"finite,min=0,max=100" msg:"advise_form.energy_price"`
+	LicencePerMonth   float64 `json:"licence_per_month" validate:"finite,min=0,max=1000000000" msg:"advise_form.licence"`
 }
 
 // DefaultHoursPerMonth is 365.25 × 24 / 12.

@@ -13,10 +13,10 @@ import (
 // once (engineering time, re-validation, rollout).
 // Its tags are the rules of a planner's question (app/valid).
 type Today struct {
-	Model         string  `json:"model" validate:"required,model_name" msg:"the model you run today, as named in the registry"`
-	Hardware      string  `json:"hardware" validate:"required,hardware" msg:"the hardware profile you run it on"`
-	Replicas      int     `json:"replicas" validate:"min=1,max=100000" msg:"the replicas you run today, from 1 to 100,000"`
-	MigrationCost float64 `json:"migration_cost" validate:"finite,min=0,max=1000000000000" msg:"the one-off cost of moving in USD, from 0"`
+	Model         string  `json:"model" validate:"required,model_name" msg:"advise_form.today_model"`
+	Hardware      string  `json:"hardware" validate:"required,hardware" msg:"advise_form.today_hardware"`
+	Replicas      int     `json:"replicas" validate:"min=1,max=100000" msg:"advise_form.today_replicas"`
+	MigrationCost float64 `json:"migration_cost" validate:"finite,min=0,max=1000000000000" msg:"advise_form.migration_cost"`
 }
 
 // TodayMeasured is what Ruckus knows of today's deployment: its

@@ -39,14 +39,14 @@ const MaxTokens = 131072
 // lengths, MaxTurns for turns) and the rules weighing one field against
 // another are steps.
 type Dist struct {
-	Kind   string  `json:"dist" yaml:"dist" validate:"required,oneof=fixed uniform normal lognormal" msg_required:"choose a distribution: fixed, uniform, normal or lognormal"`
-	Value  int     `json:"value,omitempty" yaml:"value,omitempty" validate:"required_if=Kind fixed,min=0" msg:"the length every time, at least 1"`
-	Min    int     `json:"min,omitempty" yaml:"min,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"the shortest length, at least 1" msg_min:"at least 0 (0: no lower clip)"`
-	Max    int     `json:"max,omitempty" yaml:"max,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"the longest length, at least min" msg_min:"at least 0 (0: no upper clip)"`
-	Mean   float64 `json:"mean,omitempty" yaml:"mean,omitempty" validate:"finite,required_if=Kind normal,omitempty,min=1" msg_required_if:"the mean length, at least 1" msg_min:"at least 1"`
-	StdDev float64 `json:"stddev,omitempty" yaml:"stddev,omitempty" validate:"finite,min=0" msg_min:"at least 0"`
-	Median float64 `json:"median,omitempty" yaml:"median,omitempty" validate:"finite,omitempty,min=1" msg_min:"at least 1"`
-	Sigma  float64 `json:"sigma,omitempty" yaml:"sigma,omitempty" validate:"finite,required_if=Kind lognormal,min=0,max=4" msg_required_if:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)" msg_min:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)" msg_max:"above 0 and at most 4 (the standard deviation of the lengths' logarithm)"`
+	Kind   string  `json:"dist" yaml:"dist" validate:"required,oneof=fixed uniform normal lognormal" msg_required:"synth.dist_required"`
+	Value  int     `json:"value,omitempty" yaml:"value,omitempty" validate:"required_if=Kind fixed,min=0" msg:"synth.dist_value"`
+	Min    int     `json:"min,omitempty" yaml:"min,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"synth.dist_min_required" msg_min:"synth.dist_min"`
+	Max    int     `json:"max,omitempty" yaml:"max,omitempty" validate:"required_if=Kind uniform,min=0" msg_required_if:"synth.dist_max_required" msg_min:"synth.dist_max"`
+	Mean   float64 `json:"mean,omitempty" yaml:"mean,omitempty" validate:"finite,required_if=Kind normal,omitempty,min=1" msg_required_if:"synth.dist_mean_required" msg_min:"synth.at_least_1"`
+	StdDev float64 `json:"stddev,omitempty" yaml:"stddev,omitempty" validate:"finite,min=0" msg_min:"synth.at_least_0"`
+	Median float64 `json:"median,omitempty" yaml:"median,omitempty" validate:"finite,omitempty,min=1" msg_min:"synth.at_least_1"`
+	Sigma  float64 `json:"sigma,omitempty" yaml:"sigma,omitempty" validate:"finite,required_if=Kind lognormal,min=0,max=4" msg_required_if:"synth.dist_sigma" msg_min:"synth.dist_sigma" msg_max:"synth.dist_sigma"`
 }
 
 // Fixed is the distribution that always gives n.
@@ -65,15 +65,15 @@ func (d Dist) validate(path string, bound int) Errors {
 // bound, min and max in order, and a lognormal's median or mean.
 func (d Dist) steps(path string, bound int) Errors {
 	var errs Errors
-	add := func(field, format string, args ...any) { errs.Add(valid.Join(path, field), format, args...) }
+	say := func(field, key string, args ...any) { errs.Say(valid.Join(path, field), key, args...) }
 	if d.Kind == DistFixed && d.Value > bound {
-		add("value", "between 1 and %d (got %d)", bound, d.Value)
+		say("value", "synth.between_1", "Max", bound, "Got", d.Value)
 	}
 	if d.Min > bound {
-		add("min", "between 0 and %d (got %d)", bound, d.Min)
+		say("min", "synth.between_0", "Max", bound, "Got", d.Min)
 	}
 	if d.Max > bound {
-		add("max", "between 0 and %d (got %d)", bound, d.Max)
+		say("max", "synth.between_0", "Max", bound, "Got", d.Max)
 	}
 	for _, f := range []struct {
 		name  string
@@ -81,25 +81,25 @@ func (d Dist) steps(path string, bound int) Errors {
 		kinds []string
 	}{{"mean", d.Mean, []string{DistNormal, DistLognormal}}, {"median", d.Median, []string{DistLognormal}}, {"stddev", d.StdDev, []string{DistNormal}}} {
 		if finite(f.v) && f.v > float64(bound) && slices.Contains(f.kinds, d.Kind) {
-			add(f.name, "between 1 and %d (got %v)", bound, f.v)
+			say(f.name, "synth.between_1", "Max", bound, "Got", f.v)
 		}
 	}
 	switch d.Kind {
 	case DistUniform:
 		if d.Min >= 1 && d.Max >= 1 && d.Max < d.Min && d.Min <= bound {
-			add("max", "at least min (%d) and at most %d (got %d)", d.Min, bound, d.Max)
+			say("max", "synth.max_below_min", "Min", d.Min, "Max", bound, "Got", d.Max)
 		}
 	case DistNormal, DistLognormal:
 		if d.Max > 0 && d.Min > d.Max && d.Min <= bound {
-			add("min", "at most max (%d; got %d)", d.Max, d.Min)
+			say("min", "synth.min_above_max", "Max", d.Max, "Got", d.Min)
 		}
 	}
 	if d.Kind == DistLognormal && finite(d.Median) && finite(d.Mean) {
 		switch {
 		case d.Median != 0 && d.Mean != 0:
-			add("median", "give the median or the mean, not both")
+			say("median", "synth.median_or_mean")
 		case d.Median == 0 && d.Mean == 0:
-			add("median", "give the median (or the mean) of the lengths")
+			say("median", "synth.median_needed")
 		}
 	}
 	return errs

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -62,10 +63,10 @@ const (
 // depend on the kind beyond that, or weigh fields against each other, are
 // the named steps of Validate.
 type Spec struct {
-	Kind string `json:"kind" yaml:"kind" validate:"required,oneof=random shared-prefix multi-turn trace" msg_required:"choose random, shared-prefix, multi-turn or trace"`
+	Kind string `json:"kind" yaml:"kind" validate:"required,oneof=random shared-prefix multi-turn trace" msg_required:"synth.kind_required"`
 	// Count is the number of items (random, generated trace) or of
 	// conversations (multi-turn).
-	Count int    `json:"count,omitempty" yaml:"count,omitempty" validate:"min=0,max=100000" msg:"the number of items, conversations or requests: between 1 and 100000"`
+	Count int    `json:"count,omitempty" yaml:"count,omitempty" validate:"min=0,max=100000" msg:"synth.count"`
 	Seed  uint64 `json:"seed" yaml:"seed"`
 	// Endpoint is chat (default) or completions.
 	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" validate:"required,oneof=chat completions"`
@@ -79,14 +80,14 @@ type Spec struct {
 	// and ignore_eos: for APIs that refuse fields they do not know.
 	FreeOutput bool `json:"free_output,omitempty" yaml:"free_output,omitempty"`
 
-	Prefixes          int `json:"prefixes,omitempty" yaml:"prefixes,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=1000" msg:"between 1 and 1000 shared prefixes"`
-	SuffixesPerPrefix int `json:"suffixes_per_prefix,omitempty" yaml:"suffixes_per_prefix,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=100000" msg:"between 1 and 100000 prompts per prefix"`
-	PrefixTokens      int `json:"prefix_tokens,omitempty" yaml:"prefix_tokens,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=131072" msg:"the shared prefix's length, between 1 and 131072 tokens"`
+	Prefixes          int `json:"prefixes,omitempty" yaml:"prefixes,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=1000" msg:"synth.prefixes"`
+	SuffixesPerPrefix int `json:"suffixes_per_prefix,omitempty" yaml:"suffixes_per_prefix,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=100000" msg:"synth.suffixes_per_prefix"`
+	PrefixTokens      int `json:"prefix_tokens,omitempty" yaml:"prefix_tokens,omitempty" validate:"required_if=Kind shared-prefix,min=0,max=131072" msg:"synth.prefix_tokens"`
 
 	// Turns is validated only for multi-turn (another kind ignores it).
 	Turns Dist `json:"turns,omitzero" yaml:"turns,omitempty" validate:"-"`
 
-	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite,min=0,max=10000" msg_min:"the trace's mean rate, above 0 and at most 10000 requests per second" msg_max:"the trace's mean rate, above 0 and at most 10000 requests per second"`
+	Rate    float64 `json:"rate,omitempty" yaml:"rate,omitempty" validate:"finite,min=0,max=10000" msg_min:"synth.rate" msg_max:"synth.rate"`
 	Arrival string  `json:"arrival,omitempty" yaml:"arrival,omitempty" validate:"omitempty,oneof=poisson constant"`
 	// Trace is an uploaded JSONL trace (see ParseTrace); when set, Count,
 	// Rate, Arrival and Input come from it instead. Output is then the
@@ -94,7 +95,7 @@ type Spec struct {
 	// ParseTrace, their errors under "trace".
 	Trace string `json:"trace,omitempty" yaml:"trace,omitempty"`
 	// TraceSHA256 replaces Trace in the spec a dataset keeps.
-	TraceSHA256 string `json:"trace_sha256,omitempty" yaml:"trace_sha256,omitempty" validate:"omitempty,len=64,hexadecimal" msg:"the SHA-256 of the trace, 64 hexadecimal digits"`
+	TraceSHA256 string `json:"trace_sha256,omitempty" yaml:"trace_sha256,omitempty" validate:"omitempty,len=64,hexadecimal" msg:"synth.trace_sha256"`
 }
 
 // FieldError names the field of a Spec that is wrong by its path
@@ -153,12 +154,12 @@ func (s Spec) Validate() ([]TraceLine, Errors) {
 // trace requests need a count (shared-prefix's is prefixes ×
 // suffixes_per_prefix; an uploaded trace's is its lines).
 func (s Spec) validateCount() Errors {
-	what := map[string]string{KindRandom: "items", KindMultiTurn: "conversations", KindTrace: "requests"}[s.Kind]
-	if what == "" || (s.Kind == KindTrace && s.Trace != "") || s.Count != 0 {
+	key := map[string]string{KindRandom: "synth.count_items", KindMultiTurn: "synth.count_conversations", KindTrace: "synth.count_requests"}[s.Kind]
+	if key == "" || (s.Kind == KindTrace && s.Trace != "") || s.Count != 0 {
 		return nil // the count's tags bound it
 	}
 	var errs Errors
-	errs.Add("count", "the number of %s, between 1 and %d (got 0)", what, MaxItems)
+	errs.Say("count", key, "Max", MaxItems)
 	return errs
 }
 
@@ -172,16 +173,16 @@ func (s Spec) validateTrace() ([]TraceLine, Errors) {
 	var errs Errors
 	if s.Trace == "" {
 		if s.Rate == 0 {
-			errs.Add("rate", "the trace's mean rate, above 0 and at most %d requests per second (got 0)", MaxRate)
+			errs.Say("rate", "synth.rate_needed", "Max", MaxRate)
 		}
 		return nil, errs
 	}
 	lines, terrs := ParseTrace(strings.NewReader(s.Trace))
 	for _, te := range terrs {
-		errs.Add("trace", "%s", te.Error())
+		errs = append(errs, valid.FromError("trace", te))
 	}
 	if s.Count != 0 || s.Rate != 0 || s.Arrival != "" {
-		errs.Add("trace", "an uploaded trace sets the items and their times: leave count, rate and arrival empty")
+		errs.Say("trace", "synth.trace_sets_items")
 	}
 	return lines, errs
 }
@@ -196,13 +197,13 @@ func (s Spec) validateTotals(traceLines int) Errors {
 	case KindSharedPrefix:
 		items = s.Prefixes * s.SuffixesPerPrefix
 		if items > MaxItems {
-			errs.Add("suffixes_per_prefix", "prefixes × suffixes_per_prefix must be at most %d items (got %d)", MaxItems, items)
+			errs.Say("suffixes_per_prefix", "synth.too_many_prefixed", "Max", MaxItems, "Got", items)
 			return errs
 		}
 	case KindMultiTurn:
 		items = s.Count * s.Turns.Upper(MaxTurns)
 		if items > MaxItems {
-			errs.Add("count", "conversations × the most turns must be at most %d items (got %d)", MaxItems, items)
+			errs.Say("count", "synth.too_many_turns", "Max", MaxItems, "Got", items)
 			return errs
 		}
 	case KindTrace:
@@ -215,7 +216,7 @@ func (s Spec) validateTotals(traceLines int) Errors {
 		prefix = s.PrefixTokens
 	}
 	if total := float64(items) * float64(s.Input.Upper(MaxTokens)+prefix); total > MaxTotalTokens {
-		errs.Add("input", "the prompts could reach %.0f tokens in all; at most %d (fewer items or shorter prompts)", total, MaxTotalTokens)
+		errs.Say("input", "synth.too_many_tokens", "Total", strconv.FormatFloat(total, 'f', 0, 64), "Max", MaxTotalTokens)
 	}
 	return errs
 }
