@@ -42,6 +42,9 @@ func TestResultsPagesInGerman(t *testing.T) {
 	if got := de.text(`[data-testid="judge-start"] > summary`); got != "Diesen Lauf mit einem LLM bewerten" {
 		t.Errorf("German judge form = %q", got)
 	}
+	if got := de.text(`select[name="rubric"] option[value="correctness"]`); got != "Korrektheit gegenüber der Referenz" {
+		t.Errorf("German rubric title = %q", got)
+	}
 	// Item 0's TTFT is 1 ms: "1,0" in German, "1.0" in English.
 	if got := de.text(`[data-testid="result-0"] td:nth-of-type(5)`); got != "1,0" {
 		t.Errorf("German TTFT = %q, want 1,0", got)

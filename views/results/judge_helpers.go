@@ -134,3 +134,25 @@ func deref(v *float64) float64 {
 	}
 	return *v
 }
+
+// rubricTitles are the catalogue's titles of the built-in rubrics.
+var rubricTitles = map[string]string{
+	"correctness":                    "judge.rubric_t_correctness",
+	"helpfulness":                    "judge.rubric_t_helpfulness",
+	"faithfulness":                   "judge.rubric_t_faithfulness",
+	"creativity-originality":         "judge.rubric_t_originality",
+	"creativity-coherence":           "judge.rubric_t_coherence",
+	"creativity-style":               "judge.rubric_t_style",
+	"safety-harmful-compliance":      "judge.rubric_t_harmful_compliance",
+	"safety-refusal-appropriateness": "judge.rubric_t_refusal_appropriateness",
+	"pairwise":                       "judge.rubric_t_pairwise",
+}
+
+// rubricTitle is a rubric's title in the reader's language; a rubric the
+// catalogue does not know keeps its own.
+func rubricTitle(ctx context.Context, r judge.Rubric) string {
+	if key, ok := rubricTitles[r.Name]; ok {
+		return i18n.T(ctx, key)
+	}
+	return r.Title
+}

@@ -693,7 +693,7 @@ func JudgeFormView(f JudgeForm) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, r := range judge.Rubrics(f.Mode) {
-			templ_7745c5c3_Err = option(r.Name, r.Title, f.Rubric).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = option(r.Name, rubricTitle(ctx, r), f.Rubric).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
