@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,7 +225,7 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex, js, scoreWhy(run, it)))
+	return render(c, fiber.StatusOK, results.ItemPage(b, run, it, ex, js, scoreWhy(c.UserContext(), run, it)))
 }
 
 // itemProgram assembles the program the sandbox runs for an answer of a
@@ -255,7 +256,7 @@ func (s *server) itemProgram(c *fiber.Ctx, run store.Run, it store.ResultItem) (
 // scoreWhy says why the item got its score, for the scorers that can say
 // more than the number (a regex pattern's capture, the first reason an
 // output failed its JSON Schema); "" for the others and unscored items.
-func scoreWhy(run store.Run, it store.ResultItem) string {
+func scoreWhy(ctx context.Context, run store.Run, it store.ResultItem) string {
 	if it.Score == nil || it.Status != jobs.StatusOK {
 		return ""
 	}
@@ -263,7 +264,7 @@ func scoreWhy(run store.Run, it store.ResultItem) string {
 	if err != nil {
 		return ""
 	}
-	return score.Explain(run.Scorer, opts, it.Output)
+	return score.Explain(run.Scorer, opts, it.Output).Text(ctx)
 }
 
 // rescoreRun queues the run's scoring with the scorer picked on its page,

@@ -3,6 +3,8 @@ package score
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Options are the settings a scorer takes (a benchmark's scorer_options):
@@ -75,31 +77,32 @@ func NeedsReference(name string, o Options) bool {
 
 // Explain says in a line why the scorer gave an output its score, where
 // the scorer has more to say than the number: what a regex pattern
-// extracted, or the first reason an output failed its JSON Schema. ""
-// when there is nothing to add.
-func Explain(name string, o Options, output string) string {
+// extracted, or the first reason an output failed its JSON Schema (the
+// schema library's own words, quoted as they are). A message with no key
+// when there is nothing to add; pages word it in their reader's language.
+func Explain(name string, o Options, output string) i18n.Message {
 	switch name {
 	case "regex":
 		if o.Pattern == "" {
 			if c := Choice(output); c != "" {
-				return fmt.Sprintf("choice letter %q (regex without a pattern scores as choice)", c)
+				return i18n.M("score_why.choice", "Letter", fmt.Sprintf("%q", c))
 			}
-			return "no choice letter found (regex without a pattern scores as choice)"
+			return i18n.M("score_why.no_choice")
 		}
 		re, err := CompilePattern(o.Pattern)
 		if err != nil {
-			return ""
+			return i18n.Message{}
 		}
 		return re.Explain(output)
 	case "json-schema":
 		sch, err := CompileSchema(o.Schema)
 		if err != nil {
-			return ""
+			return i18n.Message{}
 		}
 		if why := sch.Check(output); why != "" {
-			return why
+			return i18n.M("score_why.schema_invalid", "Why", why)
 		}
-		return "valid against the schema"
+		return i18n.M("score_why.schema_valid")
 	}
-	return ""
+	return i18n.Message{}
 }

@@ -2,6 +2,7 @@ package score
 
 import (
 	"encoding/json"
+	"github.com/ruckus/ruckus/app/i18n"
 	"strings"
 	"testing"
 )
@@ -117,7 +118,7 @@ func TestJSONSchemaScorer(t *testing.T) {
 		if got := f(tc.output, nil); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
-		why := Explain("json-schema", o, tc.output)
+		why := Explain("json-schema", o, tc.output).English()
 		if tc.want == 1 && why != "valid against the schema" || tc.want == 0 && !strings.Contains(why, tc.why) {
 			t.Errorf("%s: explained as %q, want it to say %q", tc.name, why, tc.why)
 		}
@@ -180,4 +181,19 @@ func FuzzScorerOptions(f *testing.F) {
 			t.Fatal("an empty error")
 		}
 	})
+}
+
+// TestExplainSpeaksTheReadersLanguage: why a score was given, in English
+// as before and in German for a German reader.
+func TestExplainSpeaksTheReadersLanguage(t *testing.T) {
+	why := Explain("regex", Options{Pattern: `#### (\d+)`}, "so #### 42")
+	if got := why.English(); got != `the pattern's first group captured "42"` {
+		t.Errorf("English: %q", got)
+	}
+	if got := why.In(i18n.Default().Lang("de")); got != `die erste Gruppe des Musters hat "42" erfasst` {
+		t.Errorf("German: %q", got)
+	}
+	if got := Explain("exact", Options{}, "x").English(); got != "" {
+		t.Errorf("a scorer with nothing to add says %q", got)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // MaxPatternBytes bounds a regex scorer's pattern.
@@ -78,17 +80,17 @@ func (p *Pattern) Score(output string, refs []string) float64 {
 }
 
 // Explain says what the pattern found in the output.
-func (p *Pattern) Explain(output string) string {
+func (p *Pattern) Explain(output string) i18n.Message {
 	got, ok := p.extract(output)
 	switch {
 	case !ok:
-		return "the pattern does not match the output"
+		return i18n.M("score_why.no_match")
 	case p.Groups() == 0:
-		return "the pattern matches the output"
+		return i18n.M("score_why.match")
 	case got == "":
-		return "the pattern matches, but its first group captured nothing"
+		return i18n.M("score_why.empty_group")
 	}
-	return "the pattern's first group captured " + quoteBounded(got, 200)
+	return i18n.M("score_why.captured", "Got", quoteBounded(got, 200))
 }
 
 // quoteBounded quotes s, cut to at most n runes.
