@@ -12,6 +12,8 @@ import (
 
 	"github.com/ruckus/ruckus/app/export"
 	"github.com/ruckus/ruckus/app/store"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // The Benchmark Runner's shapes of the v1 API: the benchmarks list with
@@ -182,7 +184,7 @@ func formatBenchmarkResultCursor(k store.ResultKey) string {
 // within its column's bounds (run id bigint from 1, item index integer
 // from 0, sample 0 to 99).
 func parseBenchmarkResultCursor(raw string) (store.ResultKey, error) {
-	bad := &paramError{Name: "after", Value: raw, Want: "a cursor returned as next (run-item-sample, such as 41-17-0)"}
+	bad := badParam("after", raw, i18n.M("param.runner_cursor"))
 	parts := strings.Split(raw, "-")
 	if len(parts) != 3 {
 		return store.ResultKey{}, bad

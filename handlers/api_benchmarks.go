@@ -260,7 +260,7 @@ func (s *server) apiGetRun(c *fiber.Ctx) error {
 		return err
 	}
 	if len(runs) != 1 {
-		return noSuch("run", "")
+		return noSuch("run", nil)
 	}
 	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)
 	if err != nil {

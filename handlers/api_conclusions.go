@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"slices"
 	"strings"
 
@@ -151,7 +153,7 @@ type apiLeftOut struct {
 }
 
 // parseCompareRuns reads /compare's runs=1,2,3: 2 to 8 distinct run ids.
-func parseCompareRuns(raw string) ([]int64, string) {
+func parseCompareRuns(ctx context.Context, raw string) ([]int64, string) {
 	var ids []int64
 	for _, part := range strings.Split(raw, ",") {
 		if part = strings.TrimSpace(part); part == "" {
@@ -159,7 +161,7 @@ func parseCompareRuns(raw string) ([]int64, string) {
 		}
 		id, err := parseID("runs", part)
 		if err != nil {
-			return nil, err.Error()
+			return nil, i18n.ErrorText(ctx, err)
 		}
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
@@ -175,7 +177,7 @@ func parseCompareRuns(raw string) ([]int64, string) {
 // the baseline (the first run unless named) on every metric, as the
 // comparison page draws it.
 func (s *server) apiCompare(c *fiber.Ctx) error {
-	ids, problem := parseCompareRuns(c.Query("runs"))
+	ids, problem := parseCompareRuns(context.Background(), c.Query("runs"))
 	if problem != "" {
 		return apiFieldErrors(c, map[string]string{"runs": problem})
 	}

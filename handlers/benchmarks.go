@@ -225,7 +225,7 @@ func (s *server) showRunCard(c *fiber.Ctx) error {
 				return benchmarks.RunCard(card), err
 			}
 		}
-		return nil, noSuch("run", "")
+		return nil, noSuch("run", nil)
 	})
 }
 

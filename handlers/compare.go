@@ -93,7 +93,7 @@ type compareQuery struct {
 // wrong with it, "" when nothing is.
 func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 	q.after = -1
-	q.ids, problem = parseCompareRuns(c.Query("runs"))
+	q.ids, problem = parseCompareRuns(c.UserContext(), c.Query("runs"))
 	if problem != "" && q.ids == nil && runsParse(c.Query("runs")) {
 		// Every id reads: what is wrong is how many there are.
 		problem = i18n.T(c.UserContext(), "compare.error_choose")
@@ -102,7 +102,7 @@ func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 		b, err := parseID("baseline", raw)
 		switch {
 		case err != nil:
-			problem = err.Error()
+			problem = i18n.ErrorText(c.UserContext(), err)
 		case !slices.Contains(q.ids, b):
 			problem = i18n.T(c.UserContext(), "compare.error_baseline", "Baseline", b)
 		}
@@ -111,7 +111,7 @@ func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 	if raw := c.Query("after"); problem == "" && raw != "" {
 		a, err := parseIdx("after", raw)
 		if err != nil {
-			problem = err.Error()
+			problem = i18n.ErrorText(c.UserContext(), err)
 		}
 		q.after = a
 	}

@@ -89,7 +89,7 @@ func (s *server) runOf(c *fiber.Ctx) (store.Benchmark, store.Run, error) {
 			return b, r, nil
 		}
 	}
-	return store.Benchmark{}, store.Run{}, noSuch("run", "")
+	return store.Benchmark{}, store.Run{}, noSuch("run", nil)
 }
 
 // stream sends the body written by write after the handler returns, as

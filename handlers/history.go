@@ -14,6 +14,8 @@ import (
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/history"
 	"github.com/ruckus/ruckus/views/recommend"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // historyStore is what the leaderboard, the history and the benchmark
@@ -108,11 +110,11 @@ func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardP
 func parseLeaderboardCursor(raw string) (*store.LeaderboardCursor, error) {
 	parts := strings.Split(raw, "~")
 	if len(parts) != 3 || (parts[0] != "0" && parts[0] != "1") {
-		return nil, &paramError{Name: "after", Value: raw, Want: "a cursor"}
+		return nil, badParam("after", raw, i18n.M("param.cursor"))
 	}
 	key, err := parseFinite("after", parts[1])
 	if err != nil || len(parts[1]) > 40 {
-		return nil, &paramError{Name: "after", Value: raw, Want: "a cursor"}
+		return nil, badParam("after", raw, i18n.M("param.cursor"))
 	}
 	id, err := parseID("after", parts[2])
 	if err != nil {

@@ -147,7 +147,7 @@ func TestErrorsSpeakTheReadersLanguage(t *testing.T) {
 		}
 	}
 	res := c.getIn("/benchmarks/0", "de")
-	if want := "Diesen Benchmark gibt es nicht. ("; res.status != 404 || !strings.Contains(res.text("main"), want) {
+	if want := "Diesen Benchmark gibt es nicht. (id muss eine ganze Zahl von 1 bis 9223372036854775807 sein (erhalten: \"0\"))"; res.status != 404 || !strings.Contains(res.text("main"), want) {
 		t.Errorf("a path that is no id, in German: %d %q, want %q and the reason", res.status, res.text("main"), want)
 	}
 	if res := c.getIn("/nowhere/at/all", "de"); !strings.Contains(res.text("main"), "Unter /nowhere/at/all gibt es nichts.") {

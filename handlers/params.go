@@ -9,6 +9,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/dataset"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Every id and cursor read from a path or a query goes through the parsers
@@ -21,18 +23,16 @@ import (
 // are PostgreSQL integers.
 const maxItemIdx = math.MaxInt32
 
-// paramError is a path or query value that is not what its parameter
-// takes; its message names the parameter.
-type paramError struct {
-	Name, Value, Want string
-}
-
-func (e *paramError) Error() string {
-	v := e.Value
+// badParam is a path or query value that is not what its parameter
+// takes: its message names the parameter and what it takes (want, a
+// catalogue message), in English for the API and in the reader's language
+// on a page (i18n.ErrorText, valid.FromError).
+func badParam(name, value string, want i18n.Message) error {
+	v := value
 	if len(v) > 40 {
 		v = v[:40] + "…"
 	}
-	return fmt.Sprintf("%s must be %s (got %q)", e.Name, e.Want, strings.ToValidUTF8(v, "?"))
+	return i18n.NewError("param.must_be", "Name", name, "Want", want, "Got", fmt.Sprintf("%q", strings.ToValidUTF8(v, "?")))
 }
 
 // parseUint reads a decimal of ASCII digits only (no sign, no spaces, at
@@ -54,7 +54,7 @@ func parseUint(raw string) (uint64, bool) {
 func parseID(name, raw string) (int64, error) {
 	n, ok := parseUint(raw)
 	if !ok || n < 1 || n > math.MaxInt64 {
-		return 0, &paramError{Name: name, Value: raw, Want: fmt.Sprintf("a whole number from 1 to %d", int64(math.MaxInt64))}
+		return 0, badParam(name, raw, i18n.M("param.whole_from", "Min", 1, "Max", int64(math.MaxInt64)))
 	}
 	return int64(n), nil
 }
@@ -64,7 +64,7 @@ func parseID(name, raw string) (int64, error) {
 func parseIdx(name, raw string) (int, error) {
 	n, ok := parseUint(raw)
 	if !ok || n > maxItemIdx {
-		return 0, &paramError{Name: name, Value: raw, Want: fmt.Sprintf("a whole number from 0 to %d", maxItemIdx)}
+		return 0, badParam(name, raw, i18n.M("param.whole_from", "Min", 0, "Max", maxItemIdx))
 	}
 	return int(n), nil
 }
@@ -75,7 +75,7 @@ func parseIdx(name, raw string) (int, error) {
 func parseFinite(name, raw string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, &paramError{Name: name, Value: raw, Want: "a finite number"}
+		return 0, badParam(name, raw, i18n.M("param.finite"))
 	}
 	return v, nil
 }
@@ -88,9 +88,9 @@ const maxQueryText = 1000
 func checkQueryText(name, raw string) error {
 	switch {
 	case len(raw) > maxQueryText:
-		return &paramError{Name: name, Value: raw, Want: fmt.Sprintf("at most %d characters", maxQueryText)}
+		return badParam(name, raw, i18n.M("param.at_most_chars", "Max", maxQueryText))
 	case !dataset.IsText(raw):
-		return &paramError{Name: name, Value: raw, Want: "UTF-8 text without NUL characters"}
+		return badParam(name, raw, i18n.M("param.text"))
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func checkQueryText(name, raw string) error {
 func idParam(c *fiber.Ctx, name, what string) (int64, error) {
 	id, err := parseID(name, c.Params(name))
 	if err != nil {
-		return 0, noSuch(what, err.Error())
+		return 0, noSuch(what, err)
 	}
 	return id, nil
 }
@@ -111,7 +111,7 @@ func idParam(c *fiber.Ctx, name, what string) (int64, error) {
 func idxParam(c *fiber.Ctx, name, what string) (int, error) {
 	idx, err := parseIdx(name, c.Params(name))
 	if err != nil {
-		return 0, noSuch(what, err.Error())
+		return 0, noSuch(what, err)
 	}
 	return idx, nil
 }
@@ -125,10 +125,10 @@ const maxSlug = 100
 func slugParam(c *fiber.Ctx, name string) (string, error) {
 	raw := c.Params(name)
 	if len(raw) > maxSlug {
-		return "", noSuch("hardware profile", fmt.Sprintf("%s is longer than %d characters", name, maxSlug))
+		return "", noSuch("hardware profile", badParam(name, raw, i18n.M("param.at_most_chars", "Max", maxSlug)))
 	}
 	if err := checkQueryText(name, raw); err != nil {
-		return "", noSuch("hardware profile", err.Error())
+		return "", noSuch("hardware profile", err)
 	}
 	return strings.Clone(raw), nil
 }

@@ -78,8 +78,8 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 type missing struct {
 	noun string
 	// detail says why nothing could match, when the request itself
-	// cannot name one (an id that is no id).
-	detail string
+	// cannot name one (an id that is no id); nil otherwise.
+	detail error
 	err    error
 }
 
@@ -97,7 +97,7 @@ func lookup(noun string, err error) error {
 }
 
 // noSuch is a 404 for a request that cannot name any noun, saying why.
-func noSuch(noun, detail string) error {
+func noSuch(noun string, detail error) error {
 	return &missing{noun: noun, detail: detail, err: store.ErrNotFound}
 }
 
@@ -113,8 +113,8 @@ func notFoundMessage(c *fiber.Ctx, err error) string {
 	}
 	if isAPI(c) {
 		msg := "no such " + m.noun
-		if m.detail != "" {
-			msg += ": " + m.detail
+		if m.detail != nil {
+			msg += ": " + m.detail.Error()
 		}
 		return msg
 	}
@@ -123,8 +123,8 @@ func notFoundMessage(c *fiber.Ctx, err error) string {
 		key = "notfound.thing"
 	}
 	msg := i18n.T(c.UserContext(), key, "Noun", m.noun)
-	if m.detail != "" {
-		msg = i18n.T(c.UserContext(), "notfound.with_detail", "Message", msg, "Detail", m.detail)
+	if m.detail != nil {
+		msg = i18n.T(c.UserContext(), "notfound.with_detail", "Message", msg, "Detail", i18n.ErrorText(c.UserContext(), m.detail))
 	}
 	return msg
 }

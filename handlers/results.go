@@ -44,7 +44,7 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 		dst  *string
 	}{{"custom_id", &f.CustomID, &out.CustomID}, {"q", &f.Text, &out.Text}} {
 		if err := checkQueryText(t.name, *t.val); err != nil {
-			problems = append(problems, err.Error())
+			problems = append(problems, i18n.ErrorText(ctx, err))
 			*t.val, *t.dst = "", ""
 		}
 	}
@@ -77,7 +77,7 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 	if after := c.Query("after"); after != "" {
 		cur, err := parseResultCursor(after)
 		if err != nil {
-			problems = append(problems, i18n.T(ctx, "results.filter_cursor", "Problem", err.Error()))
+			problems = append(problems, i18n.T(ctx, "results.filter_cursor", "Problem", i18n.ErrorText(ctx, err)))
 		} else {
 			out.After = &cur
 		}
@@ -99,7 +99,7 @@ func parseResultFilter(c *fiber.Ctx) (results.Filter, store.ResultFilter) {
 // which sorts last) and its item index. (For a run of several answers per
 // item the row's sample travels as after_sample.)
 func parseResultCursor(raw string) (store.ResultCursor, error) {
-	bad := &paramError{Name: "after", Value: raw, Want: "a cursor KEY:IDX from a page link"}
+	bad := badParam("after", raw, i18n.M("param.results_cursor"))
 	k, i, ok := strings.Cut(raw, ":")
 	if !ok {
 		return store.ResultCursor{}, bad
