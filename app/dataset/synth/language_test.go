@@ -2,6 +2,7 @@ package synth_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
@@ -44,5 +45,20 @@ func TestSpecMessagesKeepTheirEnglishText(t *testing.T) {
 	}
 	if got := errs.MapText(de)["input"]; got != "die Prompts könnten insgesamt 100000000 Tokens erreichen; höchstens 20000000 (weniger Einträge oder kürzere Prompts)" {
 		t.Errorf("total in German: %q", got)
+	}
+}
+
+// TestTraceErrorsInBothLanguages: a trace's line errors keep their English
+// (the API's) and read in German with their line and field.
+func TestTraceErrorsInBothLanguages(t *testing.T) {
+	_, errs := synth.ParseTrace(strings.NewReader(`{"input_length": 5, "output_length": 3}` + "\n"))
+	if len(errs) != 1 {
+		t.Fatalf("errors %v", errs)
+	}
+	if got := errs[0].Error(); got != "line 1, timestamp: missing: the send time in seconds from the start" {
+		t.Errorf("English %q", got)
+	}
+	if got := errs[0].Whole().In(i18n.Default().Lang("de")); got != "Zeile 1, timestamp: fehlt: die Sendezeit in Sekunden ab dem Start" {
+		t.Errorf("German %q", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Bounds of an uploaded trace.
@@ -46,13 +48,19 @@ type TraceError struct {
 	Line    int
 	Field   string
 	Message string
+	// Said is Message as the catalogue words it, for a page in its
+	// reader's language.
+	Said i18n.Message
 }
 
-func (e TraceError) Error() string {
+func (e TraceError) Error() string { return e.Whole().English() }
+
+// Whole is the error with its line and field, as the catalogue words it.
+func (e TraceError) Whole() i18n.Message {
 	if e.Field == "" {
-		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
+		return i18n.M("synth.trace_line", "Line", e.Line, "Message", e.Said)
 	}
-	return fmt.Sprintf("line %d, %s: %s", e.Line, e.Field, e.Message)
+	return i18n.M("synth.trace_field", "Line", e.Line, "Field", e.Field, "Message", e.Said)
 }
 
 // ParseTrace reads a JSONL trace, checking every line. It returns the
@@ -66,10 +74,11 @@ func ParseTrace(r io.Reader) ([]TraceLine, []TraceError) {
 		prev  = -1.0
 		total int
 	)
-	fail := func(n int, field, format string, args ...any) {
+	fail := func(n int, field, key string, args ...any) {
 		nerrs++
 		if len(errs) < maxTraceErrors {
-			errs = append(errs, TraceError{Line: n, Field: field, Message: fmt.Sprintf(format, args...)})
+			m := i18n.M(key, args...)
+			errs = append(errs, TraceError{Line: n, Field: field, Message: m.English(), Said: m})
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -77,21 +86,21 @@ func ParseTrace(r io.Reader) ([]TraceLine, []TraceError) {
 		raw, err := readLine(br, MaxTraceLineBytes)
 		total += len(raw)
 		if errors.Is(err, errLineTooLong) {
-			fail(n, "", "the line is longer than %d bytes", MaxTraceLineBytes)
+			fail(n, "", "synth.trace_too_long", "Max", MaxTraceLineBytes)
 			break
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			fail(n, "", "reading the trace: %v", err)
+			fail(n, "", "synth.trace_read", "Err", err.Error())
 			break
 		}
 		if total > MaxTraceBytes {
-			fail(n, "", "the trace is larger than %d bytes", MaxTraceBytes)
+			fail(n, "", "synth.trace_too_large", "Max", MaxTraceBytes)
 			break
 		}
 		if b := bytes.TrimSpace(raw); len(b) > 0 {
 			if l, ok := parseTraceLine(n, b, prev, fail); ok {
 				if len(out) >= MaxItems {
-					fail(n, "", "the trace has more than %d lines", MaxItems)
+					fail(n, "", "synth.trace_too_many", "Max", MaxItems)
 					break
 				}
 				prev = l.Timestamp
@@ -103,11 +112,12 @@ func ParseTrace(r io.Reader) ([]TraceLine, []TraceError) {
 		}
 	}
 	if nerrs == 0 && len(out) == 0 {
-		fail(1, "", "the trace has no lines")
+		fail(1, "", "synth.trace_empty")
 	}
 	if nerrs > 0 {
 		if nerrs > len(errs) {
-			errs = append(errs, TraceError{Line: errs[len(errs)-1].Line, Message: fmt.Sprintf("and %d more errors", nerrs-len(errs))})
+			m := i18n.M("synth.trace_more", "N", nerrs-len(errs))
+			errs = append(errs, TraceError{Line: errs[len(errs)-1].Line, Message: m.English(), Said: m})
 		}
 		return nil, errs
 	}
@@ -145,12 +155,12 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 func parseTraceLine(n int, b []byte, prev float64, fail func(int, string, string, ...any)) (TraceLine, bool) {
 	var l TraceLine
 	if !utf8.Valid(b) {
-		fail(n, "", "the line is not valid UTF-8")
+		fail(n, "", "synth.trace_utf8")
 		return l, false
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
-		fail(n, "", "the line must be a JSON object such as {\"timestamp\": 0.5, \"input_length\": 256, \"output_length\": 128}")
+		fail(n, "", "synth.trace_object")
 		return l, false
 	}
 	ok := true
@@ -158,22 +168,22 @@ func parseTraceLine(n int, b []byte, prev float64, fail func(int, string, string
 		switch k {
 		case "timestamp", "input_length", "output_length", "prompt":
 		default:
-			fail(n, k, "unknown field (a trace line has timestamp, input_length or prompt, and output_length)")
+			fail(n, k, "synth.trace_unknown_field")
 			ok = false
 		}
 	}
 	ts, has := fields["timestamp"]
 	if !has {
-		fail(n, "timestamp", "missing: the send time in seconds from the start")
+		fail(n, "timestamp", "synth.trace_no_timestamp")
 		ok = false
 	} else if err := json.Unmarshal(ts, &l.Timestamp); err != nil || bytes.Equal(ts, []byte("null")) {
-		fail(n, "timestamp", "must be a number of seconds from the start (got %s)", clipped(ts))
+		fail(n, "timestamp", "synth.trace_timestamp_number", "Got", clipped(ts))
 		ok = false
 	} else if math.IsNaN(l.Timestamp) || l.Timestamp < 0 || l.Timestamp > MaxTraceSeconds {
-		fail(n, "timestamp", "between 0 and %d seconds (got %v)", MaxTraceSeconds, l.Timestamp)
+		fail(n, "timestamp", "synth.trace_timestamp_range", "Max", MaxTraceSeconds, "Got", fmt.Sprint(l.Timestamp))
 		ok = false
 	} else if l.Timestamp < prev {
-		fail(n, "timestamp", "%v is before the previous line's %v: a trace's timestamps never go back", l.Timestamp, prev)
+		fail(n, "timestamp", "synth.trace_back", "At", fmt.Sprint(l.Timestamp), "Prev", fmt.Sprint(prev))
 		ok = false
 	}
 	length := func(field string, dst *int) bool {
@@ -183,7 +193,7 @@ func parseTraceLine(n int, b []byte, prev float64, fail func(int, string, string
 		}
 		var v float64
 		if err := json.Unmarshal(raw, &v); err != nil || bytes.Equal(raw, []byte("null")) || v != math.Trunc(v) || v < 1 || v > MaxTokens {
-			fail(n, field, "a whole number of tokens from 1 to %d (got %s)", MaxTokens, clipped(raw))
+			fail(n, field, "synth.trace_tokens", "Max", MaxTokens, "Got", clipped(raw))
 			return false
 		}
 		*dst = int(v)
@@ -193,10 +203,10 @@ func parseTraceLine(n int, b []byte, prev float64, fail func(int, string, string
 	ok = length("output_length", &l.OutputLength) && ok
 	if raw, has := fields["prompt"]; has {
 		if err := json.Unmarshal(raw, &l.Prompt); err != nil {
-			fail(n, "prompt", "must be a string (got %s)", clipped(raw))
+			fail(n, "prompt", "synth.trace_prompt_string", "Got", clipped(raw))
 			ok = false
 		} else if strings.TrimSpace(l.Prompt) == "" || strings.ContainsRune(l.Prompt, 0) {
-			fail(n, "prompt", "must be non-empty text without NUL characters")
+			fail(n, "prompt", "synth.trace_prompt_text")
 			ok = false
 		}
 	}
@@ -204,10 +214,10 @@ func parseTraceLine(n int, b []byte, prev float64, fail func(int, string, string
 	_, hasPrompt := fields["prompt"]
 	switch {
 	case hasIn && hasPrompt:
-		fail(n, "prompt", "give input_length or prompt, not both")
+		fail(n, "prompt", "synth.trace_both")
 		ok = false
 	case !hasIn && !hasPrompt:
-		fail(n, "input_length", "missing: give input_length (tokens) or prompt (text)")
+		fail(n, "input_length", "synth.trace_no_input")
 		ok = false
 	}
 	return l, ok
