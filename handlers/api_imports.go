@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // apiImportResults takes results made elsewhere (multipart: file, name,
@@ -54,13 +57,27 @@ type importProblem struct {
 	Line    int    `json:"line,omitempty"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// said is Message as the catalogue words it, for the page.
+	said i18n.Message
 }
 
-func (p importProblem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("line %d, %s: %s", p.Line, p.Field, p.Message)
+// problemAt is an importProblem in field, its message the catalogue's key
+// with args; Message is its English.
+func problemAt(field, key string, args ...any) importProblem {
+	m := i18n.M(key, args...)
+	return importProblem{Field: field, Message: m.English(), said: m}
+}
+
+// text is the problem in the reader's language, with its line and field.
+func (p importProblem) text(ctx context.Context) string {
+	msg := p.said.Text(ctx)
+	if p.said.Key == "" {
+		msg = p.Message
 	}
-	return p.Field + ": " + p.Message
+	if p.Line > 0 {
+		return i18n.T(ctx, "import_err.at_line", "Line", p.Line, "Field", p.Field, "Message", msg)
+	}
+	return i18n.T(ctx, "import_err.at_field", "Field", p.Field, "Message", msg)
 }
 
 // importResults is the dataset page's import form: on success the
@@ -77,16 +94,16 @@ func (s *server) importResults(c *fiber.Ctx) error {
 	if len(problems) > 0 {
 		var msgs []string
 		for _, p := range problems {
-			msgs = append(msgs, p.String())
+			msgs = append(msgs, p.text(c.UserContext()))
 		}
-		if err := s.flash(c, "error", "Import refused — "+strings.Join(msgs, "; ")); err != nil {
+		if err := s.say(c, "error", "import_err.refused", "Problems", strings.Join(msgs, "; ")); err != nil {
 			return err
 		}
 		return redirect(c, fmt.Sprintf("/datasets/%d", datasetID))
 	}
-	msg := fmt.Sprintf("Imported: %d results matched, %d unmatched, %d items missing; scoring is queued.", out.Matched, out.Unmatched, out.Missing)
+	msg := i18n.T(c.UserContext(), "import_err.imported", "Matched", out.Matched, "Unmatched", out.Unmatched, "Missing", out.Missing)
 	if len(out.UnmatchedIDs) > 0 {
-		msg += " Unmatched: " + strings.Join(out.UnmatchedIDs, ", ")
+		msg = i18n.T(c.UserContext(), "import_err.imported_unmatched", "Imported", msg, "IDs", strings.Join(out.UnmatchedIDs, ", "))
 	}
 	if err := s.flash(c, "info", msg); err != nil {
 		return err
@@ -122,7 +139,7 @@ func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []importProblem
 	for {
 		p, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return store.ImportedRun{}, []importProblem{{Field: "file", Message: `no file: send the results in the multipart field "file"`}}, nil
+			return store.ImportedRun{}, []importProblem{problemAt("file", "import_err.no_file")}, nil
 		}
 		if err != nil {
 			return store.ImportedRun{}, nil, fiber.NewError(fiber.StatusBadRequest, "the multipart body is broken: "+err.Error())
@@ -156,13 +173,20 @@ func (s *server) importFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Par
 	var le *resultimport.Error
 	switch {
 	case errors.As(err, &le):
-		return out, []importProblem{{Line: le.Line, Field: le.Field, Message: le.Message}}, nil
+		return out, []importProblem{{Line: le.Line, Field: le.Field, Message: le.Message, said: le.Said}}, nil
 	case errors.Is(err, store.ErrImportEmpty), errors.Is(err, store.ErrImportNoMatch):
-		return out, []importProblem{{Field: "file", Message: err.Error() + ": nothing was imported"}}, nil
+		said := i18n.M("import_err.empty")
+		if errors.Is(err, store.ErrImportNoMatch) {
+			said = i18n.M("import_err.no_match_plain")
+			if len(out.UnmatchedIDs) > 0 {
+				said = i18n.M("import_err.no_match", "N", out.Unmatched, "ID", fmt.Sprintf("%q", out.UnmatchedIDs[0]))
+			}
+		}
+		return out, []importProblem{{Field: "file", Message: err.Error() + ": nothing was imported", said: said}}, nil
 	case errors.Is(err, bench.ErrScorer):
-		return out, []importProblem{{Field: "scorer", Message: err.Error()}}, nil
+		return out, []importProblem{{Field: "scorer", Message: err.Error(), said: i18n.M("import_err.scorer", "Err", err.Error())}}, nil
 	case errors.Is(err, store.ErrImportModel):
-		return out, []importProblem{{Field: "model", Message: err.Error()}}, nil
+		return out, []importProblem{problemAt("model", "import_err.no_model")}, nil
 	case errors.Is(err, ingest.ErrUnreadable):
 		return out, nil, fiber.NewError(fiber.StatusBadRequest, err.Error())
 	case err != nil:

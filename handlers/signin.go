@@ -78,7 +78,7 @@ func (s *server) signOut(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	if err := s.flash(c, "info", "You have been signed out."); err != nil {
+	if err := s.say(c, "info", "request.signed_out"); err != nil {
 		return err
 	}
 	return redirect(c, "/signin")

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/jobs"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Line is one imported result.
@@ -43,6 +45,16 @@ type Error struct {
 	Line    int    `json:"line"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Said is Message as the catalogue words it, for a page in its
+	// reader's language.
+	Said i18n.Message `json:"-"`
+}
+
+// errAt is an Error in field, its message the catalogue's key with args;
+// Message is its English.
+func errAt(field, key string, args ...any) *Error {
+	m := i18n.M(key, args...)
+	return &Error{Field: field, Message: m.English(), Said: m}
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message) }
@@ -129,7 +141,7 @@ func (p *Parser) Next() (Line, bool) {
 		}
 		p.line++
 		if errors.Is(err, errTooLong) {
-			return p.fail(&Error{Line: p.line, Field: "line", Message: fmt.Sprintf("longer than %d MiB", MaxLineBytes>>20)})
+			return p.fail(lineErr(p.line, errAt("line", "import_err.line_too_long", "Max", MaxLineBytes>>20)))
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return p.fail(err)
@@ -144,7 +156,7 @@ func (p *Parser) Next() (Line, bool) {
 		}
 		h := maphash.String(p.seed, l.CustomID)
 		if first, ok := p.seen[h]; ok {
-			return p.fail(&Error{Line: p.line, Field: "custom_id", Message: fmt.Sprintf("%q already appeared on line %d", l.CustomID, first)})
+			return p.fail(lineErr(p.line, errAt("custom_id", "import_err.repeated", "ID", fmt.Sprintf("%q", l.CustomID), "First", first)))
 		}
 		p.seen[h] = int32(min(p.line, math.MaxInt32))
 		l.Line = p.line
@@ -200,10 +212,10 @@ func parseLine(b []byte) (Line, *Error) {
 	var r raw
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {
-		return l, &Error{Field: "line", Message: "not a JSON object: " + err.Error()}
+		return l, errAt("line", "import_err.not_object", "Err", err.Error())
 	}
 	if r.CustomID == nil || strings.TrimSpace(*r.CustomID) == "" {
-		return l, &Error{Field: "custom_id", Message: "missing or empty: every line needs the custom_id of a dataset item"}
+		return l, errAt("custom_id", "import_err.no_custom_id")
 	}
 	l.CustomID = *r.CustomID
 	if e := checkText("custom_id", l.CustomID, MaxCustomIDChars, jobs.MaxCustomIDBytes); e != nil {
@@ -215,7 +227,7 @@ func parseLine(b []byte) (Line, *Error) {
 		l.CompletionTokens = len(strings.Fields(*r.Output))
 		return l, checkText("output", l.Output, 0, jobs.MaxOutputBytes)
 	case len(r.Response) == 0 && len(r.Error) == 0:
-		return l, &Error{Field: "output", Message: `a line needs "output" (simple format) or "response"/"error" (OpenAI batch output)`}
+		return l, errAt("output", "import_err.no_output")
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		if e := parseBatchError(r.Error, &l); e != nil {
@@ -228,7 +240,7 @@ func parseLine(b []byte) (Line, *Error) {
 		}
 	}
 	if l.Status == "" {
-		return l, &Error{Field: "response", Message: "null, and no error: nothing to import"}
+		return l, errAt("response", "import_err.null_response")
 	}
 	return l, nil
 }
@@ -237,7 +249,7 @@ func parseLine(b []byte) (Line, *Error) {
 func parseBatchError(msg json.RawMessage, l *Line) *Error {
 	var e batchError
 	if err := json.Unmarshal(msg, &e); err != nil {
-		return &Error{Field: "error", Message: "must be an object with code and message"}
+		return errAt("error", "import_err.error_shape")
 	}
 	if fe := checkText("error.code", e.Code, maxShortText, jobs.MaxShortTextBytes); fe != nil {
 		return fe
@@ -255,10 +267,10 @@ func parseBatchError(msg json.RawMessage, l *Line) *Error {
 func parseResponse(msg json.RawMessage, l *Line) *Error {
 	var resp response
 	if err := json.Unmarshal(msg, &resp); err != nil {
-		return &Error{Field: "response", Message: "not the batch output shape: " + err.Error()}
+		return errAt("response", "import_err.batch_shape", "Err", err.Error())
 	}
 	if resp.StatusCode != 0 && (resp.StatusCode < 100 || resp.StatusCode > 599) {
-		return &Error{Field: "response.status_code", Message: fmt.Sprintf("%d is not an HTTP status (100 to 599)", resp.StatusCode)}
+		return errAt("response.status_code", "import_err.status", "Code", resp.StatusCode)
 	}
 	l.HTTPStatus, l.RequestID = resp.StatusCode, resp.RequestID
 	field := "response.request_id"
@@ -287,7 +299,7 @@ func parseResponse(msg json.RawMessage, l *Line) *Error {
 // with its usage (estimated from the answer when there is none).
 func parseChoice(resp response, l *Line) *Error {
 	if len(resp.Body.Choices) == 0 {
-		return &Error{Field: "response.body.choices", Message: "no choices: nothing to import"}
+		return errAt("response.body.choices", "import_err.no_choices")
 	}
 	ch := resp.Body.Choices[0]
 	field := "response.body.choices[0].message.content"
@@ -297,7 +309,7 @@ func parseChoice(resp response, l *Line) *Error {
 	case ch.Text != nil:
 		l.Output, field = *ch.Text, "response.body.choices[0].text"
 	default:
-		return &Error{Field: "response.body.choices[0]", Message: "has neither message.content nor text"}
+		return errAt("response.body.choices[0]", "import_err.no_content")
 	}
 	if e := checkText(field, l.Output, 0, jobs.MaxOutputBytes); e != nil {
 		return e
@@ -326,13 +338,13 @@ func parseChoice(resp response, l *Line) *Error {
 func checkText(field, s string, max, maxBytes int) *Error {
 	switch {
 	case len(s) > maxBytes:
-		return &Error{Field: field, Message: fmt.Sprintf("longer than %d bytes, the most Ruckus keeps", maxBytes)}
+		return errAt(field, "import_err.too_many_bytes", "Max", maxBytes)
 	case strings.ContainsRune(s, 0):
-		return &Error{Field: field, Message: `contains \u0000 (a NUL character), which cannot be stored`}
+		return errAt(field, "import_err.nul")
 	case !utf8.ValidString(s):
-		return &Error{Field: field, Message: "is not UTF-8 text"}
+		return errAt(field, "import_err.utf8")
 	case max > 0 && utf8.RuneCountInString(s) > max:
-		return &Error{Field: field, Message: fmt.Sprintf("longer than %d characters", max)}
+		return errAt(field, "import_err.too_many_chars", "Max", max)
 	}
 	return nil
 }
@@ -346,7 +358,7 @@ func tokenCount(field string, n json.Number) (int, *Error) {
 	}
 	f, err := n.Float64()
 	if err != nil || f != math.Trunc(f) || f < 0 || f > MaxTokens {
-		return 0, &Error{Field: field, Message: fmt.Sprintf("must be a whole number from 0 to %d (got %s)", MaxTokens, n)}
+		return 0, errAt(field, "import_err.tokens", "Max", MaxTokens, "Got", string(n))
 	}
 	return int(f), nil
 }
@@ -356,4 +368,10 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// lineErr is e found on line n.
+func lineErr(n int, e *Error) *Error {
+	e.Line = n
+	return e
 }

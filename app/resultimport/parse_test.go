@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -164,4 +165,20 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error without line and field: %v", err)
 		}
 	})
+}
+
+// TestErrorsInBothLanguages: a bad line keeps its English message (the
+// API's) and reads in German on a page.
+func TestErrorsInBothLanguages(t *testing.T) {
+	_, err := parseAll(t, `{"output": "x"}`+"\n")
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v", err)
+	}
+	if e.Message != "missing or empty: every line needs the custom_id of a dataset item" {
+		t.Errorf("English %q", e.Message)
+	}
+	if got := e.Said.In(i18n.Default().Lang("de")); got != "fehlt oder ist leer: jede Zeile braucht die custom_id eines Eintrags des Datensatzes" {
+		t.Errorf("German %q", got)
+	}
 }
