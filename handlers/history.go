@@ -72,7 +72,7 @@ func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardP
 		}
 		t, err := time.Parse("2006-01-02", raw)
 		if err != nil || t.Year() < 1970 || t.Year() > 9999 {
-			errs = append(errs, fieldError{Path: name, Message: "must be a date from 1970-01-01 to 9999-12-31"})
+			errs = append(errs, valid.E(name, "form_err.date_range"))
 			return nil
 		}
 		return &t
@@ -83,12 +83,12 @@ func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardP
 		q.To = &end
 	}
 	if q.From != nil && q.To != nil && !q.From.Before(*q.To) {
-		errs = append(errs, fieldError{Path: "to", Message: "must not be before from"})
+		errs = append(errs, valid.E("to", "form_err.to_before_from"))
 	}
 	if p.Limit != "" && !bad["limit"] {
 		n, err := strconv.Atoi(p.Limit)
 		if err != nil || n < 1 || n > store.MaxLeaderboardRows {
-			errs = append(errs, fieldError{Path: "limit", Message: fmt.Sprintf("must be a whole number from 1 to %d", store.MaxLeaderboardRows)})
+			errs = append(errs, valid.E("limit", "form_err.limit", "Max", store.MaxLeaderboardRows))
 		} else {
 			q.Limit = n
 		}
@@ -96,7 +96,7 @@ func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardP
 	if p.After != "" && !bad["after"] {
 		cur, err := parseLeaderboardCursor(p.After)
 		if err != nil {
-			errs = append(errs, fieldError{Path: "after", Message: "must be a cursor from a previous page's next"})
+			errs = append(errs, valid.E("after", "form_err.leaderboard_cursor"))
 		} else {
 			q.After = cur
 		}
@@ -285,10 +285,10 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 	}
 	p, q, errs := parseLeaderboard(s.validate, func(k string) string { return c.Query(k) })
 	if p.Model == "" && api {
-		errs = append(errs, fieldError{Path: "model", Message: "choose a model"})
+		errs = append(errs, valid.E("model", "form_err.choose_model"))
 	}
 	if p.Sort != "" || p.After != "" {
-		errs = append(errs, fieldError{Path: "sort", Message: "a history is in time order: leave sort and after out"})
+		errs = append(errs, valid.E("sort", "form_err.history_order"))
 	}
 	data := history.HistoryData{Dataset: d, Form: history.Form(p), Metric: history.Metric(p.Metric)}
 	if data.Metric == "" {

@@ -1,6 +1,9 @@
 package handlers_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -82,5 +85,39 @@ func TestFirstStepsAndRefusalsSpeakGerman(t *testing.T) {
 	}
 	if r := c.getIn("/admin/models", "de"); r.status != 403 || !strings.Contains(r.text("main"), "Diese Seite ist für Administratoren.") {
 		t.Errorf("an administrators' page: %d %q", r.status, r.text("main"))
+	}
+}
+
+// TestSignInAndWebhookFormsSpeakGerman: a failed sign-in and a refused
+// webhook say what is wrong in German; the webhook API keeps English.
+func TestSignInAndWebhookFormsSpeakGerman(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	anon := e.client()
+	anon.getIn("/signin", "de")
+	if r := anon.postIn("/signin", "de", url.Values{"email": {"ada@example.com"}, "password": {"wrong"}}); !strings.Contains(r.text(`[data-testid="signin-error"]`), "Falsche E-Mail-Adresse oder falsches Passwort") {
+		t.Errorf("failed sign-in in German: %d %q", r.status, r.text(`[data-testid="signin-error"]`))
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	c.getIn("/settings/webhooks", "de")
+	r := c.postIn("/settings/webhooks", "de", url.Values{"url": {"https://example.com/hook"}, "secret": {"short"}, "events": {"benchmark.finished"}})
+	if r.status != 422 || !strings.Contains(r.body, "Das Geheimnis muss 16 bis 256 Bytes Text sein") {
+		t.Errorf("a refused webhook in German: %d %.400s", r.status, r.text("main"))
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/webhooks",
+		strings.NewReader(`{"url": "https://example.com/hook", "secret": "short", "events": ["benchmark.finished"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Language", "de")
+	req.Header.Set("Authorization", "Bearer "+e.token(u))
+	res, err := e.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 422 || !strings.Contains(string(body), "The secret must be 16 to 256 bytes of text") {
+		t.Errorf("the API for a German browser: %d %s", res.StatusCode, body)
 	}
 }

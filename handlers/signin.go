@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/account"
 )
@@ -18,7 +19,7 @@ type sessionStore interface {
 
 // badCredentials is the one message for every failed sign-in, so the page
 // does not tell which emails have accounts.
-const badCredentials = "Wrong email or password, or the account is disabled."
+const badCredentials = "form_err.bad_credentials"
 
 func (s *server) showSignInPage(c *fiber.Ctx) error {
 	next := safeNext(c.Query("next"))
@@ -38,7 +39,7 @@ func (s *server) signIn(c *fiber.Ctx) error {
 		return err
 	}
 	if !s.Passwords.Match(u.PasswordHash, password) || u.Disabled() {
-		form.Error = badCredentials
+		form.Error = i18n.T(c.UserContext(), badCredentials)
 		return render(c, fiber.StatusUnauthorized, account.SignInPage(form))
 	}
 
@@ -65,7 +66,7 @@ func (s *server) signInLimitReached(c *fiber.Ctx) error {
 	form := account.SignInForm{
 		Email: strings.ToLower(strings.TrimSpace(c.FormValue("email"))),
 		Next:  safeNext(c.FormValue("next")),
-		Error: "Too many failed sign-in attempts from your address. Wait a few minutes and try again.",
+		Error: i18n.T(c.UserContext(), "form_err.signin_limit"),
 	}
 	c.Set(fiber.HeaderRetryAfter, "60")
 	return render(c, fiber.StatusTooManyRequests, account.SignInPage(form))

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
@@ -38,27 +39,30 @@ type webhookRequest struct {
 
 // checkWebhook says what is wrong with each field (url, secret, events,
 // format), and returns the webhook to store when nothing is.
-func checkWebhook(g notify.Guard, r webhookRequest) (store.NewWebhook, map[string]string) {
+// The messages are in l's language: the reader's on the page, English in
+// the API.
+func checkWebhook(l *i18n.Localizer, g notify.Guard, r webhookRequest) (store.NewWebhook, map[string]string) {
 	errs := map[string]string{}
 	if err := g.CheckURL(strings.TrimSpace(r.URL)); err != nil {
-		errs["url"] = "The URL " + err.Error() + "."
+		errs["url"] = l.T("form_err.webhook_url", "Problem", err.Error())
 	}
 	if n := len(r.Secret); n < 16 || n > 256 || !dataset.IsText(r.Secret) {
-		errs["secret"] = "The secret must be 16 to 256 bytes of text: the bodies are signed with it."
+		errs["secret"] = l.T("form_err.webhook_secret")
 	}
+	events := strings.Join(notify.Events, ", ")
 	switch {
 	case len(r.Events) == 0:
-		errs["events"] = "Pick at least one event: " + strings.Join(notify.Events, ", ") + "."
+		errs["events"] = l.T("form_err.webhook_no_event", "Events", events)
 	case len(r.Events) > len(notify.Events):
-		errs["events"] = fmt.Sprintf("At most %d events, each once.", len(notify.Events))
+		errs["events"] = l.T("form_err.webhook_many_events", "Max", len(notify.Events))
 	default:
 		for i, e := range r.Events {
 			if !slices.Contains(notify.Events, e) {
-				errs["events"] = fmt.Sprintf("%q is not an event: use %s.", cut(e, 64), strings.Join(notify.Events, ", "))
+				errs["events"] = l.T("form_err.webhook_not_event", "Event", fmt.Sprintf("%q", cut(e, 64)), "Events", events)
 				break
 			}
 			if slices.Contains(r.Events[:i], e) {
-				errs["events"] = fmt.Sprintf("%q is listed twice.", e)
+				errs["events"] = l.T("form_err.webhook_twice", "Event", fmt.Sprintf("%q", e))
 				break
 			}
 		}
@@ -68,7 +72,7 @@ func checkWebhook(g notify.Guard, r webhookRequest) (store.NewWebhook, map[strin
 		format = "json"
 	}
 	if format != "json" && format != "slack" {
-		errs["format"] = "The body format must be json or slack."
+		errs["format"] = l.T("form_err.webhook_format")
 	}
 	if len(errs) > 0 {
 		return store.NewWebhook{}, errs
@@ -86,7 +90,11 @@ func cut(s string, n int) string {
 
 // addWebhook checks and stores the viewer's new webhook.
 func (s *server) addWebhook(c *fiber.Ctx, r webhookRequest) (store.Webhook, map[string]string, error) {
-	in, errs := checkWebhook(s.WebhookGuard, r)
+	l := i18n.From(c.UserContext())
+	if isAPI(c) {
+		l = i18n.Default().Lang(i18n.Languages[0].Code)
+	}
+	in, errs := checkWebhook(l, s.WebhookGuard, r)
 	if errs != nil {
 		return store.Webhook{}, errs, nil
 	}
@@ -198,7 +206,7 @@ func (s *server) createWebhook(c *fiber.Ctx) error {
 		status = fiber.StatusUnprocessableEntity
 		d.Form = account.WebhookForm{URL: r.URL, Events: r.Events, Format: r.Format, Errors: errs}
 	} else {
-		d.Saved = "Webhook to " + w.URL + " added."
+		d.Saved = i18n.T(c.UserContext(), "form_err.webhook_added", "URL", w.URL)
 	}
 	return s.webhooksResult(c, status, d)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/notify"
 )
 
@@ -21,7 +22,7 @@ func FuzzCheckWebhook(f *testing.F) {
 		if events != "" {
 			evs = strings.Split(events, ",")
 		}
-		w, errs := checkWebhook(notify.Guard{}, webhookRequest{URL: url, Secret: secret, Events: evs, Format: format})
+		w, errs := checkWebhook(i18n.Default().Lang("en"), notify.Guard{}, webhookRequest{URL: url, Secret: secret, Events: evs, Format: format})
 		for k, m := range errs {
 			if !slices.Contains(fields, k) || m == "" {
 				t.Fatalf("error %q: %q", k, m)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -72,7 +73,7 @@ func (f *Form) Manifest() (bench.Manifest, bench.Errors) {
 	if f.DatasetID != "" {
 		id, ok := rowID(f.DatasetID)
 		if !ok {
-			p.bad("dataset", "choose a dataset")
+			p.bad("dataset", "form_err.choose_dataset")
 		}
 		m.Dataset.ID = id
 	}
@@ -130,8 +131,9 @@ type formNumbers struct {
 	errs bench.Errors
 }
 
-func (p *formNumbers) bad(path, msg string) {
-	p.errs = append(p.errs, bench.FieldError{Path: path, Message: msg})
+// bad notes that path's value is wrong, as the catalogue's key says.
+func (p *formNumbers) bad(path, key string, args ...any) {
+	p.errs = append(p.errs, valid.E(path, key, args...))
 }
 
 func (p *formNumbers) integer(s, path string, dst *int) {
@@ -140,7 +142,7 @@ func (p *formNumbers) integer(s, path string, dst *int) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		p.bad(path, fmt.Sprintf("%q is not a whole number", s))
+		p.bad(path, "form_err.not_whole", "Value", fmt.Sprintf("%q", s))
 	}
 	*dst = n
 }
@@ -151,7 +153,7 @@ func (p *formNumbers) decimal(s, path string) *float64 {
 	}
 	x, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		p.bad(path, fmt.Sprintf("%q is not a number", s))
+		p.bad(path, "form_err.not_number", "Value", fmt.Sprintf("%q", s))
 		return nil
 	}
 	return &x
@@ -162,7 +164,7 @@ func (p *formNumbers) duration(s, path string, dst *jobs.Duration) {
 		return
 	}
 	if err := dst.UnmarshalText([]byte(s)); err != nil {
-		p.bad(path, err.Error())
+		p.errs = append(p.errs, valid.FromError(path, err))
 	}
 }
 
@@ -209,7 +211,7 @@ func (p *formNumbers) sampling(f *Form, s *jobs.Sampling) {
 	if f.Seed != "" {
 		seed, err := strconv.ParseInt(f.Seed, 10, 64)
 		if err != nil {
-			p.bad("sampling.seed", fmt.Sprintf("%q is not a whole number", f.Seed))
+			p.bad("sampling.seed", "form_err.not_whole", "Value", fmt.Sprintf("%q", f.Seed))
 		}
 		s.Seed = &seed
 	}
