@@ -122,9 +122,9 @@ func journey(t *testing.T, locale string) {
 	admin := newPage(t, 1280, 800)
 	signIn(t, admin, s.URL, adminEmail, adminPassword)
 	must(t, admin.GetByTestId("nav-admin-hardware").Click())
-	must(t, admin.GetByLabel("Price per hour for "+profile).Fill("1.20"))
+	must(t, admin.GetByLabel(tr.T("admin_agents.hardware.price_for", "Slug", profile)).Fill("1.20"))
 	must(t, admin.GetByTestId("save-price-"+profile).Click())
-	must(t, ex.Locator(admin.GetByLabel("Price per hour for "+profile)).ToHaveValue("1.2"))
+	must(t, ex.Locator(admin.GetByLabel(tr.T("admin_agents.hardware.price_for", "Slug", profile))).ToHaveValue("1.2"))
 
 	page := newPage(t, 1280, 800)
 	signIn(t, page, s.URL, "ada@example.com", "ada-password")
@@ -303,7 +303,7 @@ func journey(t *testing.T, locale string) {
 	for _, path := range []string{"/admin/agents", "/admin/models", "/admin/users", "/admin/hardware"} {
 		_, err := page.Goto(s.URL + path)
 		must(t, err)
-		must(t, ex.Locator(page.GetByTestId("error-page")).ToContainText("This page is for administrators."))
+		must(t, ex.Locator(page.GetByTestId("error-page")).ToContainText(tr.T("request.admins_only")))
 	}
 
 	// Every main page, at both widths: finished (nothing wider than the
