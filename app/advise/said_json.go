@@ -16,17 +16,17 @@ type saidJSON struct {
 }
 
 type argJSON struct {
-	Name   string   `json:"name"`
-	Str    *string  `json:"str,omitempty"`
-	Int    *int64   `json:"int,omitempty"`
-	Dec    *Dec     `json:"dec,omitempty"`
-	Signed *Signed  `json:"signed,omitempty"`
-	P      *float64 `json:"p,omitempty"`
-	Sig    *Sig     `json:"sig,omitempty"`
-	Pct    *float64 `json:"pct,omitempty"`
-	Said   *Said    `json:"said,omitempty"`
-	Saids  *[]Said  `json:"saids,omitempty"`
-	And    *[]any   `json:"and,omitempty"` // values of an AndList, each an argJSON without a name
+	Name   string             `json:"name"`
+	Str    *string            `json:"str,omitempty"`
+	Int    *int64             `json:"int,omitempty"`
+	Dec    *Dec               `json:"dec,omitempty"`
+	Signed *Signed            `json:"signed,omitempty"`
+	P      *float64           `json:"p,omitempty"`
+	Sig    *Sig               `json:"sig,omitempty"`
+	Pct    *float64           `json:"pct,omitempty"`
+	Said   *Said              `json:"said,omitempty"`
+	Saids  *[]Said            `json:"saids,omitempty"`
+	And    *[]json.RawMessage `json:"and,omitempty"` // values of an AndList, each an argJSON without a name
 }
 
 // MarshalJSON writes s with its values' kinds.
@@ -74,13 +74,15 @@ func encodeArg(v any) (argJSON, error) {
 		}
 		a.Saids = &x
 	case AndList:
-		list := make([]any, len(x))
+		list := make([]json.RawMessage, len(x))
 		for i, item := range x {
 			e, err := encodeArg(item)
 			if err != nil {
 				return a, err
 			}
-			list[i] = e
+			if list[i], err = json.Marshal(e); err != nil {
+				return a, err
+			}
 		}
 		a.And = &list
 	default:
@@ -110,19 +112,7 @@ func (s *Said) UnmarshalJSON(b []byte) error {
 }
 
 func decodeArg(raw json.RawMessage) (string, any, error) {
-	var a struct {
-		Name   string             `json:"name"`
-		Str    *string            `json:"str"`
-		Int    *int64             `json:"int"`
-		Dec    *Dec               `json:"dec"`
-		Signed *Signed            `json:"signed"`
-		P      *float64           `json:"p"`
-		Sig    *Sig               `json:"sig"`
-		Pct    *float64           `json:"pct"`
-		Said   *Said              `json:"said"`
-		Saids  *[]Said            `json:"saids"`
-		And    *[]json.RawMessage `json:"and"`
-	}
+	var a argJSON
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return "", nil, err
 	}
