@@ -106,6 +106,10 @@ func TestSignInAndWebhookFormsSpeakGerman(t *testing.T) {
 	if r.status != 422 || !strings.Contains(r.body, "Das Geheimnis muss 16 bis 256 Bytes Text sein") {
 		t.Errorf("a refused webhook in German: %d %.400s", r.status, r.text("main"))
 	}
+	r = c.postIn("/settings/webhooks", "de", url.Values{"url": {"ftp://example.com/"}, "secret": {"sixteen-bytes-or-more"}, "events": {"benchmark.finished"}})
+	if r.status != 422 || !strings.Contains(r.body, "Die URL: muss eine http://- oder https://-URL mit einem Host sein.") {
+		t.Errorf("a refused webhook in German: %d %.400s", r.status, r.text("main"))
+	}
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/webhooks",
 		strings.NewReader(`{"url": "https://example.com/hook", "secret": "short", "events": ["benchmark.finished"]}`))
 	req.Header.Set("Content-Type", "application/json")

@@ -44,7 +44,12 @@ type webhookRequest struct {
 func checkWebhook(l *i18n.Localizer, g notify.Guard, r webhookRequest) (store.NewWebhook, map[string]string) {
 	errs := map[string]string{}
 	if err := g.CheckURL(strings.TrimSpace(r.URL)); err != nil {
-		errs["url"] = l.T("form_err.webhook_url", "Problem", err.Error())
+		problem := err.Error()
+		var said *i18n.Error
+		if errors.As(err, &said) {
+			problem = said.In(l)
+		}
+		errs["url"] = l.T("form_err.webhook_url", "Problem", problem)
 	}
 	if n := len(r.Secret); n < 16 || n > 256 || !dataset.IsText(r.Secret) {
 		errs["secret"] = l.T("form_err.webhook_secret")

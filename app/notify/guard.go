@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/valid"
 )
 
@@ -109,27 +110,27 @@ func (g Guard) Client(timeout time.Duration) *http.Client {
 // checked when a delivery connects).
 func (g Guard) CheckURL(raw string) error {
 	if len(raw) > 2048 {
-		return errors.New("must be at most 2048 bytes long")
+		return i18n.NewError("notify_url.too_long")
 	}
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "":
-		return errors.New("must be an http:// or https:// URL with a host")
+		return i18n.NewError("notify_url.scheme")
 	case u.User != nil:
-		return errors.New("must not carry a user name or password: the body is signed with the secret instead")
+		return i18n.NewError("notify_url.userinfo")
 	case !valid.IsHTTPURL(raw) || strings.ContainsAny(raw, " \t\r\n"):
-		return errors.New("must be an http:// or https:// URL without spaces or control characters")
+		return i18n.NewError("notify_url.spaces")
 	case u.Fragment != "":
-		return errors.New("must not have a #fragment")
+		return i18n.NewError("notify_url.fragment")
 	}
 	if p := u.Port(); p != "" {
 		if n, err := parsePort(p); err != nil || n == 0 {
-			return fmt.Errorf("port %q must be a number from 1 to 65535", p)
+			return i18n.NewError("notify_url.port", "Port", fmt.Sprintf("%q", p))
 		}
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
 		if err := g.Check(ip); err != nil {
-			return err
+			return i18n.NewError("notify_url.blocked", "Reason", err.Error())
 		}
 	}
 	return nil
