@@ -117,6 +117,9 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 	auditPages(t, desk, s.URL, map[string]string{"home-recent": "/"}, "desktop")
 	auditPages(t, mobile, s.URL, map[string]string{"home-recent": "/"}, "mobile")
 	docsImage(t, "home-recent-desktop", "home")
+	// The documentation, linked from every page's footer.
+	auditPages(t, desk, s.URL, map[string]string{"docs-metrics": "/docs/metrics", "docs-index": "/docs"}, "desktop")
+	auditPages(t, mobile, s.URL, map[string]string{"docs-metrics": "/docs/metrics"}, "mobile")
 
 	// An administrator also sees the fleet's health.
 	for _, w := range []struct {
