@@ -80,7 +80,10 @@ func newClaim(crit advise.Criterion, a advise.Candidate, b *advise.Candidate, m 
 		return cl
 	}
 	pct, diff := m.Pct, m.A-m.B
-	cl.Margin, cl.Difference = &pct, &diff
+	cl.Difference = &diff
+	if m.Relative {
+		cl.Margin = &pct
+	}
 	cl.Comparable, cl.Reason, cl.Test, cl.P = m.Comparable, m.Reason, m.Test, m.P
 	if m.Lo != nil && m.Hi != nil {
 		cl.Interval = []float64{*m.Lo, *m.Hi}

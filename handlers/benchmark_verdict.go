@@ -315,7 +315,7 @@ func marginWords(loc *i18n.Localizer, m advise.Margin) string {
 	if m.Better == 0 {
 		return loc.T("vline.level")
 	}
-	if math.IsInf(m.Pct, 0) {
+	if !m.Relative {
 		return word
 	}
 	return loc.Mark(advise.FormatPct(m.Pct)) + " " + word

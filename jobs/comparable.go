@@ -3,7 +3,9 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 )
 
 // LoadIdentity is what a run's speed and latency are comparable under.
@@ -12,16 +14,28 @@ type LoadIdentity struct {
 	Params      string `json:"params"`
 	Sampling    string `json:"sampling"`
 	DatasetID   int64  `json:"dataset_id"`
+	// InputClass and OutputClass are the length classes identities kept
+	// before measured lengths replaced them ("" in newer ones).
 	InputClass  string `json:"input_tokens"`
 	OutputClass string `json:"output_tokens"`
+	// MeanIn and MeanOut are the run's measured mean prompt and answer
+	// lengths in tokens: two runs are comparable on speed only while
+	// each is within LengthRatio of the other's (LengthsDiffer).
+	MeanIn  float64 `json:"mean_input_tokens,omitempty"`
+	MeanOut float64 `json:"mean_output_tokens,omitempty"`
 	// FewShot is the run's few-shot setting ("5-shot seed=1234"), "" for
 	// the dataset's own prompts.
 	FewShot string `json:"fewshot,omitempty"`
 }
 
-// Key is the identity as one comparable text.
+// Key is the identity as one comparable text: what must be equal. The
+// measured lengths are not in it (they need only be close:
+// LengthsDiffer); the classes of identities kept before them are.
 func (l LoadIdentity) Key() string {
-	k := fmt.Sprintf("%s %s | %s | dataset %d | in %s | out %s", l.Profile, l.Params, l.Sampling, l.DatasetID, l.InputClass, l.OutputClass)
+	k := fmt.Sprintf("%s %s | %s | dataset %d", l.Profile, l.Params, l.Sampling, l.DatasetID)
+	if l.InputClass != "" || l.OutputClass != "" {
+		k += fmt.Sprintf(" | in %s | out %s", l.InputClass, l.OutputClass)
+	}
 	if l.FewShot != "" {
 		k += " | " + l.FewShot
 	}
@@ -46,6 +60,13 @@ func (l LoadIdentity) Differences(o LoadIdentity) []string {
 	if l.OutputClass != o.OutputClass {
 		out = append(out, fmt.Sprintf("output length %s vs %s tokens", l.OutputClass, o.OutputClass))
 	}
+	in, outLen := l.LengthsDiffer(o)
+	if in {
+		out = append(out, fmt.Sprintf("mean input length %.1f vs %.1f tokens (more than %g× apart)", l.MeanIn, o.MeanIn, LengthRatio))
+	}
+	if outLen {
+		out = append(out, fmt.Sprintf("mean output length %.1f vs %.1f tokens (more than %g× apart)", l.MeanOut, o.MeanOut, LengthRatio))
+	}
 	if l.FewShot != o.FewShot {
 		out = append(out, fmt.Sprintf("prompts %s vs %s", orZeroShot(l.FewShot), orZeroShot(o.FewShot)))
 	}
@@ -59,23 +80,36 @@ func orZeroShot(s string) string {
 	return s
 }
 
-// lengthClass buckets a mean request length by factors of four, so that
-// runs whose answers are of a different order of length are not compared
-// on speed (a 20-token answer streams at another rate than a 2,000-token
-// one), while a few per cent apart are.
-func lengthClass(mean float64) string {
-	switch {
-	case mean < 64:
-		return "<64"
-	case mean < 256:
-		return "64–255"
-	case mean < 1024:
-		return "256–1023"
-	case mean < 4096:
-		return "1024–4095"
-	}
-	return "≥4096"
+// LengthRatio is how far apart two runs' measured mean prompt or answer
+// lengths may be and their speed still be compared
+// (docs/concepts.md#comparability-and-noise): a decode's tokens/s and a
+// request's latency move with the tokens it reads and writes (prefill is
+// proportional to the prompt, each decode step reads the whole KV cache),
+// so runs whose lengths are of another size are not compared; within a
+// quarter of each other — two runs of one dataset whose answers the
+// model ended a few tokens apart — they are. The rule is on the measured
+// means, so 63.8 and 64.0 tokens compare (fixed classes split them).
+const LengthRatio = 1.25
+
+// LengthsDiffer says whether l's and o's measured mean input and output
+// lengths are more than LengthRatio apart. Identities without measured
+// lengths (kept before them) differ in nothing here.
+func (l LoadIdentity) LengthsDiffer(o LoadIdentity) (in, out bool) {
+	return ratioApart(l.MeanIn, o.MeanIn), ratioApart(l.MeanOut, o.MeanOut)
 }
+
+// ratioApart says whether a and b, both measured, are more than
+// LengthRatio apart.
+func ratioApart(a, b float64) bool {
+	if a <= 0 && b <= 0 {
+		return false
+	}
+	lo, hi := min(a, b), max(a, b)
+	return lo <= 0 || hi/lo > LengthRatio*(1+1e-12)
+}
+
+// roundTenth keeps a measured mean length to a tenth of a token.
+func roundTenth(x float64) float64 { return math.Round(x*10) / 10 }
 
 // NewLoadIdentity builds a run's load identity from its benchmark's manifest
 // and its measured lengths.
@@ -99,6 +133,11 @@ func NewLoadIdentity(manifest json.RawMessage, datasetID int64, meanIn, meanOut 
 	add("rates", l.Rates, len(l.Rates) > 0)
 	add("concurrencies", l.Concurrencies, len(l.Concurrencies) > 0)
 	add("speed", l.Speed, l.Speed > 0)
+	// How long the run measured is part of its load: a run of 30
+	// requests and one of 200 see different warm-up, caches and drain.
+	add("warmup", l.Warmup, l.Warmup > 0)
+	add("max_requests", l.MaxRequests, l.MaxRequests > 0)
+	add("max_duration", time.Duration(l.MaxDuration), l.MaxDuration > 0)
 	profile := l.Profile
 	switch {
 	case m.Imported:
@@ -116,6 +155,6 @@ func NewLoadIdentity(manifest json.RawMessage, datasetID int64, meanIn, meanOut 
 	return LoadIdentity{
 		Profile: profile, Params: "(" + strings.Join(params, ", ") + ")",
 		Sampling:  fmt.Sprintf("max_tokens=%d n=%d temperature=%s", m.Sampling.MaxTokens, n, temp),
-		DatasetID: datasetID, InputClass: lengthClass(meanIn), OutputClass: lengthClass(meanOut),
+		DatasetID: datasetID, MeanIn: roundTenth(meanIn), MeanOut: roundTenth(meanOut),
 	}
 }

@@ -32,16 +32,28 @@ var Criteria = []Criterion{Quality, Speed, Latency, Cost}
 // HigherBetter says which way the criterion improves.
 func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed }
 
-// Value is the candidate's figure for the criterion; nil when not measured.
+// Value is the candidate's figure for the criterion; nil when not
+// measured. Speed is the estimate its test uses (the steady window's
+// batch means, or the repeats' mean) where there is one, else the whole
+// run's tokens/s, and cost is priced on the same speed, so that a lead
+// and its test never disagree (docs/verdict.md#tests).
 func (c Criterion) Value(x Candidate) *float64 {
 	switch c {
 	case Quality:
 		return x.Quality
 	case Speed:
+		if x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
+			v := x.TPS.Mean
+			return &v
+		}
 		return x.TokensPS
 	case Latency:
 		return x.E2Ep95
 	case Cost:
+		if x.CostPer1M != nil && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
+			v := *x.CostPer1M * *x.TokensPS / x.TPS.Mean
+			return &v
+		}
 		return x.CostPer1M
 	}
 	return nil
@@ -82,6 +94,8 @@ func (d QualityDiff) TestName() string {
 		return "McNemar, χ² with continuity correction"
 	case "paired-bootstrap":
 		return "paired bootstrap"
+	case "paired-permutation":
+		return "paired permutation test"
 	}
 	return d.Test
 }
@@ -208,9 +222,11 @@ type Margin struct {
 	B        float64 `json:"b"`
 	// Abs is |A − B|; Pct is A's advantage over B in per cent of B (for
 	// speed and quality (A−B)/B, for latency and cost (B−A)/B): positive
-	// when A is better. It is ±Inf when B is 0 and A is not.
-	Abs float64 `json:"abs"`
-	Pct float64 `json:"pct"`
+	// when A is better. Relative is false when B is 0: then there is no
+	// relative margin (Pct 0) and Abs is the margin.
+	Abs      float64 `json:"abs"`
+	Pct      float64 `json:"pct"`
+	Relative bool    `json:"relative"`
 	// Better is +1 when A is better, −1 when worse, 0 when equal.
 	Better int `json:"better"`
 	// Comparable is false when A and B were measured under different
@@ -235,6 +251,12 @@ type Margin struct {
 	Hi   *float64 `json:"interval_hi"`
 	// Paired is the paired comparison that decided a quality margin.
 	Paired *QualityDiff `json:"paired,omitempty"`
+	// Detectable is, for a lead the test does not establish, the smallest
+	// difference this comparison could have detected (α = 0.05, 80 %
+	// power) in per cent of B; ToDetect5 what would detect a 5 %
+	// difference. Both nil when the lead is established or untested.
+	Detectable *float64 `json:"detectable_pct,omitempty"`
+	ToDetect5  *Need    `json:"to_detect_5pct,omitempty"`
 }
 
 // Comparable says whether a and b may be compared on c, and if not, what
@@ -273,7 +295,19 @@ func comparable(a, b Candidate, c Criterion) (bool, string, Said) {
 	if d := a.Load.Differences(*b.Load); len(d) > 0 {
 		return false, "not comparable: " + strings.Join(d, "; "), say("not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
 	}
+	if (c == Speed || c == Cost) && OpenLoop(*a.Load) {
+		return false, "not ranked: under an open loop (" + a.Load.Profile + ") output tokens/s is the offered load, not the target's; compare latency and goodput",
+			say("not_ranked_open_loop", "Profile", a.Load.Profile)
+	}
 	return true, "", Said{}
+}
+
+// OpenLoop says whether a load sends at a rate of its own (constant-rate,
+// poisson, a replayed trace) rather than as fast as answers come back:
+// below saturation such a run's throughput is the rate it was offered, so
+// speed and cost per token are not the target's and are not ranked.
+func OpenLoop(l jobs.LoadIdentity) bool {
+	return l.Profile == jobs.LoadConstant || l.Profile == jobs.LoadPoisson || l.Profile == "trace"
 }
 
 // loadDifferences is jobs.LoadIdentity.Differences as Saids.
@@ -293,6 +327,13 @@ func loadDifferences(l, o jobs.LoadIdentity) []Said {
 	}
 	if l.OutputClass != o.OutputClass {
 		out = append(out, say("differs_output", "A", l.OutputClass, "B", o.OutputClass))
+	}
+	in, outLen := l.LengthsDiffer(o)
+	if in {
+		out = append(out, say("differs_mean_input", "A", dec(l.MeanIn, 1), "B", dec(o.MeanIn, 1), "Ratio", trimmed(jobs.LengthRatio)))
+	}
+	if outLen {
+		out = append(out, say("differs_mean_output", "A", dec(l.MeanOut, 1), "B", dec(o.MeanOut, 1), "Ratio", trimmed(jobs.LengthRatio)))
 	}
 	if l.FewShot != o.FewShot {
 		out = append(out, say("differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
@@ -334,18 +375,26 @@ func orNone(key string) string {
 
 // Compare compares a with b on c: only when they are comparable
 // (Comparable), and then by the test the criterion's data allow, at
-// α = 0.05 (stats.Alpha):
+// α = 0.05 (stats.Alpha), on the same figures the lead is taken from, so
+// that the test's difference always has the lead's sign
+// (docs/verdict.md#tests):
 //   - quality: the paired test over the items both scored (McNemar for
-//     0/1 scores, the paired bootstrap for partial credit); without items
-//     in common, a z-test from the runs' 95 % bootstrap intervals;
+//     0/1 scores, the paired permutation test for partial credit), the
+//     margin being the paired mean difference; without items in common, a
+//     z-test from the runs' 95 % bootstrap intervals;
 //   - speed: Welch's t-test on the runs' output tokens/s estimates (batch
-//     means over the steady window, or the between-run spread of
-//     repeats);
-//   - cost: the same estimates on the log scale (cost is price ÷ speed);
-//   - latency: a z-test from the p95s' distribution-free 95 % intervals.
+//     means over the window trimmed at both ends, or the between-run
+//     spread of repeats), each single run's carrying the between-run
+//     floor stats.DriftCV;
+//   - cost: price ÷ speed, tested on ln cost: the price ratio an exact
+//     term, the speed's uncertainty the only random part;
+//   - latency: a z-test on ln p95 with each run's standard error from
+//     its exact order-statistic interval (and the between-run floor), or
+//     Welch's t-test on the repeats' p95s; a p95 over fewer than
+//     stats.MinQuantileN(0.95, 0.95) requests is not tested.
 //
-// A figure without an interval is not tested: the margin is a tie, and
-// says so.
+// A lead the test does not establish says the smallest difference the
+// comparison could have detected (Detectable) and what would detect 5 %.
 func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m := Margin{Criterion: c}
 	va, vb := c.Value(a), c.Value(b)
@@ -359,67 +408,39 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		m.Test, m.Basis, m.BasisSaid = "none", m.Reason, m.ReasonSaid
 		return m
 	}
-	var d stats.Difference
-	var tested bool
+	var t testResult
 	switch c {
 	case Quality:
-		if q, ok := ev.paired(a.RunID, b.RunID); ok {
-			m.Paired = &q
-			d, tested = stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, true
-			m.Basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
-			m.BasisSaid = say("basis_paired", "N", q.N, "Test", q.testSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
-			if q.OnlyA+q.OnlyB > 0 {
-				m.Basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
-				m.BasisSaid = say("basis_paired_left_out", "Basis", m.BasisSaid, "N", q.OnlyA+q.OnlyB)
-			}
-			break
-		}
-		if a.QualityLo != nil && a.QualityHi != nil && b.QualityLo != nil && b.QualityHi != nil {
-			d, tested = stats.ZFromIntervals(m.A, *a.QualityLo, *a.QualityHi, m.B, *b.QualityLo, *b.QualityHi), true
-			m.Basis = fmt.Sprintf("no items in common to pair; z-test from the runs' 95 %% bootstrap intervals ([%.3f, %.3f] and [%.3f, %.3f]): p = %.3g",
-				*a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi, d.P)
-			m.BasisSaid = say("basis_quality_z", "ALo", dec(*a.QualityLo, 3), "AHi", dec(*a.QualityHi, 3), "BLo", dec(*b.QualityLo, 3),
-				"BHi", dec(*b.QualityHi, 3), "P", pval(d.P))
-		}
+		t = m.testQuality(a, b, ev)
 	case Speed:
-		if d, tested = stats.Welch(a.TPS, b.TPS); tested {
-			m.Basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
-				estimateSource(a.TPS, b.TPS), a.TPS.Mean, a.TPS.Lo, a.TPS.Hi, b.TPS.Mean, b.TPS.Lo, b.TPS.Hi, d.P)
-			m.BasisSaid = say("basis_speed", "Source", estimateSaid(a.TPS, b.TPS), "A", dec(a.TPS.Mean, 1), "ALo", dec(a.TPS.Lo, 1), "AHi", dec(a.TPS.Hi, 1),
-				"B", dec(b.TPS.Mean, 1), "BLo", dec(b.TPS.Lo, 1), "BHi", dec(b.TPS.Hi, 1), "P", pval(d.P))
-		}
+		t = m.testSpeed(a, b)
 	case Cost:
-		if d, tested = logWelch(b.TPS, a.TPS); tested {
-			// Cost is price ÷ speed: ln cost_A − ln cost_B = ln(price_A ÷
-			// price_B) − (ln speed_A − ln speed_B), the prices exact.
-			shift := math.Log(m.A/m.B) - d.Diff
-			d.Diff, d.Lo, d.Hi = d.Diff+shift, d.Lo+shift, d.Hi+shift
-			m.Basis = fmt.Sprintf("Welch's t-test on the log of output tokens/s (%s), prices as set: p = %.3g", estimateSource(a.TPS, b.TPS), d.P)
-			m.BasisSaid = say("basis_cost", "Source", estimateSaid(a.TPS, b.TPS), "P", pval(d.P))
-		}
+		t = m.testCost(a, b)
 	case Latency:
-		if a.E2Ep95Lo != nil && a.E2Ep95Hi != nil && b.E2Ep95Lo != nil && b.E2Ep95Hi != nil {
-			d, tested = stats.ZFromIntervals(m.A, *a.E2Ep95Lo, *a.E2Ep95Hi, m.B, *b.E2Ep95Lo, *b.E2Ep95Hi), true
-			m.Basis = fmt.Sprintf("z-test from the p95s' distribution-free 95 %% intervals ([%.0f, %.0f] and [%.0f, %.0f] ms): p = %.3g",
-				*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi, d.P)
-			m.BasisSaid = say("basis_latency", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
-				"BHi", dec(*b.E2Ep95Hi, 0), "P", pval(d.P))
-		}
+		t = m.testLatency(a, b)
 	}
-	if !tested {
+	if !t.ok {
 		m.Tie, m.Test = true, "none"
-		m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
-		m.BasisSaid = say("basis_not_tested")
+		m.Basis, m.BasisSaid = t.basis, t.said
+		if m.Basis == "" {
+			m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
+			m.BasisSaid = say("basis_not_tested")
+		}
 		return m
 	}
+	d := t.d
+	m.Basis, m.BasisSaid = t.basis, t.said
 	m.Test = d.Test
 	m.P, m.Lo, m.Hi = &d.P, &d.Lo, &d.Hi
 	m.Tie = !d.Significant() || m.Better == 0
+	if m.Tie {
+		m.notEstablished(t)
+	}
 	return m
 }
 
 // lead sets which of A and B is better on the criterion and by how much:
-// Abs, Better and Pct (A's advantage relative to B; ±Inf when B is 0).
+// Abs, Better and Pct (A's advantage relative to B; none when B is 0).
 func (m *Margin) lead() {
 	m.Abs = math.Abs(m.A - m.B)
 	adv := m.A - m.B
@@ -432,13 +453,10 @@ func (m *Margin) lead() {
 	case adv < 0:
 		m.Better = -1
 	}
-	switch {
-	case m.B != 0:
-		m.Pct = adv / math.Abs(m.B) * 100
-	case adv > 0:
-		m.Pct = math.Inf(1)
-	case adv < 0:
-		m.Pct = math.Inf(-1)
+	// Against a figure of zero a relative margin has no meaning: the
+	// margin is the absolute difference alone (Relative false).
+	if m.B != 0 {
+		m.Pct, m.Relative = adv/math.Abs(m.B)*100, true
 	}
 }
 
@@ -447,7 +465,7 @@ func estimateSource(a, b stats.Estimate) string {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
 		return fmt.Sprintf("the between-run spread of %d and %d repeats", a.N, b.N)
 	}
-	return fmt.Sprintf("batch means over the steady window (%d and %d batches)", a.N, b.N)
+	return fmt.Sprintf("batch means over the steady window (%d and %d batches) with a %.0f %% between-run floor", a.N, b.N, stats.DriftCV*100)
 }
 
 // estimateSaid is estimateSource as a Said.
@@ -455,19 +473,7 @@ func estimateSaid(a, b stats.Estimate) Said {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
 		return say("estimate_repeats", "A", a.N, "B", b.N)
 	}
-	return say("estimate_batches", "A", a.N, "B", b.N)
-}
-
-// logWelch is Welch's test of ln a − ln b, each estimate's standard error
-// carried to the log scale by the delta method (SE ÷ mean).
-func logWelch(a, b stats.Estimate) (stats.Difference, bool) {
-	if a.Mean <= 0 || b.Mean <= 0 {
-		return stats.Difference{}, false
-	}
-	la, lb := a, b
-	la.Mean, la.SE = math.Log(a.Mean), a.SE/a.Mean
-	lb.Mean, lb.SE = math.Log(b.Mean), b.SE/b.Mean
-	return stats.Welch(la, lb)
+	return say("estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
 }
 
 // Lead is who leads on one criterion: the best candidate, the runner-up
@@ -524,10 +530,15 @@ func ComparableGroup(cs []Candidate, c Criterion) (group []Candidate, rest []Unr
 			best = k
 		}
 	}
+	var keyed []Candidate
 	for _, x := range cs {
 		if groupKey(x, c) == best {
-			group = append(group, x)
+			keyed = append(keyed, x)
 		}
+	}
+	group, apart := keyed, []Candidate(nil)
+	if c != Quality {
+		group, apart = closeInLength(keyed)
 	}
 	for _, x := range cs {
 		if groupKey(x, c) != best {
@@ -535,7 +546,53 @@ func ComparableGroup(cs []Candidate, c Criterion) (group []Candidate, rest []Unr
 			rest = append(rest, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
 		}
 	}
+	for _, x := range apart {
+		for _, g := range group {
+			if ok, why, said := comparable(x, g, c); !ok {
+				rest = append(rest, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
+				break
+			}
+		}
+	}
 	return group, rest
+}
+
+// closeInLength keeps, of candidates under one load key, those whose
+// measured lengths are all within jobs.LengthRatio of each other: around
+// the candidate close to the most others, in order, each one close to
+// every one kept. The others are returned apart.
+func closeInLength(cs []Candidate) (kept, apart []Candidate) {
+	differ := func(a, b Candidate) bool {
+		if a.Load == nil || b.Load == nil {
+			return false
+		}
+		in, out := a.Load.LengthsDiffer(*b.Load)
+		return in || out
+	}
+	anchor, most := 0, -1
+	for i, x := range cs {
+		n := 0
+		for _, y := range cs {
+			if !differ(x, y) {
+				n++
+			}
+		}
+		if n > most {
+			anchor, most = i, n
+		}
+	}
+	for i, x := range cs {
+		ok := i == anchor || !differ(x, cs[anchor])
+		for _, k := range kept {
+			ok = ok && !differ(x, k)
+		}
+		if ok {
+			kept = append(kept, x)
+		} else {
+			apart = append(apart, x)
+		}
+	}
+	return kept, apart
 }
 
 // Leads finds the leader on c among the comparable group of cs

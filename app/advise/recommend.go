@@ -24,8 +24,15 @@ type Candidate struct {
 	E2Ep95    *float64 `json:"e2e_p95_ms"`
 	// E2Ep95Lo and E2Ep95Hi are a distribution-free 95 % interval of the
 	// p95 (nil when not known): the run's own spread.
-	E2Ep95Lo  *float64 `json:"e2e_p95_lo_ms,omitempty"`
-	E2Ep95Hi  *float64 `json:"e2e_p95_hi_ms,omitempty"`
+	E2Ep95Lo *float64 `json:"e2e_p95_lo_ms,omitempty"`
+	E2Ep95Hi *float64 `json:"e2e_p95_hi_ms,omitempty"`
+	// E2EN is how many requests E2Ep95 is over, and E2ECoverage the exact
+	// coverage of E2Ep95Lo–Hi (stats.QuantileInterval); 0 when not kept.
+	E2EN        int     `json:"e2e_p95_requests,omitempty"`
+	E2ECoverage float64 `json:"e2e_p95_coverage,omitempty"`
+	// E2E is the p95 with the spread between repeats (MergeRepeats); nil
+	// for a single run.
+	E2E       *stats.Estimate `json:"e2e_p95_repeats,omitempty"`
 	TokensPS  *float64 `json:"output_tokens_per_s"`
 	CostPer1M *float64 `json:"cost_per_1m_tokens"`
 	GPUMemGiB *float64 `json:"peak_gpu_mem_gib"`
@@ -547,7 +554,7 @@ func (m Margin) PhraseThan(b string) string {
 	if b != "" {
 		than = " than " + b
 	}
-	if !m.Tie {
+	if !m.Tie || !m.Relative {
 		na, unit := formatNumber(m.Criterion, m.A)
 		nb, _ := formatNumber(m.Criterion, m.B)
 		figures = fmt.Sprintf(" (%s vs %s%s)", na, nb, unit)
@@ -578,9 +585,18 @@ func (m Margin) PhraseThan(b string) string {
 	case m.Better == 0:
 		return words[2]
 	case m.Better > 0:
-		return FormatPct(m.Pct) + " " + words[0] + than + figures
+		return m.pctWords() + words[0] + than + figures
 	}
-	return FormatPct(m.Pct) + " " + words[1] + than + figures
+	return m.pctWords() + words[1] + than + figures
+}
+
+// pctWords is the relative margin and a space ("12 % "), or nothing when
+// there is none (B is 0; the figures say the rest).
+func (m Margin) pctWords() string {
+	if !m.Relative {
+		return ""
+	}
+	return FormatPct(m.Pct) + " "
 }
 
 // explain says in words how r compares with the first-ranked candidate
@@ -678,7 +694,7 @@ func explainBelow(r, top Ranked, ranked []Criterion, among []Candidate, ev Evide
 		s += " is " + joinAnd(phrases)
 	}
 	if same {
-		return s + ": effectively a tie with " + topName + "."
+		return s + ": no difference from " + topName + " established."
 	}
 	return s + ": ranked below " + topName + "."
 }

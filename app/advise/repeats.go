@@ -58,9 +58,12 @@ func MergeRepeats(cs []Candidate) []Candidate {
 		m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
 		var e2e stats.Estimate
 		m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })
-		m.E2Ep95Lo, m.E2Ep95Hi = nil, nil
+		// The p95 is tested on the spread between the repeats' p95s
+		// (Welch), never by an order-statistic interval: its Lo–Hi and
+		// request count belong to one run.
+		m.E2Ep95Lo, m.E2Ep95Hi, m.E2EN, m.E2ECoverage, m.E2E = nil, nil, 0, 0, nil
 		if m.E2Ep95 != nil && e2e.OK() {
-			m.E2Ep95Lo, m.E2Ep95Hi = &e2e.Lo, &e2e.Hi
+			m.E2Ep95Lo, m.E2Ep95Hi, m.E2E = &e2e.Lo, &e2e.Hi, &e2e
 		}
 		m.GPUMemGiB, _ = mean(func(c Candidate) *float64 { return c.GPUMemGiB })
 		out = append(out, m)

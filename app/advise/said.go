@@ -140,7 +140,7 @@ func (m Margin) PhraseSaid(b any) Said {
 	}
 	named := b != nil
 	var fig any = ""
-	if !m.Tie {
+	if !m.Tie || !m.Relative {
 		fig = figuresSaid(m.Criterion, m.A, m.B)
 	}
 	var how string
@@ -160,7 +160,13 @@ func (m Margin) PhraseSaid(b any) Said {
 	if named {
 		code += "_than"
 	}
-	args := []any{"Pct", Pct(m.Pct), "Figures", fig}
+	// Against a figure of zero there is no relative margin: the figures
+	// stand for it.
+	var pct any = ""
+	if m.Relative {
+		pct = Pct(m.Pct)
+	}
+	args := []any{"Pct", pct, "Figures", fig}
 	if named {
 		args = append(args, "B", b)
 	}

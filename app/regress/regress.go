@@ -155,9 +155,12 @@ func candidate(r store.RunFigures) advise.Candidate {
 	}
 	if p95 := s.E2E.P95; p95 > 0 && !math.IsInf(p95, 0) && !math.IsNaN(p95) {
 		c.E2Ep95 = &p95
+		if r.Stat != nil {
+			c.E2EN = r.Stat.OK
+		}
 		if r.Stat != nil && r.Stat.E2EP95 != nil {
 			lo, hi := r.Stat.E2EP95.Lo, r.Stat.E2EP95.Hi
-			c.E2Ep95Lo, c.E2Ep95Hi = &lo, &hi
+			c.E2Ep95Lo, c.E2Ep95Hi, c.E2ECoverage = &lo, &hi, r.Stat.E2EP95.Coverage
 		}
 	}
 	return c

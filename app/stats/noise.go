@@ -331,3 +331,89 @@ func betaFraction(a, b, x float64) float64 {
 	}
 	return h
 }
+
+// DriftCV is the between-run coefficient of variation every single run's
+// speed and latency estimate carries on top of its within-run interval
+// when its target was not repeated (docs/concepts.md#drift): batch means
+// and order statistics see only the noise inside one run, while two runs
+// of one deployment one after another differ by more (a GPU's clocks and
+// temperature, the runtime's caches, neighbours on the host). The
+// design follows the two-level model of repeated measurements (Montgomery,
+// Design and Analysis of Experiments, ch. 13, random effects): a run's
+// figure is the deployment's true figure plus a run effect plus the
+// within-run noise, so a difference between two single runs has the
+// variance of both. Where a target is repeated in a benchmark its test
+// takes the measured spread between its repeats instead (MeanInterval);
+// where it is not, the run effect's size cannot be seen from one run, and
+// this floor stands for it: 3 %, the drift make bench-verdict injects
+// between runs, at which its A/A pairs stay at α.
+const DriftCV = 0.03
+
+// WithDrift is e with a between-run component of relative size cv added
+// to its variance: SE² + (cv·Mean)², the added part taken as known (its
+// degrees of freedom infinite), so the Welch–Satterthwaite degrees of
+// freedom become (SE² + f²)² ÷ (SE⁴ ÷ DF). An estimate from repeats
+// already holds the between-run variance and is returned as it is.
+func (e Estimate) WithDrift(cv float64) Estimate {
+	if e.Repeats || !e.OK() || cv <= 0 {
+		return e
+	}
+	f := cv * e.Mean
+	v := e.SE*e.SE + f*f
+	if e.SE > 0 {
+		e.DF = v * v / (e.SE * e.SE * e.SE * e.SE / e.DF)
+	} else {
+		e.DF = math.Inf(1)
+	}
+	e.SE = math.Sqrt(v)
+	h := StudentTQuantile(0.975, min(e.DF, 1e9)) * e.SE
+	e.Lo, e.Hi = e.Mean-h, e.Mean+h
+	return e
+}
+
+// LogRatioTest tests ln a − ln b for two positive figures known by the
+// standard errors of their logarithms (seA, seB), with a z-test: the
+// difference, its 95 % interval (on the log scale) and the two-sided p.
+// test names it.
+func LogRatioTest(a, seA, b, seB float64, test string) (Difference, bool) {
+	if !(a > 0 && b > 0) || math.IsNaN(seA) || math.IsNaN(seB) || math.IsInf(seA, 0) || math.IsInf(seB, 0) {
+		return Difference{}, false
+	}
+	d := Difference{Diff: math.Log(a) - math.Log(b), Test: test, DF: math.Inf(1)}
+	se := math.Hypot(seA, seB)
+	if se == 0 {
+		d.Lo, d.Hi, d.P = d.Diff, d.Diff, 0
+		if d.Diff == 0 {
+			d.P = 1
+		}
+		return d, true
+	}
+	d.P = math.Erfc(math.Abs(d.Diff/se) / math.Sqrt2)
+	d.Lo, d.Hi = d.Diff-1.959964*se, d.Diff+1.959964*se
+	return d, true
+}
+
+// LogSEFromInterval is the standard error of ln x that a confidence
+// interval [lo, hi] of exact coverage cov implies on the log scale:
+// (ln hi − ln lo) ÷ (2·z), z the normal quantile at (1 + cov) ÷ 2.
+func LogSEFromInterval(lo, hi, cov float64) float64 {
+	if !(lo > 0 && hi >= lo && cov > 0 && cov < 1) {
+		return math.NaN()
+	}
+	z := math.Sqrt2 * math.Erfinv(cov)
+	return (math.Log(hi) - math.Log(lo)) / (2 * z)
+}
+
+// Detectable is the smallest true difference a two-sided test at Alpha
+// with standard error se (and df degrees of freedom; +Inf for a z-test)
+// finds with 80 % power: (t(1 − α/2) + t(0.8))·se (Cohen's approximation,
+// the one power calculators such as G*Power use for t-tests).
+func Detectable(se, df float64) float64 {
+	if math.IsNaN(se) || se <= 0 {
+		return math.NaN()
+	}
+	if math.IsInf(df, 1) || df > 1e6 {
+		return (1.959964 + 0.841621) * se
+	}
+	return (StudentTQuantile(1-Alpha/2, df) + StudentTQuantile(0.8, df)) * se
+}

@@ -109,18 +109,18 @@ func TestComparePaired(t *testing.T) {
 	if q := ComparePaired(a, a, 1); q.Significant() || q.P != 1 || q.Mean != 0 {
 		t.Fatalf("%+v", q)
 	}
-	// Partial credit: the bootstrap's p; a large shift is significant, a
-	// tiny one is not.
+	// Partial credit: the paired permutation test's p; a large shift is
+	// significant, a tiny one is not.
 	x, y, z := make([]float64, 50), make([]float64, 50), make([]float64, 50)
 	for i := range x {
 		x[i] = 0.2 + 0.6*float64(i%5)/4
 		y[i] = x[i] + 0.3
 		z[i] = x[i] + 0.01*float64(i%3-1)
 	}
-	if q := ComparePaired(y, x, 3); q.Test != "paired-bootstrap" || !q.Significant() || q.P > 0.01 {
+	if q := ComparePaired(y, x, 3); q.Test != "paired-permutation" || !q.Significant() || q.P > 0.01 {
 		t.Fatalf("%+v", q)
 	}
-	if q := ComparePaired(z, x, 3); q.Test != "paired-bootstrap" || q.Significant() {
+	if q := ComparePaired(z, x, 3); q.Test != "paired-permutation" || q.Significant() {
 		t.Fatalf("%+v", q)
 	}
 	if q := ComparePaired(nil, nil, 3); q.N != 0 || q.Significant() {

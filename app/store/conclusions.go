@@ -213,22 +213,23 @@ func (q *Queries) RunStats(ctx context.Context, runIDs []int64) (map[int64]RunSt
 	rows, _ := q.db.Query(ctx, `SELECT s.run_id, s.load_identity, s.ok, s.batches,
 			s.tps, s.tps_se, s.tps_df, s.rps, s.rps_se, s.rps_df, s.goodput, s.goodput_se, s.goodput_df,
 			s.e2e_p95, s.e2e_p95_lo, s.e2e_p95_hi, s.ttft_p95, s.ttft_p95_lo, s.ttft_p95_hi,
-			s.output_tokens_p50, s.output_tokens_p90, s.output_tokens_max
+			coalesce(s.e2e_p95_coverage, 0), coalesce(s.ttft_p95_coverage, 0), s.output_tokens_p50, s.output_tokens_p90, s.output_tokens_max
 		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
 		WHERE s.run_id = ANY(@ids)`, pgx.NamedArgs{"ids": runIDs})
 	out := map[int64]RunStat{}
 	var s RunStat
 	var load []byte
 	var tps, tpsSE, tpsDF, rps, rpsSE, rpsDF, gp, gpSE, gpDF, e2e, e2eLo, e2eHi, ttft, ttftLo, ttftHi *float64
+	var e2eCov, ttftCov float64
 	_, err := pgx.ForEachRow(rows, []any{&s.RunID, &load, &s.OK, &s.Batches, &tps, &tpsSE, &tpsDF, &rps, &rpsSE, &rpsDF,
-		&gp, &gpSE, &gpDF, &e2e, &e2eLo, &e2eHi, &ttft, &ttftLo, &ttftHi,
+		&gp, &gpSE, &gpDF, &e2e, &e2eLo, &e2eHi, &ttft, &ttftLo, &ttftHi, &e2eCov, &ttftCov,
 		&s.OutputTokens.P50, &s.OutputTokens.P90, &s.OutputTokens.Max}, func() error {
 		if err := json.Unmarshal(load, &s.Load); err != nil {
 			return err
 		}
 		s.TPS, s.RPS = estimate(tps, tpsSE, tpsDF, s.Batches), estimate(rps, rpsSE, rpsDF, s.Batches)
 		s.Goodput, s.HasGoodput = estimate(gp, gpSE, gpDF, s.Batches), gp != nil
-		s.E2EP95, s.TTFTP95 = quantile(e2e, e2eLo, e2eHi, s.OK), quantile(ttft, ttftLo, ttftHi, s.OK)
+		s.E2EP95, s.TTFTP95 = quantile(e2e, e2eLo, e2eHi, e2eCov, s.OK), quantile(ttft, ttftLo, ttftHi, ttftCov, s.OK)
 		out[s.RunID] = s
 		s = RunStat{}
 		return nil
@@ -249,11 +250,11 @@ func estimate(mean, se, df *float64, n int) stats.Estimate {
 	return e
 }
 
-func quantile(v, lo, hi *float64, n int) *QuantileInterval {
+func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {
 	if v == nil || lo == nil || hi == nil {
 		return nil
 	}
-	return &QuantileInterval{N: n, P95: *v, Lo: *lo, Hi: *hi}
+	return &QuantileInterval{N: n, P95: *v, Lo: *lo, Hi: *hi, Coverage: coverage}
 }
 
 // ComputeRunStats reads a finished run's results once and keeps its
@@ -295,15 +296,17 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 	f.fill(row, m.Load.Profile != "sweep")
 	_, err = s.db.Exec(ctx, `INSERT INTO run_stats (run_id, attempt, load_key, load_identity, ok, batches,
 			tps, tps_se, tps_df, rps, rps_se, rps_df, goodput, goodput_se, goodput_df,
-			e2e_p95, e2e_p95_lo, e2e_p95_hi, ttft_p95, ttft_p95_lo, ttft_p95_hi, output_tokens_p50, output_tokens_p90, output_tokens_max)
+			e2e_p95, e2e_p95_lo, e2e_p95_hi, e2e_p95_coverage, ttft_p95, ttft_p95_lo, ttft_p95_hi, ttft_p95_coverage,
+			output_tokens_p50, output_tokens_p90, output_tokens_max)
 		VALUES (@run, @attempt, @key, @load, @ok, coalesce(@batches::int, 0), @tps, @tps_se, @tps_df, @rps, @rps_se, @rps_df,
-			@goodput, @goodput_se, @goodput_df, @e2e, @e2e_lo, @e2e_hi, @ttft, @ttft_lo, @ttft_hi, @out_p50, @out_p90, @out_max)
+			@goodput, @goodput_se, @goodput_df, @e2e, @e2e_lo, @e2e_hi, @e2e_cov, @ttft, @ttft_lo, @ttft_hi, @ttft_cov, @out_p50, @out_p90, @out_max)
 		ON CONFLICT (run_id) DO UPDATE SET attempt = EXCLUDED.attempt, load_key = EXCLUDED.load_key, load_identity = EXCLUDED.load_identity,
 			ok = EXCLUDED.ok, batches = EXCLUDED.batches, tps = EXCLUDED.tps, tps_se = EXCLUDED.tps_se, tps_df = EXCLUDED.tps_df,
 			rps = EXCLUDED.rps, rps_se = EXCLUDED.rps_se, rps_df = EXCLUDED.rps_df, goodput = EXCLUDED.goodput,
 			goodput_se = EXCLUDED.goodput_se, goodput_df = EXCLUDED.goodput_df, e2e_p95 = EXCLUDED.e2e_p95,
-			e2e_p95_lo = EXCLUDED.e2e_p95_lo, e2e_p95_hi = EXCLUDED.e2e_p95_hi, ttft_p95 = EXCLUDED.ttft_p95,
-			ttft_p95_lo = EXCLUDED.ttft_p95_lo, ttft_p95_hi = EXCLUDED.ttft_p95_hi, output_tokens_p50 = EXCLUDED.output_tokens_p50,
+			e2e_p95_lo = EXCLUDED.e2e_p95_lo, e2e_p95_hi = EXCLUDED.e2e_p95_hi, e2e_p95_coverage = EXCLUDED.e2e_p95_coverage,
+			ttft_p95 = EXCLUDED.ttft_p95, ttft_p95_lo = EXCLUDED.ttft_p95_lo, ttft_p95_hi = EXCLUDED.ttft_p95_hi,
+			ttft_p95_coverage = EXCLUDED.ttft_p95_coverage, output_tokens_p50 = EXCLUDED.output_tokens_p50,
 			output_tokens_p90 = EXCLUDED.output_tokens_p90, output_tokens_max = EXCLUDED.output_tokens_max, computed_at = now()`, row)
 	return mapErr(err, "save run stats")
 }
@@ -337,8 +340,8 @@ func (s *Store) statsResults(ctx context.Context, runID int64, slo jobs.SLO) ([]
 
 // statsFigures are a run's results as its statistics take them: events
 // (completions, tokens and requests meeting the SLOs, at the time each
-// finished) over the window start–end, and the successful requests'
-// latencies and lengths.
+// finished) over the window start–end (the first send to the last send),
+// and the successful requests' latencies and lengths.
 type statsFigures struct {
 	tokens, reqs, good []stats.Event
 	start, end         float64
@@ -350,9 +353,10 @@ type statsFigures struct {
 func collectStatsFigures(rs []statsResult) statsFigures {
 	f := statsFigures{start: math.Inf(1), end: math.Inf(-1)}
 	var sumIn, sumOut float64
+	lastDone := math.Inf(-1)
 	for _, r := range rs {
 		done := r.sent + r.e2e/1000
-		f.start, f.end = min(f.start, r.sent), max(f.end, done)
+		f.start, f.end, lastDone = min(f.start, r.sent), max(f.end, r.sent), max(lastDone, done)
 		f.reqs = append(f.reqs, stats.Event{T: done, Amount: 1})
 		if !r.ok {
 			continue
@@ -371,6 +375,14 @@ func collectStatsFigures(rs []statsResult) statsFigures {
 	}
 	if n := float64(len(f.outs)); n > 0 {
 		f.meanIn, f.meanOut = sumIn/n, sumOut/n
+	}
+	// The window ends at the last request sent: from there on fewer and
+	// fewer requests are in flight (a closed loop drains, an open one has
+	// stopped offering), and a straggler finishing last would stretch the
+	// window over near-empty batches. When every request was sent at once
+	// there is no steady stretch to cut; the window is the whole run.
+	if !(f.end > f.start) {
+		f.end = lastDone
 	}
 	return f
 }
@@ -397,23 +409,26 @@ func (f statsFigures) fill(row pgx.NamedArgs, withRates bool) {
 		row["out_p50"], row["out_p90"], row["out_max"] = stats.Percentile(outs, 0.5), stats.Percentile(outs, 0.9), outs[len(outs)-1]
 	}
 	for _, k := range []string{"tps", "tps_se", "tps_df", "rps", "rps_se", "rps_df", "goodput", "goodput_se", "goodput_df", "batches",
-		"e2e", "e2e_lo", "e2e_hi", "ttft", "ttft_lo", "ttft_hi", "out_p50", "out_p90", "out_max"} {
+		"e2e", "e2e_lo", "e2e_hi", "e2e_cov", "ttft", "ttft_lo", "ttft_hi", "ttft_cov", "out_p50", "out_p90", "out_max"} {
 		if _, ok := row[k]; !ok {
 			row[k] = nil
 		}
 	}
 }
 
-// setQuantile sets p95, its lower and upper bound of xs under name: the
-// distribution-free interval (QuantileInterval's definition: the quantiles
-// at 0.95 ± 1.96·√(0.95·0.05/n), by numpy's linear interpolation).
+// setQuantile sets p95, its lower and upper bound and their coverage of
+// xs under name: the exact binomial order-statistic interval
+// (stats.QuantileInterval at 95 %); a p95 over too few values for one
+// (fewer than stats.MinQuantileN) has no bounds and is not tested.
 func setQuantile(row pgx.NamedArgs, name string, xs []float64) {
 	if len(xs) == 0 {
 		return
 	}
 	sort.Float64s(xs)
-	h := 1.96 * math.Sqrt(0.0475/float64(len(xs)))
-	row[name], row[name+"_lo"], row[name+"_hi"] = stats.Percentile(xs, 0.95), stats.Percentile(xs, max(0, 0.95-h)), stats.Percentile(xs, min(1, 0.95+h))
+	row[name] = stats.Percentile(xs, 0.95)
+	if ci, ok := stats.QuantileInterval(xs, 0.95, 0.95); ok {
+		row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = ci.Lo, ci.Hi, ci.Coverage
+	}
 }
 
 // isForeignKeyViolation says whether err is PostgreSQL's foreign key

@@ -250,7 +250,8 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 // PreviousTargetRun returns the completed run of the same target (model,
 // runtime, hardware profile) on the same dataset, measured under the same
 // load identity (run_stats.load_key of both runs' current attempts), that
-// finished last before run id did, among the benchmarks the run's owner
+// finished last before run id did in another benchmark (repeats of one
+// benchmark are never set against each other), among the benchmarks the run's owner
 // may read (deleted benchmarks and judges' runs left out). ok is false
 // when there is none, or when run id is not completed or its figures are
 // not kept yet.
@@ -259,6 +260,9 @@ func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev RunF
 		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
 		JOIN benchmarks cb ON cb.id = cur.benchmark_id
 		WHERE r.state = 'completed' AND r.summary IS NOT NULL AND r.id <> cur.id
+			-- Repeats of one benchmark are one measurement, merged by its
+			-- conclusions, never regressions of each other.
+			AND r.benchmark_id <> cur.benchmark_id
 			AND r.model_id = cur.model_id AND r.runtime = cur.runtime AND r.hardware_profile = cur.hardware_profile
 			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
 			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')

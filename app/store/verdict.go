@@ -8,13 +8,15 @@ import (
 )
 
 // QuantileInterval is a run's p95 latency (ms) over its successful
-// requests with a distribution-free 95 % interval: the quantiles at
-// 0.95 ± 1.96·√(0.95·0.05/n), the order statistics a binomial count of
-// values below the true p95 lands between 95 % of the time (kept in
-// run_stats by ComputeRunStats).
+// requests with a distribution-free interval of at least 95 % coverage:
+// the exact binomial order statistics (stats.QuantileInterval), Coverage
+// their exact coverage (0 for intervals kept before, the normal
+// approximation's, read as 95 %). Kept in run_stats by ComputeRunStats;
+// nil when the run had too few requests for one.
 type QuantileInterval struct {
 	N           int
 	P95, Lo, Hi float64
+	Coverage    float64
 }
 
 // Scoring is how a benchmark's runs are scored: the scorer its manifest

@@ -29,9 +29,12 @@ func Candidates(runs []store.RunFigures) []advise.Candidate {
 		if st := r.Stat; st != nil {
 			load := st.Load
 			cand.Load, cand.TPS = &load, st.TPS
+			if cand.E2Ep95 != nil {
+				cand.E2EN = st.OK
+			}
 			if q := st.E2EP95; q != nil && cand.E2Ep95 != nil {
 				lo, hi := q.Lo, q.Hi
-				cand.E2Ep95Lo, cand.E2Ep95Hi = &lo, &hi
+				cand.E2Ep95Lo, cand.E2Ep95Hi, cand.E2ECoverage = &lo, &hi, q.Coverage
 			}
 		}
 		cands = append(cands, cand)

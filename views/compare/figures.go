@@ -362,7 +362,13 @@ var criterionKeys = map[advise.Criterion]string{advise.Quality: "compare.crit_qu
 // else the difference, the test and whether it is significant.
 func ClaimText(ctx context.Context, m advise.Margin) string {
 	name := i18n.T(ctx, criterionKeys[m.Criterion])
-	pct := func() string { return said.DecimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) }
+	pct := func() string {
+		if !m.Relative {
+			// No relative margin against zero: the absolute difference.
+			return said.DecimalSign(ctx, fmt.Sprintf("Δ %+.3g", m.A-m.B))
+		}
+		return said.DecimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) + " %"
+	}
 	switch {
 	case !m.Measured:
 		return i18n.T(ctx, "compare.claim_not_measured", "Name", name)
@@ -371,7 +377,11 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 	case m.P == nil:
 		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", said.WordOr(ctx, m.BasisSaid, m.Basis))
 	case m.Tie:
-		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P))
+		detect := ""
+		if m.Detectable != nil {
+			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, advise.FormatPct(*m.Detectable)))
+		}
+		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P), "Detect", detect)
 	}
 	return i18n.T(ctx, "compare.claim_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P))
 }

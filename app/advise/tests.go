@@ -1,0 +1,299 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ruckus/ruckus/app/stats"
+)
+
+// Need is what would detect a 5 % difference where a comparison could
+// not: so many requests in each run, so many repeats of each target, or
+// so many items scored by both runs (one of them set).
+type Need struct {
+	Requests int `json:"requests,omitempty"`
+	Repeats  int `json:"repeats,omitempty"`
+	Items    int `json:"items,omitempty"`
+}
+
+// testResult is a criterion's test of A against B: the difference with
+// its p, the basis in words, and the power figures a lead that is not
+// established reports.
+type testResult struct {
+	d     stats.Difference
+	ok    bool
+	basis string
+	said  Said
+	// detectable is the smallest difference the test finds with 80 %
+	// power, in per cent of B (NaN when unknown); need what would find
+	// 5 %.
+	detectable float64
+	need       *Need
+}
+
+// powerZ is z(1 − α/2) + z(0.8): the multiple of a standard error a
+// difference must reach to be found with 80 % power at α = 0.05.
+const powerZ = 1.959964 + 0.841621
+
+// testQuality is the paired test of the items both runs scored, or a
+// z-test from the runs' intervals when they share none. The margin is
+// taken from the paired difference (the items the test uses), so the
+// lead and the test cannot disagree.
+func (m *Margin) testQuality(a, b Candidate, ev Evidence) testResult {
+	if q, ok := ev.paired(a.RunID, b.RunID); ok {
+		m.Paired = &q
+		m.setLead(q.Mean)
+		t := testResult{d: stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, ok: true, detectable: math.NaN()}
+		t.basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
+		t.said = say("basis_paired", "N", q.N, "Test", q.testSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
+		if q.OnlyA+q.OnlyB > 0 {
+			t.basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
+			t.said = say("basis_paired_left_out", "Basis", t.said, "N", q.OnlyA+q.OnlyB)
+		}
+		if se := (q.Hi - q.Lo) / (2 * 1.959964); se > 0 && m.B != 0 {
+			t.detectable = powerZ * se / math.Abs(m.B) * 100
+			t.need = &Need{Items: needScale(q.N, t.detectable)}
+		}
+		return t
+	}
+	if a.QualityLo == nil || a.QualityHi == nil || b.QualityLo == nil || b.QualityHi == nil {
+		return testResult{}
+	}
+	t := testResult{d: stats.ZFromIntervals(m.A, *a.QualityLo, *a.QualityHi, m.B, *b.QualityLo, *b.QualityHi), ok: true, detectable: math.NaN()}
+	t.basis = fmt.Sprintf("no items in common to pair; z-test from the runs' 95 %% bootstrap intervals ([%.3f, %.3f] and [%.3f, %.3f]): p = %.3g",
+		*a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi, t.d.P)
+	t.said = say("basis_quality_z", "ALo", dec(*a.QualityLo, 3), "AHi", dec(*a.QualityHi, 3), "BLo", dec(*b.QualityLo, 3),
+		"BHi", dec(*b.QualityHi, 3), "P", pval(t.d.P))
+	if se := (t.d.Hi - t.d.Lo) / (2 * 1.959964); se > 0 && m.B != 0 {
+		t.detectable = powerZ * se / math.Abs(m.B) * 100
+	}
+	return t
+}
+
+// setLead sets the margin's lead from a difference A − B of a figure
+// where more is better (the paired mean difference of quality).
+func (m *Margin) setLead(diff float64) {
+	m.Abs, m.Better, m.Pct, m.Relative = math.Abs(diff), 0, 0, false
+	switch {
+	case diff > 0:
+		m.Better = 1
+	case diff < 0:
+		m.Better = -1
+	}
+	if m.B != 0 {
+		m.Pct, m.Relative = diff/math.Abs(m.B)*100, true
+	}
+}
+
+// testSpeed is Welch's t-test on the two runs' output tokens/s estimates,
+// each single run's with the between-run floor.
+func (m *Margin) testSpeed(a, b Candidate) testResult {
+	ea, eb := a.TPS.WithDrift(stats.DriftCV), b.TPS.WithDrift(stats.DriftCV)
+	d, ok := stats.Welch(ea, eb)
+	if !ok {
+		return testResult{}
+	}
+	t := testResult{d: d, ok: true}
+	t.basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
+		estimateSource(ea, eb), ea.Mean, ea.Lo, ea.Hi, eb.Mean, eb.Lo, eb.Hi, d.P)
+	t.said = say("basis_speed", "Source", estimateSaid(ea, eb), "A", dec(ea.Mean, 1), "ALo", dec(ea.Lo, 1), "AHi", dec(ea.Hi, 1),
+		"B", dec(eb.Mean, 1), "BLo", dec(eb.Lo, 1), "BHi", dec(eb.Hi, 1), "P", pval(d.P))
+	se := math.Hypot(ea.SE, eb.SE)
+	t.detectable = stats.Detectable(se, d.DF) / eb.Mean * 100
+	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	return t
+}
+
+// testCost tests ln cost_A − ln cost_B. Cost is price ÷ speed, so the
+// difference is ln(price_A ÷ price_B) − (ln speed_A − ln speed_B): the
+// price ratio is exact and only the speeds are uncertain, their standard
+// errors carried to the log scale by the delta method (SE ÷ mean). Equal
+// prices reduce it to the speed test on the log scale; a 4× price at
+// equal speed is a certain difference.
+func (m *Margin) testCost(a, b Candidate) testResult {
+	ea, eb := a.TPS.WithDrift(stats.DriftCV), b.TPS.WithDrift(stats.DriftCV)
+	if !ea.OK() || !eb.OK() || !(ea.Mean > 0 && eb.Mean > 0 && m.A > 0 && m.B > 0) {
+		return testResult{}
+	}
+	la, lb := ea.SE/ea.Mean, eb.SE/eb.Mean
+	v := la*la + lb*lb
+	d := stats.Difference{Diff: math.Log(m.A) - math.Log(m.B), Test: "t-log-cost", DF: math.Inf(1)}
+	if v > 0 {
+		d.DF = v * v / (la*la*la*la/ea.DF + lb*lb*lb*lb/eb.DF)
+	}
+	se := math.Sqrt(v)
+	switch {
+	case se > 0:
+		d.P = stats.StudentTTwoSided(d.Diff/se, d.DF)
+	case d.Diff == 0:
+		d.P = 1
+	}
+	h := stats.StudentTQuantile(0.975, min(d.DF, 1e9)) * se
+	d.Lo, d.Hi = d.Diff-h, d.Diff+h
+	ratio := m.A / m.B * ea.Mean / eb.Mean
+	t := testResult{d: d, ok: true}
+	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb), d.P)
+	t.said = say("basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb), "P", pval(d.P))
+	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
+	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	return t
+}
+
+// testLatency tests the p95s: Welch's t-test on the p95s of the repeats
+// where both targets were repeated, else a z-test on ln p95 whose
+// standard errors come from each run's exact order-statistic interval
+// with the between-run floor added. A p95 over fewer requests than its
+// interval needs is shown and not tested.
+func (m *Margin) testLatency(a, b Candidate) testResult {
+	if a.E2E != nil || b.E2E != nil {
+		return m.testLatencyRepeats(a, b)
+	}
+	minN := stats.MinQuantileN(0.95, 0.95)
+	if few := min(nonZero(a.E2EN), nonZero(b.E2EN)); few < minN {
+		return testResult{basis: fmt.Sprintf("not tested: too few requests to test a p95 (%d; its 95 %% interval needs at least %d)", few, minN),
+			said: say("basis_latency_few", "N", few, "Min", minN)}
+	}
+	sa, sb := p95LogSE(a), p95LogSE(b)
+	d, ok := stats.LogRatioTest(m.A, sa, m.B, sb, "z-log-order-statistics")
+	if !ok {
+		return testResult{}
+	}
+	t := testResult{d: d, ok: true}
+	t.basis = fmt.Sprintf("z-test on ln p95 from exact order-statistic intervals ([%.0f, %.0f] and [%.0f, %.0f] ms) and a %.0f %% between-run floor: p = %.3g",
+		*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi, stats.DriftCV*100, d.P)
+	t.said = say("basis_latency_os", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
+		"BHi", dec(*b.E2Ep95Hi, 0), "Floor", dec(stats.DriftCV*100, 0), "P", pval(d.P))
+	t.detectable = math.Expm1(stats.Detectable(math.Hypot(sa, sb), math.Inf(1))) * 100
+	t.need = needForLog(sa*sa-stats.DriftCV*stats.DriftCV, sb*sb-stats.DriftCV*stats.DriftCV, min(a.E2EN, b.E2EN))
+	return t
+}
+
+// p95LogSE is the standard error of ln p95 of a single run: from its
+// exact order-statistic interval, with the between-run floor added (NaN
+// when the run has no interval).
+func p95LogSE(c Candidate) float64 {
+	if c.E2Ep95Lo == nil || c.E2Ep95Hi == nil {
+		return math.NaN()
+	}
+	return math.Hypot(stats.LogSEFromInterval(*c.E2Ep95Lo, *c.E2Ep95Hi, coverage(c)), stats.DriftCV)
+}
+
+// testLatencyRepeats is Welch's t-test on the p95s of repeats; a target
+// run once enters with its single run's standard error (p95LogSE carried
+// back to milliseconds) as if known.
+func (m *Margin) testLatencyRepeats(a, b Candidate) testResult {
+	est := func(c Candidate) (stats.Estimate, bool) {
+		if c.E2E != nil {
+			return *c.E2E, c.E2E.OK()
+		}
+		se := p95LogSE(c) * *c.E2Ep95
+		if c.E2EN < stats.MinQuantileN(0.95, 0.95) || math.IsNaN(se) {
+			return stats.Estimate{}, false
+		}
+		return stats.Estimate{Mean: *c.E2Ep95, SE: se, DF: 1e6, N: 1}, true
+	}
+	ea, okA := est(a)
+	eb, okB := est(b)
+	if !okA || !okB {
+		return testResult{}
+	}
+	d, ok := stats.Welch(ea, eb)
+	if !ok {
+		return testResult{}
+	}
+	t := testResult{d: d, ok: true}
+	t.basis = fmt.Sprintf("Welch's t-test on the p95s of %d and %d repeats: p = %.3g", ea.N, eb.N, d.P)
+	t.said = say("basis_latency_repeats", "A", ea.N, "B", eb.N, "P", pval(d.P))
+	t.detectable = stats.Detectable(math.Hypot(ea.SE, eb.SE), d.DF) / m.B * 100
+	t.need = &Need{Repeats: needScale(min(ea.N, eb.N), t.detectable)}
+	return t
+}
+
+// coverage is the exact coverage of a candidate's p95 interval; intervals
+// kept before exact order statistics are taken as 95 %.
+func coverage(c Candidate) float64 {
+	if c.E2ECoverage > 0 && c.E2ECoverage < 1 {
+		return c.E2ECoverage
+	}
+	return 0.95
+}
+
+// nonZero is n, or a large number when n is 0 (a count not kept, as in
+// figures kept before it was).
+func nonZero(n int) int {
+	if n == 0 {
+		return math.MaxInt32
+	}
+	return n
+}
+
+// needScale is how many observations (items, repeats) in place of n
+// would bring a detectable difference of detectable per cent down to 5 %:
+// a standard error falls with √n.
+func needScale(n int, detectable float64) int {
+	if n <= 0 || math.IsNaN(detectable) || detectable <= 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(n) * math.Pow(detectable/5, 2)))
+}
+
+// needFor is what would detect 5 % between two speed estimates: more
+// repeats where they are repeats or where the between-run floor alone
+// keeps 5 % out of reach, else more requests per run (n is the requests
+// each run measured, 0 when not known).
+func needFor(a, b stats.Estimate, detectable float64, n int) *Need {
+	if a.Repeats && b.Repeats {
+		return &Need{Repeats: needScale(min(a.N, b.N), detectable)}
+	}
+	rel := func(e stats.Estimate) float64 {
+		if !e.OK() || e.Mean <= 0 {
+			return math.NaN()
+		}
+		return (e.SE / e.Mean) * (e.SE / e.Mean)
+	}
+	return needForLog(rel(a), rel(b), n)
+}
+
+// needForLog is needFor on relative variances within a run (va, vb: the
+// squared relative standard errors without the between-run floor).
+func needForLog(va, vb float64, n int) *Need {
+	if math.IsNaN(va) || math.IsNaN(vb) {
+		return nil
+	}
+	target := 0.05 / powerZ // the standard error of a difference that finds 5 %
+	floor := 2 * stats.DriftCV * stats.DriftCV
+	within := max(va, 0) + max(vb, 0)
+	if floor >= target*target || n <= 0 {
+		// Only repeats shrink the between-run part: k repeats of each
+		// divide the whole variance by k.
+		return &Need{Repeats: int(math.Ceil((within + floor) / (target * target)))}
+	}
+	f := within / (target*target - floor)
+	return &Need{Requests: int(math.Ceil(max(f, 1) * float64(n)))}
+}
+
+// notEstablished words a lead the test did not establish: the smallest
+// difference this comparison could have detected and what would detect
+// 5 %, never "a tie" (docs/verdict.md#not-established).
+func (m *Margin) notEstablished(t testResult) {
+	if m.Better == 0 || math.IsNaN(t.detectable) || math.IsInf(t.detectable, 0) || t.detectable <= 0 {
+		return
+	}
+	det := t.detectable
+	m.Detectable, m.ToDetect5 = &det, t.need
+	m.Basis += fmt.Sprintf("; not established: the smallest difference this comparison could detect is %s (80 %% power at α = 0.05)", FormatPct(det))
+	m.BasisSaid = say("basis_not_established", "Basis", m.BasisSaid, "Pct", Pct(det))
+	if n := t.need; n != nil {
+		switch {
+		case n.Repeats > 0:
+			m.Basis += fmt.Sprintf("; about %d repeats of each target would detect 5 %%", n.Repeats)
+			m.BasisSaid = say("basis_need_repeats", "Basis", m.BasisSaid, "N", n.Repeats)
+		case n.Requests > 0:
+			m.Basis += fmt.Sprintf("; about %d requests a run would detect 5 %%", n.Requests)
+			m.BasisSaid = say("basis_need_requests", "Basis", m.BasisSaid, "N", n.Requests)
+		case n.Items > 0:
+			m.Basis += fmt.Sprintf("; about %d items scored by both would detect 5 %%", n.Items)
+			m.BasisSaid = say("basis_need_items", "Basis", m.BasisSaid, "N", n.Items)
+		}
+	}
+}
