@@ -10,10 +10,10 @@ import (
 
 // LoadIdentity is what a run's speed and latency are comparable under.
 type LoadIdentity struct {
-	Profile     string `json:"profile"`
-	Params      string `json:"params"`
-	Sampling    string `json:"sampling"`
-	DatasetID   int64  `json:"dataset_id"`
+	Profile   string `json:"profile"`
+	Params    string `json:"params"`
+	Sampling  string `json:"sampling"`
+	DatasetID int64  `json:"dataset_id"`
 	// InputClass and OutputClass are the length classes identities kept
 	// before measured lengths replaced them ("" in newer ones).
 	InputClass  string `json:"input_tokens"`

@@ -33,9 +33,9 @@ type Candidate struct {
 	// E2E is the p95 with the spread between repeats (MergeRepeats); nil
 	// for a single run.
 	E2E       *stats.Estimate `json:"e2e_p95_repeats,omitempty"`
-	TokensPS  *float64 `json:"output_tokens_per_s"`
-	CostPer1M *float64 `json:"cost_per_1m_tokens"`
-	GPUMemGiB *float64 `json:"peak_gpu_mem_gib"`
+	TokensPS  *float64        `json:"output_tokens_per_s"`
+	CostPer1M *float64        `json:"cost_per_1m_tokens"`
+	GPUMemGiB *float64        `json:"peak_gpu_mem_gib"`
 	// ScorerKey is the scorer identity Quality was measured under ("" when
 	// unscored); Load the load identity of the speed, latency and cost
 	// figures (nil when none was kept). Candidates are compared only
