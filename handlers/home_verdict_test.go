@@ -460,7 +460,8 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 		t.Errorf("models at hand %q", got)
 	}
 
-	// One click: a benchmark with two runs on the simulated runtime.
+	// One click: a benchmark with two runs of each model on the simulated
+	// runtime, in the counterbalanced order A B B A.
 	r = c.post("/first-benchmark", nil)
 	loc := r.header.Get("Location")
 	if r.status != 303 || !strings.HasPrefix(loc, "/benchmarks/") {
@@ -488,11 +489,12 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 		}
 		targets = append(targets, s)
 	}
-	if strings.Join(targets, "; ") != "Qwen/Qwen2.5-0.5B-Instruct sim cpu-8c queued cpu-8c_sim; microsoft/Phi-3.5-mini-instruct sim cpu-8c queued cpu-8c_sim" {
+	if strings.Join(targets, "; ") != "Qwen/Qwen2.5-0.5B-Instruct sim cpu-8c queued cpu-8c_sim; microsoft/Phi-3.5-mini-instruct sim cpu-8c queued cpu-8c_sim; "+
+		"microsoft/Phi-3.5-mini-instruct sim cpu-8c queued cpu-8c_sim; Qwen/Qwen2.5-0.5B-Instruct sim cpu-8c queued cpu-8c_sim" {
 		t.Fatalf("first benchmark's runs: %v", targets)
 	}
 	page := c.get(loc)
-	if !strings.Contains(page.text(`[data-testid="flash"]`), "first benchmark is launched: 2 runs") {
+	if !strings.Contains(page.text(`[data-testid="flash"]`), "first benchmark is launched: 4 runs") {
 		t.Errorf("flash %q", page.text(`[data-testid="flash"]`))
 	}
 
@@ -500,7 +502,7 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 	home = c.get("/")
 	running := home.doc.Find(`#running`)
 	if running.AttrOr("hx-get", "") != "/fragments/running" || running.AttrOr("hx-trigger", "") != "every 2s" || running.AttrOr("data-polling", "") != "on" ||
-		running.Find(`[data-testid^="running-run-"]`).Length() != 2 {
+		running.Find(`[data-testid^="running-run-"]`).Length() != 4 {
 		t.Fatalf("running section: %.400s", goquery.NewDocumentFromNode(running.Get(0)).Text())
 	}
 	if home.doc.Find(`[data-testid="first-steps"]`).Length() != 0 {

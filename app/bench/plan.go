@@ -100,6 +100,7 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		}
 		plan.Runs = append(plan.Runs, runs...)
 	}
+	plan.Runs = counterbalance(plan.Runs, m.Runs())
 	if len(errs) == 0 {
 		fp, ferrs, err := p.planFewShot(ctx, m, ds, items)
 		if err != nil {
@@ -119,6 +120,34 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 		return plan, errs
 	}
 	return plan, nil
+}
+
+// counterbalance orders a benchmark's repeats across its targets in
+// alternating blocks — A B C | C B A | A B C … — instead of each target's
+// repeats back to back (docs/concepts.md#drift). A server that speeds up
+// or slows down steadily while the benchmark runs then shifts every
+// target alike: in each pair of blocks a target's mean position is the
+// same, so a linear drift cancels out of the comparison (the ABBA
+// counterbalancing of repeated-measures designs; Kirk, Experimental
+// Design, 4th ed., § 3.4), where back to back it would be read as a
+// difference between the targets. runs holds each target's repeats
+// consecutively, repeats of them.
+func counterbalance(runs []PlannedRun, repeats int) []PlannedRun {
+	if repeats < 2 || len(runs)%repeats != 0 {
+		return runs
+	}
+	targets := len(runs) / repeats
+	out := make([]PlannedRun, 0, len(runs))
+	for rep := range repeats {
+		for j := range targets {
+			t := j
+			if rep%2 == 1 {
+				t = targets - 1 - j
+			}
+			out = append(out, runs[t*repeats+rep])
+		}
+	}
+	return out
 }
 
 // planDataset finds the dataset m names (or describes the synthetic one

@@ -55,10 +55,12 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 	if !ok || s.OK != 40 || !s.TPS.OK() || math.Abs(s.TPS.Mean-80)/80 > 0.15 || s.TPS.Lo > s.TPS.Mean || s.TPS.Hi < s.TPS.Mean {
 		t.Fatalf("kept figures %+v", s)
 	}
-	if s.E2EP95 == nil || s.E2EP95.P95 != 100 || s.OutputTokens.P50 == nil || *s.OutputTokens.P50 != 20 {
+	// 40 requests are too few for a 95 % interval of the p95 (59 are
+	// needed): the p95 is kept without one, and is not tested.
+	if s.E2EP95 != nil || s.OutputTokens.P50 == nil || *s.OutputTokens.P50 != 20 {
 		t.Fatalf("p95 and lengths %+v", s)
 	}
-	if l := s.Load; l.DatasetID != f.datasetID || l.OutputClass != "<64" || l.Profile != "sequential" {
+	if l := s.Load; l.DatasetID != f.datasetID || l.MeanOut != 20 || l.OutputClass != "" || l.Profile != "sequential" {
 		t.Fatalf("load identity %+v", l)
 	}
 
