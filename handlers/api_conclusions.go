@@ -29,13 +29,19 @@ type apiClaim struct {
 	Margin     *float64 `json:"margin"`
 	Difference *float64 `json:"difference"`
 	// Interval is the test's 95 % interval of the leader's figure minus
-	// the runner-up's (of ln leader − ln runner-up for cost).
+	// the runner-up's (of ln leader − ln runner-up for cost and for a
+	// single run's p95).
 	Interval    []float64 `json:"interval"`
 	Test        string    `json:"test"`
 	P           *float64  `json:"p"`
 	Significant bool      `json:"significant"`
 	Comparable  bool      `json:"comparable"`
 	Reason      string    `json:"reason"`
+	// Detectable and ToDetect5 say, for a lead not established, the
+	// smallest difference the comparison could have detected (per cent)
+	// and what would detect 5 %.
+	Detectable *float64     `json:"detectable_pct,omitempty"`
+	ToDetect5  *advise.Need `json:"to_detect_5pct,omitempty"`
 }
 
 type apiClaimRun struct {
@@ -89,6 +95,7 @@ func newClaim(crit advise.Criterion, a advise.Candidate, b *advise.Candidate, m 
 		cl.Interval = []float64{*m.Lo, *m.Hi}
 	}
 	cl.Significant = m.Comparable && m.P != nil && !m.Tie
+	cl.Detectable, cl.ToDetect5 = m.Detectable, m.ToDetect5
 	if cl.Comparable && cl.Reason == "" {
 		cl.Reason = m.Basis
 	}

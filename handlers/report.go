@@ -50,7 +50,18 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec := advise.Recommend(candidates(runs), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1})
+	cands := candidates(runs)
+	ev, err := s.evidenceFor(ctx, cands)
+	if err != nil {
+		return err
+	}
+	rec := advise.RecommendWith(cands, advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	var claims map[int64][]advise.Margin
+	if len(runs) > 0 {
+		if _, claims, err = s.compareToBaseline(ctx, runs, runs[0].ID); err != nil {
+			return err
+		}
+	}
 	if format == "json" {
 		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)
 		if err != nil {
@@ -77,7 +88,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	css := string(s.Assets.Body("pico.min.css")) + "\n" + string(s.Assets.Body("app.css"))
 	d := report.Data{Benchmark: b, Manifest: pretty.String(), Generated: time.Now(), Version: s.Version, Agents: agents,
-		Runs: figs, Recommend: rec, GridCO2: s.GridCO2, CSS: css}
+		Runs: figs, Recommend: rec, Claims: claims, GridCO2: s.GridCO2, CSS: css}
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`inline; filename="benchmark-%d-report.html"`, b.ID))
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")

@@ -8,7 +8,7 @@ import (
 func TestLoadIdentity(t *testing.T) {
 	c8 := []byte(`{"load":{"profile":"concurrency","concurrency":8},"sampling":{"max_tokens":256,"temperature":0}}`)
 	c16 := []byte(`{"load":{"profile":"concurrency","concurrency":16},"sampling":{"max_tokens":256,"temperature":0}}`)
-	a, b := NewLoadIdentity(c8, 3, 100, 200), NewLoadIdentity(c8, 3, 110, 240)
+	a, b := NewLoadIdentity(c8, 3, 100, 200), NewLoadIdentity(c8, 3, 150, 400)
 	if a.Key() != b.Key() || len(a.Differences(b)) != 0 {
 		t.Errorf("same load, lengths within %g×: %q vs %q (%q)", LengthRatio, a.Key(), b.Key(), a.Differences(b))
 	}
@@ -23,8 +23,8 @@ func TestLoadIdentity(t *testing.T) {
 	}{
 		{NewLoadIdentity(c16, 3, 100, 200), "load concurrency (concurrency=8) vs concurrency (concurrency=16)"},
 		{NewLoadIdentity(c8, 4, 100, 200), "dataset 3 vs 4"},
-		{NewLoadIdentity(c8, 3, 100, 300), "mean output length 200.0 vs 300.0 tokens (more than 1.25× apart)"},
-		{NewLoadIdentity(c8, 3, 200, 200), "mean input length 100.0 vs 200.0 tokens"},
+		{NewLoadIdentity(c8, 3, 100, 401), "mean output length 200.0 vs 401.0 tokens (more than 2× apart)"},
+		{NewLoadIdentity(c8, 3, 250, 200), "mean input length 100.0 vs 250.0 tokens"},
 		{NewLoadIdentity([]byte(`{"load":{"profile":"concurrency","concurrency":8},"sampling":{"max_tokens":64,"temperature":0}}`), 3, 100, 200),
 			"sampling max_tokens=256 n=1 temperature=0 vs max_tokens=64 n=1 temperature=0"},
 		{NewLoadIdentity([]byte(`{"imported":true}`), 3, 100, 200), "vs imported ()"},

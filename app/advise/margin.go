@@ -62,7 +62,7 @@ func (c Criterion) Value(x Candidate) *float64 {
 // QualityDiff is a paired comparison of two runs' quality over the items
 // both scored: the mean of A's score minus B's, its 95 % interval and the
 // paired test's two-sided p (stats.ComparePaired: McNemar's test for 0/1
-// scores, the paired bootstrap for partial credit).
+// scores, the paired permutation test for partial credit).
 type QualityDiff struct {
 	A    int64   `json:"a"`
 	B    int64   `json:"b"`
@@ -242,7 +242,8 @@ type Margin struct {
 	ReasonSaid Said `json:"-"`
 	BasisSaid  Said `json:"-"`
 	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2-uc, mcnemar-chi2,
-	// paired-bootstrap, z-from-intervals; none when untested), P its
+	// paired-permutation, paired-bootstrap, z-from-intervals, t-log-cost,
+	// z-log-order-statistics; none when untested), P its
 	// two-sided p, and Lo–Hi the 95 % interval of A − B (on the log scale
 	// for cost: of ln A − ln B).
 	Test string   `json:"test"`

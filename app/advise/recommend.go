@@ -22,7 +22,7 @@ type Candidate struct {
 	QualityHi *float64 `json:"quality_hi"`
 	TTFTp95   *float64 `json:"ttft_p95_ms"`
 	E2Ep95    *float64 `json:"e2e_p95_ms"`
-	// E2Ep95Lo and E2Ep95Hi are a distribution-free 95 % interval of the
+	// E2Ep95Lo and E2Ep95Hi are an exact order-statistic interval of the
 	// p95 (nil when not known): the run's own spread.
 	E2Ep95Lo *float64 `json:"e2e_p95_lo_ms,omitempty"`
 	E2Ep95Hi *float64 `json:"e2e_p95_hi_ms,omitempty"`
@@ -126,9 +126,10 @@ type Recommendation struct {
 
 // RankingTests says, in words, how the ranking tells a difference from
 // noise.
-const RankingTests = "quality: paired test over the items both runs scored (McNemar, paired bootstrap); " +
+const RankingTests = "quality: paired test over the items both runs scored (McNemar, paired permutation test); " +
 	"speed and cost: Welch's t-test on batch means over each run's steady window (or between repeats); " +
-	"latency: z-test from the p95s' distribution-free intervals; all at α = 0.05, only between comparable runs"
+	"latency: z-test on ln p95 from exact order-statistic intervals (Welch's t-test between repeats); " +
+	"single runs carry a 3 % between-run floor; all at α = 0.05, only between comparable runs"
 
 // Recommend is RecommendWith without paired comparisons.
 func Recommend(cs []Candidate, c Constraints, w Weights) Recommendation {

@@ -463,7 +463,7 @@ func Page(d Data) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					for _, f := range d.Runs {
-						v, delta, class := m.Cell(ctx, f, d.base(), f.Run.ID == d.Baseline)
+						v, delta, class := m.Cell(ctx, f, d.base(), f.Run.ID == d.Baseline, d.Claims[f.Run.ID])
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<td>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

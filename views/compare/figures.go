@@ -98,45 +98,51 @@ type Metric struct {
 	LowerBetter bool
 	Format      string
 	Value       func(Figures) *float64
+	// Tested is the criterion whose test decides whether a delta is
+	// better or worse ("" for a figure no conclusion tests: its delta is
+	// shown uncoloured); Quality rows need the same scorer identity, the
+	// others the same load (docs/concepts.md#comparability-and-noise).
+	Tested  advise.Criterion
+	Quality bool
 }
 
 func ptr(v float64) *float64 { return &v }
 
 // Metrics are the table's rows, in order.
 var Metrics = []Metric{
-	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }},
-	{"TTFT p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }},
-	{"TTFT p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }},
-	{"TTFT p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }},
-	{"TPOT p50 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }},
-	{"TPOT p95 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }},
-	{"TPOT p99 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }},
-	{"ITL p50 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P50) }},
-	{"ITL p95 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P95) }},
-	{"ITL p99 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }},
-	{"ITL max ms", "", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }},
-	{"E2E p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }},
-	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }},
-	{"E2E p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }},
-	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }},
-	{"Requests/s", "compare.metric.rps", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }},
-	{"Goodput req/s", "compare.metric.goodput", false, "%.2f", func(f Figures) *float64 { return f.Goodput }},
-	{"Errors", "compare.metric.errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }},
-	{"Peak GPU memory GiB", "compare.metric.gpu_mem", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }},
-	{"Energy J/token", "compare.metric.energy_j", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }},
+	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }, advise.Quality, true},
+	{"TTFT p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }, "", false},
+	{"TTFT p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }, "", false},
+	{"TTFT p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }, "", false},
+	{"TPOT p50 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P50) }, "", false},
+	{"TPOT p95 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P95) }, "", false},
+	{"TPOT p99 ms", "", true, "%.2f", func(f Figures) *float64 { return sumv(f, f.TPOT.P99) }, "", false},
+	{"ITL p50 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P50) }, "", false},
+	{"ITL p95 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P95) }, "", false},
+	{"ITL p99 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }, "", false},
+	{"ITL max ms", "", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }, "", false},
+	{"E2E p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }, "", false},
+	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }, advise.Latency, false},
+	{"E2E p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }, "", false},
+	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }, advise.Speed, false},
+	{"Requests/s", "compare.metric.rps", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }, "", false},
+	{"Goodput req/s", "compare.metric.goodput", false, "%.2f", func(f Figures) *float64 { return f.Goodput }, "", false},
+	{"Errors", "compare.metric.errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }, "", false},
+	{"Peak GPU memory GiB", "compare.metric.gpu_mem", true, "%.1f", func(f Figures) *float64 { return f.PeakGPUGiB }, "", false},
+	{"Energy J/token", "compare.metric.energy_j", true, "%.3f", func(f Figures) *float64 { return f.JPerToken }, "", false},
 	{"Energy kWh", "compare.metric.energy_kwh", true, "%.4f", func(f Figures) *float64 {
 		if f.EnergyJ == nil {
 			return nil
 		}
 		return ptr(*f.EnergyJ / 3.6e6)
-	}},
+	}, "", false},
 	{"CO₂e g (estimated)", "compare.metric.co2", true, "%.1f", func(f Figures) *float64 {
 		if f.EnergyJ == nil {
 			return nil
 		}
 		return ptr(*f.EnergyJ / 3.6e6 * f.GridCO2)
-	}},
-	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }},
+	}, "", false},
+	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }, advise.Cost, false},
 }
 
 func sumv(f Figures, v float64) *float64 {
@@ -162,27 +168,56 @@ func (m Metric) Label(ctx context.Context) string {
 }
 
 // Cell is a value and its change against the baseline, in the reader's
-// language.
-func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool) (string, string, string) {
+// language, with the class that colours it. claims are the run's margins
+// against the baseline (d.Claims): a delta is not shown where they call
+// the runs not comparable (another scorer identity, another load), and is
+// coloured better or worse only where the metric's test establishes the
+// difference; elsewhere it is shown plain ("delta-untested").
+func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []advise.Margin) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured"), "", ""
 	}
 	text := said.DecimalSign(ctx, fmt.Sprintf(m.Format, *v))
 	b := m.Value(base)
-	if isBase || b == nil || *b == 0 || math.IsNaN(*v) {
+	if isBase || b == nil || *b == 0 || math.IsNaN(*v) || !m.comparable(claims) {
 		return text, "", ""
 	}
 	d := (*v - *b) / math.Abs(*b) * 100
 	if math.Abs(d) < 0.05 {
 		return text, "±0%", ""
 	}
-	better := (d < 0) == m.LowerBetter
-	class := "delta-worse"
-	if better {
-		class = "delta-better"
+	class := "delta-untested"
+	for _, c := range claims {
+		if m.Tested != "" && c.Criterion == m.Tested && c.Comparable && !c.Tie && c.P != nil {
+			class = "delta-worse"
+			if c.Better > 0 {
+				class = "delta-better"
+			}
+		}
 	}
 	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
+}
+
+// comparable says whether the run's claims let the metric be set against
+// the baseline's: a quality under the same scorer identity, any other
+// figure under the same load (the latency claim's verdict, else speed's).
+// Without claims (no baseline) nothing is known to differ.
+func (m Metric) comparable(claims []advise.Margin) bool {
+	want := []advise.Criterion{advise.Latency, advise.Speed, advise.Cost}
+	if m.Quality {
+		want = []advise.Criterion{advise.Quality}
+	}
+	for _, w := range want {
+		for _, c := range claims {
+			if c.Criterion == w && c.Measured {
+				// Speed under an open loop is not ranked though the
+				// loads are one: only a load difference hides a delta.
+				return c.Comparable || w != advise.Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
+			}
+		}
+	}
+	return true
 }
 
 // Charts places the runs on quality vs cost and TTFT p95 vs throughput.
