@@ -49,7 +49,9 @@ func TestVerdictAndCompareAPI(t *testing.T) {
 		s["load"] == nil || s["runner_up"].(map[string]any)["model"] != "m/small" {
 		t.Errorf("speed claim %v", s)
 	}
-	if l := claims["e2e_p95_ms"]; l == nil || l["leader"].(map[string]any)["model"] != "m/small" || l["test"] != "z-from-intervals" {
+	// 30 requests a run: too few for the p95's exact interval, untested.
+	if l := claims["e2e_p95_ms"]; l == nil || l["leader"].(map[string]any)["model"] != "m/small" || l["test"] != "none" ||
+		!strings.Contains(l["reason"].(string), "too few requests to test a p95") {
 		t.Errorf("latency claim %v", l)
 	}
 

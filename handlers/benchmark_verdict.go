@@ -285,6 +285,8 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 	switch {
 	case m.Tie && m.Better == 0:
 		line.Significance = loc.T("vline.equal")
+	case m.P == nil:
+		line.Significance = loc.T("vline.untested")
 	case m.Tie:
 		line.Significance = loc.T("vline.tie")
 	default:

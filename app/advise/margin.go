@@ -36,7 +36,7 @@ func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed }
 // measured. Speed is the estimate its test uses (the steady window's
 // batch means, or the repeats' mean) where there is one, else the whole
 // run's tokens/s, and cost is priced on the same speed, so that a lead
-// and its test never disagree (docs/verdict.md#tests).
+// and its test never disagree (docs/concepts.md#comparability-and-noise).
 func (c Criterion) Value(x Candidate) *float64 {
 	switch c {
 	case Quality:
@@ -378,7 +378,7 @@ func orNone(key string) string {
 // (Comparable), and then by the test the criterion's data allow, at
 // α = 0.05 (stats.Alpha), on the same figures the lead is taken from, so
 // that the test's difference always has the lead's sign
-// (docs/verdict.md#tests):
+// (docs/concepts.md#comparability-and-noise):
 //   - quality: the paired test over the items both scored (McNemar for
 //     0/1 scores, the paired permutation test for partial credit), the
 //     margin being the paired mean difference; without items in common, a

@@ -646,7 +646,7 @@ func explainFirst(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion
 			m := Compare(r.Candidate, *l.Best, c, ev)
 			bestName := Label(*l.Best, among)
 			if m.Tie {
-				parts = append(parts, fmt.Sprintf("effectively tied for %s with %s (%s)",
+				parts = append(parts, fmt.Sprintf("not told apart from %[2]s for %[1]s (%[3]s)",
 					map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c], bestName, m.Phrase()))
 			} else {
 				parts = append(parts, m.PhraseThan(bestName))
@@ -665,7 +665,7 @@ func explainFirst(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion
 				others = append(others, x.Candidate)
 			}
 		}
-		s += " Effectively a tie with " + labels(others, among) + "."
+		s += " No difference from " + labels(others, among) + " established."
 	}
 	return s
 }

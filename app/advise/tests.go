@@ -274,7 +274,7 @@ func needForLog(va, vb float64, n int) *Need {
 
 // notEstablished words a lead the test did not establish: the smallest
 // difference this comparison could have detected and what would detect
-// 5 %, never "a tie" (docs/verdict.md#not-established).
+// 5 %, never "a tie" (docs/concepts.md#comparability-and-noise).
 func (m *Margin) notEstablished(t testResult) {
 	if m.Better == 0 || math.IsNaN(t.detectable) || math.IsInf(t.detectable, 0) || t.detectable <= 0 {
 		return

@@ -379,9 +379,16 @@ func collectStatsFigures(rs []statsResult) statsFigures {
 	// The window ends at the last request sent: from there on fewer and
 	// fewer requests are in flight (a closed loop drains, an open one has
 	// stopped offering), and a straggler finishing last would stretch the
-	// window over near-empty batches. When every request was sent at once
+	// window over near-empty batches. When most requests were in flight
+	// at once (fewer than half the answers came before the last send)
 	// there is no steady stretch to cut; the window is the whole run.
-	if !(f.end > f.start) {
+	before := 0
+	for _, e := range f.reqs {
+		if e.T <= f.end {
+			before++
+		}
+	}
+	if !(f.end > f.start) || 2*before < len(f.reqs) {
 		f.end = lastDone
 	}
 	return f
