@@ -112,7 +112,7 @@ func TestRecommendScalesRelativeToTheBestAndTiesNoise(t *testing.T) {
 			want: want{first: 2, ranks: map[int64]int{1: 1, 2: 1}, scores: map[int64]float64{1: 1, 2: 1},
 				explain: map[int64][]string{
 					1: {"a is not significantly worse on quality, 0.6 % slower and 0.6 % more expensive: no difference from b established."},
-					2: {"Ranked first: best quality (0.803), fastest (1006.0 tokens/s)", "Effectively a tie with a."},
+					2: {"Ranked first: best quality (0.803), fastest (1006.0 tokens/s)", "No difference from a established."},
 				}},
 			ranked: "[quality speed cost]",
 		},
