@@ -80,7 +80,9 @@ check-generated: ## Fail when generated files are stale
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
 		echo "generated templ files are not committed:"; git ls-files --others --exclude-standard -- 'views/*_templ.go'; exit 1; fi
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go mod tidy (nothing to change), go vet, staticcheck
+	@if ! tidy=$$($(GO) mod tidy -diff 2>&1); then \
+		echo "go mod tidy would change go.mod or go.sum; run 'go mod tidy' and commit:"; echo "$$tidy"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
