@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-soak bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -94,7 +94,7 @@ lint: ## gofmt, go mod tidy (nothing to change), go vet, staticcheck
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -tags e2e ./e2e/
 
-bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-verdict bench-sandbox ## Every self-benchmark but the fleet soak (make bench-fleet), and the Go benchmarks
+bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-verdict bench-sandbox ## Every self-benchmark but the agent soak (make bench-soak), and the Go benchmarks
 
 bench-go: deps build ## The Go benchmarks (parsers, scorers, exports, the agent's hot paths) with allocations
 	./bin/ruckus dev-db exec -- $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -112,8 +112,8 @@ bench-agent: build ## agentd's load generator against agentd sim on loopback: to
 bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/eta --agentd bin/agentd
 
-bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
-	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
+bench-soak: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/soak --ruckus bin/ruckus --agentd bin/agentd $(SOAK_ARGS)
 
 bench-verdict: deps build ## A/A and A/B pairs of real runs on agentd sim: how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict
