@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,45 +124,53 @@ func TestLinksBetweenPagesResolve(t *testing.T) {
 // of that name exists.
 var citation = regexp.MustCompile(`(?i)docs/([a-z0-9_-]+)\.md(#[a-z0-9_-]+)?`)
 
+// walkSources calls fn with the path and text of every file of the
+// repository with one of exts (or named Makefile or Dockerfile), leaving
+// out hidden and build folders, JavaScript dependencies, the folders
+// named in skip and generated templ files (their paths are templ's,
+// relative to views/).
+func walkSources(t *testing.T, exts, skip []string, fn func(path, text string)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != ".." && (strings.HasPrefix(name, ".") || name == "bin" || name == "node_modules" || name == "dist" || slices.Contains(skip, name)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, "_templ.go") || !slices.Contains(exts, filepath.Ext(name)) && name != "Makefile" && name != "Dockerfile" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(path, string(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestCodeCitesPagesThatExist: every "docs/PAGE.md#ANCHOR" a comment, a
 // migration, a config file or an error message cites, in any case, names
 // a page and a heading that exist.
 func TestCodeCitesPagesThatExist(t *testing.T) {
 	s := load(t)
 	n := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".driver", ".tools", ".data", "bin", "docs":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch filepath.Ext(path) {
-		case ".go", ".templ", ".sql", ".yaml", ".yml", ".sh":
-		default:
-			if d.Name() != "Makefile" && d.Name() != "Dockerfile" {
-				return nil
-			}
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range citation.FindAllString(string(b), -1) {
+	walkSources(t, []string{".go", ".templ", ".sql", ".yaml", ".yml", ".sh"}, []string{"docs"}, func(path, text string) {
+		for _, m := range citation.FindAllString(text, -1) {
 			n++
 			if msg := s.Resolve(m); msg != "" {
 				t.Errorf("%s cites %s: %s", path, m, msg)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 20 {
 		t.Errorf("found %d citations of docs/ in the code, expected the design citations at least", n)
 	}
@@ -179,32 +188,9 @@ var citedFile = regexp.MustCompile("(?:^|[\\s\"'(`\\[,;:])((?:app|agentd|assets|
 func TestCitedFilesExist(t *testing.T) {
 	placeholders := map[string]bool{"docs/PAGE.md": true} // development.md says how pages are cited
 	n := 0
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".driver", ".tools", ".data", "bin", "migrations", "dist":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, "_templ.go") {
-			return nil // its paths are templ's, relative to views/
-		}
-		switch filepath.Ext(path) {
-		case ".go", ".templ", ".toml", ".sql", ".sh", ".yaml", ".yml", ".md":
-		default:
-			if d.Name() != "Makefile" && d.Name() != "Dockerfile" {
-				return nil
-			}
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range citedFile.FindAllStringSubmatch(string(b), -1) {
+	exts := []string{".go", ".templ", ".toml", ".sql", ".sh", ".yaml", ".yml", ".md"}
+	walkSources(t, exts, []string{"migrations"}, func(path, text string) {
+		for _, m := range citedFile.FindAllStringSubmatch(text, -1) {
 			if placeholders[m[1]] {
 				continue
 			}
@@ -213,11 +199,7 @@ func TestCitedFilesExist(t *testing.T) {
 				t.Errorf("%s names %s, which is not in the repository", path, m[1])
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 50 {
 		t.Errorf("found %d files named in the repository, expected more: is the walk looking at it?", n)
 	}

@@ -231,7 +231,7 @@ func eventKinds(t *testing.T, st *store.Store, runID int64) string {
 
 // kill -9 of the agent working a run, with a second agent running: the
 // reaper reassigns the run and it completes with exactly N results.
-func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
+func TestKilledAgentsRunIsReassignedAndCompletesExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const n = 300
 	pool := pgtest.NewDB(t)
