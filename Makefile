@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-fleet bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-soak bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -70,17 +70,23 @@ docs-images: build ## Retake the documentation's screenshots (docs/images) with 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
 
-sdk: ## Regenerate the TypeScript SDK's types from handlers/openapi.yaml and build it (node, npm; tested by make e2e)
-	cd handlers/sdk/typescript && npm ci --no-audit --no-fund && npm run generate && npm run build
+sdk: ## Regenerate the TypeScript SDK's types (sdk/typescript) from handlers/openapi.yaml and build it (node, npm; tested by make e2e)
+	cd sdk/typescript && npm ci --no-audit --no-fund && npm run generate && npm run build
 
-check-generated: ## Fail when generated files are stale
+check-generated: ## Fail when generated files are stale: templ's, and the TypeScript SDK's types (when npm is installed)
 	@$(GO) tool templ generate -path views >/dev/null 2>&1
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && ! git diff --quiet -- views; then \
 		echo "generated templ files were stale; run 'make generate' and commit:"; git status --short -- views; exit 1; fi
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
 		echo "generated templ files are not committed:"; git ls-files --others --exclude-standard -- 'views/*_templ.go'; exit 1; fi
+	@if ! command -v npm >/dev/null; then \
+		echo "npm is not installed: the TypeScript SDK's generated types (sdk/typescript) were not checked; make e2e installs node and npm"; \
+	elif ! out=$$(cd sdk/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent check-generated 2>&1); then \
+		echo "the TypeScript SDK's generated types (sdk/typescript/src/schema.ts) are stale or could not be made; run 'make sdk' and commit:"; echo "$$out"; exit 1; fi
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go mod tidy (nothing to change), go vet, staticcheck
+	@if ! tidy=$$($(GO) mod tidy -diff 2>&1); then \
+		echo "go mod tidy would change go.mod or go.sum; run 'go mod tidy' and commit:"; echo "$$tidy"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -88,7 +94,7 @@ lint: ## gofmt, go vet, staticcheck
 	$(GO) tool staticcheck ./...
 	$(GO) tool staticcheck -tags e2e ./e2e/
 
-bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-verdict bench-sandbox ## Every self-benchmark but the fleet soak (make bench-fleet), and the Go benchmarks
+bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-verdict bench-sandbox ## Every self-benchmark but the agent soak (make bench-soak), and the Go benchmarks
 
 bench-go: deps build ## The Go benchmarks (parsers, scorers, exports, the agent's hot paths) with allocations
 	./bin/ruckus dev-db exec -- $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -106,8 +112,8 @@ bench-agent: build ## agentd's load generator against agentd sim on loopback: to
 bench-eta: deps build ## A simulated run with steady latency: the ETA's error at 5, 10, 25 and 50 % progress
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/eta --agentd bin/agentd
 
-bench-fleet: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
-	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/fleet --ruckus bin/ruckus --agentd bin/agentd $(FLEET_ARGS)
+bench-soak: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/soak --ruckus bin/ruckus --agentd bin/agentd $(SOAK_ARGS)
 
 bench-verdict: deps build ## A/A and A/B pairs of real runs on agentd sim: how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict

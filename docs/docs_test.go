@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -121,102 +119,89 @@ func TestLinksBetweenPagesResolve(t *testing.T) {
 	t.Logf("%d links checked", n)
 }
 
-var citation = regexp.MustCompile(`docs/([a-z0-9-]+)\.md(#[a-z0-9_-]+)?`)
+// citation is a page of docs/ cited with its anchor, in any case: a page
+// cited in capitals is looked for as written, and found only when a page
+// of that name exists.
+var citation = regexp.MustCompile(`(?i)docs/([a-z0-9_-]+)\.md(#[a-z0-9_-]+)?`)
 
-// TestCodeCitesPagesThatExist: every "docs/PAGE.md#ANCHOR" a comment, a
-// migration, a config file or an error message cites names a page and a
-// heading that exist.
-func TestCodeCitesPagesThatExist(t *testing.T) {
-	s := load(t)
-	n := 0
+// walkSources calls fn with the path and text of every file of the
+// repository with one of exts (or named Makefile or Dockerfile), leaving
+// out hidden and build folders, JavaScript dependencies, the folders
+// named in skip and generated templ files (their paths are templ's,
+// relative to views/).
+func walkSources(t *testing.T, exts, skip []string, fn func(path, text string)) {
+	t.Helper()
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		name := d.Name()
 		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", ".driver", ".tools", ".data", "bin", "docs":
+			if path != ".." && (strings.HasPrefix(name, ".") || name == "bin" || name == "node_modules" || name == "dist" || slices.Contains(skip, name)) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		switch filepath.Ext(path) {
-		case ".go", ".templ", ".sql", ".yaml", ".yml", ".sh":
-		default:
-			if d.Name() != "Makefile" && d.Name() != "Dockerfile" {
-				return nil
-			}
+		if strings.HasSuffix(name, "_templ.go") || !slices.Contains(exts, filepath.Ext(name)) && name != "Makefile" && name != "Dockerfile" {
+			return nil
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		for _, m := range citation.FindAllString(string(b), -1) {
-			n++
-			if msg := s.Resolve(m); msg != "" {
-				t.Errorf("%s cites %s: %s", path, m, msg)
-			}
-		}
+		fn(path, string(b))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCodeCitesPagesThatExist: every "docs/PAGE.md#ANCHOR" a comment, a
+// migration, a config file or an error message cites, in any case, names
+// a page and a heading that exist.
+func TestCodeCitesPagesThatExist(t *testing.T) {
+	s := load(t)
+	n := 0
+	walkSources(t, []string{".go", ".templ", ".sql", ".yaml", ".yml", ".sh"}, []string{"docs"}, func(path, text string) {
+		for _, m := range citation.FindAllString(text, -1) {
+			n++
+			if msg := s.Resolve(m); msg != "" {
+				t.Errorf("%s cites %s: %s", path, m, msg)
+			}
+		}
+	})
 	if n < 20 {
 		t.Errorf("found %d citations of docs/ in the code, expected the design citations at least", n)
 	}
 	t.Logf("%d citations checked", n)
 }
 
-var mapRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|(.*)$")
+// citedFile is a repository file named by its path from the top
+// (app/store/store.go, views/said/said.go), not inside a URL or a longer
+// path.
+var citedFile = regexp.MustCompile("(?:^|[\\s\"'(`\\[,;:])((?:app|agentd|assets|cmd|docs|e2e|handlers|jobs|migrations|sdk|views)/[A-Za-z0-9_./-]*\\.(?:go|templ|toml|sql|sh|ya?ml|md|ts|json))\\b")
 
-// TestPackageMapListsEveryPackage keeps the package map whole, in
-// docs/packages.md and in the README's code map alike: every package `go
-// list ./...` names has its line, no line names a package that is gone,
-// and both files say the same of each package.
-func TestPackageMapListsEveryPackage(t *testing.T) {
-	list := exec.Command("go", "list", "-f", "{{.ImportPath}}", "./...")
-	list.Dir = ".." // the module's root
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	mod, err := exec.Command("go", "list", "-m").Output()
-	if err != nil {
-		t.Fatalf("go list -m: %v", err)
-	}
-	prefix := strings.TrimSpace(string(mod)) + "/"
-	var pkgs []string
-	for _, p := range strings.Fields(string(out)) {
-		pkgs = append(pkgs, strings.TrimPrefix(p, prefix))
-	}
-	sort.Strings(pkgs)
-	maps := map[string]map[string]string{}
-	for _, file := range []string{"packages.md", "../README.md"} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed := map[string]string{}
-		for _, m := range mapRow.FindAllStringSubmatch(string(b), -1) {
-			listed[m[1]] = m[2]
-		}
-		maps[file] = listed
-		for _, p := range pkgs {
-			if _, ok := listed[p]; !ok {
-				t.Errorf("package %s is missing from %s: add a row \"| `%s` | what it holds, in one line |\" to its table", p, file, p)
+// TestCitedFilesExist: every repository file a comment, a catalogue file,
+// a script or a page names by its path exists. Migrations are left out:
+// each says what was true when it was written and is never edited again.
+func TestCitedFilesExist(t *testing.T) {
+	placeholders := map[string]bool{"docs/PAGE.md": true} // development.md says how pages are cited
+	n := 0
+	exts := []string{".go", ".templ", ".toml", ".sql", ".sh", ".yaml", ".yml", ".md"}
+	walkSources(t, exts, []string{"migrations"}, func(path, text string) {
+		for _, m := range citedFile.FindAllStringSubmatch(text, -1) {
+			if placeholders[m[1]] {
+				continue
+			}
+			n++
+			if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(m[1]))); err != nil {
+				t.Errorf("%s names %s, which is not in the repository", path, m[1])
 			}
 		}
-		for p := range listed {
-			if !slices.Contains(pkgs, p) {
-				t.Errorf("%s lists %s, which is no package of the module (go list ./...): remove or rename its row", file, p)
-			}
-		}
+	})
+	if n < 50 {
+		t.Errorf("found %d files named in the repository, expected more: is the walk looking at it?", n)
 	}
-	// The README's links lead into docs/; otherwise the rows are the same.
-	for p, line := range maps["packages.md"] {
-		if readme, ok := maps["../README.md"][p]; ok && strings.ReplaceAll(readme, "](docs/", "](") != line {
-			t.Errorf("%s: the README's code map says %q, docs/packages.md %q", p, readme, line)
-		}
-	}
+	t.Logf("%d named files checked", n)
 }

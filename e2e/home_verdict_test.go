@@ -19,7 +19,7 @@ import (
 // its runs live on the start page, its verdict appearing on the benchmark
 // page without a reload, the recommendation explaining its ranking, and
 // the start page afterwards with the verdict in one line; an admin sees
-// the fleet's health. Screenshots at 1280 and 390 px, axe-core clean.
+// the agents and queues. Screenshots at 1280 and 390 px, axe-core clean.
 func TestHomeVerdictAndRanking(t *testing.T) {
 	// The share of right answers make run gives the two smallest starter
 	// models on the simulated runtime.
@@ -121,7 +121,7 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 	auditPages(t, desk, s.URL, map[string]string{"docs-metrics": "/docs/metrics", "docs-index": "/docs"}, "desktop")
 	auditPages(t, mobile, s.URL, map[string]string{"docs-metrics": "/docs/metrics"}, "mobile")
 
-	// An administrator also sees the fleet's health.
+	// An administrator also sees the agents and queues.
 	for _, w := range []struct {
 		name          string
 		width, height int
@@ -130,6 +130,6 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 		signIn(t, adm, s.URL, adminEmail, adminPassword)
 		must(t, ex.Locator(adm.GetByTestId("agents-online")).ToHaveText("1"))
 		must(t, ex.Locator(adm.GetByTestId("oldest-waiting")).ToHaveText("none"))
-		auditPages(t, adm, s.URL, map[string]string{"home-admin-fleet": "/"}, w.name)
+		auditPages(t, adm, s.URL, map[string]string{"home-admin-agents": "/"}, w.name)
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/ruckus/ruckus/views/admin"
 )
 
-type agentsStore interface {
+// adminAgentStore is what the admin pages of agents and hardware write.
+type adminAgentStore interface {
 	SetAgentDrained(ctx context.Context, id int64, drained bool) error
 	SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error
 	ApproveAgent(ctx context.Context, id int64) error

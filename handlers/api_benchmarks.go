@@ -40,7 +40,7 @@ type benchmarkStore interface {
 }
 
 // apiCreateBenchmark takes a manifest in JSON or YAML, or a quick start
-// ({"model_id", "dataset_id"}: the planner chooses the rest). With
+// ({"model_id", "dataset_id"}: the benchmark service chooses the rest). With
 // ?dry_run=true it validates and returns the plan without creating
 // anything.
 func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
@@ -77,7 +77,7 @@ type apiBenchmarkDryRun struct {
 }
 
 // apiManifest is the manifest the request's body asks for: one as such,
-// or the one the planner makes of a quick start.
+// or the one the benchmark service makes of a quick start.
 func (s *server) apiManifest(c *fiber.Ctx, quick bool) (bench.Manifest, error) {
 	if !quick {
 		return bench.Decode(bytes.NewReader(c.Body()))
@@ -101,7 +101,7 @@ func manifestErrors(c *fiber.Ctx, err error) error {
 
 // apiBenchmarkCreated answers a create: the benchmark's id, its status,
 // when it started and was created, its runs and their ids; for a quick
-// start also the manifest the planner made of it.
+// start also the manifest the benchmark service made of it.
 func (s *server) apiBenchmarkCreated(c *fiber.Ctx, created bench.Created, m bench.Manifest, quick bool) error {
 	b, err := s.Store.BenchmarkStatusByID(c.UserContext(), viewer(c), created.BenchmarkID, s.AgentStaleAfter)
 	if err != nil {

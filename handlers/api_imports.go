@@ -112,7 +112,7 @@ func (s *server) importResults(c *fiber.Ctx) error {
 }
 
 // receiveImport streams an import (multipart: file, name, model, scorer,
-// in any order) into the planner, which copies it into PostgreSQL as it
+// in any order) into the benchmark service, which copies it into PostgreSQL as it
 // arrives; problems are the caller's to show (422), err is a server
 // failure, a missing dataset (404) or a body that cannot be read (400).
 func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []importProblem, error) {
@@ -153,7 +153,7 @@ func (s *server) receiveImport(c *fiber.Ctx) (store.ImportedRun, []importProblem
 	}
 }
 
-// importFile streams the file part p into the planner, which reads the
+// importFile streams the file part p into the benchmark service, which reads the
 // fields after it (mr's further parts) when it needs them.
 func (s *server) importFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Part, in store.NewImport) (store.ImportedRun, []importProblem, error) {
 	out, err := s.Benchmarks.ImportRun(c.UserContext(), viewer(c), in, p, func(in *store.NewImport) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/app/bench"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
 )
@@ -20,17 +21,6 @@ import (
 // defaultTargetRows is how many target rows a new form starts with: a
 // benchmark usually compares two targets. "Add another target" adds more.
 const defaultTargetRows = 2
-
-// maxFieldLen bounds a form field as typed.
-const maxFieldLen = 256
-
-// clip copies a value (Fiber reuses its buffers) and bounds it.
-func clip(s string) string {
-	if len(s) > maxFieldLen {
-		s = s[:maxFieldLen]
-	}
-	return strings.Clone(s)
-}
 
 // editBenchmarkForm applies the form's own buttons, for browsers without
 // JavaScript: add a row, remove one, apply a load preset. It reports
@@ -108,7 +98,7 @@ func (s *server) showLoadPresetFragment(c *fiber.Ctx) error {
 // showScorerFieldsFragment renders the scorer picker with the options
 // field of the scorer picked (scorer=…), keeping a pattern typed so far.
 func (s *server) showScorerFieldsFragment(c *fiber.Ctx) error {
-	f := benchmarks.Form{Scorer: clip(c.Query("scorer"))}
+	f := benchmarks.Form{Scorer: valid.Field(c.Query("scorer"))}
 	if !slices.Contains(bench.Scorers, f.Scorer) {
 		errs := bench.Errors{{Path: "scorer", Message: i18n.T(c.UserContext(), "benchpage.scorer_choice", "Scorers", strings.Join(bench.Scorers[1:], ", "))}}
 		f.Scorer = ""

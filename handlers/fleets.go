@@ -25,7 +25,8 @@ type Fleets interface {
 	Create(ctx context.Context, v store.Viewer, m fleet.Manifest) (fleet.Created, error)
 }
 
-type fleetManifestStore interface {
+// fleetStore is what the fleet pages and the fleet API read.
+type fleetStore interface {
 	ListFleets(ctx context.Context, v store.Viewer, limit int) ([]store.FleetSummary, error)
 	FleetByID(ctx context.Context, v store.Viewer, id int64) (store.Fleet, error)
 	FleetCategories(ctx context.Context, fleetID int64) ([]store.FleetCategory, error)

@@ -17,7 +17,9 @@ import (
 	"github.com/ruckus/ruckus/views/home"
 )
 
-type agentStore interface {
+// agentListStore lists the agents (the agents table of the start page and
+// the admin page).
+type agentListStore interface {
 	ListAgents(ctx context.Context) ([]store.Agent, error)
 }
 
@@ -81,7 +83,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		return err
 	}
 	if v.Admin {
-		f := home.Fleet{}
+		f := home.AgentHealth{}
 		for _, r := range d.Agents {
 			switch r.Status {
 			case store.AgentOnline:
@@ -102,7 +104,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		case !errors.Is(err, store.ErrNotFound):
 			return err
 		}
-		d.Fleet = &f
+		d.AgentHealth = &f
 	}
 	return render(c, fiber.StatusOK, home.Page(d))
 }
@@ -224,7 +226,7 @@ func firstManifest(f firstBenchmark) bench.Manifest {
 	return m
 }
 
-// launchFirstBenchmark creates the first benchmark through the planner,
+// launchFirstBenchmark creates the first benchmark through the benchmark service,
 // as the form would, and shows it; when a step is missing it says which.
 func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	ctx, v := c.UserContext(), viewer(c)

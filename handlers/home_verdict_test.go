@@ -413,7 +413,7 @@ func uploadStarter(t *testing.T, e *env, admin store.User) store.Dataset {
 
 // A new installation's start page shows the first benchmark in three
 // steps, says exactly what is missing, and launches it in one click
-// through the planner; the runs then show live until they finish.
+// through the benchmark service; the runs then show live until they finish.
 func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -555,9 +555,9 @@ func TestHomeFirstBenchmarkInThreeSteps(t *testing.T) {
 	}
 }
 
-// Administrators also see the fleet's health: agents online and stale,
+// Administrators also see the agents and queues: agents online and stale,
 // each queue's depth and the run waiting longest.
-func TestHomeFleetHealthForAdmins(t *testing.T) {
+func TestHomeAgentHealthForAdmins(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
@@ -591,9 +591,9 @@ func TestHomeFleetHealthForAdmins(t *testing.T) {
 	adm := e.client()
 	adm.signIn("root@example.com", "correct horse")
 	home := adm.get("/")
-	fleet := home.doc.Find(`[data-testid="fleet-health"]`)
+	fleet := home.doc.Find(`[data-testid="agent-health"]`)
 	if fleet.Length() != 1 {
-		t.Fatal("no fleet health for an administrator")
+		t.Fatal("no agents and queues for an administrator")
 	}
 	for id, want := range map[string]string{"agents-online": "1", "agents-stale": "1", "agents-other": "1"} {
 		if got := fleet.Find(`[data-testid="` + id + `"]`).Text(); got != want {
@@ -616,12 +616,12 @@ func TestHomeFleetHealthForAdmins(t *testing.T) {
 		t.Error("the admin's agents table or running runs are missing")
 	}
 
-	// A user sees their runs, not the fleet's health.
+	// A user sees their runs, not the agents and queues.
 	ada := e.client()
 	ada.signIn("ada@example.com", "correct horse")
 	uh := ada.get("/")
-	if uh.doc.Find(`[data-testid="fleet-health"]`).Length() != 0 {
-		t.Error("a user sees the fleet's health")
+	if uh.doc.Find(`[data-testid="agent-health"]`).Length() != 0 {
+		t.Error("a user sees the agents and queues")
 	}
 	if uh.doc.Find(`#running [data-testid^="running-run-"]`).Length() != 2 || uh.doc.Find(`[data-testid="first-steps"]`).Length() != 0 {
 		t.Error("the user's start page")

@@ -81,9 +81,9 @@ func (s *server) judgeChoices(ctx context.Context, f *results.JudgeForm) error {
 func readJudgeForm(c *fiber.Ctx, mode string) (results.JudgeForm, bench.JudgeOptions) {
 	ctx := c.UserContext()
 	f := results.JudgeForm{
-		Model: clip(strings.TrimSpace(c.FormValue("judge_model"))), Target: clip(c.FormValue("judge_target")),
-		Rubric: clip(strings.TrimSpace(c.FormValue("rubric"))), ScaleMin: clip(strings.TrimSpace(c.FormValue("scale_min"))),
-		ScaleMax: clip(strings.TrimSpace(c.FormValue("scale_max"))), MaxTokens: clip(strings.TrimSpace(c.FormValue("max_tokens"))),
+		Model: valid.Field(strings.TrimSpace(c.FormValue("judge_model"))), Target: valid.Field(c.FormValue("judge_target")),
+		Rubric: valid.Field(strings.TrimSpace(c.FormValue("rubric"))), ScaleMin: valid.Field(strings.TrimSpace(c.FormValue("scale_min"))),
+		ScaleMax: valid.Field(strings.TrimSpace(c.FormValue("scale_max"))), MaxTokens: valid.Field(strings.TrimSpace(c.FormValue("max_tokens"))),
 		Errors: map[string]string{},
 	}
 	o := bench.JudgeOptions{Model: f.Model, Rubric: f.Rubric}
@@ -180,7 +180,7 @@ func (s *server) startJudging(c *fiber.Ctx) error {
 func (s *server) startPairJudging(c *fiber.Ctx) error {
 	back := "/compare?" + string(c.Request().URI().QueryString())
 	form, o := readJudgeForm(c, judge.Pairwise)
-	form.Pair = clip(c.FormValue("pair"))
+	form.Pair = valid.Field(c.FormValue("pair"))
 	var a, b int64
 	ra, rb, ok := strings.Cut(form.Pair, ",")
 	if ok {

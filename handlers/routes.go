@@ -51,7 +51,7 @@ type Deps struct {
 	DatasetLimits dataset.Limits
 	// Benchmarks plans and creates benchmarks.
 	Benchmarks Benchmarks
-	// Fleets plans and creates fleets; nil means a fleet planner over
+	// Fleets plans and creates fleets; nil means a fleet service over
 	// Benchmarks (when that is a *bench.Service).
 	Fleets Fleets
 	// Providers is the provider table of fleets' remote targets (nil:
@@ -106,12 +106,12 @@ type Store interface {
 	datasetStore
 	datasetGenerateStore
 	modelStore
-	agentsStore
+	adminAgentStore
 	benchmarkStore
 	benchmarkRunnerStore
 	sessionStore
 	tokenStore
-	agentStore
+	agentListStore
 	resultStore
 	compareStore
 	capacityStore
@@ -119,7 +119,7 @@ type Store interface {
 	verdictStore
 	homeStore
 	judgeStore
-	fleetManifestStore
+	fleetStore
 	providerPriceStore
 	historyStore
 	webhookStore

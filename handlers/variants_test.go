@@ -63,7 +63,7 @@ func newVariantsWorld(t *testing.T) variantsWorld {
 	w.lora = variant("m/small-lora", true)
 	w.other = variant("m/small-other", false)
 	w.fewshot = finishedRun(t, e, w.tok, w.datasetID, 40, func(int) int { return 6 })
-	// The run's few-shot setting, as the planner records a manifest's
+	// The run's few-shot setting, as the benchmark service records a manifest's
 	// fewshot: {k: 5, seed: 1}: its quality is kept as "exact 5-shot
 	// seed=1", and the view still sets it beside the 0-shot base.
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET fewshot_k = 5, fewshot_seed = 1 WHERE id = $1`, w.fewshot); err != nil {

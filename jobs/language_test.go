@@ -2,6 +2,8 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ruckus/ruckus/app/i18n"
@@ -46,5 +48,44 @@ func TestLoadMessagesKeepTheirEnglishText(t *testing.T) {
 	var d jobs.Duration
 	if err := d.UnmarshalText([]byte("soon")); err == nil || err.Error() != `"soon" is not a duration (use a number with a unit, such as 500ms, 30s or 5m)` {
 		t.Errorf("Duration error = %v", err)
+	}
+}
+
+// TestErrorsSayTheCataloguesEnglish: every error the contract returns as a
+// code (jobs.Error) names a key of the catalogue, and its own English text
+// (what agentd logs) is the catalogue's English sentence for that code, so
+// the two cannot drift apart; the German differs from it.
+func TestErrorsSayTheCataloguesEnglish(t *testing.T) {
+	t.Parallel()
+	de := i18n.Default().Lang("de")
+	var d jobs.Duration
+	for _, err := range []error{
+		jobs.CheckModelName(""),
+		jobs.CheckModelName(strings.Repeat("a", jobs.MaxModelNameLen+1)),
+		jobs.CheckModelName("a b"),
+		jobs.CheckModelName("--trust-remote-code"),
+		d.UnmarshalText([]byte("soon")),
+		d.UnmarshalText([]byte("")),
+	} {
+		var je *jobs.Error
+		if !errors.As(err, &je) || err != error(je) {
+			t.Errorf("%v (%T) is not a *jobs.Error", err, err)
+			continue
+		}
+		if !i18n.Has(je.Key) {
+			t.Errorf("%q: key %q is not in the catalogue", err, je.Key)
+			continue
+		}
+		m, ok := i18n.MessageOf(err)
+		if !ok {
+			t.Errorf("%q: i18n.MessageOf does not see the code", err)
+			continue
+		}
+		if got := m.English(); got != err.Error() {
+			t.Errorf("key %s: the catalogue's English is %q, the contract's %q", je.Key, got, err.Error())
+		}
+		if m.In(de) == err.Error() {
+			t.Errorf("key %s: the German is the English %q", je.Key, err.Error())
+		}
 	}
 }

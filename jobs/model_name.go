@@ -1,10 +1,9 @@
 package jobs
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
-
-	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // MaxModelNameLen bounds a registry model name in bytes.
@@ -16,19 +15,22 @@ const MaxModelNameLen = 200
 // spaces, quotes or control characters.
 var modelNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*(/[A-Za-z0-9._:-]+)?$`)
 
-// CheckModelName reports why name cannot be a registry model name, or nil
-// when it can. The server checks names when models are registered and
-// benchmarks planned; agentd checks the name a job carries again before it
-// reaches a runtime's command line, since the job comes from the database
-// and a GPU node trusts nothing it did not check itself.
+// CheckModelName reports why name cannot be a registry model name (an
+// *Error), or nil when it can. The server checks names when models are
+// registered and benchmarks planned; agentd checks the name a job carries
+// again before it reaches a runtime's command line, since the job comes
+// from the database and a GPU node trusts nothing it did not check itself.
 func CheckModelName(name string) error {
 	switch {
 	case name == "":
-		return i18n.NewError("valid.model_name_empty")
+		return codeError("the model name is empty", "valid.model_name_empty")
 	case len(name) > MaxModelNameLen:
-		return i18n.NewError("valid.model_name_long", "Max", MaxModelNameLen)
+		return codeError(fmt.Sprintf("the model name is longer than %d characters", MaxModelNameLen),
+			"valid.model_name_long", "Max", MaxModelNameLen)
 	case !modelNamePattern.MatchString(name):
-		return i18n.NewError("valid.model_name_bad", "Name", strconv.Quote(name))
+		q := strconv.Quote(name)
+		return codeError(q+" is not a model id such as Qwen/Qwen2.5-7B-Instruct (a letter or digit first, then letters, digits, . _ : - and at most one /)",
+			"valid.model_name_bad", "Name", q)
 	}
 	return nil
 }

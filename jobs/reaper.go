@@ -9,7 +9,7 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// ReaperArgs hands the runs of agents that stopped heartbeating on to
+// ReaperArgs reassigns the runs of agents that stopped heartbeating to
 // other agents, and ends pooled agent sessions that began with defaults an
 // agent gave the pool role; the server runs it periodically
 // (ReaperInterval).

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-
-	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // Load profiles (docs/benchmarks.md#load-profiles).
@@ -31,11 +29,13 @@ type Duration time.Duration
 // MarshalText writes the duration as Go's duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
-// UnmarshalText reads "30s", "5m", "1h30m".
+// UnmarshalText reads "30s", "5m", "1h30m"; what it cannot read is an
+// *Error.
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return i18n.NewError("valid.duration", "Value", strconv.Quote(string(b)))
+		q := strconv.Quote(string(b))
+		return codeError(q+" is not a duration (use a number with a unit, such as 500ms, 30s or 5m)", "valid.duration", "Value", q)
 	}
 	*d = Duration(v)
 	return nil

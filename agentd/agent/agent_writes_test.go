@@ -291,7 +291,7 @@ func TestFinishedRunsAreImmutableToAgents(t *testing.T) {
 
 // An agent that dates its heartbeat and its run's progress in the future,
 // then dies, does not keep the run: the database sets those times from its
-// own clock, and the reaper hands the run on after the stale period.
+// own clock, and the reaper reassigns the run after the stale period.
 func TestForgedTimesDoNotKeepADeadRun(t *testing.T) {
 	bothWays(t, func(t *testing.T, pooled bool) {
 		ctx := context.Background()
@@ -320,8 +320,8 @@ func TestForgedTimesDoNotKeepADeadRun(t *testing.T) {
 		}
 		// The agent dies here: nothing more from it. The reaper hands the
 		// run on once the stale period (3 s) has passed.
-		testkit.WaitFor(t, "the reaper to hand the dead agent's run on", func() bool {
-			if _, err := x.w.planner.ReassignStaleRuns(ctx); err != nil {
+		testkit.WaitFor(t, "the reaper to reassign the dead agent's run", func() bool {
+			if _, err := x.w.svc.ReassignStaleRuns(ctx); err != nil {
 				t.Fatal(err)
 			}
 			return strings.Contains(eventKinds(t, x.w.st, run), "handed_on")

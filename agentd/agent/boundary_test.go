@@ -124,7 +124,7 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 			case <-sweepCtx.Done():
 				return
 			case <-tick.C:
-				n, err := w.planner.SweepAgentPool(sweepCtx)
+				n, err := w.svc.SweepAgentPool(sweepCtx)
 				if err != nil && sweepCtx.Err() == nil {
 					t.Errorf("sweep: %v", err)
 				}

@@ -120,7 +120,7 @@ func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 		// PgBouncer one is of little use (it reaches whichever query the
 		// server connection runs by then), and many of them crash
 		// Debian 12's PgBouncer 1.18 ("bad client state" in
-		// disconnect_client), which the fleet soak ran into.
+		// disconnect_client), which the agent soak ran into.
 		pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 			return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn(), DeadlineDelay: time.Second}
 		}
@@ -323,7 +323,7 @@ func heartbeat(ctx context.Context, st *store.Store, a store.Agent, jc *jobClien
 					continue
 				}
 				if revoked(err) {
-					logger.Error("PostgreSQL no longer accepts this agent: its role or key was revoked (ruckus agent revoke) or replaced (ruckus agent create); stopping without writing more, the server hands its run on", "err", err)
+					logger.Error("PostgreSQL no longer accepts this agent: its role or key was revoked (ruckus agent revoke) or replaced (ruckus agent create); stopping without writing more, the server reassigns its run", "err", err)
 					jc.abandon()
 					return fmt.Errorf("agent %q: its database credentials were revoked or replaced: %w", a.Name, err)
 				}

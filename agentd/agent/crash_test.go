@@ -40,14 +40,14 @@ func TestMain(m *testing.M) {
 }
 
 // world is a database with one benchmark's worth of fixtures and the
-// server side's planner (reaper included).
+// server side's benchmark service (reaper included).
 type world struct {
 	t       *testing.T
 	pool    *pgxpool.Pool
 	st      *store.Store
 	url     string
 	viewer  store.Viewer
-	planner *bench.Service
+	svc     *bench.Service
 	dataset int64
 }
 
@@ -64,7 +64,7 @@ func newWorld(t *testing.T, pool *pgxpool.Pool, url string, items int) *world {
 	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "sim/tiny", ParamsB: 0.1, Quantization: "bf16"})
 	rc := testkit.RiverClient(t.Context(), t, pool, nil)
 	return &world{t: t, pool: pool, st: st, url: url, viewer: store.Viewer{UserID: u.ID}, dataset: res.ID,
-		planner: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc, StaleAfter: 3 * time.Second})}
+		svc: testkit.Service(ctx, t, st, &testkit.ServiceOpts{River: rc, StaleAfter: 3 * time.Second})}
 }
 
 // agentURL is the database URL of agent name's own restricted role, as
@@ -98,7 +98,7 @@ func (w *world) launchOn(profile string, load jobs.LoadProfile) int64 {
 // launchTarget creates a one-run benchmark for target.
 func (w *world) launchTarget(target bench.Target, load jobs.LoadProfile) int64 {
 	w.t.Helper()
-	c, err := w.planner.Create(context.Background(), w.viewer, bench.Manifest{Name: "crash", Dataset: bench.DatasetRef{ID: w.dataset},
+	c, err := w.svc.Create(context.Background(), w.viewer, bench.Manifest{Name: "crash", Dataset: bench.DatasetRef{ID: w.dataset},
 		Targets: []bench.Target{target}, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
 	if err != nil {
 		w.t.Fatal(err)
@@ -137,7 +137,7 @@ func (w *world) reap() {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			_, _ = w.planner.ReassignStaleRuns(ctx)
+			_, _ = w.svc.ReassignStaleRuns(ctx)
 			select {
 			case <-ctx.Done():
 			case <-time.After(200 * time.Millisecond):
@@ -230,8 +230,8 @@ func eventKinds(t *testing.T, st *store.Store, runID int64) string {
 }
 
 // kill -9 of the agent working a run, with a second agent running: the
-// reaper hands the run on and it completes with exactly N results.
-func TestKilledAgentsRunIsHandedOnAndCompletesExactlyOnce(t *testing.T) {
+// reaper reassigns the run and it completes with exactly N results.
+func TestKilledAgentsRunIsReassignedAndCompletesExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const n = 300
 	pool := pgtest.NewDB(t)
@@ -398,7 +398,7 @@ func privateCluster(t *testing.T) (*devdb.Cluster, *pgxpool.Pool, string) {
 // An agent revoked mid-run (ruckus agent revoke: its role dropped, its key
 // forgotten) can write nothing more; it sees so at its next heartbeat,
 // says so and exits within 10 s instead of retrying its writes, and the
-// reaper hands its run on. Directly and through PgBouncer.
+// reaper reassigns its run. Directly and through PgBouncer.
 func TestRevokedAgentExits(t *testing.T) {
 	bothWays(t, func(t *testing.T, pooled bool) {
 		ctx := context.Background()
@@ -429,7 +429,7 @@ func TestRevokedAgentExits(t *testing.T) {
 		if a.err == nil || !strings.Contains(a.log.String(), "its database credentials were revoked or replaced") {
 			t.Errorf("the revoked agent exited with %v, without saying it was revoked", a.err)
 		}
-		testkit.WaitFor(t, "the reaper to hand the run on", func() bool {
+		testkit.WaitFor(t, "the reaper to reassign the run", func() bool {
 			return strings.Contains(eventKinds(t, w.st, w.run(id).ID), "handed_on")
 		})
 	})

@@ -42,7 +42,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 	// The hardware profile exists once an agent of it registered; the
 	// agent that works the run starts after its answers are scripted.
 	testkit.Agent(ctx, t, w.st, &testkit.AgentOpts{Name: "placeholder"})
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code", Dataset: bench.DatasetRef{ID: ds},
+	c, err := w.svc.Create(ctx, w.viewer, bench.Manifest{Name: "code", Dataset: bench.DatasetRef{ID: ds},
 		Targets:  []bench.Target{{Model: "sim/tiny", Runtime: "sim", Hardware: "cpu"}},
 		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
 		Sampling: jobs.Sampling{MaxTokens: 512, N: 2}})
@@ -75,7 +75,7 @@ func TestSimHumanEvalRunIsExecuted(t *testing.T) {
 	}
 
 	// Scoring (the server's score_run job) queues the execution.
-	queue := &sandbox.Queue{Store: w.st, River: w.planner.River}
+	queue := &sandbox.Queue{Store: w.st, River: w.svc.River}
 	if err := (&score.Service{Store: w.st, Exec: queue}).ScoreRun(ctx, runID, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 	startAgent(t, w.agentURL("node-c"), "node-c", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
 	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	const acc = 0.6
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "code at 0.6", Dataset: bench.DatasetRef{ID: ds},
+	c, err := w.svc.Create(ctx, w.viewer, bench.Manifest{Name: "code at 0.6", Dataset: bench.DatasetRef{ID: ds},
 		Targets:  []bench.Target{{Model: "acme/coder-7b", Runtime: "sim", Hardware: "cpu"}},
 		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8},
 		Sampling: jobs.Sampling{MaxTokens: 512, N: 2},
@@ -210,7 +210,7 @@ func TestSimHumanEvalPassAtKTracksTheAccuracy(t *testing.T) {
 	if r := run(); r.State != "completed" || r.Completed != 2*items {
 		t.Fatalf("run: %s, %d of %d done", r.State, r.Completed, r.Total)
 	}
-	queue := &sandbox.Queue{Store: w.st, River: w.planner.River}
+	queue := &sandbox.Queue{Store: w.st, River: w.svc.River}
 	if err := (&score.Service{Store: w.st, Exec: queue}).ScoreRun(ctx, runID, ""); err != nil {
 		t.Fatal(err)
 	}

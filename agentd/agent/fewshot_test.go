@@ -43,7 +43,7 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	target := bench.Target{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}
 	three := target
 	three.FewShot = &bench.FewShot{K: 3}
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "0 vs 3 shots", Dataset: bench.DatasetRef{ID: res.ID},
+	c, err := w.svc.Create(ctx, w.viewer, bench.Manifest{Name: "0 vs 3 shots", Dataset: bench.DatasetRef{ID: res.ID},
 		Targets: []bench.Target{target, three}, Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},
 		Sampling: jobs.Sampling{MaxTokens: 64}, Sim: &bench.SimSettings{Accuracy: map[string]float64{"acme/small-1b": 0.5}, Seed: 3}})
 	if err != nil {

@@ -127,7 +127,7 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 	testkit.WaitFor(t, "the second run to get going", func() bool { return w.run(id).Completed >= 10 })
 	r := w.run(id)
 	cancelledAt := time.Now()
-	if err := w.planner.CancelRun(context.Background(), store.Viewer{Admin: true}, id, r.ID); err != nil {
+	if err := w.svc.CancelRun(context.Background(), store.Viewer{Admin: true}, id, r.ID); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, "the agent to record the cancel", func() bool {
@@ -162,10 +162,10 @@ func TestAgentsThroughPgBouncer(t *testing.T) {
 		return pool.QueryRow(context.Background(), `SELECT min(r.sent_at) FROM results r JOIN agents a ON a.id = r.agent_id
 			WHERE r.run_id = $1 AND a.name <> $2 HAVING count(*) > 0`, r.ID, r.AgentName).Scan(&resumedAt) == nil
 	})
-	if took := resumedAt.Sub(killedAt); took > w.planner.StaleAfter+5*time.Second {
-		t.Errorf("the run was resumed %v after the kill, want within the stale period %v + 5 s", took, w.planner.StaleAfter)
+	if took := resumedAt.Sub(killedAt); took > w.svc.StaleAfter+5*time.Second {
+		t.Errorf("the run was resumed %v after the kill, want within the stale period %v + 5 s", took, w.svc.StaleAfter)
 	} else {
-		t.Logf("resumed %v after the kill (stale period %v)", took.Round(time.Millisecond), w.planner.StaleAfter)
+		t.Logf("resumed %v after the kill (stale period %v)", took.Round(time.Millisecond), w.svc.StaleAfter)
 	}
 	testkit.WaitWithin(t, 60*time.Second, "the third run to succeed", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(r.ID, n)
@@ -332,7 +332,7 @@ func TestPostgresRestartHandsOnNoPooledRun(t *testing.T) {
 	ctx := context.Background()
 	const n = 400
 	w := newWorld(t, pool, url, n)
-	w.planner.StaleAfter = 5 * time.Second
+	w.svc.StaleAfter = 5 * time.Second
 	w.reap()
 	bouncer := startPgBouncer(t, w, 3)
 	for _, name := range []string{"pgb-r1", "pgb-r2"} {

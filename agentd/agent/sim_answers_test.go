@@ -84,7 +84,7 @@ func TestSimRunsShowTheirModelsAccuracy(t *testing.T) {
 	startAgent(t, w.agentURL("node-q"), "node-q", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
 	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
 	want := map[string]float64{"acme/small-1b": 0.55, "acme/large-8b": 0.8}
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "quality", Dataset: bench.DatasetRef{ID: ds}, Scorer: "numeric",
+	c, err := w.svc.Create(ctx, w.viewer, bench.Manifest{Name: "quality", Dataset: bench.DatasetRef{ID: ds}, Scorer: "numeric",
 		Targets: []bench.Target{{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}, {Model: "acme/large-8b", Runtime: "sim", Hardware: "cpu"}},
 		Load:    jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 32}, Sampling: jobs.Sampling{MaxTokens: 512},
 		Sim: &bench.SimSettings{Accuracy: want, Seed: 1}})
@@ -146,7 +146,7 @@ func TestAgentReadsOnlyTheSimAnswersOfItsRuns(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 	w.dataset = gsm8k(t, w.st, w.viewer, 10)
-	w.planner.SimAccuracy = map[string]float64{"sim/tiny": 0.5}
+	w.svc.SimAccuracy = map[string]float64{"sim/tiny": 0.5}
 	a, b := connectAs(t, w.agentURL("node-a"), "").Store, connectAs(t, w.agentURL("node-b"), "").Store
 	register := func(st *store.Store, name, profile string) store.Agent {
 		ag, err := st.RegisterAgent(ctx, store.AgentRegistration{Name: name, ProtocolVersion: jobs.ProtocolVersion,

@@ -55,7 +55,7 @@ type runWorker struct {
 // stopWriteGrace is how long a stopping agent keeps trying to record its
 // run: enough for a healthy database to take the last results and the
 // hand-back, short enough that a signal is obeyed even when every write
-// fails (the reaper then hands the run on).
+// fails (the reaper then reassigns the run).
 const stopWriteGrace = 5 * time.Second
 
 // init makes w ready to work runs.
@@ -75,7 +75,7 @@ func (w *runWorker) beginDrain() {
 }
 
 // abandon stops a run in progress without writing anything more: the
-// database refuses this agent now, and the reaper hands the run on.
+// database refuses this agent now, and the reaper reassigns the run.
 func (w *runWorker) abandon() {
 	w.stopWrites()
 	w.beginDrain()
@@ -489,7 +489,7 @@ func (w *runWorker) finish(l store.Lease, f store.Finish, log *slog.Logger) erro
 		log.Warn("recording the run's end", "err", err)
 		select {
 		case <-ctx.Done():
-			log.Error("gave up recording the run's end; the server hands the run on", "err", err)
+			log.Error("gave up recording the run's end; the server reassigns the run", "err", err)
 			return err
 		case <-time.After(backoff):
 			backoff = min(2*backoff, 5*time.Second)

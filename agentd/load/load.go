@@ -545,22 +545,30 @@ func (g *gen) openLoop(items []int, arr *arrivals, ceiling int, ph *phaseStat) b
 		if !ok {
 			return o.exhausted()
 		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			g.mu.Lock()
-			g.out.CapDelays++
-			ph.capDelays++
-			g.mu.Unlock()
-			if !g.acquire(sem) {
-				return false
-			}
-		}
-		if !g.send(idx, ph, sem) {
+		if !g.sendOpen(idx, ph, sem) {
 			return false
 		}
 		next = next.Add(arr.next())
 	}
+}
+
+// sendOpen sends idx for an open loop (rate, Poisson, trace): at once
+// when a slot of sem is free, else counted as a cap delay and sent when a
+// slot frees (docs/benchmarks.md#load-profiles). False means the generator
+// must stop.
+func (g *gen) sendOpen(idx int, ph *phaseStat, sem chan struct{}) bool {
+	select {
+	case sem <- struct{}{}:
+	default:
+		g.mu.Lock()
+		g.out.CapDelays++
+		ph.capDelays++
+		g.mu.Unlock()
+		if !g.acquire(sem) {
+			return false
+		}
+	}
+	return g.send(idx, ph, sem)
 }
 
 // outcome sums up once every request has finished; n is the number of

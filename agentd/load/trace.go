@@ -29,18 +29,7 @@ func (g *gen) traceLoop(items []int, ph *phaseStat) bool {
 		if !g.sleepUntil(g.start.Add(at)) {
 			return false
 		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			g.mu.Lock()
-			g.out.CapDelays++
-			ph.capDelays++
-			g.mu.Unlock()
-			if !g.acquire(sem) {
-				return false
-			}
-		}
-		if !g.send(idx, ph, sem) {
+		if !g.sendOpen(idx, ph, sem) {
 			return false
 		}
 	}

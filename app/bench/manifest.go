@@ -179,7 +179,7 @@ func contains(list []string, s string) bool {
 }
 
 // Validate checks everything that needs no database. The checks against
-// what exists (dataset, models, hardware, agents) are the planner's.
+// what exists (dataset, models, hardware, agents) are the benchmark service's.
 //
 // The rules of one field are its struct tags (here and in jobs'
 // LoadProfile, Sampling and SLO); the steps after them are the rules that

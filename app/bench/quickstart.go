@@ -24,7 +24,7 @@ import (
 
 // QuickStart is the shortest request for a benchmark: a model and a
 // dataset, each by id or by name, as the Benchmark Runner's API takes
-// them ({"model_id": …, "dataset_id": …}). The planner fills in the rest
+// them ({"model_id": …, "dataset_id": …}). The benchmark service fills in the rest
 // from what exists (see Service.QuickStart).
 type QuickStart struct {
 	Model   Ref    `json:"model_id" validate:"required,ref" msg_required:"manifest.ref_required"`

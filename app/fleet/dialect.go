@@ -127,7 +127,7 @@ func (d *docManifest) manifest() Manifest {
 			d.errs.Say(path+".repo_id", "fleetdoc.repo_id")
 		}
 		if repo.Adapter != "" && !slices.Contains(Adapters, repo.Adapter) {
-			d.errs.Say(path+".adapter", "fleetdoc.adapter", "Adapter", strconv.Quote(clip(repo.Adapter)), "List", strings.Join(Adapters, ", "))
+			d.errs.Say(path+".adapter", "fleetdoc.adapter", "Adapter", strconv.Quote(shortened(repo.Adapter)), "List", strings.Join(Adapters, ", "))
 		}
 		if !okPath(repo.Path) {
 			d.errs.Say(path+".path", "fleetdoc.path")
@@ -166,7 +166,7 @@ func (d *docManifest) manifest() Manifest {
 	for _, name := range slices.Sorted(maps.Keys(d.ScenarioProfiles)) {
 		switch {
 		case !scenarioNamePattern.MatchString(name):
-			d.errs.Say("scenario_profiles."+clip(name), "fleetdoc.scenario_name")
+			d.errs.Say("scenario_profiles."+shortened(name), "fleetdoc.scenario_name")
 		case !listed[name]:
 			d.errs.Say("scenario_profiles."+name, "fleetdoc.unlisted_profile", "Name", strconv.Quote(name))
 		}
@@ -174,10 +174,11 @@ func (d *docManifest) manifest() Manifest {
 	return m
 }
 
-// clip bounds a value quoted back in an error message.
-func clip(s string) string {
+// shortened is a value as an error message quotes it back: its first 64
+// bytes and "…" when it is longer.
+func shortened(s string) string {
 	if len(s) > 64 {
-		return strconv.Quote(s[:64]) + "…"
+		return s[:64] + "…"
 	}
 	return s
 }

@@ -151,7 +151,7 @@ func TestDocumentRepositoriesGroupScenarios(t *testing.T) {
 	}
 }
 
-// A configured provider is known to the planner's table only.
+// A configured provider is known to the benchmark service's table only.
 func TestValidateForProviderTable(t *testing.T) {
 	example := strings.Replace(readExample(t), `"anthropic:claude-3-opus"`, `"together:meta-llama/Llama-3-8b-chat-hf"`, 1)
 	m, err := Decode(strings.NewReader(example))

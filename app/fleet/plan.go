@@ -16,7 +16,7 @@ import (
 )
 
 // Service checks fleet manifests against what exists and creates them,
-// each scenario through the benchmark planner.
+// each scenario through the benchmark service.
 type Service struct {
 	Bench *bench.Service
 	// Now is the clock (time.Now when nil).
@@ -92,7 +92,7 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 	return plan, nil
 }
 
-// providers is the provider table the planner checks targets against.
+// providers is the provider table the benchmark service checks targets against.
 func (p *Service) providers() jobs.Providers {
 	if p.Providers != nil {
 		return p.Providers

@@ -49,16 +49,47 @@ type Error struct{ Message }
 
 func (e *Error) Error() string { return e.English() }
 
+// Code is the message's key and arguments (Coded).
+func (e *Error) Code() (key string, args []any) { return e.Key, e.Args }
+
 // NewError returns an error saying the message key with its arguments
 // given as name/value pairs.
 func NewError(key string, args ...any) error { return &Error{M(key, args...)} }
 
-// ErrorText words err in the request's language when it is (or wraps) an
-// *Error, else it is err's own text.
+// Coded is an error that carries its sentence as a catalogue key and its
+// arguments (name/value pairs), and says the same sentence in English as
+// Error(). *Error is one; so are the errors of the server–agent contract
+// (jobs.Error), which cannot import this catalogue: it is a leaf below it
+// (docs/packages.md#layers).
+type Coded interface {
+	error
+	Code() (key string, args []any)
+}
+
+// MessageOf is the catalogue message err carries when err is itself a
+// Coded error; a wrapped one is not taken, since the text around it would
+// be lost.
+func MessageOf(err error) (Message, bool) {
+	c, ok := err.(Coded)
+	if !ok {
+		return Message{}, false
+	}
+	key, args := c.Code()
+	return M(key, args...), true
+}
+
+// CodedIn is the first Coded error in err's chain (errors.As).
+func CodedIn(err error) (Coded, bool) {
+	var c Coded
+	ok := errors.As(err, &c)
+	return c, ok
+}
+
+// ErrorText words err in the request's language when it is a Coded
+// error, else it is err's own text.
 func ErrorText(ctx context.Context, err error) string {
-	var e *Error
-	if errors.As(err, &e) && err == error(e) {
-		return e.Text(ctx)
+	if m, ok := MessageOf(err); ok {
+		return m.Text(ctx)
 	}
 	return err.Error()
 }

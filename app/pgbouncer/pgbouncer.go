@@ -2,7 +2,7 @@
 // between agents and PostgreSQL, so that the connections PostgreSQL holds
 // for all agents together stay within one budget (max_db_connections)
 // however many agents there are. `ruckus pgbouncer` writes the
-// configuration and runs it; `ruckus dev --pgbouncer` and the fleet soak
+// configuration and runs it; `ruckus dev --pgbouncer` and the agent soak
 // start it the same way.
 //
 // Agents authenticate to PgBouncer with their own role's password: PgBouncer

@@ -66,23 +66,22 @@ func Said(path string, m i18n.Message) FieldError {
 }
 
 // cleaned is the error without a path saying err's text, Go's type names
-// taken out (Clean); its catalogue message when err is an *i18n.Error
-// whose text that is.
+// taken out (Clean); its catalogue message when err holds a coded error
+// (i18n.Coded: an *i18n.Error, a jobs.Error) whose text that is.
 func cleaned(err error) FieldError {
 	msg := Clean(err.Error())
-	var e *i18n.Error
-	if errors.As(err, &e) && e.English() == msg {
-		return Said("", e.Message)
+	if c, ok := i18n.CodedIn(err); ok && c.Error() == msg {
+		m, _ := i18n.MessageOf(c)
+		return Said("", m)
 	}
 	return FieldError{Message: msg}
 }
 
 // FromError returns the error at path saying what err says: its catalogue
-// message when err is an *i18n.Error, else its text.
+// message when err is a coded error (i18n.Coded), else its text.
 func FromError(path string, err error) FieldError {
-	var e *i18n.Error
-	if errors.As(err, &e) && err == error(e) {
-		return Said(path, e.Message)
+	if m, ok := i18n.MessageOf(err); ok {
+		return Said(path, m)
 	}
 	return Said(path, i18n.M("valid.as_is", "Text", err.Error()))
 }

@@ -180,7 +180,7 @@ func capacityGB(h store.HardwareProfile) float64 {
 }
 
 // tooSmall says why the row's model cannot be served on h ("" when it
-// can), as the planner judges it: GPU memory against the model's need,
+// can), as the benchmark service checks it: GPU memory against the model's need,
 // except on the simulated runtime, which loads nothing.
 func tooSmall(ctx context.Context, t TargetRow, ch Choices, h store.HardwareProfile) string {
 	if t.Model == "" || t.Runtime == "sim" || h.GPUCount == 0 {

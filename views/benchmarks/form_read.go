@@ -10,10 +10,6 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// maxFieldLen bounds a target field as typed; nothing longer names a
-// model, a runtime or a profile.
-const maxFieldLen = 256
-
 // ReadForm reads the create form as typed. get reads a field (the
 // handler's FormValue), has tells whether the form carries it at all.
 func ReadForm(get func(string) string, has func(string) bool) Form {
@@ -48,19 +44,10 @@ func ReadTargetRows(get func(string) string, has func(string) bool) []TargetRow 
 		if !has(k("model")) && !has(k("runtime")) && !has(k("hardware")) {
 			continue
 		}
-		field := func(f string) string { return clip(strings.TrimSpace(get(k(f)))) }
+		field := func(f string) string { return valid.Field(strings.TrimSpace(get(k(f)))) }
 		rows = append(rows, TargetRow{Index: i, Model: field("model"), Runtime: field("runtime"), Hardware: field("hardware")})
 	}
 	return rows
-}
-
-// clip copies a value (the web framework reuses its buffers) and bounds
-// it.
-func clip(s string) string {
-	if len(s) > maxFieldLen {
-		s = s[:maxFieldLen]
-	}
-	return strings.Clone(s)
 }
 
 // Manifest turns the form into a manifest; numbers that do not parse

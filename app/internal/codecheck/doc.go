@@ -1,4 +1,6 @@
 // Package codecheck holds tests that hold the source tree to the rules
-// in docs/CONVENTIONS.md that a reviewer would otherwise have to count
-// by hand, such as the length of a function. It has no code of its own.
+// in docs/conventions.md that a reviewer would otherwise have to count
+// by hand: the length of a function (docs/conventions.md#the-80-line-rule)
+// and the direction of imports (docs/packages.md#layers). It has no code
+// of its own.
 package codecheck

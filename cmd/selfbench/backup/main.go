@@ -60,7 +60,7 @@ func run(nRuns, nItems int) error {
 		return err
 	}
 	models, agent := fleet.Models, fleet.Agent
-	planner, err := benchkit.NewService(pool, st, time.Hour)
+	svc, err := benchkit.NewService(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func run(nRuns, nItems int) error {
 		for i := range targets {
 			targets[i] = bench.Target{Model: models[i], Runtime: "sim", Hardware: "cpu"}
 		}
-		c, err := planner.Create(ctx, v, bench.Manifest{Name: "backup bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
+		c, err := svc.Create(ctx, v, bench.Manifest{Name: "backup bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
 			Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8}, Sampling: jobs.Sampling{MaxTokens: 64}})
 		if err != nil {
 			return err

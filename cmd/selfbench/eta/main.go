@@ -132,12 +132,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 
-	planner, err := benchkit.NewService(pool, st, time.Minute)
+	svc, err := benchkit.NewService(pool, st, time.Minute)
 	if err != nil {
 		return err
 	}
 	load := jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: o.concurrency}
-	created, err := planner.Create(ctx, viewer, bench.Manifest{Name: "eta bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+	created, err := svc.Create(ctx, viewer, bench.Manifest{Name: "eta bench", Dataset: bench.DatasetRef{ID: res.Dataset.ID},
 		Targets: []bench.Target{{Model: model, Runtime: "sim", Hardware: profile}}, Load: load, Sampling: jobs.Sampling{MaxTokens: o.tokens}})
 	if err != nil {
 		return err

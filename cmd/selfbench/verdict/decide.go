@@ -225,7 +225,7 @@ func (t *tally) print(w io.Writer) {
 		lo, hi := wilson(r.aaSig, r.aa)
 		aaShare, abShare := share(r.aaSig, r.aa), share(r.abDet, r.ab)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d = %.1f %% [%.1f, %.1f]\t%s\t%d\t%d = %.1f %%\t%s\n", r.metric, r.test, r.aa, r.aaSig, 100*aaShare, 100*lo, 100*hi,
-			met(aaShare <= 0.05), r.ab, r.abDet, 100*abShare, met(abShare >= 0.80))
+			met(aaShare <= stats.Alpha), r.ab, r.abDet, 100*abShare, met(abShare >= 0.80))
 	}
 	_ = tw.Flush()
 	for _, r := range t.rows {

@@ -303,7 +303,7 @@ func (wd *world) plan(ctx context.Context) ([]*pair, error) {
 			return nil, err
 		}
 	}
-	planner, err := benchkit.NewService(wd.st.Pool(), st, time.Hour)
+	svc, err := benchkit.NewService(wd.st.Pool(), st, time.Hour)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func (wd *world) plan(ctx context.Context) ([]*pair, error) {
 	newRuns := func(kind string, n int) (*measuredRun, *measuredRun, error) {
 		l := wd.load
 		l.MaxRequests = n
-		c, err := planner.Create(ctx, wd.viewer, bench.Manifest{Name: "verdict " + kind, Dataset: bench.DatasetRef{ID: res.Dataset.ID},
+		c, err := svc.Create(ctx, wd.viewer, bench.Manifest{Name: "verdict " + kind, Dataset: bench.DatasetRef{ID: res.Dataset.ID},
 			Targets: []bench.Target{{Model: models[0], Runtime: "sim", Hardware: hw}, {Model: models[1], Runtime: "sim", Hardware: hw}},
 			Load:    l, Sampling: wd.sampling, Scorer: "exact"})
 		if err != nil {

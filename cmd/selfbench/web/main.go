@@ -90,7 +90,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		return err
 	}
 	models, agent := fleet.Models, fleet.Agent
-	planner, err := benchkit.NewService(pool, st, time.Hour)
+	svc, err := benchkit.NewService(pool, st, time.Hour)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		for i := range targets {
 			targets[i] = bench.Target{Model: models[i], Runtime: "sim", Hardware: "cpu"}
 		}
-		c, err := planner.Create(ctx, v, bench.Manifest{Name: "web bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
+		c, err := svc.Create(ctx, v, bench.Manifest{Name: "web bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID}, Targets: targets,
 			Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 8}, Sampling: jobs.Sampling{MaxTokens: 64}})
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 		}
 	}
 	// A 4-run benchmark of 20-step sweeps, for the sweep pages and the report.
-	sweep, err := planner.Create(ctx, v, bench.Manifest{Name: "sweep bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID},
+	sweep, err := svc.Create(ctx, v, bench.Manifest{Name: "sweep bench", Dataset: bench.DatasetRef{ID: fleet.DatasetID},
 		Targets: []bench.Target{{Model: models[0], Runtime: "sim", Hardware: "cpu"}, {Model: models[1], Runtime: "sim", Hardware: "cpu"},
 			{Model: models[2], Runtime: "sim", Hardware: "cpu"}, {Model: models[3], Runtime: "sim", Hardware: "cpu"}},
 		Load: jobs.LoadProfile{Profile: jobs.LoadSweep, Concurrency: 64, Rates: sweepRates(20)}, Sampling: jobs.Sampling{MaxTokens: 64}})

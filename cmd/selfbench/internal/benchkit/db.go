@@ -69,7 +69,7 @@ func RandomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// NewService is a benchmark planner whose River client only inserts jobs
+// NewService is a benchmark service whose River client only inserts jobs
 // (it works none): what the benchmarks use to launch runs as the server
 // would.
 func NewService(pool *pgxpool.Pool, st *store.Store, staleAfter time.Duration) (*bench.Service, error) {

@@ -1,4 +1,4 @@
-// Command fleet is the fleet soak (`make bench-fleet`): on the cluster
+// Command soak is the agent soak (`make bench-soak`): on the cluster
 // DATABASE_URL names (run it through `ruckus dev-db exec`) it starts the
 // server, PgBouncer in transaction mode and --agents agentd processes that
 // reach the database only through PgBouncer, each with its own role: sim
@@ -6,8 +6,8 @@
 // "vllm" from `agentd sim` endpoints. It submits --runs small runs across
 // those four queues at a steady pace, kills -9 a tenth of the agents
 // half-way and starts as many replacements, cancels a few long probe runs,
-// and waits for every run to end. Then it prints what a fleet operator
-// needs to know: runs completed, lost and duplicated results, wall time,
+// and waits for every run to end. Then it prints what an operator of many
+// agents needs to know: runs completed, lost and duplicated results, wall time,
 // peak PostgreSQL backends, lease latency (a run's job available → its
 // first request sent), reassignment and cancel delays, and server and agent
 // memory. Targets: 0 lost, 0 duplicated, ≤ 40 backends, p95 lease latency
@@ -91,7 +91,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bench-fleet:", err)
+		fmt.Fprintln(os.Stderr, "bench-soak:", err)
 		os.Exit(1)
 	}
 }
@@ -101,7 +101,7 @@ func main() {
 // PgBouncer's auth lookup leave of them (30 + 5 + 4 + 1). On this one
 // machine the agents share the CPU with PostgreSQL, which gets its share
 // through its busy backends: with a budget of 20 it got too little of it
-// for the lease latency target (docs/self-benchmarks.md#bench-fleet-the-fleet-soak).
+// for the lease latency target (docs/self-benchmarks.md#bench-soak-the-agent-soak).
 const (
 	soakBudget     = 30
 	soakServerPool = 5
@@ -114,7 +114,7 @@ type soak struct {
 	dbURL   string
 	pool    *pgxpool.Pool
 	st      *store.Store
-	planner *bench.Service
+	svc     *bench.Service
 	viewer  store.Viewer
 	dataset int64
 	long    int64 // the probes' dataset
@@ -157,7 +157,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "starting %d agents through PgBouncer (budget %d PostgreSQL connections) ...\n", o.agents, o.budget)
 	started := time.Now()
 	for i := range o.agents {
-		if _, err := s.startAgent(ctx, groupOf(i, o.agents), fmt.Sprintf("fleet-%03d", i)); err != nil {
+		if _, err := s.startAgent(ctx, groupOf(i, o.agents), fmt.Sprintf("soak-%03d", i)); err != nil {
 			return err
 		}
 	}
@@ -194,7 +194,7 @@ func groupOf(i, n int) *group {
 
 func (s *soak) fixtures(ctx context.Context) error {
 	stamp := benchkit.RandomHex(4)
-	u, err := s.st.CreateUser(ctx, store.NewUser{Email: "fleet-" + stamp + "@example.com", PasswordHash: "x", Role: store.RoleUser})
+	u, err := s.st.CreateUser(ctx, store.NewUser{Email: "soak-" + stamp + "@example.com", PasswordHash: "x", Role: store.RoleUser})
 	if err != nil {
 		return err
 	}
@@ -208,16 +208,16 @@ func (s *soak) fixtures(ctx context.Context) error {
 		for i := range d.n {
 			fmt.Fprintf(&b, "{\"custom_id\":\"q%05d\",\"prompt\":\"Question %d: what is %d plus %d?\"}\n", i, i, i, i)
 		}
-		res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: s.viewer, FileName: fmt.Sprintf("fleet-%d.jsonl", d.n)}, nil)
+		res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: s.viewer, FileName: fmt.Sprintf("soak-%d.jsonl", d.n)}, nil)
 		if err != nil {
 			return err
 		}
 		*d.id = res.Dataset.ID
 	}
-	if _, err := s.st.CreateModel(ctx, store.ModelFields{Name: "fleet/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
+	if _, err := s.st.CreateModel(ctx, store.ModelFields{Name: "soak/small", ParamsB: 0.5, Quantization: "bf16", ContextLength: 4096}); err != nil {
 		return err
 	}
-	s.planner, err = benchkit.NewService(s.pool, s.st, s.o.stale)
+	s.svc, err = benchkit.NewService(s.pool, s.st, s.o.stale)
 	return err
 }
 
@@ -230,14 +230,14 @@ func (s *soak) startServices(ctx context.Context) error {
 	}
 	s.server, err = s.start(ctx, "server", []string{"DATABASE_URL=" + s.dbURL, "RUCKUS_ADDR=" + addr,
 		"RUCKUS_AGENT_STALE_AFTER=" + s.o.stale.String(), "RUCKUS_DB_POOL_SIZE=" + strconv.Itoa(soakServerPool), "RUCKUS_EXPORTS_TOTAL=4",
-		"RUCKUS_ADMIN_EMAIL=admin@fleet.local", "RUCKUS_ADMIN_PASSWORD=fleet-soak-admin"}, s.o.ruckus, "serve")
+		"RUCKUS_ADMIN_EMAIL=admin@soak.local", "RUCKUS_ADMIN_PASSWORD=soak-admin"}, s.o.ruckus, "serve")
 	if err != nil {
 		return err
 	}
 	if s.bouncer, err = benchkit.FreeAddr(); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "ruckus-fleet-pgbouncer-")
+	dir, err := os.MkdirTemp("", "ruckus-soak-pgbouncer-")
 	if err != nil {
 		return err
 	}
@@ -349,8 +349,8 @@ func (s *soak) waitOnline(ctx context.Context, n int, limit time.Duration) error
 		for _, a := range as {
 			if a.State == store.AgentOnline && a.Profile != "" {
 				online++
-				idx, _ := strconv.Atoi(strings.TrimPrefix(a.Name, "fleet-"))
-				if g := groupOf(idx, s.o.agents); g.queue == "" && strings.HasPrefix(a.Name, "fleet-") {
+				idx, _ := strconv.Atoi(strings.TrimPrefix(a.Name, "soak-"))
+				if g := groupOf(idx, s.o.agents); g.queue == "" && strings.HasPrefix(a.Name, "soak-") {
 					g.queue = a.Profile + "|" + a.Runtimes[0]
 				}
 			}
@@ -374,7 +374,7 @@ func (s *soak) waitOnline(ctx context.Context, n int, limit time.Duration) error
 
 func (g *group) target() bench.Target {
 	profile, runtime, _ := strings.Cut(g.queue, "|")
-	return bench.Target{Model: "fleet/small", Runtime: runtime, Hardware: profile}
+	return bench.Target{Model: "soak/small", Runtime: runtime, Hardware: profile}
 }
 
 // killed is what the kill half-way did.
@@ -407,7 +407,7 @@ func (s *soak) submit(ctx context.Context) killed {
 		if left := s.o.runs - i*len(groups); left < len(ts) {
 			ts = ts[:left]
 		}
-		_, err := s.planner.Create(ctx, s.viewer, bench.Manifest{Name: fmt.Sprintf("fleet %d", i), Dataset: bench.DatasetRef{ID: s.dataset},
+		_, err := s.svc.Create(ctx, s.viewer, bench.Manifest{Name: fmt.Sprintf("soak %d", i), Dataset: bench.DatasetRef{ID: s.dataset},
 			Targets: ts, Load: load, Sampling: jobs.Sampling{MaxTokens: 16}})
 		if err != nil {
 			k.err = err
@@ -435,7 +435,7 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 	var probeRuns []int64
 	for i := range s.o.probes {
 		g := groups[i%3]
-		c, err := s.planner.Create(ctx, s.viewer, bench.Manifest{Name: fmt.Sprintf("probe %d", i), Dataset: bench.DatasetRef{ID: s.long},
+		c, err := s.svc.Create(ctx, s.viewer, bench.Manifest{Name: fmt.Sprintf("probe %d", i), Dataset: bench.DatasetRef{ID: s.long},
 			Targets: []bench.Target{g.target()}, Load: jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 1}, Sampling: jobs.Sampling{MaxTokens: 16}})
 		if err != nil {
 			return err
@@ -448,7 +448,7 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 	holding := map[string]int64{}
 	for deadline := time.Now().Add(5 * time.Second); len(holding) < n && time.Now().Before(deadline); {
 		rows, err := s.pool.Query(ctx, `SELECT a.name, r.id FROM runs r JOIN agents a ON a.id = r.agent_id
-			WHERE r.state = 'running' AND a.name LIKE 'fleet-%' AND r.id <> ALL($1)`, probeRuns)
+			WHERE r.state = 'running' AND a.name LIKE 'soak-%' AND r.id <> ALL($1)`, probeRuns)
 		if err != nil {
 			return err
 		}
@@ -490,8 +490,8 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 		}
 	}
 	for i, name := range k.victims {
-		idx, _ := strconv.Atoi(strings.TrimPrefix(name, "fleet-"))
-		if _, err := s.startAgent(ctx, groupOf(idx, s.o.agents), fmt.Sprintf("fleet-r%02d", i)); err != nil {
+		idx, _ := strconv.Atoi(strings.TrimPrefix(name, "soak-"))
+		if _, err := s.startAgent(ctx, groupOf(idx, s.o.agents), fmt.Sprintf("soak-r%02d", i)); err != nil {
 			return err
 		}
 	}
@@ -510,7 +510,7 @@ func (s *soak) killHalfway(ctx context.Context, k *killed) error {
 			}
 			if completed >= 5 {
 				k.probes[id] = time.Now()
-				if err := s.planner.CancelRun(ctx, store.Viewer{Admin: true}, bid, id); err != nil {
+				if err := s.svc.CancelRun(ctx, store.Viewer{Admin: true}, bid, id); err != nil {
 					return err
 				}
 			}
@@ -649,7 +649,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	slices.Sort(lease)
 	// Reassignment: from the kill to another agent taking up each run a victim
 	// held.
-	var handOn []float64
+	var reassigned []float64
 	interrupted := 0
 	for _, id := range k.runs {
 		// A run its agent finished before the kill landed was not reassigned.
@@ -668,10 +668,10 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 			return err
 		}
 		if first != nil {
-			handOn = append(handOn, first.Sub(k.at).Seconds())
+			reassigned = append(reassigned, first.Sub(k.at).Seconds())
 		}
 	}
-	slices.Sort(handOn)
+	slices.Sort(reassigned)
 	// Cancel: from the cancel to the last request the agent sent.
 	var cancelDelay []float64
 	for id, at := range k.probes {
@@ -684,7 +684,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	slices.Sort(cancelDelay)
 
 	out := s.out
-	fmt.Fprintf(out, "\nfleet soak: %d agents through PgBouncer (transaction mode, %d PostgreSQL connections for all agents), %d runs × %d items on %d queues\n",
+	fmt.Fprintf(out, "\nagent soak: %d agents through PgBouncer (transaction mode, %d PostgreSQL connections for all agents), %d runs × %d items on %d queues\n",
 		s.o.agents, s.o.budget, s.o.runs, s.o.items, len(groups))
 	fmt.Fprintf(out, "  queues: ")
 	for i, g := range groups {
@@ -706,7 +706,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	row("lease latency p50 / p95 / max", fmt.Sprintf("%.2f / %.2f / %.2f s", pct(lease, 50), pct(lease, 95), pct(lease, 100)), verdict(pct(lease, 95) <= 2, "target p95 ≤ 2 s"))
 	row("killed agents", fmt.Sprintf("%d (holding %d runs, %d reassigned)", len(k.victims), len(k.runs), interrupted), "")
 	limit := (s.o.stale + 5*time.Second).Seconds()
-	row("hand-on after kill, max", fmt.Sprintf("%.1f s over %d runs", pct(handOn, 100), len(handOn)), verdict(interrupted > 0 && len(handOn) == interrupted && pct(handOn, 100) <= limit, fmt.Sprintf("target ≤ stale %v + 5 s", s.o.stale)))
+	row("reassigned after kill, max", fmt.Sprintf("%.1f s over %d runs", pct(reassigned, 100), len(reassigned)), verdict(interrupted > 0 && len(reassigned) == interrupted && pct(reassigned, 100) <= limit, fmt.Sprintf("target ≤ stale %v + 5 s", s.o.stale)))
 	row("cancel → last request, max", fmt.Sprintf("%.3f s over %d runs", pct(cancelDelay, 100), len(cancelDelay)), verdict(len(cancelDelay) > 0 && pct(cancelDelay, 100) <= 1, "target ≤ 1 s"))
 	row("server RSS, peak", mib(pk.serverRSS), "")
 	if len(pk.agentRSS) > 0 {
