@@ -70,8 +70,8 @@ docs-images: build ## Retake the documentation's screenshots (docs/images) with 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views
 
-sdk: ## Regenerate the TypeScript SDK's types (sdk/typescript) from handlers/openapi.yaml and build it (node, npm; tested by make e2e)
-	cd sdk/typescript && npm ci --no-audit --no-fund && npm run generate && npm run build
+sdk: ## Regenerate the TypeScript SDK's types (handlers/sdk/typescript) from handlers/openapi.yaml and build it (node, npm; tested by make e2e)
+	cd handlers/sdk/typescript && npm ci --no-audit --no-fund && npm run generate && npm run build
 
 check-generated: ## Fail when generated files are stale: templ's, and the TypeScript SDK's types (when npm is installed)
 	@$(GO) tool templ generate -path views >/dev/null 2>&1
@@ -80,9 +80,9 @@ check-generated: ## Fail when generated files are stale: templ's, and the TypeSc
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -n "$$(git ls-files --others --exclude-standard -- 'views/*_templ.go')" ]; then \
 		echo "generated templ files are not committed:"; git ls-files --others --exclude-standard -- 'views/*_templ.go'; exit 1; fi
 	@if ! command -v npm >/dev/null; then \
-		echo "npm is not installed: the TypeScript SDK's generated types (sdk/typescript) were not checked; make e2e installs node and npm"; \
-	elif ! out=$$(cd sdk/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent check-generated 2>&1); then \
-		echo "the TypeScript SDK's generated types (sdk/typescript/src/schema.ts) are stale or could not be made; run 'make sdk' and commit:"; echo "$$out"; exit 1; fi
+		echo "npm is not installed: the TypeScript SDK's generated types (handlers/sdk/typescript) were not checked; make e2e installs node and npm"; \
+	elif ! out=$$(cd handlers/sdk/typescript && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run --silent check-generated 2>&1); then \
+		echo "the TypeScript SDK's generated types (handlers/sdk/typescript/src/schema.ts) are stale or could not be made; run 'make sdk' and commit:"; echo "$$out"; exit 1; fi
 
 lint: ## gofmt, go mod tidy (nothing to change), go vet, staticcheck
 	@if ! tidy=$$($(GO) mod tidy -diff 2>&1); then \

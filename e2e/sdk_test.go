@@ -18,7 +18,7 @@ import (
 
 // sdkDir is the TypeScript SDK's package, generated from
 // handlers/openapi.yaml.
-const sdkDir = "../sdk/typescript"
+const sdkDir = "../handlers/sdk/typescript"
 
 // startSimRuntime runs `agentd sim` in the dialect given and returns its
 // base URL.
@@ -60,7 +60,7 @@ func npm(t *testing.T, env []string, args ...string) string {
 // Messages API (agentd sim --dialect anthropic, served by an agent with
 // --provider anthropic) and a self-hosted target on the simulated runtime,
 // submitted, waited for and read through the SDK (its test in
-// sdk/typescript/test).
+// handlers/sdk/typescript/test).
 func TestTypeScriptSDKRunsAFleet(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the TypeScript SDK's test needs node 18 or later (and npm)")

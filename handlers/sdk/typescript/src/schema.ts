@@ -1897,24 +1897,42 @@ export interface components {
                 params?: string;
                 sampling?: string;
                 dataset_id?: number;
+                /** @description Length class of identities kept before measured lengths; empty in newer ones. */
                 input_tokens?: string;
+                /** @description Length class of identities kept before measured lengths; empty in newer ones. */
                 output_tokens?: string;
+                /** @description Measured mean prompt length; runs compare only within a factor of two. */
+                mean_input_tokens?: number;
+                /** @description Measured mean answer length; runs compare only within a factor of two. */
+                mean_output_tokens?: number;
+                fewshot?: string;
             } | null;
             leader: components["schemas"]["ClaimRun"];
             runner_up: components["schemas"]["ClaimRun"] | null;
-            /** @description The leader's advantage in per cent of the runner-up's figure. */
+            /** @description The leader's advantage in per cent of the runner-up's figure; null against a figure of 0 (then difference is the margin). */
             margin: number | null;
             /** @description The leader's figure minus the runner-up's. */
             difference: number | null;
             /** @description The test's 95 % interval of the difference (of the log ratio for cost); empty when untested. */
             interval: number[];
-            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-bootstrap, z-from-intervals, or none. */
+            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-permutation (partial credit), paired-bootstrap (pairs kept by earlier versions), z-from-intervals (quality without common items), t-log-cost, z-log-order-statistics (single-run p95), or none. */
             test: string;
             p: number | null;
             significant: boolean;
             comparable: boolean;
             /** @description What differs when not comparable; else how the test decided. */
             reason: string;
+            /** @description For a lead not established, the smallest difference this comparison could have detected (80 % power at α = 0.05), in per cent of the runner-up's figure. */
+            detectable_pct?: number;
+            /** @description For a lead not established, what would detect a 5 % difference (one of the three). */
+            to_detect_5pct?: {
+                /** @description Requests each run would need. */
+                requests?: number;
+                /** @description Repeats of each target that would be needed. */
+                repeats?: number;
+                /** @description Items scored by both runs that would be needed. */
+                items?: number;
+            };
         };
         Recommendation: {
             /** @description The runs meeting the constraints */
@@ -1943,8 +1961,23 @@ export interface components {
             quality_hi: number | null;
             ttft_p95_ms: number | null;
             e2e_p95_ms: number | null;
+            /** @description Exact order-statistic interval of the p95 (absent below 59 requests); between repeats, the t interval of their p95s. */
             e2e_p95_lo_ms?: number | null;
             e2e_p95_hi_ms?: number | null;
+            /** @description How many requests the p95 is over. */
+            e2e_p95_requests?: number;
+            /** @description The exact coverage of the p95's interval (at least 0.95). */
+            e2e_p95_coverage?: number;
+            /** @description The p95 as the mean of repeats with the t interval of their spread (targets run more than once). */
+            e2e_p95_repeats?: {
+                mean?: number;
+                lo?: number;
+                hi?: number;
+                se?: number;
+                df?: number;
+                n?: number;
+                repeats?: boolean;
+            };
             output_tokens_per_s: number | null;
             cost_per_1m_tokens: number | null;
             peak_gpu_mem_gib: number | null;
@@ -1956,8 +1989,15 @@ export interface components {
                 params?: string;
                 sampling?: string;
                 dataset_id?: number;
+                /** @description Length class of identities kept before measured lengths; empty in newer ones. */
                 input_tokens?: string;
+                /** @description Length class of identities kept before measured lengths; empty in newer ones. */
                 output_tokens?: string;
+                /** @description Measured mean prompt length; runs compare only within a factor of two. */
+                mean_input_tokens?: number;
+                /** @description Measured mean answer length; runs compare only within a factor of two. */
+                mean_output_tokens?: number;
+                fewshot?: string;
             } | null;
             /** @description Output tokens/s with its 95 % interval (batch means over the steady window, or between repeats); df 0 when there is none. */
             output_tokens_per_s_interval?: {
@@ -2041,7 +2081,7 @@ export interface components {
             quality_scorers: string[] | null;
             roi?: components["schemas"]["ROI"];
         };
-        /** @description Each sized target against what runs today (present when the request had today). Today's monthly cost is its replicas × its hardware's price × hours × utilisation, plus energy when a run of today's model on today's hardware measured it; a row's saving is today's cost less the target's (energy counted on both sides or neither, the licence on neither); payback is the migration cost ÷ the saving, in months (null: never, it saves nothing). The quality difference (target − today) is tested only under a scorer identity both runs were scored with: the paired test over the items both scored (McNemar, paired bootstrap), else a z-test from their intervals. */
+        /** @description Each sized target against what runs today (present when the request had today). Today's monthly cost is its replicas × its hardware's price × hours × utilisation, plus energy when a run of today's model on today's hardware measured it; a row's saving is today's cost less the target's (energy counted on both sides or neither, the licence on neither); payback is the migration cost ÷ the saving, in months (null: never, it saves nothing). The quality difference (target − today) is tested only under a scorer identity both runs were scored with: the paired test over the items both scored (McNemar, paired permutation test), else a z-test from their intervals. */
         ROI: {
             today: {
                 model: string;
