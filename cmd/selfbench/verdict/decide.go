@@ -85,7 +85,7 @@ func (wd *world) decide(ctx context.Context, pairs []*pair) (*tally, error) {
 	t := &tally{}
 	// The rows in the order printed.
 	for _, x := range [][2]string{{metricSpeed, "Welch t, batch means"}, {metricSpeed, "Welch t, 3 repeats"},
-		{metricLatency, "z from distribution-free intervals"}, {metricCost, "Welch t on log speed"}, {metricCost, "same, 3 repeats"},
+		{metricLatency, "z on ln p95, exact order statistics"}, {metricCost, "t on ln cost, price exact"}, {metricCost, "same, 3 repeats"},
 		{metricQuality, "McNemar, paired items"}, {metricRegress, "regress.Find, Benjamini–Hochberg over 3"}} {
 		t.get(x[0], x[1])
 	}
@@ -117,8 +117,8 @@ func (wd *world) decide(ctx context.Context, pairs []*pair) (*tally, error) {
 				deref(ms.P), deref(a.E2Ep95), deref(b.E2Ep95), deref(ml.P))
 		}
 		t.get(metricSpeed, "Welch t, batch means").add(p.kind, advise.Compare(a, b, advise.Speed, ev))
-		t.get(metricLatency, "z from distribution-free intervals").add(p.kind, advise.Compare(a, b, advise.Latency, ev))
-		t.get(metricCost, "Welch t on log speed").add(p.kind, advise.Compare(a, b, advise.Cost, ev))
+		t.get(metricLatency, "z on ln p95, exact order statistics").add(p.kind, advise.Compare(a, b, advise.Latency, ev))
+		t.get(metricCost, "t on ln cost, price exact").add(p.kind, advise.Compare(a, b, advise.Cost, ev))
 		t.get(metricQuality, "McNemar, paired items").add(p.kind, advise.Compare(a, b, advise.Quality, ev))
 		// The later run is checked against the earlier: B against A in an
 		// A/A pair; in an A/B pair the worse target A against B.

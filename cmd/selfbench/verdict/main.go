@@ -107,6 +107,8 @@ func main() {
 	flag.Float64Var(&o.price, "price", 2, "the hardware's price, USD per hour (cost follows speed)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the draws (the sims', the scores', the order of the runs)")
 	flag.BoolVar(&o.verbose, "v", false, "print every pair's figures and tests")
+	flag.Float64Var(&o.drift, "drift", 0, "between-run drift: each run's sim latencies scaled by exp(drift·z), z a standard normal drawn per run, as a server's state moves between runs (0: none)")
+	flag.BoolVar(&o.inOrder, "in-order", false, "measure as users run benchmarks: one pair at a time, its runs in the benchmark's order (A, then B), instead of every run at once in random order")
 	flag.Parse()
 	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-verdict:", err)
@@ -124,6 +126,8 @@ type options struct {
 	price                                 float64
 	seed                                  uint64
 	verbose                               bool
+	drift                                 float64
+	inOrder                               bool
 }
 
 // The pairs' kinds.
@@ -173,8 +177,13 @@ type world struct {
 }
 
 func run(ctx context.Context, o options, w io.Writer) error {
-	if o.minN < 1 || o.maxN < o.minN || o.repeats < 2 || o.parallel < 1 || o.concurrency < 1 || o.speedup <= 0 {
-		return errors.New("want 1 ≤ --min-requests ≤ --max-requests, --repeats ≥ 2, --parallel ≥ 1, --concurrency ≥ 1, --speedup > 0")
+	if o.minN < 1 || o.maxN < o.minN || o.repeats < 2 || o.parallel < 1 || o.concurrency < 1 || o.speedup <= 0 || o.drift < 0 {
+		return errors.New("want 1 ≤ --min-requests ≤ --max-requests, --repeats ≥ 2, --parallel ≥ 1, --concurrency ≥ 1, --speedup > 0, --drift ≥ 0")
+	}
+	if o.inOrder {
+		// In order means one run at a time, as one agent works a
+		// benchmark's queue.
+		o.parallel = 1
 	}
 	if !(o.accA > 0 && o.accA < 1 && o.accB > 0 && o.accB < 1 && o.correlation >= 0 && o.correlation < 0.95) {
 		return errors.New("want 0 < --accuracy-a, --accuracy-b < 1 and 0 ≤ --quality-correlation < 0.95")
@@ -211,8 +220,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		runs = append(runs, p.b...)
 	}
 	fmt.Fprintf(w, "bench-verdict: %d pairs, %d runs through agentd's load generator and client against agentd sim on loopback\n", len(pairs), len(runs))
-	fmt.Fprintf(w, "sim TTFT %s, ITL %s, output tokens %s; concurrency %d, %d runs at once in random order; B %.2f× faster, accuracy %.2f vs %.2f\n",
-		o.ttft, o.itl, o.tokens, o.concurrency, o.parallel, o.speedup, o.accA, o.accB)
+	order := fmt.Sprintf("%d runs at once in random order", o.parallel)
+	if o.inOrder {
+		order = "one run at a time in each benchmark's order"
+	}
+	fmt.Fprintf(w, "sim TTFT %s, ITL %s, output tokens %s; concurrency %d, %s; between-run drift σ %.3g; B %.2f× faster, accuracy %.2f vs %.2f\n",
+		o.ttft, o.itl, o.tokens, o.concurrency, order, o.drift, o.speedup, o.accA, o.accB)
 	fmt.Fprintf(w, "item scores of A and B correlated φ = %.2f (item difficulty sd %.2f on the logit scale); McNemar's power for %.2f vs %.2f at n = %d: φ 0.3 → %.0f %%, φ %.2f → %.0f %%, φ 0.7 → %.0f %% (Connor 1987)\n",
 		o.correlation, wd.difficultySD, o.accA, o.accB, o.maxN,
 		100*mcnemarPower(o.accA, o.accB, 0.3, o.maxN), o.correlation, 100*mcnemarPower(o.accA, o.accB, o.correlation, o.maxN),
@@ -240,7 +253,21 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			}
 			fmt.Fprintf(w, "B's sim latencies × %.3f, calibrated for %.2f× A's output tokens/s (the client's and the timers' cost per request does not scale)\n", wd.scaleB, o.speedup)
 		}
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		if o.inOrder {
+			// Pairs one after another, each pair's runs in its
+			// benchmarks' order: A then B, repeat after repeat.
+			order = order[:0]
+			for _, p := range pairs {
+				if (p.kind == kindAB) != (k == 1) {
+					continue
+				}
+				for i := range p.a {
+					order = append(order, p.a[i], p.b[i])
+				}
+			}
+		} else {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
 		if err := wd.measureAll(ctx, order, w); err != nil {
 			return err
 		}
@@ -600,6 +627,10 @@ func (wd *world) measure(ctx context.Context, r *measuredRun) error {
 	scale := 1.0
 	if r.fast {
 		scale = wd.scaleB
+	}
+	if wd.o.drift > 0 {
+		// The run's own effect: the server's state when it ran.
+		scale *= math.Exp(wd.o.drift * rand.New(rand.NewPCG(r.seed, 0xd21f7)).NormFloat64())
 	}
 	t0 := time.Now()
 	recs, out, err := wd.drive(ctx, r.n, r.target, scale, r.seed, uint64(r.id))
