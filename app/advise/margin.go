@@ -50,7 +50,7 @@ func (c Criterion) Value(x Candidate) *float64 {
 	case Latency:
 		return x.E2Ep95
 	case Cost:
-		if x.CostPer1M != nil && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
+		if x.CostPer1M != nil && !x.TokenPriced && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
 			v := *x.CostPer1M * *x.TokensPS / x.TPS.Mean
 			return &v
 		}

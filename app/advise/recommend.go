@@ -35,6 +35,9 @@ type Candidate struct {
 	E2E       *stats.Estimate `json:"e2e_p95_repeats,omitempty"`
 	TokensPS  *float64        `json:"output_tokens_per_s"`
 	CostPer1M *float64        `json:"cost_per_1m_tokens"`
+	// TokenPriced: CostPer1M is a remote provider's price by the token,
+	// which no speed moves (exact, not tested on a speed).
+	TokenPriced bool `json:"token_priced,omitempty"`
 	GPUMemGiB *float64        `json:"peak_gpu_mem_gib"`
 	// ScorerKey is the scorer identity Quality was measured under ("" when
 	// unscored); Load the load identity of the speed, latency and cost

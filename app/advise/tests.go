@@ -112,14 +112,15 @@ func (m *Margin) testSpeed(a, b Candidate) testResult {
 // equal speed is a certain difference.
 func (m *Margin) testCost(a, b Candidate) testResult {
 	ea, eb := a.TPS.WithDrift(stats.DriftCV), b.TPS.WithDrift(stats.DriftCV)
-	if !ea.OK() || !eb.OK() || !(ea.Mean > 0 && eb.Mean > 0 && m.A > 0 && m.B > 0) {
+	la, okA := logSpeedSE(a, ea)
+	lb, okB := logSpeedSE(b, eb)
+	if !okA || !okB || !(m.A > 0 && m.B > 0) {
 		return testResult{}
 	}
-	la, lb := ea.SE/ea.Mean, eb.SE/eb.Mean
 	v := la*la + lb*lb
 	d := stats.Difference{Diff: math.Log(m.A) - math.Log(m.B), Test: "t-log-cost", DF: math.Inf(1)}
 	if v > 0 {
-		d.DF = v * v / (la*la*la*la/ea.DF + lb*lb*lb*lb/eb.DF)
+		d.DF = v * v / (quartic(la, ea.DF) + quartic(lb, eb.DF))
 	}
 	se := math.Sqrt(v)
 	switch {
@@ -130,13 +131,44 @@ func (m *Margin) testCost(a, b Candidate) testResult {
 	}
 	h := stats.StudentTQuantile(0.975, min(d.DF, 1e9)) * se
 	d.Lo, d.Hi = d.Diff-h, d.Diff+h
-	ratio := m.A / m.B * ea.Mean / eb.Mean
+	ratio := m.A / m.B * speedOf(a, ea) / speedOf(b, eb)
 	t := testResult{d: d, ok: true}
 	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb), d.P)
 	t.said = say("basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
 	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
 	return t
+}
+
+// logSpeedSE is the standard error of ln speed that a candidate's cost
+// carries: none for a run paid by the token (no speed moves its price),
+// else its speed estimate's, relative (the delta method).
+func logSpeedSE(c Candidate, e stats.Estimate) (float64, bool) {
+	if c.TokenPriced {
+		return 0, true
+	}
+	if !e.OK() || e.Mean <= 0 {
+		return 0, false
+	}
+	return e.SE / e.Mean, true
+}
+
+// quartic is se⁴ ÷ df, a term of the Welch–Satterthwaite degrees of
+// freedom (0 for an exact figure).
+func quartic(se, df float64) float64 {
+	if se == 0 {
+		return 0
+	}
+	return se * se * se * se / df
+}
+
+// speedOf is the speed a candidate's cost is priced on (1 for a run paid
+// by the token, whose price ratio is its cost ratio).
+func speedOf(c Candidate, e stats.Estimate) float64 {
+	if c.TokenPriced {
+		return 1
+	}
+	return e.Mean
 }
 
 // testLatency tests the p95s: Welch's t-test on the p95s of the repeats

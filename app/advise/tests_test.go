@@ -189,3 +189,22 @@ func TestLatencyAAUnderDrift(t *testing.T) {
 		t.Errorf("+25 %% found %d of 100", found)
 	}
 }
+
+// A run paid by the token is costed at its provider's price: no speed
+// moves it, so its cost carries no speed noise, and it is not re-priced
+// on the speed estimate.
+func TestTokenPricedCost(t *testing.T) {
+	a, b := priced(1, 100, 5, 1), priced(2, 50, 5, 1)
+	a.TokenPriced, b.TokenPriced = true, true
+	a.CostPer1M, b.CostPer1M = f(0.60), f(0.61)
+	m := Compare(a, b, Cost, Evidence{})
+	if m.A != 0.60 || m.B != 0.61 || m.Tie || m.P == nil || *m.P != 0 {
+		t.Errorf("two token prices: %+v", m)
+	}
+	// Against a run priced by the hour, only that run's speed is noise.
+	c := priced(3, 100, 5, 2)
+	m = Compare(a, c, Cost, Evidence{})
+	if !m.Measured || m.P == nil || m.Test != "t-log-cost" {
+		t.Errorf("token price against an hourly one: %+v", m)
+	}
+}

@@ -251,10 +251,8 @@ func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []str
 	if g.PeakMemBytes != nil {
 		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 	}
-	if r.PricePerHour != nil {
-		if c, ok := s.CostPer1M(*r.PricePerHour); ok {
-			cost = fixed3(c)
-		}
+	if c, _, ok := r.CostPer1M(s); ok {
+		cost = fixed3(c)
 	}
 	return []string{energy, perToken, peak, cost, kwh, co2}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // RunFigures is a run in a comparison: where it ran, its stored summaries,
@@ -30,6 +32,32 @@ type RunFigures struct {
 	// each scorer identity, oldest first, the last being Quality's.
 	Stat      *RunStat
 	Qualities []Quality
+	// TokenPrice is the remote provider's price a "provider:model" run
+	// was created under (nil for others, and for provider runs without a
+	// price), and PromptTokens the run's input tokens: such a run is paid
+	// by the token, not by its agent machine's hour.
+	TokenPrice   *ProviderPrice
+	PromptTokens int64
+}
+
+// CostPer1M is the run's cost per 1M output tokens: for a run paid by
+// the token, (input tokens × input price + output tokens × output price)
+// ÷ output tokens, as the fleet report prices it; for others, its
+// hardware's price per hour over its output tokens/s
+// (jobs.RunSummary.CostPer1M). tokenPriced says which; ok is false when
+// there is no price or nothing was generated.
+func (r RunFigures) CostPer1M(s jobs.RunSummary) (cost float64, tokenPriced, ok bool) {
+	if p := r.TokenPrice; p != nil {
+		if r.OutputTokens <= 0 {
+			return 0, true, false
+		}
+		return (float64(r.PromptTokens)*p.InputPer1M + float64(r.OutputTokens)*p.OutputPer1M) / float64(r.OutputTokens), true, true
+	}
+	if r.PricePerHour == nil {
+		return 0, false, false
+	}
+	c, ok := s.CostPer1M(*r.PricePerHour)
+	return c, false, ok
 }
 
 // ScorerKey is the scorer identity of the run's latest quality ("" when
@@ -68,13 +96,42 @@ func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]Run
 	if err != nil {
 		return nil, err
 	}
+	prices, err := q.runTokenPrices(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	for i, r := range runs {
 		if s, ok := st[r.ID]; ok {
 			runs[i].Stat = &s
 		}
 		runs[i].Qualities = qs[r.ID]
+		if p, ok := prices[r.ID]; ok {
+			runs[i].TokenPrice, runs[i].PromptTokens = &p.price, p.prompt
+		}
 	}
 	return runs, nil
+}
+
+// tokenPrice is a provider run's price and input tokens.
+type tokenPrice struct {
+	price  ProviderPrice
+	prompt int64
+}
+
+// runTokenPrices reads the provider prices of those of the runs made
+// against a remote provider with a price.
+func (q *Queries) runTokenPrices(ctx context.Context, ids []int64) (map[int64]tokenPrice, error) {
+	rows, _ := q.db.Query(ctx, `SELECT pp.run_id, pp.provider, m.name, pp.input_per_1m::float8, pp.output_per_1m::float8, r.prompt_tokens
+		FROM run_providers pp JOIN runs r ON r.id = pp.run_id JOIN models m ON m.id = r.model_id
+		WHERE pp.run_id = ANY(@ids) AND pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL`, pgx.NamedArgs{"ids": ids})
+	out := map[int64]tokenPrice{}
+	var id int64
+	var t tokenPrice
+	_, err := pgx.ForEachRow(rows, []any{&id, &t.price.Provider, &t.price.Model, &t.price.InputPer1M, &t.price.OutputPer1M, &t.prompt}, func() error {
+		out[id] = t
+		return nil
+	})
+	return out, mapErr(err, "run token prices")
 }
 
 // runFiguresColumns and runFiguresFrom read a RunFigures.

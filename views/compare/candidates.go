@@ -16,7 +16,7 @@ func Candidates(runs []store.RunFigures) []advise.Candidate {
 	for _, r := range runs {
 		f := NewFigures(r)
 		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, GPUMemGiB: f.PeakGPUGiB}
+			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
 		if f.TokensPerS != nil && *f.TokensPerS > 0 {
 			cand.TokensPS = f.TokensPerS
 		}

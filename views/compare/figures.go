@@ -44,12 +44,16 @@ type Figures struct {
 	// measured).
 	Node       *jobs.NodeSummary
 	HasSummary bool
+	// TokenPriced: CostPer1M is a remote provider's token price, not an
+	// hourly price over a speed.
+	TokenPriced bool
 	// GridCO2 is g CO₂e per kWh for the estimated emissions.
 	GridCO2 float64
 }
 
 // NewFigures reads a run's stored summaries. Cost per 1M output tokens is
-// the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶.
+// the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶,
+// or for a remote provider's run its token prices (store.RunFigures.CostPer1M).
 func NewFigures(r store.RunFigures) Figures {
 	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
 	var s jobs.RunSummary
@@ -58,10 +62,8 @@ func NewFigures(r store.RunFigures) Figures {
 		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
 		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
-		if r.PricePerHour != nil {
-			if c, ok := s.CostPer1M(*r.PricePerHour); ok {
-				f.CostPer1M = &c
-			}
+		if c, tokenPriced, ok := r.CostPer1M(s); ok {
+			f.CostPer1M, f.TokenPriced = &c, tokenPriced
 		}
 	}
 	var g struct {
