@@ -37,8 +37,8 @@ type Candidate struct {
 	CostPer1M *float64        `json:"cost_per_1m_tokens"`
 	// TokenPriced: CostPer1M is a remote provider's price by the token,
 	// which no speed moves (exact, not tested on a speed).
-	TokenPriced bool `json:"token_priced,omitempty"`
-	GPUMemGiB *float64        `json:"peak_gpu_mem_gib"`
+	TokenPriced bool     `json:"token_priced,omitempty"`
+	GPUMemGiB   *float64 `json:"peak_gpu_mem_gib"`
 	// ScorerKey is the scorer identity Quality was measured under ("" when
 	// unscored); Load the load identity of the speed, latency and cost
 	// figures (nil when none was kept). Candidates are compared only
