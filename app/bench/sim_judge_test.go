@@ -117,7 +117,7 @@ func agreeOn(t *testing.T, scorer, content string, items int) {
 	c, err := p.Create(ctx, v, bench.Manifest{Name: "judged", Dataset: bench.DatasetRef{ID: ds.ID}, Scorer: scorer,
 		Targets: []bench.Target{{Model: "acme/a-1b", Runtime: "sim", Hardware: "cpu"}, {Model: "acme/b-1b", Runtime: "sim", Hardware: "cpu"}},
 		Load:    jobs.LoadProfile{Profile: jobs.LoadSequential}, Sampling: jobs.Sampling{MaxTokens: 512},
-		Sim:     &bench.SimSettings{Accuracy: map[string]float64{"acme/a-1b": 0.6, "acme/b-1b": 0.6}, Seed: 1}})
+		Sim: &bench.SimSettings{Accuracy: map[string]float64{"acme/a-1b": 0.6, "acme/b-1b": 0.6}, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
