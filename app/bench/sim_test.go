@@ -98,12 +98,29 @@ func TestSimRightDrawsEachItemAtTheAccuracy(t *testing.T) {
 			}
 		}
 	}
+	// The draws are pinned: an installation's sim runs answer the same
+	// after an upgrade (a change here changes every simulated quality).
+	var first []bool
+	right := 0
 	for i := range 200 {
-		if SimRight(7, 3, "acme/small-1b", i, 0.55) != SimRight(7, 3, "acme/small-1b", i, 0.55) {
+		first = append(first, SimRight(7, 3, "acme/small-1b", i, 0.55))
+		if first[i] {
+			right++
+		}
+	}
+	for i := range 200 {
+		if SimRight(7, 3, "acme/small-1b", i, 0.55) != first[i] {
 			t.Fatalf("item %d drew differently twice", i)
 		}
 	}
+	if right != pinnedRight {
+		t.Errorf("seed 7, benchmark 3, acme/small-1b at 0.55: %d of the first 200 items right, want %d", right, pinnedRight)
+	}
 }
+
+// pinnedRight is how many of the first 200 items acme/small-1b answers
+// right at 0.55 in benchmark 3 under seed 7.
+const pinnedRight = 98
 
 // Two models at the same accuracy p are right on different items: they
 // disagree on about 2p(1−p) of them, as two independent draws do (an
