@@ -21,7 +21,9 @@ import (
 // its runs live on the start page, its verdict appearing on the benchmark
 // page without a reload, the recommendation explaining its ranking, and
 // the start page afterwards with the verdict in one line; an admin sees
-// the fleet's health. Screenshots at 1280 and 390 px, axe-core clean.
+// the fleet's health; the better run, judged from its page, gets from the
+// simulated judge the quality its scorer gave it. Screenshots at 1280 and
+// 390 px, axe-core clean.
 func TestHomeVerdictAndRanking(t *testing.T) {
 	// The share of right answers make run gives the two smallest starter
 	// models on the simulated runtime.
