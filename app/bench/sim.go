@@ -353,8 +353,8 @@ func offTopicFor(refs []string) []string {
 
 // textAnswer is the reference, or a plausible wrong answer that shares no
 // word with any reference (offTopicFor): a short answer gets another value
-// (another number, other words), a longer one an off-topic text of a
-// little over half its length, in sentences. So a wrong answer scores
+// (another number, other words), a longer one an off-topic text of half
+// to four fifths its length, in sentences. So a wrong answer scores
 // about 0 with every text scorer, and a run's quality under ROUGE, BLEU
 // or F1 is close to the share answered right, as under exact match
 // (docs/simulated-runtime.md#what-the-answers-look-like).
