@@ -4,10 +4,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -19,7 +21,9 @@ import (
 // its runs live on the start page, its verdict appearing on the benchmark
 // page without a reload, the recommendation explaining its ranking, and
 // the start page afterwards with the verdict in one line; an admin sees
-// the agents and queues. Screenshots at 1280 and 390 px, axe-core clean.
+// the agents and queues; the better run, judged from its page, gets from
+// the simulated judge the quality its scorer gave it. Screenshots at 1280
+// and 390 px, axe-core clean.
 func TestHomeVerdictAndRanking(t *testing.T) {
 	// The share of right answers make run gives the two smallest starter
 	// models on the simulated runtime.
@@ -132,4 +136,64 @@ func TestHomeVerdictAndRanking(t *testing.T) {
 		must(t, ex.Locator(adm.GetByTestId("oldest-waiting")).ToHaveText("none"))
 		auditPages(t, adm, s.URL, map[string]string{"home-admin-agents": "/"}, w.name)
 	}
+
+	// The better run judged from its page by a larger model on the
+	// simulated runtime: the judge follows the simulated model, so it
+	// agrees with ROUGE-L item by item and the run shows one quality
+	// under both.
+	judgeFirstRun(t, s, desk, benchURL, "microsoft/Phi-3.5-mini-instruct")
+}
+
+// judgeFirstRun judges model's run of the benchmark at benchURL from the
+// run's page (correctness rubric, Qwen2.5 7B on the simulated runtime)
+// and checks that the run's quality under the judge is its quality under
+// ROUGE-L, with every item rated as ROUGE-L scored it.
+func judgeFirstRun(t *testing.T, s *server, page playwright.Page, benchURL, model string) {
+	t.Helper()
+	ctx := context.Background()
+	ex := expect(t)
+	var runID int64
+	must(t, s.Store.Pool().QueryRow(ctx, `SELECT r.id FROM runs r JOIN models m ON m.id = r.model_id
+		WHERE r.benchmark_id = $1 AND m.name = $2`, benchmarkID(t, benchURL), model).Scan(&runID))
+	runURL := fmt.Sprintf("%s/runs/%d", s.URL, runID)
+	_, err := page.Goto(runURL)
+	must(t, err)
+	must(t, page.GetByText("Judge this run with an LLM").Click())
+	form := page.GetByTestId("judge-form")
+	_, err = form.Locator(`select[name="judge_model"]`).SelectOption(playwright.SelectOptionValues{Values: &[]string{"Qwen/Qwen2.5-7B-Instruct"}})
+	must(t, err)
+	must(t, form.GetByTestId("judge-submit").Click())
+	waitUntil(t, 2*time.Minute, "the judging to finish", func() (bool, string) {
+		var state string
+		err := s.Store.Pool().QueryRow(ctx, `SELECT state FROM judge_runs WHERE run_a = $1`, runID).Scan(&state)
+		return err == nil && state == "judged", fmt.Sprint(state, err)
+	})
+	var items, agree int
+	must(t, s.Store.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE j.score = q.score) FROM judgments j
+		JOIN (SELECT unnest(idx) AS idx, unnest(scores) AS score FROM run_qualities WHERE run_id = $1 AND scorer_key = 'rougeL') q ON q.idx = j.idx
+		WHERE j.judged_run_id = $1 AND j.ord = 'single'`, runID).Scan(&items, &agree))
+	fmt.Printf("e2e: the simulated judge agrees with ROUGE-L on %d of %d items of %s\n", agree, items, model)
+	if items != 24 || agree != items {
+		t.Fatalf("the simulated judge agrees with ROUGE-L on %d of %d items, want all 24", agree, items)
+	}
+	_, err = page.Goto(runURL)
+	must(t, err)
+	rows := page.GetByTestId("run-quality-under")
+	n, err := rows.Count()
+	must(t, err)
+	under := map[string]string{}
+	for i := range n {
+		line, err := rows.Nth(i).TextContent()
+		must(t, err)
+		key, err := rows.Nth(i).Locator("code").TextContent()
+		must(t, err)
+		_, rest, _ := strings.Cut(line, key+":")
+		if f := strings.Fields(rest); len(f) > 0 {
+			under[strings.SplitN(key, "{", 2)[0]] = strings.TrimRight(f[0], ",")
+		}
+	}
+	if under["rougeL"] == "" || under["judge"] != under["rougeL"] {
+		t.Fatalf("the run page's qualities %v: want the same under rougeL and judge", under)
+	}
+	must(t, ex.Locator(page.GetByTestId("judgings").GetByTestId("judging-state")).ToHaveText("judged"))
 }

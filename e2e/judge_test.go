@@ -111,8 +111,8 @@ func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
 		}
 		return len(quality) == 2, fmt.Sprint(quality)
 	})
-	// The sim judge rates by overlap with the reference: all right 10/10,
-	// all wrong 1/10.
+	// The sim judge follows the simulated model: its right answers get
+	// 10/10, its wrong ones 1/10.
 	if quality[right] != 1 || quality[wrong] != 0 {
 		t.Fatalf("judged quality: right %v, wrong %v; want 1 and 0", quality[right], quality[wrong])
 	}
@@ -144,7 +144,7 @@ func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
 	_, err = page.Goto(fmt.Sprintf("%s/runs/%d/items/0", s.URL, wrong))
 	must(t, err)
 	must(t, expect(t).Locator(page.GetByTestId("item-verdict")).ToHaveText("Rated 1 on 1–10 (score 0.000)"))
-	must(t, expect(t).Locator(page.GetByTestId("item-rationale")).ToContainText("overlap it by 0 %"))
+	must(t, expect(t).Locator(page.GetByTestId("item-rationale")).ToContainText("does not agree with the reference"))
 	screenshot(t, page, "judge-item-page")
 
 	// Pairwise, scripted: with no agent serving, the judging waits; its

@@ -262,6 +262,9 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 	}
 	if l.Best == nil {
 		line.Missing = notMeasured(loc, l.Criterion, j)
+		if len(l.NotComparable) > 0 { // measured, never ranked (a refusal rate): the engine's reason, as the API gives it
+			line.Missing = said.WordOr(ctx, l.NotComparable[0].ReasonSaid, l.NotComparable[0].Reason)
+		}
 		return line
 	}
 	for _, x := range l.NotComparable {

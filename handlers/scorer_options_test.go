@@ -76,16 +76,28 @@ func playSimRun(t *testing.T, e *env, runID int64, agentID int64) {
 	}
 }
 
-// expectedRight is how many items the sim answers right: the script the
-// server follows (bench.SimRight), independent of any scorer.
-func expectedRight(seed uint64, model string, p float64) int {
+// expectedRight is how many items the sim answers right in run runID:
+// the script the server follows (bench.SimRight, drawn per benchmark),
+// independent of any scorer.
+func expectedRight(t *testing.T, e *env, seed uint64, runID int64, model string, p float64) int {
+	t.Helper()
+	bid := benchmarkOfRun(t, e, runID)
 	n := 0
 	for i := range scorerItems {
-		if bench.SimRight(seed, model, i, p) {
+		if bench.SimRight(seed, bid, model, i, p) {
 			n++
 		}
 	}
 	return n
+}
+
+func benchmarkOfRun(t *testing.T, e *env, runID int64) int64 {
+	t.Helper()
+	var bid int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT benchmark_id FROM runs WHERE id = $1`, runID).Scan(&bid); err != nil {
+		t.Fatal(err)
+	}
+	return bid
 }
 
 // Benchmarks with each new scorer, made through the form (regex,
@@ -158,10 +170,6 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 		}
 	}
 
-	right := expectedRight(0, model, accuracy)
-	if right == 0 || right == len(scorerItems) {
-		t.Fatalf("the script answers %d of %d right: pick another accuracy", right, len(scorerItems))
-	}
 	quality := func(runID int64) string {
 		return c.get(fmt.Sprintf("/runs/%d", runID)).text(`[data-testid="run-quality"]`)
 	}
@@ -169,6 +177,10 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	// regex through the form: (.+) captures the whole answer, which must
 	// be the reference.
 	regexRun := launch(form("regex", "regex", "scorer_pattern", `(.+)`))
+	right := expectedRight(t, e, 0, regexRun, model, accuracy)
+	if right == 0 || right == len(scorerItems) {
+		t.Fatalf("the script answers %d of %d right: pick another accuracy", right, len(scorerItems))
+	}
 	playSimRun(t, e, regexRun, agent.ID)
 	want := fmt.Sprintf("Quality (regex): %.3f", float64(right)/float64(len(scorerItems)))
 	page := c.get(fmt.Sprintf("/runs/%d", regexRun))
@@ -234,7 +246,7 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	// wrong ones are cut in half (not JSON).
 	schemaRun := launch(form("schema", "json-schema", "scorer_schema", `{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}`))
 	playSimRun(t, e, schemaRun, agent.ID)
-	if q := quality(schemaRun); !strings.HasPrefix(q, fmt.Sprintf("Quality (json-schema): %.3f", float64(right)/float64(len(scorerItems)))) {
+	if q := quality(schemaRun); !strings.HasPrefix(q, fmt.Sprintf("Quality (json-schema): %.3f", float64(expectedRight(t, e, 0, schemaRun, model, accuracy))/float64(len(scorerItems)))) {
 		t.Fatalf("json-schema run: %q", q)
 	}
 	var failed int
@@ -285,8 +297,8 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 		refs := score.References(a.ref)
 		s, _ := score.SentenceBLEU(a.out, refs)
 		st, _ := score.SegmentBLEU(a.out, refs)
-		if a.score != s || (bench.SimRight(7, model, i, 0.5) != (a.score == 1)) {
-			t.Fatalf("item %d: score %v, sentence BLEU %v, scripted right %v", i, a.score, s, bench.SimRight(7, model, i, 0.5))
+		if scripted := bench.SimRight(7, benchmarkOfRun(t, e, bleuRun), model, i, 0.5); a.score != s || scripted != (a.score == 1) {
+			t.Fatalf("item %d: score %v, sentence BLEU %v, scripted right %v", i, a.score, s, scripted)
 		}
 		if a.score == 1 {
 			ones++
@@ -294,8 +306,8 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 		sum += s
 		stats = append(stats, st)
 	}
-	if ones != expectedRight(7, model, 0.5) {
-		t.Fatalf("%d items at BLEU 1, the script answers %d right", ones, expectedRight(7, model, 0.5))
+	if want := expectedRight(t, e, 7, bleuRun, model, 0.5); ones != want {
+		t.Fatalf("%d items at BLEU 1, the script answers %d right", ones, want)
 	}
 	page = c.get(fmt.Sprintf("/runs/%d", bleuRun))
 	wantQ := fmt.Sprintf("Quality (bleu): %.3f", sum/float64(len(scorerItems)))

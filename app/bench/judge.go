@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,7 +172,13 @@ func (p *Service) writeJudgePrompts(ctx context.Context, j *judging) error {
 	}
 	j.lo, j.hi = j.o.Bounds()
 	system := judge.SystemPrompt(j.mode, criteria, j.lo, j.hi)
-	j.items, j.answers, j.sent = judgePrompts(j.mode, srcs, system, j.template, j.lo, j.hi, j.o.Runtime == "sim")
+	var truths []simTruth
+	if j.o.Runtime == "sim" {
+		if truths, err = p.simTruths(ctx, j.req, srcs); err != nil {
+			return err
+		}
+	}
+	j.items, j.answers, j.sent = judgePrompts(j.mode, srcs, truths, system, j.template, j.lo, j.hi)
 	if len(j.items) == 0 {
 		return Errors{valid.E("run", map[bool]string{true: "manifest.judge_nothing_both", false: "manifest.judge_nothing"}[j.mode == judge.Pairwise])}
 	}
@@ -292,12 +299,13 @@ func (p *Service) judgedRun(ctx context.Context, v store.Viewer, id int64, path 
 // judgePrompts renders the judge's prompts: one per answered item for a
 // single grading (failed requests are not sent: they score 0 as with
 // every scorer), two per item both runs answered for a pair (each order).
-// With sim set it also writes what the simulated runtime answers.
-func judgePrompts(mode string, srcs []store.JudgeSource, system, tmpl string, lo, hi int, sim bool) ([]store.DatasetItem, []store.SimAnswer, int) {
+// With truths (a judge on the simulated runtime, one per source) it also
+// writes what the simulated judge answers.
+func judgePrompts(mode string, srcs []store.JudgeSource, truths []simTruth, system, tmpl string, lo, hi int) ([]store.DatasetItem, []store.SimAnswer, int) {
 	var items []store.DatasetItem
 	var answers []store.SimAnswer
 	sent := 0
-	add := func(src store.JudgeSource, order string, values map[string]string, simText string) {
+	add := func(src store.JudgeSource, order string, values map[string]string, simText func() string) {
 		ref, _ := json.Marshal(judgeRef{Idx: src.Idx, Order: order})
 		body, err := judge.Request(system, judge.Render(tmpl, values))
 		if err != nil {
@@ -305,11 +313,15 @@ func judgePrompts(mode string, srcs []store.JudgeSource, system, tmpl string, lo
 		}
 		idx := len(items)
 		items = append(items, store.DatasetItem{Idx: idx, CustomID: fmt.Sprintf("%d/%s", src.Idx, order), Request: body, Reference: ref})
-		if sim {
-			answers = append(answers, store.SimAnswer{Idx: idx, Answer: simText})
+		if truths != nil {
+			answers = append(answers, store.SimAnswer{Idx: idx, Answer: simText()})
 		}
 	}
-	for _, src := range srcs {
+	for k, src := range srcs {
+		var t simTruth
+		if truths != nil {
+			t = truths[k]
+		}
 		q := judge.Clip(judge.Question(src.Request))
 		refText := judge.Reference(src.Reference)
 		ref := judge.Clip(refText)
@@ -323,7 +335,7 @@ func judgePrompts(mode string, srcs []store.JudgeSource, system, tmpl string, lo
 			}
 			sent++
 			add(src, "single", map[string]string{judge.PQuestion: q, judge.PAnswer: a, judge.PReference: ref},
-				judge.SimRating(src.OutputA, refText, lo, hi))
+				func() string { return judge.SimRating(src.OutputA, refText, t.a, lo, hi) })
 			continue
 		}
 		if src.StatusA != jobs.StatusOK && src.StatusB != jobs.StatusOK {
@@ -333,11 +345,79 @@ func judgePrompts(mode string, srcs []store.JudgeSource, system, tmpl string, lo
 		a, b = orFailed(a, src.StatusA), orFailed(b, src.StatusB)
 		sent++
 		add(src, "ab", map[string]string{judge.PQuestion: q, judge.PAnswerA: a, judge.PAnswerB: b, judge.PReference: ref},
-			judge.SimPair(a, b, refText))
+			func() string { return judge.SimPair(a, b, refText, t.a, t.b) })
 		add(src, "ba", map[string]string{judge.PQuestion: q, judge.PAnswerA: b, judge.PAnswerB: a, judge.PReference: ref},
-			judge.SimPair(b, a, refText))
+			func() string { return judge.SimPair(b, a, refText, t.b, t.a) })
 	}
 	return items, answers, sent
+}
+
+// simTruth is the simulated model's right (true) or wrong (false) on one
+// item of the judged run (a) and of the run it is judged against (b); nil
+// where the answer did not come from the simulated runtime.
+type simTruth struct{ a, b *bool }
+
+// simTruths tells, for a judging on the simulated runtime, whether each
+// judged answer is the simulated model's right answer: the answer the
+// server writes for an item drawn right (SimAnswerWith with right set,
+// under the scorer the run's answers were written for), delivered whole.
+// A wrong draw, a cut answer or a failed request is wrong. So the
+// simulated judge follows the simulated model, and agrees with the scorer
+// (docs/simulated-runtime.md#the-simulated-judge).
+func (p *Service) simTruths(ctx context.Context, req JudgeRequest, srcs []store.JudgeSource) ([]simTruth, error) {
+	rightA, err := p.simRightAnswers(ctx, req.RunA)
+	if err != nil {
+		return nil, err
+	}
+	rightB := rightA
+	if req.RunB != 0 {
+		if rightB, err = p.simRightAnswers(ctx, req.RunB); err != nil {
+			return nil, err
+		}
+	}
+	truth := func(simmed bool, status, output string, ref json.RawMessage, rightAnswer func(json.RawMessage) string) *bool {
+		if !simmed {
+			return nil
+		}
+		right := status == jobs.StatusOK && strings.TrimSpace(output) == strings.TrimSpace(rightAnswer(ref))
+		return &right
+	}
+	out := make([]simTruth, len(srcs))
+	for k, s := range srcs {
+		out[k].a = truth(s.SimA, s.StatusA, s.OutputA, s.Reference, rightA)
+		if req.RunB != 0 {
+			out[k].b = truth(s.SimB, s.StatusB, s.OutputB, s.Reference, rightB)
+		}
+	}
+	return out, nil
+}
+
+// simRightAnswers gives the answer the simulated runtime streams for an
+// item of run drawn right: under the scorer the planner wrote the run's
+// answers for (writeSimAnswers: the benchmark's scorer with its options,
+// else the dataset's default). Right answers involve no draw, so they
+// are written again exactly.
+func (p *Service) simRightAnswers(ctx context.Context, run int64) (func(json.RawMessage) string, error) {
+	scorer, dataset, err := p.Store.RunScorer(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	var opts score.Options
+	if scorer == "" {
+		scorer = dataset
+	} else {
+		raw, err := p.Store.RunScorerOptions(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		if opts, err = score.ParseOptions(raw); err != nil {
+			return nil, fmt.Errorf("run %d: %w", run, err)
+		}
+	}
+	return func(ref json.RawMessage) string {
+		out, _ := SimAnswerWith(scorer, opts, ref, true, rand.New(rand.NewPCG(0, 0)))
+		return out
+	}, nil
 }
 
 // orFailed stands in for the answer of a failed request in a pair: the

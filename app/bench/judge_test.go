@@ -80,7 +80,8 @@ func TestJudgePrompts(t *testing.T) {
 		{Idx: 3, Request: req("2+2?"), Reference: json.RawMessage(`"4"`), StatusA: jobs.StatusError, StatusB: jobs.StatusOK, OutputB: "4"},
 	}
 	r, _ := judge.RubricByName("correctness")
-	items, answers, sent := judgePrompts(judge.Single, srcs, "sys", r.Template, 1, 10, true)
+	right := true
+	items, answers, sent := judgePrompts(judge.Single, srcs, []simTruth{{a: &right}, {}}, "sys", r.Template, 1, 10)
 	if sent != 1 || len(items) != 1 || len(answers) != 1 || items[0].CustomID != "0/single" || string(items[0].Reference) != `{"idx":0,"ord":"single"}` {
 		t.Fatalf("single: sent %d, items %+v, answers %+v", sent, items, answers)
 	}
@@ -95,7 +96,7 @@ func TestJudgePrompts(t *testing.T) {
 	}
 
 	pr, _ := judge.RubricByName("pairwise")
-	items, answers, sent = judgePrompts(judge.Pairwise, srcs, "sys", pr.Template, 1, 10, false)
+	items, answers, sent = judgePrompts(judge.Pairwise, srcs, nil, "sys", pr.Template, 1, 10)
 	if sent != 2 || len(items) != 4 || answers != nil {
 		t.Fatalf("pairwise: sent %d, %d items, answers %v", sent, len(items), answers)
 	}

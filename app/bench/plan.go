@@ -295,7 +295,7 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 			if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
 				return err
 			}
-			if err := p.writeSimAnswers(ctx, q, m, plan, r, runID, &refs); err != nil {
+			if err := p.writeSimAnswers(ctx, q, m, plan, r, id, runID, &refs); err != nil {
 				return err
 			}
 			r.RunID, r.State = runID, "queued"

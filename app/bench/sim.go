@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
@@ -28,8 +30,9 @@ type SimSettings struct {
 	// server's default (`ruckus serve --sim-accuracy`); a model with
 	// neither streams filler, which scores 0.
 	Accuracy map[string]float64 `json:"accuracy,omitempty" yaml:"accuracy,omitempty" validate:"max=50,dive,keys,model_name,endkeys,finite,gte=0,lte=1" msg_max:"manifest.sim_models" msg_finite:"manifest.sim_accuracy" msg_gte:"manifest.sim_accuracy" msg_lte:"manifest.sim_accuracy"`
-	// Seed chooses which items are answered right: the same seed, model
-	// and dataset give the same answers in every benchmark.
+	// Seed chooses, with the benchmark and the model, which items are
+	// answered right (SimRight): the same seed, benchmark and model give
+	// the same answers; another benchmark draws afresh.
 	Seed uint64 `json:"seed,omitempty" yaml:"seed,omitempty"`
 }
 
@@ -98,18 +101,35 @@ func (p *Service) simAccuracy(m Manifest, model string) (float64, bool) {
 	return v, ok
 }
 
-// SimRight tells whether model answers item idx right at accuracy p. The
-// items a model gets right follow a Weyl sequence from a point the seed
-// and the model choose, so over any run of consecutive items the share
-// answered right is within a couple of items of p, and two models (or two
-// seeds) get different items right.
-func SimRight(seed uint64, model string, idx int, p float64) bool {
+// SimRight tells whether model answers item idx right at accuracy p in
+// benchmark (its id) under the manifest's sim seed: an independent
+// Bernoulli draw per item (docs/simulated-runtime.md#which-items-are-right).
+// Two models at the same accuracy are right on different items, as real
+// models are, so two runs' qualities differ by binomial noise and a
+// paired test between them sees it; the same seed, benchmark, model and
+// item always draw alike (a retried run answers as before).
+func SimRight(seed uint64, benchmark int64, model string, idx int, p float64) bool {
+	return simDraw(simSource(seed, benchmark, model, idx)) < p
+}
+
+// simSource is the random source of one item's simulated answer: ChaCha8
+// keyed by the seed, the benchmark, the model and the item, so every
+// item's draw is independent of every other's. Its first value decides
+// right or wrong (simDraw); the rest shape a wrong answer.
+func simSource(seed uint64, benchmark int64, model string, idx int) *rand.ChaCha8 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(model))
-	start := float64(rand.New(rand.NewPCG(seed, h.Sum64())).Uint64()>>11) / (1 << 53)
-	const phi = 0.6180339887498949 // the golden ratio's fraction: the most even spread
-	_, u := math.Modf(start + float64(idx)*phi)
-	return u < p
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[0:], seed)
+	binary.LittleEndian.PutUint64(key[8:], uint64(benchmark))
+	binary.LittleEndian.PutUint64(key[16:], h.Sum64())
+	binary.LittleEndian.PutUint64(key[24:], uint64(idx))
+	return rand.NewChaCha8(key)
+}
+
+// simDraw is the source's next value as a uniform share in [0, 1).
+func simDraw(src *rand.ChaCha8) float64 {
+	return float64(src.Uint64()>>11) / (1 << 53)
 }
 
 // SimAnswer writes the answer the simulated runtime gives to an item: one
@@ -161,7 +181,7 @@ func SimAnswerWith(scorer string, opts score.Options, ref json.RawMessage, right
 		case "json":
 			out = jsonAnswer(want, right)
 		default:
-			out = textAnswer(want, right, r)
+			out = textAnswer(want, refs, right, r)
 		}
 		if f == nil {
 			return out, true
@@ -297,64 +317,92 @@ func jsonAnswer(want string, right bool) string {
 	return string(b)
 }
 
-// distractors stand in for the words a wrong answer gets wrong.
-var distractors = strings.Fields(`perhaps several region period number system early later north south
-river city water small large common usually known often second first main`)
+// offTopic is what a wrong text answer is written from: everyday words
+// an answer about something else would use. Only those the reference
+// does not hold are taken (offTopicFor).
+var offTopic = strings.Fields(`harbour lantern orchard meadow copper festival village market winter summer
+journey recipe engine ledger canvas harvest pottery weaving ferry chapel quarry tavern bakery carpenter
+shepherd weaver merchant sailor farmer pilgrim traveller modest quiet gentle rusty wooden narrow painted
+carried repaired mended polished gathered traded sheltered kettle blanket saddle umbrella bicycle violet
+lemon pepper walnut cabbage pebble feather ribbon button thimble puppet cobbler baker parlour attic
+cellar porch hedge puddle drizzle breeze sunset twilight yesterday tomorrow cheerful sleepy noisy tidy`)
 
-// textAnswer is the reference, or a perturbation of it: a short answer
-// gets another value; a longer one loses about half its words, has others
-// replaced, and comes partly reordered, so ROUGE and F1 give partial
-// credit and exact match none.
-func textAnswer(want string, right bool, r *rand.Rand) string {
+// offTopicFor is the off-topic words that share no token with the
+// references, compared as the scorers see words (lower case, letters and
+// digits, and Porter stems for ROUGE's stemmed variants): an answer made
+// of them scores 0 with exact match, token F1 and ROUGE, and next to 0
+// with BLEU.
+func offTopicFor(refs []string) []string {
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		for _, t := range strings.FieldsFunc(strings.ToLower(ref), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+			seen[t], seen[score.Stem(t)] = true, true
+		}
+	}
+	var out []string
+	for _, w := range offTopic {
+		if !seen[w] && !seen[score.Stem(w)] {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return offTopic
+	}
+	return out
+}
+
+// textAnswer is the reference, or a plausible wrong answer that shares no
+// word with any reference (offTopicFor): a short answer gets another value
+// (another number, other words), a longer one an off-topic text of half
+// to four fifths its length, in sentences. So a wrong answer scores
+// about 0 with every text scorer, and a run's quality under ROUGE, BLEU
+// or F1 is close to the share answered right, as under exact match
+// (docs/simulated-runtime.md#what-the-answers-look-like).
+func textAnswer(want string, refs []string, right bool, r *rand.Rand) string {
 	if right {
 		return want
 	}
 	words := strings.Fields(want)
+	if n, ok := score.FinalNumber(want); ok && len(words) == 1 {
+		return wrongNumber(n, r)
+	}
+	vocab := offTopicFor(append([]string{want}, refs...))
 	if len(words) <= 3 {
-		if n, ok := score.FinalNumber(want); ok && len(words) == 1 {
-			return wrongNumber(n, r)
-		}
-		out := slices.Clone(words)
-		out[r.IntN(len(out))] = distractors[r.IntN(len(distractors))]
-		if strings.Join(out, " ") == want {
-			out = append(out, distractors[r.IntN(len(distractors))])
+		out := make([]string, max(len(words), 1))
+		for i := range out {
+			out[i] = vocab[r.IntN(len(vocab))]
 		}
 		return strings.Join(out, " ")
 	}
-	out := make([]string, 0, len(words))
-	for _, w := range words {
-		switch u := r.Float64(); {
-		case u < 0.35: // dropped
-		case u < 0.55:
-			out = append(out, distractors[r.IntN(len(distractors))])
-		default:
-			out = append(out, w)
+	n := max(3, len(words)*(5+r.IntN(4))/10)
+	var b strings.Builder
+	for i, left := 0, 0; i < n; i++ {
+		w := vocab[r.IntN(len(vocab))]
+		if left == 0 { // a sentence of 5–9 words begins
+			if i > 0 {
+				b.WriteString(". ")
+			}
+			left = 5 + r.IntN(5)
+			w = strings.ToUpper(w[:1]) + w[1:]
+		} else {
+			b.WriteByte(' ')
 		}
+		b.WriteString(w)
+		left--
 	}
-	// A few neighbouring swaps: the gist, in another order.
-	for range len(out) / 6 {
-		if len(out) > 1 {
-			i := r.IntN(len(out) - 1)
-			out[i], out[i+1] = out[i+1], out[i]
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, distractors[r.IntN(len(distractors))])
-	}
-	return strings.Join(out, " ")
+	b.WriteByte('.')
+	return b.String()
 }
 
-// simAnswers yields the answers of a run's items: the reference for the
-// items the model gets right, a wrong answer for the others, nothing for
-// items without a reference.
-func simAnswers(refs []simRef, scorer string, opts score.Options, model string, seed uint64, p float64) iter.Seq[store.SimAnswer] {
+// simAnswers yields the answers of a run's items in benchmark: the
+// reference for the items the model gets right, a wrong answer for the
+// others, nothing for items without a reference.
+func simAnswers(refs []simRef, scorer string, opts score.Options, model string, seed uint64, benchmark int64, p float64) iter.Seq[store.SimAnswer] {
 	return func(yield func(store.SimAnswer) bool) {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(model))
-		mh := h.Sum64()
 		for _, it := range refs {
-			r := rand.New(rand.NewPCG(seed^mh, uint64(it.idx)))
-			text, ok := SimAnswerWith(scorer, opts, it.ref, SimRight(seed, model, it.idx, p), r)
+			src := simSource(seed, benchmark, model, it.idx)
+			right := simDraw(src) < p
+			text, ok := SimAnswerWith(scorer, opts, it.ref, right, rand.New(src))
 			if !ok {
 				continue
 			}
@@ -372,9 +420,10 @@ type simRef struct {
 }
 
 // writeSimAnswers writes a sim run's answers, in the transaction that
-// creates it, when an accuracy is set for its model. refs caches the
+// creates it, when an accuracy is set for its model. benchmark is the
+// run's benchmark, one of the draws' keys (SimRight); refs caches the
 // dataset's references across the benchmark's runs.
-func (p *Service) writeSimAnswers(ctx context.Context, q *store.Queries, m Manifest, plan Plan, r PlannedRun, runID int64, refs *[]simRef) error {
+func (p *Service) writeSimAnswers(ctx context.Context, q *store.Queries, m Manifest, plan Plan, r PlannedRun, benchmark, runID int64, refs *[]simRef) error {
 	if r.Runtime != "sim" {
 		return nil
 	}
@@ -402,7 +451,7 @@ func (p *Service) writeSimAnswers(ctx context.Context, q *store.Queries, m Manif
 	if m.Sim != nil {
 		seed = m.Sim.Seed
 	}
-	_, err := q.CopySimAnswers(ctx, runID, simAnswers(*refs, scorer, opts, r.Model, seed, acc))
+	_, err := q.CopySimAnswers(ctx, runID, simAnswers(*refs, scorer, opts, r.Model, seed, benchmark, acc))
 	if err != nil {
 		return fmt.Errorf("simulated answers of run %d: %w", runID, err)
 	}

@@ -131,7 +131,7 @@ func regexAnswer(pattern, worked, want string, right bool, r *rand.Rand) string 
 			if n, ok := score.FinalNumber(want); ok && len(strings.Fields(want)) == 1 {
 				value = wrongNumber(n, r)
 			} else {
-				value = textAnswer(want, false, r)
+				value = textAnswer(want, nil, false, r)
 			}
 		}
 	}

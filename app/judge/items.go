@@ -115,33 +115,54 @@ func Request(system, user string) (json.RawMessage, error) {
 }
 
 // SimRating is what the simulated runtime answers as a judge grading an
-// answer on lo..hi: with a reference, the rating follows the answer's
-// token F1 against it (a right answer gets the top of the scale);
-// without, a rating fixed by the answer's text. Simulated, and labelled
-// as such wherever the run shows.
-func SimRating(answer, reference string, lo, hi int) string {
+// answer on lo..hi (docs/simulated-runtime.md#the-simulated-judge).
+// right is the simulated model's own right or wrong for the item, when
+// the judged answer came from the simulated runtime: right gets the top
+// of the scale, wrong the bottom, so the judge agrees with the scorer the
+// answer was written for. Without it (answers from elsewhere) the rating
+// follows the answer's token F1 against the reference; without a
+// reference (creativity, safety), a rating fixed by the answer's text.
+// Simulated, and labelled as such wherever the run shows.
+func SimRating(answer, reference string, right *bool, lo, hi int) string {
+	hasRef := strings.TrimSpace(reference) != ""
 	var frac float64
-	if strings.TrimSpace(reference) != "" {
+	why := "The answer has no reference to compare with; judged on its own."
+	switch {
+	case hasRef && right != nil && *right:
+		frac, why = 1, "The answer is the right one: it agrees with the reference."
+	case hasRef && right != nil:
+		frac, why = 0, "The answer is wrong: it does not agree with the reference."
+	case hasRef:
 		frac = score.TokenF1(answer, reference)
-	} else {
+		why = fmt.Sprintf("Compared with the reference, the answer's words overlap it by %.0f %% (token F1).", 100*frac)
+	default:
 		h := fnv.New32a()
 		_, _ = h.Write([]byte(answer))
 		frac = float64(h.Sum32()%1000) / 999
 	}
 	r := lo + int(math.Round(frac*float64(hi-lo)))
-	why := "The answer has no reference to compare with; judged on its own."
-	if reference != "" {
-		why = fmt.Sprintf("Compared with the reference, the answer's words overlap it by %.0f %% (token F1).", 100*frac)
-	}
 	return fmt.Sprintf("%s\n\nRating: [[%d]]", why, r)
 }
 
 // SimPair is what the simulated runtime answers as a judge comparing two
-// answers shown in this order: the one closer to the reference (token F1)
+// answers shown in this order. With the simulated model's right or wrong
+// for both (rightFirst, rightSecond), a right answer beats a wrong one and
+// two alike tie; otherwise the one closer to the reference (token F1)
 // wins, equal ones tie; without a reference, a tie.
-func SimPair(first, second, reference string) string {
+func SimPair(first, second, reference string, rightFirst, rightSecond *bool) string {
 	if strings.TrimSpace(reference) == "" {
 		return "Without a reference both answers are taken as equally good.\n\n[[C]]"
+	}
+	if rightFirst != nil && rightSecond != nil {
+		switch a, b := *rightFirst, *rightSecond; {
+		case a && !b:
+			return "Assistant A's answer agrees with the reference and assistant B's does not.\n\n[[A]]"
+		case b && !a:
+			return "Assistant B's answer agrees with the reference and assistant A's does not.\n\n[[B]]"
+		case a:
+			return "Both answers agree with the reference.\n\n[[C]]"
+		}
+		return "Neither answer agrees with the reference.\n\n[[C]]"
 	}
 	a, b := score.TokenF1(first, reference), score.TokenF1(second, reference)
 	why := fmt.Sprintf("Against the reference, assistant A's answer scores %.2f and assistant B's %.2f (token F1).", a, b)

@@ -192,15 +192,41 @@ func TestSystemPromptsAskForTheVerdictTheParsersRead(t *testing.T) {
 			t.Errorf("pairwise system prompt lacks %s: %s", m, p)
 		}
 	}
-	// The simulated judge's answers read back as what they say.
-	if r := ParseRating(SimRating("Paris", "Paris", 1, 10), 1, 10); !r.OK || r.Rating != 10 {
-		t.Errorf("sim rating of a right answer: %+v", r)
+	// The simulated judge's answers read back as what they say: the
+	// simulated model's right or wrong when known (whatever the words),
+	// else the token F1 against the reference.
+	yes, no := true, false
+	for _, tc := range []struct {
+		answer, ref string
+		right       *bool
+		want        int
+	}{
+		{"Paris", "Paris", nil, 10},
+		{"Lyon", "Paris", nil, 1},
+		{"The city of Paris", "Paris", &yes, 10},
+		{"Paris, or perhaps Lyon", "Paris", &no, 1},
+		{"Paris", "Paris", &no, 1},
+	} {
+		if r := ParseRating(SimRating(tc.answer, tc.ref, tc.right, 1, 10), 1, 10); !r.OK || r.Rating != float64(tc.want) {
+			t.Errorf("sim rating of %q against %q (right %v): %+v, want %d", tc.answer, tc.ref, tc.right, r, tc.want)
+		}
 	}
-	if r := ParseRating(SimRating("Lyon", "Paris", 1, 10), 1, 10); !r.OK || r.Rating != 1 {
-		t.Errorf("sim rating of a wrong answer: %+v", r)
+	// Without a reference (creativity, safety) the rating is fixed by the
+	// answer's text, whatever right says.
+	free := SimRating("A poem about the sea.", "", &yes, 1, 10)
+	if free != SimRating("A poem about the sea.", "", nil, 1, 10) || free != SimRating("A poem about the sea.", "", &no, 1, 10) {
+		t.Errorf("sim rating without a reference depends on right: %q", free)
 	}
-	if p := ParsePair(SimPair("Lyon", "Paris", "Paris")); p.Verdict != B {
+	if p := ParsePair(SimPair("Lyon", "Paris", "Paris", nil, nil)); p.Verdict != B {
 		t.Errorf("sim pair: %+v", p)
+	}
+	for _, tc := range []struct {
+		a, b *bool
+		want string
+	}{{&yes, &no, A}, {&no, &yes, B}, {&yes, &yes, Tie}, {&no, &no, Tie}} {
+		if p := ParsePair(SimPair("Paris", "Paris", "Paris", tc.a, tc.b)); p.Verdict != tc.want {
+			t.Errorf("sim pair with right %v and %v: %+v, want %s", *tc.a, *tc.b, p, tc.want)
+		}
 	}
 }
 

@@ -48,20 +48,26 @@ type JudgeSource struct {
 	OutputA   string
 	StatusB   string
 	OutputB   string
+	// SimA and SimB say whether the server wrote the item's answer for
+	// the simulated runtime in run a (b): its output was meant to be
+	// the simulated model's right or wrong answer.
+	SimA, SimB bool
 }
 
 // JudgeSources returns the items run a answered (and, when b is not 0,
 // that run b answered too), in item order, with the dataset item.
 func (q *Queries) JudgeSources(ctx context.Context, a, b int64) ([]JudgeSource, error) {
 	rows, _ := q.db.Query(ctx, `SELECT ra.idx, i.custom_id, i.request, coalesce(i.reference, 'null'), ra.status, ra.output,
-			coalesce(rb.status, ''), coalesce(rb.output, '')
+			coalesce(rb.status, ''), coalesce(rb.output, ''), sa.run_id IS NOT NULL, sb.run_id IS NOT NULL
 		FROM results ra JOIN runs ru ON ru.id = ra.run_id JOIN benchmarks bm ON bm.id = ru.benchmark_id
 		JOIN dataset_items i ON i.dataset_id = bm.dataset_id AND i.idx = ra.idx
 		LEFT JOIN results rb ON rb.run_id = @b AND rb.idx = ra.idx
+		LEFT JOIN sim_answers sa ON sa.run_id = ra.run_id AND sa.idx = ra.idx
+		LEFT JOIN sim_answers sb ON sb.run_id = @b AND sb.idx = ra.idx
 		WHERE ra.run_id = @a AND (@b = 0 OR rb.run_id IS NOT NULL) ORDER BY ra.idx`, pgx.NamedArgs{"a": a, "b": b})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (JudgeSource, error) {
 		var s JudgeSource
-		err := row.Scan(&s.Idx, &s.CustomID, &s.Request, &s.Reference, &s.StatusA, &s.OutputA, &s.StatusB, &s.OutputB)
+		err := row.Scan(&s.Idx, &s.CustomID, &s.Request, &s.Reference, &s.StatusA, &s.OutputA, &s.StatusB, &s.OutputB, &s.SimA, &s.SimB)
 		return s, err
 	})
 	return out, mapErr(err, "judge sources")
