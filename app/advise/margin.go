@@ -38,6 +38,17 @@ func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed }
 // run's tokens/s, and cost is priced on the same speed, so that a lead
 // and its test never disagree (docs/concepts.md#comparability-and-noise).
 func (c Criterion) Value(x Candidate) *float64 {
+	v := c.value(x)
+	// A figure that is not a finite number was not measured: it never
+	// reaches a margin, a page or the JSON.
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return nil
+	}
+	return v
+}
+
+// value is Value before non-finite figures are left out.
+func (c Criterion) value(x Candidate) *float64 {
 	switch c {
 	case Quality:
 		return x.Quality
@@ -437,6 +448,7 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	if m.Tie {
 		m.notEstablished(t)
 	}
+	m.keepFinite()
 	return m
 }
 
@@ -456,8 +468,25 @@ func (m *Margin) lead() {
 	}
 	// Against a figure of zero a relative margin has no meaning: the
 	// margin is the absolute difference alone (Relative false).
-	if m.B != 0 {
-		m.Pct, m.Relative = adv/math.Abs(m.B)*100, true
+	if pct := adv / math.Abs(m.B) * 100; m.B != 0 && !math.IsInf(pct, 0) && !math.IsNaN(pct) {
+		m.Pct, m.Relative = pct, true
+	}
+}
+
+// keepFinite leaves out of a margin whatever a test's arithmetic carried
+// beyond the floats (an interval or p of figures at the ends of the
+// range): not tested, rather than ±Inf in a page or the JSON.
+func (m *Margin) keepFinite() {
+	bad := func(p *float64) bool { return p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) }
+	if bad(m.P) || bad(m.Lo) || bad(m.Hi) {
+		m.P, m.Lo, m.Hi, m.Test, m.Tie = nil, nil, nil, "none", true
+		m.Basis, m.BasisSaid = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)", say("basis_not_tested")
+	}
+	if bad(m.Detectable) {
+		m.Detectable, m.ToDetect5 = nil, nil
+	}
+	if math.IsInf(m.Abs, 0) || math.IsNaN(m.Abs) {
+		m.Abs = 0
 	}
 }
 

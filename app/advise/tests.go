@@ -80,8 +80,8 @@ func (m *Margin) setLead(diff float64) {
 	case diff < 0:
 		m.Better = -1
 	}
-	if m.B != 0 {
-		m.Pct, m.Relative = diff/math.Abs(m.B)*100, true
+	if pct := diff / math.Abs(m.B) * 100; m.B != 0 && !math.IsInf(pct, 0) && !math.IsNaN(pct) {
+		m.Pct, m.Relative = pct, true
 	}
 }
 

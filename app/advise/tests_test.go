@@ -208,3 +208,44 @@ func TestTokenPricedCost(t *testing.T) {
 		t.Errorf("token price against an hourly one: %+v", m)
 	}
 }
+
+// Whatever the figures — zeros, a price of 0, no interval, huge or tiny
+// speeds — a margin marshals to JSON and carries no ±Inf or NaN.
+func FuzzMarginIsFinite(fz *testing.F) {
+	fz.Add(100.0, 1.0, 100.0, 1.0, 1.0, 1.0, 0.5, 0.5, 300.0, 300.0, 200)
+	fz.Add(0.0, 0.0, 100.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0, 300.0, 30)
+	fz.Add(1e-300, 1e300, 1e300, 1e-300, 1e9, 0.0, 0.0, 0.0, 1e-9, 1e9, 59)
+	fz.Fuzz(func(t *testing.T, tpsA, seA, tpsB, seB, priceA, priceB, qA, qB, p95A, p95B float64, n int) {
+		for _, x := range []float64{tpsA, seA, tpsB, seB, priceA, priceB, qA, qB, p95A, p95B} {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				t.Skip("figures are finite and not negative (the store and the bounds keep them so)")
+			}
+		}
+		mk := func(id int64, tps, se, price, q, p95 float64) Candidate {
+			c := target(id, "m", q, max(q-0.1, 0), q+0.1, tps)
+			c.TPS = stats.Estimate{Mean: tps, SE: se, DF: 9, N: 10}
+			if tps > 0 {
+				c.CostPer1M = f(price / (tps * 3600) * 1e6)
+			} else {
+				c.TokensPS = nil
+			}
+			c.E2Ep95, c.E2EN = f(p95), n
+			c.E2Ep95Lo, c.E2Ep95Hi = f(p95*0.9), f(p95*1.1)
+			return c
+		}
+		a, b := mk(1, tpsA, seA, priceA, qA, p95A), mk(2, tpsB, seB, priceB, qB, p95B)
+		for _, c := range Criteria {
+			m := Compare(a, b, c, Evidence{})
+			js, err := json.Marshal(m)
+			if err != nil {
+				t.Fatalf("%s: %v (%+v)", c, err, m)
+			}
+			if s := string(js); strings.Contains(s, "Inf") || strings.Contains(s, "NaN") {
+				t.Fatalf("%s: %s", c, s)
+			}
+			if math.IsInf(m.Pct, 0) || math.IsNaN(m.Pct) {
+				t.Fatalf("%s: pct %v", c, m.Pct)
+			}
+		}
+	})
+}
