@@ -154,7 +154,7 @@ func judgeFirstRun(t *testing.T, s *server, page playwright.Page, benchURL, mode
 	ex := expect(t)
 	var runID int64
 	must(t, s.Store.Pool().QueryRow(ctx, `SELECT r.id FROM runs r JOIN models m ON m.id = r.model_id
-		WHERE r.benchmark_id = $1 AND m.name = $2`, benchmarkID(t, benchURL), model).Scan(&runID))
+		WHERE r.benchmark_id = $1 AND m.name = $2 ORDER BY r.id LIMIT 1`, benchmarkID(t, benchURL), model).Scan(&runID))
 	runURL := fmt.Sprintf("%s/runs/%d", s.URL, runID)
 	_, err := page.Goto(runURL)
 	must(t, err)

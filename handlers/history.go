@@ -361,7 +361,7 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	rd, _, err := s.recommendOver(c, runs, true)
+	rd, _, err := s.recommendOver(c, runs, true, false)
 	if err != nil {
 		return recommend.Data{}, err
 	}

@@ -92,7 +92,9 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	}
 	// Paired comparisons of quality once the runs have finished (until
 	// then their scores still change): the ranking's test of significance.
-	d, cands, err := s.recommendOver(c, runs, !b.Active())
+	// A target repeated in the benchmark is one candidate, as in its
+	// verdict (advise.MergeRepeats).
+	d, cands, err := s.recommendOver(c, runs, !b.Active(), true)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
@@ -102,9 +104,13 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 
 // recommendOver ranks runs under the constraints and weights of the
 // request's recommendation form, with paired comparisons of quality when
-// paired (their scores are final).
-func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, paired bool) (recommend.Data, []advise.Candidate, error) {
+// paired (their scores are final); with repeats, a target's runs of one
+// benchmark are one candidate.
+func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, paired, repeats bool) (recommend.Data, []advise.Candidate, error) {
 	cands := candidates(runs)
+	if repeats {
+		cands = advise.MergeRepeats(cands)
+	}
 	var profiles []string
 	for _, r := range runs {
 		if !slices.Contains(profiles, r.HardwareProfile) {

@@ -50,7 +50,9 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cands := candidates(runs)
+	// A target repeated in the benchmark is one candidate, as in its
+	// verdict and recommendation.
+	cands := advise.MergeRepeats(candidates(runs))
 	ev, err := s.evidenceFor(ctx, cands)
 	if err != nil {
 		return err
