@@ -6,6 +6,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -118,6 +119,14 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 	j, err := s.judge(c.UserContext(), viewer(c), b, false)
 	if err != nil {
 		return err
+	}
+	// Conclusions are drawn only once every finished run's scores and
+	// figures are kept (its score job has run): until then the verdict
+	// says it is being computed rather than "only one run has this
+	// figure".
+	if j.statsPending(time.Now()) {
+		out.Pending, out.Reason = true, "conclusions are being computed: the finished runs' scores and figures are not kept yet"
+		return c.JSON(out)
 	}
 	out.Scorer = &j.scorerKey
 	for _, r := range j.left {

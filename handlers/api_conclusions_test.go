@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -89,5 +90,35 @@ func TestVerdictAndCompareAPI(t *testing.T) {
 	}
 	if r := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", stranger, nil, ""); r.status != 404 {
 		t.Errorf("another user's verdict: %d", r.status)
+	}
+}
+
+// Right after a benchmark finishes, before its runs' score jobs have kept
+// their scores and figures, the JSON verdict says it is being computed
+// instead of drawing conclusions from half the figures; once they are
+// kept, it draws them.
+func TestVerdictAPIWaitsForItsFigures(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+	})
+	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scored_at = NULL, finished_at = now() WHERE id = $1`, runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	res := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	if res.status != 200 || res.body["pending"] != true || !strings.Contains(fmt.Sprint(res.body["reason"]), "conclusions are being computed") ||
+		len(res.body["claims"].([]any)) != 0 {
+		t.Fatalf("verdict before the figures are kept: %d %v", res.status, res.body)
+	}
+	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scored_at = now() WHERE id = $1`, runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	res = e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	if res.status != 200 || res.body["pending"] != false || len(res.body["claims"].([]any)) != 4 {
+		t.Fatalf("verdict once the figures are kept: %d %v", res.status, res.body)
 	}
 }

@@ -67,6 +67,18 @@ func (j judged) scoringSoon(now time.Time) bool {
 	return false
 }
 
+// statsPending says whether a run finished less than scoreWait ago has
+// not had its score job yet, which keeps its figures and intervals
+// (run_stats) whether or not it is scored.
+func (j judged) statsPending(now time.Time) bool {
+	for _, at := range j.scoring.Pending {
+		if now.Sub(at) < scoreWait {
+			return true
+		}
+	}
+	return false
+}
+
 // judge reads the succeeded runs of the finished benchmark b with their
 // evidence. With onlyWhenScored, a benchmark whose scores are due any
 // moment (scoringSoon) is judged no further than that: the caller waits
