@@ -39,6 +39,7 @@ type leaderboardParams struct {
 	Runtime  string `form:"runtime" validate:"max=64,text"`
 	Hardware string `form:"hardware" validate:"max=64,text"`
 	Scorer   string `form:"scorer" validate:"max=4000,text"`
+	Load     string `form:"load" validate:"max=4000,text"`
 	From     string `form:"from" validate:"omitempty,datetime=2006-01-02" msg_datetime:"history_form.date"`
 	To       string `form:"to" validate:"omitempty,datetime=2006-01-02" msg_datetime:"history_form.date"`
 	Sort     string `form:"sort" validate:"omitempty,oneof=quality speed latency cost date"`
@@ -55,9 +56,9 @@ const defaultLeaderboardRows = 100
 // its parameter.
 func parseLeaderboard(v *valid.Validator, get func(string) string) (leaderboardParams, store.LeaderboardQuery, []fieldError) {
 	p := leaderboardParams{Model: strings.TrimSpace(get("model")), Runtime: strings.TrimSpace(get("runtime")),
-		Hardware: strings.TrimSpace(get("hardware")), Scorer: get("scorer"), From: strings.TrimSpace(get("from")), To: strings.TrimSpace(get("to")),
+		Hardware: strings.TrimSpace(get("hardware")), Scorer: get("scorer"), Load: get("load"), From: strings.TrimSpace(get("from")), To: strings.TrimSpace(get("to")),
 		Sort: get("sort"), Metric: get("metric"), Limit: strings.TrimSpace(get("limit")), After: get("after")}
-	q := store.LeaderboardQuery{Model: p.Model, Runtime: p.Runtime, Hardware: p.Hardware, Scorer: p.Scorer, Sort: p.Sort, Limit: defaultLeaderboardRows}
+	q := store.LeaderboardQuery{Model: p.Model, Runtime: p.Runtime, Hardware: p.Hardware, Scorer: p.Scorer, Load: p.Load, Sort: p.Sort, Limit: defaultLeaderboardRows}
 	if q.Sort == "" {
 		q.Sort = store.SortQuality
 	}
@@ -154,6 +155,13 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 		q.Scorer = data.Facets.Scorers[0]
 		data.Form.Scorer = q.Scorer
 	}
+	// Speed, latency and cost are ranked within one load identity: the
+	// one asked, else the one most runs were measured under
+	// (docs/concepts.md#comparability-and-noise).
+	if (q.Sort == store.SortSpeed || q.Sort == store.SortLatency || q.Sort == store.SortCost) && q.Load == "" && len(data.Facets.Loads) > 0 {
+		q.Load = data.Facets.Loads[0]
+		data.Form.Load = q.Load
+	}
 	q.DatasetID = d.ID
 	// One row more than the page says whether there is a next page.
 	want := q.Limit
@@ -166,7 +174,7 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 		rows = rows[:want]
 		data.NextCursor = formatLeaderboardCursor(rows[want-1].Cursor)
 		next := url.Values{}
-		for k, v := range map[string]string{"model": p.Model, "runtime": p.Runtime, "hardware": p.Hardware, "scorer": q.Scorer, "from": p.From,
+		for k, v := range map[string]string{"model": p.Model, "runtime": p.Runtime, "hardware": p.Hardware, "scorer": q.Scorer, "load": q.Load, "from": p.From,
 			"to": p.To, "sort": q.Sort, "limit": p.Limit, "after": data.NextCursor} {
 			if v != "" {
 				next.Set(k, v)
@@ -203,6 +211,7 @@ type apiLeaderboardRow struct {
 	Hardware      string             `json:"hardware"`
 	FinishedAt    time.Time          `json:"finished_at"`
 	Scorer        string             `json:"scorer"`
+	Load          string             `json:"load"`
 	Quality       *float64           `json:"quality"`
 	QualityLo     *float64           `json:"quality_lo"`
 	QualityHi     *float64           `json:"quality_hi"`
@@ -221,7 +230,7 @@ func toAPILeaderboard(rows []store.LeaderboardRow) []apiLeaderboardRow {
 	out := make([]apiLeaderboardRow, len(rows))
 	for i, r := range rows {
 		out[i] = apiLeaderboardRow{RunID: r.RunID, BenchmarkID: r.BenchmarkID, BenchmarkName: r.BenchmarkName, Model: r.Model,
-			Runtime: r.Runtime, Hardware: r.Hardware, FinishedAt: r.FinishedAt, Scorer: r.Scorer, Quality: r.Quality,
+			Runtime: r.Runtime, Hardware: r.Hardware, FinishedAt: r.FinishedAt, Scorer: r.Scorer, Load: r.Load, Quality: r.Quality,
 			QualityLo: r.QualityLo, QualityHi: r.QualityHi, TokensPerS: r.TokensPerS, RequestsPerS: r.RequestsPerS,
 			TTFTp50: r.TTFTp50, TTFTp95: r.TTFTp95, E2Ep50: r.E2Ep50, E2Ep95: r.E2Ep95, CostPer1M: r.CostPer1M,
 			Regressions: r.Regressions, Regression: store.FirstRegression(r.Regressions)}

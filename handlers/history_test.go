@@ -74,6 +74,8 @@ type spec struct {
 	day       float64
 	right     func(i int) bool
 	tps, e2e  float64
+	// load is the manifest's load ("" for sequential).
+	load string
 }
 
 // run makes a benchmark of one run as spec says, finishes it and works its
@@ -82,8 +84,12 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 	t.Helper()
 	ctx := context.Background()
 	e := h.e
+	load := s.load
+	if load == "" {
+		load = `{"profile":"sequential"}`
+	}
 	manifest := fmt.Sprintf(`{"name":"%s on %s, day %g","dataset":%d,"targets":[{"model":%q,"runtime":"sim","hardware":%q}],
-		"load":{"profile":"sequential"},"sampling":{"max_tokens":8},"scorer":"exact"}`, s.model, s.hw, s.day, h.ds, s.model, s.hw)
+		"load":%s,"sampling":{"max_tokens":8},"scorer":"exact"}`, s.model, s.hw, s.day, h.ds, s.model, s.hw, load)
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", h.tok, strings.NewReader(manifest), "application/json")
 	if r.status != 201 {
 		t.Fatalf("create: %d %v", r.status, r.body)
@@ -672,5 +678,53 @@ func TestRegressionPointsOnlyAtAVisibleRun(t *testing.T) {
 	}
 	if g := regressed(); g != nil {
 		t.Errorf("shared run flagged against a private one: %v", g)
+	}
+}
+
+// Sorted by speed, the leaderboard ranks within one load identity — the
+// one most runs share unless another is chosen — and shows each run's
+// load; a run measured under another load is not ranked beside them.
+func TestLeaderboardRanksSpeedWithinOneLoad(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	_, seqA := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(20), tps: 100, e2e: 200})
+	_, seqB := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 1, right: below(20), tps: 50, e2e: 200})
+	_, busy := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 2, right: below(20), tps: 400, e2e: 200,
+		load: `{"profile":"concurrency","concurrency":8}`})
+	get := func(query string) map[string]any {
+		t.Helper()
+		res := h.e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?%s", h.ds, query), h.tok, nil, "")
+		if res.status != 200 {
+			t.Fatalf("%s: %d %v", query, res.status, res.body)
+		}
+		return res.body
+	}
+	ids := func(body map[string]any) (out []int64, loads []string) {
+		for _, r := range body["rows"].([]any) {
+			row := r.(map[string]any)
+			out = append(out, int64(row["run_id"].(float64)))
+			loads = append(loads, row["load"].(string))
+		}
+		return out, loads
+	}
+	got, loads := ids(get("sort=speed"))
+	if fmt.Sprint(got) != fmt.Sprint([]int64{seqA, seqB}) || !strings.HasPrefix(loads[0], "sequential ()") || loads[0] != loads[1] {
+		t.Errorf("by speed: runs %v under %q, want %d then %d under the sequential load (not %d, measured at concurrency 8)", got, loads, seqA, seqB, busy)
+	}
+	var busyLoad string
+	if _, all := ids(get("sort=date")); len(all) == 3 {
+		busyLoad = all[0]
+	}
+	if got, _ := ids(get("sort=speed&load=" + url.QueryEscape(busyLoad))); fmt.Sprint(got) != fmt.Sprint([]int64{busy}) {
+		t.Errorf("by speed under %q: %v, want only %d", busyLoad, got, busy)
+	}
+	page := h.e.client()
+	page.signIn("ada@example.com", "correct horse")
+	p := page.get(fmt.Sprintf("/datasets/%d/leaderboard?sort=speed", h.ds))
+	if got := p.text(`[data-testid="ranked-under-load"]`); !strings.Contains(got, "sequential ()") {
+		t.Errorf("the page does not say which load it ranks under: %q", got)
+	}
+	if p.doc.Find(fmt.Sprintf(`[data-testid="leaderboard-%d"]`, busy)).Length() != 0 {
+		t.Error("a run under another load is ranked on speed beside the others")
 	}
 }

@@ -117,6 +117,9 @@ type LeaderboardQuery struct {
 	// Scorer keeps the runs scored under this scorer identity and shows
 	// their quality under it; empty shows each run's latest quality.
 	Scorer string
+	// Load keeps the runs measured under this load identity (run_stats'
+	// load key): speed, latency and cost are ranked within one.
+	Load string
 	// From and To bound when the run finished: From ≤ finished < To.
 	From, To *time.Time
 	Sort     string
@@ -140,17 +143,21 @@ type LeaderboardRow struct {
 	Hardware      string
 	FinishedAt    time.Time
 	Scorer        string
-	Quality       *float64
-	QualityLo     *float64
-	QualityHi     *float64
-	TokensPerS    *float64
-	RequestsPerS  *float64
-	TTFTp50       *float64
-	TTFTp95       *float64
-	E2Ep50        *float64
-	E2Ep95        *float64
+	// Load is the run's load identity key ("" when none was kept).
+	Load         string
+	Quality      *float64
+	QualityLo    *float64
+	QualityHi    *float64
+	TokensPerS   *float64
+	RequestsPerS *float64
+	TTFTp50      *float64
+	TTFTp95      *float64
+	E2Ep50       *float64
+	E2Ep95       *float64
 	// CostPer1M is USD per 1M output tokens: the hardware's price per
-	// hour ÷ (output tokens/s × 3600) × 10⁶, as the comparison computes it.
+	// hour ÷ (output tokens/s × 3600) × 10⁶, or for a remote provider's
+	// run its token prices, as the comparison computes it
+	// (RunFigures.CostPer1M).
 	CostPer1M   *float64
 	Regressions []Regression
 	// Cursor continues the leaderboard after this row.
@@ -167,18 +174,19 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		return nil, fmt.Errorf("leaderboard sort %q: %w", q.Sort, ErrNotFound)
 	}
 	args := pgx.NamedArgs{"ds": q.DatasetID, "viewer": v.UserID, "admin": v.Admin, "model": q.Model, "runtime": q.Runtime,
-		"hardware": q.Hardware, "scorer": q.Scorer, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
+		"hardware": q.Hardware, "scorer": q.Scorer, "load": q.Load, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
 	after := ""
 	if q.After != nil {
 		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
 		args["amissing"], args["akey"], args["arun"] = q.After.Missing, q.After.Key, q.After.RunID
 	}
 	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.finished_at,
-			y.scorer, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
+			y.scorer, y.load_key, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
 			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
 		FROM (SELECT x.*, `+key+` AS k FROM (
 			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
+				coalesce(rs.load_key, '') AS load_key,
 				rq.quality, rq.quality_lo, rq.quality_hi,
 				nullif((r.summary->>'output_tokens_per_s')::float8, 0) AS tokens_per_s,
 				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
@@ -186,14 +194,18 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				nullif((r.summary->'ttft_ms'->>'p95')::float8, 0) AS ttft_p95,
 				nullif((r.summary->'e2e_ms'->>'p50')::float8, 0) AS e2e_p50,
 				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
-				h.price_per_hour::float8 / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 AS cost_per_1m,
+				CASE WHEN pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL
+					THEN (r.prompt_tokens * pp.input_per_1m::float8 + r.output_tokens * pp.output_per_1m::float8) / nullif(r.output_tokens, 0)
+					ELSE h.price_per_hour::float8 / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
 				`+regressionsJSON+` AS regressions
 			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
 				JOIN hardware_profiles h ON h.slug = r.hardware_profile
+				LEFT JOIN run_providers pp ON pp.run_id = r.id
+				LEFT JOIN run_stats rs ON rs.run_id = r.id AND rs.attempt = r.attempt
 				LEFT JOIN LATERAL (SELECT x.scorer_key, x.quality, x.quality_lo, x.quality_hi FROM run_qualities x
 					WHERE x.run_id = r.id AND (@scorer = '' OR x.scorer_key = @scorer) ORDER BY x.scored_at DESC LIMIT 1) rq ON true
 			WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
-				AND`+benchmarkReadable+` AND (@scorer = '' OR rq.scorer_key IS NOT NULL)
+				AND`+benchmarkReadable+` AND (@scorer = '' OR rq.scorer_key IS NOT NULL) AND (@load = '' OR rs.load_key = @load)
 				AND (@model = '' OR m.name = @model) AND (@runtime = '' OR r.runtime = @runtime)
 				AND (@hardware = '' OR r.hardware_profile = @hardware)
 				AND (@from::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) >= @from)
@@ -204,7 +216,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		var l LeaderboardRow
 		var regs []byte
 		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.FinishedAt,
-			&l.Scorer, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
+			&l.Scorer, &l.Load, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
 			&l.E2Ep50, &l.E2Ep95, &l.CostPer1M, &regs, &l.Cursor.Missing, &l.Cursor.Key)
 		if err != nil {
 			return l, err
@@ -223,6 +235,9 @@ type LeaderboardFacets struct {
 	// Scorers are the scorer identities the runs were scored under, the
 	// most used first: quality is ranked within one of them.
 	Scorers []string
+	// Loads are the load identities the runs were measured under, the
+	// most used first: speed, latency and cost are ranked within one.
+	Loads []string
 }
 
 // LeaderboardFacets lists the filter choices of a dataset's leaderboard.
@@ -244,7 +259,16 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 			WHERE b.dataset_id = @ds AND r.state = 'completed' AND b.judges_run_id IS NULL AND`+benchmarkReadable+`
 			GROUP BY x.scorer_key) s`,
 		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&f.Scorers)
-	return f, mapErr(err, "leaderboard scorers")
+	if err != nil {
+		return f, mapErr(err, "leaderboard scorers")
+	}
+	err = q.db.QueryRow(ctx, `SELECT coalesce(array_agg(k ORDER BY n DESC, first, k), '{}') FROM (
+			SELECT s.load_key AS k, count(*) AS n, min(r.id) AS first
+			FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt JOIN benchmarks b ON b.id = r.benchmark_id
+			WHERE b.dataset_id = @ds AND r.state = 'completed' AND b.judges_run_id IS NULL AND`+benchmarkReadable+`
+			GROUP BY s.load_key) s`,
+		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin}).Scan(&f.Loads)
+	return f, mapErr(err, "leaderboard loads")
 }
 
 // PreviousTargetRun returns the completed run of the same target (model,

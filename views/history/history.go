@@ -16,7 +16,7 @@ import (
 
 // Form is the leaderboard's and history's query as typed.
 type Form struct {
-	Model, Runtime, Hardware, Scorer, From, To, Sort, Metric, Limit, After string
+	Model, Runtime, Hardware, Scorer, Load, From, To, Sort, Metric, Limit, After string
 }
 
 // LeaderboardData is a leaderboard page.
