@@ -215,8 +215,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 	if len(runs) != len(ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	cands := candidates(runs)
-	ev, err := s.evidenceFor(c.UserContext(), cands)
+	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs)
 	if err != nil {
 		return err
 	}

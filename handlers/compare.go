@@ -147,8 +147,7 @@ func runsParse(raw string) bool {
 // criterion's test; quality item by item where they share scored items
 // (store.QualityPairs).
 func (s *server) compareToBaseline(ctx context.Context, runs []store.RunFigures, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin, error) {
-	cands := candidates(runs)
-	ev, err := s.evidenceFor(ctx, cands)
+	cands, ev, err := s.comparisonCandidates(ctx, runs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,6 +171,24 @@ func (s *server) compareToBaseline(ctx context.Context, runs []store.RunFigures,
 		}
 	}
 	return paired, claims, nil
+}
+
+// comparisonCandidates are runs as a comparison weighs them, with their
+// paired evidence: each with its quality under the scorer identity the
+// runs share (sharedScorer), so a run rescored under another scorer keeps
+// the quality it is compared on instead of leaving the comparison.
+func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures) ([]advise.Candidate, advise.Evidence, error) {
+	cands := underScorer(candidates(runs), runs, sharedScorer(runs))
+	ev, err := s.evidenceFor(ctx, cands)
+	return cands, ev, err
+}
+
+// sharedScorer is the scorer identity most of the runs were scored under
+// (on a tie, the earliest), as a verdict without an owner's choice ranks
+// quality by.
+func sharedScorer(runs []store.RunFigures) string {
+	key, _ := verdictScorers(store.Benchmark{}, runs)
+	return key
 }
 
 // compareURL makes the compare page's links for runs ids.

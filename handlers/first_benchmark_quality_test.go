@@ -76,9 +76,15 @@ func TestFirstBenchmarkQualityFollowsTheAccuracyAndTheJudgeAgrees(t *testing.T) 
 	if r.status != 303 || !strings.HasPrefix(loc, "/benchmarks/") {
 		t.Fatalf("launch: %d %s", r.status, loc)
 	}
+	// Each model runs twice (A B B A); the verdict's quality is each
+	// model's first run's, and both answer alike.
 	runs := map[string]int64{}
+	var all []struct {
+		model string
+		id    int64
+	}
 	rows, err := e.store.Pool().Query(ctx, `SELECT m.name, r.id FROM runs r JOIN models m ON m.id = r.model_id
-		WHERE r.benchmark_id = $1`, strings.TrimPrefix(loc, "/benchmarks/"))
+		WHERE r.benchmark_id = $1 ORDER BY r.id DESC`, strings.TrimPrefix(loc, "/benchmarks/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +94,19 @@ func TestFirstBenchmarkQualityFollowsTheAccuracyAndTheJudgeAgrees(t *testing.T) 
 		if err := rows.Scan(&name, &id); err != nil {
 			t.Fatal(err)
 		}
-		runs[name] = id
+		runs[name] = id // the last assignment is the model's first run
+		all = append(all, struct {
+			model string
+			id    int64
+		}{name, id})
 	}
 	rows.Close()
+	if len(all) != 4 {
+		t.Fatalf("first benchmark: %d runs, want 2 models × 2", len(all))
+	}
 	quality := map[string]float64{}
-	for model, id := range runs {
+	for _, run := range all {
+		model, id := run.model, run.id
 		answers := simAnswersOf(t, e, id)
 		finishAsAgent(t, e, id, func(idx int, _ string) string { return answers[idx] })
 		scoreJob(t, e, id)

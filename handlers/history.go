@@ -370,7 +370,7 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	rd, _, err := s.recommendOver(c, runs, true, false)
+	rd, _, err := s.recommendOver(c, runs, sharedScorer(runs), true, false)
 	if err != nil {
 		return recommend.Data{}, err
 	}

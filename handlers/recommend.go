@@ -94,7 +94,8 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	// then their scores still change): the ranking's test of significance.
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict (advise.MergeRepeats).
-	d, cands, err := s.recommendOver(c, runs, !b.Active(), true)
+	key, _ := verdictScorers(b, runs)
+	d, cands, err := s.recommendOver(c, runs, key, !b.Active(), true)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
@@ -103,11 +104,12 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 }
 
 // recommendOver ranks runs under the constraints and weights of the
-// request's recommendation form, with paired comparisons of quality when
-// paired (their scores are final); with repeats, a target's runs of one
-// benchmark are one candidate.
-func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, paired, repeats bool) (recommend.Data, []advise.Candidate, error) {
-	cands := candidates(runs)
+// request's recommendation form, their quality under scorer identity key
+// (each run keeps every quality it was scored with), with paired
+// comparisons of quality when paired (their scores are final); with
+// repeats, a target's runs of one benchmark are one candidate.
+func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string, paired, repeats bool) (recommend.Data, []advise.Candidate, error) {
+	cands := underScorer(candidates(runs), runs, key)
 	if repeats {
 		cands = advise.MergeRepeats(cands)
 	}

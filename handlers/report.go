@@ -52,7 +52,8 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
-	cands := advise.MergeRepeats(candidates(runs))
+	key, _ := verdictScorers(b, runs)
+	cands := advise.MergeRepeats(underScorer(candidates(runs), runs, key))
 	ev, err := s.evidenceFor(ctx, cands)
 	if err != nil {
 		return err
