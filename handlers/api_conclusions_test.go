@@ -122,3 +122,58 @@ func TestVerdictAPIWaitsForItsFigures(t *testing.T) {
 		t.Fatalf("verdict once the figures are kept: %d %v", res.status, res.body)
 	}
 }
+
+// Every surface draws the same conclusion for the same pair: the verdict
+// and the comparison (their JSON) name the same leader, comparable flag,
+// test, p and significance on every metric, and the recommendation ranks
+// the pair apart on a criterion exactly when that claim is significant.
+func TestSurfacesAgreeOnAPair(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	b, runs := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }},
+	})
+	verdict := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	cmp := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[1]), tok, nil, "")
+	if verdict.status != 200 || cmp.status != 200 {
+		t.Fatalf("verdict %d, compare %d", verdict.status, cmp.status)
+	}
+	vc, cc := claimsBy(verdict.body["claims"].([]any)), claimsBy(cmp.body["claims"].([]any))
+	weights := map[string]string{"quality": "w_quality=1&w_speed=0&w_cost=0", "output_tokens_per_s": "w_quality=0&w_speed=1&w_cost=0",
+		"cost_per_1m_tokens": "w_quality=0&w_speed=0&w_cost=1"}
+	// The fixture has both kinds of claim, so the agreement is tested on
+	// each: speed and cost established, quality not.
+	if vc["output_tokens_per_s"]["significant"] != true || vc["cost_per_1m_tokens"]["significant"] != true || vc["quality"]["significant"] != false {
+		t.Fatalf("fixture: speed %v, cost %v, quality %v", vc["output_tokens_per_s"], vc["cost_per_1m_tokens"], vc["quality"])
+	}
+	for _, metric := range []string{"quality", "output_tokens_per_s", "e2e_p95_ms", "cost_per_1m_tokens"} {
+		v, c := vc[metric], cc[metric]
+		if v == nil || c == nil {
+			t.Errorf("%s: verdict %v, compare %v", metric, v, c)
+			continue
+		}
+		for _, k := range []string{"test", "p", "significant", "comparable"} {
+			if fmt.Sprint(v[k]) != fmt.Sprint(c[k]) {
+				t.Errorf("%s %s: verdict %v, compare %v", metric, k, v[k], c[k])
+			}
+		}
+		if lv, lc := v["leader"].(map[string]any)["run_id"], c["leader"].(map[string]any)["run_id"]; lv != lc {
+			t.Errorf("%s leader: verdict run %v, compare run %v", metric, lv, lc)
+		}
+		q, ok := weights[metric]
+		if !ok {
+			continue
+		}
+		rec := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/recommendation?"+q, tok, nil, "")
+		ranks := map[float64]bool{}
+		for _, x := range rec.body["feasible"].([]any) {
+			ranks[x.(map[string]any)["rank"].(float64)] = true
+		}
+		if apart := len(ranks) == 2; apart != (v["significant"] == true) {
+			t.Errorf("%s: the recommendation ranks the pair apart %v, the verdict calls it significant %v", metric, apart, v["significant"])
+		}
+	}
+}
