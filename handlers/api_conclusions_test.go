@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -175,5 +177,49 @@ func TestSurfacesAgreeOnAPair(t *testing.T) {
 		if apart := len(ranks) == 2; apart != (v["significant"] == true) {
 			t.Errorf("%s: the recommendation ranks the pair apart %v, the verdict calls it significant %v", metric, apart, v["significant"])
 		}
+	}
+}
+
+// The comparison's figures table colours a delta better or worse only
+// where a test establishes the difference; other deltas are shown plain,
+// and none at all between runs its claims call not comparable.
+func TestFiguresTableColoursOnlyEstablishedDeltas(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	_, runs := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{
+		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }},
+		// Answers three times as long: another load, not comparable.
+		{model: "m/long", seconds: 10, tokens: 45, e2e: millis(300), score: func(i int) float64 { return float64(min(i%4, 1)) }},
+	})
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.get(fmt.Sprintf("/compare?runs=%d,%d,%d&baseline=%d", runs[0], runs[1], runs[2], runs[0]))
+	if page.status != 200 {
+		t.Fatalf("compare: %d", page.status)
+	}
+	row := func(name string) []string {
+		var classes []string
+		page.doc.Find(`table tbody tr`).Each(func(_ int, tr *goquery.Selection) {
+			if strings.TrimSpace(tr.Find("th").Text()) != name {
+				return
+			}
+			tr.Find("td").Each(func(_ int, td *goquery.Selection) {
+				classes = append(classes, td.Find("small").AttrOr("class", "none"))
+			})
+		})
+		return classes
+	}
+	// Columns: the baseline, m/big, m/long.
+	if got := row("Output tokens/s"); fmt.Sprint(got) != "[none delta-better none]" {
+		t.Errorf("output tokens/s deltas %v: want m/big's established (faster: 75 against 60) and none against m/long", got)
+	}
+	if got := row("TTFT p95 ms"); len(got) != 3 || got[1] == "delta-better" || got[1] == "delta-worse" {
+		t.Errorf("TTFT p95 deltas %v: no test decides them, so none is coloured", got)
+	}
+	if got := row("Quality (mean score)"); len(got) != 3 || got[1] == "delta-better" || got[1] == "delta-worse" {
+		t.Errorf("quality deltas %v: not established, so not coloured", got)
 	}
 }
