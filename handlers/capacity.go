@@ -23,7 +23,7 @@ import (
 )
 
 type capacityStore interface {
-	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.RunFigures, error)
+	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int, imported bool) ([]store.RunFigures, error)
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
@@ -139,7 +139,8 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
 		return nil, nil, lookup("dataset", err)
 	}
-	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns)
+	// Imported results have no speed to size replicas from.
+	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -366,7 +366,8 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, capacityRuns)
+	// Imported results rank on quality beside the runs measured here.
+	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, capacityRuns, true)
 	if err != nil {
 		return recommend.Data{}, err
 	}

@@ -154,3 +154,49 @@ func TestImportFromTheDatasetPage(t *testing.T) {
 		t.Fatalf("refused import: %d %q", res.status, back.text(`[data-testid="flash"]`))
 	}
 }
+
+// Results imported from elsewhere rank on quality in the dataset's
+// recommendation beside the runs measured here, instead of silently
+// missing from it.
+func TestImportedRunsAreInTheDatasetRecommendation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	ds := e.upload(tok, "d.jsonl", []byte(simpleJSONL), nil)
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
+	var b bytes.Buffer
+	for id, answer := range map[string]string{"q1": "4", "q3": "Paris"} {
+		out, _ := json.Marshal(map[string]any{"id": "b-" + id, "custom_id": id, "error": nil,
+			"response": map[string]any{"status_code": 200, "request_id": "r", "body": map[string]any{
+				"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": "stop"}},
+				"usage":   map[string]int{"prompt_tokens": 5, "completion_tokens": 2}}}})
+		b.Write(out)
+		b.WriteByte('\n')
+	}
+	body, ct := multipartBody(t, "out.jsonl", b.Bytes(), map[string]string{"model": "outside/model", "scorer": "exact", "name": "elsewhere"})
+	r := e.api(http.MethodPost, fmt.Sprintf("/api/v1/datasets/%v/imports", ds.body["dataset_id"]), tok, body, ct)
+	if r.status != 201 {
+		t.Fatalf("import: %d %v", r.status, r.body)
+	}
+	run := int64(r.body["run_id"].(float64))
+	if err := (&score.Service{Store: e.store}).ScoreRun(ctx, run, ""); err != nil {
+		t.Fatal(err)
+	}
+	rec := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%v/recommendation", ds.body["dataset_id"]), tok, nil, "")
+	if rec.status != 200 {
+		t.Fatalf("recommendation: %d %v", rec.status, rec.body)
+	}
+	found := false
+	for _, list := range []string{"feasible", "excluded", "not_comparable"} {
+		xs, _ := rec.body[list].([]any)
+		for _, x := range xs {
+			if int64(x.(map[string]any)["run_id"].(float64)) == run {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the imported run %d is missing from the dataset's recommendation: %v", run, rec.body)
+	}
+}

@@ -155,12 +155,14 @@ func (r *RunFigures) compareFields() []any {
 
 // DatasetRuns returns the finished runs on a dataset that the viewer may
 // read, newest first, at most limit of them: every target benchmarked on
-// it, across benchmarks.
-func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int) ([]RunFigures, error) {
+// it, across benchmarks (judges' runs left out); with imported, also the
+// results imported from elsewhere, which have a quality and no speed.
+func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, limit int, imported bool) ([]RunFigures, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
-		WHERE b.dataset_id = @ds AND r.state = 'completed' AND r.summary IS NOT NULL AND`+benchmarkReadable+`
+		WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR @imported AND r.mode = 'imported')
+			AND b.judges_run_id IS NULL AND`+benchmarkReadable+`
 		ORDER BY r.id DESC LIMIT @limit`,
-		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit})
+		pgx.NamedArgs{"ds": datasetID, "viewer": v.UserID, "admin": v.Admin, "limit": limit, "imported": imported})
 	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil {
 		return nil, mapErr(err, "dataset runs")
