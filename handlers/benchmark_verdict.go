@@ -270,7 +270,7 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 	loc := i18n.From(ctx)
 	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: loc.T(verdictTitles[l.Criterion])}
 	if len(l.Unmeasured) > 0 && l.Best != nil {
-		line.Unmeasured = labelList(l.Unmeasured, j.cands)
+		line.Unmeasured = labelList(ctx, l.Unmeasured, j.cands)
 	}
 	if l.Best == nil {
 		line.Missing = notMeasured(loc, l.Criterion, j)
@@ -280,15 +280,15 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 		return line
 	}
 	for _, x := range l.NotComparable {
-		line.NotComparable = append(line.NotComparable, advise.Label(x.Candidate, j.cands)+": "+said.WordOr(ctx, x.ReasonSaid, x.Reason))
+		line.NotComparable = append(line.NotComparable, said.Label(ctx, x.Candidate, j.cands)+": "+said.WordOr(ctx, x.ReasonSaid, x.Reason))
 	}
-	line.Winner = advise.Label(*l.Best, j.cands)
+	line.Winner = said.Label(ctx, *l.Best, j.cands)
 	line.Value = verdictValue(loc, l.Criterion, *l.Criterion.Value(*l.Best))
 	if l.RunnerUp == nil {
 		return line
 	}
 	m := l.Margin
-	line.RunnerUp = advise.Label(*l.RunnerUp, j.cands)
+	line.RunnerUp = said.Label(ctx, *l.RunnerUp, j.cands)
 	if m.Better == 0 {
 		line.Margin = loc.T("vline.level_with", "RunnerUp", line.RunnerUp, "Value", verdictValue(loc, l.Criterion, m.B))
 	} else {
@@ -313,14 +313,14 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 			also = append(also, x)
 		}
 	}
-	line.AlsoTied = labelList(also, j.cands)
+	line.AlsoTied = labelList(ctx, also, j.cands)
 	return line
 }
 
-func labelList(xs, among []advise.Candidate) string {
+func labelList(ctx context.Context, xs, among []advise.Candidate) string {
 	names := make([]string, len(xs))
 	for i, x := range xs {
-		names[i] = advise.Label(x, among)
+		names[i] = said.Label(ctx, x, among)
 	}
 	return strings.Join(names, ", ")
 }
@@ -367,7 +367,8 @@ func absDiff(loc *i18n.Localizer, m advise.Margin) string {
 // verdictSummary is the verdict in one line for a list: best quality,
 // fastest (output tokens/s) and cheapest, each with "≈" naming those
 // effectively tied.
-func verdictSummary(loc *i18n.Localizer, j judged) string {
+func verdictSummary(ctx context.Context, j judged) string {
+	loc := i18n.From(ctx)
 	if len(j.cands) == 0 {
 		return loc.T("vline.none_succeeded")
 	}
@@ -382,17 +383,17 @@ func verdictSummary(loc *i18n.Localizer, j judged) string {
 		case l.Best == nil:
 			what = loc.T("vline.sum_not_measured")
 		case len(j.cands) == 1:
-			what = loc.T("vline.sum_only", "Label", advise.Label(*l.Best, j.cands))
+			what = loc.T("vline.sum_only", "Label", said.Label(ctx, *l.Best, j.cands))
 		case len(l.TiedWith) > 0:
-			names := []string{advise.Label(*l.Best, j.cands)}
+			names := []string{said.Label(ctx, *l.Best, j.cands)}
 			for _, x := range l.TiedWith {
-				names = append(names, advise.Label(x, j.cands))
+				names = append(names, said.Label(ctx, x, j.cands))
 			}
 			what = loc.T("vline.sum_tie", "Labels", strings.Join(names, " ≈ "))
 		case l.RunnerUp == nil:
-			what = advise.Label(*l.Best, j.cands)
+			what = said.Label(ctx, *l.Best, j.cands)
 		default:
-			what = loc.T("vline.sum_lead", "Label", advise.Label(*l.Best, j.cands), "Lead", marginWords(loc, l.Margin))
+			what = loc.T("vline.sum_lead", "Label", said.Label(ctx, *l.Best, j.cands), "Lead", marginWords(loc, l.Margin))
 		}
 		parts = append(parts, title+": "+what)
 	}

@@ -70,7 +70,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 			return err
 		}
 		d.Recent = append(d.Recent, home.Recent{ID: b.ID, Name: b.Name, Dataset: b.DatasetName, Runs: len(b.Runs),
-			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(i18n.From(ctx), j)})
+			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(ctx, j)})
 	}
 	if d.Counts.Benchmarks == 0 {
 		f, err := s.firstSteps(ctx, v)

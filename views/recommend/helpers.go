@@ -29,13 +29,7 @@ func rank(r advise.Ranked) string {
 
 // label names a candidate among others in the reader's language.
 func label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
-	switch l := advise.LabelSaid(c, all).(type) {
-	case advise.Said:
-		return said.Word(ctx, l)
-	case string:
-		return l
-	}
-	return advise.Label(c, all)
+	return said.Label(ctx, c, all)
 }
 
 // headline names the recommended target, or the targets tied first.

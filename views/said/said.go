@@ -306,3 +306,15 @@ func Excluded(ctx context.Context, x advise.Excluded) []string {
 	}
 	return WordAll(ctx, x.ReasonsSaid)
 }
+
+// Label names a candidate among others in the reader's language
+// (advise.LabelSaid: "m/a on sim/cpu", "m/a (run 12)").
+func Label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
+	switch l := advise.LabelSaid(c, all).(type) {
+	case advise.Said:
+		return Word(ctx, l)
+	case string:
+		return l
+	}
+	return advise.Label(c, all)
+}
