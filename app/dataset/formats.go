@@ -549,6 +549,9 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 		r.ref = appendAnswerRef(nil, ans, choices, label)
 		r.answer = ans != nil
 	}
+	if f.prompt != nil && ans != nil && choices == nil {
+		r.shot = plainShot(f.prompt, ans)
+	}
 	// A category groups items for per-category scores (a safety set's
 	// harmful and benign requests).
 	if !absent(f.category) {
@@ -670,6 +673,12 @@ func (p *Parser) gsm8k(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "gsm8k-" + strconv.Itoa(itemNo)
 	r.req = chatPrompt(f.question)
+	q, _ := decodeString(f.question)
+	target, ok := decodeString(f.answer)
+	if !ok {
+		target = string(f.answer) // a number, as lm-eval's "{{answer}}" writes it
+	}
+	r.shot = questionAnswerShot(q, target, gsm8kStops)
 	r.ref = make([]byte, 0, len(f.answer)+len(final)+24)
 	r.ref = append(r.ref, `{"answer":`...)
 	r.ref = append(r.ref, f.answer...)

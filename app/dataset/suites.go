@@ -394,7 +394,15 @@ func (p *Parser) request(s *shot, examples []*shot) []byte {
 		}
 		return append(req, "]}}"...)
 	}
-	return chatPrompt(p.appendString(nil, prompt))
+	req := chatPrompt(p.appendString(nil, prompt))
+	if len(s.Stop) == 0 {
+		return req
+	}
+	// A chat request with stops (GSM8K's and a plain item's k-shot
+	// prompt): the body gains "stop" after "messages".
+	req = append(req[:len(req)-2], `,"stop":`...)
+	req = p.appendStrings(req, s.Stop)
+	return append(req, "}}"...)
 }
 
 // suite normalises a line of one of the standard suites.
