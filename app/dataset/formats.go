@@ -35,6 +35,11 @@ type fields struct {
 	// The open-domain and further suites' keys (suites_more.go).
 	sentence, option1, option2, questionStem, questionID []byte
 	codeTokens, docstringTokens, language                []byte
+
+	// The suites' release files' own keys (format_table.go): TriviaQA's
+	// Question, QuestionId and Answer, WinoGrande's qID, OpenBookQA's
+	// fact1, and the Data of TriviaQA's one-document release.
+	questionCap, questionIDCap, answerCap, qID, fact1, data []byte
 }
 
 // set records one top-level member; key is as written between its quotes.
@@ -80,28 +85,15 @@ func (f *fields) set(key, v []byte) {
 	}
 }
 
-// is reports whether the line has the keys that identify format fm.
+// is reports whether the line has one of the shapes of format fm.
 func (f *fields) is(fm Format) bool {
-	switch fm {
-	case FormatOpenAIBatch:
-		return f.customID != nil && f.body != nil
-	case FormatGSM8K:
-		// Natural Questions open ("answer" a list) and TriviaQA ("answer"
-		// an object) have the same keys and are told apart by the value.
-		return f.question != nil && f.answer != nil && !isArray(f.answer) && !isObject(f.answer)
-	case FormatHumanEval:
-		return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil
-	case FormatSimple:
-		return f.prompt != nil || f.messages != nil
+	for _, s := range formatShapes {
+		if s.format == fm && s.matches(f) {
+			return true
+		}
 	}
-	return f.isSuite(fm)
+	return false
 }
-
-// detectionOrder is the order in which shapes are tried: the more specific
-// first, since a HumanEval line also has a "prompt".
-var detectionOrder = []Format{FormatOpenAIBatch, FormatMMLU, FormatGSM8K, FormatARC, FormatHellaSwag,
-	FormatTruthfulQA, FormatHumanEval, FormatMBPP, FormatWinoGrande, FormatOpenBookQA, FormatTriviaQA, FormatNQOpen,
-	FormatCodeXGLUE, FormatSimple}
 
 // shape returns the format whose keys the line has, or "" when none fits
 // or more than one does (see detect).
@@ -115,17 +107,10 @@ func (f *fields) shape() Format {
 
 // needs describes a format's identifying keys for error messages.
 func needs(fm Format) string {
-	switch fm {
-	case FormatOpenAIBatch:
-		return `"custom_id" and "body"`
-	case FormatGSM8K:
-		return `"question" and "answer"`
-	case FormatHumanEval:
-		return `"task_id", "prompt", "test" and "entry_point"`
-	case FormatSimple:
-		return `"prompt" or "messages"`
+	if s, ok := shapeOf(fm); ok {
+		return s.shapeKeys()
 	}
-	return quoteKeys(suiteKeys(fm))
+	return string(fm)
 }
 
 // hasOwnKey reports whether the line has a key only format fm uses, which
@@ -264,7 +249,7 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 	switch {
 	case fm == "":
 		if detected == "" {
-			p.lineError(n, "", i18n.M("dataset_err.cannot_tell_format_expected", "A", suiteFormatsHelp))
+			p.lineError(n, "", unknownShape(f))
 			return "", false
 		}
 		p.format, p.formatAt = detected, n

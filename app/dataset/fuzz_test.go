@@ -44,6 +44,11 @@ func FuzzParser(f *testing.F) {
 		`{"question":"q","question_id":"i","answer":{"aliases":["A"],"normalized_aliases":null,"value":"A"}}` + "\n" + `{"question":"q","answer":["a","b"]}`,
 		`{"question":"q","answer":["a"]}` + "\n" + `{"question":"q","answer":"#### 1"}`,
 		`{"code_tokens":["def","\n"],"docstring_tokens":["x\n","y"],"language":"go"}`,
+		// The suites' release files, and the shapes they share with others.
+		`{"Answer":{"Aliases":["A"],"NormalizedAliases":["a"],"Value":"A"},"Question":"q","QuestionId":"tc_1"}` + "\n" + `{"Question":"q","Answer":{"Aliases":[]}}`,
+		`{"Data":[{"Question":"q"}],"Version":1.0}` + "\n" + `{"Question":"q","question":"r","answer":{"aliases":["a"]},"Answer":{"Aliases":["b"]}}`,
+		`{"id":"8-343","question":{"stem":"s","choices":[{"text":"a","label":"A"}]},"answerKey":"A"}` + "\n" + `{"id":"Mercury_1","question":{"stem":"s","choices":[]},"answerKey":"A","fact1":"f"}`,
+		`{"qID":"x-1","sentence":"a _ b","option1":"x","option2":"y","answer":"1"}` + "\n" + `{"qID":"","sentence":"a _ b","option1":"x","option2":"y"}`,
 	} {
 		f.Add([]byte(s))
 	}
