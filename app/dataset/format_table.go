@@ -17,7 +17,7 @@ type formatShape struct {
 	format Format
 	keys   []string // every one present, or with anyOf at least one
 	anyOf  bool
-	line   string // catalogue key of the shape's line; {{.Keys}} is keys
+	line   string               // catalogue key of the shape's line; {{.Keys}} is keys
 	is     func(f *fields) bool // nil: every key present
 }
 
@@ -52,7 +52,9 @@ var formatShapes = []formatShape{
 	{format: FormatHellaSwag, keys: []string{"endings", "label"}, line: "dataset_formats.hellaswag"},
 	{format: FormatTruthfulQA, keys: []string{"question", "mc1_targets"}, line: "dataset_formats.truthfulqa"},
 	{format: FormatHumanEval, keys: []string{"task_id", "prompt", "test", "entry_point"}, line: "dataset_formats.humaneval",
-		is: func(f *fields) bool { return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil }},
+		is: func(f *fields) bool {
+			return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil
+		}},
 	{format: FormatMBPP, keys: []string{"text", "code", "test_list"}, line: "dataset_formats.mbpp"},
 	{format: FormatWinoGrande, keys: []string{"sentence", "option1", "option2"}, line: "dataset_formats.winogrande"},
 	{format: FormatOpenBookQA, keys: []string{"question_stem", "choices", "answerKey"}, line: "dataset_formats.openbookqa"},
