@@ -100,7 +100,7 @@ func TestGSM8KFiveShotPrompt(t *testing.T) {
 
 // TestPlainFewShotPrompt: a simple prompt/reference upload's k-shot
 // prompt is the documented "Question: …\nAnswer: …" form
-// (docs/datasets.md#few-shot); lines without a reference keep no pieces.
+// (docs/quality.md#few-shot-on-gsm8k-and-on-any-prompt-with-a-reference); lines without a reference keep no pieces.
 func TestPlainFewShotPrompt(t *testing.T) {
 	t.Parallel()
 	shots := shotsOfLines(t, `{"prompt":"Capital of France?","reference":"Paris"}

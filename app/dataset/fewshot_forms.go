@@ -1,7 +1,7 @@
 package dataset
 
 // Few-shot prompts beyond the standard suites: any item with a prompt and
-// a reference can be a solved example (docs/datasets.md#few-shot).
+// a reference can be a solved example (docs/quality.md#few-shot-on-gsm8k-and-on-any-prompt-with-a-reference).
 //
 //   - GSM8K is lm-evaluation-harness's gsm8k task (tasks/gsm8k/gsm8k.yaml):
 //     doc_to_text "Question: {{question}}\nAnswer:", doc_to_target

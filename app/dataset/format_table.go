@@ -12,7 +12,7 @@ import (
 // keys that identify it and, worded in the catalogue, anything else that
 // does (a value's kind). The detector tries the shapes of formatShapes and
 // the "cannot tell the format" message lists them, one line each, so what
-// the message promises is what the detector checks (docs/quality.md#formats).
+// the message promises is what the detector checks (docs/quality.md#how-a-format-is-recognised).
 type formatShape struct {
 	format Format
 	keys   []string // every one present, or with anyOf at least one
