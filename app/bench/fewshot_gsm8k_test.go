@@ -197,3 +197,53 @@ func chatContent(t *testing.T, req []byte) (string, []string) {
 	}
 	return r.Body.Messages[0].Content, r.Body.Stop
 }
+
+// A GSM8K file uploaded with exemplars gsm8k-cot is asked as lm-eval's
+// gsm8k_cot asks it: its 8 fixed chain-of-thought exemplars ("Q: …\nA: …
+// The answer is 6."), then "Q: {question}\nA:", with its stops; the
+// prompts and stops lm-eval's own code made for the first 10 test items.
+func TestGSM8KCoTExemplarsAreLMEvalsOwn(t *testing.T) {
+	t.Parallel()
+	v := readLMEvalVectors(t, "testdata/fewshot_gsm8k_lmeval.json")
+	var want, until []string
+	var samples []dataset.Exemplar
+	for key, into := range map[string]any{"gsm8k_cot/8": &want, "gsm8k_cot_until": &until, "gsm8k_cot_samples": &samples} {
+		if err := json.Unmarshal(v[key], into); err != nil {
+			t.Fatal(key, err)
+		}
+	}
+	set, ok := dataset.Exemplars("gsm8k-cot")
+	if !ok || !slices.Equal(set.Examples, samples) || !slices.Equal(set.Stop, until) {
+		t.Fatalf("the gsm8k-cot set is not lm-eval's: %+v", set)
+	}
+	var docs []json.RawMessage
+	if err := json.Unmarshal(v["gsm8k_docs"], &docs); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, d := range docs[:len(want)] {
+		if err := json.Compact(&b, d); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteByte('\n')
+	}
+	p := dataset.NewParserWith(&b, dataset.Limits{}, dataset.Options{Exemplars: "gsm8k-cot"})
+	n := 0
+	for it, ok := p.Next(); ok; it, ok = p.Next() {
+		content, stop := chatContent(t, it.Request)
+		if content != want[it.Index] || !slices.Equal(stop, until) {
+			t.Errorf("item %d:\n%q\nwant\n%q\nstop %q", it.Index, content, want[it.Index], stop)
+		}
+		n++
+	}
+	if n != len(want) || p.ErrorCount() > 0 {
+		t.Fatalf("%d of %d items, %v", n, len(want), p.Errors())
+	}
+	// Files whose items keep no bare question are refused whole.
+	p = dataset.NewParserWith(strings.NewReader(`{"question":"q","choices":["a","b","c","d"],"answer":1,"subject":"s"}`), dataset.Limits{}, dataset.Options{Exemplars: "gsm8k-cot"})
+	for _, ok := p.Next(); ok; _, ok = p.Next() {
+	}
+	if errs := p.Errors(); len(errs) != 1 || errs[0].Line != 0 || !strings.Contains(errs[0].Message, "this file is mmlu") {
+		t.Fatalf("exemplars on MMLU: %+v", errs)
+	}
+}

@@ -26,7 +26,7 @@ var plainStops = []string{"Question:"}
 
 // questionAnswerShot is the "Question: …\nAnswer: …" pieces of an item.
 func questionAnswerShot(question, target string, stop []string) *Shot {
-	return &Shot{Query: "Question: " + question + "\nAnswer:", Answer: " " + target, Stop: stop}
+	return &Shot{Query: "Question: " + question + "\nAnswer:", Answer: " " + target, Stop: stop, Question: question}
 }
 
 // plainShot is a simple line's pieces from its raw prompt (a string, as

@@ -308,6 +308,7 @@ type Shot struct {
 	Sep        string   `json:"sep,omitempty"`        // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
 	Completion bool     `json:"completion,omitempty"` // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
 	Stop       []string `json:"stop,omitempty"`       // the completion's stop sequences
+	Question   string   `json:"question,omitempty"`   // the bare question, for a fixed exemplar set's template (GSM8K, plain items)
 }
 
 type shot = Shot
