@@ -81,6 +81,27 @@ func shapeOf(fm Format) (formatShape, bool) {
 	return formatShape{}, false
 }
 
+// closestShape is the shape of fm whose keys the line has most of (the
+// first on a tie): the one an incomplete line's message names keys from.
+func closestShape(f *fields, fm Format) formatShape {
+	best, bestN := formatShape{keys: []string{"prompt"}}, -1
+	for _, s := range formatShapes {
+		if s.format != fm {
+			continue
+		}
+		n := 0
+		for _, k := range s.keys {
+			if f.get(k) != nil {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = s, n
+		}
+	}
+	return best
+}
+
 // obqaIDPattern is OpenBookQA's question ids ("7-980", "8-343"); ARC's
 // (Mercury_7175875, NYSEDREGENTS_2015_4_29, …) never look so.
 var obqaIDPattern = regexp.MustCompile(`^[0-9]+-[0-9]+$`)

@@ -129,6 +129,8 @@ func TestReleaseFileErrors(t *testing.T) {
 		name, file, field, msg string
 		line                   int
 	}{
+		{"TriviaQA release then a line without Answer", shapeExamples["dataset_formats.triviaqa_release"] + "\n" + `{"Question":"q","QuestionId":"x"}`, "Answer", `"Answer" is missing`, 2},
+		{"TriviaQA release then Answer a list", shapeExamples["dataset_formats.triviaqa_release"] + "\n" + `{"Question":"q","Answer":["a"]}`, "Answer", "TriviaQA's", 2},
 		{"TriviaQA release without Aliases", shapeExamples["dataset_formats.triviaqa_release"] + "\n" + `{"Question":"q","Answer":{"Value":"v"}}`, "Answer.Aliases", "array", 2},
 		{"TriviaQA release Answer a string", `{"Question":"q","QuestionId":"x","Answer":"v"}`, "Answer", "TriviaQA's", 1},
 		{"TriviaQA release as one document", `{"Data":[{"Question":"q"}],"Domain":"Web","Version":1.0}`, "", "jq -c '.Data[]'", 1},

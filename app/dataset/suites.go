@@ -228,13 +228,17 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 
 // missingSuite names the first identifying key of suite fm the line lacks.
 func (f *fields) missingSuite(fm Format) *LineError {
-	for _, k := range suiteKeys(fm) {
+	keys := closestShape(f, fm).keys
+	for _, k := range keys {
 		if f.get(k) == nil {
 			return lineErr(k, "dataset_err.missing", "A", strconv.Quote(k))
 		}
 	}
 	switch fm {
 	case FormatTriviaQA:
+		if keys[0] == "Question" {
+			return lineErr("Answer", "dataset_err.answer_object_value_aliases", "A", kindOf(f.answerCap))
+		}
 		return lineErr("answer", "dataset_err.answer_object_value_aliases", "A", kindOf(f.answer))
 	case FormatNQOpen:
 		return lineErr("answer", "dataset_err.answer_array_acceptable_answers", "A", kindOf(f.answer))
