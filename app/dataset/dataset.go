@@ -230,8 +230,9 @@ type Parser struct {
 // Options are how a file's items are turned into prompts.
 type Options struct {
 	// Shots is how many solved examples of the same suite and category
-	// precede each item's question (k-shot), 0..MaxShots. Only the
-	// standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP) take it.
+	// precede each item's question (k-shot), 0..MaxShots. The files whose
+	// items keep their prompt pieces take it: the standard suites, GSM8K
+	// and simple lines with a prompt and a reference.
 	Shots int
 	// Exemplars names a fixed set of solved examples (ExemplarSets, such as
 	// "gsm8k-cot") written before each item's question instead; for the

@@ -41,7 +41,8 @@ type Request struct {
 	Visibility     string
 	AllowDuplicate bool
 	Starter        bool
-	// Shots is the k of k-shot prompts for the standard suites, 0 to
+	// Shots is the k of k-shot prompts (the suites, GSM8K and
+	// prompt/reference lines), 0 to
 	// dataset.MaxShots; checked before the file is read.
 	Shots int
 	// Exemplars names a fixed example set (dataset.ExemplarSets) written
