@@ -100,7 +100,9 @@ func TestGSM8KFiveShotPrompt(t *testing.T) {
 
 // TestPlainFewShotPrompt: a simple prompt/reference upload's k-shot
 // prompt is the documented "Question: …\nAnswer: …" form
-// (docs/quality.md#few-shot-on-gsm8k-and-on-any-prompt-with-a-reference); lines without a reference keep no pieces.
+// (docs/quality.md#few-shot-on-gsm8k-and-on-any-prompt-with-a-reference);
+// lines without a reference, with choices or with a conversation have no
+// pieces.
 func TestPlainFewShotPrompt(t *testing.T) {
 	t.Parallel()
 	shots := shotsOfLines(t, `{"prompt":"Capital of France?","reference":"Paris"}
@@ -113,14 +115,14 @@ func TestPlainFewShotPrompt(t *testing.T) {
 	}
 	p := dataset.NewParser(strings.NewReader(`{"prompt":"no reference"}
 {"prompt":"choices","choices":["a","b"],"label":0}
-{"messages":[{"role":"user","content":"hi"}],"reference":"x"}`), dataset.Limits{})
+{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"reference":"x"}`), dataset.Limits{})
 	for {
 		it, ok := p.Next()
 		if !ok {
 			break
 		}
-		if it.Shot != nil {
-			t.Errorf("item %d keeps pieces %s", it.Index, it.Shot)
+		if s := dataset.ShotOf(p.Format(), it.Request, it.Reference); s != nil {
+			t.Errorf("item %d has pieces %+v", it.Index, s)
 		}
 	}
 }
@@ -160,7 +162,8 @@ func shotsOfDocs(t *testing.T, raw json.RawMessage) []dataset.Shot {
 	return shots
 }
 
-// shotsOfLines parses JSON lines and returns every item's pieces.
+// shotsOfLines parses JSON lines and returns every item's pieces as the
+// planner reads them back from the stored request and reference.
 func shotsOfLines(t *testing.T, lines string) []dataset.Shot {
 	t.Helper()
 	p := dataset.NewParser(strings.NewReader(lines), dataset.Limits{})
@@ -170,11 +173,11 @@ func shotsOfLines(t *testing.T, lines string) []dataset.Shot {
 		if !ok {
 			break
 		}
-		var s dataset.Shot
-		if err := json.Unmarshal(it.Shot, &s); err != nil {
-			t.Fatalf("item %d: shot %s: %v", it.Index, it.Shot, err)
+		s := dataset.ShotOf(p.Format(), it.Request, it.Reference)
+		if s == nil || it.Shot != nil {
+			t.Fatalf("item %d (%s): pieces %+v, kept %s", it.Index, p.Format(), s, it.Shot)
 		}
-		shots = append(shots, s)
+		shots = append(shots, *s)
 	}
 	if p.ErrorCount() > 0 {
 		t.Fatalf("%v", p.Errors())

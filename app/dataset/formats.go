@@ -292,7 +292,9 @@ func (p *Parser) normalise(fm Format, f *fields) (norm, *LineError) {
 // accept counts r as the next item and returns it.
 func (p *Parser) accept(r norm) Item {
 	it := Item{Index: p.count, Line: p.line, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
-	if r.shot != nil {
+	if r.shot != nil && isSuite(p.format) {
+		// GSM8K's and simple lines' pieces are read back from their
+		// request and reference when a benchmark needs them (ShotOf).
 		it.Shot, _ = json.Marshal(r.shot) // strings and bools only: cannot fail
 	}
 	p.count++
@@ -534,7 +536,7 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 		r.ref = appendAnswerRef(nil, ans, choices, label)
 		r.answer = ans != nil
 	}
-	if f.prompt != nil && ans != nil && choices == nil {
+	if f.prompt != nil && ans != nil && choices == nil && p.promptPieces() {
 		r.shot = plainShot(f.prompt, ans)
 	}
 	// A category groups items for per-category scores (a safety set's
@@ -658,12 +660,14 @@ func (p *Parser) gsm8k(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "gsm8k-" + strconv.Itoa(itemNo)
 	r.req = chatPrompt(f.question)
-	q, _ := decodeString(f.question)
-	target, ok := decodeString(f.answer)
-	if !ok {
-		target = string(f.answer) // a number, as lm-eval's "{{answer}}" writes it
+	if p.promptPieces() {
+		q, _ := decodeString(f.question)
+		target, ok := decodeString(f.answer)
+		if !ok {
+			target = string(f.answer) // a number, as lm-eval's "{{answer}}" writes it
+		}
+		r.shot = questionAnswerShot(q, target, gsm8kStops)
 	}
-	r.shot = questionAnswerShot(q, target, gsm8kStops)
 	r.ref = make([]byte, 0, len(f.answer)+len(final)+24)
 	r.ref = append(r.ref, `{"answer":`...)
 	r.ref = append(r.ref, f.answer...)
