@@ -228,3 +228,22 @@ func mustMarshal(t *testing.T, s string) []byte {
 	}
 	return b
 }
+
+// FuzzShotOf: reading a stored item's few-shot pieces back never panics,
+// and what it reads is in the documented "Question: …\nAnswer:" form.
+func FuzzShotOf(f *testing.F) {
+	f.Add([]byte(`{"method":"POST","url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"q"}]}}`), []byte(`{"answer":"x\n#### 4","final":"4"}`))
+	f.Add([]byte(`{"url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"q"}]}}`), []byte(`{"answer":4,"choices":["a"],"label":0}`))
+	f.Add([]byte(`{"url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":[{"type":"text"}]}]}}`), []byte(`{"answer":null}`))
+	f.Fuzz(func(t *testing.T, request, reference []byte) {
+		for _, fm := range []dataset.Format{dataset.FormatGSM8K, dataset.FormatSimple, dataset.FormatMMLU} {
+			s := dataset.ShotOf(fm, request, reference)
+			if s == nil {
+				continue
+			}
+			if fm == dataset.FormatMMLU || !strings.HasPrefix(s.Query, "Question: ") || !strings.HasSuffix(s.Query, "\nAnswer:") || !strings.HasPrefix(s.Answer, " ") {
+				t.Fatalf("%s: pieces %+v of %s / %s", fm, s, request, reference)
+			}
+		}
+	})
+}
