@@ -74,12 +74,21 @@ func (s *server) apiListDatasets(c *fiber.Ctx) error {
 	return c.JSON(apiDatasets{Datasets: out})
 }
 
+// apiGetDataset answers one dataset; a generated one with the spec it was
+// generated from, as its creation answered (docs/workloads.md).
 func (s *server) apiGetDataset(c *fiber.Ctx) error {
 	d, err := s.datasetParam(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(toAPIDataset(d))
+	gen, err := s.Store.DatasetGenerator(c.UserContext(), viewer(c), d.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(struct {
+		apiDataset
+		Generator json.RawMessage `json:"generator,omitempty"`
+	}{toAPIDataset(d), gen})
 }
 
 // apiDatasetItems pages through items by index: ?after=<cursor>&limit=N.

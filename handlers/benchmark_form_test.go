@@ -189,7 +189,7 @@ func TestBenchmarkFormFewShot(t *testing.T) {
 		"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"sim"}, "target_0_hardware": {"cpu-2c"},
 		"fewshot_k": {"2"}, "action": {"preview"}}
 	res := c.post("/benchmarks/new", form)
-	if res.status != 422 || !strings.Contains(res.text(`[data-path="fewshot.k"]`), "standard suites") {
+	if res.status != 422 || !strings.Contains(res.text(`[data-path="fewshot.k"]`), "a prompt and a reference") {
 		t.Fatalf("few-shot on a simple dataset: %d %q", res.status, res.text(`[data-testid="field-error"]`))
 	}
 	form.Set("fewshot_k", "two")

@@ -85,6 +85,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 		}
 		out.req.Shots = k
 	}
+	out.req.Exemplars = strings.TrimSpace(c.Query("exemplars"))
 	var fields uploadFields
 	for {
 		p, err := mr.NextPart()
@@ -192,6 +193,11 @@ func (u *uploadFields) read(p *multipart.Part, req *ingest.Request) error {
 			return le
 		}
 		req.Shots = k
+	case "exemplars":
+		if u.fileRead {
+			return dataset.NewLineError("exemplars", "dataset_err.exemplars_before_file")
+		}
+		req.Exemplars = val
 	case "name":
 		req.Name = val
 	case "visibility":
@@ -231,7 +237,7 @@ func (s *server) uploadDataset(c *fiber.Ctx) error {
 	}
 	up := datasets.UploadState{
 		Errors: out.res.Errors, ErrorCount: out.res.ErrorCount, Duplicates: out.res.Duplicates,
-		Message: out.message(c), Name: out.req.Name, Visibility: out.req.Visibility, Shots: out.req.Shots,
+		Message: out.message(c), Name: out.req.Name, Visibility: out.req.Visibility, Shots: out.req.Shots, Exemplars: out.req.Exemplars,
 	}
 	if c.Get("HX-Request") != "" {
 		return render(c, out.status, datasets.UploadResult(up))

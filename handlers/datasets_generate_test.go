@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -50,6 +51,15 @@ func TestAPIGenerateDataset(t *testing.T) {
 		t.Fatalf("generator %v", body["generator"])
 	}
 	id := int64(body["dataset_id"].(float64))
+	// GET answers the same spec, and an upload has none.
+	got := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d", id), token, nil, "")
+	if g, _ := got.body["generator"].(map[string]any); got.status != 200 || g["kind"] != "shared-prefix" || g["seed"] != 4.0 || g["prefixes"] != 2.0 {
+		t.Fatalf("GET the generated dataset: %d %v", got.status, got.body)
+	}
+	up := e.upload(token, "q.jsonl", []byte(simpleJSONL), nil)
+	if got := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%v", up.body["dataset_id"]), token, nil, ""); got.status != 200 || got.body["generator"] != nil {
+		t.Fatalf("GET an upload: %d %v", got.status, got.body)
+	}
 	items, err := e.store.DatasetItems(context.Background(), id, -1, 10)
 	if err != nil || len(items) != 6 || !strings.Contains(string(items[0].Request), `"ignore_eos": true`) && !strings.Contains(string(items[0].Request), `"ignore_eos":true`) {
 		t.Fatalf("items %v %v", items, err)

@@ -23,6 +23,10 @@ var openAPIYAML []byte
 // OpenAPIPath is where the API's description is served.
 const OpenAPIPath = "/api/v1/openapi.json"
 
+// OpenAPIYAMLPath is where the description is served as written, for the
+// tools that read YAML (code generators, linters).
+const OpenAPIYAMLPath = "/api/v1/openapi.yaml"
+
 // OpenAPIDocument is the API's description as JSON, keys in the order the
 // YAML gives them (so the docs viewer lists operations as written).
 func OpenAPIDocument() ([]byte, error) {
@@ -112,6 +116,14 @@ func (s *server) serveOpenAPI(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	return c.Send(s.openAPI)
+}
+
+// serveOpenAPIYAML answers the description as written (anyone, as the
+// JSON).
+func (s *server) serveOpenAPIYAML(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, "application/yaml; charset=utf-8")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	return c.Send(openAPIYAML)
 }
 
 // showAPIDocs is the API's reference, read from the description by the

@@ -3,6 +3,7 @@ package handlers
 import (
 	"cmp"
 	"fmt"
+	"github.com/ruckus/ruckus/app/i18n"
 	"math"
 	"strconv"
 	"strings"
@@ -106,12 +107,19 @@ func (s *server) limitAPI(c *fiber.Ctx) error {
 	return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf("too many requests (%s); try again in %d s", s.rateLimits(), secs))
 }
 
-// apiLimits says the API's limits on the Settings page; empty: none.
-func (s *server) apiLimits() string {
-	if s.APIRatePerToken <= 0 && s.APIRatePerUser <= 0 {
-		return ""
+// apiLimits says the API's limits on the Settings page, in the reader's
+// language (the 429 answer keeps rateLimits' English); no key: none.
+func (s *server) apiLimits() i18n.Message {
+	args := []any{"Token", s.APIRatePerToken, "User", s.APIRatePerUser, "Window", s.rates.window.String()}
+	switch {
+	case s.APIRatePerToken > 0 && s.APIRatePerUser > 0:
+		return i18n.M("tokens.limits_both", args...)
+	case s.APIRatePerToken > 0:
+		return i18n.M("tokens.limits_token", args...)
+	case s.APIRatePerUser > 0:
+		return i18n.M("tokens.limits_user", args...)
 	}
-	return s.rateLimits()
+	return i18n.Message{}
 }
 
 // rateLimits says the API's limits for a person: "at most 600 requests

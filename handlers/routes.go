@@ -235,6 +235,7 @@ func (s *server) probeRoutes(root table) {
 	// The API's description and its reference page, before the API group
 	// so that reading them needs no token.
 	root.get(OpenAPIPath, Anyone, s.serveOpenAPI)
+	root.get(OpenAPIYAMLPath, Anyone, s.serveOpenAPIYAML)
 	root.get("/api/docs", Anyone, s.showAPIDocs)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
+	"github.com/ruckus/ruckus/app/riverlog"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -38,7 +39,7 @@ func (j *jobClient) start() error {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, j.worker)
 	rc, err := river.NewClient(j.driver, &river.Config{
-		Logger: j.logger,
+		Logger: riverlog.New(j.logger), // its periodic job counts at debug level
 		// One run at a time: a benchmark must not share the machine.
 		Queues:                 map[string]river.QueueConfig{j.queue: {MaxWorkers: 1}},
 		Workers:                workers,

@@ -144,7 +144,7 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 		return nil, errs, nil
 	}
 	fp := &fewShotPlan{shots: make([]dataset.Shot, 0, ds.ItemCount), examples: map[[2]int64][][]int{}}
-	size, missing, err := p.readShots(ctx, ds.ID, fp)
+	size, missing, err := p.readShots(ctx, ds, fp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,20 +207,28 @@ func fewShotRefused(m Manifest, ds store.Dataset, path string) Errors {
 	return errs
 }
 
-// readShots reads the dataset's prompt pieces into fp.shots and returns
-// each item's size in bytes as stored, and whether an item has none.
-func (p *Service) readShots(ctx context.Context, datasetID int64, fp *fewShotPlan) ([]int, bool, error) {
+// readShots reads the dataset's prompt pieces into fp.shots (the suites'
+// as kept, GSM8K's and prompt/reference lines' read from their request
+// and reference) and returns each item's size in bytes, and whether an
+// item has none.
+func (p *Service) readShots(ctx context.Context, ds store.Dataset, fp *fewShotPlan) ([]int, bool, error) {
 	missing := false
 	var size []int
-	err := p.Store.ItemShots(ctx, datasetID, func(_ int, raw []byte) error {
+	err := p.Store.ItemShots(ctx, ds.ID, func(_ int, raw, request, reference []byte) error {
 		var s dataset.Shot
-		if raw == nil {
+		switch {
+		case raw != nil:
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
+		case dataset.ShotOf(dataset.Format(ds.Format), request, reference) != nil:
+			s = *dataset.ShotOf(dataset.Format(ds.Format), request, reference)
+			raw = request
+		default:
 			missing = true
-		} else if err := json.Unmarshal(raw, &s); err != nil {
-			return err
 		}
 		fp.shots = append(fp.shots, s)
-		size = append(size, len(raw))
+		size = append(size, len(raw)+len(reference))
 		return nil
 	})
 	return size, missing, err

@@ -136,7 +136,7 @@ func TestPlanRefusesFewShotTheDatasetCannotServe(t *testing.T) {
 		}
 	}
 	m.FewShot = &bench.FewShot{K: 2}
-	check("a simple dataset", m, "fewshot.k", "standard suites")
+	check("a dataset whose items lack references", m, "fewshot.k", "a prompt and a reference")
 
 	syn := m
 	syn.FewShot, syn.Dataset = nil, bench.DatasetRef{}

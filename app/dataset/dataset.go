@@ -221,17 +221,24 @@ type Parser struct {
 	encBuf bytes.Buffer
 	enc    *json.Encoder
 
-	shots    int        // solved examples before each suite item (Options.Shots)
-	lastShot *shot      // the suite pieces of the item parseLine just returned
-	kshot    kshotState // items held until their category's examples are known
+	shots     int          // solved examples before each suite item (Options.Shots)
+	exemplars *ExemplarSet // the fixed examples before each item (Options.Exemplars)
+	lastShot  *shot        // the suite pieces of the item parseLine just returned
+	kshot     kshotState   // items held until their category's examples are known
 }
 
 // Options are how a file's items are turned into prompts.
 type Options struct {
 	// Shots is how many solved examples of the same suite and category
-	// precede each item's question (k-shot), 0..MaxShots. Only the
-	// standard suites (MMLU, ARC, HellaSwag, TruthfulQA, MBPP) take it.
+	// precede each item's question (k-shot), 0..MaxShots. The files whose
+	// items keep their prompt pieces take it: the standard suites, GSM8K
+	// and simple lines with a prompt and a reference.
 	Shots int
+	// Exemplars names a fixed set of solved examples (ExemplarSets, such as
+	// "gsm8k-cot") written before each item's question instead; for the
+	// files whose items keep their bare question (GSM8K, plain prompts).
+	// Callers check the name (Exemplars) and leave Shots 0 beside it.
+	Exemplars string
 }
 
 // MaxShots bounds Options.Shots.
@@ -256,6 +263,9 @@ func NewParserWith(r io.Reader, lim Limits, opt Options) *Parser {
 	}
 	p.enc = json.NewEncoder(&p.encBuf)
 	p.enc.SetEscapeHTML(false) // keep "<" as "<" in stored text
+	if set, ok := Exemplars(opt.Exemplars); ok && p.shots == 0 {
+		p.exemplars = &set
+	}
 	return p
 }
 
@@ -305,6 +315,9 @@ func (p *Parser) Next() (Item, bool) {
 				return Item{}, false
 			}
 			continue
+		}
+		if ok && p.exemplars != nil {
+			return p.withExemplars(it)
 		}
 		if ok {
 			return it, true

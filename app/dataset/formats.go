@@ -35,6 +35,11 @@ type fields struct {
 	// The open-domain and further suites' keys (suites_more.go).
 	sentence, option1, option2, questionStem, questionID []byte
 	codeTokens, docstringTokens, language                []byte
+
+	// The suites' release files' own keys (format_table.go): TriviaQA's
+	// Question, QuestionId and Answer, WinoGrande's qID, OpenBookQA's
+	// fact1, and the Data of TriviaQA's one-document release.
+	questionCap, questionIDCap, answerCap, qID, fact1, data []byte
 }
 
 // set records one top-level member; key is as written between its quotes.
@@ -80,28 +85,15 @@ func (f *fields) set(key, v []byte) {
 	}
 }
 
-// is reports whether the line has the keys that identify format fm.
+// is reports whether the line has one of the shapes of format fm.
 func (f *fields) is(fm Format) bool {
-	switch fm {
-	case FormatOpenAIBatch:
-		return f.customID != nil && f.body != nil
-	case FormatGSM8K:
-		// Natural Questions open ("answer" a list) and TriviaQA ("answer"
-		// an object) have the same keys and are told apart by the value.
-		return f.question != nil && f.answer != nil && !isArray(f.answer) && !isObject(f.answer)
-	case FormatHumanEval:
-		return f.taskID != nil && f.prompt != nil && f.test != nil && f.entryPoint != nil
-	case FormatSimple:
-		return f.prompt != nil || f.messages != nil
+	for _, s := range formatShapes {
+		if s.format == fm && s.matches(f) {
+			return true
+		}
 	}
-	return f.isSuite(fm)
+	return false
 }
-
-// detectionOrder is the order in which shapes are tried: the more specific
-// first, since a HumanEval line also has a "prompt".
-var detectionOrder = []Format{FormatOpenAIBatch, FormatMMLU, FormatGSM8K, FormatARC, FormatHellaSwag,
-	FormatTruthfulQA, FormatHumanEval, FormatMBPP, FormatWinoGrande, FormatOpenBookQA, FormatTriviaQA, FormatNQOpen,
-	FormatCodeXGLUE, FormatSimple}
 
 // shape returns the format whose keys the line has, or "" when none fits
 // or more than one does (see detect).
@@ -115,17 +107,10 @@ func (f *fields) shape() Format {
 
 // needs describes a format's identifying keys for error messages.
 func needs(fm Format) string {
-	switch fm {
-	case FormatOpenAIBatch:
-		return `"custom_id" and "body"`
-	case FormatGSM8K:
-		return `"question" and "answer"`
-	case FormatHumanEval:
-		return `"task_id", "prompt", "test" and "entry_point"`
-	case FormatSimple:
-		return `"prompt" or "messages"`
+	if s, ok := shapeOf(fm); ok {
+		return s.shapeKeys()
 	}
-	return quoteKeys(suiteKeys(fm))
+	return string(fm)
 }
 
 // hasOwnKey reports whether the line has a key only format fm uses, which
@@ -264,7 +249,7 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 	switch {
 	case fm == "":
 		if detected == "" {
-			p.lineError(n, "", i18n.M("dataset_err.cannot_tell_format_expected", "A", suiteFormatsHelp))
+			p.lineError(n, "", unknownShape(f))
 			return "", false
 		}
 		p.format, p.formatAt = detected, n
@@ -307,7 +292,9 @@ func (p *Parser) normalise(fm Format, f *fields) (norm, *LineError) {
 // accept counts r as the next item and returns it.
 func (p *Parser) accept(r norm) Item {
 	it := Item{Index: p.count, Line: p.line, CustomID: r.id, Request: r.req, Reference: r.ref, Category: r.category}
-	if r.shot != nil {
+	if r.shot != nil && isSuite(p.format) {
+		// GSM8K's and simple lines' pieces are read back from their
+		// request and reference when a benchmark needs them (ShotOf).
 		it.Shot, _ = json.Marshal(r.shot) // strings and bools only: cannot fail
 	}
 	p.count++
@@ -549,6 +536,9 @@ func (p *Parser) simple(f *fields, itemNo int) (norm, *LineError) {
 		r.ref = appendAnswerRef(nil, ans, choices, label)
 		r.answer = ans != nil
 	}
+	if f.prompt != nil && ans != nil && choices == nil && p.promptPieces() {
+		r.shot = plainShot(f.prompt, ans)
+	}
 	// A category groups items for per-category scores (a safety set's
 	// harmful and benign requests).
 	if !absent(f.category) {
@@ -670,6 +660,14 @@ func (p *Parser) gsm8k(f *fields, itemNo int) (norm, *LineError) {
 	}
 	r.id = "gsm8k-" + strconv.Itoa(itemNo)
 	r.req = chatPrompt(f.question)
+	if p.promptPieces() {
+		q, _ := decodeString(f.question)
+		target, ok := decodeString(f.answer)
+		if !ok {
+			target = string(f.answer) // a number, as lm-eval's "{{answer}}" writes it
+		}
+		r.shot = questionAnswerShot(q, target, gsm8kStops)
+	}
 	r.ref = make([]byte, 0, len(f.answer)+len(final)+24)
 	r.ref = append(r.ref, `{"answer":`...)
 	r.ref = append(r.ref, f.answer...)

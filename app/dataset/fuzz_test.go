@@ -44,6 +44,11 @@ func FuzzParser(f *testing.F) {
 		`{"question":"q","question_id":"i","answer":{"aliases":["A"],"normalized_aliases":null,"value":"A"}}` + "\n" + `{"question":"q","answer":["a","b"]}`,
 		`{"question":"q","answer":["a"]}` + "\n" + `{"question":"q","answer":"#### 1"}`,
 		`{"code_tokens":["def","\n"],"docstring_tokens":["x\n","y"],"language":"go"}`,
+		// The suites' release files, and the shapes they share with others.
+		`{"Answer":{"Aliases":["A"],"NormalizedAliases":["a"],"Value":"A"},"Question":"q","QuestionId":"tc_1"}` + "\n" + `{"Question":"q","Answer":{"Aliases":[]}}`,
+		`{"Data":[{"Question":"q"}],"Version":1.0}` + "\n" + `{"Question":"q","question":"r","answer":{"aliases":["a"]},"Answer":{"Aliases":["b"]}}`,
+		`{"id":"8-343","question":{"stem":"s","choices":[{"text":"a","label":"A"}]},"answerKey":"A"}` + "\n" + `{"id":"Mercury_1","question":{"stem":"s","choices":[]},"answerKey":"A","fact1":"f"}`,
+		`{"qID":"x-1","sentence":"a _ b","option1":"x","option2":"y","answer":"1"}` + "\n" + `{"qID":"","sentence":"a _ b","option1":"x","option2":"y"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -222,4 +227,23 @@ func mustMarshal(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FuzzShotOf: reading a stored item's few-shot pieces back never panics,
+// and what it reads is in the documented "Question: …\nAnswer:" form.
+func FuzzShotOf(f *testing.F) {
+	f.Add([]byte(`{"method":"POST","url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"q"}]}}`), []byte(`{"answer":"x\n#### 4","final":"4"}`))
+	f.Add([]byte(`{"url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":"q"}]}}`), []byte(`{"answer":4,"choices":["a"],"label":0}`))
+	f.Add([]byte(`{"url":"/v1/chat/completions","body":{"messages":[{"role":"user","content":[{"type":"text"}]}]}}`), []byte(`{"answer":null}`))
+	f.Fuzz(func(t *testing.T, request, reference []byte) {
+		for _, fm := range []dataset.Format{dataset.FormatGSM8K, dataset.FormatSimple, dataset.FormatMMLU} {
+			s := dataset.ShotOf(fm, request, reference)
+			if s == nil {
+				continue
+			}
+			if fm == dataset.FormatMMLU || !strings.HasPrefix(s.Query, "Question: ") || !strings.HasSuffix(s.Query, "\nAnswer:") || !strings.HasPrefix(s.Answer, " ") {
+				t.Fatalf("%s: pieces %+v of %s / %s", fm, s, request, reference)
+			}
+		}
+	})
 }

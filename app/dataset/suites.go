@@ -44,11 +44,6 @@ import (
 // target delimiter " "; "{code}\n[DONE]" for MBPP, delimiter "") and
 // "\n\n", then the item's question.
 
-// suiteFormatsHelp lists the suites' identifying keys for the message
-// given when no format fits.
-const suiteFormatsHelp = `"question", "choices", "answer" and "subject" (MMLU), "question" and "answerKey" (ARC), ` +
-	`"endings" and "label" (HellaSwag), "question" and "mc1_targets" (TruthfulQA), "text", "code" and "test_list" (MBPP)`
-
 // maxCategoryRunes bounds a category name.
 const maxCategoryRunes = 200
 
@@ -102,6 +97,18 @@ func (f *fields) setSuite(key string, v []byte) {
 		f.docstringTokens = v
 	case "language":
 		f.language = v
+	case "Question":
+		f.questionCap = v
+	case "QuestionId":
+		f.questionIDCap = v
+	case "Answer":
+		f.answerCap = v
+	case "qID":
+		f.qID = v
+	case "fact1":
+		f.fact1 = v
+	case "Data":
+		f.data = v
 	}
 }
 
@@ -115,33 +122,10 @@ func isSuite(fm Format) bool {
 	return false
 }
 
-// suiteKeys are the keys that identify a suite's line.
+// suiteKeys are the keys that identify a format's first shape.
 func suiteKeys(fm Format) []string {
-	switch fm {
-	case FormatMMLU:
-		return []string{"question", "choices", "answer", "subject"}
-	case FormatARC:
-		return []string{"question", "answerKey"}
-	case FormatHellaSwag:
-		return []string{"endings", "label"}
-	case FormatTruthfulQA:
-		return []string{"question", "mc1_targets"}
-	case FormatMBPP:
-		return []string{"text", "code", "test_list"}
-	case FormatWinoGrande:
-		return []string{"sentence", "option1", "option2", "answer"}
-	case FormatOpenBookQA:
-		return []string{"question_stem", "choices", "answerKey"}
-	case FormatTriviaQA, FormatNQOpen:
-		return []string{"question", "answer"}
-	case FormatCodeXGLUE:
-		return []string{"code_tokens", "docstring_tokens"}
-	case FormatGSM8K:
-		return []string{"question", "answer"}
-	case FormatOpenAIBatch:
-		return []string{"custom_id", "body"}
-	case FormatHumanEval:
-		return []string{"task_id", "prompt", "test", "entry_point"}
+	if s, ok := shapeOf(fm); ok {
+		return s.keys
 	}
 	return []string{"prompt"}
 }
@@ -207,27 +191,12 @@ func (f *fields) get(key string) []byte {
 		return f.codeTokens
 	case "docstring_tokens":
 		return f.docstringTokens
+	case "Question":
+		return f.questionCap
+	case "Answer":
+		return f.answerCap
 	}
 	return nil
-}
-
-// isSuite reports whether the line has every identifying key of suite fm.
-func (f *fields) isSuite(fm Format) bool {
-	if !isSuite(fm) {
-		return false
-	}
-	for _, k := range suiteKeys(fm) {
-		if f.get(k) == nil {
-			return false
-		}
-	}
-	switch fm {
-	case FormatTriviaQA:
-		return isObject(f.answer)
-	case FormatNQOpen:
-		return isArray(f.answer)
-	}
-	return true
 }
 
 // hasSuiteKey reports whether the line has a key only suite fm uses.
@@ -244,11 +213,11 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 	case FormatMBPP:
 		return f.testList != nil || f.code != nil || f.text != nil
 	case FormatWinoGrande:
-		return f.sentence != nil || f.option1 != nil || f.option2 != nil
+		return f.sentence != nil || f.option1 != nil || f.option2 != nil || f.qID != nil
 	case FormatOpenBookQA:
-		return f.questionStem != nil
+		return f.questionStem != nil || f.fact1 != nil
 	case FormatTriviaQA:
-		return f.questionID != nil || isObject(f.answer)
+		return f.questionID != nil || isObject(f.answer) || f.questionCap != nil || f.questionIDCap != nil || f.answerCap != nil
 	case FormatNQOpen:
 		return isArray(f.answer)
 	case FormatCodeXGLUE:
@@ -259,13 +228,17 @@ func (f *fields) hasSuiteKey(fm Format) bool {
 
 // missingSuite names the first identifying key of suite fm the line lacks.
 func (f *fields) missingSuite(fm Format) *LineError {
-	for _, k := range suiteKeys(fm) {
+	keys := closestShape(f, fm).keys
+	for _, k := range keys {
 		if f.get(k) == nil {
 			return lineErr(k, "dataset_err.missing", "A", strconv.Quote(k))
 		}
 	}
 	switch fm {
 	case FormatTriviaQA:
+		if keys[0] == "Question" {
+			return lineErr("Answer", "dataset_err.answer_object_value_aliases", "A", kindOf(f.answerCap))
+		}
 		return lineErr("answer", "dataset_err.answer_object_value_aliases", "A", kindOf(f.answer))
 	case FormatNQOpen:
 		return lineErr("answer", "dataset_err.answer_array_acceptable_answers", "A", kindOf(f.answer))
@@ -279,9 +252,9 @@ func (f *fields) missingSuite(fm Format) *LineError {
 // include the other's (MMLU over GSM8K, any format over simple).
 func (f *fields) detect() (Format, *LineError) {
 	var m []Format
-	for _, fm := range detectionOrder {
-		if f.is(fm) {
-			m = append(m, fm)
+	for _, s := range formatShapes {
+		if !slices.Contains(m, s.format) && s.matches(f) {
+			m = append(m, s.format)
 		}
 	}
 	if len(m) > 1 {
@@ -339,6 +312,7 @@ type Shot struct {
 	Sep        string   `json:"sep,omitempty"`        // after each example (lm-eval's fewshot_delimiter); "" means "\n\n"
 	Completion bool     `json:"completion,omitempty"` // the request goes to /v1/completions (MBPP, TriviaQA, NQ open)
 	Stop       []string `json:"stop,omitempty"`       // the completion's stop sequences
+	Question   string   `json:"question,omitempty"`   // the bare question, for a fixed exemplar set's template (GSM8K, plain items)
 }
 
 type shot = Shot
@@ -394,7 +368,15 @@ func (p *Parser) request(s *shot, examples []*shot) []byte {
 		}
 		return append(req, "]}}"...)
 	}
-	return chatPrompt(p.appendString(nil, prompt))
+	req := chatPrompt(p.appendString(nil, prompt))
+	if len(s.Stop) == 0 {
+		return req
+	}
+	// A chat request with stops (GSM8K's and a plain item's k-shot
+	// prompt): the body gains "stop" after "messages".
+	req = append(req[:len(req)-2], `,"stop":`...)
+	req = p.appendStrings(req, s.Stop)
+	return append(req, "}}"...)
 }
 
 // suite normalises a line of one of the standard suites.

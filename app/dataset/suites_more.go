@@ -53,6 +53,9 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 			return r, le
 		}
 	}
+	if absent(f.answer) {
+		return r, lineErr("answer", "dataset_err.answer_1_2_right", "A", i18n.M("dataset_err.test_split_missing"))
+	}
 	ans, ok := decodeString(f.answer)
 	if !ok {
 		if n, isInt := integer(f.answer); isInt {
@@ -69,6 +72,12 @@ func (p *Parser) winogrande(f *fields, itemNo int) (norm, *LineError) {
 	choices := WinoGrandeChoices(sentence, opts[0], opts[1])
 	idx := int(ans[0] - '1')
 	r.id = "winogrande-" + strconv.Itoa(itemNo)
+	if !absent(f.qID) { // the release's question id
+		if r.id, le = customID(f.qID, "qID"); le != nil {
+			return r, le
+		}
+		r.idField = "qID"
+	}
 	p.letteredItem(&r, pyStrip(sentence), choices, idx)
 	return r, nil
 }
@@ -87,11 +96,7 @@ func WinoGrandeChoices(sentence, option1, option2 string) []string {
 // openBookQA normalises an OpenBookQA line.
 func (p *Parser) openBookQA(f *fields, itemNo int) (norm, *LineError) {
 	var r norm
-	stem, le := textOf(f.questionStem, "question_stem")
-	if le != nil {
-		return r, le
-	}
-	texts, labels, le := hfChoices(f.choices)
+	stem, texts, labels, le := obqaQuestion(f)
 	if le != nil {
 		return r, le
 	}
@@ -108,6 +113,20 @@ func (p *Parser) openBookQA(f *fields, itemNo int) (norm, *LineError) {
 	}
 	p.letteredItem(&r, pyStrip(stem), texts, idx)
 	return r, nil
+}
+
+// obqaQuestion reads an OpenBookQA line's stem and choices: Hugging
+// Face's question_stem and choices{text[], label[]}, or the release's
+// AI2 question{stem, choices[{text, label}]}.
+func obqaQuestion(f *fields) (stem string, texts, labels []string, le *LineError) {
+	if f.questionStem == nil {
+		return ai2Question(f.question)
+	}
+	if stem, le = textOf(f.questionStem, "question_stem"); le != nil {
+		return "", nil, nil, le
+	}
+	texts, labels, le = hfChoices(f.choices)
+	return stem, texts, labels, le
 }
 
 // itemID is a line's own "id" (a string or an integer), else prefix and
@@ -131,38 +150,57 @@ var openQAStops = []string{"\n", ".", ","}
 // maxAliases bounds an item's acceptable answers.
 const maxAliases = 1000
 
-// triviaQA normalises a TriviaQA line (rc.nocontext or any
-// configuration: the evidence is not read).
+// triviaQAKeys names a TriviaQA line's keys: Hugging Face's, or its
+// release's (Question, QuestionId, Answer{Aliases, NormalizedAliases,
+// Value}).
+type triviaQAKeys struct {
+	question, id, answer, aliases, normalized, value string
+}
+
+var (
+	triviaQAHF      = triviaQAKeys{"question", "question_id", "answer", "aliases", "normalized_aliases", "value"}
+	triviaQARelease = triviaQAKeys{"Question", "QuestionId", "Answer", "Aliases", "NormalizedAliases", "Value"}
+)
+
+// triviaQA normalises a TriviaQA line in either shape (rc.nocontext or
+// any configuration: the evidence is not read).
 func (p *Parser) triviaQA(f *fields, itemNo int) (norm, *LineError) {
 	var r norm
-	q, le := textOf(f.question, "question")
+	k, rawQ, rawA, rawID := triviaQAHF, f.question, f.answer, f.questionID
+	if f.questionCap != nil {
+		k, rawQ, rawA, rawID = triviaQARelease, f.questionCap, f.answerCap, f.questionIDCap
+	}
+	q, le := textOf(rawQ, k.question)
 	if le != nil {
 		return r, le
 	}
-	m := members(f.answer, "aliases", "normalized_aliases", "value")
+	if !isObject(rawA) {
+		return r, lineErr(k.answer, "dataset_err.answer_object_value_aliases", "A", kindOf(rawA))
+	}
+	m := members(rawA, k.aliases, k.normalized, k.value)
 	rawAliases, rawNorm, rawValue := m[0], m[1], m[2]
-	aliases, le := stringList(rawAliases, "answer.aliases", 1, maxAliases)
+	aliases, le := stringList(rawAliases, k.answer+"."+k.aliases, 1, maxAliases)
 	if le != nil {
 		return r, le
 	}
 	truths := aliases
 	if !absent(rawNorm) {
-		if truths, le = stringList(rawNorm, "answer.normalized_aliases", 1, maxAliases); le != nil {
+		if truths, le = stringList(rawNorm, k.answer+"."+k.normalized, 1, maxAliases); le != nil {
 			return r, le
 		}
 	}
 	value := aliases[0]
 	if !absent(rawValue) {
-		if value, le = textOf(rawValue, "answer.value"); le != nil {
+		if value, le = textOf(rawValue, k.answer+"."+k.value); le != nil {
 			return r, le
 		}
 	}
 	r.id, r.idField = "triviaqa-"+strconv.Itoa(itemNo), ""
-	if !absent(f.questionID) {
-		if r.id, le = customID(f.questionID, "question_id"); le != nil {
+	if !absent(rawID) {
+		if r.id, le = customID(rawID, k.id); le != nil {
 			return r, le
 		}
-		r.idField = "question_id"
+		r.idField = k.id
 	}
 	r.completion = true
 	r.shot = &Shot{Query: "Question: " + q + "?\nAnswer:", Answer: " " + aliases[0], Completion: true, Stop: openQAStops}

@@ -178,7 +178,7 @@ func TestSuiteRefusals(t *testing.T) {
 		{"TruthfulQA no right choice", `{"question":"q","mc1_targets":{"choices":["a","b"],"labels":[0,0]}}`, 0, 1, "mc1_targets.labels", "no choice"},
 		{"MBPP tests not strings", `{"text":"t","code":"c","test_list":[1]}`, 0, 1, "test_list[0]", "string"},
 		{"MBPP and HumanEval keys at once", `{"text":"t","code":"c","test_list":["x"],"task_id":"H/1","prompt":"p","test":"t","entry_point":"f"}`, 0, 1, "task_id", "mbpp"},
-		{"shots for a GSM8K file", `{"question":"q","answer":"#### 4"}`, 1, 0, "", "only to the standard suites"},
+		{"shots for a HumanEval file", `{"task_id":"H/1","prompt":"def f():","test":"t","entry_point":"f"}`, 1, 0, "", "a prompt and a reference"},
 		{"a category too small for the shots", mmlu + "\n" + mmlu, 2, 0, "", `subject "s" has 2`},
 		{"WinoGrande without the blank", `{"sentence":"no blank here","option1":"a","option2":"b","answer":"1"}`, 0, 1, "sentence", `"_"`},
 		{"WinoGrande test split without answers", `{"sentence":"x _ y","option1":"a","option2":"b","answer":""}`, 0, 1, "answer", "test split"},

@@ -3,6 +3,7 @@ package i18n
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -29,11 +30,27 @@ func (m Message) In(l *Localizer) string {
 	args := make([]any, len(m.Args))
 	copy(args, m.Args)
 	for i := 1; i < len(args); i += 2 {
-		if sub, ok := args[i].(Message); ok {
+		switch sub := args[i].(type) {
+		case Message:
+			args[i] = sub.In(l)
+		case Lines:
 			args[i] = sub.In(l)
 		}
 	}
 	return l.T(m.Key, args...)
+}
+
+// Lines are messages worded one a line, as one argument of another
+// message (a list the sentence introduces).
+type Lines []Message
+
+// In words each line in l's language, joined by line breaks.
+func (ls Lines) In(l *Localizer) string {
+	out := make([]string, len(ls))
+	for i, m := range ls {
+		out[i] = m.In(l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // English words m in English, the language of the JSON API and the logs.

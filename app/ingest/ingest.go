@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,9 +41,14 @@ type Request struct {
 	Visibility     string
 	AllowDuplicate bool
 	Starter        bool
-	// Shots is the k of k-shot prompts for the standard suites, 0 to
+	// Shots is the k of k-shot prompts (the suites, GSM8K and
+	// prompt/reference lines), 0 to
 	// dataset.MaxShots; checked before the file is read.
 	Shots int
+	// Exemplars names a fixed example set (dataset.ExemplarSets) written
+	// before each question instead of k-shot examples; the dataset's
+	// shots is then the set's size.
+	Exemplars string
 	// Scorer, when set, is the default scorer instead of the one the
 	// file's shape suggests (the starter summaries take ROUGE-L).
 	Scorer string
@@ -93,6 +99,24 @@ func CheckSettings(name, visibility string) *dataset.LineError {
 	return nil
 }
 
+// CheckExemplars validates a fixed example set's name beside the shots.
+func CheckExemplars(name string, shots int) *dataset.LineError {
+	if name == "" {
+		return nil
+	}
+	if _, ok := dataset.Exemplars(name); !ok {
+		var names []string
+		for _, s := range dataset.ExemplarSets() {
+			names = append(names, strconv.Quote(s.Name))
+		}
+		return dataset.NewLineError("exemplars", "dataset_err.exemplars_unknown", "A", strings.Join(names, ", "), "B", strconv.Quote(name))
+	}
+	if shots > 0 {
+		return dataset.NewLineError("exemplars", "dataset_err.exemplars_with_shots")
+	}
+	return nil
+}
+
 // CheckShots validates the k of k-shot prompts.
 func CheckShots(k int) *dataset.LineError {
 	if k < 0 || k > dataset.MaxShots {
@@ -117,6 +141,9 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 	if le := CheckShots(req.Shots); le != nil {
 		return res, res.invalid(*le)
 	}
+	if le := CheckExemplars(req.Exemplars, req.Shots); le != nil {
+		return res, res.invalid(*le)
+	}
 	err := u.Store.InTx(ctx, func(q *store.Queries) error {
 		id, err := q.CreateDataset(ctx, store.NewDataset{
 			OwnerID: req.Viewer.UserID, Name: "uploading", Format: "pending", Visibility: store.VisibilityPrivate, Starter: req.Starter,
@@ -124,7 +151,7 @@ func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest
 		if err != nil {
 			return err
 		}
-		p := dataset.NewParserWith(file, u.Limits, dataset.Options{Shots: req.Shots})
+		p := dataset.NewParserWith(file, u.Limits, dataset.Options{Shots: req.Shots, Exemplars: req.Exemplars})
 		if err := copyItems(ctx, q, id, p, &res); err != nil {
 			return err
 		}
@@ -215,11 +242,20 @@ func finishUpload(ctx context.Context, q *store.Queries, id int64, p *dataset.Pa
 	if err := q.FinishDataset(ctx, id, store.DatasetTotals{
 		Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
 		DefaultScorer: scorer, ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
-		Shots: req.Shots,
+		Shots: shotsOf(req),
 	}); err != nil {
 		return err
 	}
 	var err error
 	res.Dataset, err = q.DatasetByID(ctx, req.Viewer, id)
 	return err
+}
+
+// shotsOf is the dataset's shots: the k asked for, or the size of the
+// exemplar set its prompts carry.
+func shotsOf(req Request) int {
+	if set, ok := dataset.Exemplars(req.Exemplars); ok {
+		return len(set.Examples)
+	}
+	return req.Shots
 }

@@ -25,11 +25,14 @@ func (q *Queries) CopyRunPrompts(ctx context.Context, runID int64, prompts iter.
 }
 
 // ItemShots calls fn with each item's prompt pieces (dataset.Shot as
-// JSON; nil for an item that has none), in item order.
-func (q *Queries) ItemShots(ctx context.Context, datasetID int64, fn func(idx int, shot []byte) error) error {
-	rows, _ := q.db.Query(ctx, `SELECT idx, shot FROM dataset_items WHERE dataset_id = @ds ORDER BY idx`, pgx.NamedArgs{"ds": datasetID})
+// JSON), in item order; for an item that keeps none, its request and
+// reference instead, which GSM8K's and prompt/reference lines' pieces
+// are read from (dataset.ShotOf).
+func (q *Queries) ItemShots(ctx context.Context, datasetID int64, fn func(idx int, shot, request, reference []byte) error) error {
+	rows, _ := q.db.Query(ctx, `SELECT idx, shot, CASE WHEN shot IS NULL THEN request END, CASE WHEN shot IS NULL THEN reference END
+		FROM dataset_items WHERE dataset_id = @ds ORDER BY idx`, pgx.NamedArgs{"ds": datasetID})
 	var idx int
-	var shot []byte
-	_, err := pgx.ForEachRow(rows, []any{&idx, &shot}, func() error { return fn(idx, shot) })
+	var shot, request, reference []byte
+	_, err := pgx.ForEachRow(rows, []any{&idx, &shot, &request, &reference}, func() error { return fn(idx, shot, request, reference) })
 	return mapErr(err, "item shots")
 }

@@ -81,8 +81,29 @@ func cmdDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// binary again, a process of its own beside the server.
 	stopSandbox := startSandboxWorker(stderr)
 	defer stopSandbox()
-	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n\n", browsable(addr))
+	fmt.Fprintf(stdout, "\nRuckus is running: http://%s  (Ctrl-C stops everything)\n", browsable(addr))
+	devCLIHint(stdout, browsable(addr), cfg.DatabaseURL, cfg.AdminEmail)
 	return runDevUntilStopped(ctx, served, stopServer, agent, stderr)
+}
+
+// devCLIHint tells how to reach this server from the command line: the
+// DATABASE_URL that `ruckus token create` (and the other database
+// commands) need, which the private cluster's port makes unguessable, and
+// the token and URL the API commands read (docs/getting-started.md).
+func devCLIHint(w io.Writer, addr, databaseURL, adminEmail string) {
+	if adminEmail == "" {
+		adminEmail = "admin@ruckus.local"
+	}
+	fmt.Fprintf(w, "\nThe command line, from another shell in this directory:\n"+
+		"  export DATABASE_URL=%s\n"+
+		"  export RUCKUS_URL=http://%s\n"+
+		"  export RUCKUS_TOKEN=$(bin/ruckus token create --email %s --name cli)\n\n",
+		shellQuote(databaseURL), addr, shellQuote(adminEmail))
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // devOptions are `ruckus dev`'s flags, and the agent's name and arguments.

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/riverlog"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -53,7 +54,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.ExecuteRunWorker{Executor: exec})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger: logger,
+		Logger: riverlog.New(logger), // its periodic job counts at debug level
 		// Two runs at a time share the process's programs (exec.Slots).
 		Queues:                 map[string]river.QueueConfig{jobs.SandboxQueue: {MaxWorkers: 2}},
 		Workers:                workers,

@@ -28,6 +28,7 @@ import (
 	"github.com/ruckus/ruckus/app/metrics"
 	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/regress"
+	"github.com/ruckus/ruckus/app/riverlog"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
@@ -338,7 +339,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 // kept, and the periodic reaper and session cleanup.
 func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.Logger) *river.Config {
 	return &river.Config{
-		Logger: logger,
+		Logger: riverlog.New(logger), // its periodic job counts at debug level
 		Queues: map[string]river.QueueConfig{jobs.ServerQueue: {MaxWorkers: 2}, jobs.ReaperQueue: {MaxWorkers: 1}, jobs.WebhookQueue: {MaxWorkers: 4}},
 		// Finished jobs are kept a while for the job UI and then removed by
 		// River's own cleaner; failures longer, to be looked into. (Results

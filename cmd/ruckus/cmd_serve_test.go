@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -126,4 +127,17 @@ func TestAForgedPauseLeavesTheServersQueuesWorking(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("a server job queued after the forged pause completed in %v", time.Since(queued).Round(time.Millisecond))
+}
+
+// The server's River client logs its periodic job counts at debug level:
+// `make run`'s info log does not repeat them every few seconds per queue.
+func TestServerRiverLoggerKeepsJobCountsOutOfTheInfoLog(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	cfg := serverRiverConfig(config.Config{AgentStaleAfter: 15 * time.Second}, river.NewWorkers(), slog.New(slog.NewTextHandler(&b, nil)))
+	cfg.Logger.Info("producer: Producer job counts", "queue", "server")
+	cfg.Logger.Info("River client started")
+	if out := b.String(); strings.Contains(out, "Producer job counts") || !strings.Contains(out, "River client started") {
+		t.Errorf("the server's River log:\n%s", out)
+	}
 }

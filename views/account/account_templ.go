@@ -218,8 +218,8 @@ type SettingsData struct {
 type TokensData struct {
 	Tokens   []store.APIToken
 	NewToken string // shown once, right after creation
-	// Limits is the API's request limits, said for a person; empty: none.
-	Limits  string
+	// Limits is the API's request limits, said for a person; no key: none.
+	Limits  i18n.Message
 	NewName string
 	Error   string
 }
@@ -589,15 +589,15 @@ func TokensSection(d TokensData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if d.Limits != "" {
+		if d.Limits.Key != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<p data-testid=\"api-limits\"><small>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var30 string
-			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "tokens.limits", "Limits", d.Limits))
+			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "tokens.limits", "Limits", d.Limits.Text(ctx)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `account/account.templ`, Line: 122, Col: 88}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `account/account.templ`, Line: 122, Col: 98}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
 			if templ_7745c5c3_Err != nil {

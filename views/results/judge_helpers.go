@@ -146,6 +146,7 @@ var rubricTitles = map[string]string{
 	"safety-harmful-compliance":      "judge.rubric_t_harmful_compliance",
 	"safety-refusal-appropriateness": "judge.rubric_t_refusal_appropriateness",
 	"pairwise":                       "judge.rubric_t_pairwise",
+	"pairwise-correctness":           "judge.rubric_t_pairwise_correctness",
 }
 
 // rubricTitle is a rubric's title in the reader's language; a rubric the
