@@ -33,7 +33,7 @@ func TestGSM8KFewShotRunEndToEnd(t *testing.T) {
 	testkit.Model(ctx, t, w.st, &testkit.ModelOpts{Name: "acme/small-1b", ParamsB: 1, Quantization: "bf16"})
 	startAgent(t, w.agentURL("node-g"), "node-g", "--sim-ttft", "const:1ms", "--sim-itl", "const:0ms")
 	testkit.WaitFor(t, "agent online", func() bool { return w.online() == 1 })
-	c, err := w.planner.Create(ctx, w.viewer, bench.Manifest{Name: "gsm8k 5-shot", Dataset: bench.DatasetRef{ID: res.ID},
+	c, err := w.svc.Create(ctx, w.viewer, bench.Manifest{Name: "gsm8k 5-shot", Dataset: bench.DatasetRef{ID: res.ID},
 		Targets:  []bench.Target{{Model: "acme/small-1b", Runtime: "sim", Hardware: "cpu"}},
 		FewShot:  &bench.FewShot{K: 5},
 		Load:     jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4},

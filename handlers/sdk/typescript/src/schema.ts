@@ -24,6 +24,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document, as written
+         * @description The same description as YAML, as it is written beside the handlers. Anyone may read it; no token needed.
+         */
+        get: operations["getOpenAPIYAML"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me": {
         parameters: {
             query?: never;
@@ -82,8 +102,8 @@ export interface paths {
          * @description Streams a JSONL file (OpenAI batch input, `prompt`/`messages` lines, or a
          *     known public set's shape; gzip is accepted) as `multipart/form-data`.
          *     Every line is checked; the file is stored whole or not at all. The
-         *     fields may come in any order, except `shots`, which must come before
-         *     the file (or be given as the query parameter). An identical file
+         *     fields may come in any order, except `shots` and `exemplars`, which
+         *     must come before the file (or be given as query parameters). An identical file
          *     already stored gets `409` unless `allow_duplicate` is set. Any
          *     signed-in user.
          */
@@ -129,7 +149,8 @@ export interface paths {
         };
         /**
          * One dataset
-         * @description Owner (or a dataset shared with everyone); others get 404.
+         * @description Owner (or a dataset shared with everyone); others get 404. A
+         *     generated dataset carries the spec it was generated from.
          */
         get: operations["getDataset"];
         put?: never;
@@ -1515,6 +1536,8 @@ export interface components {
             /** Format: date-time */
             finished_at: string;
             scorer: string;
+            /** @description The run's load identity ("" when none was kept); speed, latency and cost compare only under one. */
+            load: string;
             quality: number | null;
             quality_lo: number | null;
             quality_hi: number | null;
@@ -2438,6 +2461,26 @@ export interface operations {
             };
         };
     };
+    getOpenAPIYAML: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -2517,6 +2560,8 @@ export interface operations {
             query?: {
                 /** @description Make k-shot prompts from the dataset's own items (0 to 25). */
                 shots?: number;
+                /** @description Write a fixed example set before each question instead (gsm8k-cot, lm-eval's gsm8k_cot; GSM8K files and prompt/reference lines); the dataset's shots is then the set's size. */
+                exemplars?: "gsm8k-cot";
             };
             header?: never;
             path?: never;
@@ -2540,6 +2585,8 @@ export interface operations {
                      */
                     allow_duplicate?: "true" | "1" | "on" | "false" | "";
                     shots?: number;
+                    /** @enum {string} */
+                    exemplars?: "gsm8k-cot";
                 };
             };
         };
@@ -2643,7 +2690,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Dataset"];
+                    "application/json": components["schemas"]["Dataset"] & {
+                        /** @description A generated dataset's normalised spec (as generateDataset answered); absent for an upload. */
+                        generator?: components["schemas"]["SyntheticSpec"];
+                    };
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2734,6 +2784,8 @@ export interface operations {
                 hardware?: string;
                 /** @description Only runs scored under this scorer identity (their quality under it); sorted by quality, the leaderboard ranks under the identity most runs share unless one is named. */
                 scorer?: string;
+                /** @description Only runs measured under this load identity (run_stats load key); sorted by speed, latency or cost, the leaderboard ranks under the load most runs share unless one is named. */
+                load?: string;
                 /** @description Runs finished on or after this day (YYYY-MM-DD). */
                 from?: string;
                 /** @description Runs finished on or before this day (YYYY-MM-DD). */
