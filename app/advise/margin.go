@@ -490,18 +490,27 @@ func (m *Margin) keepFinite() {
 	}
 }
 
-// estimateSource says where speed estimates' intervals come from.
-func estimateSource(a, b stats.Estimate) string {
+// estimateSource says where speed estimates' intervals come from, and
+// the between-run variance single runs carry: their deployment's
+// measured spread (da, db) or the DriftCV floor.
+func estimateSource(a, b stats.Estimate, da, db stats.Drift) string {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
 		return fmt.Sprintf("the between-run spread of %d and %d repeats", a.N, b.N)
+	}
+	if da.Measured() && db.Measured() {
+		return fmt.Sprintf("batch means over the steady window (%d and %d batches) with the between-run spread of the deployments' own repeated runs (%d and %d degrees of freedom)",
+			a.N, b.N, da.DF, db.DF)
 	}
 	return fmt.Sprintf("batch means over the steady window (%d and %d batches) with a %.0f %% between-run floor", a.N, b.N, stats.DriftCV*100)
 }
 
 // estimateSaid is estimateSource as a Said.
-func estimateSaid(a, b stats.Estimate) Said {
+func estimateSaid(a, b stats.Estimate, da, db stats.Drift) Said {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
 		return say("estimate_repeats", "A", a.N, "B", b.N)
+	}
+	if da.Measured() && db.Measured() {
+		return say("estimate_batches_measured", "A", a.N, "B", b.N, "DA", da.DF, "DB", db.DF)
 	}
 	return say("estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
 }

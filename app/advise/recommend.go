@@ -51,6 +51,10 @@ type Candidate struct {
 	// Repeats is how many runs of the target the figures are the means of
 	// (MergeRepeats); 0 for a single run.
 	Repeats int `json:"repeats,omitempty"`
+	// Drift is the between-run spread the candidate's deployment shows
+	// over its own repeated runs (stats.Drift): a single run's speed and
+	// latency carry it, or the DriftCV floor where it was not measured.
+	Drift stats.Drift `json:"-"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.

@@ -88,15 +88,15 @@ func (m *Margin) setLead(diff float64) {
 // testSpeed is Welch's t-test on the two runs' output tokens/s estimates,
 // each single run's with the between-run floor.
 func (m *Margin) testSpeed(a, b Candidate) testResult {
-	ea, eb := a.TPS.WithDrift(stats.DriftCV), b.TPS.WithDrift(stats.DriftCV)
+	ea, eb := runEffect(a), runEffect(b)
 	d, ok := stats.Welch(ea, eb)
 	if !ok {
 		return testResult{}
 	}
 	t := testResult{d: d, ok: true}
 	t.basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
-		estimateSource(ea, eb), ea.Mean, ea.Lo, ea.Hi, eb.Mean, eb.Lo, eb.Hi, d.P)
-	t.said = say("basis_speed", "Source", estimateSaid(ea, eb), "A", dec(ea.Mean, 1), "ALo", dec(ea.Lo, 1), "AHi", dec(ea.Hi, 1),
+		estimateSource(ea, eb, a.Drift, b.Drift), ea.Mean, ea.Lo, ea.Hi, eb.Mean, eb.Lo, eb.Hi, d.P)
+	t.said = say("basis_speed", "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "A", dec(ea.Mean, 1), "ALo", dec(ea.Lo, 1), "AHi", dec(ea.Hi, 1),
 		"B", dec(eb.Mean, 1), "BLo", dec(eb.Lo, 1), "BHi", dec(eb.Hi, 1), "P", pval(d.P))
 	se := math.Hypot(ea.SE, eb.SE)
 	t.detectable = stats.Detectable(se, d.DF) / eb.Mean * 100
@@ -111,7 +111,7 @@ func (m *Margin) testSpeed(a, b Candidate) testResult {
 // prices reduce it to the speed test on the log scale; a 4× price at
 // equal speed is a certain difference.
 func (m *Margin) testCost(a, b Candidate) testResult {
-	ea, eb := a.TPS.WithDrift(stats.DriftCV), b.TPS.WithDrift(stats.DriftCV)
+	ea, eb := runEffect(a), runEffect(b)
 	la, okA := logSpeedSE(a, ea)
 	lb, okB := logSpeedSE(b, eb)
 	if !okA || !okB || !(m.A > 0 && m.B > 0) {
@@ -133,8 +133,8 @@ func (m *Margin) testCost(a, b Candidate) testResult {
 	d.Lo, d.Hi = d.Diff-h, d.Diff+h
 	ratio := m.A / m.B * speedOf(a, ea) / speedOf(b, eb)
 	t := testResult{d: d, ok: true}
-	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb), d.P)
-	t.said = say("basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb), "P", pval(d.P))
+	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb, a.Drift, b.Drift), d.P)
+	t.said = say("basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
 	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
 	return t
@@ -201,13 +201,24 @@ func (m *Margin) testLatency(a, b Candidate) testResult {
 }
 
 // p95LogSE is the standard error of ln p95 of a single run: from its
-// exact order-statistic interval, with the between-run floor added (NaN
-// when the run has no interval).
+// exact order-statistic interval, with the run effect its deployment's
+// repeated runs measured (the larger of the two variances), else the
+// DriftCV floor added (NaN when the run has no interval).
 func p95LogSE(c Candidate) float64 {
 	if c.E2Ep95Lo == nil || c.E2Ep95Hi == nil {
 		return math.NaN()
 	}
-	return math.Hypot(stats.LogSEFromInterval(*c.E2Ep95Lo, *c.E2Ep95Hi, coverage(c)), stats.DriftCV)
+	own := stats.LogSEFromInterval(*c.E2Ep95Lo, *c.E2Ep95Hi, coverage(c))
+	if c.Drift.Measured() {
+		return math.Sqrt(max(own*own, c.Drift.P95))
+	}
+	return math.Hypot(own, stats.DriftCV)
+}
+
+// runEffect is a candidate's speed estimate with the between-run variance
+// a single run carries (stats.Estimate.WithRunEffect).
+func runEffect(c Candidate) stats.Estimate {
+	return c.TPS.WithRunEffect(c.Drift.TPS, c.Drift.DF)
 }
 
 // testLatencyRepeats is Welch's t-test on the p95s of repeats; a target

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -248,4 +249,86 @@ func FuzzMarginIsFinite(fz *testing.F) {
 			}
 		}
 	})
+}
+
+// Where the run effect is larger than the DriftCV floor (8 % here), the
+// floor alone calls alike runs different; the spread the deployment's own
+// repeated runs show, pooled (stats.Drift), brings the p95 and speed A/A
+// rates back to about α.
+func TestMeasuredDriftKeepsAAAtAlpha(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	const effect = 0.08
+	type figs struct{ p95, tps float64 }
+	run := func(n int) (Candidate, figs) {
+		xs := make([]float64, n)
+		e := math.Exp(effect * rng.NormFloat64())
+		for i := range xs {
+			xs[i] = 500 * e * math.Exp(0.5*rng.NormFloat64())
+		}
+		slices.Sort(xs)
+		c := target(1, "m", 0.5, 0.4, 0.6, 100)
+		p95 := stats.Percentile(xs, 0.95)
+		c.E2Ep95, c.E2EN = &p95, n
+		if ci, ok := stats.QuantileInterval(xs, 0.95, 0.95); ok {
+			c.E2Ep95Lo, c.E2Ep95Hi, c.E2ECoverage = &ci.Lo, &ci.Hi, ci.Coverage
+		}
+		tps := 100 / e * (1 + 0.01*rng.NormFloat64())
+		c.TokensPS, c.TPS = f(tps), stats.Estimate{Mean: tps, SE: tps / 100, DF: 9, N: 10}
+		return c, figs{p95, tps}
+	}
+	// The deployment's history: 10 targets run 3 times each.
+	var d stats.Drift
+	var vp, vt float64
+	for range 10 {
+		var lp, lt []float64
+		for range 3 {
+			_, x := run(200)
+			lp, lt = append(lp, math.Log(x.p95)), append(lt, math.Log(x.tps))
+		}
+		vp += 2 * variance(lp)
+		vt += 2 * variance(lt)
+		d.DF += 2
+	}
+	d.P95, d.TPS = vp/float64(d.DF), vt/float64(d.DF)
+	rates := map[string][2]int{}
+	for range 300 {
+		a, _ := run(200)
+		b, _ := run(200)
+		for _, withDrift := range []bool{false, true} {
+			if withDrift {
+				a.Drift, b.Drift = d, d
+			}
+			for _, c := range []Criterion{Latency, Speed} {
+				k := fmt.Sprint(c, withDrift)
+				r := rates[k]
+				r[1]++
+				if !Compare(a, b, c, Evidence{}).Tie {
+					r[0]++
+				}
+				rates[k] = r
+			}
+		}
+	}
+	for k, r := range rates {
+		t.Logf("%s: A/A %d of %d", k, r[0], r[1])
+	}
+	for _, c := range []Criterion{Latency, Speed} {
+		floor, measured := rates[fmt.Sprint(c, false)], rates[fmt.Sprint(c, true)]
+		// 300 pairs at a true 5 %: above 9 % with probability < 0.1 %.
+		if float64(measured[0])/float64(measured[1]) > 0.09 {
+			t.Errorf("%s with the measured drift: A/A %d of %d", c, measured[0], measured[1])
+		}
+		if floor[0] <= measured[0] {
+			t.Errorf("%s: the floor alone (%d) is not worse than the measured drift (%d) under an 8 %% run effect", c, floor[0], measured[0])
+		}
+	}
+}
+
+func variance(xs []float64) float64 {
+	m := stats.Mean(xs)
+	s := 0.0
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(len(xs)-1)
 }

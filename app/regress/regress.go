@@ -141,7 +141,7 @@ func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
 // stays nil.
 func candidate(r store.RunFigures) advise.Candidate {
 	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey()}
+		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey(), Drift: r.Drift}
 	if st := r.Stat; st != nil {
 		load := st.Load
 		c.Load, c.TPS = &load, st.TPS

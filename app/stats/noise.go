@@ -417,3 +417,51 @@ func Detectable(se, df float64) float64 {
 	}
 	return (StudentTQuantile(1-Alpha/2, df) + StudentTQuantile(0.8, df)) * se
 }
+
+// Drift is the between-run spread a deployment's own repeated runs show:
+// the pooled variance of ln figure between runs of one target under one
+// load (TPS for output tokens/s, P95 for p95 latency), each a single
+// run's total relative variance (its own noise and the run effect), with
+// DF degrees of freedom (Σ (runs − 1) over the targets repeated). DF 0
+// means nothing was measured.
+type Drift struct {
+	TPS, P95 float64
+	DF       int
+}
+
+// MinDriftDF is the degrees of freedom a measured Drift needs to stand in
+// for the DriftCV floor: fewer repeats say too little about the spread.
+const MinDriftDF = 4
+
+// Measured says whether the drift was measured well enough to use.
+func (d Drift) Measured() bool { return d.DF >= MinDriftDF }
+
+// WithRunEffect is e with the between-run variance a single run carries:
+// where the deployment's drift was measured (relVar, the pooled relative
+// variance of a single run, with df degrees of freedom), the run's total
+// relative variance is the larger of its own and relVar, and the degrees
+// of freedom those of the part that dominates (Welch–Satterthwaite on
+// the two parts); else the DriftCV floor added (WithDrift). Repeats hold
+// their own between-run variance and are returned as they are.
+func (e Estimate) WithRunEffect(relVar float64, df int) Estimate {
+	if e.Repeats || !e.OK() {
+		return e
+	}
+	if df < MinDriftDF || math.IsNaN(relVar) || relVar < 0 {
+		return e.WithDrift(DriftCV)
+	}
+	own := (e.SE / e.Mean) * (e.SE / e.Mean)
+	if relVar <= own {
+		return e
+	}
+	// The part beyond the run's own noise is the run effect, estimated
+	// from the pooled spread with df degrees of freedom.
+	f := (relVar - own) * e.Mean * e.Mean
+	w := e.SE * e.SE
+	v := w + f
+	e.DF = v * v / (w*w/e.DF + f*f/float64(df))
+	e.SE = math.Sqrt(v)
+	h := StudentTQuantile(0.975, e.DF) * e.SE
+	e.Lo, e.Hi = e.Mean-h, e.Mean+h
+	return e
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -38,6 +39,9 @@ type RunFigures struct {
 	// by the token, not by its agent machine's hour.
 	TokenPrice   *ProviderPrice
 	PromptTokens int64
+	// Drift is the between-run spread the run's deployment (its hardware
+	// profile and runtime) shows over its own repeated runs (RunDrift).
+	Drift stats.Drift
 }
 
 // CostPer1M is the run's cost per 1M output tokens: for a run paid by
@@ -100,6 +104,15 @@ func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]Run
 	if err != nil {
 		return nil, err
 	}
+	drifts := map[[2]string]stats.Drift{}
+	for _, r := range runs {
+		k := [2]string{r.HardwareProfile, r.Runtime}
+		if _, ok := drifts[k]; !ok {
+			if drifts[k], err = q.RunDrift(ctx, k[0], k[1]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for i, r := range runs {
 		if s, ok := st[r.ID]; ok {
 			runs[i].Stat = &s
@@ -108,6 +121,7 @@ func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]Run
 		if p, ok := prices[r.ID]; ok {
 			runs[i].TokenPrice, runs[i].PromptTokens = &p.price, p.prompt
 		}
+		runs[i].Drift = drifts[[2]string{r.HardwareProfile, r.Runtime}]
 	}
 	return runs, nil
 }
@@ -229,4 +243,31 @@ func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []in
 		return it, json.Unmarshal(cells, &it.Cells)
 	})
 	return out, mapErr(err, "compare items")
+}
+
+// driftRuns is how many of a deployment's newest completed runs RunDrift
+// reads: recent enough to be the deployment as it is.
+const driftRuns = 1000
+
+// RunDrift is the between-run spread of a deployment (hardware profile ×
+// runtime) measured from its own repeated runs (docs/concepts.md#drift):
+// among its newest completed runs, those of one model under one load
+// identity are repeats of one target, and the variance of ln output
+// tokens/s and of ln p95 between them, pooled over the targets repeated
+// (Σ (n−1)·s² ÷ Σ (n−1)), is the variance a single run's figure has
+// around its target's. No repeated target gives DF 0.
+func (q *Queries) RunDrift(ctx context.Context, hardware, runtime string) (stats.Drift, error) {
+	var d stats.Drift
+	err := q.db.QueryRow(ctx, `WITH recent AS (
+			SELECT r.model_id, s.load_key, ln(s.tps) AS ltps, ln(s.e2e_p95) AS lp95
+			FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
+			WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
+			ORDER BY r.id DESC LIMIT @limit
+		), g AS (
+			SELECT count(*) AS n, var_samp(ltps) AS vt, var_samp(lp95) AS vp FROM recent GROUP BY model_id, load_key HAVING count(*) >= 2
+		)
+		SELECT coalesce(sum((n - 1) * vt) / nullif(sum(n - 1), 0), 0), coalesce(sum((n - 1) * vp) / nullif(sum(n - 1), 0), 0),
+			coalesce(sum(n - 1), 0)::int FROM g`,
+		pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns}).Scan(&d.TPS, &d.P95, &d.DF)
+	return d, mapErr(err, "run drift")
 }

@@ -26,6 +26,7 @@ func Candidates(runs []store.RunFigures) []advise.Candidate {
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}
 		cand.ScorerKey = r.ScorerKey()
+		cand.Drift = r.Drift
 		if st := r.Stat; st != nil {
 			load := st.Load
 			cand.Load, cand.TPS = &load, st.TPS
