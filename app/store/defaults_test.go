@@ -55,3 +55,44 @@ func TestJudgeRunsAreNoWebhookEvents(t *testing.T) {
 		t.Fatalf("a judge's run: %v, want ErrNotFound (no event)", err)
 	}
 }
+
+// An administrator's drain, deactivation or approval of an agent whose row
+// another transaction holds (the agent itself may hold it) gives up after
+// the lock timeout with ErrBusy instead of waiting for the holder.
+func TestAgentActionsDoNotWaitForAHeldAgentRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Store(t)
+	a := testkit.Agent(ctx, t, st, nil)
+	held, err := st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Rollback(ctx) }()
+	if _, err := held.Exec(ctx, `SELECT id FROM agents WHERE id = $1 FOR UPDATE`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	for name, act := range map[string]func() error{
+		"drain":      func() error { return st.SetAgentDrained(ctx, a.ID, true) },
+		"deactivate": func() error { return st.SetAgentDeactivated(ctx, a.ID, true) },
+		"approve":    func() error { return st.ApproveAgent(ctx, a.ID) },
+	} {
+		start := time.Now()
+		err := act()
+		if took := time.Since(start); !store.IsBusy(err) || took > testkit.Scaled(3*store.RowLockTimeout) {
+			t.Errorf("%s of a held agent row: %v after %v, want ErrBusy within the lock timeout", name, err, took)
+		}
+	}
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetAgentDrained(ctx, a.ID, true); err != nil {
+		t.Fatalf("drain once the row is free: %v", err)
+	}
+	// The lock timeout was the batch's own: the pool's next statement
+	// waits as long as it must.
+	var timeout string
+	if err := st.Pool().QueryRow(ctx, `SHOW lock_timeout`).Scan(&timeout); err != nil || timeout != "0" {
+		t.Fatalf("lock_timeout after the batch: %q %v, want 0", timeout, err)
+	}
+}

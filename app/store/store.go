@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,7 +72,7 @@ const lockNotAvailable = "55P03"
 // transaction for longer than the server waits (RowLockTimeout): an
 // agent's, or another request's. Nothing was changed; trying again later
 // may succeed.
-var ErrBusy = errors.New("the run is being changed by something else right now; try again in a few seconds")
+var ErrBusy = errors.New("what this changes is being changed by something else right now (an agent, or another request); nothing was changed: try again in a few seconds")
 
 // RowLockTimeout is how long a user's action waits for a run's row (and
 // its job's) that another transaction holds. An agent may hold the row of
@@ -81,6 +82,23 @@ var ErrBusy = errors.New("the run is being changed by something else right now; 
 // many such requests would leave none for anyone else
 // (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
 const RowLockTimeout = time.Second
+
+// execWithLockTimeout runs one statement that may wait for a row an agent
+// can hold (its agent row, the run it works), waiting at most
+// RowLockTimeout for it. The setting and the statement go as one batch,
+// which PostgreSQL runs as one implicit transaction: the setting is that
+// transaction's alone.
+func (q *Queries) execWithLockTimeout(ctx context.Context, sql string, args pgx.NamedArgs) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('lock_timeout', @ms, true)`, pgx.NamedArgs{"ms": strconv.FormatInt(RowLockTimeout.Milliseconds(), 10)})
+	var tag pgconn.CommandTag
+	b.Queue(sql, args).Exec(func(ct pgconn.CommandTag) error {
+		tag = ct
+		return nil
+	})
+	err := q.db.SendBatch(ctx, b).Close()
+	return tag, err
+}
 
 // IsBusy reports whether err is a lock the server would not wait for:
 // ErrBusy, or PostgreSQL's lock_not_available from a statement outside the
