@@ -20,14 +20,16 @@ import (
 // A run whose row another transaction holds (an agent may keep one open
 // on the run it works) is not worth a minute of a pooled connection per
 // request: 25 cancels of it at once each answer 409 with Retry-After
-// within a few lock timeouts, never 500, and the readiness probe (one
-// pooled connection) answers quickly meanwhile.
+// within a few lock timeouts, never 500, and the readiness probe and
+// another user's API call (a pooled connection each) answer quickly
+// meanwhile.
 func TestCancelsOfALockedRunAnswerQuickly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	w := testkit.NewWorld(ctx, t, e.store, nil)
 	tok := e.token(w.Owner)
+	other := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
 
 	holder, err := pgx.Connect(ctx, pgtest.URL(t, e.store.Pool()))
 	if err != nil {
@@ -69,6 +71,12 @@ func TestCancelsOfALockedRunAnswerQuickly(t *testing.T) {
 		t.Fatalf("readyz during the cancels: %v %v", res, err)
 	}
 	ready := time.Since(readyStart)
+	// Another user's API call meanwhile.
+	meStart := time.Now()
+	if r := e.api(http.MethodGet, "/api/v1/me", other, nil, ""); r.status != 200 {
+		t.Fatalf("another user's /api/v1/me during the cancels: %d %v", r.status, r.body)
+	}
+	me := time.Since(meStart)
 	wg.Wait()
 	took := time.Since(start)
 	for i, st := range statuses {
@@ -82,7 +90,10 @@ func TestCancelsOfALockedRunAnswerQuickly(t *testing.T) {
 	if most := testkit.Scaled(3 * store.RowLockTimeout); ready > most {
 		t.Errorf("/readyz took %v while the cancels waited, want within %v", ready, most)
 	}
-	t.Logf("25 cancels answered 409 in %v; /readyz meanwhile in %v", took, ready)
+	if most := testkit.Scaled(3 * store.RowLockTimeout); me > most {
+		t.Errorf("another user's /api/v1/me took %v while the cancels waited, want within %v", me, most)
+	}
+	t.Logf("25 cancels answered 409 in %v; meanwhile /readyz in %v, another user's /api/v1/me in %v", took, ready, me)
 
 	// Once the holder lets go, the same cancel goes through.
 	if err := tx.Rollback(ctx); err != nil {
