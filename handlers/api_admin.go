@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,12 +26,28 @@ func apiFieldErrors(c *fiber.Ctx, errs map[string]string) error {
 	return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: out})
 }
 
+// modelKeys are the fields a model is written with, the same names it is
+// read with (apiModel).
+var modelKeys = []string{"name", "display_name", "family", "params_b", "quantization", "context_length", "license",
+	"memory_gb", "base_model_id", "adapter"}
+
 // jsonFields decodes a flat JSON object into strings by key, so the API
-// checks a model with the same rules as the admin form.
-func jsonFields(body []byte) (func(string) string, error) {
+// checks a model with the same rules as the admin form. Keys that are not
+// among keys come back as unknown (to answer 422 naming them), not
+// dropped: a misspelt field would otherwise be saved as if it had not
+// been sent.
+func jsonFields(body []byte, keys []string) (get func(string) string, unknown map[string]string, err error) {
 	raw := map[string]json.RawMessage{}
 	if errs := valid.DecodeJSON(body, &raw); errs != nil {
-		return nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+errs.Error())
+		return nil, nil, fiber.NewError(fiber.StatusBadRequest, "the body must be a JSON object: "+errs.Error())
+	}
+	for k := range raw {
+		if !slices.Contains(keys, k) {
+			if unknown == nil {
+				unknown = map[string]string{}
+			}
+			unknown[k] = "unknown field " + strconv.Quote(k) + "; the fields are " + strings.Join(keys, ", ")
+		}
 	}
 	return func(k string) string {
 		v, ok := raw[k]
@@ -41,14 +59,17 @@ func jsonFields(body []byte) (func(string) string, error) {
 			return s
 		}
 		return strings.TrimSpace(string(v))
-	}, nil
+	}, unknown, nil
 }
 
 // apiCreateModel registers a model (admins): 201 {"model_id"}.
 func (s *server) apiCreateModel(c *fiber.Ctx) error {
-	get, err := jsonFields(c.Body())
+	get, unknown, err := jsonFields(c.Body(), modelKeys)
 	if err != nil {
 		return err
+	}
+	if unknown != nil {
+		return apiFieldErrors(c, unknown)
 	}
 	form, fields := s.checkModel(context.Background(), get, 0)
 	if len(form.Errors) > 0 {
@@ -70,9 +91,12 @@ func (s *server) apiUpdateModel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	get, err := jsonFields(c.Body())
+	get, unknown, err := jsonFields(c.Body(), modelKeys)
 	if err != nil {
 		return err
+	}
+	if unknown != nil {
+		return apiFieldErrors(c, unknown)
 	}
 	form, fields := s.checkModel(context.Background(), get, m.ID)
 	if len(form.Errors) > 0 {

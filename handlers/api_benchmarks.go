@@ -364,7 +364,7 @@ func (s *server) apiListModels(c *fiber.Ctx) error {
 		}
 		out[i] = apiModel{ModelID: m.ID, Name: m.Name, DisplayName: m.DisplayName, Family: m.Family,
 			ParamsB: m.ParamsB, Quantization: m.Quantization, ContextLength: m.ContextLength, License: m.License,
-			MemoryGB: mem, MemoryEstimated: m.MemoryGB == nil, BaseModel: m.BaseModelName, Adapter: m.Adapter,
+			MemoryGB: mem, MemoryEstimated: m.MemoryGB == nil, BaseModelID: m.BaseModelID, Adapter: m.Adapter,
 			Retired: m.RetiredAt != nil}
 	}
 	return c.JSON(apiModels{Models: out})

@@ -63,9 +63,11 @@ type apiModel struct {
 	License         string  `json:"license"`
 	MemoryGB        float64 `json:"memory_gb"`
 	MemoryEstimated bool    `json:"memory_estimated"`
-	BaseModel       string  `json:"base_model"`
-	Adapter         bool    `json:"adapter"`
-	Retired         bool    `json:"retired"`
+	// BaseModelID is the base model of a fine-tune or adapter, named as
+	// it is written (ModelFields).
+	BaseModelID *int64 `json:"base_model_id"`
+	Adapter     bool   `json:"adapter"`
+	Retired     bool   `json:"retired"`
 }
 
 // apiModels is GET /models.

@@ -391,14 +391,20 @@ func redirect(c *fiber.Ctx, to string) error {
 }
 
 // requireToken authenticates API calls by bearer token.
+// An address that sent too many invalid tokens is refused before any
+// lookup (refuseBadTokens); a missing token costs none.
 func (s *server) requireToken(c *fiber.Ctx) error {
 	token, ok := bearerToken(c)
 	if !ok {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "missing API token: send Authorization: Bearer <token>")
 	}
+	if err := s.refuseBadTokens(c); err != nil {
+		return err
+	}
 	u, err := s.Store.UserByAPIToken(c.UserContext(), auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
+		s.countBadToken(c)
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="ruckus", error="invalid_token"`)
 		return fiber.NewError(fiber.StatusUnauthorized, "invalid or revoked API token")
 	}

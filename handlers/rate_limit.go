@@ -19,10 +19,11 @@ import (
 // when none is set.
 const defaultAPIRateWindow = time.Minute
 
-// rateLimiter counts requests per key in fixed windows. Keys are made
-// only for callers who presented a valid token (after requireToken), so
-// there are at most as many as there are live tokens and users; entries
-// whose window has passed are swept once a window.
+// rateLimiter counts requests per key in fixed windows. Keys are made for
+// callers who presented a valid token (after requireToken), so there are
+// at most as many as there are live tokens and users, and for addresses
+// that presented invalid ones; entries whose window has passed are swept
+// once a window.
 type rateLimiter struct {
 	window time.Duration
 	now    func() time.Time
@@ -80,6 +81,44 @@ func (l *rateLimiter) take(limits map[string]int) time.Duration {
 		c.n++
 	}
 	return 0
+}
+
+// wait is how long until a request under key may be made, 0 when limit
+// (0: none) allows one now; unlike take it counts nothing.
+func (l *rateLimiter) wait(key string, limit int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if c := l.counts[key]; limit > 0 && c != nil && now.Before(c.reset) && c.n >= limit {
+		return c.reset.Sub(now)
+	}
+	return 0
+}
+
+// badTokensPerAddress bounds the requests with an invalid or revoked API
+// token one client address may make per APIRateWindow. Each
+// is a database lookup and no token's or user's limit counts it, so an
+// address past this bound is answered 429 without one.
+const badTokensPerAddress = 30
+
+// badTokenKey is the rate limiter's key of an address's bad tokens.
+func badTokenKey(c *fiber.Ctx, s *server) string { return "badtoken:" + s.clientIP(c) }
+
+// refuseBadTokens answers 429 with Retry-After to an address past
+// badTokensPerAddress, before its token is looked up.
+func (s *server) refuseBadTokens(c *fiber.Ctx) error {
+	wait := s.rates.wait(badTokenKey(c, s), badTokensPerAddress)
+	if wait <= 0 {
+		return nil
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	return fiber.NewError(fiber.StatusTooManyRequests, fmt.Sprintf("too many requests without a valid API token from this address; try again in %d s", secs))
+}
+
+// countBadToken counts a request with an invalid token against its address.
+func (s *server) countBadToken(c *fiber.Ctx) {
+	s.rates.take(map[string]int{badTokenKey(c, s): math.MaxInt})
 }
 
 // limitAPI refuses an API request over its token's or its user's limit

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -41,6 +43,15 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		status = fiber.StatusNotFound
 		msg = notFoundMessage(c, err)
+	case store.IsBusy(err):
+		// A row the change needs is held elsewhere (an agent may hold its
+		// run's): nothing changed, and waiting longer would tie up a
+		// connection every other request needs.
+		status, msg = fiber.StatusConflict, i18n.T(c.UserContext(), "error.busy_message")
+		if isAPI(c) {
+			msg = store.ErrBusy.Error()
+		}
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(store.RowLockTimeout.Seconds()))))
 	default:
 		s.Logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
@@ -63,6 +74,9 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		fiber.StatusRequestEntityTooLarge: "error.too_large",
 		fiber.StatusTooManyRequests:       "error.too_many",
 	}[status]
+	if store.IsBusy(err) {
+		key = "error.busy"
+	}
 	if key == "" {
 		key = "error.error"
 		if status >= 500 {

@@ -142,6 +142,9 @@ type server struct {
 	routes []Route
 	// openAPI is the API's description as JSON (openapi.yaml).
 	openAPI []byte
+	// mutableStrings turns Fiber's Immutable setting off: only the
+	// benchmark that measures its cost sets it.
+	mutableStrings bool
 }
 
 // New builds the Fiber app with every route.
@@ -154,6 +157,11 @@ func New(d Deps) *fiber.App {
 // route with who may use it.
 func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 	s := newServer(d)
+	return s.build(), s.routes
+}
+
+// build is the Fiber app with every route over s.
+func (s *server) build() *fiber.App {
 	app := s.newApp()
 
 	// The route table: every route with who may use it (Access). The
@@ -173,7 +181,7 @@ func NewWithRoutes(d Deps) (*fiber.App, []Route) {
 
 	// Whatever matched nothing above: a 404 page in the layout.
 	app.Use(s.notFound)
-	return app, s.routes
+	return app
 }
 
 // newServer is the handlers' state over d.
@@ -214,7 +222,14 @@ func (s *server) newApp() *fiber.App {
 		DisableStartupMessage:        true,
 		// fasthttp's read deadline covers the whole body, and dataset
 		// uploads stream up to a gigabyte: allow for a slow link.
-		ReadTimeout:   30 * time.Minute,
+		ReadTimeout: 30 * time.Minute,
+		// Every string Fiber hands out (method, path, params, query,
+		// headers, form values, cookies, the body) is a copy, not a view
+		// of a buffer fasthttp reuses for the next request: a value kept
+		// past its request (a metric's label, a cache or rate-limit key, an
+		// error, a log field) cannot change under its holder. Its cost is
+		// measured in docs/development.md#request-strings.
+		Immutable:     !s.mutableStrings,
 		CaseSensitive: true,
 		StrictRouting: true,
 		WriteTimeout:  60 * time.Second,

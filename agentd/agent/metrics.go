@@ -75,10 +75,15 @@ func (m *agentMetrics) sending(phase string) func(jobs.Result) {
 	}
 }
 
-// serveMetrics serves m on addr until ctx ends; a port that cannot be
-// opened stops the agent at start.
+// serveMetrics serves m on addr until ctx ends; an address that cannot be
+// opened stops the agent at start, but one another process holds (another
+// agent on this node) is a warning: the agent works without metrics.
 func serveMetrics(ctx context.Context, addr string, m *agentMetrics, logger *slog.Logger) error {
 	ln, err := metrics.Listen(addr)
+	if metrics.Taken(err) {
+		logger.Warn("metrics port taken: working without /metrics (--metrics-addr another port, or empty for none)", "addr", addr, "err", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ type Store interface {
 	HasAttestation(ctx context.Context, runID, fence int64) (bool, error)
 	SaveAttestation(ctx context.Context, a store.Attestation) (bool, error)
 	RunAttestation(ctx context.Context, runID int64) (store.Attestation, error)
+	RecomputeRunHeadline(ctx context.Context, runID int64) error
+	CheckRunHeadline(ctx context.Context, runID int64) (string, error)
 }
 
 // Service attests finished runs and verifies them.
@@ -36,6 +38,11 @@ func (s *Service) AttestRun(ctx context.Context, runID int64) error {
 	if done, err := s.Store.HasAttestation(ctx, runID, fence); err != nil || done {
 		return err
 	}
+	// The figures pages show first follow from the rows signed here: the
+	// server's count, not the agent's (store.RecomputeRunHeadline).
+	if err := s.Store.RecomputeRunHeadline(ctx, runID); err != nil {
+		return err
+	}
 	a, err := s.Signer.Sign(ctx, s.Store, runID, fence)
 	if err != nil {
 		return err
@@ -54,5 +61,17 @@ func (s *Service) VerifyRun(ctx context.Context, runID int64) (store.Attestation
 		return a, Verification{}, err
 	}
 	v, err := s.Signer.Verify(ctx, s.Store, a)
+	if err != nil || !v.Valid {
+		return a, v, err
+	}
+	// The rows are as signed; the run's headline figures must still be
+	// what they give, or a page shows numbers no signature covers.
+	problem, err := s.Store.CheckRunHeadline(ctx, runID)
+	if err != nil {
+		return a, v, err
+	}
+	if problem != "" {
+		v.Valid, v.Problem = false, "the result rows are as signed, but "+problem
+	}
 	return a, v, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -125,51 +126,67 @@ func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 // back), its old job is cancelled and a new job
 // queues it for another agent, which resumes from the persisted results.
 // This happens long before River's own rescuer would act, which is tuned
-// for the longest allowed run.
+// for the longest allowed run. A run whose row (or job's row) another
+// transaction holds, such as an agent that keeps one open, is left for a
+// later period and the others are handed on meanwhile: one agent must not
+// keep every other dead agent's runs where they are
+// (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
 func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
 	stale, err := p.Store.StaleRuns(ctx, p.StaleAfter)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var errs []error
 	for _, s := range stale {
-		err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
-			r, err := q.RunForUpdate(ctx, store.Viewer{Admin: true}, s.BenchmarkID, s.RunID)
-			if err != nil {
-				return err
-			}
-			if r.State != "running" || r.AgentID == nil {
-				return nil // finished or handed back meanwhile
-			}
-			if stillStale, err := q.RunIsStale(ctx, r.ID, p.StaleAfter); err != nil || !stillStale {
-				return err
-			}
-			if r.RiverJobID != nil {
-				if _, err := p.River.JobCancelTx(ctx, tx, *r.RiverJobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("cancel job of run %d: %w", r.ID, err)
-				}
-				// Its worker is gone and will never see the cancel: close
-				// the job now rather than leave it "running" for the rescuer.
-				if _, err := q.FinishAbandonedJob(ctx, *r.RiverJobID, fmt.Sprintf("agent %s stopped heartbeating; the run was reassigned", s.AgentName)); err != nil {
-					return err
-				}
-			}
-			jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
-			if err != nil {
-				return err
-			}
-			if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting,
-				fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
-				return err
-			}
+		done, err := p.reassignStaleRun(ctx, s)
+		if done {
 			n++
-			return nil
-		})
-		if err != nil {
-			return n, fmt.Errorf("reassign run %d: %w", s.RunID, err)
+		}
+		if err != nil && !store.IsBusy(err) {
+			errs = append(errs, fmt.Errorf("reassign run %d: %w", s.RunID, err))
 		}
 	}
-	return n, nil
+	return n, errors.Join(errs...)
+}
+
+// reassignStaleRun hands one stale run on, in one transaction, and says
+// whether it did.
+func (p *Service) reassignStaleRun(ctx context.Context, s store.StaleRun) (bool, error) {
+	done := false
+	err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		r, err := q.StaleRunForUpdate(ctx, s.BenchmarkID, s.RunID)
+		if err != nil {
+			return err
+		}
+		if r.State != "running" || r.AgentID == nil {
+			return nil // finished or handed back meanwhile
+		}
+		if stillStale, err := q.RunIsStale(ctx, r.ID, p.StaleAfter); err != nil || !stillStale {
+			return err
+		}
+		if r.RiverJobID != nil {
+			if _, err := p.River.JobCancelTx(ctx, tx, *r.RiverJobID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return fmt.Errorf("cancel job of run %d: %w", r.ID, err)
+			}
+			// Its worker is gone and will never see the cancel: close
+			// the job now rather than leave it "running" for the rescuer.
+			if _, err := q.FinishAbandonedJob(ctx, *r.RiverJobID, fmt.Sprintf("agent %s stopped heartbeating; the run was reassigned", s.AgentName)); err != nil {
+				return err
+			}
+		}
+		jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
+		if err != nil {
+			return err
+		}
+		if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting,
+			fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	return done && err == nil, err
 }
 
 // ErrScorer is returned for a scorer name Ruckus does not have.
@@ -265,9 +282,16 @@ func (p *Service) ImportRun(ctx context.Context, v store.Viewer, in store.NewImp
 	})
 }
 
-// SweepAgentPool is the reaper's other half: it ends pooled agent
-// sessions that began with defaults an agent gave the pool role
-// (store.SweepAgentPool).
+// SweepAgentPool is the reaper's other half: it ends agent sessions that
+// stall the others, idle in a transaction or in one statement past their
+// bounds (store.SweepStalledAgents, logged here), and pooled agent sessions
+// that began with defaults an agent gave the pool role
+// (store.SweepAgentPool, whose count it returns).
 func (p *Service) SweepAgentPool(ctx context.Context) (int, error) {
-	return p.Store.SweepAgentPool(ctx)
+	stalled, serr := p.Store.SweepStalledAgents(ctx)
+	if stalled > 0 {
+		slog.WarnContext(ctx, "ended agent sessions idle in a transaction or in one statement past their bounds", "sessions", stalled)
+	}
+	n, err := p.Store.SweepAgentPool(ctx)
+	return n, errors.Join(serr, err)
 }

@@ -168,7 +168,10 @@ const (
 //     deactivated, of this protocol version) and that can load the model
 //     (enough GPU memory, or no GPU limit: a CPU profile or the simulated
 //     runtime), a real runtime before the simulated one, then by profile
-//     and runtime name;
+//     and runtime name; never a remote provider's (openai, anthropic, a
+//     provider of the table) unless an administrator priced the model
+//     there (Admin → Providers): a provider serves its own models, and
+//     which those are only that table says;
 //   - the load: sequential, every item (the form's default);
 //   - sampling: temperature 0 and max_tokens QuickStartMaxTokens, which
 //     applies only to items that set no max_tokens of their own;
@@ -244,6 +247,10 @@ func (p *Service) servingTarget(ctx context.Context, model store.Model) (Target,
 		}
 		return 0
 	})
+	served, err = p.servingModel(ctx, served, model.Name)
+	if err != nil {
+		return Target{}, err
+	}
 	need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
 	if model.MemoryGB != nil {
 		need = *model.MemoryGB
@@ -271,6 +278,26 @@ func (p *Service) servingTarget(ctx context.Context, model store.Model) (Target,
 	}
 	return Target{}, Errors{valid.E("model_id", "manifest.no_agent_large", "Model", strconv.Quote(model.Name),
 		"Need", fmt.Sprintf("%.1f", need), "Serve", strings.Join(tooSmall, ", "))}
+}
+
+// launchers are the runtimes that serve whatever model a run names: the
+// simulated one, and those agentd starts with the model (white-box).
+var launchers = []string{"sim", "vllm", "sglang", "tgi", "llama-cpp", "ollama"}
+
+// servingModel keeps the served targets whose runtime serves model: a
+// launcher, or a remote provider with a price for the model.
+func (p *Service) servingModel(ctx context.Context, served []store.ServedTarget, model string) ([]store.ServedTarget, error) {
+	prices, err := p.Store.ListProviderPrices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priced := map[[2]string]bool{}
+	for _, pr := range prices {
+		priced[[2]string{pr.Provider, pr.Model}] = true
+	}
+	return slices.DeleteFunc(served, func(t store.ServedTarget) bool {
+		return !slices.Contains(launchers, t.Runtime) && !priced[[2]string{t.Runtime, model}]
+	}), nil
 }
 
 // truncate cuts s to at most n bytes without splitting a character.

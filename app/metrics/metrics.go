@@ -14,8 +14,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -99,9 +101,13 @@ func NewServer(ctx context.Context, src Source, pool *pgxpool.Pool, staleAfter t
 }
 
 // ObserveRequest records one answered request. route is the route table's
-// pattern (never the raw path, so the series stay few).
+// pattern (never the raw path, so the series stay few). The registry keeps
+// label values for the life of the process, so they are cloned here: a
+// caller's string may be a view of a buffer its web framework reuses for
+// the next request, and a label that changed under the registry would
+// collide with another series and fail every later scrape.
 func (s *Server) ObserveRequest(route, method string, code int, d time.Duration) {
-	s.requests.WithLabelValues(route, method, fmt.Sprint(code)).Observe(d.Seconds())
+	s.requests.WithLabelValues(strings.Clone(route), strings.Clone(method), strconv.Itoa(code)).Observe(d.Seconds())
 }
 
 var (
@@ -292,6 +298,11 @@ func Listen(addr string) (net.Listener, error) {
 	}
 	return ln, nil
 }
+
+// Taken reports whether err is Listen's for an address another process
+// already listens on: a second server or agent on one host, which should
+// go on without metrics rather than not start (docs/metrics.md).
+func Taken(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }
 
 // Serve answers GET /metrics from g on ln until ctx ends. Nothing else is
 // served there.

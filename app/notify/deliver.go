@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -81,7 +82,7 @@ func (d *Deliverer) Deliver(ctx context.Context, id int64, final bool) error {
 	state := "delivered"
 	msg := ""
 	if sendErr != nil {
-		msg, state = sendErr.Error(), "pending"
+		msg, state = failure(sendErr), "pending"
 		if final {
 			state = "failed"
 		}
@@ -120,4 +121,23 @@ func (d *Deliverer) send(ctx context.Context, p store.PendingDelivery) (*int, er
 		return &status, fmt.Errorf("the receiver answered %s", res.Status)
 	}
 	return &status, nil
+}
+
+// failure is what a delivery's owner reads of why it failed. A name that
+// does not resolve is said as such: the resolver's own error names the
+// server's resolver (its address and port), which is none of the user's
+// business, whatever name they type.
+func failure(err error) string {
+	var dnsErr *net.DNSError
+	if !errors.As(err, &dnsErr) {
+		return err.Error()
+	}
+	switch {
+	case dnsErr.IsNotFound:
+		return fmt.Sprintf("the host name %s does not resolve", dnsErr.Name)
+	case dnsErr.IsTimeout:
+		return fmt.Sprintf("looking up the host name %s timed out", dnsErr.Name)
+	default:
+		return fmt.Sprintf("the host name %s could not be looked up", dnsErr.Name)
+	}
 }

@@ -162,6 +162,12 @@ func (c Config) Ini() string {
 	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.MaxDBConnections)
 	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
 	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
+	// No pooled agent may hold a server connection (and the rows it
+	// locked) idle in a transaction or in one query past the agents'
+	// bounds, whatever it SETs: PgBouncer, which the server configures,
+	// ends such a client (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+	fmt.Fprintf(&b, "idle_transaction_timeout = %d\nquery_timeout = %d\n",
+		int(store.AgentIdleInTransaction.Seconds()), int(store.AgentStatementTimeout.Seconds()))
 	// After PostgreSQL restarts, PgBouncer's first logins fail and it waits
 	// server_login_retry before the next: its default, 15 s, is the agents'
 	// whole stale period, in which no agent could heartbeat.

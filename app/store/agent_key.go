@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -237,6 +238,33 @@ func (q *Queries) SweepAgentPool(ctx context.Context) (int, error) {
 	var n int
 	if err := q.db.QueryRow(ctx, `SELECT ruckus_agent_pool_sweep()`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("sweep the agents' pool: %w", err)
+	}
+	return n, nil
+}
+
+// The bounds of an agent's time in the database (migration 0032): a
+// transaction left idle, and one statement. Agents' login roles start
+// with them as session defaults, PgBouncer applies them to every pooled
+// client, and SweepStalledAgents ends any agent session past them, since
+// an agent may change its own settings
+// (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+const (
+	AgentIdleInTransaction = 30 * time.Second
+	AgentStatementTimeout  = 120 * time.Second
+)
+
+// SweepStalledAgents ends the agent sessions (their own roles' and the
+// pool's) idle in a transaction for longer than AgentIdleInTransaction or
+// in one statement for longer than AgentStatementTimeout, and returns how
+// many: such a session may hold the row of a run (or a job) that users'
+// actions and the reaper need. 0 where the schema was not migrated by a
+// role allowed to signal other roles' sessions. The reaper calls it every
+// period.
+func (q *Queries) SweepStalledAgents(ctx context.Context) (int, error) {
+	var n int
+	if err := q.db.QueryRow(ctx, `SELECT ruckus_agent_sweep_stalled(@idle::interval, @statement::interval)`,
+		pgx.NamedArgs{"idle": AgentIdleInTransaction, "statement": AgentStatementTimeout}).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sweep stalled agent sessions: %w", err)
 	}
 	return n, nil
 }

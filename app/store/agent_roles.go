@@ -125,6 +125,14 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string, gran
 				return err
 			}
 		}
+		// Bounded time for an honest agent; SweepStalledAgents binds the
+		// others (the role may change its own defaults).
+		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER ROLE %s SET idle_in_transaction_session_timeout = %d", ident, AgentIdleInTransaction.Milliseconds())); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER ROLE %s SET statement_timeout = %d", ident, AgentStatementTimeout.Milliseconds())); err != nil {
+			return err
+		}
 		key, hash := NewAgentKey()
 		_, err := tx.Exec(ctx, `INSERT INTO agents (name, protocol_version, state, db_role, key_hash) VALUES (@name, 0, 'offline', @role, @hash)
 			ON CONFLICT (name) DO UPDATE SET db_role = excluded.db_role, key_hash = excluded.key_hash, deactivated_at = NULL`,

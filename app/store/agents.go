@@ -168,7 +168,7 @@ func (a Agent) Pending() bool {
 // ApproveAgent grants an agent what it declares: its declared hardware
 // profile and runtimes become what it serves (its queues).
 func (q *Queries) ApproveAgent(ctx context.Context, id int64) error {
-	tag, err := q.db.Exec(ctx, `UPDATE agents SET hardware_profile = declared_profile, runtimes = declared_runtimes
+	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET hardware_profile = declared_profile, runtimes = declared_runtimes
 		WHERE id = @id AND declared_profile IS NOT NULL`, pgx.NamedArgs{"id": id})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
@@ -179,7 +179,7 @@ func (q *Queries) ApproveAgent(ctx context.Context, id int64) error {
 // SetAgentDrained drains an agent (it finishes its run and takes no new
 // ones) or undrains it.
 func (q *Queries) SetAgentDrained(ctx context.Context, id int64, drained bool) error {
-	tag, err := q.db.Exec(ctx, `UPDATE agents SET drained = @drained WHERE id = @id`, pgx.NamedArgs{"id": id, "drained": drained})
+	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET drained = @drained WHERE id = @id`, pgx.NamedArgs{"id": id, "drained": drained})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
 	}
@@ -189,7 +189,7 @@ func (q *Queries) SetAgentDrained(ctx context.Context, id int64, drained bool) e
 // SetAgentDeactivated deactivates an agent (it stops at its next heartbeat
 // and may not work until reactivated) or reactivates it.
 func (q *Queries) SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error {
-	tag, err := q.db.Exec(ctx, `UPDATE agents SET deactivated_at = CASE WHEN @off THEN coalesce(deactivated_at, now()) END
+	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET deactivated_at = CASE WHEN @off THEN coalesce(deactivated_at, now()) END
 		WHERE id = @id`, pgx.NamedArgs{"id": id, "off": deactivated})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
@@ -210,12 +210,15 @@ type HardwareProfile struct {
 }
 
 // ListHardwareProfiles returns the profiles with their agent counts; an
-// agent counts as online when it beat within staleAfter.
+// agent counts as online when it beat within staleAfter. The "imported"
+// profile, which imported runs name for want of hardware, is no hardware
+// to list or price.
 func (q *Queries) ListHardwareProfiles(ctx context.Context, staleAfter time.Duration) ([]HardwareProfile, error) {
 	rows, _ := q.db.Query(ctx, `SELECT h.slug, h.gpu_name, h.gpu_count, h.gpu_memory_bytes, h.cpu_cores, h.price_per_hour::float8,
 			count(a.id), count(a.id) FILTER (WHERE a.state = 'online' AND a.deactivated_at IS NULL
 				AND a.last_heartbeat_at > now() - @stale::interval)
 		FROM hardware_profiles h LEFT JOIN agents a ON a.hardware_profile = h.slug
+		WHERE h.slug <> 'imported'
 		GROUP BY h.slug ORDER BY h.slug`, pgx.NamedArgs{"stale": staleAfter})
 	hs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (HardwareProfile, error) {
 		var h HardwareProfile
@@ -227,7 +230,7 @@ func (q *Queries) ListHardwareProfiles(ctx context.Context, staleAfter time.Dura
 
 // SetHardwarePrice sets (or with nil clears) a profile's price per hour.
 func (q *Queries) SetHardwarePrice(ctx context.Context, slug string, price *float64) error {
-	tag, err := q.db.Exec(ctx, `UPDATE hardware_profiles SET price_per_hour = @price, updated_at = now() WHERE slug = @slug`,
+	tag, err := q.db.Exec(ctx, `UPDATE hardware_profiles SET price_per_hour = @price, updated_at = now() WHERE slug = @slug AND slug <> 'imported'`,
 		pgx.NamedArgs{"slug": slug, "price": price})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -187,14 +188,40 @@ func (q *Queries) ActiveRuns(ctx context.Context, v Viewer) ([]ActiveRun, error)
 }
 
 // RunForUpdate locks a run of a benchmark the viewer may change and returns
-// it with the arguments needed to queue it again.
+// it with the arguments needed to queue it again. It must run in a
+// transaction: every lock the rest of that transaction waits for (the
+// run's row here, its River job's row after) is given up after
+// RowLockTimeout with ErrBusy, since an agent may hold them
+// (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
 func (q *Queries) RunForUpdate(ctx context.Context, v Viewer, benchmarkID, runID int64) (Run, error) {
+	if _, err := q.db.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, RowLockTimeout.Milliseconds())); err != nil {
+		return Run{}, mapErr(err, "run for update")
+	}
 	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
 		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id JOIN benchmarks b ON b.id = r.benchmark_id
 		WHERE r.id = @run AND r.benchmark_id = @b AND`+benchmarkWritable+`
 		FOR UPDATE OF r`, pgx.NamedArgs{"run": runID, "b": benchmarkID, "viewer": v.UserID, "admin": v.Admin})
 	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
 	return r, mapErr(err, "run for update")
+}
+
+// StaleRunForUpdate locks a run for the reaper, skipping it (ErrBusy) when
+// another transaction holds its row: an agent holding the run it works
+// must not keep every other dead agent's run from being handed on. The
+// rest of the transaction waits at most RowLockTimeout for a lock.
+func (q *Queries) StaleRunForUpdate(ctx context.Context, benchmarkID, runID int64) (Run, error) {
+	if _, err := q.db.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, RowLockTimeout.Milliseconds())); err != nil {
+		return Run{}, mapErr(err, "stale run for update")
+	}
+	rows, _ := q.db.Query(ctx, `SELECT `+runColumns+`
+		FROM runs r JOIN models m ON m.id = r.model_id LEFT JOIN agents a ON a.id = r.agent_id
+		WHERE r.id = @run AND r.benchmark_id = @b
+		FOR UPDATE OF r SKIP LOCKED`, pgx.NamedArgs{"run": runID, "b": benchmarkID})
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Run{}, fmt.Errorf("stale run %d: %w", runID, ErrBusy)
+	}
+	return r, mapErr(err, "stale run for update")
 }
 
 // SetRunCancelled marks a run cancelled.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,6 +64,50 @@ func (s *Store) InTx(ctx context.Context, fn func(q *Queries) error) error {
 // uniqueViolation is PostgreSQL's SQLSTATE for a unique constraint broken.
 const uniqueViolation = "23505"
 
+// lockNotAvailable is PostgreSQL's SQLSTATE for a lock not had within
+// lock_timeout (or at once, under NOWAIT).
+const lockNotAvailable = "55P03"
+
+// ErrBusy is returned when a row a change needs is held by another
+// transaction for longer than the server waits (RowLockTimeout): an
+// agent's, or another request's. Nothing was changed; trying again later
+// may succeed.
+var ErrBusy = errors.New("what this changes is being changed by something else right now (an agent, or another request); nothing was changed: try again in a few seconds")
+
+// RowLockTimeout is how long a user's action waits for a run's row (and
+// its job's) that another transaction holds. An agent may hold the row of
+// the run it works for as long as its transaction stays open (up to the
+// agent roles' idle_in_transaction_session_timeout); a request that waited
+// that long would hold one of the server's pooled connections with it, and
+// many such requests would leave none for anyone else
+// (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+const RowLockTimeout = time.Second
+
+// execWithLockTimeout runs one statement that may wait for a row an agent
+// can hold (its agent row, the run it works), waiting at most
+// RowLockTimeout for it. The setting and the statement go as one batch,
+// which PostgreSQL runs as one implicit transaction: the setting is that
+// transaction's alone.
+func (q *Queries) execWithLockTimeout(ctx context.Context, sql string, args pgx.NamedArgs) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('lock_timeout', @ms, true)`, pgx.NamedArgs{"ms": strconv.FormatInt(RowLockTimeout.Milliseconds(), 10)})
+	var tag pgconn.CommandTag
+	b.Queue(sql, args).Exec(func(ct pgconn.CommandTag) error {
+		tag = ct
+		return nil
+	})
+	err := q.db.SendBatch(ctx, b).Close()
+	return tag, err
+}
+
+// IsBusy reports whether err is a lock the server would not wait for:
+// ErrBusy, or PostgreSQL's lock_not_available from a statement outside the
+// store (River's JobCancelTx in the same transaction).
+func IsBusy(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, ErrBusy) || errors.As(err, &pgErr) && pgErr.Code == lockNotAvailable
+}
+
 // taken names, for each unique constraint a caller may run into, the
 // sentinel its violation becomes.
 var taken = map[string]error{
@@ -90,6 +136,9 @@ func mapErr(err error, what string) error {
 	}
 	if sentinel, ok := taken[pgErr.ConstraintName]; ok && pgErr.Code == uniqueViolation {
 		return fmt.Errorf("%s: %w", what, sentinel)
+	}
+	if pgErr.Code == lockNotAvailable {
+		return fmt.Errorf("%s: %w", what, ErrBusy)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -172,13 +172,15 @@ type RunNotice struct {
 }
 
 // RunNoticeOf reads the run, its regressions and its benchmark's runs.
+// A judge's run (its hidden benchmark judges another run) is no event of
+// its owner's: ErrNotFound, as for a deleted benchmark.
 func (q *Queries) RunNoticeOf(ctx context.Context, runID int64) (RunNotice, error) {
 	var n RunNotice
 	var regs []byte
 	err := q.db.QueryRow(ctx, `SELECT r.id, b.id, b.name, b.owner_id, r.state, m.name, r.runtime, r.hardware_profile, r.error, r.finished_at,
 			`+regressionsJSON+`, (SELECT max(x.finished_at) FROM runs x WHERE x.benchmark_id = b.id), u.language
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id JOIN users u ON u.id = b.owner_id
-		WHERE r.id = @run AND b.deleted_at IS NULL`, pgx.NamedArgs{"run": runID}).
+		WHERE r.id = @run AND b.deleted_at IS NULL AND b.judges_run_id IS NULL`, pgx.NamedArgs{"run": runID}).
 		Scan(&n.RunID, &n.BenchmarkID, &n.BenchmarkName, &n.OwnerID, &n.State, &n.Model, &n.Runtime, &n.Hardware, &n.Error, &n.FinishedAt,
 			&regs, &n.LastFinished, &n.OwnerLanguage)
 	if err != nil {

@@ -190,6 +190,13 @@ func startMetrics(ctx context.Context, st *store.Store, pool *pgxpool.Pool, cfg 
 		return nil, err
 	}
 	ln, err := metrics.Listen(cfg.MetricsAddr)
+	if metrics.Taken(err) {
+		// Another process (a second server on this host) has the port:
+		// the server still serves, without metrics. A bad address is a
+		// mistake to fix at start; a taken one is not.
+		logger.Warn("metrics port taken: serving without /metrics (set RUCKUS_METRICS_ADDR to another port, or off)", "addr", cfg.MetricsAddr, "err", err)
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("RUCKUS_METRICS_ADDR: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,5 +95,64 @@ func TestMetricsAreServedApartFromThePublicPort(t *testing.T) {
 	}
 	if strings.Contains(body, "/runs/12345") {
 		t.Error("/metrics names a raw path, not the route")
+	}
+}
+
+// lockedBuffer is a log a server writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A second server on one host finds the metrics port taken: it says so in
+// its log and serves anyway, without metrics.
+func TestTakenMetricsPortIsAWarning(t *testing.T) {
+	pool := pgtest.NewDB(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg := testServerConfig(t, pool)
+	cfg.MetricsAddr = taken.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log lockedBuffer
+	done := make(chan error, 1)
+	ready := make(chan string, 1)
+	go func() { done <- serve(ctx, cfg, io.Discard, &log, ready) }()
+	select {
+	case addr := <-ready:
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/healthz with the metrics port taken: %d", res.StatusCode)
+		}
+	case err := <-done:
+		t.Fatalf("the server did not start with the metrics port taken: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	if out := log.String(); !strings.Contains(out, "metrics port taken") || !strings.Contains(out, cfg.MetricsAddr) {
+		t.Fatalf("the log does not warn of the taken port:\n%s", out)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -663,7 +663,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description A queued or running run; a running one keeps the results it has. 409 when it has finished. Owner; others get 404.
+         * @description A queued or running run; a running one keeps the results it has. 409 when it has finished, or when another change (its agent's) holds the run for longer than a second; then Retry-After says when to try again. Owner; others get 404.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -686,7 +686,7 @@ export interface paths {
         put?: never;
         /**
          * Run a finished run again
-         * @description A failed or cancelled run is queued again from the start (its results are dropped); 409 for a run in any other state. Owner; others get 404.
+         * @description A failed or cancelled run is queued again from the start (its results are dropped); 409 for a run in any other state, or when another change holds the run for longer than a second (Retry-After). Owner; others get 404.
          */
         post: operations["retryRun"];
         delete?: never;
@@ -2203,12 +2203,12 @@ export interface components {
             memory_gb: number;
             /** @description memory_gb is estimated from the parameters and quantisation. */
             memory_estimated: boolean;
-            /** @description The base model's name */
-            base_model: string;
+            /** @description The base model of a fine-tune or adapter (its model_id), as it is written; null for a base model. */
+            base_model_id: number | null;
             adapter: boolean;
             retired: boolean;
         };
-        /** @description A model's fields; numbers may be given as numbers or strings. */
+        /** @description A model's fields, named as they are read (Model); numbers may be given as numbers or strings. A field not listed here is refused with 422 naming it. */
         ModelFields: {
             /** @description A model id such as Qwen/Qwen2.5-7B-Instruct (letters, digits, . _ : - and one /). */
             name: string;
@@ -2327,8 +2327,9 @@ export interface components {
         /**
          * @description Too many requests: more than the token's or the user's limit per
          *     window (RUCKUS_API_RATE_PER_TOKEN, RUCKUS_API_RATE_PER_USER per
-         *     RUCKUS_API_RATE_WINDOW; 600 and 1200 a minute by default), or, on
-         *     downloads, as many running as are allowed. Try again after
+         *     RUCKUS_API_RATE_WINDOW; 600 and 1200 a minute by default), more
+         *     than 30 invalid or revoked tokens from one address per window, or,
+         *     on downloads, as many running as are allowed. Try again after
          *     `Retry-After` seconds.
          */
         RateLimited: {
