@@ -34,8 +34,8 @@ func TestVerdictAndCompareAPI(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
-		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+		smallFake,
+		bigFake,
 	})
 	res := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
 	if res.status != 200 || res.body["pending"] != false || res.body["scorer"] != "exact" {
@@ -105,8 +105,8 @@ func TestVerdictAPIWaitsForItsFigures(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
-		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+		smallFake,
+		bigFake,
 	})
 	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scored_at = NULL, finished_at = now() WHERE id = $1`, runs[1]); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestSurfacesAgreeOnAPair(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	b, runs := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		smallFake,
 		{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }},
 	})
 	verdict := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
@@ -189,7 +189,7 @@ func TestFiguresTableColoursOnlyEstablishedDeltas(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	_, runs := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		smallFake,
 		{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }},
 		// Answers three times as long: another load, not comparable.
 		{model: "m/long", seconds: 10, tokens: 45, e2e: millis(300), score: func(i int) float64 { return float64(min(i%4, 1)) }},

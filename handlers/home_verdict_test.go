@@ -37,6 +37,14 @@ type fakeRun struct {
 // finishedBenchmark makes a benchmark of n items with one run per target,
 // each worked by an agent to the end (summary, scores and the quality
 // interval as the scoring job stores them), on cpu-2c priced at price
+// smallFake and bigFake are the two targets most verdict tests compare:
+// over 10 s, m/small answers 10 tokens in about 100 ms and two items in
+// three right, m/big 20 tokens in about 200 ms and every item right.
+var (
+	smallFake = fakeRun{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }}
+	bigFake   = fakeRun{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }}
+)
+
 // nextFake is the index of the first fake run of model not used yet,
 // marked used.
 func nextFake(runs []fakeRun, used []bool, model string) int {
@@ -150,9 +158,9 @@ func TestVerdictOnAFinishedBenchmark(t *testing.T) {
 	price := 3.6
 	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
 		// Right on two items in three; 300 tokens in 10 s; E2E 100–129 ms.
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		smallFake,
 		// Right on every item; 600 tokens in 10 s; E2E 200–229 ms.
-		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+		bigFake,
 	})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")
@@ -676,7 +684,7 @@ func TestVerdictScorerIsChosen(t *testing.T) {
 	e := newEnv(t)
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	b, runs := finishedBenchmark(t, e, tok, 30, nil, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
+		smallFake,
 		{model: "m/big", seconds: 10, tokens: 10, e2e: millis(100), score: func(int) float64 { return 1 }},
 	})
 	// The second run rescored with contains: a quality of its own.

@@ -20,8 +20,8 @@ func TestVerdictSpeaksGerman(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	b, _ := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
-		{model: "m/small", seconds: 10, tokens: 10, e2e: millis(100), score: func(i int) float64 { return float64(min(i%3, 1)) }},
-		{model: "m/big", seconds: 10, tokens: 20, e2e: millis(200), score: func(int) float64 { return 1 }},
+		smallFake,
+		bigFake,
 	})
 	c := e.client()
 	c.signIn("ada@example.com", "correct horse")

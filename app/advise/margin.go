@@ -455,22 +455,11 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 // lead sets which of A and B is better on the criterion and by how much:
 // Abs, Better and Pct (A's advantage relative to B; none when B is 0).
 func (m *Margin) lead() {
-	m.Abs = math.Abs(m.A - m.B)
 	adv := m.A - m.B
 	if !m.Criterion.HigherBetter() {
 		adv = -adv
 	}
-	switch {
-	case adv > 0:
-		m.Better = 1
-	case adv < 0:
-		m.Better = -1
-	}
-	// Against a figure of zero a relative margin has no meaning: the
-	// margin is the absolute difference alone (Relative false).
-	if pct := adv / math.Abs(m.B) * 100; m.B != 0 && !math.IsInf(pct, 0) && !math.IsNaN(pct) {
-		m.Pct, m.Relative = pct, true
-	}
+	m.setLead(adv)
 }
 
 // keepFinite leaves out of a margin whatever a test's arithmetic carried

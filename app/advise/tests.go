@@ -70,8 +70,10 @@ func (m *Margin) testQuality(a, b Candidate, ev Evidence) testResult {
 	return t
 }
 
-// setLead sets the margin's lead from a difference A − B of a figure
-// where more is better (the paired mean difference of quality).
+// setLead sets the margin's lead from A's advantage over B (A − B where
+// more is better, B − A where less is; for quality the paired mean
+// difference): Abs, Better and Pct, relative to B, which against a B of
+// zero (or beyond the floats) has no meaning and is left out.
 func (m *Margin) setLead(diff float64) {
 	m.Abs, m.Better, m.Pct, m.Relative = math.Abs(diff), 0, 0, false
 	switch {
