@@ -84,7 +84,7 @@ func TestHeldRunLockDoesNotStallTheReaper(t *testing.T) {
 	}
 
 	start := time.Now()
-	n, err := x.w.planner.ReassignStaleRuns(ctx)
+	n, err := x.w.svc.ReassignStaleRuns(ctx)
 	took := time.Since(start)
 	if err != nil || n != 1 {
 		t.Fatalf("reaper beside a held lock: %d runs handed on, %v; want the other agent's", n, err)
@@ -108,7 +108,7 @@ func TestHeldRunLockDoesNotStallTheReaper(t *testing.T) {
 	if _, err := held.Exec(ctx, `SELECT 1`); err == nil {
 		t.Fatal("the agent's held transaction still works after the sweep")
 	}
-	if n, err := x.w.planner.ReassignStaleRuns(ctx); err != nil || n != 1 {
+	if n, err := x.w.svc.ReassignStaleRuns(ctx); err != nil || n != 1 {
 		t.Fatalf("reaper after the sweep: %d %v", n, err)
 	}
 }
