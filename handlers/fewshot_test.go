@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 )
@@ -119,5 +120,73 @@ func TestAPIUploadWithGSM8KCoTExemplars(t *testing.T) {
 	if res := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json"); res.status != 422 ||
 		!strings.Contains(fmt.Sprint(res.body["errors"]), "already 8-shot") {
 		t.Fatalf("few-shot on top of the exemplars: %d %v", res.status, res.body)
+	}
+}
+
+// A manifest's fewshot: {exemplars: gsm8k-cot} asks every item with
+// lm-eval's 8 gsm8k_cot exemplars ("Q: … A: …", its stops), the item's own
+// question last; the run says which set. An unknown set, a k beside it
+// and a dataset with items it cannot ask are refused naming the field.
+func TestAPIFewShotExemplarsInTheManifest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	const items = 6
+	up := e.upload(tok, "gsm8k-test.jsonl", []byte(gsm8kFile(items)), nil)
+	if up.status != 201 {
+		t.Fatalf("upload: %d %v", up.status, up.body)
+	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	create := func(fewshot string, dataset any) apiResult {
+		manifest := fmt.Sprintf(`{"name":"gsm8k cot","dataset":%v,"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],
+			"load":{"profile":"sequential"},"sampling":{"max_tokens":64},"fewshot":%s}`, dataset, fewshot)
+		return e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
+	}
+	for _, c := range []struct{ fewshot, want string }{
+		{`{"exemplars":"gsm8k-cod"}`, "no fixed exemplar set is called \"gsm8k-cod\" (known: gsm8k-cot)"},
+		{`{"exemplars":"gsm8k-cot","k":3}`, "leave k and seed out beside it"},
+	} {
+		res := create(c.fewshot, up.body["dataset_id"])
+		if res.status != 422 || !strings.Contains(fmt.Sprint(res.body), "fewshot.exemplars") || !strings.Contains(fmt.Sprint(res.body), c.want) {
+			t.Errorf("%s: %d %v", c.fewshot, res.status, res.body)
+		}
+	}
+	res := create(`{"exemplars":"gsm8k-cot"}`, up.body["dataset_id"])
+	if res.status != 201 {
+		t.Fatalf("create: %d %v", res.status, res.body)
+	}
+	run := res.body["runs"].([]any)[0].(map[string]any)
+	if run["fewshot_k"] != float64(8) || run["fewshot_exemplars"] != "gsm8k-cot" {
+		t.Fatalf("run %v", run)
+	}
+	runID := int64(run["run_id"].(float64))
+	pending, err := e.store.PendingItems(ctx, runID, int64(up.body["dataset_id"].(float64)), items)
+	if err != nil || len(pending) != items {
+		t.Fatalf("pending: %d %v", len(pending), err)
+	}
+	first := dataset.ExemplarSets()[0].Examples[0].Question
+	for i, p := range pending {
+		var req struct {
+			Body struct {
+				Messages []struct{ Content string } `json:"messages"`
+				Stop     []string                   `json:"stop"`
+			} `json:"body"`
+		}
+		if err := json.Unmarshal(p.Request, &req); err != nil || len(req.Body.Messages) != 1 {
+			t.Fatalf("item %d: %s (%v)", i, p.Request, err)
+		}
+		c := req.Body.Messages[0].Content
+		own := fmt.Sprintf("Q: Tom has %d apples and buys 2. How many now?\nA:", i)
+		if !strings.HasPrefix(c, "Q: "+first) || strings.Count(c, "\nA: ") != 8 || !strings.HasSuffix(c, "\n\n"+own) ||
+			fmt.Sprint(req.Body.Stop) != "[Q: </s> <|im_end|>]" {
+			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, req.Body.Stop)
+		}
+	}
+	// A dataset with items without a reference cannot take them.
+	other := e.upload(tok, "plain.jsonl", []byte(simpleJSONL), nil)
+	if res := create(`{"exemplars":"gsm8k-cot"}`, other.body["dataset_id"]); res.status != 422 || !strings.Contains(fmt.Sprint(res.body), "fewshot.exemplars") {
+		t.Errorf("a dataset without bare questions: %d %v", res.status, res.body)
 	}
 }

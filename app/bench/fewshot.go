@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,11 @@ type FewShot struct {
 	// Seed seeds the sampler (lm-eval's fewshot_random_seed); absent
 	// means lm-eval's default, 1234.
 	Seed *int64 `json:"seed,omitempty" yaml:"seed,omitempty" form:"fewshot_seed" validate:"omitnil,min=0,max=9007199254740991" msg:"manifest.fewshot_seed"`
+	// Exemplars names a fixed set of published solved examples
+	// (dataset.ExemplarSets: lm-eval's gsm8k-cot) written before every
+	// item instead of examples drawn from the dataset: chain-of-thought
+	// prompting. K and Seed are left out beside it.
+	Exemplars string `json:"exemplars,omitempty" yaml:"exemplars,omitempty" form:"fewshot_exemplars" validate:"max=64"`
 }
 
 // maxFewShotSeed is the largest seed (2⁵³−1: exact in JSON numbers).
@@ -50,20 +56,47 @@ const maxFewShotItems = 200_000
 const MaxFewShotBytes = 512 << 20
 
 // fewShotOf is a target's effective few-shot setting: its own, else the
-// benchmark's, else none (k 0).
-func fewShotOf(m Manifest, t Target) (k int, seed int64) {
+// benchmark's, else none (k 0). A fixed exemplar set gives its size as k,
+// seed 0 and its name.
+func fewShotOf(m Manifest, t Target) (k int, seed int64, exemplars string) {
 	f := m.FewShot
 	if t.FewShot != nil {
 		f = t.FewShot
 	}
-	if f == nil || f.K == 0 {
-		return 0, 0
+	if f == nil {
+		return 0, 0, ""
+	}
+	if set, ok := dataset.Exemplars(f.Exemplars); ok {
+		return len(set.Examples), 0, set.Name
+	}
+	if f.K == 0 {
+		return 0, 0, ""
 	}
 	seed = DefaultFewShotSeed
 	if f.Seed != nil {
 		seed = *f.Seed
 	}
-	return f.K, seed
+	return f.K, seed, ""
+}
+
+// checkExemplars refuses a fixed exemplar set no one has published here,
+// or given beside a k or seed, under path (fewshot or targets[i].fewshot).
+func checkExemplars(f *FewShot, path string) Errors {
+	var errs Errors
+	if f == nil || f.Exemplars == "" {
+		return nil
+	}
+	if _, ok := dataset.Exemplars(f.Exemplars); !ok {
+		var names []string
+		for _, s := range dataset.ExemplarSets() {
+			names = append(names, s.Name)
+		}
+		errs.Say(path+".exemplars", "manifest.fewshot_exemplars_unknown", "Got", strconv.Quote(f.Exemplars), "Known", strings.Join(names, ", "))
+	}
+	if f.K != 0 || f.Seed != nil {
+		errs.Say(path+".exemplars", "manifest.fewshot_exemplars_with_k")
+	}
+	return errs
 }
 
 // firstNFormats are the suites lm-eval samples with first_n (MMLU's dev
@@ -128,9 +161,10 @@ type fewShotPlan struct {
 // fewShotUse is one few-shot setting the runs use, with the manifest
 // field that sets it.
 type fewShotUse struct {
-	path string
-	k    int
-	seed int64
+	path      string
+	k         int
+	seed      int64
+	exemplars string
 }
 
 // planFewShot reads the dataset's prompt pieces and draws the examples of
@@ -155,6 +189,14 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 	}
 	firstN := firstNFormats[ds.Format]
 	for _, u := range uses {
+		if u.exemplars != "" {
+			// A fixed set asks every item with the same examples: each
+			// item needs its bare question.
+			if i := slices.IndexFunc(fp.shots, func(s dataset.Shot) bool { return s.Question == "" }); i >= 0 {
+				errs.Say(u.path, "manifest.fewshot_exemplars_question", "Set", u.exemplars, "Format", ds.Format)
+			}
+			continue
+		}
 		key := [2]int64{int64(u.k), u.seed}
 		if _, done := fp.examples[key]; done {
 			continue
@@ -181,12 +223,17 @@ func (p *Service) planFewShot(ctx context.Context, m Manifest, ds store.Dataset,
 func fewShotUses(m Manifest) []fewShotUse {
 	var uses []fewShotUse
 	for i, t := range m.Targets {
-		if k, seed := fewShotOf(m, t); k > 0 {
-			path := "fewshot.k"
+		if k, seed, exemplars := fewShotOf(m, t); k > 0 {
+			path := "fewshot"
 			if t.FewShot != nil {
-				path = fmt.Sprintf("targets[%d].fewshot.k", i)
+				path = fmt.Sprintf("targets[%d].fewshot", i)
 			}
-			uses = append(uses, fewShotUse{path: path, k: k, seed: seed})
+			if exemplars != "" {
+				path += ".exemplars"
+			} else {
+				path += ".k"
+			}
+			uses = append(uses, fewShotUse{path: path, k: k, seed: seed, exemplars: exemplars})
 		}
 	}
 	return uses
@@ -239,6 +286,12 @@ func (p *Service) readShots(ctx context.Context, ds store.Dataset, fp *fewShotPl
 func (fp *fewShotPlan) promptBytes(uses []fewShotUse, size []int) int64 {
 	var total int64
 	for _, u := range uses {
+		if set, ok := dataset.Exemplars(u.exemplars); ok {
+			for i := range fp.shots {
+				total += int64(size[i] + len(dataset.ExemplarRequest(set, dataset.Shot{}, 0)))
+			}
+			continue
+		}
 		for i, ex := range fp.examples[[2]int64{int64(u.k), u.seed}] {
 			total += int64(size[i])
 			for _, j := range ex {
@@ -249,8 +302,18 @@ func (fp *fewShotPlan) promptBytes(uses []fewShotUse, size []int) int64 {
 	return total
 }
 
-// prompts yields the k-shot requests of a run's first n items.
-func (fp *fewShotPlan) prompts(k int, seed int64, n int) iter.Seq[store.RunPrompt] {
+// prompts yields the k-shot requests of a run's first n items: with its
+// drawn examples, or with the fixed set named exemplars.
+func (fp *fewShotPlan) prompts(k int, seed int64, exemplars string, n int) iter.Seq[store.RunPrompt] {
+	if set, ok := dataset.Exemplars(exemplars); ok {
+		return func(yield func(store.RunPrompt) bool) {
+			for i := range min(n, len(fp.shots)) {
+				if !yield(store.RunPrompt{Idx: i, Request: dataset.ExemplarRequest(set, fp.shots[i], k)}) {
+					return
+				}
+			}
+		}
+	}
 	return func(yield func(store.RunPrompt) bool) {
 		ex := fp.examples[[2]int64{int64(k), seed}]
 		buf := make([]dataset.Shot, 0, k)

@@ -233,11 +233,14 @@ func (m Manifest) validateDistinctTargets() Errors {
 		remote                   bool
 		k                        int
 		seed                     int64
+		exemplars                string
 	}
 	seen := map[key]int{}
+	errs = append(errs, checkExemplars(m.FewShot, "fewshot")...)
 	for i, t := range m.Targets {
-		k, seed := fewShotOf(m, t)
-		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed}
+		errs = append(errs, checkExemplars(t.FewShot, fmt.Sprintf("targets[%d].fewshot", i))...)
+		k, seed, exemplars := fewShotOf(m, t)
+		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed, exemplars}
 		if j, dup := seen[id]; dup {
 			errs.Say(fmt.Sprintf("targets[%d]", i), "manifest.same_target", "J", j)
 		}

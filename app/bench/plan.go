@@ -41,6 +41,9 @@ type PlannedRun struct {
 	// dataset's own prompts).
 	FewShotK    int   `json:"fewshot_k,omitempty"`
 	FewShotSeed int64 `json:"fewshot_seed,omitempty"`
+	// FewShotExemplars names the fixed set of examples the run asks with
+	// ("" for drawn ones).
+	FewShotExemplars string `json:"fewshot_exemplars,omitempty"`
 
 	modelID int64
 	// adapterOf is the base model when the model is a LoRA adapter.
@@ -215,12 +218,12 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 	if err != nil {
 		return nil, nil, err
 	}
-	k, seed := fewShotOf(m, t)
+	k, seed, exemplars := fewShotOf(m, t)
 	var runs []PlannedRun
 	for rep := range m.Runs() {
 		runs = append(runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
 			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, modelID: model.ID, adapterOf: adapterBase(model)})
+			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, FewShotExemplars: exemplars, modelID: model.ID, adapterOf: adapterBase(model)})
 	}
 	return runs, nil, nil
 }
@@ -272,7 +275,8 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 		for _, r := range plan.Runs {
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
 				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
-				Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed})
+				Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed,
+				FewShotExemplars: r.FewShotExemplars})
 			if err != nil {
 				return err
 			}
@@ -280,7 +284,7 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 				if plan.fewShot == nil {
 					return fmt.Errorf("run %d: %d-shot prompts were not planned", runID, r.FewShotK)
 				}
-				if _, err := q.CopyRunPrompts(ctx, runID, plan.fewShot.prompts(r.FewShotK, r.FewShotSeed, r.Items)); err != nil {
+				if _, err := q.CopyRunPrompts(ctx, runID, plan.fewShot.prompts(r.FewShotK, r.FewShotSeed, r.FewShotExemplars, r.Items)); err != nil {
 					return fmt.Errorf("few-shot prompts of run %d: %w", runID, err)
 				}
 			}

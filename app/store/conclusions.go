@@ -36,12 +36,14 @@ import (
 func (q *Queries) saveRunQuality(ctx context.Context, runID int64, rq RunQuality) error {
 	var k int
 	var seed int64
-	if err := q.db.QueryRow(ctx, `SELECT fewshot_k, fewshot_seed FROM runs WHERE id = @run`, pgx.NamedArgs{"run": runID}).Scan(&k, &seed); err != nil {
+	var exemplars string
+	if err := q.db.QueryRow(ctx, `SELECT fewshot_k, fewshot_seed, fewshot_exemplars FROM runs WHERE id = @run`,
+		pgx.NamedArgs{"run": runID}).Scan(&k, &seed, &exemplars); err != nil {
 		return mapErr(err, "run's few-shot setting")
 	}
 	key := ScorerIdentity(rq.Scorer, rq.Options, rq.Judge)
 	if key != "" {
-		key += FewShotKey(k, seed)
+		key += FewShotKey(k, seed, exemplars)
 	}
 	args := pgx.NamedArgs{"run": runID, "key": key, "scorer": rq.Scorer,
 		"items": rq.Scored, "mean": rq.Mean, "lo": rq.Low, "hi": rq.High}
@@ -271,8 +273,10 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 	var state string
 	var shotsK int
 	var shotsSeed int64
-	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id, r.fewshot_k, r.fewshot_seed FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID, &shotsK, &shotsSeed)
+	var exemplars string
+	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id, r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars
+		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
+		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID, &shotsK, &shotsSeed, &exemplars)
 	if err != nil {
 		return mapErr(err, "run for stats")
 	}
@@ -290,7 +294,7 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 	}
 	f := collectStatsFigures(rs)
 	load := jobs.NewLoadIdentity(manifest, datasetID, f.meanIn, f.meanOut)
-	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed))
+	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed, exemplars))
 	loadJSON, _ := json.Marshal(load)
 	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(f.outs)}
 	f.fill(row, m.Load.Profile != "sweep")

@@ -29,16 +29,21 @@ type NewRun struct {
 	// drawn with the seed.
 	FewShotK    int
 	FewShotSeed int64
+	// FewShotExemplars names the fixed set of solved examples the run is
+	// prompted with ("" for drawn examples or none; FewShotK is then the
+	// set's size).
+	FewShotExemplars string
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat,
-			fewshot_k, fewshot_seed)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed) RETURNING id`,
+			fewshot_k, fewshot_seed, fewshot_exemplars)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed, @exemplars) RETURNING id`,
 		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
-			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat, "k": r.FewShotK, "seed": r.FewShotSeed}).Scan(&id)
+			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat, "k": r.FewShotK, "seed": r.FewShotSeed,
+			"exemplars": r.FewShotExemplars}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 
@@ -97,9 +102,12 @@ type Run struct {
 	// FleetRunID is the run's id in its fleet, {fleet}-{submitted}-{hash};
 	// "" for a run of a benchmark outside any fleet.
 	FleetRunID string
-	// FewShotK and FewShotSeed: the run's few-shot setting (k 0: none).
-	FewShotK    int
-	FewShotSeed int64
+	// FewShotK and FewShotSeed: the run's few-shot setting (k 0: none);
+	// FewShotExemplars the fixed set it is prompted with ("" for drawn
+	// examples).
+	FewShotK         int
+	FewShotSeed      int64
+	FewShotExemplars string
 	// Regressions are how the run is significantly worse than the
 	// previous completed run of its target (none: not a regression, or
 	// not checked yet), the most telling first.
@@ -147,7 +155,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, ` + regressionsJSON
+	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars, ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -157,7 +165,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.Regressions}
+		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.FewShotExemplars, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {

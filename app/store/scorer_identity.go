@@ -80,11 +80,16 @@ func BaseScorerKey(key string) string {
 }
 
 // fewShotSuffix is what FewShotKey appends.
-var fewShotSuffix = regexp.MustCompile(` [0-9]+-shot seed=-?[0-9]+$`)
+var fewShotSuffix = regexp.MustCompile(` [0-9]+-shot (seed=-?[0-9]+|[a-z0-9-]+)$`)
 
-func FewShotKey(k int, seed int64) string {
-	if k <= 0 {
+// FewShotKey is the few-shot part of a run's keys: " 5-shot seed=1234"
+// for drawn examples, " 8-shot gsm8k-cot" for a fixed set, "" for none.
+func FewShotKey(k int, seed int64, exemplars string) string {
+	switch {
+	case k <= 0:
 		return ""
+	case exemplars != "":
+		return fmt.Sprintf(" %d-shot %s", k, exemplars)
 	}
 	return fmt.Sprintf(" %d-shot seed=%d", k, seed)
 }

@@ -217,9 +217,12 @@ func oobAttrs(oob bool) templ.Attributes {
 
 // FewShotLabel names a run's prompts: "0-shot" (the dataset's own), or
 // "5-shot, seed 1234".
-func FewShotLabel(ctx context.Context, k int, seed int64) string {
-	if k <= 0 {
+func FewShotLabel(ctx context.Context, k int, seed int64, exemplars string) string {
+	switch {
+	case k <= 0:
 		return i18n.T(ctx, "newbench.fewshot_zero")
+	case exemplars != "":
+		return i18n.T(ctx, "newbench.fewshot_exemplars_label", "K", strconv.Itoa(k), "Set", exemplars)
 	}
 	return i18n.T(ctx, "newbench.fewshot_label", "K", strconv.Itoa(k), "Seed", strconv.FormatInt(seed, 10))
 }

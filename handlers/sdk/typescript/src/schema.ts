@@ -1584,10 +1584,17 @@ export interface components {
          *     lm-evaluation-harness builds num_fewshot prompts (MMLU and MBPP: the
          *     first items of the item's group; the other suites: drawn with the
          *     seed); never the item itself. Standard-suite datasets uploaded with 0
-         *     shots only. Part of the comparability keys.
+         *     shots only. Part of the comparability keys. Or, with exemplars, a
+         *     fixed set of published solved examples before every item (lm-eval's
+         *     gsm8k-cot, 8 examples: chain-of-thought prompting), k and seed left out.
          */
         FewShot: {
-            k: number;
+            /**
+             * @description A fixed exemplar set instead of drawn examples.
+             * @enum {string}
+             */
+            exemplars?: "gsm8k-cot";
+            k?: number;
             /** @description The sampler's seed; 1234 (lm-eval's default) when absent. */
             seed?: number;
         };
@@ -1662,6 +1669,8 @@ export interface components {
             /** @description The run's few-shot k (absent for 0). */
             fewshot_k?: number;
             fewshot_seed?: number;
+            /** @description The fixed exemplar set the run asks with (absent for drawn examples). */
+            fewshot_exemplars?: string;
         };
         CreatedBenchmark: {
             benchmark_id: number;
@@ -1737,6 +1746,8 @@ export interface components {
             fewshot_k?: number;
             /** @description The seed its examples were drawn with. */
             fewshot_seed?: number;
+            /** @description The fixed exemplar set the run asks with (absent for drawn examples). */
+            fewshot_exemplars?: string;
             summary: components["schemas"]["RunSummary"] | null;
             /** @description GPU utilisation, memory, power and energy; null when not measured. simulated is true when the readings were simulated from the load of the simulated runtime (agentd --sim-gpu), not measured. */
             gpu_summary: {
