@@ -164,7 +164,7 @@ load: {profile: sequential}
 	if len(paths) != 3 {
 		t.Errorf("errors at %v, want 3", paths)
 	}
-	if k, seed := fewShotOf(m, m.Targets[2]); k != 3 || seed != DefaultFewShotSeed {
+	if k, seed, set := fewShotOf(m, m.Targets[2]); k != 3 || seed != DefaultFewShotSeed || set != "" {
 		t.Errorf("targets[2] runs %d-shot with seed %d", k, seed)
 	}
 	if _, err := Decode(strings.NewReader("name: s\nfewshot: {k: 1, sed: 2}\n")); err == nil {
