@@ -46,24 +46,24 @@ func TestLeaderboardHistoryAndSharing(t *testing.T) {
 	benchURL := desk.URL()
 	must(t, ex.Locator(desk.GetByTestId("verdict")).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(120000)}))
 
-	// The leaderboard: both runs, best quality first; sorting by speed
-	// swaps the table in place.
+	// The leaderboard: the four runs (each model twice), best quality
+	// first; sorting by speed swaps the table in place.
 	must(t, desk.GetByTestId("dataset-leaderboard").Click())
 	rows := desk.Locator(`[data-testid="leaderboard"] tbody tr`)
-	must(t, ex.Locator(rows).ToHaveCount(2))
+	must(t, ex.Locator(rows).ToHaveCount(4))
 	must(t, ex.Locator(rows.First().Locator("td").Nth(1)).ToHaveText("microsoft/Phi-3.5-mini-instruct"))
 	_, err = desk.Evaluate(`() => { window.__notReloaded = true }`)
 	must(t, err)
 	_, err = desk.GetByTestId("filter-model").SelectOption(playwright.SelectOptionValues{Values: &[]string{"Qwen/Qwen2.5-0.5B-Instruct"}})
 	must(t, err)
-	must(t, ex.Locator(rows).ToHaveCount(1))
+	must(t, ex.Locator(rows).ToHaveCount(2))
 	must(t, ex.Locator(rows.First().Locator("td").Nth(1)).ToHaveText("Qwen/Qwen2.5-0.5B-Instruct"))
 	if !strings.Contains(desk.URL(), "model=Qwen") {
 		t.Errorf("the filter is not in the URL: %s", desk.URL())
 	}
 	_, err = desk.GetByTestId("filter-model").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
 	must(t, err)
-	must(t, ex.Locator(rows).ToHaveCount(2))
+	must(t, ex.Locator(rows).ToHaveCount(4))
 	must(t, desk.GetByTestId("sort-date").Click())
 	must(t, ex.Locator(desk.GetByTestId("sorted-date")).ToBeVisible())
 	still, err := desk.Evaluate(`() => window.__notReloaded === true`)
@@ -76,9 +76,9 @@ func TestLeaderboardHistoryAndSharing(t *testing.T) {
 	// A model's history: its point links to its run.
 	must(t, rows.First().GetByTestId("history-link").Click())
 	must(t, ex.Locator(desk.GetByTestId("chart-history")).ToBeVisible())
-	must(t, ex.Locator(desk.GetByTestId("chart-point-link")).ToHaveCount(1))
+	must(t, ex.Locator(desk.GetByTestId("chart-point-link")).ToHaveCount(2))
 	history := strings.TrimPrefix(desk.URL(), s.URL)
-	href, err := desk.GetByTestId("chart-point-link").GetAttribute("href")
+	href, err := desk.GetByTestId("chart-point-link").First().GetAttribute("href")
 	must(t, err)
 	if !strings.HasPrefix(href, "/runs/") {
 		t.Errorf("the point links to %q", href)
@@ -89,7 +89,7 @@ func TestLeaderboardHistoryAndSharing(t *testing.T) {
 	must(t, err)
 	must(t, desk.GetByTestId("dataset-recommend").Click())
 	must(t, ex.Locator(desk.GetByTestId("dataset-scope")).ToBeVisible())
-	must(t, ex.Locator(desk.Locator(`[data-testid="feasible"] tbody tr`)).ToHaveCount(2))
+	must(t, ex.Locator(desk.Locator(`[data-testid="feasible"] tbody tr`)).ToHaveCount(4))
 	recommend := strings.TrimPrefix(desk.URL(), s.URL)
 
 	mobile := newPage(t, 390, 844)
