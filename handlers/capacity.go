@@ -146,13 +146,21 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	}
 	out := make([]capacityRun, len(runs))
 	var scorers []string
+	// Each run's quality under the identity the runs share, so a rescored
+	// run keeps the quality it is weighed on (as every conclusion does);
+	// a run never scored under it keeps its latest.
+	shared := sharedScorer(runs)
 	for i, r := range runs {
 		out[i].RunFigures = r
-		if r.Quality == nil {
+		if q, ok := r.QualityUnder(shared); ok && shared != "" && q.Mean != nil {
+			out[i].Quality, out[i].QualityLo, out[i].QualityHi = q.Mean, q.Lo, q.Hi
+			out[i].scorer = shared
+		} else if r.Quality == nil {
 			continue
+		} else {
+			// The identity kept with the run's latest quality (run_qualities).
+			out[i].scorer = r.ScorerKey()
 		}
-		// The identity kept with the run's latest quality (run_qualities).
-		out[i].scorer = r.ScorerKey()
 		if out[i].scorer != "" && !slices.Contains(scorers, out[i].scorer) {
 			scorers = append(scorers, out[i].scorer)
 		}
