@@ -56,20 +56,11 @@ func TestAPIFewShotOnGSM8K(t *testing.T) {
 		t.Fatalf("pending: %d %v", len(pending), err)
 	}
 	for i, p := range pending {
-		var req struct {
-			Body struct {
-				Messages []struct{ Content string } `json:"messages"`
-				Stop     []string                   `json:"stop"`
-			} `json:"body"`
-		}
-		if err := json.Unmarshal(p.Request, &req); err != nil || len(req.Body.Messages) != 1 {
-			t.Fatalf("item %d: %s (%v)", i, p.Request, err)
-		}
-		c := req.Body.Messages[0].Content
+		c, stop := oneMessage(t, i, p.Request)
 		own := fmt.Sprintf("Question: Tom has %d apples and buys 2. How many now?\nAnswer:", i)
 		if strings.Count(c, "Question: ") != 6 || strings.Count(c, "\n#### ") != 5 || !strings.HasSuffix(c, "\n\n"+own) || strings.Count(c, own) != 1 ||
-			fmt.Sprint(req.Body.Stop) != "[Question: </s> <|im_end|>]" {
-			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, req.Body.Stop)
+			fmt.Sprint(stop) != "[Question: </s> <|im_end|>]" {
+			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, stop)
 		}
 	}
 }
@@ -168,20 +159,11 @@ func TestAPIFewShotExemplarsInTheManifest(t *testing.T) {
 	}
 	first := dataset.ExemplarSets()[0].Examples[0].Question
 	for i, p := range pending {
-		var req struct {
-			Body struct {
-				Messages []struct{ Content string } `json:"messages"`
-				Stop     []string                   `json:"stop"`
-			} `json:"body"`
-		}
-		if err := json.Unmarshal(p.Request, &req); err != nil || len(req.Body.Messages) != 1 {
-			t.Fatalf("item %d: %s (%v)", i, p.Request, err)
-		}
-		c := req.Body.Messages[0].Content
+		c, stop := oneMessage(t, i, p.Request)
 		own := fmt.Sprintf("Q: Tom has %d apples and buys 2. How many now?\nA:", i)
 		if !strings.HasPrefix(c, "Q: "+first) || strings.Count(c, "\nA: ") != 8 || !strings.HasSuffix(c, "\n\n"+own) ||
-			fmt.Sprint(req.Body.Stop) != "[Q: </s> <|im_end|>]" {
-			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, req.Body.Stop)
+			fmt.Sprint(stop) != "[Q: </s> <|im_end|>]" {
+			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, stop)
 		}
 	}
 	// A dataset with items without a reference cannot take them.
@@ -189,4 +171,19 @@ func TestAPIFewShotExemplarsInTheManifest(t *testing.T) {
 	if res := create(`{"exemplars":"gsm8k-cot"}`, other.body["dataset_id"]); res.status != 422 || !strings.Contains(fmt.Sprint(res.body), "fewshot.exemplars") {
 		t.Errorf("a dataset without bare questions: %d %v", res.status, res.body)
 	}
+}
+
+// oneMessage is the one chat message and the stops of item i's request.
+func oneMessage(t *testing.T, i int, request []byte) (string, []string) {
+	t.Helper()
+	var req struct {
+		Body struct {
+			Messages []struct{ Content string } `json:"messages"`
+			Stop     []string                   `json:"stop"`
+		} `json:"body"`
+	}
+	if err := json.Unmarshal(request, &req); err != nil || len(req.Body.Messages) != 1 {
+		t.Fatalf("item %d: %s (%v)", i, request, err)
+	}
+	return req.Body.Messages[0].Content, req.Body.Stop
 }
