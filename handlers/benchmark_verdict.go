@@ -380,6 +380,10 @@ func verdictSummary(ctx context.Context, j judged) string {
 		switch {
 		case l.Best == nil && c == advise.Quality && j.scoring.Scorer != "" && len(j.scoring.Pending) > 0:
 			what = loc.T("vline.sum_scoring")
+		case l.Best == nil && len(l.NotComparable) > 0:
+			// Measured and never ranked (a refusal rate): the reason, as
+			// the verdict's line and the API give it.
+			what = said.WordOr(ctx, l.NotComparable[0].ReasonSaid, l.NotComparable[0].Reason)
 		case l.Best == nil:
 			what = loc.T("vline.sum_not_measured")
 		case len(j.cands) == 1:

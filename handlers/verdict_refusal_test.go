@@ -68,6 +68,11 @@ func TestRefusalBenchmarkVerdictSaysWhatTheAPISays(t *testing.T) {
 		if got != want || strings.Contains(page.text(`[data-testid="verdict-quality"]`), "reference") || strings.Contains(page.text(`[data-testid="verdict-quality"]`), "Referenz") {
 			t.Errorf("%s: the verdict's quality line says %q, want %q", lang, got, want)
 		}
+		// The start page's one-line verdict says the same.
+		home := strings.Join(strings.Fields(c.getIn("/", lang).text(`[data-testid="recent-`+bid+`"] [data-testid="recent-verdict"]`)), " ")
+		if !strings.Contains(home, want) {
+			t.Errorf("%s: the start page's verdict %q lacks %q", lang, home, want)
+		}
 	}
 	if !strings.HasPrefix(en, "not ranked: refusal is a refusal rate") || !strings.HasPrefix(i18n.Default().Lang("de").T("compare.said.not_ranked_refusal", "Scorer", "refusal"), "nicht gereiht: refusal ist eine Verweigerungsrate") {
 		t.Errorf("catalogue sentences: %q", en)
