@@ -21,6 +21,10 @@ BEGIN
             CREATE ROLE ruckus_agent NOLOGIN;
         EXCEPTION WHEN insufficient_privilege THEN
             RAISE EXCEPTION 'the agents'' group role "ruckus_agent" does not exist and % may not create roles: run `ruckus migrate up` as a role with CREATEROLE, or have an administrator run CREATE ROLE ruckus_agent NOLOGIN first', current_user;
+        WHEN unique_violation OR duplicate_object THEN
+            -- Created meanwhile by a migration of another database of
+            -- the cluster (roles are cluster-wide): it is there.
+            NULL;
         END;
     END IF;
 END $$;

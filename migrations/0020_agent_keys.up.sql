@@ -21,6 +21,10 @@ BEGIN
             CREATE ROLE ruckus_agent_pool NOLOGIN IN ROLE ruckus_agent;
         EXCEPTION WHEN insufficient_privilege THEN
             RAISE EXCEPTION 'the pooled agents'' role "ruckus_agent_pool" does not exist and % may not create roles: run `ruckus migrate up` as a role with CREATEROLE, or have an administrator run CREATE ROLE ruckus_agent_pool NOLOGIN IN ROLE ruckus_agent first', current_user;
+        WHEN unique_violation OR duplicate_object THEN
+            -- Created meanwhile by a migration of another database of
+            -- the cluster (roles are cluster-wide): it is there.
+            NULL;
         END;
     END IF;
 END $$;
