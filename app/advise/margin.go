@@ -432,11 +432,9 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		t = m.testLatency(a, b)
 	}
 	if !t.ok {
-		m.Tie, m.Test = true, "none"
-		m.Basis, m.BasisSaid = t.basis, t.said
-		if m.Basis == "" {
-			m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
-			m.BasisSaid = say("basis_not_tested")
+		m.notTested()
+		if t.basis != "" {
+			m.Basis, m.BasisSaid = t.basis, t.said
 		}
 		return m
 	}
@@ -462,14 +460,20 @@ func (m *Margin) lead() {
 	m.setLead(adv)
 }
 
+// notTested marks the margin untested for want of an interval.
+func (m *Margin) notTested() {
+	m.P, m.Lo, m.Hi, m.Test, m.Tie = nil, nil, nil, "none", true
+	m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
+	m.BasisSaid = say("basis_not_tested")
+}
+
 // keepFinite leaves out of a margin whatever a test's arithmetic carried
 // beyond the floats (an interval or p of figures at the ends of the
 // range): not tested, rather than ±Inf in a page or the JSON.
 func (m *Margin) keepFinite() {
 	bad := func(p *float64) bool { return p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) }
 	if bad(m.P) || bad(m.Lo) || bad(m.Hi) {
-		m.P, m.Lo, m.Hi, m.Test, m.Tie = nil, nil, nil, "none", true
-		m.Basis, m.BasisSaid = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)", say("basis_not_tested")
+		m.notTested()
 	}
 	if bad(m.Detectable) {
 		m.Detectable, m.ToDetect5 = nil, nil

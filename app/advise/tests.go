@@ -114,25 +114,20 @@ func (m *Margin) testSpeed(a, b Candidate) testResult {
 // equal speed is a certain difference.
 func (m *Margin) testCost(a, b Candidate) testResult {
 	ea, eb := runEffect(a), runEffect(b)
-	la, okA := logSpeedSE(a, ea)
-	lb, okB := logSpeedSE(b, eb)
-	if !okA || !okB || !(m.A > 0 && m.B > 0) {
+	if !(m.A > 0 && m.B > 0) {
 		return testResult{}
 	}
-	v := la*la + lb*lb
-	d := stats.Difference{Diff: math.Log(m.A) - math.Log(m.B), Test: "t-log-cost", DF: math.Inf(1)}
-	if v > 0 {
-		d.DF = v * v / (quartic(la, ea.DF) + quartic(lb, eb.DF))
+	ca, okA := logCost(a, ea, m.A)
+	cb, okB := logCost(b, eb, m.B)
+	if !okA || !okB {
+		return testResult{}
 	}
-	se := math.Sqrt(v)
-	switch {
-	case se > 0:
-		d.P = stats.StudentTTwoSided(d.Diff/se, d.DF)
-	case d.Diff == 0:
-		d.P = 1
+	d, ok := stats.Welch(ca, cb)
+	if !ok {
+		return testResult{}
 	}
-	h := stats.StudentTQuantile(0.975, min(d.DF, 1e9)) * se
-	d.Lo, d.Hi = d.Diff-h, d.Diff+h
+	d.Test = "t-log-cost"
+	se := math.Hypot(ca.SE, cb.SE)
 	ratio := m.A / m.B * speedOf(a, ea) / speedOf(b, eb)
 	t := testResult{d: d, ok: true}
 	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb, a.Drift, b.Drift), d.P)
@@ -142,26 +137,20 @@ func (m *Margin) testCost(a, b Candidate) testResult {
 	return t
 }
 
-// logSpeedSE is the standard error of ln speed that a candidate's cost
-// carries: none for a run paid by the token (no speed moves its price),
-// else its speed estimate's, relative (the delta method).
-func logSpeedSE(c Candidate, e stats.Estimate) (float64, bool) {
+// logCost is ln cost as the cost test takes it: the candidate's cost with
+// the standard error of ln speed it carries (its speed estimate's,
+// relative, by the delta method), or none for a run paid by the token,
+// whose price no speed moves.
+func logCost(c Candidate, e stats.Estimate, cost float64) (stats.Estimate, bool) {
+	l := stats.Estimate{Mean: math.Log(cost), DF: math.Inf(1), N: e.N}
 	if c.TokenPriced {
-		return 0, true
+		return l, true
 	}
 	if !e.OK() || e.Mean <= 0 {
-		return 0, false
+		return l, false
 	}
-	return e.SE / e.Mean, true
-}
-
-// quartic is se⁴ ÷ df, a term of the Welch–Satterthwaite degrees of
-// freedom (0 for an exact figure).
-func quartic(se, df float64) float64 {
-	if se == 0 {
-		return 0
-	}
-	return se * se * se * se / df
+	l.SE, l.DF = e.SE/e.Mean, e.DF
+	return l, true
 }
 
 // speedOf is the speed a candidate's cost is priced on (1 for a run paid

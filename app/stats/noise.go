@@ -359,9 +359,18 @@ func (e Estimate) WithDrift(cv float64) Estimate {
 		return e
 	}
 	f := cv * e.Mean
-	v := e.SE*e.SE + f*f
-	if e.SE > 0 {
-		e.DF = v * v / (e.SE * e.SE * e.SE * e.SE / e.DF)
+	return e.withVariance(f*f, math.Inf(1))
+}
+
+// withVariance is e with a variance f of dfF degrees of freedom (+Inf:
+// known) added to its own: SE² + f, the degrees of freedom by
+// Welch–Satterthwaite, (SE² + f)² ÷ (SE⁴ ÷ DF + f² ÷ dfF), and the t
+// interval anew.
+func (e Estimate) withVariance(f, dfF float64) Estimate {
+	w := e.SE * e.SE
+	v := w + f
+	if d := w*w/e.DF + f*f/dfF; d > 0 {
+		e.DF = v * v / d
 	} else {
 		e.DF = math.Inf(1)
 	}
@@ -456,12 +465,5 @@ func (e Estimate) WithRunEffect(relVar float64, df int) Estimate {
 	}
 	// The part beyond the run's own noise is the run effect, estimated
 	// from the pooled spread with df degrees of freedom.
-	f := (relVar - own) * e.Mean * e.Mean
-	w := e.SE * e.SE
-	v := w + f
-	e.DF = v * v / (w*w/e.DF + f*f/float64(df))
-	e.SE = math.Sqrt(v)
-	h := StudentTQuantile(0.975, e.DF) * e.SE
-	e.Lo, e.Hi = e.Mean-h, e.Mean+h
-	return e
+	return e.withVariance((relVar-own)*e.Mean*e.Mean, float64(df))
 }
