@@ -215,7 +215,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 	if len(runs) != len(ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs)
+	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs, sharedScorer(runs))
 	if err != nil {
 		return err
 	}

@@ -223,3 +223,29 @@ func TestFiguresTableColoursOnlyEstablishedDeltas(t *testing.T) {
 		t.Errorf("quality deltas %v: not established, so not coloured", got)
 	}
 }
+
+// Once a deployment has repeated its targets, a single run's speed is
+// tested with the between-run spread those repeats showed (store.WithDrift
+// read where conclusions weigh runs), not the 3 % floor (which a
+// deployment without repeats gets: TestVerdictOnAFinishedBenchmark).
+func TestComparisonTakesTheDeploymentsMeasuredSpread(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	run := func(model string, seconds float64) fakeRun {
+		return fakeRun{model: model, seconds: seconds, tokens: 10, e2e: millis(100), score: smallFake.score}
+	}
+	// Three repeats of each target: 2 + 2 degrees of freedom of spread.
+	_, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{run("m/a", 10), run("m/a", 10.4), run("m/a", 9.7),
+		run("m/b", 10.5), run("m/b", 10.1), run("m/b", 10.9)})
+	// Two single runs compared: each carries that spread.
+	res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[3]), tok, nil, "")
+	if res.status != 200 {
+		t.Fatalf("compare: %d %v", res.status, res.body)
+	}
+	got := fmt.Sprint(claimsBy(res.body["claims"].([]any))["output_tokens_per_s"]["reason"])
+	if !strings.Contains(got, "with the between-run spread of the deployments' own repeated runs (4 and 4 degrees of freedom)") {
+		t.Errorf("speed claim's basis %q", got)
+	}
+}

@@ -114,7 +114,10 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	// A repeated target is one candidate, its speed, latency and cost
 	// tested on the spread between its runs, its quality on its first
 	// run's items.
-	j.cands = advise.MergeRepeats(underScorer(candidates(runs), runs, j.scorerKey))
+	if j.cands, err = s.weighed(ctx, runs, j.scorerKey); err != nil {
+		return j, err
+	}
+	j.cands = advise.MergeRepeats(j.cands)
 	if j.ev, err = s.leaderEvidence(ctx, j.cands); err != nil {
 		return j, err
 	}

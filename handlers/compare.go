@@ -21,6 +21,7 @@ import (
 
 type compareStore interface {
 	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
+	WithDrift(ctx context.Context, runs []store.RunFigures) error
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
 }
 
@@ -55,9 +56,11 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 	}
 	d.Baseline = cmp.Or(q.baseline, runs[0].ID)
 	d.Disagree = c.Query("disagree") == "1"
-	if d.Paired, d.Claims, err = s.compareToBaseline(c.UserContext(), runs, d.Baseline); err != nil {
+	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs, sharedScorer(runs))
+	if err != nil {
 		return err
 	}
+	d.Paired, d.Claims = compareToBaseline(cands, ev, d.Baseline)
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2
@@ -146,11 +149,7 @@ func runsParse(raw string) bool {
 // criterion, only where they are comparable (advise.Comparable), by the
 // criterion's test; quality item by item where they share scored items
 // (store.QualityPairs).
-func (s *server) compareToBaseline(ctx context.Context, runs []store.RunFigures, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin, error) {
-	cands, ev, err := s.comparisonCandidates(ctx, runs)
-	if err != nil {
-		return nil, nil, err
-	}
+func compareToBaseline(cands []advise.Candidate, ev advise.Evidence, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin) {
 	paired, claims := map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
 	var base advise.Candidate
 	for _, x := range cands {
@@ -170,17 +169,30 @@ func (s *server) compareToBaseline(ctx context.Context, runs []store.RunFigures,
 			claims[x.RunID] = append(claims[x.RunID], m)
 		}
 	}
-	return paired, claims, nil
+	return paired, claims
 }
 
 // comparisonCandidates are runs as a comparison weighs them, with their
-// paired evidence: each with its quality under the scorer identity the
-// runs share (sharedScorer), so a run rescored under another scorer keeps
-// the quality it is compared on instead of leaving the comparison.
-func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures) ([]advise.Candidate, advise.Evidence, error) {
-	cands := underScorer(candidates(runs), runs, sharedScorer(runs))
+// paired evidence (weighed).
+func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, advise.Evidence, error) {
+	cands, err := s.weighed(ctx, runs, key)
+	if err != nil {
+		return nil, advise.Evidence{}, err
+	}
 	ev, err := s.evidenceFor(ctx, cands)
 	return cands, ev, err
+}
+
+// weighed are runs as every conclusion weighs them: each with the
+// between-run spread of its deployment (store.WithDrift, read here and
+// not wherever a run's figures are read) and its quality under scorer
+// identity key, so a run rescored under another scorer keeps the quality
+// it is compared on instead of leaving the comparison.
+func (s *server) weighed(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, error) {
+	if err := s.Store.WithDrift(ctx, runs); err != nil {
+		return nil, err
+	}
+	return underScorer(candidates(runs), runs, key), nil
 }
 
 // sharedScorer is the scorer identity most of the runs were scored under

@@ -109,7 +109,10 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 // comparisons of quality when paired (their scores are final); with
 // repeats, a target's runs of one benchmark are one candidate.
 func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string, paired, repeats bool) (recommend.Data, []advise.Candidate, error) {
-	cands := underScorer(candidates(runs), runs, key)
+	cands, err := s.weighed(c.UserContext(), runs, key)
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
 	if repeats {
 		cands = advise.MergeRepeats(cands)
 	}

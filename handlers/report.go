@@ -50,20 +50,17 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// A target repeated in the benchmark is one candidate, as in its
-	// verdict and recommendation.
 	key, _ := verdictScorers(b, runs)
-	cands := advise.MergeRepeats(underScorer(candidates(runs), runs, key))
-	ev, err := s.evidenceFor(ctx, cands)
+	cands, ev, err := s.comparisonCandidates(ctx, runs, key)
 	if err != nil {
 		return err
 	}
-	rec := advise.RecommendWith(cands, advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	// A target repeated in the benchmark is one candidate, as in its
+	// verdict and recommendation.
+	rec := advise.RecommendWith(advise.MergeRepeats(cands), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
 	var claims map[int64][]advise.Margin
 	if len(runs) > 0 {
-		if _, claims, err = s.compareToBaseline(ctx, runs, runs[0].ID); err != nil {
-			return err
-		}
+		_, claims = compareToBaseline(cands, ev, runs[0].ID)
 	}
 	if format == "json" {
 		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)

@@ -36,6 +36,7 @@ type Store interface {
 	PreviousTargetRun(ctx context.Context, runID int64) (store.RunFigures, bool, error)
 	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
+	WithDrift(ctx context.Context, runs []store.RunFigures) error
 }
 
 // Checker checks runs for regressions and stores what it finds.
@@ -64,6 +65,11 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	if !ok {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
+	pair := []store.RunFigures{cur, prev}
+	if err := c.Store.WithDrift(ctx, pair); err != nil {
+		return err
+	}
+	cur, prev = pair[0], pair[1]
 	var ev advise.Evidence
 	if key := cur.ScorerKey(); key != "" && key == prev.ScorerKey() {
 		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})

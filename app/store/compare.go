@@ -40,7 +40,8 @@ type RunFigures struct {
 	TokenPrice   *ProviderPrice
 	PromptTokens int64
 	// Drift is the between-run spread the run's deployment (its hardware
-	// profile and runtime) shows over its own repeated runs (RunDrift).
+	// profile and runtime) shows over its own repeated runs (RunDrift);
+	// read only where conclusions are drawn (WithDrift).
 	Drift stats.Drift
 }
 
@@ -104,15 +105,6 @@ func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]Run
 	if err != nil {
 		return nil, err
 	}
-	drifts := map[[2]string]stats.Drift{}
-	for _, r := range runs {
-		k := [2]string{r.HardwareProfile, r.Runtime}
-		if _, ok := drifts[k]; !ok {
-			if drifts[k], err = q.RunDrift(ctx, k[0], k[1]); err != nil {
-				return nil, err
-			}
-		}
-	}
 	for i, r := range runs {
 		if s, ok := st[r.ID]; ok {
 			runs[i].Stat = &s
@@ -121,7 +113,6 @@ func (q *Queries) withConclusions(ctx context.Context, runs []RunFigures) ([]Run
 		if p, ok := prices[r.ID]; ok {
 			runs[i].TokenPrice, runs[i].PromptTokens = &p.price, p.prompt
 		}
-		runs[i].Drift = drifts[[2]string{r.HardwareProfile, r.Runtime}]
 	}
 	return runs, nil
 }
@@ -243,6 +234,27 @@ func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []in
 		return it, json.Unmarshal(cells, &it.Cells)
 	})
 	return out, mapErr(err, "compare items")
+}
+
+// WithDrift sets each run's Drift: its deployment's RunDrift, read once
+// per deployment. Only what draws conclusions (verdict, comparison,
+// recommendation, report, regression flags) needs it, so reading a run's
+// figures does not.
+func (q *Queries) WithDrift(ctx context.Context, runs []RunFigures) error {
+	drifts := map[[2]string]stats.Drift{}
+	for i, r := range runs {
+		k := [2]string{r.HardwareProfile, r.Runtime}
+		d, ok := drifts[k]
+		if !ok {
+			var err error
+			if d, err = q.RunDrift(ctx, k[0], k[1]); err != nil {
+				return err
+			}
+			drifts[k] = d
+		}
+		runs[i].Drift = d
+	}
+	return nil
 }
 
 // driftRuns is how many of a deployment's newest completed runs RunDrift

@@ -103,6 +103,10 @@ func (wd *world) decide(ctx context.Context, pairs []*pair) (*tally, error) {
 		if len(runs) != 2 {
 			return nil, fmt.Errorf("runs %d and %d: read %d", p.a[0].id, p.b[0].id, len(runs))
 		}
+		// As the server weighs single runs: with their deployment's spread.
+		if err := wd.st.WithDrift(ctx, runs); err != nil {
+			return nil, err
+		}
 		cands := compare.Candidates(runs)
 		ev, err := advise.GatherEvidence(ctx, wd.st, cands)
 		if err != nil {
