@@ -166,6 +166,12 @@ func TestAPIFewShotExemplarsInTheManifest(t *testing.T) {
 			t.Fatalf("item %d's request:\n%s\nstop %q", i, c, stop)
 		}
 	}
+	// The run's page says which set it asked with.
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	if got := c.get(fmt.Sprintf("/runs/%d", runID)).text(`[data-testid="run-fewshot"]`); !strings.Contains(got, "8-shot with the fixed gsm8k-cot exemplars") {
+		t.Errorf("run page: %q", got)
+	}
 	// A dataset with items without a reference cannot take them.
 	other := e.upload(tok, "plain.jsonl", []byte(simpleJSONL), nil)
 	if res := create(`{"exemplars":"gsm8k-cot"}`, other.body["dataset_id"]); res.status != 422 || !strings.Contains(fmt.Sprint(res.body), "fewshot.exemplars") {

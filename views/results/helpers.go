@@ -239,3 +239,12 @@ func latestDescription(ctx context.Context, scorer string, qs []store.Quality) s
 	}
 	return ""
 }
+
+// fewShotPrompts says how a few-shot run's prompts were built: drawn
+// examples with their seed, or a fixed exemplar set.
+func fewShotPrompts(ctx context.Context, r store.Run) string {
+	if r.FewShotExemplars != "" {
+		return i18n.T(ctx, "results.fewshot_exemplars", "K", r.FewShotK, "Set", r.FewShotExemplars)
+	}
+	return i18n.T(ctx, "results.fewshot", "K", r.FewShotK, "Seed", r.FewShotSeed)
+}
