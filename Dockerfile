@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
-# Ruckus images. One build stage compiles both programs; two small runtime
-# targets carry one binary each:
+# Ruckus images. One build stage compiles both programs; small runtime
+# targets carry them (agentd, pgbouncer, sandbox, server):
 #
 #   docker build -t ruckus .                        # the server (last stage)
 #   docker build --target agentd -t ruckus-agentd .
@@ -64,6 +64,21 @@ USER 10001:10001
 EXPOSE 6432
 ENTRYPOINT ["ruckus", "pgbouncer"]
 CMD ["--listen", "0.0.0.0:6432", "--dir", "/var/lib/ruckus-pgbouncer"]
+
+# ---- sandbox ----------------------------------------------------------------
+# `ruckus sandbox`, the worker that executes code answers: Debian's
+# bubblewrap and python3 (docs/quality.md). It runs as an unprivileged user
+# that runs nothing else, so the sandbox's process limit counts only its own
+# programs; compose.yaml lifts the container's seccomp/AppArmor profiles so
+# bubblewrap can make its namespaces.
+FROM runtime AS sandbox
+RUN apt-get update && \
+    apt-get install -y --no-install-recommends bubblewrap python3 && \
+    rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/ruckus /usr/local/bin/ruckus
+USER 10001:10001
+ENTRYPOINT ["ruckus"]
+CMD ["sandbox"]
 
 # ---- server (last, so a plain `docker build .` gives this image) -------------
 # No HEALTHCHECK: the image has no HTTP client and we do not add curl for it.

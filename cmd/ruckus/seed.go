@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/dataset/starter"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
@@ -77,6 +78,17 @@ func cmdSeed(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer closeDB()
+	// The starter datasets belong to the first administrator. On a new
+	// database (compose.yaml seeds before the server first starts) that is
+	// made here, from RUCKUS_ADMIN_EMAIL/RUCKUS_ADMIN_PASSWORD, exactly as
+	// `ruckus serve` would.
+	pw, err := auth.NewPasswords(cfg.PasswordCost)
+	if err != nil {
+		return err
+	}
+	if err := bootstrapAdmin(ctx, st, pw, cfg, out); err != nil {
+		return err
+	}
 	if err := seedStarterDatasets(ctx, &ingest.Uploader{Store: st, Limits: datasetLimits(cfg)}, out); err != nil {
 		return err
 	}
