@@ -39,14 +39,22 @@ run-real: deps build ## Like run, but agentd launches a real Ollama (built from 
 		./bin/ruckus dev --tiny-model $(TINY_MODEL) -- --runtime launch --serves ollama \
 		--model-path $(TINY_MODEL)=$(E2E_TOOLS)/tiny.gguf --ready-timeout 2m --stop-grace 10s --log-dir $(CURDIR)/.data/ollama/logs
 
-test: deps check-generated lint build ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set)
+test: ## Run every test (a throwaway PostgreSQL unless DATABASE_URL is set), then print where the time went
+	@rm -f bin/test-times bin/go-test.log bin/e2e.log
+	@./.ci/timed deps $(MAKE) --no-print-directory deps
 	@./.ci/ensure-compose || echo "continuing without Compose: compose.yaml is checked by its structure only" >&2
+	@./.ci/timed check-generated $(MAKE) --no-print-directory check-generated
+	@./.ci/timed lint $(MAKE) --no-print-directory lint
+	@./.ci/timed build $(MAKE) --no-print-directory build
 	@if [ -n "$$DATABASE_URL" ]; then $(MAKE) --no-print-directory test-go; \
 	else ./bin/ruckus dev-db exec -- $(MAKE) --no-print-directory test-go; fi
+	@./.ci/times
 
+# The Go tests, then the browser tests, each timed and logged to bin/ for
+# .ci/times (compiling the test binaries is part of "go test").
 test-go:
-	$(GO) test -count=1 -timeout 30m ./...
-	$(MAKE) --no-print-directory e2e-go
+	@./.ci/timed "go test" bash -o pipefail -c '$(GO) test -count=1 -timeout 30m ./... 2>&1 | tee bin/go-test.log'
+	@./.ci/timed "browser tests" bash -o pipefail -c '$(MAKE) --no-print-directory e2e-go 2>&1 | tee bin/e2e.log'
 
 E2E_DRIVER := $(CURDIR)/e2e/.driver
 # The real runtime: Ollama built from its Go module and a tiny random-weight
@@ -60,7 +68,7 @@ e2e: deps build ## Run the browser tests alone (Chromium from Debian, driver fro
 e2e-go:
 	./e2e/install-browser.sh $(E2E_DRIVER)
 	./e2e/tools/build.sh $(E2E_TOOLS) >/dev/null
-	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) RUCKUS_OLLAMA=$(E2E_TOOLS)/ollama RUCKUS_TINY_GGUF=$(E2E_TOOLS)/tiny.gguf \
+	PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) RUCKUS_E2E_BIN=$(CURDIR)/bin RUCKUS_OLLAMA=$(E2E_TOOLS)/ollama RUCKUS_TINY_GGUF=$(E2E_TOOLS)/tiny.gguf \
 		$(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/
 
 docs-images: build ## Retake the documentation's screenshots (docs/images) with the browser test that takes them

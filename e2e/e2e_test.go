@@ -44,9 +44,17 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// make e2e and make test have just built both programs into bin/ and
+	// say so (RUCKUS_E2E_BIN); run on its own, the test builds them.
 	ruckusBin = filepath.Join(tmp, "ruckus")
 	agentdBin = filepath.Join(tmp, "agentd")
+	if dir := os.Getenv("RUCKUS_E2E_BIN"); dir != "" {
+		ruckusBin, agentdBin = filepath.Join(dir, "ruckus"), filepath.Join(dir, "agentd")
+	}
 	for bin, pkg := range map[string]string{ruckusBin: "../cmd/ruckus", agentdBin: "../agentd"} {
+		if os.Getenv("RUCKUS_E2E_BIN") != "" {
+			continue
+		}
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
