@@ -16,6 +16,7 @@ import (
 // description, under the site's Content-Security-Policy (no violation, no
 // script error).
 func TestAPIDocsShowOperations(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	page := newPage(t, 1280, 800)
 	ex := expect(t)

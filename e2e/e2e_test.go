@@ -2,7 +2,10 @@
 
 // Package e2e drives the real programs in a real Chromium: each test starts
 // its own `ruckus serve` on its own database and clicks through it as a
-// person would. Run with `make e2e` (part of `make test`).
+// person would, in a browser context of its own within the one Chromium
+// the package shares, so the tests run in parallel (all but the Ollama
+// ones, which set the process environment Ollama reads). Run with
+// `make e2e` (part of `make test`).
 package e2e
 
 import (
@@ -242,6 +245,7 @@ func docsImage(t *testing.T, shot, name string) {
 }
 
 func TestSignInSettingsAndSignOut(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	page := newPage(t, 1280, 800)
 	ex := expect(t)
@@ -298,6 +302,7 @@ func TestSignInSettingsAndSignOut(t *testing.T) {
 }
 
 func TestAdminCreatesUserWhoIsKeptOutOfAdmin(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	admin := newPage(t, 1280, 800)
 	ex := expect(t)
@@ -332,6 +337,7 @@ func TestAdminCreatesUserWhoIsKeptOutOfAdmin(t *testing.T) {
 }
 
 func TestUploadDatasetByDragAndDrop(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	page := newPage(t, 1280, 800)
 	ex := expect(t)
@@ -380,6 +386,7 @@ func drop(t *testing.T, page playwright.Page, name, content string) {
 }
 
 func TestAdminAddsModelWithEstimatedMemory(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	page := newPage(t, 1280, 800)
 	ex := expect(t)
@@ -399,6 +406,7 @@ func TestAdminAddsModelWithEstimatedMemory(t *testing.T) {
 }
 
 func TestCreateBenchmarkWithPreview(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	ctx := context.Background()
 	page := newPage(t, 1280, 800)
@@ -440,6 +448,7 @@ func TestCreateBenchmarkWithPreview(t *testing.T) {
 }
 
 func TestJobUIIsForAdminsOnly(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	admin := newPage(t, 1280, 800)
 	ex := expect(t)

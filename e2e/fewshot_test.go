@@ -23,6 +23,7 @@ import (
 // its prompts were and shows an item's prompt with three solved examples;
 // the verdict weighs both runs and ranks neither over the other.
 func TestFewShotFromTheForm(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	ctx := context.Background()
 	ex := expect(t)

@@ -31,8 +31,8 @@ func checkPage(t *testing.T, page playwright.Page, name, width string) {
 // summaries with the server's default accuracies (0.35 and 0.9), the two
 // runs end with different qualities.
 func TestFormAndSimulatedQuality(t *testing.T) {
-	t.Setenv("RUCKUS_SIM_ACCURACY", "acme/small-1b=0.35,acme/large-8b=0.9")
-	s := startServer(t)
+	t.Parallel() // its own server, database and browser context
+	s := startServer(t, "RUCKUS_SIM_ACCURACY="+"acme/small-1b=0.35,acme/large-8b=0.9")
 	ctx := context.Background()
 	ex := expect(t)
 	profile := startAgent(t, s, "e2e-form-sim", "--sim-ttft", "const:5ms", "--sim-itl", "const:1ms")

@@ -22,8 +22,8 @@ import (
 // Screenshots at 1280 and 390 px, axe-core clean, nothing wider than the
 // screen.
 func TestLeaderboardHistoryAndSharing(t *testing.T) {
-	t.Setenv("RUCKUS_SIM_ACCURACY", "Qwen/Qwen2.5-0.5B-Instruct=0.3,microsoft/Phi-3.5-mini-instruct=0.6")
-	s := startServer(t)
+	t.Parallel() // its own server, database and browser context
+	s := startServer(t, "RUCKUS_SIM_ACCURACY="+"Qwen/Qwen2.5-0.5B-Instruct=0.3,microsoft/Phi-3.5-mini-instruct=0.6")
 	ctx := context.Background()
 	ex := expect(t)
 	seed := exec.Command(ruckusBin, "seed")

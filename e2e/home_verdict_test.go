@@ -25,10 +25,10 @@ import (
 // the simulated judge the quality its scorer gave it. Screenshots at 1280
 // and 390 px, axe-core clean.
 func TestHomeVerdictAndRanking(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	// The share of right answers make run gives the two smallest starter
 	// models on the simulated runtime.
-	t.Setenv("RUCKUS_SIM_ACCURACY", "Qwen/Qwen2.5-0.5B-Instruct=0.3,microsoft/Phi-3.5-mini-instruct=0.6")
-	s := startServer(t)
+	s := startServer(t, "RUCKUS_SIM_ACCURACY="+"Qwen/Qwen2.5-0.5B-Instruct=0.3,microsoft/Phi-3.5-mini-instruct=0.6")
 	ctx := context.Background()
 	ex := expect(t)
 	seed := exec.Command(ruckusBin, "seed")

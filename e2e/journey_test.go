@@ -83,11 +83,17 @@ const progressOf = `() => { const p = document.querySelector('[data-testid="run-
 // watch it run, read the results, compare, export, get a recommendation,
 // and cancel another benchmark while it runs; then an admin looks after
 // the fleet, and the user is kept out of the admin pages.
-func TestBenchmarkJourney(t *testing.T) { journey(t, "en-US") }
+func TestBenchmarkJourney(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
+	journey(t, "en-US")
+}
 
 // TestBenchmarkJourneyGerman is the same journey in a German browser; its
 // screenshots go to the screenshots folder's de/.
-func TestBenchmarkJourneyGerman(t *testing.T) { journey(t, "de-DE") }
+func TestBenchmarkJourneyGerman(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
+	journey(t, "de-DE")
+}
 
 // journey is a user's way from an upload to a compared, recommended and
 // cancelled benchmark, and the admin's pages, in a browser asking for

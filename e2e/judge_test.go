@@ -65,6 +65,7 @@ func startStoppableAgent(t *testing.T, s *server, name string) (profile string, 
 // answers, both orders: agreeing, inconsistent and unreadable verdicts,
 // and the pair's wins, ties and losses on the comparison.
 func TestJudgeOnTheSimulatedRuntime(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	a := newAPIClient(t, s)
 	ctx := context.Background()

@@ -24,6 +24,7 @@ import (
 // page's delivery log says it was delivered; on the run's page the
 // results verify as signed.
 func TestWebhookAndVerifiedResultsInTheBrowser(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t, "RUCKUS_WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8")
 	ex := expect(t)
 	var mu sync.Mutex

@@ -62,6 +62,7 @@ func npm(t *testing.T, env []string, args ...string) string {
 // submitted, waited for and read through the SDK (its test in
 // handlers/sdk/typescript/test).
 func TestTypeScriptSDKRunsAFleet(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the TypeScript SDK's test needs node 18 or later (and npm)")
 	}

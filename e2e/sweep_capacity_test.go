@@ -16,6 +16,7 @@ import (
 // capacity planner's answer for a traffic profile from that measurement,
 // at both widths, with axe-core clean.
 func TestSweepCurvesAndCapacityPlanner(t *testing.T) {
+	t.Parallel() // its own server, database and browser context
 	s := startServer(t)
 	// 30 ms to the first token, 16 tokens 4 ms apart, at most 4 in the
 	// sim's batch: latency climbs with the offered rate.

@@ -21,8 +21,8 @@ import (
 // (variants-desktop.png, variants-mobile.png, run-node-metrics-*.png),
 // axe-core clean, nothing wider than the screen.
 func TestVariantsViewAndNodeMetrics(t *testing.T) {
-	t.Setenv("RUCKUS_SIM_ACCURACY", "acme/base-1b=0.4,acme/base-1b-sql=0.85,acme/base-1b-lora=0.45")
-	s := startServer(t)
+	t.Parallel() // its own server, database and browser context
+	s := startServer(t, "RUCKUS_SIM_ACCURACY="+"acme/base-1b=0.4,acme/base-1b-sql=0.85,acme/base-1b-lora=0.45")
 	profile := startAgent(t, s, "e2e-variants", "--sim-gpu", "NVIDIA A100-SXM4-80GB:80:1", "--sim-time-scale", "0.2")
 	a := newAPIClient(t, s)
 	var base struct {
