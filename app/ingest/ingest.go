@@ -2,7 +2,7 @@
 // generated one and results made elsewhere all come in through Upload (or
 // UploadTx, in the caller's transaction), streamed into PostgreSQL with
 // COPY inside one transaction, so a file is stored whole or not at all and
-// memory does not grow with its size (docs/datasets.md#uploading-a-dataset).
+// memory does not grow with its size (docs/datasets.md#one-upload-path).
 // What an upload makes is its Request's Kind; every dataset is written by
 // the store's one call for it, store.WriteDataset.
 package ingest
