@@ -37,7 +37,7 @@ func TestFewShotFromTheForm(t *testing.T) {
 		fmt.Fprintf(&arc, `{"id":"q%d","question":"Which planet is number %d from the Sun?","choices":{"text":["Mercury","Venus","Earth","Mars"],"label":["A","B","C","D"]},"answerKey":"%c"}`+"\n", i, i%4+1, 'A'+rune(i%4))
 	}
 	up := &ingest.Uploader{Store: s.Store, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(arc.String()), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, Name: "planets", FileName: "arc.jsonl"}, nil)
+	res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(arc.String())}, ingest.Request{Viewer: store.Viewer{UserID: u.ID}, Name: "planets", FileName: "arc.jsonl"})
 	must(t, err)
 
 	page := newPage(t, 1280, 900)

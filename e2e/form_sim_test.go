@@ -49,7 +49,7 @@ func TestFormAndSimulatedQuality(t *testing.T) {
 	b, err := starter.Open(d)
 	must(t, err)
 	up := &ingest.Uploader{Store: s.Store, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, bytes.NewReader(b), ingest.Request{Viewer: store.Viewer{UserID: u.ID}, Name: d.Name, FileName: d.File}, nil)
+	res, err := up.Upload(ctx, ingest.Source{File: bytes.NewReader(b)}, ingest.Request{Viewer: store.Viewer{UserID: u.ID}, Name: d.Name, FileName: d.File})
 	must(t, err)
 
 	page := newPage(t, 1280, 900)

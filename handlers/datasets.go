@@ -26,9 +26,10 @@ type datasetStore interface {
 	DeleteDataset(ctx context.Context, v store.Viewer, id int64) (soft bool, err error)
 }
 
-// Uploader stores an uploaded dataset; *ingest.Uploader satisfies it.
+// Uploader makes datasets, uploaded and generated; *ingest.Uploader
+// satisfies it.
 type Uploader interface {
-	Upload(ctx context.Context, file io.Reader, req ingest.Request, rest func(*ingest.Request) error) (ingest.Result, error)
+	Upload(ctx context.Context, src ingest.Source, req ingest.Request) (ingest.Result, error)
 }
 
 func viewer(c *fiber.Ctx) store.Viewer {
@@ -113,7 +114,7 @@ func (s *server) receiveUpload(c *fiber.Ctx) (uploadOutcome, error) {
 // fields after it (mr's further parts) when it needs them.
 func (s *server) uploadFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Part, out uploadOutcome, fields *uploadFields) (uploadOutcome, error) {
 	out.req.FileName = p.FileName()
-	res, err := s.Uploader.Upload(c.UserContext(), p, out.req, func(req *ingest.Request) error {
+	res, err := s.Uploader.Upload(c.UserContext(), ingest.Source{File: p, Rest: func(req *ingest.Request) error {
 		for {
 			p, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
@@ -127,7 +128,7 @@ func (s *server) uploadFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Par
 				return err
 			}
 		}
-	})
+	}}, out.req)
 	out.res = res
 	switch {
 	case err == nil:

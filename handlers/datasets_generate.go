@@ -12,15 +12,15 @@ import (
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/i18n"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/datasets"
 )
 
-// datasetGenerateStore is what generating a dataset needs: a transaction
-// for the dataset row, its items (COPY) and its generator spec.
+// datasetGenerateStore is what generating a dataset needs besides the
+// uploader: the generator spec it answers with.
 type datasetGenerateStore interface {
-	InTx(ctx context.Context, fn func(q *store.Queries) error) error
 	DatasetGenerator(ctx context.Context, v store.Viewer, id int64) (json.RawMessage, error)
 }
 
@@ -39,7 +39,9 @@ func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 	if errs := valid.DecodeJSON(c.Body(), &req); errs != nil {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
-	ds, err := synth.Create(c.UserContext(), s.Store, synth.Request{Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
+	up, err := s.Uploader.Upload(c.UserContext(), ingest.Source{},
+		ingest.Request{Kind: ingest.Generated, Viewer: viewer(c), Name: req.Name, Visibility: req.Visibility, Spec: req.Spec})
+	ds := up.Dataset
 	var errs synth.Errors
 	if errors.As(err, &errs) {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
@@ -64,18 +66,19 @@ func (s *server) apiGenerateDataset(c *fiber.Ctx) error {
 func (s *server) generateDataset(c *fiber.Ctx) error {
 	st := datasets.GenerateState{Name: strings.Clone(c.FormValue("name")), Visibility: strings.Clone(c.FormValue("visibility")), Errors: map[string]string{}}
 	st.Spec = specFromForm(c.UserContext(), c.FormValue, st.Errors)
-	req := synth.Request{Viewer: viewer(c), Name: st.Name, Visibility: st.Visibility, Spec: st.Spec}
+	req := ingest.Request{Kind: ingest.Generated, Viewer: viewer(c), Name: st.Name, Visibility: st.Visibility, Spec: st.Spec}
 	if len(st.Errors) > 0 {
 		// Numbers that did not parse: say what else is wrong too.
 		req.Spec.Normalize()
-		_, errs := synth.Check(&req)
+		_, errs := ingest.CheckGenerated(&req)
 		for _, e := range errs {
 			if _, dup := st.Errors[e.Path]; !dup {
 				st.Errors[e.Path] = e.Text(c.UserContext())
 			}
 		}
 	} else {
-		ds, err := synth.Create(c.UserContext(), s.Store, req)
+		up, err := s.Uploader.Upload(c.UserContext(), ingest.Source{}, req)
+		ds := up.Dataset
 		var errs synth.Errors
 		switch {
 		case errors.As(err, &errs):

@@ -52,8 +52,8 @@ func TestFirstBenchmarkQualityFollowsTheAccuracyAndTheJudgeAgrees(t *testing.T) 
 		t.Fatal(err)
 	}
 	up := &ingest.Uploader{Store: e.store, Limits: dataset.DefaultLimits()}
-	if res, err := up.Upload(ctx, bytes.NewReader(b), ingest.Request{Viewer: store.Viewer{UserID: admin.ID, Admin: true}, FileName: d.File, Name: d.Name,
-		Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true, Scorer: d.Scorer}, nil); err != nil || res.Dataset.DefaultScorer != "rougeL" {
+	if res, err := up.Upload(ctx, ingest.Source{File: bytes.NewReader(b)}, ingest.Request{Viewer: store.Viewer{UserID: admin.ID, Admin: true}, FileName: d.File, Name: d.Name,
+		Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true, Scorer: d.Scorer}); err != nil || res.Dataset.DefaultScorer != "rougeL" {
 		t.Fatalf("starter summaries as make run seeds them: %v %v", err, res.Errors)
 	}
 	for _, m := range []store.ModelFields{

@@ -411,8 +411,8 @@ func uploadStarter(t *testing.T, e *env, admin store.User) store.Dataset {
 		t.Fatal(err)
 	}
 	up := &ingest.Uploader{Store: e.store, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(context.Background(), bytes.NewReader(b), ingest.Request{Viewer: store.Viewer{UserID: admin.ID, Admin: true},
-		FileName: d.File, Name: d.Name, Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true}, nil)
+	res, err := up.Upload(context.Background(), ingest.Source{File: bytes.NewReader(b)}, ingest.Request{Viewer: store.Viewer{UserID: admin.ID, Admin: true},
+		FileName: d.File, Name: d.Name, Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true})
 	if err != nil {
 		t.Fatalf("starter: %v %v", err, res.Errors)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -87,11 +88,11 @@ func TestResumedConversationKeepsItsHistory(t *testing.T) {
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 1)
 	spec := synth.Spec{Kind: synth.KindMultiTurn, Count: 2, Turns: synth.Fixed(3), Input: synth.Fixed(4), Output: synth.Fixed(2)}
-	ds, err := synth.Create(ctx, w.st, synth.Request{Viewer: w.viewer, Name: "talks", Spec: spec})
+	up, err := (&ingest.Uploader{Store: w.st}).Upload(ctx, ingest.Source{}, ingest.Request{Kind: ingest.Generated, Viewer: w.viewer, Name: "talks", Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.dataset = ds.ID
+	w.dataset = up.Dataset.ID
 	as := connectAs(t, w.agentURL("node-r"), "").Store
 	agent := testkit.Agent(ctx, t, as, &testkit.AgentOpts{Name: "node-r"})
 	run := w.run(w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 2}))

@@ -74,24 +74,15 @@ func setup(t *testing.T, items int) *testBundle {
 		}
 	}
 	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "u@example.com", Name: "U"})
-	var dsID int64
-	must(st.InTx(ctx, func(q *store.Queries) error {
-		var err error
-		if dsID, err = q.CreateDataset(ctx, store.NewDataset{OwnerID: u.ID, Name: "d", Format: "simple", Visibility: "private"}); err != nil {
-			return err
-		}
-		i := 0
-		if _, err := q.CopyDatasetItems(ctx, dsID, func() (store.DatasetItem, bool, error) {
-			if i == items {
-				return store.DatasetItem{}, false, nil
-			}
-			i++
-			return store.DatasetItem{Idx: i - 1, CustomID: fmt.Sprint("c", i-1), Request: json.RawMessage(`{}`)}, true, nil
-		}); err != nil {
-			return err
-		}
-		return q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: "d", Visibility: "private", Format: "simple", ItemCount: items})
-	}))
+	dsItems := make([]store.DatasetItem, items)
+	for i := range dsItems {
+		dsItems[i] = store.DatasetItem{Idx: i, CustomID: fmt.Sprint("c", i), Request: json.RawMessage(`{}`)}
+	}
+	dsID, werr := st.WriteDataset(ctx, store.NewDataset{OwnerID: u.ID, Name: "d", Format: "simple", Visibility: "private"},
+		store.ItemsFrom(dsItems), func(*store.Queries, int64) (store.DatasetTotals, error) {
+			return store.DatasetTotals{Name: "d", Visibility: "private", Format: "simple"}, nil
+		})
+	must(werr)
 	agent := testkit.Agent(ctx, t, st, &testkit.AgentOpts{Name: "a"})
 	modelID := testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "org/m", DisplayName: "m", ParamsB: 1, ContextLength: 2048})
 	benchID := testkit.Benchmark(ctx, t, st, &testkit.BenchmarkOpts{Dataset: dsID, Owner: u.ID, Name: "b", Manifest: json.RawMessage(`{}`)})

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/ruckus/ruckus/app/resultimport"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -253,33 +253,42 @@ func (p *Service) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 
 // ImportRun stores results made outside Ruckus, read from file as it
 // arrives, as a run on a dataset and queues their scoring, in one
-// transaction (see resultimport.ImportResults; rest reads settings that follow
+// transaction (an ingest.Results upload; rest reads settings that follow
 // the file).
 func (p *Service) ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error) {
-	checkScorer := func(in store.NewImport) error {
-		if in.Scorer != "" && !contains(Scorers, in.Scorer) {
-			return fmt.Errorf("%q: %w (use %s)", in.Scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
-		}
-		if in.Scorer == "json-schema" {
-			// An import carries no scorer options; json-schema needs a schema.
-			return fmt.Errorf("%q needs a schema, which an import cannot give: %w; import with another scorer and score the run again with json-schema from its page", in.Scorer, ErrScorer)
-		}
-		return nil
-	}
-	if err := checkScorer(in); err != nil {
+	if err := checkImportScorer(in.Scorer); err != nil {
 		return store.ImportedRun{}, err
 	}
-	return resultimport.ImportResults(ctx, p.Store, v, in, file, func(in *store.NewImport) error {
-		if rest != nil {
-			if err := rest(in); err != nil {
-				return err
+	res, err := (&ingest.Uploader{Store: p.Store}).Upload(ctx, ingest.Source{
+		File: file,
+		Rest: func(req *ingest.Request) error {
+			in := store.NewImport{DatasetID: req.DatasetID, Name: req.Name, Model: req.Model, Scorer: req.Scorer}
+			if rest != nil {
+				if err := rest(&in); err != nil {
+					return err
+				}
 			}
-		}
-		return checkScorer(*in)
-	}, func(tx pgx.Tx, runID int64, in store.NewImport) error {
-		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: in.Scorer}, nil)
-		return err
-	})
+			req.Name, req.Model, req.Scorer = in.Name, in.Model, in.Scorer
+			return checkImportScorer(in.Scorer)
+		},
+		Then: func(tx pgx.Tx, res ingest.Result, req ingest.Request) error {
+			_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: res.Run.RunID, Scorer: req.Scorer}, nil)
+			return err
+		},
+	}, ingest.Request{Kind: ingest.Results, Viewer: v, DatasetID: in.DatasetID, Name: in.Name, Model: in.Model, Scorer: in.Scorer})
+	return res.Run, err
+}
+
+// checkImportScorer refuses a scorer an import cannot be scored with.
+func checkImportScorer(scorer string) error {
+	if scorer != "" && !contains(Scorers, scorer) {
+		return fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
+	}
+	if scorer == "json-schema" {
+		// An import carries no scorer options; json-schema needs a schema.
+		return fmt.Errorf("%q needs a schema, which an import cannot give: %w; import with another scorer and score the run again with json-schema from its page", scorer, ErrScorer)
+	}
+	return nil
 }
 
 // SweepAgentPool is the reaper's other half: it ends agent sessions that

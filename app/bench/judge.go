@@ -257,22 +257,11 @@ func (p *Service) queueJudging(ctx context.Context, tx pgx.Tx, q *store.Queries,
 // storeJudgePrompts stores a judge's prompts as a private dataset hidden
 // from lists, and returns its id.
 func storeJudgePrompts(ctx context.Context, q *store.Queries, ownerID int64, name string, items []store.DatasetItem) (int64, error) {
-	dsID, err := q.CreateDataset(ctx, store.NewDataset{OwnerID: ownerID, Name: name, Format: "judge", Visibility: store.VisibilityPrivate})
+	dsID, err := q.WriteDataset(ctx, store.NewDataset{OwnerID: ownerID, Name: name, Format: "judge", Visibility: store.VisibilityPrivate},
+		store.ItemsFrom(items), func(*store.Queries, int64) (store.DatasetTotals, error) {
+			return store.DatasetTotals{Name: name, Visibility: store.VisibilityPrivate, Format: "judge", TaskKind: "judge"}, nil
+		})
 	if err != nil {
-		return 0, err
-	}
-	i := 0
-	if _, err := q.CopyDatasetItems(ctx, dsID, func() (store.DatasetItem, bool, error) {
-		if i == len(items) {
-			return store.DatasetItem{}, false, nil
-		}
-		i++
-		return items[i-1], true, nil
-	}); err != nil {
-		return 0, err
-	}
-	if err := q.FinishDataset(ctx, dsID, store.DatasetTotals{Name: name, Visibility: store.VisibilityPrivate, Format: "judge",
-		TaskKind: "judge", ItemCount: len(items)}); err != nil {
 		return 0, err
 	}
 	return dsID, q.HideDataset(ctx, dsID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
@@ -260,11 +261,12 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 	out := Created{Runs: make([]PlannedRun, 0, len(plan.Runs))}
 	err = func() error {
 		if m.Synthetic != nil {
-			ds, err := synth.CreateTx(ctx, q, synth.Request{Viewer: v, Name: "synthetic for " + m.Name, Spec: *m.Synthetic})
+			up, err := (&ingest.Uploader{Store: p.Store}).UploadTx(ctx, tx, q, ingest.Source{},
+				ingest.Request{Kind: ingest.Generated, Viewer: v, Name: "synthetic for " + m.Name, Spec: *m.Synthetic})
 			if err != nil {
 				return err
 			}
-			plan.Dataset = ds
+			plan.Dataset = up.Dataset
 		}
 		id, err := q.CreateBenchmark(ctx, v.UserID, m.Name, plan.Dataset.ID, snapshot)
 		if err != nil {

@@ -1,21 +1,21 @@
-// Package ingest stores an uploaded dataset: it streams the file through the
-// parser into PostgreSQL with COPY inside one transaction, so a file is
-// stored whole or not at all and memory does not grow with its size.
+// Package ingest is Ruckus's one upload path: an uploaded dataset, a
+// generated one and results made elsewhere all come in through Upload (or
+// UploadTx, in the caller's transaction), streamed into PostgreSQL with
+// COPY inside one transaction, so a file is stored whole or not at all and
+// memory does not grow with its size (docs/datasets.md#one-upload-path).
+// What an upload makes is its Request's Kind; every dataset is written by
+// the store's one call for it, store.WriteDataset.
 package ingest
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"path"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ruckus/ruckus/app/dataset"
+	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -32,230 +32,147 @@ var ErrUnreadable = errors.New("the upload could not be read to its end")
 // content; Result.Duplicates lists them.
 var ErrDuplicate = errors.New("an identical dataset exists")
 
-// Request is an upload's settings. Fields may still change while the file
-// is read (multipart fields after the file); see Upload's rest argument.
+// Kind is what an upload makes.
+type Kind int
+
+const (
+	// Dataset is a JSONL dataset read from Source.File.
+	Dataset Kind = iota
+	// Generated is a synthetic dataset made from Request.Spec; it has no
+	// file.
+	Generated
+	// Results are results made elsewhere (app/resultimport reads them)
+	// stored as a finished run on Request.DatasetID.
+	Results
+)
+
+// Request is what to make and its settings. Fields may still change while
+// the file is read (multipart fields after the file); see Source.Rest.
 type Request struct {
-	Viewer         store.Viewer
+	Kind   Kind
+	Viewer store.Viewer
+	// Name is the dataset's or the imported run's; empty for the default
+	// (the file's name, the spec's, "Imported: <model>").
+	Name string
+	// Visibility is a dataset's, private when empty.
+	Visibility string
+	// Scorer is a dataset's default scorer instead of the one its shape
+	// suggests (the starter summaries take ROUGE-L), or the scorer of
+	// imported results.
+	Scorer string
+
+	// FileName is the uploaded file's name (Dataset).
 	FileName       string
-	Name           string
-	Visibility     string
 	AllowDuplicate bool
 	Starter        bool
 	// Shots is the k of k-shot prompts (the suites, GSM8K and
-	// prompt/reference lines), 0 to
-	// dataset.MaxShots; checked before the file is read.
+	// prompt/reference lines), 0 to dataset.MaxShots; checked before the
+	// file is read.
 	Shots int
 	// Exemplars names a fixed example set (dataset.ExemplarSets) written
 	// before each question instead of k-shot examples; the dataset's
 	// shots is then the set's size.
 	Exemplars string
-	// Scorer, when set, is the default scorer instead of the one the
-	// file's shape suggests (the starter summaries take ROUGE-L).
-	Scorer string
+
+	// Spec is what to generate (Generated).
+	Spec synth.Spec
+
+	// DatasetID is the dataset imported results answer (Results), and
+	// Model the registry model that made them.
+	DatasetID int64
+	Model     string
 }
 
-// Result is what an upload produced.
+// Source is where an upload's content comes from, and what else the
+// caller does within its transaction.
+type Source struct {
+	// File is the uploaded file; nil for Generated.
+	File io.Reader
+	// Rest, when not nil, runs once the file is read and before anything
+	// is final, so the caller can read settings that came after the file
+	// (it may change the request's names, visibility, duplicate choice,
+	// model and scorer) and check them.
+	Rest func(*Request) error
+	// Then, when not nil, runs in the same transaction once the upload is
+	// stored, with the request as finally read (an import queues its
+	// scoring job here).
+	Then func(tx pgx.Tx, res Result, req Request) error
+}
+
+// Result is what an upload made, or why it made nothing.
 type Result struct {
-	Dataset    store.Dataset
+	// Dataset is the dataset stored (Dataset, Generated).
+	Dataset store.Dataset
+	// Run is the run imported results were stored as (Results).
+	Run store.ImportedRun
+	// Errors are a dataset file's bad lines (the first of them, up to
+	// the parser's limit), ErrorCount all of them.
 	Errors     []dataset.LineError
 	ErrorCount int
+	// Duplicates are the viewer's datasets with the same content.
 	Duplicates []store.Dataset
 }
 
-// Uploader stores datasets.
+// Uploader makes datasets and imported runs.
 type Uploader struct {
-	Store  *store.Store
+	Store *store.Store
+	// Limits bound an uploaded dataset file.
 	Limits dataset.Limits
 }
 
-// DefaultName derives a dataset name from a file name: the base name
-// without .jsonl/.json/.gz.
-func DefaultName(fileName string) string {
-	n := path.Base(strings.ReplaceAll(fileName, `\`, "/"))
-	for _, ext := range []string{".gz", ".jsonl", ".json", ".ndjson"} {
-		n = strings.TrimSuffix(n, ext)
-	}
-	if n == "" || n == "." || n == "/" {
-		return "dataset"
-	}
-	for len(n) > 200 {
-		_, size := utf8.DecodeLastRuneInString(n)
-		n = n[:len(n)-size]
-	}
-	return n
-}
-
-// CheckSettings validates a dataset's name and visibility.
-func CheckSettings(name, visibility string) *dataset.LineError {
-	if !dataset.IsText(name) {
-		return dataset.NewLineError("name", "dataset_err.name_utf_8_text")
-	}
-	if len(name) > 200 {
-		return dataset.NewLineError("name", "dataset_err.name_may_at_most")
-	}
-	if visibility != store.VisibilityPrivate && visibility != store.VisibilityShared {
-		return dataset.NewLineError("visibility", "dataset_err.visibility_private_shared")
-	}
-	return nil
-}
-
-// CheckExemplars validates a fixed example set's name beside the shots.
-func CheckExemplars(name string, shots int) *dataset.LineError {
-	if name == "" {
-		return nil
-	}
-	if _, ok := dataset.Exemplars(name); !ok {
-		var names []string
-		for _, s := range dataset.ExemplarSets() {
-			names = append(names, strconv.Quote(s.Name))
-		}
-		return dataset.NewLineError("exemplars", "dataset_err.exemplars_unknown", "A", strings.Join(names, ", "), "B", strconv.Quote(name))
-	}
-	if shots > 0 {
-		return dataset.NewLineError("exemplars", "dataset_err.exemplars_with_shots")
-	}
-	return nil
-}
-
-// CheckShots validates the k of k-shot prompts.
-func CheckShots(k int) *dataset.LineError {
-	if k < 0 || k > dataset.MaxShots {
-		return dataset.NewLineError("shots", "dataset_err.shots_whole_number_from", "A", dataset.MaxShots)
-	}
-	return nil
-}
-
-// Upload parses file and stores it. rest, when not nil, runs after the file
-// is read and before the commit, so the caller can read settings that came
-// after the file (it may change req's Name, Visibility, AllowDuplicate).
-func (u *Uploader) Upload(ctx context.Context, file io.Reader, req Request, rest func(*Request) error) (Result, error) {
+// Upload makes what req asks for from src in one transaction, committed
+// only when all of it is stored.
+//
+// A dataset file's bad lines and wrong settings are ErrInvalid with
+// Result.Errors; a spec's errors are synth.Errors; an import's bad line or
+// setting is a *resultimport.Error (Line 0 for a setting or the file as a
+// whole), an empty one or one matching no item wraps store.ErrImportEmpty
+// or store.ErrImportNoMatch; an upload that could not be read to its end
+// wraps ErrUnreadable.
+func (u *Uploader) Upload(ctx context.Context, src Source, req Request) (Result, error) {
 	var res Result
-	if req.Visibility == "" {
-		req.Visibility = store.VisibilityPrivate
-	}
-	// Settings that came before the file are checked before reading it, so
-	// a wrong visibility does not cost a gigabyte's parse and copy.
-	if le := CheckSettings(strings.TrimSpace(req.Name), req.Visibility); le != nil {
-		return res, res.invalid(*le)
-	}
-	if le := CheckShots(req.Shots); le != nil {
-		return res, res.invalid(*le)
-	}
-	if le := CheckExemplars(req.Exemplars, req.Shots); le != nil {
-		return res, res.invalid(*le)
-	}
-	err := u.Store.InTx(ctx, func(q *store.Queries) error {
-		id, err := q.CreateDataset(ctx, store.NewDataset{
-			OwnerID: req.Viewer.UserID, Name: "uploading", Format: "pending", Visibility: store.VisibilityPrivate, Starter: req.Starter,
-		})
-		if err != nil {
-			return err
-		}
-		p := dataset.NewParserWith(file, u.Limits, dataset.Options{Shots: req.Shots, Exemplars: req.Exemplars})
-		if err := copyItems(ctx, q, id, p, &res); err != nil {
-			return err
-		}
-		if rest != nil {
-			if err := rest(&req); err != nil {
-				var le *dataset.LineError
-				if errors.As(err, &le) {
-					return res.invalid(*le)
-				}
-				return err
-			}
-		}
-		return finishUpload(ctx, q, id, p, req, &res)
+	err := u.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		var err error
+		res, err = u.UploadTx(ctx, tx, q, src, req)
+		return err
 	})
 	return res, err
 }
 
-// invalid makes le the upload's only error, and returns ErrInvalid.
-func (r *Result) invalid(le dataset.LineError) error {
-	r.Errors, r.ErrorCount = []dataset.LineError{le}, 1
-	return ErrInvalid
-}
-
-// copyItems parses the file into dataset id's items, with COPY; the
-// parser's errors go to res. An invalid or unreadable file stores
-// nothing.
-func copyItems(ctx context.Context, q *store.Queries, id int64, p *dataset.Parser, res *Result) error {
-	// The reason a copy was aborted is kept here: PostgreSQL answers an
-	// aborted COPY with its own error, which does not wrap ours.
-	var abort error
-	_, err := q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
-		for {
-			it, ok := p.Next()
-			if !ok {
-				if err := p.Err(); err != nil {
-					abort = fmt.Errorf("%w: %v", ErrUnreadable, err)
-					return store.DatasetItem{}, false, abort
-				}
-				if p.ErrorCount() > 0 {
-					abort = ErrInvalid
-					return store.DatasetItem{}, false, abort
-				}
-				return store.DatasetItem{}, false, nil
-			}
-			if p.ErrorCount() > 0 {
-				continue // keep reading to report every error, but store nothing more
-			}
-			return store.DatasetItem{Idx: it.Index, CustomID: it.CustomID, Request: it.Request, Reference: it.Reference, Category: it.Category, Shot: it.Shot}, true, nil
-		}
-	})
-	res.Errors, res.ErrorCount = p.Errors(), p.ErrorCount()
-	if abort != nil {
-		return abort
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
-		// A value the parser let through that PostgreSQL refuses (such
-		// as \u0000 in a string): still the file's fault, not ours.
-		return res.invalid(*dataset.NewLineError("", "dataset_err.postgresql_refused_value_in", "A", pgErr.Message))
-	}
-	return err
-}
-
-// finishUpload names the dataset, refuses a duplicate unless allowed,
-// and stores the totals the parse found; res gets the dataset.
-func finishUpload(ctx context.Context, q *store.Queries, id int64, p *dataset.Parser, req Request, res *Result) error {
-	name := strings.TrimSpace(req.Name)
-	if name == "" {
-		name = DefaultName(req.FileName)
-	}
-	if le := CheckSettings(name, req.Visibility); le != nil {
-		return res.invalid(*le)
-	}
-	if !req.AllowDuplicate {
-		dups, err := q.DatasetsBySHA256(ctx, req.Viewer, p.SHA256())
-		if err != nil {
-			return err
-		}
-		if len(dups) > 0 {
-			res.Duplicates = dups
-			return ErrDuplicate
-		}
-	}
-	scorer := p.SuggestedScorer()
-	if req.Scorer != "" {
-		scorer = req.Scorer
-	}
-	if err := q.FinishDataset(ctx, id, store.DatasetTotals{
-		Name: name, Visibility: req.Visibility, Format: string(p.Format()), TaskKind: p.TaskKind(),
-		DefaultScorer: scorer, ItemCount: p.Count(), Bytes: p.Bytes(), SHA256: p.SHA256(),
-		Shots: shotsOf(req),
-	}); err != nil {
-		return err
+// UploadTx is Upload within the caller's transaction (a benchmark
+// manifest that generates its dataset creates it with the benchmark).
+func (u *Uploader) UploadTx(ctx context.Context, tx pgx.Tx, q *store.Queries, src Source, req Request) (Result, error) {
+	// Settings that came before the file are checked before it is read,
+	// so a wrong one does not cost a gigabyte's parse and copy.
+	var res Result
+	if err := checkBefore(&req, &res); err != nil {
+		return res, err
 	}
 	var err error
-	res.Dataset, err = q.DatasetByID(ctx, req.Viewer, id)
-	return err
+	switch req.Kind {
+	case Dataset:
+		err = u.uploadDataset(ctx, q, src, &req, &res)
+	case Generated:
+		err = generate(ctx, q, req, &res)
+	case Results:
+		err = importResults(ctx, q, src, &req, &res)
+	default:
+		return res, errors.New("ingest: unknown kind of upload")
+	}
+	if err == nil && src.Then != nil {
+		err = src.Then(tx, res, req)
+	}
+	return res, err
 }
 
-// shotsOf is the dataset's shots: the k asked for, or the size of the
-// exemplar set its prompts carry.
-func shotsOf(req Request) int {
-	if set, ok := dataset.Exemplars(req.Exemplars); ok {
-		return len(set.Examples)
+// checkBefore checks the settings known before the file is read, and sets
+// their defaults (a spec is checked where it is expanded, by generate).
+func checkBefore(req *Request, res *Result) error {
+	switch req.Kind {
+	case Dataset:
+		return checkDataset(req, res)
+	case Results:
+		return CheckImportSettings(*req, false)
 	}
-	return req.Shots
+	return nil
 }

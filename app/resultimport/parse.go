@@ -1,8 +1,10 @@
 // Package resultimport reads results made outside Ruckus — an OpenAI batch
 // output file (from the Batch API, `vllm run-batch` or another tool) or a
 // simple {"custom_id","output"} JSONL — so they can be scored and compared
-// with Ruckus's own runs. Lines are matched to a dataset's items by
-// custom_id; there are no timings.
+// with Ruckus's own runs. Each line is read into the store's record of it,
+// store.ImportLine, which app/ingest copies into PostgreSQL as it is read;
+// lines are matched to a dataset's items by custom_id; there are no
+// timings.
 package resultimport
 
 import (
@@ -20,25 +22,8 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 
 	"github.com/ruckus/ruckus/app/i18n"
+	"github.com/ruckus/ruckus/app/store"
 )
-
-// Line is one imported result.
-type Line struct {
-	// Line is the line's number in the file, from 1.
-	Line             int
-	CustomID         string
-	Status           string // jobs.StatusOK or jobs.StatusError
-	Output           string
-	FinishReason     string
-	PromptTokens     int
-	CompletionTokens int
-	// TokensEstimated: the line had no usage.
-	TokensEstimated bool
-	HTTPStatus      int
-	RequestID       string
-	ErrorClass      string
-	Error           string
-}
 
 // Error names the line and field of a line Ruckus cannot read.
 type Error struct {
@@ -96,7 +81,7 @@ type batchError struct {
 }
 
 // Parse reads r line by line and calls fn for each result; see Parser.
-func Parse(r io.Reader, fn func(Line) error) error {
+func Parse(r io.Reader, fn func(store.ImportLine) error) error {
 	p := NewParser(r)
 	for {
 		l, ok := p.Next()
@@ -132,7 +117,7 @@ func NewParser(r io.Reader) *Parser {
 // and at the first line it cannot take, which stops the parse: then Err
 // says why (an *Error naming the line and field), or nil at the end. Blank
 // lines are skipped.
-func (p *Parser) Next() (Line, bool) {
+func (p *Parser) Next() (store.ImportLine, bool) {
 	for !p.done {
 		b, err := readLine(p.br)
 		if errors.Is(err, io.EOF) && len(b) == 0 {
@@ -163,12 +148,12 @@ func (p *Parser) Next() (Line, bool) {
 		p.n++
 		return l, true
 	}
-	return Line{}, false
+	return store.ImportLine{}, false
 }
 
-func (p *Parser) fail(err error) (Line, bool) {
+func (p *Parser) fail(err error) (store.ImportLine, bool) {
 	p.err, p.done = err, true
-	return Line{}, false
+	return store.ImportLine{}, false
 }
 
 // Err is why Next stopped early: an *Error for a line Ruckus cannot take,
@@ -207,8 +192,8 @@ const (
 	maxShortText = 256
 )
 
-func parseLine(b []byte) (Line, *Error) {
-	var l Line
+func parseLine(b []byte) (store.ImportLine, *Error) {
+	var l store.ImportLine
 	var r raw
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&r); err != nil {
@@ -246,7 +231,7 @@ func parseLine(b []byte) (Line, *Error) {
 }
 
 // parseBatchError reads a batch line's error into l: the request failed.
-func parseBatchError(msg json.RawMessage, l *Line) *Error {
+func parseBatchError(msg json.RawMessage, l *store.ImportLine) *Error {
 	var e batchError
 	if err := json.Unmarshal(msg, &e); err != nil {
 		return errAt("error", "import_err.error_shape")
@@ -264,7 +249,7 @@ func parseBatchError(msg json.RawMessage, l *Line) *Error {
 // parseResponse reads a batch line's response into l: its status and
 // request id, and unless the line failed already, the HTTP error or the
 // first choice.
-func parseResponse(msg json.RawMessage, l *Line) *Error {
+func parseResponse(msg json.RawMessage, l *store.ImportLine) *Error {
 	var resp response
 	if err := json.Unmarshal(msg, &resp); err != nil {
 		return errAt("response", "import_err.batch_shape", "Err", err.Error())
@@ -297,7 +282,7 @@ func parseResponse(msg json.RawMessage, l *Line) *Error {
 
 // parseChoice reads the response's first choice into l as its answer,
 // with its usage (estimated from the answer when there is none).
-func parseChoice(resp response, l *Line) *Error {
+func parseChoice(resp response, l *store.ImportLine) *Error {
 	if len(resp.Body.Choices) == 0 {
 		return errAt("response.body.choices", "import_err.no_choices")
 	}

@@ -9,13 +9,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruckus/ruckus/app/i18n"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
-func parseAll(t *testing.T, in string) ([]Line, error) {
+func parseAll(t *testing.T, in string) ([]store.ImportLine, error) {
 	t.Helper()
-	var out []Line
-	err := Parse(strings.NewReader(in), func(l Line) error { out = append(out, l); return nil })
+	var out []store.ImportLine
+	err := Parse(strings.NewReader(in), func(l store.ImportLine) error { out = append(out, l); return nil })
 	return out, err
 }
 
@@ -141,7 +142,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("{\"custom_id\":\"\xff\",\"output\":\"\xfe\"}\n{\"custom_id\":\"b\",\"error\":{\"code\":\"c\",\"message\":\"m\"}}")
 	f.Fuzz(func(t *testing.T, in string) {
 		last := 0
-		err := Parse(strings.NewReader(in), func(l Line) error {
+		err := Parse(strings.NewReader(in), func(l store.ImportLine) error {
 			if l.CustomID == "" || (l.Status != jobs.StatusOK && l.Status != jobs.StatusError) {
 				t.Fatalf("accepted a line without id or status: %+v", l)
 			}

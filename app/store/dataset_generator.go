@@ -7,14 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SetDatasetGenerator records the spec a synthetic dataset was generated
-// from; call in the transaction that creates it.
-func (q *Queries) SetDatasetGenerator(ctx context.Context, id int64, spec json.RawMessage) error {
-	_, err := q.db.Exec(ctx, `UPDATE datasets SET generator = @spec WHERE id = @id`,
-		pgx.NamedArgs{"id": id, "spec": string(spec)})
-	return mapErr(err, "set dataset generator")
-}
-
 // DatasetGenerator returns the spec a dataset the viewer may see was
 // generated from; nil for an uploaded dataset.
 func (q *Queries) DatasetGenerator(ctx context.Context, v Viewer, id int64) (json.RawMessage, error) {

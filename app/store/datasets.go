@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"iter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,7 +70,8 @@ type Viewer struct {
 
 const visibleTo = ` (d.owner_id = @viewer OR d.visibility = 'shared' OR @admin) `
 
-// NewDataset is the row created before an upload's items are copied in.
+// NewDataset is who a dataset being written belongs to and what it is
+// called while its items go in (its totals name it at the end).
 type NewDataset struct {
 	OwnerID    int64
 	Name       string
@@ -77,65 +80,99 @@ type NewDataset struct {
 	Starter    bool
 }
 
-// CreateDataset inserts the dataset row; call within the transaction that
-// copies its items, and FinishDataset when they are all in.
-func (q *Queries) CreateDataset(ctx context.Context, nd NewDataset) (int64, error) {
-	var id int64
-	err := q.db.QueryRow(ctx, `INSERT INTO datasets (owner_id, name, format, visibility, starter)
-		VALUES (@owner, @name, @format, @visibility, @starter) RETURNING id`,
-		pgx.NamedArgs{"owner": nd.OwnerID, "name": nd.Name, "format": nd.Format, "visibility": nd.Visibility, "starter": nd.Starter}).Scan(&id)
-	return id, mapErr(err, "create dataset")
-}
-
-// DatasetTotals is what is known once every item is stored.
+// DatasetTotals is what is known once every item is stored. The item count
+// is not among them: it is the number of rows COPY wrote.
 type DatasetTotals struct {
 	Name          string
 	Visibility    string
 	Format        string
 	TaskKind      string
 	DefaultScorer string
-	ItemCount     int
 	Bytes         int64
 	SHA256        string
 	Shots         int
+	// Generator is the spec a generated dataset was made from; nil for
+	// one made from a file.
+	Generator json.RawMessage
 }
 
-// FinishDataset records the totals of a completed upload.
-func (q *Queries) FinishDataset(ctx context.Context, id int64, t DatasetTotals) error {
-	_, err := q.db.Exec(ctx, `UPDATE datasets SET name = @name, visibility = @visibility, format = @format,
+// errNotInTx is WriteDataset called on the pool: its writes would not be
+// one transaction.
+var errNotInTx = errors.New("write dataset: not in a transaction")
+
+// WriteDataset writes a dataset in a transaction of its own; see
+// (*Queries).WriteDataset.
+func (s *Store) WriteDataset(ctx context.Context, nd NewDataset, items iter.Seq2[DatasetItem, error],
+	totals func(q *Queries, id int64) (DatasetTotals, error)) (int64, error) {
+	var id int64
+	err := s.InTx(ctx, func(q *Queries) error {
+		var err error
+		id, err = q.WriteDataset(ctx, nd, items, totals)
+		return err
+	})
+	return id, err
+}
+
+// WriteDataset writes a dataset in q's transaction (the caller's, which
+// rolls it all back on an error): the row, then every item items yields,
+// streamed with COPY so memory does not grow with the dataset, then the
+// totals. totals runs once every item is in, since an upload learns its
+// hash, format and counts only then and may still refuse (a duplicate, a
+// setting that followed the file). An error items yields ends the copy
+// and is returned as it is, not as PostgreSQL words the aborted COPY; so
+// is one of totals'. It returns the dataset's id.
+func (q *Queries) WriteDataset(ctx context.Context, nd NewDataset, items iter.Seq2[DatasetItem, error],
+	totals func(q *Queries, id int64) (DatasetTotals, error)) (int64, error) {
+	if _, ok := q.db.(pgx.Tx); !ok {
+		return 0, errNotInTx
+	}
+	var id int64
+	err := q.db.QueryRow(ctx, `INSERT INTO datasets (owner_id, name, format, visibility, starter)
+		VALUES (@owner, @name, @format, @visibility, @starter) RETURNING id`,
+		pgx.NamedArgs{"owner": nd.OwnerID, "name": nd.Name, "format": nd.Format, "visibility": nd.Visibility, "starter": nd.Starter}).Scan(&id)
+	if err != nil {
+		return 0, mapErr(err, "create dataset")
+	}
+	n, err := copySeq2(ctx, q, "dataset_items", []string{"dataset_id", "idx", "custom_id", "request", "reference", "category", "shot"},
+		items, func(it DatasetItem, row []any) {
+			// json.RawMessage as string: pgx sends it as jsonb text
+			// without re-encoding.
+			row[0], row[1], row[2], row[3] = id, it.Idx, it.CustomID, string(it.Request)
+			row[4], row[5], row[6] = nullJSON(it.Reference), nullText(it.Category), nullJSON(it.Shot)
+		})
+	if err != nil {
+		return 0, copyErr(err, "copy dataset items")
+	}
+	t, err := totals(q, id)
+	if err != nil {
+		return 0, err
+	}
+	_, err = q.db.Exec(ctx, `UPDATE datasets SET name = @name, visibility = @visibility, format = @format,
 		task_kind = @task_kind, default_scorer = @scorer, item_count = @count, bytes = @bytes, sha256 = @sha256,
-		shots = @shots WHERE id = @id`, pgx.NamedArgs{"id": id, "name": t.Name, "visibility": t.Visibility, "format": t.Format,
-		"task_kind": t.TaskKind, "scorer": t.DefaultScorer, "count": t.ItemCount, "bytes": t.Bytes, "sha256": t.SHA256, "shots": t.Shots})
-	return mapErr(err, "finish dataset")
+		shots = @shots, generator = @generator WHERE id = @id`, pgx.NamedArgs{"id": id, "name": t.Name, "visibility": t.Visibility,
+		"format": t.Format, "task_kind": t.TaskKind, "scorer": t.DefaultScorer, "count": n, "bytes": t.Bytes, "sha256": t.SHA256,
+		"shots": t.Shots, "generator": nullJSON(t.Generator)})
+	return id, mapErr(err, "finish dataset")
 }
 
-// CopyDatasetItems streams items into dataset_items with COPY. next returns
-// the next item and false at the end; an error from it aborts the copy.
-func (q *Queries) CopyDatasetItems(ctx context.Context, datasetID int64, next func() (DatasetItem, bool, error)) (int64, error) {
-	var row [7]any
-	src := &copyRows{next: func() ([]any, bool, error) {
-		it, ok, err := next()
-		if !ok || err != nil {
-			return nil, ok, err
+// ItemsFrom yields items for WriteDataset, without an error: items made
+// in memory (a judge's prompts, a test's fixtures).
+func ItemsFrom(items []DatasetItem) iter.Seq2[DatasetItem, error] {
+	return func(yield func(DatasetItem, error) bool) {
+		for _, it := range items {
+			if !yield(it, nil) {
+				return
+			}
 		}
-		row[0], row[1], row[2] = datasetID, it.Idx, it.CustomID
-		// json.RawMessage as string: pgx sends it as jsonb text without
-		// re-encoding.
-		row[3], row[4], row[5] = string(it.Request), nil, nil
-		if it.Reference != nil {
-			row[4] = string(it.Reference)
-		}
-		if it.Category != "" {
-			row[5] = it.Category
-		}
-		row[6] = nil
-		if it.Shot != nil {
-			row[6] = string(it.Shot)
-		}
-		return row[:], true, nil
-	}}
-	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"dataset_items"}, []string{"dataset_id", "idx", "custom_id", "request", "reference", "category", "shot"}, src)
-	return n, mapErr(err, "copy dataset items")
+	}
+}
+
+// nullText is a text value, NULL for "".
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // DatasetByID returns a dataset the viewer may see (deleted ones included,

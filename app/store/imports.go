@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,20 +42,23 @@ var (
 	ErrImportNoMatch = errors.New("no result matches an item of the dataset")
 )
 
-// ImportLine is one imported result and the line it came from.
+// ImportLine is one imported result and the line it came from, as the
+// results parser (app/resultimport) reads it.
 type ImportLine struct {
+	// Line is the line's number in the file, from 1.
 	Line             int
 	CustomID         string
-	Status           string
+	Status           string // jobs.StatusOK or jobs.StatusError
 	Output           string
 	FinishReason     string
 	PromptTokens     int
 	CompletionTokens int
-	TokensEstimated  bool
-	HTTPStatus       int
-	RequestID        string
-	ErrorClass       string
-	Error            string
+	// TokensEstimated: the line had no usage.
+	TokensEstimated bool
+	HTTPStatus      int
+	RequestID       string
+	ErrorClass      string
+	Error           string
 }
 
 // importColumns are the columns of the transaction's import_lines table,
@@ -65,30 +69,24 @@ var importColumns = []string{"line", "custom_id", "status", "output", "finish_re
 // CopyImportLines streams imported results into a temporary table of the
 // transaction q runs in (it goes at commit), with COPY, so an import of any
 // size passes through the server in constant memory; FinishImport then
-// makes the run from it. next returns the next line and false at the end;
-// an error from it aborts the copy. q must be in a transaction.
-func (q *Queries) CopyImportLines(ctx context.Context, next func() (ImportLine, bool, error)) (int64, error) {
+// makes the run from it. An error lines yields ends the copy and is
+// returned as it is (copySeq2). q must be in a transaction.
+func (q *Queries) CopyImportLines(ctx context.Context, lines iter.Seq2[ImportLine, error]) (int64, error) {
 	if _, err := q.db.Exec(ctx, `CREATE TEMPORARY TABLE import_lines (
 			line int NOT NULL, custom_id text NOT NULL, status text NOT NULL, output text NOT NULL, finish_reason text NOT NULL,
 			prompt_tokens int NOT NULL, completion_tokens int NOT NULL, tokens_estimated bool NOT NULL, http_status int,
 			request_id text NOT NULL, error_class text NOT NULL, error text NOT NULL) ON COMMIT DROP`); err != nil {
 		return 0, mapErr(err, "import: lines table")
 	}
-	var row [12]any
-	src := &copyRows{next: func() ([]any, bool, error) {
-		l, ok, err := next()
-		if !ok || err != nil {
-			return nil, ok, err
-		}
-		row = [12]any{int32(l.Line), l.CustomID, l.Status, l.Output, l.FinishReason, int32(l.PromptTokens), int32(l.CompletionTokens),
-			l.TokensEstimated, nil, l.RequestID, l.ErrorClass, l.Error}
+	n, err := copySeq2(ctx, q, "import_lines", importColumns, lines, func(l ImportLine, row []any) {
+		row[0], row[1], row[2], row[3], row[4] = int32(l.Line), l.CustomID, l.Status, l.Output, l.FinishReason
+		row[5], row[6], row[7], row[8] = int32(l.PromptTokens), int32(l.CompletionTokens), l.TokensEstimated, nil
+		row[9], row[10], row[11] = l.RequestID, l.ErrorClass, l.Error
 		if l.HTTPStatus != 0 {
 			row[8] = int32(l.HTTPStatus)
 		}
-		return row[:], true, nil
-	}}
-	n, err := q.db.CopyFrom(ctx, pgx.Identifier{"import_lines"}, importColumns, src)
-	return n, mapErr(err, "import: copy lines")
+	})
+	return n, copyErr(err, "import: copy lines")
 }
 
 // FinishImport stores the lines CopyImportLines copied as a finished run

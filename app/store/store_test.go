@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -407,32 +406,75 @@ func TestDatasets(t *testing.T) {
 		}
 	})
 
-	t.Run("CopyAbortsOnError", func(t *testing.T) {
+	t.Run("WriteDatasetIsWholeOrNothing", func(t *testing.T) {
 		t.Parallel()
 		st, b := setup(t)
 		boom := errors.New("line 3 is bad")
-		err := st.InTx(b.ctx, func(q *store.Queries) error {
-			id, err := q.CreateDataset(b.ctx, store.NewDataset{OwnerID: b.owner.ID, Name: "half", Format: "simple", Visibility: "private"})
-			if err != nil {
-				return err
-			}
-			i := 0
-			_, err = q.CopyDatasetItems(b.ctx, id, func() (store.DatasetItem, bool, error) {
-				if i == 2 {
-					return store.DatasetItem{}, false, boom
+		items := func(yield func(store.DatasetItem, error) bool) {
+			for i := range 2 {
+				if !yield(store.DatasetItem{Idx: i, CustomID: fmt.Sprint(i), Request: json.RawMessage(`{}`)}, nil) {
+					return
 				}
-				i++
-				return store.DatasetItem{Idx: i, CustomID: fmt.Sprint(i), Request: json.RawMessage(`{}`)}, true, nil
+			}
+			yield(store.DatasetItem{}, boom)
+		}
+		totalsRan := false
+		_, err := st.WriteDataset(b.ctx, store.NewDataset{OwnerID: b.owner.ID, Name: "half", Format: "simple", Visibility: "private"},
+			items, func(*store.Queries, int64) (store.DatasetTotals, error) {
+				totalsRan = true
+				return store.DatasetTotals{Name: "half", Visibility: "private"}, nil
 			})
-			return err
-		})
-		// pgx ends the COPY with the source's error as the reason, so
-		// PostgreSQL's error carries its text.
-		if err == nil || !strings.Contains(err.Error(), boom.Error()) {
-			t.Fatalf("copy: %v, want the source's error", err)
+		// The source's own error comes back, not PostgreSQL's answer to
+		// the aborted COPY: the caller's line and field survive.
+		if err != boom {
+			t.Fatalf("write: %v, want the source's error itself", err)
+		}
+		if totalsRan {
+			t.Error("the totals ran after the items failed")
+		}
+		refused := errors.New("a duplicate")
+		_, err = st.WriteDataset(b.ctx, store.NewDataset{OwnerID: b.owner.ID, Name: "refused", Format: "simple", Visibility: "private"},
+			store.ItemsFrom([]store.DatasetItem{{CustomID: "a", Request: json.RawMessage(`{}`)}}),
+			func(*store.Queries, int64) (store.DatasetTotals, error) { return store.DatasetTotals{}, refused })
+		if !errors.Is(err, refused) {
+			t.Fatalf("write: %v, want the totals' error", err)
 		}
 		if ds, _ := st.ListDatasets(b.ctx, b.adminV); len(ds) != 0 {
-			t.Errorf("a failed upload left %d datasets", len(ds))
+			t.Errorf("failed writes left %d datasets", len(ds))
+		}
+		var rows int
+		if err := st.Pool().QueryRow(b.ctx, `SELECT count(*) FROM dataset_items`).Scan(&rows); err != nil || rows != 0 {
+			t.Errorf("failed writes left %d items (%v)", rows, err)
+		}
+		// On the pool's querier it would not be one transaction.
+		if _, err := st.Queries.WriteDataset(b.ctx, store.NewDataset{OwnerID: b.owner.ID}, store.ItemsFrom(nil),
+			func(*store.Queries, int64) (store.DatasetTotals, error) { return store.DatasetTotals{}, nil }); err == nil {
+			t.Error("WriteDataset ran outside a transaction")
+		}
+	})
+
+	t.Run("WriteDatasetCountsWhatItCopied", func(t *testing.T) {
+		t.Parallel()
+		st, b := setup(t)
+		items := []store.DatasetItem{{Idx: 0, CustomID: "a", Request: json.RawMessage(`{}`), Category: "x"},
+			{Idx: 1, CustomID: "b", Request: json.RawMessage(`{}`), Reference: json.RawMessage(`"r"`), Shot: json.RawMessage(`{"q":"?"}`)}}
+		id, err := st.WriteDataset(b.ctx, store.NewDataset{OwnerID: b.owner.ID, Name: "w", Format: "pending", Visibility: "private"},
+			store.ItemsFrom(items), func(*store.Queries, int64) (store.DatasetTotals, error) {
+				return store.DatasetTotals{Name: "two", Visibility: "shared", Format: "simple", Generator: json.RawMessage(`{"seed":1}`)}, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := st.DatasetByID(b.ctx, b.adminV, id)
+		if err != nil || ds.ItemCount != 2 || ds.Name != "two" || ds.Visibility != "shared" || ds.Format != "simple" {
+			t.Fatalf("dataset %+v %v", ds, err)
+		}
+		got, err := st.DatasetItems(b.ctx, id, -1, 10)
+		if err != nil || len(got) != 2 || got[0].Category != "x" || got[0].Reference != nil || string(got[1].Reference) != `"r"` {
+			t.Fatalf("items %+v %v", got, err)
+		}
+		if gen, err := st.DatasetGenerator(b.ctx, b.adminV, id); err != nil || string(gen) != `{"seed": 1}` {
+			t.Errorf("generator %s %v", gen, err)
 		}
 	})
 }

@@ -100,32 +100,17 @@ func Dataset(ctx context.Context, tb testing.TB, st *store.Store, opts *DatasetO
 	if o.Scorer == "" {
 		o.Scorer = "exact"
 	}
-	var id int64
-	err := st.InTx(ctx, func(q *store.Queries) error {
-		var err error
-		if id, err = q.CreateDataset(ctx, store.NewDataset{OwnerID: o.Owner, Name: o.Name, Format: "simple", Visibility: o.Visibility, Starter: o.Starter}); err != nil {
-			return err
-		}
-		i := 0
-		copied, err := q.CopyDatasetItems(ctx, id, func() (store.DatasetItem, bool, error) {
-			if i == o.Items {
-				return store.DatasetItem{}, false, nil
-			}
-			it := store.DatasetItem{Idx: i, CustomID: fmt.Sprintf("item-%d", i),
-				Request:   json.RawMessage(fmt.Sprintf(`{"body":{"messages":[{"role":"user","content":"q%d"}]}}`, i)),
-				Reference: json.RawMessage(fmt.Sprintf(`"a%d"`, i))}
-			i++
-			return it, true, nil
+	items := make([]store.DatasetItem, o.Items)
+	for i := range items {
+		items[i] = store.DatasetItem{Idx: i, CustomID: fmt.Sprintf("item-%d", i),
+			Request:   json.RawMessage(fmt.Sprintf(`{"body":{"messages":[{"role":"user","content":"q%d"}]}}`, i)),
+			Reference: json.RawMessage(fmt.Sprintf(`"a%d"`, i))}
+	}
+	id, err := st.WriteDataset(ctx, store.NewDataset{OwnerID: o.Owner, Name: o.Name, Format: "simple", Visibility: o.Visibility, Starter: o.Starter},
+		store.ItemsFrom(items), func(*store.Queries, int64) (store.DatasetTotals, error) {
+			return store.DatasetTotals{Name: o.Name, Visibility: o.Visibility, Format: "simple", TaskKind: "chat",
+				DefaultScorer: o.Scorer, Bytes: int64(100 * o.Items), SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(o.Name)))}, nil
 		})
-		if err != nil {
-			return err
-		}
-		if copied != int64(o.Items) {
-			return fmt.Errorf("copied %d of %d items", copied, o.Items)
-		}
-		return q.FinishDataset(ctx, id, store.DatasetTotals{Name: o.Name, Visibility: o.Visibility, Format: "simple", TaskKind: "chat",
-			DefaultScorer: o.Scorer, ItemCount: o.Items, Bytes: int64(100 * o.Items), SHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(o.Name)))})
-	})
 	if err != nil {
 		tb.Fatalf("testkit.Dataset: %v", err)
 	}
@@ -146,9 +131,9 @@ func upload(ctx context.Context, tb testing.TB, st *store.Store, o DatasetOpts) 
 		tb.Fatalf("testkit.Dataset: owner: %v", err)
 	}
 	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(o.Content), ingest.Request{Viewer: store.Viewer{UserID: owner.ID, Admin: owner.IsAdmin()},
+	res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(o.Content)}, ingest.Request{Viewer: store.Viewer{UserID: owner.ID, Admin: owner.IsAdmin()},
 		FileName: o.FileName, Name: o.Name, Visibility: o.Visibility, AllowDuplicate: o.AllowDuplicate, Starter: o.Starter,
-		Shots: o.Shots, Scorer: o.Scorer}, nil)
+		Shots: o.Shots, Scorer: o.Scorer})
 	if err != nil {
 		tb.Fatalf("testkit.Dataset: upload: %v", err)
 	}

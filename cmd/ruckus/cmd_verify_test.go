@@ -12,8 +12,8 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/config"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
-	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
@@ -34,17 +34,17 @@ func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64,
 	v := store.Viewer{UserID: u.ID}
 	ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: items.String()})
 	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
-	run, err := resultimport.ImportResults(ctx, st, v, store.NewImport{DatasetID: ds.ID, Name: "imported", Model: "m/x"},
-		strings.NewReader(outputs.String()), nil, func(tx pgx.Tx, id int64, in store.NewImport) error {
+	res, err := (&ingest.Uploader{Store: st}).Upload(ctx, ingest.Source{File: strings.NewReader(outputs.String()),
+		Then: func(tx pgx.Tx, res ingest.Result, req ingest.Request) error {
 			if queue == nil {
 				return nil
 			}
-			return queue(tx, id, in)
-		})
+			return queue(tx, res.Run.RunID, store.NewImport{DatasetID: req.DatasetID, Name: req.Name, Model: req.Model, Scorer: req.Scorer})
+		}}, ingest.Request{Kind: ingest.Results, Viewer: v, DatasetID: ds.ID, Name: "imported", Model: "m/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run.RunID
+	return res.Run.RunID
 }
 
 // ruckus verify RUN recomputes a signed run's digest from the database:

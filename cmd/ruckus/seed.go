@@ -28,10 +28,10 @@ func seedStarterDatasets(ctx context.Context, up *ingest.Uploader, out io.Writer
 		if err != nil {
 			return err
 		}
-		res, err := up.Upload(ctx, bytes.NewReader(b), ingest.Request{
+		res, err := up.Upload(ctx, ingest.Source{File: bytes.NewReader(b)}, ingest.Request{
 			Viewer: store.Viewer{UserID: admin.ID, Admin: true}, FileName: d.File, Name: d.Name,
 			Visibility: store.VisibilityShared, AllowDuplicate: true, Starter: true, Scorer: d.Scorer,
-		}, nil)
+		})
 		if err != nil {
 			return fmt.Errorf("seed %s: %w %v", d.File, err, res.Errors)
 		}

@@ -102,7 +102,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		fmt.Fprintf(&ds, "{\"custom_id\":\"item-%05d\",\"prompt\":\"Question %d: what is %d plus %d?\"}\n", i, i, i, i)
 	}
 	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: viewer, FileName: "eta.jsonl"}, nil)
+	res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(ds.String())}, ingest.Request{Viewer: viewer, FileName: "eta.jsonl"})
 	if err != nil {
 		return err
 	}

@@ -208,7 +208,7 @@ func (s *soak) fixtures(ctx context.Context) error {
 		for i := range d.n {
 			fmt.Fprintf(&b, "{\"custom_id\":\"q%05d\",\"prompt\":\"Question %d: what is %d plus %d?\"}\n", i, i, i, i)
 		}
-		res, err := up.Upload(ctx, strings.NewReader(b.String()), ingest.Request{Viewer: s.viewer, FileName: fmt.Sprintf("soak-%d.jsonl", d.n)}, nil)
+		res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(b.String())}, ingest.Request{Viewer: s.viewer, FileName: fmt.Sprintf("soak-%d.jsonl", d.n)})
 		if err != nil {
 			return err
 		}

@@ -310,7 +310,7 @@ func (wd *world) plan(ctx context.Context) ([]*pair, error) {
 	}
 	wd.thetaA, wd.thetaB = calibrate(wd.difficulty, o.accA), calibrate(wd.difficulty, o.accB)
 	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: wd.viewer, FileName: "verdict.jsonl"}, nil)
+	res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(ds.String())}, ingest.Request{Viewer: wd.viewer, FileName: "verdict.jsonl"})
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func SeedFleet(ctx context.Context, st *store.Store, v store.Viewer, items, mode
 		fmt.Fprintf(&ds, "{\"custom_id\":\"item-%05d\",\"prompt\":\"Question %d: what is %d plus %d?\",\"reference\":\"%d\"}\n", i, i, i, i, 2*i)
 	}
 	up := &ingest.Uploader{Store: st, Limits: dataset.DefaultLimits()}
-	res, err := up.Upload(ctx, strings.NewReader(ds.String()), ingest.Request{Viewer: v, FileName: "bench.jsonl"}, nil)
+	res, err := up.Upload(ctx, ingest.Source{File: strings.NewReader(ds.String())}, ingest.Request{Viewer: v, FileName: "bench.jsonl"})
 	if err != nil {
 		return f, err
 	}

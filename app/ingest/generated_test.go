@@ -1,4 +1,4 @@
-package synth_test
+package ingest_test
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/dataset/synth"
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
 )
 
-func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
+func TestGeneratedIsAnOrdinaryDataset(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := store.New(pgtest.NewDB(t))
@@ -22,7 +23,7 @@ func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
 	v := store.Viewer{UserID: u.ID}
 	spec := synth.Spec{Kind: synth.KindSharedPrefix, Seed: 9, Prefixes: 3, SuffixesPerPrefix: 4, PrefixTokens: 20,
 		Input: synth.Fixed(5), Output: synth.Dist{Kind: synth.DistUniform, Min: 4, Max: 8}}
-	ds, err := synth.Create(ctx, st, synth.Request{Viewer: v, Spec: spec})
+	ds, err := generate(ctx, st, ingest.Request{Viewer: v, Spec: spec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +50,14 @@ func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
 		t.Fatalf("generator %s: %v", gen, err)
 	}
 	// The same spec again is the same content.
-	again, err := synth.Create(ctx, st, synth.Request{Viewer: v, Spec: spec, Name: "again"})
+	again, err := generate(ctx, st, ingest.Request{Viewer: v, Spec: spec, Name: "again"})
 	if err != nil || again.SHA256 != ds.SHA256 || again.Name != "again" {
 		t.Fatalf("again: %+v %v", again, err)
 	}
 
 	// An invalid spec stores nothing and names the field.
 	before, _ := st.ListDatasets(ctx, v)
-	_, err = synth.Create(ctx, st, synth.Request{Viewer: v, Spec: synth.Spec{Count: 5, Input: synth.Fixed(0), Output: synth.Fixed(1)}})
+	_, err = generate(ctx, st, ingest.Request{Viewer: v, Spec: synth.Spec{Count: 5, Input: synth.Fixed(0), Output: synth.Fixed(1)}})
 	var errs synth.Errors
 	if !errors.As(err, &errs) || errs[0].Path != "input.value" {
 		t.Fatalf("want an error on input.value, got %v", err)
@@ -65,8 +66,15 @@ func TestCreateStoresAnOrdinaryDataset(t *testing.T) {
 	if len(after) != len(before) {
 		t.Fatalf("an invalid spec stored a dataset")
 	}
-	_, err = synth.Create(ctx, st, synth.Request{Viewer: v, Visibility: "public", Spec: spec})
+	_, err = generate(ctx, st, ingest.Request{Viewer: v, Visibility: "public", Spec: spec})
 	if !errors.As(err, &errs) || errs[0].Path != "visibility" {
 		t.Fatalf("want an error on visibility, got %v", err)
 	}
+}
+
+// generate is an upload of a generated dataset, as the handlers make it.
+func generate(ctx context.Context, st *store.Store, req ingest.Request) (store.Dataset, error) {
+	req.Kind = ingest.Generated
+	res, err := (&ingest.Uploader{Store: st}).Upload(ctx, ingest.Source{}, req)
+	return res.Dataset, err
 }

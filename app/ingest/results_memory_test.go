@@ -1,4 +1,4 @@
-package resultimport_test
+package ingest_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
-	"github.com/ruckus/ruckus/app/resultimport"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 )
@@ -95,7 +95,9 @@ func TestImportMemoryStaysFlat(t *testing.T) {
 	base := heapPeak()()
 	stop := heapPeak()
 	start := time.Now()
-	out, err := resultimport.ImportResults(ctx, st, store.Viewer{UserID: u.ID}, store.NewImport{DatasetID: res.ID, Model: "outside/model"}, file, nil, nil)
+	up, err := (&ingest.Uploader{Store: st}).Upload(ctx, ingest.Source{File: file},
+		ingest.Request{Kind: ingest.Results, Viewer: store.Viewer{UserID: u.ID}, DatasetID: res.ID, Model: "outside/model"})
+	out := up.Run
 	took := time.Since(start)
 	peak := stop()
 	if err != nil {
