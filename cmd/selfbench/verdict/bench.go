@@ -66,7 +66,7 @@ func run(ctx context.Context, o options, dbURL string, w io.Writer) error {
 	}
 	drift := fmt.Sprintf("agentd --sim-drift %g, a new level every %s", o.simDrift, o.driftPeriod)
 	if !c.simDrift {
-		drift = fmt.Sprintf("this agentd has no --sim-drift: each agent restarted before each benchmark at a latency level exp(%g·z)", o.simDrift)
+		drift = fmt.Sprintf("each agent restarted before each benchmark at a latency level exp(%g·z)", o.simDrift)
 	}
 	fmt.Fprintf(w, "bench-verdict: real server and agentd sim on loopback, through the HTTP API; targets in each benchmark's order\n")
 	fmt.Fprintf(w, "sim TTFT lognormal 20 ms σ %v, ITL lognormal 2 ms σ 0.3, ~48 tokens; concurrency %d; drift: %s; CPU burner %.0f %% of a core, on or off every %s\n",

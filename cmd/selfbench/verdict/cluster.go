@@ -73,7 +73,13 @@ func startCluster(ctx context.Context, o options, dbURL string) (*cluster, error
 	if _, err := c.cli("migrate", "up"); err != nil {
 		return c, err
 	}
-	c.server, err = benchkit.StartServer(ctx, o.ruckus, "DATABASE_URL="+dbURL, "RUCKUS_ADMIN_EMAIL="+adminEmail,
+	// A metrics listener of its own: the default port may be another
+	// server's on a shared machine.
+	metrics, err := benchkit.FreeAddr()
+	if err != nil {
+		return c, err
+	}
+	c.server, err = benchkit.StartServer(ctx, o.ruckus, "DATABASE_URL="+dbURL, "RUCKUS_METRICS_ADDR="+metrics, "RUCKUS_ADMIN_EMAIL="+adminEmail,
 		"RUCKUS_ADMIN_PASSWORD="+adminPassword, "RUCKUS_AGENT_STALE_AFTER=20s")
 	if err != nil {
 		return c, err
@@ -88,7 +94,7 @@ func startCluster(ctx context.Context, o options, dbURL string) (*cluster, error
 	}
 	c.api = &client{base: c.server.Base, token: lines[len(lines)-1]}
 	help, _ := exec.Command(o.agentd, "run", "--help").CombinedOutput()
-	c.simDrift = bytes.Contains(help, []byte("-sim-drift"))
+	c.simDrift = !o.restartDrift && bytes.Contains(help, []byte("-sim-drift"))
 	for _, a := range agentSpecs() {
 		out, err := c.cli("agent", "create", c.login(a), "--runtime", "sim", "--hardware", a.profile, "--key-file", filepath.Join(dir, a.name+".key"))
 		if err != nil {

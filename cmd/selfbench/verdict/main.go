@@ -53,6 +53,7 @@ type options struct {
 	sigmas                                        []float64
 	openRate                                      float64
 	simDrift                                      float64
+	restartDrift                                  bool
 	driftPeriod                                   time.Duration
 	burn                                          float64
 	burnPeriod                                    time.Duration
@@ -100,6 +101,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&sigmas, "sigmas", "0.5,1.2", "the sims' TTFT lognormal σ, one phase each (agents restarted between)")
 	fs.Float64Var(&o.openRate, "open-rate", 12, "the open loop's poisson rate, requests/s (below the sim's saturation)")
 	fs.Float64Var(&o.simDrift, "sim-drift", 0.03, "between-run drift, σ of ln latency (agentd --sim-drift)")
+	fs.BoolVar(&o.restartDrift, "restart-drift", false, "inject the drift by restarting each agent before each benchmark at a drawn latency level even when agentd has --sim-drift (as with an older agentd, to compare builds alike)")
 	fs.DurationVar(&o.driftPeriod, "drift-period", 4*time.Second, "how long each drift level lasts (about one run)")
 	fs.Float64Var(&o.burn, "burn", 0.3, "share of one core the CPU burner takes while on (0: no burner)")
 	fs.DurationVar(&o.burnPeriod, "burn-period", 7*time.Second, "the burner is switched on or off at random this often")
