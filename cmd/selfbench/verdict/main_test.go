@@ -102,3 +102,27 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// FuzzSigmas feeds --sigmas anything: it is refused with an error or gives
+// σs from 0 to 3, never a panic, NaN or a negative σ.
+func FuzzSigmas(f *testing.F) {
+	for _, s := range []string{"0.5,1.2", "1", "", ",", "NaN", "-1", "3.0000001", "1e-9, 2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fs := flag.NewFlagSet("verdict", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o, err := parseFlags(fs, []string{"--sigmas", s})
+		if err != nil {
+			return
+		}
+		if len(o.sigmas) == 0 {
+			t.Fatalf("%q: no σ and no error", s)
+		}
+		for _, v := range o.sigmas {
+			if !(v > 0 && v <= 3) {
+				t.Fatalf("%q: σ %v", s, v)
+			}
+		}
+	})
+}
