@@ -147,7 +147,7 @@ func (c *cluster) startAgent(ctx context.Context, a *agentSpec, level float64) e
 	c.mu.Lock()
 	c.agents[a.name] = p
 	c.mu.Unlock()
-	return benchkit.WaitFor(ctx, p, time.Minute, 100*time.Millisecond, a.name+" online", func() (bool, error) {
+	return benchkit.WaitFor(ctx, p, c.o.timeout, 100*time.Millisecond, a.name+" online", func() (bool, error) {
 		var list struct {
 			Agents []struct {
 				Name, State string

@@ -103,7 +103,7 @@ func (wd *world) await(ctx context.Context, id int64) (apiBenchmark, apiVerdict,
 		return b, v, err
 	}
 	settled := time.Now().Add(20 * time.Second)
-	err = benchkit.WaitFor(ctx, nil, time.Minute, 200*time.Millisecond, "the verdict of "+path, func() (bool, error) {
+	err = benchkit.WaitFor(ctx, nil, wd.o.timeout, 200*time.Millisecond, "the verdict of "+path, func() (bool, error) {
 		v = apiVerdict{}
 		if err := wd.c.api.get(ctx, path+"/verdict", &v); err != nil {
 			return false, err
@@ -139,7 +139,7 @@ func (wd *world) rescore(ctx context.Context, b apiBenchmark) (apiVerdict, error
 	if err := wd.c.api.send(ctx, "POST", runPath+"/score", map[string]any{"scorer": rescore}, nil); err != nil {
 		return apiVerdict{}, err
 	}
-	err := benchkit.WaitFor(ctx, nil, 2*time.Minute, 200*time.Millisecond, "run "+runPath+" rescored", func() (bool, error) {
+	err := benchkit.WaitFor(ctx, nil, wd.o.timeout, 200*time.Millisecond, "run "+runPath+" rescored", func() (bool, error) {
 		var r apiRun
 		if err := wd.c.api.get(ctx, runPath, &r); err != nil {
 			return false, err

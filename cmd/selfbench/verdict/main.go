@@ -106,7 +106,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
 	fs.Float64Var(&o.burn, "burn", 0.3, "share of one core the CPU burner takes while on (0: no burner)")
 	fs.DurationVar(&o.burnPeriod, "burn-period", 7*time.Second, "the burner is switched on or off at random this often")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the drift levels, the burner, the sizes and the sims")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest one benchmark may take")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for one thing: an agent online, a benchmark finished and scored, its verdict, a rescoring")
 	fs.BoolVar(&o.verbose, "v", false, "print every benchmark's claims")
 	fs.BoolVar(&quick, "quick", false, "a few benchmarks of each kind, small n: a smoke test of the harness, not a measurement")
 	if err := fs.Parse(args); err != nil {

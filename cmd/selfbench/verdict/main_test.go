@@ -39,7 +39,7 @@ func TestQuickRunsEveryRowEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
 	if err := run(ctx, o, db, io.MultiWriter(&out, testWriter{t})); err != nil {
