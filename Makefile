@@ -124,8 +124,8 @@ bench-eta: deps build ## A simulated run with steady latency: the ETA's error at
 bench-soak: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/soak --ruckus bin/ruckus --agentd bin/agentd $(SOAK_ARGS)
 
-bench-verdict: deps build ## A/A and A/B pairs of real runs on agentd sim: how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
-	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict
+bench-verdict: deps build ## Benchmarks as users run them (server, agentd sim, the API, drift between runs): how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
+	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict --ruckus bin/ruckus --agentd bin/agentd $(VERDICT_ARGS)
 
 bench-backup: deps build ## Seed 1,000,000 results; time ruckus backup (pg_dump, custom format) and ruckus restore into an empty database
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/backup

@@ -31,6 +31,13 @@ type Config struct {
 	Batch int `yaml:"batch"`
 	// TimeScale multiplies every latency drawn: 0.1 runs ten times faster.
 	TimeScale float64 `yaml:"time_scale"`
+	// Drift is the between-run drift (σ of ln latency): every DriftPeriod
+	// the latencies move to a new level exp(Drift·z), z a standard normal
+	// drawn from Seed and the period's number, as a server's state moves
+	// between one run and the next (docs/simulated-runtime.md#drift).
+	// 0 keeps them steady.
+	Drift       float64       `yaml:"drift"`
+	DriftPeriod time.Duration `yaml:"drift_period"`
 	// Seed makes the answers and the draws repeatable.
 	Seed uint64 `yaml:"seed"`
 	// Models are listed by GET /v1/models besides the names requests
@@ -83,6 +90,7 @@ func DefaultConfig() Config {
 		TokensPerEvent: 1,
 		Batch:          8,
 		TimeScale:      1,
+		DriftPeriod:    10 * time.Second,
 		Faults:         Faults{StallMax: 10 * time.Minute},
 	}
 }
@@ -110,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StallMax <= 0 {
 		c.StallMax = d.StallMax
+	}
+	if c.DriftPeriod <= 0 {
+		c.DriftPeriod = d.DriftPeriod
 	}
 	return c
 }
@@ -190,6 +201,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.TokensPerEvent, "sim-tokens-per-event", c.TokensPerEvent, "sim: tokens carried by each streamed chunk")
 	fs.IntVar(&c.Batch, "sim-batch", c.Batch, "sim: requests generated at full speed; past it TTFT and ITL stretch by in-flight/batch")
 	fs.Float64Var(&c.TimeScale, "sim-time-scale", c.TimeScale, "sim: multiplies every latency drawn (0.1 is ten times faster)")
+	fs.Float64Var(&c.Drift, "sim-drift", c.Drift, "sim: between-run drift, σ of ln latency: every --sim-drift-period the latencies move to a new seeded level (0: steady)")
+	fs.DurationVar(&c.DriftPeriod, "sim-drift-period", c.DriftPeriod, "sim: how long each drift level lasts")
 	fs.Uint64Var(&c.Seed, "sim-seed", c.Seed, "sim: seed for the answers and the draws")
 	fs.Var(&listFlag{l: &c.Models}, "sim-models", "sim: comma-separated model `names` GET /v1/models lists besides those requested (any name is served)")
 	fs.Float64Var(&c.HTTP5xx, "sim-fault-5xx", c.HTTP5xx, "sim: share of requests answered HTTP 500")
@@ -222,6 +235,12 @@ func (c *Config) Validate() error {
 	}
 	if !(c.TimeScale > 0 && c.TimeScale <= 1000) {
 		errs = append(errs, fmt.Errorf("--sim-time-scale must be above 0 and at most 1000 (got %g)", c.TimeScale))
+	}
+	if !(c.Drift >= 0 && c.Drift <= 1) {
+		errs = append(errs, fmt.Errorf("--sim-drift must be from 0 to 1 (got %g)", c.Drift))
+	}
+	if c.DriftPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--sim-drift-period must not be negative (got %s)", c.DriftPeriod))
 	}
 	sum := 0.0
 	for _, f := range []struct {

@@ -71,13 +71,13 @@ func TestRegisterFlags(t *testing.T) {
 	err := fs.Parse(strings.Fields(`--sim-ttft const:5ms --sim-itl uniform:1ms,2ms --sim-output-tokens 64
 		--sim-tokens-per-event 4 --sim-batch 3 --sim-time-scale 0.5 --sim-seed 42 --sim-models a,b --sim-models c
 		--sim-fault-5xx 0.1 --sim-fault-429 0.2 --sim-fault-stall 0.01 --sim-fault-disconnect 0.02
-		--sim-fault-malformed 0.03 --sim-stall-max 5s`))
+		--sim-fault-malformed 0.03 --sim-stall-max 5s --sim-drift 0.04 --sim-drift-period 3s`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := sim.Config{
 		TTFT: sim.MustParseDist("const:5ms"), ITL: sim.MustParseDist("uniform:1ms,2ms"), OutputTokens: sim.MustParseDist("const:64"),
-		TokensPerEvent: 4, Batch: 3, TimeScale: 0.5, Seed: 42, Models: []string{"a", "b", "c"},
+		TokensPerEvent: 4, Batch: 3, TimeScale: 0.5, Drift: 0.04, DriftPeriod: 3 * time.Second, Seed: 42, Models: []string{"a", "b", "c"},
 		Faults: sim.Faults{HTTP5xx: 0.1, HTTP429: 0.2, Stall: 0.01, Disconnect: 0.02, Malformed: 0.03, StallMax: 5 * time.Second},
 	}
 	if got, _ := yaml.Marshal(c); !bytes.Equal(got, mustYAML(t, want)) {

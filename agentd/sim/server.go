@@ -42,6 +42,7 @@ type Server struct {
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	started  int64
+	t0       time.Time // when it was made: the drift's periods count from here
 	seq      atomic.Uint64
 	inFlight atomic.Int64
 	c        struct {
@@ -84,7 +85,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg.withDefaults(), logger: logger, mux: http.NewServeMux(), started: time.Now().Unix(),
+	s := &Server{cfg: cfg.withDefaults(), logger: logger, mux: http.NewServeMux(), started: time.Now().Unix(), t0: time.Now(),
 		models: map[string]struct{}{}}
 	if s.cfg.Dialect == DialectAnthropic {
 		s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, messagesAPI(s)) })
@@ -396,7 +397,7 @@ func (s *Server) generate(ctx context.Context, a *answer, emit func(text string,
 // batch holds. It returns false when ctx ends first.
 func (s *Server) sleep(ctx context.Context, ns float64) bool {
 	slow := max(1, float64(s.inFlight.Load())/float64(s.cfg.Batch))
-	d := time.Duration(min(ns*s.cfg.TimeScale*slow, float64(maxDurationParam)))
+	d := time.Duration(min(ns*s.cfg.TimeScale*slow*s.driftAt(time.Now()), float64(maxDurationParam)))
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -408,6 +409,18 @@ func (s *Server) sleep(ctx context.Context, ns float64) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// driftAt is the latency level at t: exp(Drift·z) with z a standard
+// normal drawn from the seed and the number of the DriftPeriod t falls in,
+// so each period has its own level and the same seed repeats them
+// (docs/simulated-runtime.md#drift).
+func (s *Server) driftAt(t time.Time) float64 {
+	if s.cfg.Drift == 0 {
+		return 1
+	}
+	k := uint64(t.Sub(s.t0) / s.cfg.DriftPeriod)
+	return math.Exp(s.cfg.Drift * rand.New(rand.NewPCG(s.cfg.Seed^0xd21f7, k)).NormFloat64())
 }
 
 // stall keeps silent until the client gives up (false) or StallMax
