@@ -96,7 +96,7 @@ func (wd *world) decide(ctx context.Context, pairs []*pair) (*tally, error) {
 			}
 			continue
 		}
-		runs, err := wd.st.CompareRuns(ctx, wd.viewer, []int64{p.a[0].id, p.b[0].id})
+		runs, err := wd.st.RunFiguresByID(ctx, wd.viewer, []int64{p.a[0].id, p.b[0].id})
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func (wd *world) decideRepeated(ctx context.Context, p *pair, t *tally) error {
 		for i, r := range rs {
 			ids[i] = r.id
 		}
-		runs, err := wd.st.CompareRuns(ctx, wd.viewer, ids)
+		runs, err := wd.st.RunFiguresByID(ctx, wd.viewer, ids)
 		if err != nil {
 			return advise.Candidate{}, err
 		}

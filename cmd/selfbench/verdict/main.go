@@ -11,7 +11,7 @@
 // scored and saved (store.SaveScores) and its figures with their intervals
 // kept (store.ComputeRunStats), as the agent and the server's score job do.
 // The decision is then the server's: candidates built by
-// compare.Candidates from store.CompareRuns, the paired quality tests from
+// compare.Candidates from store.RunFiguresByID, the paired quality tests from
 // store.QualityPairs, advise.Compare per criterion and regress.Find for
 // the regression flag.
 //
