@@ -81,7 +81,7 @@ func (s *server) setHardwarePrice(c *fiber.Ctx) error {
 	if err := s.Store.SetHardwarePrice(c.UserContext(), slug, req.Price); err != nil {
 		return lookup("hardware profile", err)
 	}
-	if err := s.say(c, "info", "admin_agents.hardware.price_saved", "Slug", slug); err != nil {
+	if err := s.flashKey(c, "info", "admin_agents.hardware.price_saved", "Slug", slug); err != nil {
 		return err
 	}
 	return redirect(c, "/admin/hardware")

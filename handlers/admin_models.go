@@ -159,7 +159,7 @@ func (s *server) updateModel(c *fiber.Ctx) error {
 		case err != nil:
 			return err
 		default:
-			if err := s.say(c, "info", "admin_models.saved", "Name", fields.Name); err != nil {
+			if err := s.flashKey(c, "info", "admin_models.saved", "Name", fields.Name); err != nil {
 				return err
 			}
 			return redirect(c, "/admin/models")

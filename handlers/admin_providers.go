@@ -79,7 +79,7 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 		return err
 	}
 	s.Logger.Info("provider price set", "by", currentUser(c).ID, "provider", form.Provider, "model", req.Model)
-	if err := s.say(c, "info", "admin_providers.saved", "Provider", form.Provider, "Model", req.Model); err != nil {
+	if err := s.flashKey(c, "info", "admin_providers.saved", "Provider", form.Provider, "Model", req.Model); err != nil {
 		return err
 	}
 	return redirect(c, "/admin/providers")
@@ -88,12 +88,12 @@ func (s *server) setProviderPrice(c *fiber.Ctx) error {
 func (s *server) deleteProviderPrice(c *fiber.Ctx) error {
 	provider, model := strings.Clone(c.FormValue("provider")), strings.Clone(c.FormValue("model"))
 	if provider == "" || model == "" || len(provider) > 63 || len(model) > 200 {
-		return sayError(fiber.StatusBadRequest, "admin_providers.name_the_price")
+		return catalogueErr(fiber.StatusBadRequest, "admin_providers.name_the_price")
 	}
 	if err := s.Store.DeleteProviderPrice(c.UserContext(), provider, model); err != nil {
 		return lookup("price", err)
 	}
-	if err := s.say(c, "info", "admin_providers.removed", "Provider", provider, "Model", model); err != nil {
+	if err := s.flashKey(c, "info", "admin_providers.removed", "Provider", provider, "Model", model); err != nil {
 		return err
 	}
 	return redirect(c, "/admin/providers")

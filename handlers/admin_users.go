@@ -53,7 +53,7 @@ func (s *server) usersResult(c *fiber.Ctx, status int, d admin.UsersData) error 
 func (s *server) createUser(c *fiber.Ctx) error {
 	var req newUserRequest
 	if err := c.BodyParser(&req); err != nil {
-		return sayError(fiber.StatusBadRequest, "admin_users.form_unreadable")
+		return catalogueErr(fiber.StatusBadRequest, "admin_users.form_unreadable")
 	}
 	req.Email = strings.ToLower(strings.TrimSpace(req.Email))
 	req.Name = strings.TrimSpace(req.Name)
@@ -89,7 +89,7 @@ func (s *server) targetUser(c *fiber.Ctx) (store.User, error) {
 		return store.User{}, err
 	}
 	if id == currentUser(c).ID {
-		return store.User{}, sayError(fiber.StatusUnprocessableEntity, "admin_users.not_yourself")
+		return store.User{}, catalogueErr(fiber.StatusUnprocessableEntity, "admin_users.not_yourself")
 	}
 	u, err := s.Store.UserByID(c.UserContext(), id)
 	return u, lookup("user", err)

@@ -222,7 +222,7 @@ func (s *server) apiRunsWithFigures(c *fiber.Ctx, runs []store.Run) ([]apiRun, e
 	for i, r := range runs {
 		ids[i] = r.ID
 	}
-	crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	crs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 		out.Pending, out.Reason = true, "runs are still queued or running"
 		return c.JSON(out)
 	}
-	j, err := s.judge(c.UserContext(), viewer(c), b, false)
+	j, err := s.weighBenchmark(c.UserContext(), viewer(c), b, false)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 		}
 		baseline = b
 	}
-	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	runs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
 	if err != nil {
 		return err
 	}

@@ -57,21 +57,21 @@ type importProblem struct {
 	Line    int    `json:"line,omitempty"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
-	// said is Message as the catalogue words it, for the page.
-	said i18n.Message
+	// wording is Message as the catalogue words it, for the page.
+	wording i18n.Message
 }
 
 // problemAt is an importProblem in field, its message the catalogue's key
 // with args; Message is its English.
 func problemAt(field, key string, args ...any) importProblem {
 	m := i18n.M(key, args...)
-	return importProblem{Field: field, Message: m.English(), said: m}
+	return importProblem{Field: field, Message: m.English(), wording: m}
 }
 
 // text is the problem in the reader's language, with its line and field.
 func (p importProblem) text(ctx context.Context) string {
-	msg := p.said.Text(ctx)
-	if p.said.Key == "" {
+	msg := p.wording.Text(ctx)
+	if p.wording.Key == "" {
 		msg = p.Message
 	}
 	if p.Line > 0 {
@@ -96,7 +96,7 @@ func (s *server) importResults(c *fiber.Ctx) error {
 		for _, p := range problems {
 			msgs = append(msgs, p.text(c.UserContext()))
 		}
-		if err := s.say(c, "error", "import_err.refused", "Problems", strings.Join(msgs, "; ")); err != nil {
+		if err := s.flashKey(c, "error", "import_err.refused", "Problems", strings.Join(msgs, "; ")); err != nil {
 			return err
 		}
 		return redirect(c, fmt.Sprintf("/datasets/%d", datasetID))
@@ -173,18 +173,18 @@ func (s *server) importFile(c *fiber.Ctx, mr *multipart.Reader, p *multipart.Par
 	var le *resultimport.Error
 	switch {
 	case errors.As(err, &le):
-		return out, []importProblem{{Line: le.Line, Field: le.Field, Message: le.Message, said: le.Said}}, nil
+		return out, []importProblem{{Line: le.Line, Field: le.Field, Message: le.Message, wording: le.Wording}}, nil
 	case errors.Is(err, store.ErrImportEmpty), errors.Is(err, store.ErrImportNoMatch):
-		said := i18n.M("import_err.empty")
+		wording := i18n.M("import_err.empty")
 		if errors.Is(err, store.ErrImportNoMatch) {
-			said = i18n.M("import_err.no_match_plain")
+			wording = i18n.M("import_err.no_match_plain")
 			if len(out.UnmatchedIDs) > 0 {
-				said = i18n.M("import_err.no_match", "N", out.Unmatched, "ID", fmt.Sprintf("%q", out.UnmatchedIDs[0]))
+				wording = i18n.M("import_err.no_match", "N", out.Unmatched, "ID", fmt.Sprintf("%q", out.UnmatchedIDs[0]))
 			}
 		}
-		return out, []importProblem{{Field: "file", Message: err.Error() + ": nothing was imported", said: said}}, nil
+		return out, []importProblem{{Field: "file", Message: err.Error() + ": nothing was imported", wording: wording}}, nil
 	case errors.Is(err, bench.ErrScorer):
-		return out, []importProblem{{Field: "scorer", Message: err.Error(), said: i18n.M("import_err.scorer", "Err", err.Error())}}, nil
+		return out, []importProblem{{Field: "scorer", Message: err.Error(), wording: i18n.M("import_err.scorer", "Err", err.Error())}}, nil
 	case errors.Is(err, store.ErrImportModel):
 		return out, []importProblem{problemAt("model", "import_err.no_model")}, nil
 	case errors.Is(err, ingest.ErrUnreadable):

@@ -39,7 +39,7 @@ type apiAttestation struct {
 // verifyRun checks the run's attestation (attest.ErrNotAttested: none yet).
 func (s *server) verifyRun(c *fiber.Ctx, runID int64) (store.Attestation, attest.Verification, error) {
 	if s.Attestations == nil {
-		return store.Attestation{}, attest.Verification{}, sayError(fiber.StatusServiceUnavailable, "attest_page.not_set_up")
+		return store.Attestation{}, attest.Verification{}, catalogueErr(fiber.StatusServiceUnavailable, "attest_page.not_set_up")
 	}
 	return s.Attestations.VerifyRun(c.UserContext(), runID)
 }

@@ -60,7 +60,7 @@ func (s *server) showTargetRowFragment(c *fiber.Ctx) error {
 	if raw := c.Query("i"); raw != "" {
 		n, err := parseIdx("i", raw)
 		if err != nil || n >= benchmarks.MaxTargetRows {
-			return sayError(fiber.StatusUnprocessableEntity, "benchpage.bad_row", "Max", benchmarks.MaxTargetRows-1)
+			return catalogueErr(fiber.StatusUnprocessableEntity, "benchpage.bad_row", "Max", benchmarks.MaxTargetRows-1)
 		}
 		i = n
 	}

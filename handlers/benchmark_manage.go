@@ -85,7 +85,7 @@ func (s *server) writableBenchmark(c *fiber.Ctx) (store.Benchmark, error) {
 		return b, err
 	}
 	if !b.Writable(viewer(c)) {
-		return b, sayError(fiber.StatusForbidden, "benchpage.not_yours")
+		return b, catalogueErr(fiber.StatusForbidden, "benchpage.not_yours")
 	}
 	return b, nil
 }
@@ -164,7 +164,7 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 		for i, e := range errs {
 			msgs[i] = e.Path + " " + e.Text(c.UserContext())
 		}
-		return sayError(fiber.StatusUnprocessableEntity, "benchpage.not_changed", "Errors", strings.Join(msgs, "; "))
+		return catalogueErr(fiber.StatusUnprocessableEntity, "benchpage.not_changed", "Errors", strings.Join(msgs, "; "))
 	}
 	if err := s.Store.UpdateBenchmark(c.UserContext(), viewer(c), b.ID, store.BenchmarkChange{Name: ch.Name, Visibility: ch.Visibility,
 		VerdictScorer: ch.VerdictScorer}); err != nil {
@@ -180,7 +180,7 @@ func (s *server) changeBenchmark(c *fiber.Ctx) error {
 			key = "benchpage.now_shared"
 		}
 	}
-	if err := s.say(c, "info", key, args...); err != nil {
+	if err := s.flashKey(c, "info", key, args...); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/benchmarks/%d", b.ID))
@@ -194,12 +194,12 @@ func (s *server) deleteBenchmark(c *fiber.Ctx) error {
 	}
 	err = s.Store.DeleteBenchmark(c.UserContext(), viewer(c), b.ID)
 	if errors.Is(err, store.ErrBenchmarkActive) {
-		return sayError(fiber.StatusConflict, "benchpage.still_active")
+		return catalogueErr(fiber.StatusConflict, "benchpage.still_active")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.say(c, "info", "benchpage.deleted", "Name", b.Name); err != nil {
+	if err := s.flashKey(c, "info", "benchpage.deleted", "Name", b.Name); err != nil {
 		return err
 	}
 	return redirect(c, "/benchmarks")

@@ -37,8 +37,8 @@ func (s *server) evidenceFor(ctx context.Context, cands []advise.Candidate) (adv
 	return advise.GatherEvidence(ctx, s.Store, cands)
 }
 
-// judged is a finished benchmark's runs as the verdict weighs them.
-type judged struct {
+// weighedBenchmark is a finished benchmark's runs as the verdict weighs them.
+type weighedBenchmark struct {
 	cands []advise.Candidate
 	ev    advise.Evidence
 	// left are the runs that did not succeed, left out.
@@ -55,7 +55,7 @@ type judged struct {
 
 // scoringSoon says whether scores are expected any moment: a succeeded
 // run is not scored yet, finished less than scoreWait ago.
-func (j judged) scoringSoon(now time.Time) bool {
+func (j weighedBenchmark) scoringSoon(now time.Time) bool {
 	if j.scoring.Scorer == "" {
 		return false
 	}
@@ -70,7 +70,7 @@ func (j judged) scoringSoon(now time.Time) bool {
 // statsPending says whether a run finished less than scoreWait ago has
 // not had its score job yet, which keeps its figures and intervals
 // (run_stats) whether or not it is scored.
-func (j judged) statsPending(now time.Time) bool {
+func (j weighedBenchmark) statsPending(now time.Time) bool {
 	for _, at := range j.scoring.Pending {
 		if now.Sub(at) < scoreWait {
 			return true
@@ -79,12 +79,14 @@ func (j judged) statsPending(now time.Time) bool {
 	return false
 }
 
-// judge reads the succeeded runs of the finished benchmark b with their
-// evidence. With onlyWhenScored, a benchmark whose scores are due any
-// moment (scoringSoon) is judged no further than that: the caller waits
-// for them, and its poll need not read every result meanwhile.
-func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, onlyWhenScored bool) (judged, error) {
-	var j judged
+// weighBenchmark reads the succeeded runs of the finished benchmark b
+// with their evidence, as the verdict weighs them (the LLM judge is
+// another thing: handlers/judge.go). With onlyWhenScored, a benchmark
+// whose scores are due any moment (scoringSoon) is weighed no further
+// than that: the caller waits for them, and its poll need not read every
+// result meanwhile.
+func (s *server) weighBenchmark(ctx context.Context, v store.Viewer, b store.Benchmark, onlyWhenScored bool) (weighedBenchmark, error) {
+	var j weighedBenchmark
 	var ids []int64
 	for _, r := range b.Runs {
 		if r.State != "completed" {
@@ -106,7 +108,7 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	if onlyWhenScored && j.scoringSoon(time.Now()) {
 		return j, nil
 	}
-	runs, err := s.Store.CompareRuns(ctx, v, ids)
+	runs, err := s.Store.RunFiguresByID(ctx, v, ids)
 	if err != nil {
 		return j, err
 	}
@@ -212,7 +214,7 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		vd.Pending = true
 		return vd, nil
 	}
-	j, err := s.judge(ctx, v, b, true)
+	j, err := s.weighBenchmark(ctx, v, b, true)
 	if err != nil {
 		return vd, err
 	}
@@ -253,7 +255,7 @@ var verdictTitles = map[advise.Criterion]string{
 }
 
 // notMeasured says why no compared run has the criterion's figure.
-func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
+func notMeasured(loc *i18n.Localizer, c advise.Criterion, j weighedBenchmark) string {
 	switch c {
 	case advise.Quality:
 		switch {
@@ -269,7 +271,7 @@ func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
 	return loc.T("vline.no_success")
 }
 
-func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.VerdictLine {
+func verdictLine(ctx context.Context, l advise.Lead, j weighedBenchmark) benchmarks.VerdictLine {
 	loc := i18n.From(ctx)
 	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: loc.T(verdictTitles[l.Criterion])}
 	if len(l.Unmeasured) > 0 && l.Best != nil {
@@ -370,7 +372,7 @@ func absDiff(loc *i18n.Localizer, m advise.Margin) string {
 // verdictSummary is the verdict in one line for a list: best quality,
 // fastest (output tokens/s) and cheapest, each with "≈" naming those
 // effectively tied.
-func verdictSummary(ctx context.Context, j judged) string {
+func verdictSummary(ctx context.Context, j weighedBenchmark) string {
 	loc := i18n.From(ctx)
 	if len(j.cands) == 0 {
 		return loc.T("vline.none_succeeded")

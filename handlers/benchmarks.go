@@ -329,11 +329,11 @@ func (s *server) runAction(action string) fiber.Handler {
 		case errors.Is(err, bench.ErrRunState):
 			refusal := map[string]string{"cancel": "benchpage.cannot_cancel", "retry": "benchpage.cannot_retry"}[action]
 			if c.Get("HX-Request") == "" {
-				return sayError(fiber.StatusConflict, refusal)
+				return catalogueErr(fiber.StatusConflict, refusal)
 			}
 			// htmx swaps no error response: say it on the page instead
 			// (the run has most likely just finished).
-			if err := s.say(c, "error", refusal); err != nil {
+			if err := s.flashKey(c, "error", refusal); err != nil {
 				return err
 			}
 		case err != nil:

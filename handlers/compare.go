@@ -20,7 +20,7 @@ import (
 )
 
 type compareStore interface {
-	CompareRuns(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
+	RunFiguresByID(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
 	WithDrift(ctx context.Context, runs []store.RunFigures) error
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
 }
@@ -44,12 +44,12 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 		d.Error = problem
 		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
 	}
-	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), q.ids)
+	runs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), q.ids)
 	if err != nil {
 		return err
 	}
 	if len(runs) != len(q.ids) {
-		return sayError(fiber.StatusNotFound, "compare.error_missing")
+		return catalogueErr(fiber.StatusNotFound, "compare.error_missing")
 	}
 	if d.Error = sameDataset(c.UserContext(), runs); d.Error != "" {
 		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))

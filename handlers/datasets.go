@@ -274,11 +274,11 @@ func (s *server) deleteDataset(c *fiber.Ctx) error {
 		return err
 	}
 	if d.DeletedAt != nil {
-		return sayError(fiber.StatusNotFound, "upload.deleted_already")
+		return catalogueErr(fiber.StatusNotFound, "upload.deleted_already")
 	}
 	soft, err := s.Store.DeleteDataset(c.UserContext(), viewer(c), d.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return sayError(fiber.StatusForbidden, "upload.delete_forbidden")
+		return catalogueErr(fiber.StatusForbidden, "upload.delete_forbidden")
 	}
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func (s *server) deleteDataset(c *fiber.Ctx) error {
 	if soft {
 		key = "upload.deleted_kept"
 	}
-	if err := s.say(c, "info", key, "Name", d.Name); err != nil {
+	if err := s.flashKey(c, "info", key, "Name", d.Name); err != nil {
 		return err
 	}
 	return redirect(c, "/datasets")

@@ -48,7 +48,7 @@ func (d *docsPages) showPage(c *fiber.Ctx) error {
 func (d *docsPages) show(c *fiber.Ctx, name string) error {
 	p := d.site.Page(name)
 	if p == nil {
-		return sayError(fiber.StatusNotFound, "request.no_docs_page", "Name", name)
+		return catalogueErr(fiber.StatusNotFound, "request.no_docs_page", "Name", name)
 	}
 	return render(c, fiber.StatusOK, docsview.Page(docsview.Data{
 		Title: p.Title, HTML: p.HTML, Pages: d.pages, Current: p.URL(),
@@ -61,7 +61,7 @@ func (d *docsPages) serveImage(c *fiber.Ctx) error {
 	file := path.Base(c.Params("file"))
 	b, err := docs.Image(file)
 	if err != nil {
-		return sayError(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
+		return catalogueErr(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
 	}
 	c.Set(fiber.HeaderContentType, "image/png")
 	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")

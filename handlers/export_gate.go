@@ -46,9 +46,9 @@ func (g *exportGate) enter(c *fiber.Ctx, user int64) (leave func(), err error) {
 	var full error
 	switch {
 	case g.byUser[user] >= g.perUser:
-		full = sayError(fiber.StatusTooManyRequests, "exports.too_many_yours", "N", g.byUser[user])
+		full = catalogueErr(fiber.StatusTooManyRequests, "exports.too_many_yours", "N", g.byUser[user])
 	case g.running >= g.total:
-		full = sayError(fiber.StatusTooManyRequests, "exports.too_many_all", "N", g.running)
+		full = catalogueErr(fiber.StatusTooManyRequests, "exports.too_many_all", "N", g.running)
 	}
 	if full != nil {
 		c.Set(fiber.HeaderRetryAfter, "10")

@@ -207,7 +207,7 @@ func rawParam(c *fiber.Ctx) (bool, error) {
 	case "true", "1":
 		return true, nil
 	default:
-		return false, sayError(fiber.StatusBadRequest, "exports.bad_raw", "Value", strconv.Quote(strings.ToValidUTF8(v, "?")))
+		return false, catalogueErr(fiber.StatusBadRequest, "exports.bad_raw", "Value", strconv.Quote(strings.ToValidUTF8(v, "?")))
 	}
 }
 
@@ -247,7 +247,7 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 			return export.WriteCategories(w, run.ID, figs, raw)
 		})
 	default:
-		return sayError(fiber.StatusBadRequest, "exports.bad_format_run", "Format", strconv.Quote(format))
+		return catalogueErr(fiber.StatusBadRequest, "exports.bad_format_run", "Format", strconv.Quote(format))
 	}
 }
 
@@ -260,7 +260,7 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			return err
 		}
 		if format := c.Query("format", "csv"); format != "csv" {
-			return sayError(fiber.StatusBadRequest, "exports.bad_format", "Format", strconv.Quote(format))
+			return catalogueErr(fiber.StatusBadRequest, "exports.bad_format", "Format", strconv.Quote(format))
 		}
 		raw, err := rawParam(c)
 		if err != nil {
@@ -274,7 +274,7 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			return err
 		}
 		if summary {
-			crs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+			crs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
 			if err != nil {
 				return err
 			}

@@ -184,10 +184,10 @@ func (s *server) apiFleetReport(c *fiber.Ctx) error {
 	format := c.Query("format", "json")
 	table := c.Query("table", fleet.TableRuns)
 	if format != "json" && format != "csv" && format != "html" {
-		return sayError(fiber.StatusBadRequest, "fleets.bad_format")
+		return catalogueErr(fiber.StatusBadRequest, "fleets.bad_format")
 	}
 	if !slices.ContainsFunc(fleet.CSVTables, func(t struct{ Name, File string }) bool { return t.Name == table }) {
-		return sayError(fiber.StatusBadRequest, "fleets.bad_table")
+		return catalogueErr(fiber.StatusBadRequest, "fleets.bad_table")
 	}
 	f, rep, err := s.fleetReport(c)
 	if err != nil {

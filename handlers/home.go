@@ -65,7 +65,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		return err
 	}
 	for _, b := range recent {
-		j, err := s.judge(ctx, v, b, false)
+		j, err := s.weighBenchmark(ctx, v, b, false)
 		if err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func shortModel(name string) string {
 // runtime over the starter dataset, four requests at a time, short
 // answers, scored as the dataset suggests — about two minutes. Each
 // model runs twice, in the order A B B A (bench's counterbalance), so
-// its speed is judged on the spread between runs, which holds the drift
+// its speed is weighed on the spread between runs, which holds the drift
 // of the machine between them (docs/concepts.md#drift), not on one run's
 // own spread.
 func firstManifest(f firstBenchmark) bench.Manifest {
@@ -241,7 +241,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 				missing = append(missing, st.Fix)
 			}
 		}
-		if err := s.say(c, "error", "home_steps.not_yet", "Missing", strings.Join(missing, " ")); err != nil {
+		if err := s.flashKey(c, "error", "home_steps.not_yet", "Missing", strings.Join(missing, " ")); err != nil {
 			return err
 		}
 		return redirect(c, "/")
@@ -249,7 +249,7 @@ func (s *server) launchFirstBenchmark(c *fiber.Ctx) error {
 	created, err := s.Benchmarks.Create(ctx, v, firstManifest(f))
 	var errs bench.Errors
 	if errors.As(err, &errs) {
-		if err := s.say(c, "error", "home_steps.refused", "Reasons", errs.Text(ctx)); err != nil {
+		if err := s.flashKey(c, "error", "home_steps.refused", "Reasons", errs.Text(ctx)); err != nil {
 			return err
 		}
 		return redirect(c, "/")

@@ -87,7 +87,7 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 	if res.status != 201 {
 		t.Fatalf("create: %d %v", res.status, res.body)
 	}
-	// The planner orders repeats in counterbalanced blocks (A B | B A):
+	// The benchmark service orders repeats in counterbalanced blocks (A B | B A):
 	// each run created gets its model's next fake run, and runIDs follow
 	// the fakes' order.
 	runIDs = make([]int64, len(runs))

@@ -209,7 +209,7 @@ func (s *server) startPairJudging(c *fiber.Ctx) error {
 		if errors.As(err, &errs) {
 			for _, e := range errs {
 				if e.Key == "manifest.no_run" {
-					return sayError(fiber.StatusNotFound, "judge.pair_not_found")
+					return catalogueErr(fiber.StatusNotFound, "judge.pair_not_found")
 				}
 				if e.Path == "run" || e.Path == "against" {
 					form.Errors["pair"] = e.Text(c.UserContext())

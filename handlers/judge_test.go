@@ -59,8 +59,8 @@ func finishAsAgent(t *testing.T, e *env, runID int64, answer func(idx int, custo
 // scoreJob runs what the server's score_run job does for a run.
 func scoreJob(t *testing.T, e *env, runID int64) {
 	t.Helper()
-	planner := testkit.Service(t.Context(), t, e.store, &testkit.ServiceOpts{StaleAfter: 15 * time.Second})
-	if err := (&score.Service{Store: e.store, Judge: planner}).ScoreRun(context.Background(), runID, ""); err != nil {
+	svc := testkit.Service(t.Context(), t, e.store, &testkit.ServiceOpts{StaleAfter: 15 * time.Second})
+	if err := (&score.Service{Store: e.store, Judge: svc}).ScoreRun(context.Background(), runID, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -125,10 +125,10 @@ func (s *server) limitBody(c *fiber.Ctx) error {
 	}
 	n := c.Request().Header.ContentLength()
 	if n > int(s.MaxRequestBytes) {
-		return sayError(fiber.StatusRequestEntityTooLarge, "request.too_large")
+		return catalogueErr(fiber.StatusRequestEntityTooLarge, "request.too_large")
 	}
 	if n == -1 {
-		return sayError(fiber.StatusLengthRequired, "request.length_required")
+		return catalogueErr(fiber.StatusLengthRequired, "request.length_required")
 	}
 	return c.Next()
 }
@@ -259,7 +259,7 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 		// River's UI is a separate application that cannot carry our token;
 		// its writes must at least come from this site's own pages.
 		if origin := c.Get(fiber.HeaderOrigin); origin == "" || origin != c.BaseURL() {
-			return sayError(fiber.StatusForbidden, "request.cross_site")
+			return catalogueErr(fiber.StatusForbidden, "request.cross_site")
 		}
 		return c.Next()
 	}
@@ -278,7 +278,7 @@ func (s *server) checkCSRF(c *fiber.Ctx) error {
 	// want came from the signed cookie; when the cookie was missing or
 	// forged it is freshly minted and no form can know it.
 	if got == "" || !auth.Equal(got, want) {
-		return sayError(fiber.StatusForbidden, "request.form_expired")
+		return catalogueErr(fiber.StatusForbidden, "request.form_expired")
 	}
 	return c.Next()
 }
@@ -312,7 +312,7 @@ func checkUploadCSRF(c *fiber.Ctx, mr *multipart.Reader) error {
 	if !ok {
 		return nil
 	}
-	refused := sayError(fiber.StatusForbidden, "request.form_expired")
+	refused := catalogueErr(fiber.StatusForbidden, "request.form_expired")
 	p, err := mr.NextPart()
 	if err != nil || p.FormName() != csrfField {
 		return refused
@@ -377,7 +377,7 @@ func requireAdmin(c *fiber.Ctx) error {
 	if u := currentUser(c); u != nil && u.IsAdmin() {
 		return c.Next()
 	}
-	return sayError(fiber.StatusForbidden, "request.admins_only")
+	return catalogueErr(fiber.StatusForbidden, "request.admins_only")
 }
 
 // redirect answers with a 303, or HX-Redirect for htmx requests so the

@@ -27,11 +27,11 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 	var cons advise.Constraints
 	// Each problem in English for the API and in the reader's language
 	// for the page.
-	var problems, said []string
+	var problems, worded []string
 	en, loc := i18n.Default().Lang("en"), i18n.From(c.UserContext())
 	problem := func(key string, args ...any) {
 		problems = append(problems, en.T(key, args...))
-		said = append(said, loc.T(key, args...))
+		worded = append(worded, loc.T(key, args...))
 	}
 	num := func(name, raw string, dst **float64) {
 		raw = strings.TrimSpace(raw)
@@ -72,7 +72,7 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 		}
 		*x.dst = v
 	}
-	f.Error, f.Message = strings.Join(problems, "; "), strings.Join(said, "; ")
+	f.Error, f.Message = strings.Join(problems, "; "), strings.Join(worded, "; ")
 	return f, cons, w
 }
 
@@ -86,7 +86,7 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	for i, r := range b.Runs {
 		ids[i] = r.ID
 	}
-	runs, err := s.Store.CompareRuns(c.UserContext(), viewer(c), ids)
+	runs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}

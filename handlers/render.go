@@ -30,10 +30,10 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	status := fiber.StatusInternalServerError
 	msg := i18n.T(c.UserContext(), "error.server_message")
 	var fe *fiber.Error
-	st, said, isSaid := saidMessage(c, err)
+	st, worded, ok := catalogueMessage(c, err)
 	switch {
-	case isSaid:
-		status, msg = st, said
+	case ok:
+		status, msg = st, worded
 	case errors.As(err, &fe):
 		status = fe.Code
 		msg = fe.Message
@@ -144,7 +144,7 @@ func notFoundMessage(c *fiber.Ctx, err error) string {
 }
 
 func (s *server) notFound(c *fiber.Ctx) error {
-	return sayError(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
+	return catalogueErr(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
 }
 
 func apiNotFound(c *fiber.Ctx) error {
@@ -154,7 +154,7 @@ func apiNotFound(c *fiber.Ctx) error {
 func (s *server) serveAsset(c *fiber.Ctx) error {
 	a, ok := s.Assets.Lookup(c.Path())
 	if !ok {
-		return sayError(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
+		return catalogueErr(fiber.StatusNotFound, "notfound.nothing_at", "Path", c.Path())
 	}
 	c.Set(fiber.HeaderContentType, a.ContentType)
 	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")

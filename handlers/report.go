@@ -29,7 +29,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	format := c.Query("format", "html")
 	if format != "html" && format != "json" {
-		return sayError(fiber.StatusBadRequest, "report.error_format", "Format", strconv.Quote(format))
+		return catalogueErr(fiber.StatusBadRequest, "report.error_format", "Format", strconv.Quote(format))
 	}
 	ctx := c.UserContext()
 	manifest, _, err := s.Store.BenchmarkManifest(ctx, b.ID)
@@ -42,7 +42,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 		ids[i] = r.ID
 		names[r.AgentName] = true
 	}
-	runs, err := s.Store.CompareRuns(ctx, viewer(c), ids)
+	runs, err := s.Store.RunFiguresByID(ctx, viewer(c), ids)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 		d.Judge.Form = nil
 	}
 	// One read gives the stored summary, the GPU summary and the price.
-	cr, err := s.Store.CompareRuns(c.UserContext(), viewer(c), []int64{run.ID})
+	cr, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), []int64{run.ID})
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (s *server) showResultItemPage(c *fiber.Ctx) error {
 	if raw := c.Query("sample"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 || n >= jobs.MaxSamples {
-			return sayError(fiber.StatusBadRequest, "results.bad_sample", "Max", jobs.MaxSamples-1)
+			return catalogueErr(fiber.StatusBadRequest, "results.bad_sample", "Max", jobs.MaxSamples-1)
 		}
 		sample = n
 	}
@@ -292,7 +292,7 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 	_, err = s.Benchmarks.Rescore(c.UserContext(), viewer(c), b.ID, run.ID, scorer, opts)
 	if errors.Is(err, store.ErrNotFound) {
 		// A reader of a shared benchmark may not change it.
-		return sayError(fiber.StatusForbidden, "results.rescore_forbidden")
+		return catalogueErr(fiber.StatusForbidden, "results.rescore_forbidden")
 	}
 	var ferrs bench.Errors
 	switch {
@@ -317,7 +317,7 @@ func (s *server) rescoreRun(c *fiber.Ctx) error {
 		}
 		return s.renderResultsPage(c, b, run, fiber.StatusUnprocessableEntity, nil, &form)
 	}
-	if err := s.say(c, "info", "results.rescoring", "ID", run.ID, "Scorer", scorer); err != nil {
+	if err := s.flashKey(c, "info", "results.rescoring", "ID", run.ID, "Scorer", scorer); err != nil {
 		return err
 	}
 	return redirect(c, fmt.Sprintf("/runs/%d", run.ID))

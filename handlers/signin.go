@@ -79,7 +79,7 @@ func (s *server) signOut(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	if err := s.say(c, "info", "request.signed_out"); err != nil {
+	if err := s.flashKey(c, "info", "request.signed_out"); err != nil {
 		return err
 	}
 	return redirect(c, "/signin")

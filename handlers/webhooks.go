@@ -45,9 +45,9 @@ func checkWebhook(l *i18n.Localizer, g notify.Guard, r webhookRequest) (store.Ne
 	errs := map[string]string{}
 	if err := g.CheckURL(strings.TrimSpace(r.URL)); err != nil {
 		problem := err.Error()
-		var said *i18n.Error
-		if errors.As(err, &said) {
-			problem = said.In(l)
+		var coded *i18n.Error
+		if errors.As(err, &coded) {
+			problem = coded.In(l)
 		}
 		errs["url"] = l.T("form_err.webhook_url", "Problem", problem)
 	}

@@ -87,7 +87,7 @@ func TestHeldRunLockDoesNotStallTheReaper(t *testing.T) {
 	n, err := x.w.svc.ReassignStaleRuns(ctx)
 	took := time.Since(start)
 	if err != nil || n != 1 {
-		t.Fatalf("reaper beside a held lock: %d runs handed on, %v; want the other agent's", n, err)
+		t.Fatalf("reaper beside a held lock: %d runs reassigned, %v; want the other agent's", n, err)
 	}
 	if limit := testkit.Scaled(3 * store.RowLockTimeout); took > limit {
 		t.Fatalf("the reaper took %v beside a held lock, want within %v", took, limit)
@@ -97,7 +97,7 @@ func TestHeldRunLockDoesNotStallTheReaper(t *testing.T) {
 	}
 
 	// The server ends the transaction idle past the bound (here 100 ms,
-	// the agents' 30 s in production), and the run is handed on next.
+	// the agents' 30 s in production), and the run is reassigned next.
 	testkit.WaitFor(t, "the sweep to end the idle transaction", func() bool {
 		var ended int
 		if err := x.w.pool.QueryRow(ctx, `SELECT ruckus_agent_sweep_stalled('100 ms', '1 hour')`).Scan(&ended); err != nil {

@@ -324,7 +324,7 @@ func TestForgedTimesDoNotKeepADeadRun(t *testing.T) {
 			if _, err := x.w.svc.ReassignStaleRuns(ctx); err != nil {
 				t.Fatal(err)
 			}
-			return strings.Contains(eventKinds(t, x.w.st, run), "handed_on")
+			return strings.Contains(eventKinds(t, x.w.st, run), "reassigned")
 		})
 		var state string
 		if err := x.w.pool.QueryRow(ctx, `SELECT state FROM runs WHERE id = $1`, run).Scan(&state); err != nil || state != "queued" {

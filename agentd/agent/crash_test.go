@@ -253,7 +253,7 @@ func TestKilledAgentsRunIsReassignedAndCompletesExactlyOnce(t *testing.T) {
 	if r.Completed != n || r.Resumed != 1 || r.AgentName != "node-b" {
 		t.Fatalf("run %+v", r)
 	}
-	if k := eventKinds(t, w.st, r.ID); k != "started,handed_on,resumed,completed" {
+	if k := eventKinds(t, w.st, r.ID); k != "started,reassigned,resumed,completed" {
 		t.Fatalf("events %s", k)
 	}
 }
@@ -430,7 +430,7 @@ func TestRevokedAgentExits(t *testing.T) {
 			t.Errorf("the revoked agent exited with %v, without saying it was revoked", a.err)
 		}
 		testkit.WaitFor(t, "the reaper to reassign the run", func() bool {
-			return strings.Contains(eventKinds(t, w.st, w.run(id).ID), "handed_on")
+			return strings.Contains(eventKinds(t, w.st, w.run(id).ID), "reassigned")
 		})
 	})
 }

@@ -103,7 +103,7 @@ const DefaultInterval = time.Second
 // returns after the last one. fn runs on Run's goroutine, so a slow fn
 // delays the next sample rather than piling samples up. Without GPUs Run
 // returns at once without calling fn, and if the NVML is closed meanwhile
-// it returns without handing on the empty sample.
+// it returns without passing the empty sample to fn.
 func (s Sampler) Run(ctx context.Context, fn func(Sample)) {
 	if s.Source == nil {
 		return

@@ -128,7 +128,7 @@ func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 // This happens long before River's own rescuer would act, which is tuned
 // for the longest allowed run. A run whose row (or job's row) another
 // transaction holds, such as an agent that keeps one open, is left for a
-// later period and the others are handed on meanwhile: one agent must not
+// later period and the others are reassigned meanwhile: one agent must not
 // keep every other dead agent's runs where they are
 // (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
 func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
@@ -150,7 +150,7 @@ func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// reassignStaleRun hands one stale run on, in one transaction, and says
+// reassignStaleRun reassigns one stale run, in one transaction, and says
 // whether it did.
 func (p *Service) reassignStaleRun(ctx context.Context, s store.StaleRun) (bool, error) {
 	done := false

@@ -46,7 +46,7 @@ const maxFewShotSeed = 1<<53 - 1
 const DefaultFewShotSeed = 1234
 
 // maxFewShotItems bounds the dataset few-shot prompts are drawn from (the
-// planner holds every item's prompt pieces while it draws).
+// benchmark service holds every item's prompt pieces while it draws).
 const maxFewShotItems = 200_000
 
 // MaxFewShotBytes bounds what a benchmark's few-shot prompts may take
@@ -150,7 +150,7 @@ func FewShotExamples(shots []dataset.Shot, n, k int, seed int64, firstN bool) ([
 	return out, nil
 }
 
-// fewShotPlan is what the planner read and drew for a benchmark's
+// fewShotPlan is what the benchmark service read and drew for a benchmark's
 // few-shot runs: the dataset's prompt pieces and, per (k, seed), each
 // item's examples.
 type fewShotPlan struct {

@@ -163,7 +163,7 @@ func shotsOfDocs(t *testing.T, raw json.RawMessage) []dataset.Shot {
 }
 
 // shotsOfLines parses JSON lines and returns every item's pieces as the
-// planner reads them back from the stored request and reference.
+// benchmark service reads them back from the stored request and reference.
 func shotsOfLines(t *testing.T, lines string) []dataset.Shot {
 	t.Helper()
 	p := dataset.NewParser(strings.NewReader(lines), dataset.Limits{})

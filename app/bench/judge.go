@@ -382,9 +382,9 @@ func (p *Service) simTruths(ctx context.Context, req JudgeRequest, srcs []store.
 }
 
 // simRightAnswers gives the answer the simulated runtime streams for an
-// item of run drawn right: under the scorer the planner wrote the run's
-// answers for (writeSimAnswers: the benchmark's scorer with its options,
-// else the dataset's default). Right answers involve no draw, so they
+// item of run drawn right: under the scorer the benchmark service wrote
+// the run's answers for (writeSimAnswers: the benchmark's scorer with its
+// options, else the dataset's default). Right answers involve no draw, so they
 // are written again exactly.
 func (p *Service) simRightAnswers(ctx context.Context, run int64) (func(json.RawMessage) string, error) {
 	scorer, dataset, err := p.Store.RunScorer(ctx, run)

@@ -176,7 +176,7 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	for _, e := range events {
 		kinds = append(kinds, e.Kind)
 	}
-	want := []string{"started", "handed_on", "resumed", "completed"}
+	want := []string{"started", "reassigned", "resumed", "completed"}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}

@@ -413,7 +413,7 @@ func simAnswers(refs []simRef, scorer string, opts score.Options, model string, 
 	}
 }
 
-// simRef is one item's reference, as the planner reads it.
+// simRef is one item's reference, as the benchmark service reads it.
 type simRef struct {
 	idx int
 	ref json.RawMessage

@@ -158,8 +158,8 @@ func lineErr(field, key string, args ...any) *LineError {
 	return &LineError{Field: field, Key: key, Args: args}
 }
 
-// said is the catalogue message e says; a text without a key says itself.
-func (e *LineError) said() i18n.Message {
+// wording is the catalogue message e says; a text without a key says itself.
+func (e *LineError) wording() i18n.Message {
 	if e.Key == "" {
 		return i18n.M("valid.as_is", "Text", e.Message)
 	}
@@ -172,7 +172,7 @@ func (e LineError) Text(ctx context.Context) string {
 	if e.Key == "" {
 		return e.Message
 	}
-	return e.said().Text(ctx)
+	return e.wording().Text(ctx)
 }
 
 // Error makes a LineError usable as an error (a setting refused while a

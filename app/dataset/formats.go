@@ -192,7 +192,7 @@ func (p *Parser) parseLine(raw []byte) (it Item, ok bool) {
 	}
 	r, le := p.normalise(fm, &f)
 	if le != nil {
-		p.lineError(n, le.Field, le.said())
+		p.lineError(n, le.Field, le.wording())
 		return Item{}, false
 	}
 	if earlier, dup := p.checkID(r.id); dup {
@@ -243,7 +243,7 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 	fm := p.format
 	detected, amb := f.detect()
 	if amb != nil {
-		p.lineError(n, amb.Field, amb.said())
+		p.lineError(n, amb.Field, amb.wording())
 		return "", false
 	}
 	switch {
@@ -264,7 +264,7 @@ func (p *Parser) lineFormat(f *fields) (Format, bool) {
 			p.lineError(n, "", i18n.M("dataset_err.expected_format_detected_on", "A", fm, "B", p.formatAt, "C", needs(fm), "D", other))
 		} else {
 			le := f.missing(fm)
-			p.lineError(n, le.Field, le.said())
+			p.lineError(n, le.Field, le.wording())
 		}
 		return "", false
 	}

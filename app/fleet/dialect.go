@@ -193,15 +193,15 @@ func (m Manifest) docPaths(errs Errors) Errors {
 		return errs
 	}
 	out := append(Errors{}, d.errs...)
-	type said struct{ path, message string }
-	seen := map[said]bool{}
+	type pathMessage struct{ path, message string }
+	seen := map[pathMessage]bool{}
 	for _, e := range d.errs {
-		seen[said{e.Path, e.Message}] = true
+		seen[pathMessage{e.Path, e.Message}] = true
 	}
 	for _, e := range errs {
 		e.Path = d.path(e.Path)
-		if !seen[said{e.Path, e.Message}] {
-			seen[said{e.Path, e.Message}] = true
+		if !seen[pathMessage{e.Path, e.Message}] {
+			seen[pathMessage{e.Path, e.Message}] = true
 			out = append(out, e)
 		}
 	}

@@ -30,16 +30,16 @@ type Error struct {
 	Line    int    `json:"line"`
 	Field   string `json:"field"`
 	Message string `json:"message"`
-	// Said is Message as the catalogue words it, for a page in its
+	// Wording is Message as the catalogue words it, for a page in its
 	// reader's language.
-	Said i18n.Message `json:"-"`
+	Wording i18n.Message `json:"-"`
 }
 
 // errAt is an Error in field, its message the catalogue's key with args;
 // Message is its English.
 func errAt(field, key string, args ...any) *Error {
 	m := i18n.M(key, args...)
-	return &Error{Field: field, Message: m.English(), Said: m}
+	return &Error{Field: field, Message: m.English(), Wording: m}
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message) }

@@ -179,7 +179,7 @@ func TestErrorsInBothLanguages(t *testing.T) {
 	if e.Message != "missing or empty: every line needs the custom_id of a dataset item" {
 		t.Errorf("English %q", e.Message)
 	}
-	if got := e.Said.In(i18n.Default().Lang("de")); got != "fehlt oder ist leer: jede Zeile braucht die custom_id eines Eintrags des Datensatzes" {
+	if got := e.Wording.In(i18n.Default().Lang("de")); got != "fehlt oder ist leer: jede Zeile braucht die custom_id eines Eintrags des Datensatzes" {
 		t.Errorf("German %q", got)
 	}
 }

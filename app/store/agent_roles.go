@@ -165,7 +165,7 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string, gran
 // RevokeAgentRole ends agent name's access: its row is unbound, its key
 // forgotten, and it is deactivated (the agent stops at its next heartbeat, if it still can),
 // its open connections are closed where this role may close them, and its
-// login role is dropped. The reaper hands its run on.
+// login role is dropped. The reaper reassigns its run.
 func (q *Queries) RevokeAgentRole(ctx context.Context, name string) (AgentRole, error) {
 	var role *string
 	err := q.db.QueryRow(ctx, `WITH old AS (SELECT id, db_role FROM agents WHERE name = @name FOR UPDATE)

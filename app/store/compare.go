@@ -175,8 +175,9 @@ func (q *Queries) DatasetRuns(ctx context.Context, v Viewer, datasetID int64, li
 	return q.withConclusions(ctx, out)
 }
 
-// CompareRuns returns the runs the viewer may read, in the order asked.
-func (q *Queries) CompareRuns(ctx context.Context, v Viewer, ids []int64) ([]RunFigures, error) {
+// RunFiguresByID returns the figures of the runs ids the viewer may read,
+// in the order asked.
+func (q *Queries) RunFiguresByID(ctx context.Context, v Viewer, ids []int64) ([]RunFigures, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
 		WHERE r.id = ANY(@ids) AND`+benchmarkReadable+`ORDER BY array_position(@ids, r.id)`,
 		pgx.NamedArgs{"ids": ids, "viewer": v.UserID, "admin": v.Admin})

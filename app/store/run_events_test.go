@@ -45,7 +45,7 @@ func TestRunEventGoesWithItsChange(t *testing.T) {
 			change: func(ctx context.Context, q *store.Queries, _ runFixture, l store.Lease) error {
 				return q.HandBackRun(ctx, l, time.Second, "agent stopping")
 			}},
-		{name: "reassign", kind: "handed_on", before: claim,
+		{name: "reassign", kind: "reassigned", before: claim,
 			change: func(ctx context.Context, q *store.Queries, f runFixture, l store.Lease) error {
 				return q.ReassignStaleRun(ctx, f.runID, l.Fence, f.jobID+1, false, "agent stopped heartbeating")
 			}},

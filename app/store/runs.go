@@ -215,7 +215,7 @@ func (q *Queries) RunForUpdate(ctx context.Context, v Viewer, benchmarkID, runID
 
 // StaleRunForUpdate locks a run for the reaper, skipping it (ErrBusy) when
 // another transaction holds its row: an agent holding the run it works
-// must not keep every other dead agent's run from being handed on. The
+// must not keep every other dead agent's run from being reassigned. The
 // rest of the transaction waits at most RowLockTimeout for a lock.
 func (q *Queries) StaleRunForUpdate(ctx context.Context, benchmarkID, runID int64) (Run, error) {
 	if _, err := q.db.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, RowLockTimeout.Milliseconds())); err != nil {
@@ -322,7 +322,7 @@ func (q *Queries) ReassignStaleRun(ctx context.Context, runID, fence, jobID int6
 			WHERE id = @id AND fence = @fence AND state = 'running'
 			RETURNING id
 		), ev AS (
-			INSERT INTO run_events (run_id, kind, message) SELECT id, 'handed_on', @why FROM upd
+			INSERT INTO run_events (run_id, kind, message) SELECT id, 'reassigned', @why FROM upd
 		)
 		SELECT count(*) FROM upd`,
 		pgx.NamedArgs{"id": runID, "fence": fence, "job": jobID, "waiting": waiting, "why": why}).Scan(&n)

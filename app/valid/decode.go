@@ -38,7 +38,7 @@ func DecodeJSON(body []byte, v any) Errors {
 		if p == "" {
 			p = te.Field
 		}
-		return Errors{Said(p, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value)))}
+		return Errors{FromMessage(p, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value)))}
 	}
 	if name, ok := unknownJSONField(err); ok {
 		return Errors{E(Join(jsonKeyParent(body, name), name), "valid.unknown_field", "Name", strconv.Quote(name))}
@@ -54,7 +54,7 @@ func decodeError(err error) (FieldError, bool) {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		return Said(te.Field, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))), true
+		return FromMessage(te.Field, kindMessage(te.Type.Kind(), te.Type.String(), jsonGot(te.Value))), true
 	case errors.As(err, &se):
 		return E("", "valid.json_syntax", "Detail", Clean(se.Error()), "Offset", se.Offset), true
 	case errors.Is(err, io.ErrUnexpectedEOF):

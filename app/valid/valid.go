@@ -57,11 +57,11 @@ type FieldError struct {
 // arguments given as name/value pairs (an argument may itself be an
 // i18n.Message, worded in the same language).
 func E(path, key string, args ...any) FieldError {
-	return Said(path, i18n.M(key, args...))
+	return FromMessage(path, i18n.M(key, args...))
 }
 
-// Said returns the error at path saying m.
-func Said(path string, m i18n.Message) FieldError {
+// FromMessage returns the error at path saying m.
+func FromMessage(path string, m i18n.Message) FieldError {
 	return FieldError{Path: path, Message: m.English(), Key: m.Key, Args: m.Args}
 }
 
@@ -72,7 +72,7 @@ func cleaned(err error) FieldError {
 	msg := Clean(err.Error())
 	if c, ok := i18n.CodedIn(err); ok && c.Error() == msg {
 		m, _ := i18n.MessageOf(c)
-		return Said("", m)
+		return FromMessage("", m)
 	}
 	return FieldError{Message: msg}
 }
@@ -81,14 +81,14 @@ func cleaned(err error) FieldError {
 // message when err is a coded error (i18n.Coded), else its text.
 func FromError(path string, err error) FieldError {
 	if m, ok := i18n.MessageOf(err); ok {
-		return Said(path, m)
+		return FromMessage(path, m)
 	}
-	return Said(path, i18n.M("valid.as_is", "Text", err.Error()))
+	return FromMessage(path, i18n.M("valid.as_is", "Text", err.Error()))
 }
 
-// Said is the catalogue message fe was worded from; its key is "" when
+// Wording is the catalogue message fe was worded from; its key is "" when
 // fe's text has none.
-func (fe FieldError) Said() i18n.Message { return i18n.Message{Key: fe.Key, Args: fe.Args} }
+func (fe FieldError) Wording() i18n.Message { return i18n.Message{Key: fe.Key, Args: fe.Args} }
 
 // Text is fe's message in the request's language (ctx carries it, see
 // i18n.With); the English Message when it has no catalogue key.
@@ -96,7 +96,7 @@ func (fe FieldError) Text(ctx context.Context) string {
 	if fe.Key == "" {
 		return fe.Message
 	}
-	return fe.Said().Text(ctx)
+	return fe.Wording().Text(ctx)
 }
 
 // Text words fe in the request's language: Text(ctx, fe) is fe.Text(ctx).
@@ -338,7 +338,7 @@ func (v *Validator) translate(err error, root reflect.Type) Errors {
 			// An anonymous struct's namespace has no root name.
 			ns = "." + ns
 		}
-		out = append(out, Said(path(ns), msg))
+		out = append(out, FromMessage(path(ns), msg))
 	}
 	return out
 }
@@ -458,7 +458,7 @@ func formatMessage(fe validator.FieldError, got any) (i18n.Message, bool) {
 		return i18n.M("valid.text"), true
 	case "model_name":
 		if err := jobs.CheckModelName(fmt.Sprint(fe.Value())); err != nil {
-			return FromError("", err).Said(), true
+			return FromError("", err).Wording(), true
 		}
 		return i18n.M("valid.model_name"), true
 	case "hardware":

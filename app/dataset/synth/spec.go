@@ -179,7 +179,7 @@ func (s Spec) validateTrace() ([]TraceLine, Errors) {
 	}
 	lines, terrs := ParseTrace(strings.NewReader(s.Trace))
 	for _, te := range terrs {
-		errs = append(errs, valid.Said("trace", te.Whole()))
+		errs = append(errs, valid.FromMessage("trace", te.Whole()))
 	}
 	if s.Count != 0 || s.Rate != 0 || s.Arrival != "" {
 		errs.Say("trace", "synth.trace_sets_items")

@@ -48,9 +48,9 @@ type TraceError struct {
 	Line    int
 	Field   string
 	Message string
-	// Said is Message as the catalogue words it, for a page in its
+	// Wording is Message as the catalogue words it, for a page in its
 	// reader's language.
-	Said i18n.Message
+	Wording i18n.Message
 }
 
 func (e TraceError) Error() string { return e.Whole().English() }
@@ -58,9 +58,9 @@ func (e TraceError) Error() string { return e.Whole().English() }
 // Whole is the error with its line and field, as the catalogue words it.
 func (e TraceError) Whole() i18n.Message {
 	if e.Field == "" {
-		return i18n.M("synth.trace_line", "Line", e.Line, "Message", e.Said)
+		return i18n.M("synth.trace_line", "Line", e.Line, "Message", e.Wording)
 	}
-	return i18n.M("synth.trace_field", "Line", e.Line, "Field", e.Field, "Message", e.Said)
+	return i18n.M("synth.trace_field", "Line", e.Line, "Field", e.Field, "Message", e.Wording)
 }
 
 // ParseTrace reads a JSONL trace, checking every line. It returns the
@@ -78,7 +78,7 @@ func ParseTrace(r io.Reader) ([]TraceLine, []TraceError) {
 		nerrs++
 		if len(errs) < maxTraceErrors {
 			m := i18n.M(key, args...)
-			errs = append(errs, TraceError{Line: n, Field: field, Message: m.English(), Said: m})
+			errs = append(errs, TraceError{Line: n, Field: field, Message: m.English(), Wording: m})
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -117,7 +117,7 @@ func ParseTrace(r io.Reader) ([]TraceLine, []TraceError) {
 	if nerrs > 0 {
 		if nerrs > len(errs) {
 			m := i18n.M("synth.trace_more", "N", nerrs-len(errs))
-			errs = append(errs, TraceError{Line: errs[len(errs)-1].Line, Message: m.English(), Said: m})
+			errs = append(errs, TraceError{Line: errs[len(errs)-1].Line, Message: m.English(), Wording: m})
 		}
 		return nil, errs
 	}

@@ -654,7 +654,7 @@ func (s *soak) report(ctx context.Context, wall time.Duration, pk peaks, k kille
 	for _, id := range k.runs {
 		// A run its agent finished before the kill landed was not reassigned.
 		var handed bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND kind = 'handed_on')`, id).Scan(&handed); err != nil {
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_events WHERE run_id = $1 AND kind = 'reassigned')`, id).Scan(&handed); err != nil {
 			return err
 		}
 		if !handed {

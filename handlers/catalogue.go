@@ -8,42 +8,43 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 )
 
-// saidError is an error a person reads: a page shows it in the reader's
-// language, the JSON API in English (machines read it). Its key names the
-// message in the catalogue (app/i18n), its args fill the placeholders.
-type saidError struct {
+// catalogueError is an error a person reads: a page shows it in the
+// reader's language, the JSON API in English (machines read it). Its key
+// names the message in the catalogue (app/i18n), its args fill the
+// placeholders.
+type catalogueError struct {
 	status int
 	key    string
 	args   []any
 }
 
-func (e *saidError) Error() string {
+func (e *catalogueError) Error() string {
 	return i18n.Default().Lang(i18n.Languages[0].Code).T(e.key, e.args...)
 }
 
-// sayError returns an error answered with status and the catalogue's
+// catalogueErr returns an error answered with status and the catalogue's
 // message key, its placeholders filled from args given as name/value pairs:
-// sayError(409, "bench.still_active", "Name", b.Name).
-func sayError(status int, key string, args ...any) error {
-	return &saidError{status: status, key: key, args: args}
+// catalogueErr(409, "bench.still_active", "Name", b.Name).
+func catalogueErr(status int, key string, args ...any) error {
+	return &catalogueError{status: status, key: key, args: args}
 }
 
-// saidMessage is the text and status of a saidError in err, in the
+// catalogueMessage is the text and status of a catalogueError in err, in the
 // caller's language for a page and in English for the API.
-func saidMessage(c *fiber.Ctx, err error) (status int, msg string, ok bool) {
-	var se *saidError
-	if !errors.As(err, &se) {
+func catalogueMessage(c *fiber.Ctx, err error) (status int, msg string, ok bool) {
+	var ce *catalogueError
+	if !errors.As(err, &ce) {
 		return 0, "", false
 	}
 	if isAPI(c) {
-		return se.status, se.Error(), true
+		return ce.status, ce.Error(), true
 	}
-	return se.status, i18n.T(c.UserContext(), se.key, se.args...), true
+	return ce.status, i18n.T(c.UserContext(), ce.key, ce.args...), true
 }
 
-// say flashes the catalogue's message key, in the reader's language, on
-// the next page: s.say(c, "info", "models.saved", "Name", name).
-func (s *server) say(c *fiber.Ctx, kind, key string, args ...any) error {
+// flashKey flashes the catalogue's message key, in the reader's language, on
+// the next page: s.flashKey(c, "info", "models.saved", "Name", name).
+func (s *server) flashKey(c *fiber.Ctx, kind, key string, args ...any) error {
 	return s.flash(c, kind, i18n.T(c.UserContext(), key, args...))
 }
 

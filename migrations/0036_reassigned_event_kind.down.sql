@@ -1,0 +1,1 @@
+UPDATE run_events SET kind = 'handed_on' WHERE kind = 'reassigned';
