@@ -239,13 +239,14 @@ func (s *server) showRunsFragment(c *fiber.Ctx) error {
 }
 
 // addEstimate reads the benchmark's status, progress and ETA as the API
-// gives them, for its page to show.
+// gives them, for its page to show: from the runs already read while they
+// all run with an ETA (store.EstimateOf), as the runs table polls them.
 func (s *server) addEstimate(ctx context.Context, v store.Viewer, b *store.Benchmark) error {
-	st, err := s.Store.BenchmarkStatusByID(ctx, v, b.ID, s.AgentStaleAfter)
+	e, err := s.Store.EstimateOf(ctx, v, *b, s.AgentStaleAfter)
 	if err != nil {
 		return err
 	}
-	b.Estimate = &st.Estimate
+	b.Estimate = &e
 	return nil
 }
 
