@@ -53,6 +53,18 @@ type liveBenchmark struct {
 	runs []int64
 }
 
+// meter reads the build's CPU time (its server's only when it started it).
+func (b *liveBuild) meter() cpuMeter {
+	m := cpuMeter{}
+	if b.srv != nil {
+		m.pid = b.srv.Cmd.Process.Pid
+	}
+	if u, err := url.Parse(b.dbURL); err == nil {
+		m.db = strings.TrimPrefix(u.Path, "/")
+	}
+	return m
+}
+
 // liveRuns are every run the pollers watch.
 func (b *liveBuild) liveRuns() []int64 {
 	var ids []int64

@@ -42,6 +42,9 @@ func liveFragmentKinds() []fragment {
 type figure struct {
 	rps, p50, p95 float64 // requests/s; latencies in ms
 	failed        int
+	// serverCPU and dbCPU are the CPU time per poll, in ms, of the
+	// server process and of its database's backends.
+	serverCPU, dbCPU float64
 }
 
 // pollFragment has every browser poll its fragment (browser i watches
@@ -123,8 +126,8 @@ func measureLive(ctx context.Context, builds []*liveBuild, opts liveOptions) err
 					return err
 				}
 				got[i][ki] = append(got[i][ki], f)
-				fmt.Printf("  round %d  %-10s %-10s %7.0f req/s  p50 %6.1f ms  p95 %6.1f ms  failed %d\n",
-					r+1, builds[i].label, k.name, f.rps, f.p50, f.p95, f.failed)
+				fmt.Printf("  round %d  %-10s %-10s %7.0f req/s  p50 %6.1f ms  p95 %6.1f ms  CPU/poll server %.3f ms, PostgreSQL %.3f ms\n",
+					r+1, builds[i].label, k.name, f.rps, f.p50, f.p95, f.serverCPU, f.dbCPU)
 			}
 		}
 	}
@@ -138,8 +141,14 @@ func pollAdvancing(ctx context.Context, b *liveBuild, browsers []browser, k frag
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- advance(actx, b.pool, b.liveRuns()) }()
+	meter := b.meter()
+	server0, db0 := meter.read()
 	f := pollFragment(b, browsers, k, d)
+	server1, db1 := meter.read()
 	cancel()
+	if polls := f.rps * d.Seconds(); polls > 0 {
+		f.serverCPU, f.dbCPU = ms(server1-server0)/polls, ms(db1-db0)/polls
+	}
 	if err := <-done; err != nil {
 		return f, fmt.Errorf("%s: advancing the runs: %w", b.label, err)
 	}
@@ -167,16 +176,19 @@ func printLiveSummary(builds []*liveBuild, kinds []fragment, got [][][]figure) {
 	for ki, k := range kinds {
 		for i, b := range builds {
 			fs := got[i][ki]
-			line := fmt.Sprintf("  %-10s %-10s %7.0f req/s  p50 %6.1f ms  p95 %6.1f ms", b.label, k.name,
+			line := fmt.Sprintf("  %-10s %-10s %7.0f req/s  p50 %6.1f ms  p95 %6.1f ms  CPU/poll %.3f ms (server %.3f, PostgreSQL %.3f)", b.label, k.name,
 				median(fs, func(f figure) float64 { return f.rps }), median(fs, func(f figure) float64 { return f.p50 }),
-				median(fs, func(f figure) float64 { return f.p95 }))
+				median(fs, func(f figure) float64 { return f.p95 }), median(fs, func(f figure) float64 { return f.serverCPU + f.dbCPU }),
+				median(fs, func(f figure) float64 { return f.serverCPU }), median(fs, func(f figure) float64 { return f.dbCPU }))
 			if i > 0 {
 				// Paired by round: each ratio compares two periods next to each other.
 				ratios := make([]figure, len(fs))
 				for r := range fs {
-					ratios[r] = figure{rps: fs[r].rps / got[0][ki][r].rps}
+					ref := got[0][ki][r]
+					ratios[r] = figure{rps: fs[r].rps / ref.rps, serverCPU: (ref.serverCPU + ref.dbCPU) / (fs[r].serverCPU + fs[r].dbCPU)}
 				}
-				line += fmt.Sprintf("  ratio to %s %.2f (median of the rounds' ratios)", builds[0].label, median(ratios, func(f figure) float64 { return f.rps }))
+				line += fmt.Sprintf("\n             ratios to %s (medians of the rounds'): req/s %.2f, polls per CPU second %.2f", builds[0].label,
+					median(ratios, func(f figure) float64 { return f.rps }), median(ratios, func(f figure) float64 { return f.serverCPU }))
 			}
 			fmt.Println(line)
 		}

@@ -302,7 +302,7 @@ func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 	fmt.Printf("export ratio ruckus / psql (rows/s): %.2f (target ≥ 0.70)\n", psqlTime.Seconds()/exportTime.Seconds())
 
 	// The live pages: browsers on the fragments of running benchmarks.
-	lb := &liveBuild{label: "this", ruckus: ruckus, dbURL: dbURL, base: base, email: email, pass: password, token: token}
+	lb := &liveBuild{label: "this", ruckus: ruckus, dbURL: dbURL, base: base, email: email, pass: password, token: token, srv: srv}
 	if _, err := lb.command("seed"); err != nil {
 		return err
 	}
