@@ -44,6 +44,10 @@ type liveBuild struct {
 	token  string
 	srv    *benchkit.Server
 	pool   *pgxpool.Pool
+	// models are the two targets' models and dataset the benchmarks'
+	// dataset; empty: two starter models and the largest dataset.
+	models  []string
+	dataset int64
 	// benchmarks are the running benchmarks the pollers watch.
 	benchmarks []liveBenchmark
 }
@@ -150,8 +154,9 @@ func createDatabase(ctx context.Context, clusterURL, name string) (string, error
 	return u.String(), nil
 }
 
-// seedRunning creates n benchmarks of two targets each on the build's
-// largest shared dataset through its API, then makes their runs running
+// seedRunning creates n benchmarks of two targets each (b.models, else two
+// starter models) on b.dataset (else the largest it may use) through the
+// build's API, then makes their runs running
 // as an agent would leave them a minute in: state, counters, 60 results
 // and 60 one-second samples each (advance adds more while pollers watch).
 func seedRunning(ctx context.Context, b *liveBuild, n int) error {
@@ -163,15 +168,20 @@ func seedRunning(ctx context.Context, b *liveBuild, n int) error {
 	if _, err := b.pool.Exec(ctx, `INSERT INTO hardware_profiles (slug, cpu_cores) VALUES ('cpu', 2) ON CONFLICT DO NOTHING`); err != nil {
 		return err
 	}
-	dataset, err := largestDataset(b)
-	if err != nil {
-		return err
+	dataset, models := b.dataset, b.models
+	if len(models) < 2 {
+		models = []string{"Qwen/Qwen2.5-0.5B-Instruct", "microsoft/Phi-3.5-mini-instruct"}
+	}
+	if dataset == 0 {
+		if dataset, err = largestDataset(b); err != nil {
+			return err
+		}
 	}
 	for i := range n {
 		manifest := map[string]any{"name": fmt.Sprintf("live %d", i), "dataset": dataset,
 			"targets": []map[string]string{
-				{"model": "Qwen/Qwen2.5-0.5B-Instruct", "runtime": "sim", "hardware": "cpu"},
-				{"model": "microsoft/Phi-3.5-mini-instruct", "runtime": "sim", "hardware": "cpu"}},
+				{"model": models[0], "runtime": "sim", "hardware": "cpu"},
+				{"model": models[1], "runtime": "sim", "hardware": "cpu"}},
 			"load":     map[string]any{"profile": "concurrency", "concurrency": 8},
 			"sampling": map[string]any{"max_tokens": 64}}
 		var created struct {

@@ -302,10 +302,8 @@ func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 	fmt.Printf("export ratio ruckus / psql (rows/s): %.2f (target ≥ 0.70)\n", psqlTime.Seconds()/exportTime.Seconds())
 
 	// The live pages: browsers on the fragments of running benchmarks.
-	lb := &liveBuild{label: "this", ruckus: ruckus, dbURL: dbURL, base: base, email: email, pass: password, token: token, srv: srv}
-	if _, err := lb.command("seed"); err != nil {
-		return err
-	}
+	lb := &liveBuild{label: "this", ruckus: ruckus, dbURL: dbURL, base: base, email: email, pass: password, token: token, srv: srv,
+		models: models[:2], dataset: fleet.DatasetID}
 	if err := seedRunning(ctx, lb, lo.benchmarks); err != nil {
 		return err
 	}
