@@ -108,7 +108,7 @@ bench: bench-go bench-agent bench-eta bench-ingest bench-web bench-verdict bench
 bench-go: deps build ## The Go benchmarks (parsers, scorers, exports, the agent's hot paths) with allocations
 	./bin/ruckus dev-db exec -- $(GO) test -run '^$$' -bench . -benchmem ./...
 
-bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql
+bench-web: deps build ## Seed 1,000,000 results; time the results, comparison and progress pages and the CSV export against psql; 100 browsers polling the live fragments of 20 running benchmarks
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y --no-install-recommends wrk >/dev/null 2>&1; } || echo "wrk is not installed (apt-get install wrk): measuring the fragment with a Go loop instead"
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/web --ruckus bin/ruckus
 

@@ -33,6 +33,7 @@ type Benchmarks interface {
 
 type benchmarkStore interface {
 	BenchmarkByID(ctx context.Context, v store.Viewer, id int64) (store.Benchmark, error)
+	EstimateOf(ctx context.Context, v store.Viewer, b store.Benchmark, staleAfter time.Duration) (store.BenchmarkEstimate, error)
 	ListBenchmarks(ctx context.Context, v store.Viewer) ([]store.BenchmarkSummary, error)
 	ActiveRuns(ctx context.Context, v store.Viewer) ([]store.ActiveRun, error)
 	BenchmarkOfRun(ctx context.Context, runID int64) (int64, error)

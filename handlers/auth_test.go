@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"context"
+	"encoding/gob"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -268,5 +269,37 @@ func TestCSRFTokenIsNeverTakenFromTheQueryString(t *testing.T) {
 	}
 	if err := e.store.Pool().QueryRow(t.Context(), `SELECT count(*) FROM datasets`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("datasets stored: %d (%v), want only the upload with its token first", n, err)
+	}
+}
+
+// A session whose only value is its user keeps no data (the row's user_id
+// is the user), so loading it at every request decodes nothing; a session
+// stored with its user id in its data still loads.
+func TestSessionOfAUserAloneKeepsNoData(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	ctx := context.Background()
+	var stored int
+	if err := e.store.Pool().QueryRow(ctx, `SELECT count(*) FROM sessions WHERE user_id = $1 AND data IS NOT NULL`, u.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Errorf("%d sessions keep data beside their user", stored)
+	}
+	if res := c.get("/settings"); res.status != 200 {
+		t.Fatalf("signed in without data: %d", res.status)
+	}
+	var older bytes.Buffer
+	if err := gob.NewEncoder(&older).Encode(map[any]any{"user_id": u.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE sessions SET data = $2 WHERE user_id = $1`, u.ID, older.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if res := c.get("/settings"); res.status != 200 {
+		t.Fatalf("a session stored with its user id in its data: %d", res.status)
 	}
 }

@@ -239,20 +239,22 @@ func (s *server) showRunsFragment(c *fiber.Ctx) error {
 }
 
 // addEstimate reads the benchmark's status, progress and ETA as the API
-// gives them, for its page to show.
+// gives them, for its page to show: from the runs already read while they
+// all run with an ETA (store.EstimateOf), as the runs table polls them.
 func (s *server) addEstimate(ctx context.Context, v store.Viewer, b *store.Benchmark) error {
-	st, err := s.Store.BenchmarkStatusByID(ctx, v, b.ID, s.AgentStaleAfter)
+	e, err := s.Store.EstimateOf(ctx, v, *b, s.AgentStaleAfter)
 	if err != nil {
 		return err
 	}
-	b.Estimate = &st.Estimate
+	b.Estimate = &e
 	return nil
 }
 
 // serveLive answers a poll for one of benchmark :id's live fragments (run
 // 0: the runs table): the shared copy while it is fresh and the viewer may
-// see it, else build's component rendered for no one in particular and
-// kept for the next viewers. Only the owner's and administrators' copy
+// see it, else build's component rendered for no one in particular (once
+// for everyone who polls it meanwhile: liveFragments.fetch) and kept for
+// the next viewers. Only the owner's and administrators' copy
 // (with the run controls: canEdit) is kept; a reader of a shared
 // benchmark gets one without them, rendered for each poll.
 func (s *server) serveLive(c *fiber.Ctx, run int64, build func(b store.Benchmark, canEdit bool) (templ.Component, error)) error {
@@ -261,25 +263,21 @@ func (s *server) serveLive(c *fiber.Ctx, run int64, build func(b store.Benchmark
 		return err
 	}
 	key := liveKey{benchmark: id, run: run, lang: i18n.From(c.UserContext()).Code()}
-	if e, ok := s.live.get(key, viewer(c)); ok {
-		return sendLive(c, e)
-	}
-	b, err := s.benchmarkParam(c)
+	e, err := s.live.fetch(key, viewer(c), func() (liveFragment, bool, error) {
+		b, err := s.benchmarkParam(c)
+		if err != nil {
+			return liveFragment{}, false, err
+		}
+		canEdit := b.Writable(viewer(c))
+		component, err := build(b, canEdit)
+		if err != nil {
+			return liveFragment{}, false, err
+		}
+		body, err := renderShared(c.UserContext(), component)
+		return liveFragment{owner: b.OwnerID, body: body}, canEdit, err
+	})
 	if err != nil {
 		return err
-	}
-	canEdit := b.Writable(viewer(c))
-	component, err := build(b, canEdit)
-	if err != nil {
-		return err
-	}
-	body, err := renderShared(c.UserContext(), component)
-	if err != nil {
-		return err
-	}
-	e := liveFragment{owner: b.OwnerID, body: body}
-	if canEdit {
-		s.live.put(key, e)
 	}
 	return sendLive(c, e)
 }

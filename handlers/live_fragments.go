@@ -24,10 +24,24 @@ import (
 // second, so a TTL of about a second shows nothing older than the polls
 // themselves would. Each language has its copy: the owner reading German
 // and an administrator reading English poll the same run.
+//
+// When a fragment expires, every browser polling it asks at about the
+// same time; one of them renders it and the others wait for its bytes
+// (fetch), so it is rendered once per TTL, not once per watcher.
 type liveFragments struct {
 	ttl time.Duration
 	mu  sync.Mutex
 	m   map[liveKey]liveFragment
+	// rendering are the fragments being rendered now, for those who
+	// ask meanwhile to wait on.
+	rendering map[liveKey]*liveRender
+}
+
+// liveRender is one render in progress: done closes when it has ended
+// (kept or not); waiters counts those waiting for it.
+type liveRender struct {
+	done    chan struct{}
+	waiters int
 }
 
 // liveKey names a fragment: a benchmark's runs table (run 0) or one run's
@@ -48,7 +62,47 @@ type liveFragment struct {
 const maxLiveFragments = 4096
 
 func newLiveFragments(ttl time.Duration) *liveFragments {
-	return &liveFragments{ttl: ttl, m: map[liveKey]liveFragment{}}
+	return &liveFragments{ttl: ttl, m: map[liveKey]liveFragment{}, rendering: map[liveKey]*liveRender{}}
+}
+
+// fetch is fragment k for viewer v: the shared copy while it is fresh and
+// v may read it; else, when someone is rendering it already, that
+// render's copy once it is kept (if v may read it); else render's, kept
+// when render says so. A viewer who may not read the kept copy renders
+// its own, so nobody gets bytes that are not theirs.
+func (f *liveFragments) fetch(k liveKey, v store.Viewer, render func() (e liveFragment, keep bool, err error)) (liveFragment, error) {
+	if f.ttl <= 0 {
+		e, _, err := render()
+		return e, err
+	}
+	if e, ok := f.get(k, v); ok {
+		return e, nil
+	}
+	f.mu.Lock()
+	if r, ok := f.rendering[k]; ok {
+		r.waiters++
+		f.mu.Unlock()
+		<-r.done
+		if e, ok := f.get(k, v); ok {
+			return e, nil
+		}
+		e, _, err := render()
+		return e, err
+	}
+	r := &liveRender{done: make(chan struct{})}
+	f.rendering[k] = r
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.rendering, k)
+		f.mu.Unlock()
+		close(r.done)
+	}()
+	e, keep, err := render()
+	if err == nil && keep {
+		f.put(k, e)
+	}
+	return e, err
 }
 
 // get returns the fragment if it is fresh and the viewer may read it.

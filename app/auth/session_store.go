@@ -114,20 +114,14 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	if sess.ID == "" {
 		sess.ID = RandomString(32)
 	}
-	values := make(map[any]any, len(sess.Values))
-	for k, v := range sess.Values {
-		if _, loaded := k.(loadedUserKey); !loaded {
-			values[k] = v
-		}
+	data, err := encodeValues(sess.Values)
+	if err != nil {
+		return err
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(values); err != nil {
-		return fmt.Errorf("encode session: %w", err)
-	}
-	err := s.rows.SaveSession(r.Context(), store.Session{
+	err = s.rows.SaveSession(r.Context(), store.Session{
 		ID:        HashToken(sess.ID),
 		UserID:    uid,
-		Data:      buf.Bytes(),
+		Data:      data,
 		IP:        clientIP(r),
 		UserAgent: truncate(r.UserAgent(), 300),
 		ExpiresAt: time.Now().Add(time.Duration(sess.Options.MaxAge) * time.Second),
@@ -141,6 +135,29 @@ func (s *SessionStore) Save(r *http.Request, w http.ResponseWriter, sess *sessio
 	}
 	http.SetCookie(w, sessions.NewCookie(sess.Name(), encoded, sess.Options))
 	return nil
+}
+
+// encodeValues is what a session row keeps in its data: the values but
+// the user, whose id is the row's user_id column and who is read with it.
+// A session that holds nothing else keeps no data, so loading it (every
+// request, every poll of a live page) decodes nothing: a gob decoder
+// compiles its types anew for each stream, which cost more than the rest
+// of a live fragment's poll (docs/self-benchmarks.md#live-pages).
+func encodeValues(all map[any]any) ([]byte, error) {
+	values := make(map[any]any, len(all))
+	for k, v := range all {
+		if _, loaded := k.(loadedUserKey); !loaded && k != UserIDKey {
+			values[k] = v
+		}
+	}
+	if len(values) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(values); err != nil {
+		return nil, fmt.Errorf("encode session: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // loadedUserKey holds, among a loaded session's values, the user read with

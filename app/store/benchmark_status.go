@@ -213,3 +213,25 @@ func (q *Queries) BenchmarkStatusByID(ctx context.Context, v Viewer, id int64, s
 	}
 	return bs[0], nil
 }
+
+// EstimateOf is b's status, progress and ETA as BenchmarkStatusByID gives
+// them, for a benchmark read with its runs (BenchmarkByID). While every
+// active run is running with its agent's ETA, the estimate is those
+// runs' latest end and needs nothing more from the database (no agents
+// or paces: EstimateBenchmark reads them only for queued runs and runs
+// without an ETA), so it costs no query; otherwise it is read as
+// BenchmarkStatusByID reads it. The live runs table asks for it at every
+// poll it renders (docs/self-benchmarks.md#live-pages).
+func (q *Queries) EstimateOf(ctx context.Context, v Viewer, b Benchmark, staleAfter time.Duration) (BenchmarkEstimate, error) {
+	timings := make([]RunTiming, len(b.Runs))
+	for i, r := range b.Runs {
+		active := r.State == "queued" || r.State == "running"
+		if active && (r.State != "running" || !validSeconds(r.ETASeconds)) {
+			st, err := q.BenchmarkStatusByID(ctx, v, b.ID, staleAfter)
+			return st.Estimate, err
+		}
+		timings[i] = RunTiming{ID: r.ID, State: r.State, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Total: int64(r.Total), Completed: int64(r.Completed), ETASeconds: r.ETASeconds}
+	}
+	return EstimateBenchmark(timings, EstimateFacts{}), nil
+}

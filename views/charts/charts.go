@@ -32,6 +32,21 @@ type Series struct {
 type Chart struct {
 	ID, Title, XLabel, YLabel string
 	Series                    []Series
+	// measured are the axes, once Measured has computed them.
+	measured *axes
+}
+
+// axes are a chart's X and Y scales.
+type axes struct{ x, y Scale }
+
+// Measured is c with its axes computed once, for drawing it: every point's
+// position reads them, and computing them again for each point made a
+// chart's drawing quadratic in its points — most of a live run card's
+// rendering (docs/self-benchmarks.md#live-pages).
+func (c Chart) Measured() Chart {
+	x, y := c.measure()
+	c.measured = &axes{x, y}
+	return c
 }
 
 // Geometry of the drawing, in SVG user units.
@@ -57,6 +72,14 @@ func (c Chart) Empty() bool {
 // scales are the chart's axes: X over the data, Y from zero (sizes are
 // read against zero) — both on nice ticks, never collapsed.
 func (c Chart) scales() (Scale, Scale) {
+	if c.measured != nil {
+		return c.measured.x, c.measured.y
+	}
+	return c.measure()
+}
+
+// measure computes the axes (scales).
+func (c Chart) measure() (Scale, Scale) {
 	x0, x1, y0, y1 := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
 		for _, p := range s.Points {

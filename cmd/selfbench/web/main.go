@@ -6,7 +6,12 @@
 // benchmark's report and of the progress fragment,
 // the requests/s wrk (or, without wrk, a Go keep-alive loop) sustains on
 // the fragment, and the throughput of exporting all 1,000,000 rows as CSV
-// beside `psql \copy (SELECT …) TO STDOUT CSV` of the same rows.
+// beside `psql \copy (SELECT …) TO STDOUT CSV` of the same rows. Last,
+// browsers poll the live fragments of running benchmarks (live.go).
+//
+// With --live-only it measures the live fragments alone: of the server
+// builds named by --build (each on its own database in DATABASE_URL's
+// cluster, taking turns), or of a server already running at --url.
 //
 // Run it through `ruckus dev-db exec` (DATABASE_URL set, psql on PATH).
 package main
@@ -43,8 +48,27 @@ func main() {
 	runs := flag.Int("runs", 100, "runs to seed")
 	items := flag.Int("items", 10_000, "items per run")
 	samples := flag.Int("requests", 200, "requests per page measured")
+	var lo liveOptions
+	flag.IntVar(&lo.pollers, "pollers", 100, "browsers polling live fragments, per build")
+	flag.IntVar(&lo.benchmarks, "live-benchmarks", 20, "running benchmarks the browsers watch, per build")
+	flag.DurationVar(&lo.duration, "live-duration", 10*time.Second, "how long the browsers poll one fragment in one round")
+	flag.IntVar(&lo.rounds, "live-rounds", 1, "rounds in which the builds take turns")
+	liveOnly := flag.Bool("live-only", false, "measure only the live fragments (of --build builds or the server at --url)")
+	var builds buildFlags
+	flag.Var(&builds, "build", "label=binary: a server build whose live fragments to measure, on its own database (repeat; the first is the ratios' reference)")
+	var ext liveBuild
+	flag.StringVar(&ext.base, "url", "", "a running server whose live fragments to measure (its database is DATABASE_URL)")
+	flag.StringVar(&ext.email, "email", "", "with --url: the owner the browsers sign in as")
+	flag.StringVar(&ext.pass, "password", "", "with --url: the owner's password")
+	flag.StringVar(&ext.token, "token", "", "with --url: the owner's API token")
 	flag.Parse()
-	if err := run(*ruckus, *runs, *items, *samples); err != nil {
+	var err error
+	if *liveOnly {
+		err = runLive(builds, ext, lo)
+	} else {
+		err = run(*ruckus, *runs, *items, *samples, lo)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-web:", err)
 		os.Exit(1)
 	}
@@ -52,7 +76,7 @@ func main() {
 
 const password = "bench-password-1"
 
-func run(ruckus string, nRuns, nItems, nReq int) error {
+func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 	ctx := context.Background()
 	dbURL, err := benchkit.DatabaseURL()
 	if err != nil {
@@ -276,7 +300,15 @@ func run(ruckus string, nRuns, nItems, nReq int) error {
 	fmt.Printf("CSV export, %d rows via the API:       %.1f s = %.0f rows/s, %.1f MB/s\n", nRuns*nItems, exportTime.Seconds(), rows/exportTime.Seconds(), float64(bytesOut)/1e6/exportTime.Seconds())
 	fmt.Printf("psql \\copy (SELECT …) TO STDOUT CSV:    %.1f s = %.0f rows/s, %.1f MB/s\n", psqlTime.Seconds(), rows/psqlTime.Seconds(), float64(counter.n)/1e6/psqlTime.Seconds())
 	fmt.Printf("export ratio ruckus / psql (rows/s): %.2f (target ≥ 0.70)\n", psqlTime.Seconds()/exportTime.Seconds())
-	return nil
+
+	// The live pages: browsers on the fragments of running benchmarks.
+	lb := &liveBuild{label: "this", ruckus: ruckus, dbURL: dbURL, base: base, email: email, pass: password, token: token, srv: srv,
+		models: models[:2], dataset: fleet.DatasetID}
+	if err := seedRunning(ctx, lb, lo.benchmarks); err != nil {
+		return err
+	}
+	defer lb.pool.Close()
+	return measureLive(ctx, []*liveBuild{lb}, lo)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
