@@ -12,7 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/benchmarks"
@@ -32,15 +32,15 @@ type verdictStore interface {
 const scoreWait = 2 * time.Minute
 
 // evidenceFor is the paired comparisons of quality between candidates
-// scored under the same scorer identity (advise.GatherEvidence).
-func (s *server) evidenceFor(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
-	return advise.GatherEvidence(ctx, s.Store, cands)
+// scored under the same scorer identity (conclude.GatherEvidence).
+func (s *server) evidenceFor(ctx context.Context, cands []conclude.Candidate) (conclude.Evidence, error) {
+	return conclude.GatherEvidence(ctx, s.Store, cands)
 }
 
 // judged is a finished benchmark's runs as the verdict weighs them.
 type judged struct {
-	cands []advise.Candidate
-	ev    advise.Evidence
+	cands []conclude.Candidate
+	ev    conclude.Evidence
 	// left are the runs that did not succeed, left out.
 	left []store.Run
 	// unpriced are the hardware profiles of compared runs without a price.
@@ -117,7 +117,7 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 	if j.cands, err = s.weighed(ctx, runs, j.scorerKey); err != nil {
 		return j, err
 	}
-	j.cands = advise.MergeRepeats(j.cands)
+	j.cands = conclude.MergeRepeats(j.cands)
 	if j.ev, err = s.leaderEvidence(ctx, j.cands); err != nil {
 		return j, err
 	}
@@ -130,12 +130,12 @@ func (s *server) judge(ctx context.Context, v store.Viewer, b store.Benchmark, o
 }
 
 // leaderEvidence is the paired comparisons a verdict draws on: the
-// quality leader's with each run comparable with it (advise.Leads picks
+// quality leader's with each run comparable with it (conclude.Leads picks
 // the leader by its figure, and tests it against the others), read from
 // quality_pairs rather than all pairs of a large benchmark.
-func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (advise.Evidence, error) {
-	var ev advise.Evidence
-	l := advise.Leads(cands, advise.Quality, ev)
+func (s *server) leaderEvidence(ctx context.Context, cands []conclude.Candidate) (conclude.Evidence, error) {
+	var ev conclude.Evidence
+	l := conclude.Leads(cands, conclude.Quality, ev)
 	if l.Best == nil || l.RunnerUp == nil {
 		return ev, nil
 	}
@@ -150,7 +150,7 @@ func (s *server) leaderEvidence(ctx context.Context, cands []advise.Candidate) (
 		return ev, err
 	}
 	for _, p := range pairs {
-		ev.Paired = append(ev.Paired, advise.Diff(p))
+		ev.Paired = append(ev.Paired, conclude.Diff(p))
 	}
 	return ev, nil
 }
@@ -192,7 +192,7 @@ func verdictScorers(b store.Benchmark, runs []store.RunFigures) (key string, key
 
 // underScorer gives each candidate its run's quality under scorer
 // identity key (none when the run was not scored under it).
-func underScorer(cs []advise.Candidate, runs []store.RunFigures, key string) []advise.Candidate {
+func underScorer(cs []conclude.Candidate, runs []store.RunFigures, key string) []conclude.Candidate {
 	for i, r := range runs {
 		q, ok := r.QualityUnder(key)
 		cs[i].ScorerKey = key
@@ -238,24 +238,24 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		}
 		vd.CompareURL = "/compare?runs=" + strings.Join(ids, ",")
 	}
-	for _, crit := range advise.Criteria {
-		vd.Lines = append(vd.Lines, verdictLine(ctx, advise.Leads(j.cands, crit, j.ev), j))
+	for _, crit := range conclude.Criteria {
+		vd.Lines = append(vd.Lines, verdictLine(ctx, conclude.Leads(j.cands, crit, j.ev), j))
 	}
 	return vd, nil
 }
 
 // verdictTitles are the catalogue's titles of the verdict's lines.
-var verdictTitles = map[advise.Criterion]string{
-	advise.Quality: "vline.title_quality",
-	advise.Latency: "vline.title_latency",
-	advise.Speed:   "vline.title_speed",
-	advise.Cost:    "vline.title_cost",
+var verdictTitles = map[conclude.Criterion]string{
+	conclude.Quality: "vline.title_quality",
+	conclude.Latency: "vline.title_latency",
+	conclude.Speed:   "vline.title_speed",
+	conclude.Cost:    "vline.title_cost",
 }
 
 // notMeasured says why no compared run has the criterion's figure.
-func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
+func notMeasured(loc *i18n.Localizer, c conclude.Criterion, j judged) string {
 	switch c {
-	case advise.Quality:
+	case conclude.Quality:
 		switch {
 		case j.scoring.Scorer == "":
 			return loc.T("vline.no_scorer")
@@ -263,13 +263,13 @@ func notMeasured(loc *i18n.Localizer, c advise.Criterion, j judged) string {
 			return loc.T("vline.scoring", "Scorer", j.scoring.Scorer)
 		}
 		return loc.T("vline.no_reference")
-	case advise.Cost:
+	case conclude.Cost:
 		return loc.T("vline.no_price", "Profiles", strings.Join(j.unpriced, ", "))
 	}
 	return loc.T("vline.no_success")
 }
 
-func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.VerdictLine {
+func verdictLine(ctx context.Context, l conclude.Lead, j judged) benchmarks.VerdictLine {
 	loc := i18n.From(ctx)
 	line := benchmarks.VerdictLine{ID: string(l.Criterion), Title: loc.T(verdictTitles[l.Criterion])}
 	if len(l.Unmeasured) > 0 && l.Best != nil {
@@ -310,7 +310,7 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 	default:
 		line.Significance = loc.T("vline.significant")
 	}
-	var also []advise.Candidate
+	var also []conclude.Candidate
 	for _, x := range l.TiedWith {
 		if x.RunID != l.RunnerUp.RunID {
 			also = append(also, x)
@@ -320,7 +320,7 @@ func verdictLine(ctx context.Context, l advise.Lead, j judged) benchmarks.Verdic
 	return line
 }
 
-func labelList(ctx context.Context, xs, among []advise.Candidate) string {
+func labelList(ctx context.Context, xs, among []conclude.Candidate) string {
 	names := make([]string, len(xs))
 	for i, x := range xs {
 		names[i] = said.Label(ctx, x, among)
@@ -329,28 +329,28 @@ func labelList(ctx context.Context, xs, among []advise.Candidate) string {
 }
 
 // marginWords is the winner's relative lead: "0.6 % faster".
-func marginWords(loc *i18n.Localizer, m advise.Margin) string {
-	word := loc.T(map[advise.Criterion]string{advise.Quality: "vline.higher", advise.Speed: "vline.faster",
-		advise.Latency: "vline.quicker", advise.Cost: "vline.cheaper"}[m.Criterion])
+func marginWords(loc *i18n.Localizer, m conclude.Margin) string {
+	word := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.higher", conclude.Speed: "vline.faster",
+		conclude.Latency: "vline.quicker", conclude.Cost: "vline.cheaper"}[m.Criterion])
 	if m.Better == 0 {
 		return loc.T("vline.level")
 	}
 	if !m.Relative {
 		return word
 	}
-	return loc.Mark(advise.FormatPct(m.Pct)) + " " + word
+	return loc.Mark(conclude.FormatPct(m.Pct)) + " " + word
 }
 
 // verdictValue is a criterion's figure with its unit, in the reader's
 // language: "0.850", "123.4 tokens/s", "812 ms", "$0.120 per 1M output
 // tokens".
-func verdictValue(loc *i18n.Localizer, c advise.Criterion, v float64) string {
+func verdictValue(loc *i18n.Localizer, c conclude.Criterion, v float64) string {
 	switch c {
-	case advise.Quality:
+	case conclude.Quality:
 		return loc.Mark(fmt.Sprintf("%.3f", v))
-	case advise.Speed:
+	case conclude.Speed:
 		return loc.Mark(fmt.Sprintf("%.1f", v)) + " tokens/s"
-	case advise.Latency:
+	case conclude.Latency:
 		return fmt.Sprintf("%.0f ms", v)
 	}
 	return loc.T("vline.per_million", "Price", "$"+loc.Mark(fmt.Sprintf("%.3f", v)))
@@ -358,7 +358,7 @@ func verdictValue(loc *i18n.Localizer, c advise.Criterion, v float64) string {
 
 // absDiff is the winner's lead in the figure's unit, signed as the figure
 // moves: "+0.030", "+6.0 tokens/s", "−30 ms", "−$0.003".
-func absDiff(loc *i18n.Localizer, m advise.Margin) string {
+func absDiff(loc *i18n.Localizer, m conclude.Margin) string {
 	d := m.A - m.B
 	sign := "+"
 	if d < 0 {
@@ -376,12 +376,12 @@ func verdictSummary(ctx context.Context, j judged) string {
 		return loc.T("vline.none_succeeded")
 	}
 	var parts []string
-	for _, c := range []advise.Criterion{advise.Quality, advise.Speed, advise.Cost} {
-		l := advise.Leads(j.cands, c, j.ev)
-		title := loc.T(map[advise.Criterion]string{advise.Quality: "vline.title_quality", advise.Speed: "vline.short_speed", advise.Cost: "vline.short_cost"}[c])
+	for _, c := range []conclude.Criterion{conclude.Quality, conclude.Speed, conclude.Cost} {
+		l := conclude.Leads(j.cands, c, j.ev)
+		title := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.title_quality", conclude.Speed: "vline.short_speed", conclude.Cost: "vline.short_cost"}[c])
 		var what string
 		switch {
-		case l.Best == nil && c == advise.Quality && j.scoring.Scorer != "" && len(j.scoring.Pending) > 0:
+		case l.Best == nil && c == conclude.Quality && j.scoring.Scorer != "" && len(j.scoring.Pending) > 0:
 			what = loc.T("vline.sum_scoring")
 		case l.Best == nil && len(l.NotComparable) > 0:
 			// Measured and never ranked (a refusal rate): the reason, as

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
@@ -146,12 +146,12 @@ func runsParse(raw string) bool {
 }
 
 // compareToBaseline weighs each run against the baseline on every
-// criterion, only where they are comparable (advise.Comparable), by the
+// criterion, only where they are comparable (conclude.Comparable), by the
 // criterion's test; quality item by item where they share scored items
 // (store.QualityPairs).
-func compareToBaseline(cands []advise.Candidate, ev advise.Evidence, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin) {
-	paired, claims := map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
-	var base advise.Candidate
+func compareToBaseline(cands []conclude.Candidate, ev conclude.Evidence, baseline int64) (map[int64]conclude.QualityDiff, map[int64][]conclude.Margin) {
+	paired, claims := map[int64]conclude.QualityDiff{}, map[int64][]conclude.Margin{}
+	var base conclude.Candidate
 	for _, x := range cands {
 		if x.RunID == baseline {
 			base = x
@@ -161,9 +161,9 @@ func compareToBaseline(cands []advise.Candidate, ev advise.Evidence, baseline in
 		if x.RunID == baseline {
 			continue
 		}
-		for _, crit := range advise.Criteria {
-			m := advise.Compare(x, base, crit, ev)
-			if crit == advise.Quality && m.Paired != nil {
+		for _, crit := range conclude.Criteria {
+			m := conclude.Compare(x, base, crit, ev)
+			if crit == conclude.Quality && m.Paired != nil {
 				paired[x.RunID] = *m.Paired
 			}
 			claims[x.RunID] = append(claims[x.RunID], m)
@@ -174,10 +174,10 @@ func compareToBaseline(cands []advise.Candidate, ev advise.Evidence, baseline in
 
 // comparisonCandidates are runs as a comparison weighs them, with their
 // paired evidence (weighed).
-func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, advise.Evidence, error) {
+func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures, key string) ([]conclude.Candidate, conclude.Evidence, error) {
 	cands, err := s.weighed(ctx, runs, key)
 	if err != nil {
-		return nil, advise.Evidence{}, err
+		return nil, conclude.Evidence{}, err
 	}
 	ev, err := s.evidenceFor(ctx, cands)
 	return cands, ev, err
@@ -188,7 +188,7 @@ func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigur
 // not wherever a run's figures are read) and its quality under scorer
 // identity key, so a run rescored under another scorer keeps the quality
 // it is compared on instead of leaving the comparison.
-func (s *server) weighed(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, error) {
+func (s *server) weighed(ctx context.Context, runs []store.RunFigures, key string) ([]conclude.Candidate, error) {
 	if err := s.Store.WithDrift(ctx, runs); err != nil {
 		return nil, err
 	}

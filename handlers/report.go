@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
@@ -57,8 +57,8 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
-	rec := advise.RecommendWith(advise.MergeRepeats(cands), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
-	var claims map[int64][]advise.Margin
+	rec := conclude.RecommendWith(conclude.MergeRepeats(cands), conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	var claims map[int64][]conclude.Margin
 	if len(runs) > 0 {
 		_, claims = compareToBaseline(cands, ev, runs[0].ID)
 	}
@@ -139,5 +139,5 @@ type apiReport struct {
 	Manifest       json.RawMessage       `json:"manifest"`
 	Agents         []report.Agent        `json:"agents"`
 	Runs           []apiRun              `json:"runs"`
-	Recommendation advise.Recommendation `json:"recommendation"`
+	Recommendation conclude.Recommendation `json:"recommendation"`
 }

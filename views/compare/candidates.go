@@ -1,7 +1,7 @@
 package compare
 
 import (
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -11,11 +11,11 @@ import (
 // the scorer identity of their latest quality. A figure the run did not
 // measure — no summary, no successful request, no output — is nil ("not
 // measured"), never 0.
-func Candidates(runs []store.RunFigures) []advise.Candidate {
-	var cands []advise.Candidate
+func Candidates(runs []store.RunFigures) []conclude.Candidate {
+	var cands []conclude.Candidate
 	for _, r := range runs {
 		f := NewFigures(r)
-		cand := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+		cand := conclude.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
 			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
 		if f.TokensPerS != nil && *f.TokensPerS > 0 {
 			cand.TokensPS = f.TokensPerS

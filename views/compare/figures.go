@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -104,7 +104,7 @@ type Metric struct {
 	// better or worse ("" for a figure no conclusion tests: its delta is
 	// shown uncoloured); Quality rows need the same scorer identity, the
 	// others the same load (docs/concepts.md#comparability-and-noise).
-	Tested  advise.Criterion
+	Tested  conclude.Criterion
 	Quality bool
 }
 
@@ -112,7 +112,7 @@ func ptr(v float64) *float64 { return &v }
 
 // Metrics are the table's rows, in order.
 var Metrics = []Metric{
-	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }, advise.Quality, true},
+	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }, conclude.Quality, true},
 	{"TTFT p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }, "", false},
 	{"TTFT p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }, "", false},
 	{"TTFT p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }, "", false},
@@ -124,9 +124,9 @@ var Metrics = []Metric{
 	{"ITL p99 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }, "", false},
 	{"ITL max ms", "", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }, "", false},
 	{"E2E p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }, "", false},
-	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }, advise.Latency, false},
+	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }, conclude.Latency, false},
 	{"E2E p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }, "", false},
-	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }, advise.Speed, false},
+	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }, conclude.Speed, false},
 	{"Requests/s", "compare.metric.rps", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }, "", false},
 	{"Goodput req/s", "compare.metric.goodput", false, "%.2f", func(f Figures) *float64 { return f.Goodput }, "", false},
 	{"Errors", "compare.metric.errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }, "", false},
@@ -144,7 +144,7 @@ var Metrics = []Metric{
 		}
 		return ptr(*f.EnergyJ / 3.6e6 * f.GridCO2)
 	}, "", false},
-	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }, advise.Cost, false},
+	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }, conclude.Cost, false},
 }
 
 func sumv(f Figures, v float64) *float64 {
@@ -175,7 +175,7 @@ func (m Metric) Label(ctx context.Context) string {
 // the runs not comparable (another scorer identity, another load), and is
 // coloured better or worse only where the metric's test establishes the
 // difference; elsewhere it is shown plain ("delta-untested").
-func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []advise.Margin) (string, string, string) {
+func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []conclude.Margin) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured"), "", ""
@@ -205,17 +205,17 @@ func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims [
 // the baseline's: a quality under the same scorer identity, any other
 // figure under the same load (the latency claim's verdict, else speed's).
 // Without claims (no baseline) nothing is known to differ.
-func (m Metric) comparable(claims []advise.Margin) bool {
-	want := []advise.Criterion{advise.Latency, advise.Speed, advise.Cost}
+func (m Metric) comparable(claims []conclude.Margin) bool {
+	want := []conclude.Criterion{conclude.Latency, conclude.Speed, conclude.Cost}
 	if m.Quality {
-		want = []advise.Criterion{advise.Quality}
+		want = []conclude.Criterion{conclude.Quality}
 	}
 	for _, w := range want {
 		for _, c := range claims {
 			if c.Criterion == w && c.Measured {
 				// Speed under an open loop is not ranked though the
 				// loads are one: only a load difference hides a delta.
-				return c.Comparable || w != advise.Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
+				return c.Comparable || w != conclude.Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
 			}
 		}
 	}
@@ -279,7 +279,7 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 
 // pairedText is a paired comparison in a line: the difference with its
 // interval, p, the test and the items it rests on.
-func pairedText(ctx context.Context, p advise.QualityDiff) string {
+func pairedText(ctx context.Context, p conclude.QualityDiff) string {
 	args := []any{"Mean", said.Signed(ctx, p.Mean, 3), "Lo", said.Signed(ctx, p.Lo, 3), "Hi", said.Signed(ctx, p.Hi, 3), "P", said.PValue(ctx, p.P),
 		"Test", said.TestName(ctx, p), "N", fmt.Sprint(p.N)}
 	if n := p.OnlyA + p.OnlyB; n > 0 {
@@ -391,13 +391,13 @@ func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 }
 
 // criterionKeys name each criterion in a claim.
-var criterionKeys = map[advise.Criterion]string{advise.Quality: "compare.crit_quality", advise.Speed: "compare.crit_speed",
-	advise.Latency: "compare.crit_latency", advise.Cost: "compare.crit_cost"}
+var criterionKeys = map[conclude.Criterion]string{conclude.Quality: "compare.crit_quality", conclude.Speed: "compare.crit_speed",
+	conclude.Latency: "compare.crit_latency", conclude.Cost: "compare.crit_cost"}
 
 // ClaimText is one criterion's comparison with the baseline in words, in
 // the reader's language: what differs when the runs are not comparable,
 // else the difference, the test and whether it is significant.
-func ClaimText(ctx context.Context, m advise.Margin) string {
+func ClaimText(ctx context.Context, m conclude.Margin) string {
 	name := i18n.T(ctx, criterionKeys[m.Criterion])
 	pct := func() string {
 		if !m.Relative {
@@ -416,7 +416,7 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 	case m.Tie:
 		detect := ""
 		if m.Detectable != nil {
-			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, advise.FormatPct(*m.Detectable)))
+			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, conclude.FormatPct(*m.Detectable)))
 		}
 		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P), "Detect", detect)
 	}
@@ -427,7 +427,7 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 // baseline's (the same scorer identity); the baseline's own always is.
 func comparableQuality(d Data, id int64) bool {
 	for _, m := range d.Claims[id] {
-		if m.Criterion == advise.Quality && m.Measured {
+		if m.Criterion == conclude.Quality && m.Measured {
 			return m.Comparable
 		}
 	}

@@ -1,4 +1,4 @@
-// Package said words app/advise's sentences (advise.Said) and their
+// Package said words app/conclude's sentences (conclude.Said) and their
 // figures in the reader's language, for every page that shows them.
 package said
 
@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 )
 
 // saidKeys are the catalogue's message for each sentence code of
-// app/advise (advise.Said) that the analysis pages show.
+// app/conclude (conclude.Said) that the analysis pages show.
 var saidKeys = map[string]string{
-	// Comparability and tests (advise.Compare).
+	// Comparability and tests (conclude.Compare).
 	"not_comparable_scorer":     "compare.said.not_comparable_scorer",
 	"not_ranked_refusal":        "compare.said.not_ranked_refusal",
 	"not_comparable_no_loads":   "compare.said.not_comparable_no_loads",
@@ -58,7 +58,7 @@ var saidKeys = map[string]string{
 	"differs_mean_input":        "compare.said.differs_mean_input",
 	"differs_mean_output":       "compare.said.differs_mean_output",
 	"test_paired-permutation":   "compare.said.test_paired_permutation",
-	// The capacity plan (advise.PlanCapacity, handlers' measurements).
+	// The capacity plan (conclude.PlanCapacity, handlers' measurements).
 	"capacity_no_lengths":                "capacity.said.no_lengths",
 	"capacity_short_answers":             "capacity.said.short_answers",
 	"capacity_not_at_length":             "capacity.said.not_at_length",
@@ -84,7 +84,7 @@ var saidKeys = map[string]string{
 	"capacity_slos_one_load":             "capacity.said.slos_one_load",
 	"capacity_from_step":                 "capacity.said.from_step",
 	"capacity_from_one_load":             "capacity.said.from_one_load",
-	// Against what runs today (advise.PlanROI).
+	// Against what runs today (conclude.PlanROI).
 	"roi_source_hardware":       "capacity.said.roi_source_hardware",
 	"roi_source_energy":         "capacity.said.roi_source_energy",
 	"roi_source_energy_none":    "capacity.said.roi_source_energy_none",
@@ -94,7 +94,7 @@ var saidKeys = map[string]string{
 	"roi_same_run":              "capacity.said.roi_same_run",
 	"roi_no_common_scorer":      "capacity.said.roi_no_common_scorer",
 	"roi_no_quality_under":      "capacity.said.roi_no_quality_under",
-	// The recommendation (advise.RecommendWith).
+	// The recommendation (conclude.RecommendWith).
 	"explain_only":                  "recommend.said.explain_only",
 	"explain_none_measured":         "recommend.said.explain_none_measured",
 	"explain_tail_one":              "recommend.said.explain_tail_one",
@@ -174,9 +174,9 @@ var saidKeys = map[string]string{
 	"phrase_cost_worse_than":        "recommend.said.phrase_cost_worse_than",
 }
 
-// Word is one of app/advise's sentences in the reader's language; "" for
+// Word is one of app/conclude's sentences in the reader's language; "" for
 // none. A code without a message shows as itself, so a gap is visible.
-func Word(ctx context.Context, s advise.Said) string {
+func Word(ctx context.Context, s conclude.Said) string {
 	if s.Code == "" {
 		return ""
 	}
@@ -192,7 +192,7 @@ func Word(ctx context.Context, s advise.Said) string {
 }
 
 // WordAll is each sentence in the reader's language.
-func WordAll(ctx context.Context, ss []advise.Said) []string {
+func WordAll(ctx context.Context, ss []conclude.Said) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = Word(ctx, s)
@@ -204,31 +204,31 @@ func wordValue(ctx context.Context, v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
-	case advise.Dec:
+	case conclude.Dec:
 		if x.Trim {
 			return DecimalSign(ctx, strconv.FormatFloat(math.Round(x.V*100)/100, 'f', -1, 64))
 		}
 		return Fixed(ctx, x.V, x.Places)
-	case advise.Signed:
+	case conclude.Signed:
 		return DecimalSign(ctx, fmt.Sprintf("%+.*f", x.Places, x.V))
-	case advise.P:
+	case conclude.P:
 		return DecimalSign(ctx, fmt.Sprintf("%.3g", float64(x)))
-	case advise.Sig:
+	case conclude.Sig:
 		if x.Digits == 0 {
 			return DecimalSign(ctx, strconv.FormatFloat(x.V, 'g', -1, 64))
 		}
 		return DecimalSign(ctx, fmt.Sprintf("%.*g", x.Digits, x.V))
-	case advise.Pct:
+	case conclude.Pct:
 		return Percent(ctx, float64(x))
-	case advise.AndList:
+	case conclude.AndList:
 		parts := make([]string, len(x))
 		for i, v := range x {
 			parts[i] = wordValue(ctx, v)
 		}
 		return JoinAnd(ctx, parts)
-	case advise.Said:
+	case conclude.Said:
 		return Word(ctx, x)
-	case []advise.Said:
+	case []conclude.Said:
 		return strings.Join(WordAll(ctx, x), "; ")
 	}
 	return fmt.Sprint(v)
@@ -265,9 +265,9 @@ func PValue(ctx context.Context, p float64) string {
 	return DecimalSign(ctx, fmt.Sprintf("%.3g", p))
 }
 
-// WordOr is s in the reader's language, or english when advise gave it
+// WordOr is s in the reader's language, or english when conclude gave it
 // no code.
-func WordOr(ctx context.Context, s advise.Said, english string) string {
+func WordOr(ctx context.Context, s conclude.Said, english string) string {
 	if s.Code == "" {
 		return english
 	}
@@ -275,9 +275,9 @@ func WordOr(ctx context.Context, s advise.Said, english string) string {
 }
 
 // testName names a paired comparison's test in the reader's language.
-func TestName(ctx context.Context, p advise.QualityDiff) string {
+func TestName(ctx context.Context, p conclude.QualityDiff) string {
 	if _, ok := saidKeys["test_"+p.Test]; ok {
-		return Word(ctx, advise.Say("test_"+p.Test))
+		return Word(ctx, conclude.Say("test_"+p.Test))
 	}
 	return p.TestName()
 }
@@ -293,15 +293,15 @@ func JoinAnd(ctx context.Context, parts []string) string {
 	return i18n.T(ctx, "recommend.list_and", "Rest", strings.Join(parts[:len(parts)-1], ", "), "Last", parts[len(parts)-1])
 }
 
-// Percent writes a relative difference's size as advise.FormatPct does,
+// Percent writes a relative difference's size as conclude.FormatPct does,
 // with the reader's decimal sign: "0.6 %", "12 %".
 func Percent(ctx context.Context, p float64) string {
-	return DecimalSign(ctx, advise.FormatPct(p))
+	return DecimalSign(ctx, conclude.FormatPct(p))
 }
 
 // Excluded are the reasons a target was left out of a recommendation, in
 // the reader's language.
-func Excluded(ctx context.Context, x advise.Excluded) []string {
+func Excluded(ctx context.Context, x conclude.Excluded) []string {
 	if len(x.ReasonsSaid) != len(x.Reasons) {
 		return x.Reasons
 	}
@@ -309,13 +309,13 @@ func Excluded(ctx context.Context, x advise.Excluded) []string {
 }
 
 // Label names a candidate among others in the reader's language
-// (advise.LabelSaid: "m/a on sim/cpu", "m/a (run 12)").
-func Label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
-	switch l := advise.LabelSaid(c, all).(type) {
-	case advise.Said:
+// (conclude.LabelSaid: "m/a on sim/cpu", "m/a (run 12)").
+func Label(ctx context.Context, c conclude.Candidate, all []conclude.Candidate) string {
+	switch l := conclude.LabelSaid(c, all).(type) {
+	case conclude.Said:
 		return Word(ctx, l)
 	case string:
 		return l
 	}
-	return advise.Label(c, all)
+	return conclude.Label(c, all)
 }

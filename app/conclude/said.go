@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 // Said is one of this package's sentences as a code and its values, for a
 // page to word in its reader's language (views map each code to a
