@@ -41,7 +41,7 @@ type apiClaim struct {
 	// Detectable and ToDetect5 say, for a lead not established, the
 	// smallest difference the comparison could have detected (per cent)
 	// and what would detect 5 %.
-	Detectable *float64     `json:"detectable_pct,omitempty"`
+	Detectable *float64       `json:"detectable_pct,omitempty"`
 	ToDetect5  *conclude.Need `json:"to_detect_5pct,omitempty"`
 }
 
@@ -116,7 +116,7 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 		out.Pending, out.Reason = true, "runs are still queued or running"
 		return c.JSON(out)
 	}
-	j, err := s.judge(c.UserContext(), viewer(c), b, false)
+	j, err := conclude.Judge(c.UserContext(), s.Store, viewer(c), b, false)
 	if err != nil {
 		return err
 	}
@@ -124,16 +124,16 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 	// figures are kept (its score job has run): until then the verdict
 	// says it is being computed rather than "only one run has this
 	// figure".
-	if j.statsPending(time.Now()) {
+	if j.StatsPending(time.Now()) {
 		out.Pending, out.Reason = true, "conclusions are being computed: the finished runs' scores and figures are not kept yet"
 		return c.JSON(out)
 	}
-	out.Scorer = &j.scorerKey
-	for _, r := range j.left {
+	out.Scorer = &j.ScorerKey
+	for _, r := range j.Left {
 		out.LeftOut = append(out.LeftOut, apiLeftOut{RunID: r.ID, State: r.State})
 	}
 	for _, crit := range conclude.Criteria {
-		l := conclude.Leads(j.cands, crit, j.ev)
+		l := conclude.Leads(j.Cands, crit, j.Ev)
 		for _, x := range l.NotComparable {
 			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
@@ -215,7 +215,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 	if len(runs) != len(ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs, sharedScorer(runs))
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.SharedScorer(runs))
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ const capacityRuns = 50
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
 type capacityRequest struct {
-	DatasetID int64          `json:"dataset_id" validate:"min=1,max=2147483647" msg:"valid.capacity_dataset"`
+	DatasetID int64            `json:"dataset_id" validate:"min=1,max=2147483647" msg:"valid.capacity_dataset"`
 	Traffic   conclude.Traffic `json:"traffic"`
 	SLO       struct {
 		TTFTms  float64 `json:"ttft_ms" validate:"finite,min=0,max=10000000" msg:"valid.capacity_ttft"`
@@ -45,7 +45,7 @@ type capacityRequest struct {
 		E2Ems   float64 `json:"e2e_ms" validate:"finite,min=0,max=100000000" msg:"valid.capacity_e2e"`
 		Goodput float64 `json:"goodput" validate:"finite,min=0,max=1" msg:"valid.capacity_goodput"`
 	} `json:"slo"`
-	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"valid.capacity_headroom"`
+	Headroom float64        `json:"headroom" validate:"finite,min=0,max=0.9" msg:"valid.capacity_headroom"`
 	Costs    conclude.Costs `json:"costs"`
 	// MinQuality is the lowest quality a target may have, measured under
 	// the scorer identity QualityScorer (which may be left out when the
@@ -149,7 +149,7 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	// Each run's quality under the identity the runs share, so a rescored
 	// run keeps the quality it is weighed on (as every conclusion does);
 	// a run never scored under it keeps its latest.
-	shared := sharedScorer(runs)
+	shared := conclude.SharedScorer(runs)
 	for i, r := range runs {
 		out[i].RunFigures = r
 		if q, ok := r.QualityUnder(shared); ok && shared != "" && q.Mean != nil {

@@ -22,8 +22,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/handlers"
 )
 

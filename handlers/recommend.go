@@ -11,7 +11,6 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/recommend"
 )
 
@@ -94,7 +93,7 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candid
 	// then their scores still change): the ranking's test of significance.
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict (conclude.MergeRepeats).
-	key, _ := verdictScorers(b, runs)
+	key, _ := conclude.Scorers(b, runs)
 	d, cands, err := s.recommendOver(c, runs, key, !b.Active(), true)
 	if err != nil {
 		return recommend.Data{}, nil, err
@@ -109,7 +108,7 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candid
 // comparisons of quality when paired (their scores are final); with
 // repeats, a target's runs of one benchmark are one candidate.
 func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string, paired, repeats bool) (recommend.Data, []conclude.Candidate, error) {
-	cands, err := s.weighed(c.UserContext(), runs, key)
+	cands, err := conclude.Weigh(c.UserContext(), s.Store, runs, key)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
@@ -125,7 +124,7 @@ func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string
 	var ev conclude.Evidence
 	if paired && len(cands) > 1 {
 		var err error
-		if ev, err = s.evidenceFor(c.UserContext(), cands); err != nil {
+		if ev, err = conclude.GatherEvidence(c.UserContext(), s.Store, cands); err != nil {
 			return recommend.Data{}, nil, err
 		}
 	}
@@ -180,7 +179,3 @@ func recommendationJSON(rec conclude.Recommendation) conclude.Recommendation {
 	}
 	return rec
 }
-
-// candidates are runs as every conclusion weighs them (compare.Candidates,
-// which make bench-verdict measures too).
-func candidates(runs []store.RunFigures) []conclude.Candidate { return compare.Candidates(runs) }

@@ -50,8 +50,8 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	key, _ := verdictScorers(b, runs)
-	cands, ev, err := s.comparisonCandidates(ctx, runs, key)
+	key, _ := conclude.Scorers(b, runs)
+	cands, ev, err := conclude.WeighWithEvidence(ctx, s.Store, runs, key)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	rec := conclude.RecommendWith(conclude.MergeRepeats(cands), conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
 	var claims map[int64][]conclude.Margin
 	if len(runs) > 0 {
-		_, claims = compareToBaseline(cands, ev, runs[0].ID)
+		_, claims = conclude.AgainstBaseline(cands, ev, runs[0].ID)
 	}
 	if format == "json" {
 		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)
@@ -131,13 +131,13 @@ func (s *server) reportAgents(ctx context.Context, names map[string]bool) ([]rep
 // apiReport is #/components/schemas/Report: a benchmark with its
 // manifest, the agents that ran it, its runs and the recommendation.
 type apiReport struct {
-	BenchmarkID    int64                 `json:"benchmark_id"`
-	Name           string                `json:"name"`
-	DatasetID      int64                 `json:"dataset_id"`
-	Dataset        string                `json:"dataset"`
-	CreatedAt      time.Time             `json:"created_at"`
-	Manifest       json.RawMessage       `json:"manifest"`
-	Agents         []report.Agent        `json:"agents"`
-	Runs           []apiRun              `json:"runs"`
+	BenchmarkID    int64                   `json:"benchmark_id"`
+	Name           string                  `json:"name"`
+	DatasetID      int64                   `json:"dataset_id"`
+	Dataset        string                  `json:"dataset"`
+	CreatedAt      time.Time               `json:"created_at"`
+	Manifest       json.RawMessage         `json:"manifest"`
+	Agents         []report.Agent          `json:"agents"`
+	Runs           []apiRun                `json:"runs"`
 	Recommendation conclude.Recommendation `json:"recommendation"`
 }

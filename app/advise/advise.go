@@ -1,7 +1,7 @@
 // Package advise is the old name of app/conclude, kept only as aliases for
 // the callers that still spell it (make bench-verdict's program and three
 // page templates); it holds no code of its own, so conclusions still have
-// one home (docs/conclusions.md). Remove it once those callers say
+// one home (docs/concepts.md#the-conclusions-engine). Remove it once those callers say
 // conclude.
 package advise
 

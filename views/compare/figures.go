@@ -2,92 +2,27 @@ package compare
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/said"
 )
 
-// Figures are one run's comparable numbers; nil where unknown.
+// Figures are one run's comparable numbers (conclude.Figures) with the
+// grid's carbon intensity its emissions are estimated at.
 type Figures struct {
-	Run     store.RunFigures
-	Quality *float64
-	TTFT    jobs.Dist
-	TPOT    jobs.Dist
-	E2E     jobs.Dist
-	// ITL is over every token; ITLMeasured is false when the run stored no
-	// inter-token gaps (imported results, one-token answers).
-	ITL         jobs.Dist
-	ITLMeasured bool
-	// Steps and Saturation are a sweep's (none for other profiles).
-	Steps        []jobs.StepSummary
-	Saturation   *jobs.Saturation
-	TokensPerS   *float64
-	RequestsPerS *float64
-	Goodput      *float64
-	Errors       int
-	PeakGPUGiB   *float64
-	JPerToken    *float64
-	EnergyJ      *float64
-	CostPer1M    *float64
-	// GPUSimulated: the GPU figures were simulated from the load of the
-	// simulated runtime (--sim-gpu), not measured.
-	GPUSimulated bool
-	// Node is the node's CPU and memory over the run (nil when not
-	// measured).
-	Node       *jobs.NodeSummary
-	HasSummary bool
-	// TokenPriced: CostPer1M is a remote provider's token price, not an
-	// hourly price over a speed.
-	TokenPriced bool
+	conclude.Figures
 	// GridCO2 is g CO₂e per kWh for the estimated emissions.
 	GridCO2 float64
 }
 
-// NewFigures reads a run's stored summaries. Cost per 1M output tokens is
-// the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶,
-// or for a remote provider's run its token prices (store.RunFigures.CostPer1M).
+// NewFigures reads a run's stored summaries (conclude.ReadFigures).
 func NewFigures(r store.RunFigures) Figures {
-	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
-	var s jobs.RunSummary
-	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
-		f.HasSummary = true
-		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
-		f.Steps, f.Saturation = s.Steps, s.Saturation
-		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
-		if c, tokenPriced, ok := r.CostPer1M(s); ok {
-			f.CostPer1M, f.TokenPriced = &c, tokenPriced
-		}
-	}
-	var g struct {
-		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
-		JoulesPerToken float64 `json:"joules_per_token"`
-		EnergyJ        float64 `json:"energy_j"`
-		Simulated      bool    `json:"simulated"`
-	}
-	var n jobs.NodeSummary
-	if r.NodeSummary != nil && json.Unmarshal(r.NodeSummary, &n) == nil && n.Samples > 0 {
-		f.Node = &n
-	}
-	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
-		f.GPUSimulated = g.Simulated
-		gib := float64(g.PeakMemBytes) / (1 << 30)
-		f.PeakGPUGiB = &gib
-		if g.JoulesPerToken > 0 {
-			f.JPerToken = &g.JoulesPerToken
-		}
-		if g.EnergyJ > 0 {
-			f.EnergyJ = &g.EnergyJ
-		}
-	}
-	return f
+	return Figures{Figures: conclude.ReadFigures(r)}
 }
 
 // Metric is one row of the comparison table.
@@ -171,55 +106,28 @@ func (m Metric) Label(ctx context.Context) string {
 
 // Cell is a value and its change against the baseline, in the reader's
 // language, with the class that colours it. claims are the run's margins
-// against the baseline (d.Claims): a delta is not shown where they call
-// the runs not comparable (another scorer identity, another load), and is
-// coloured better or worse only where the metric's test establishes the
-// difference; elsewhere it is shown plain ("delta-untested").
+// against the baseline (d.Claims); whether a delta is shown and coloured
+// is the engine's (conclude.FigureDelta): not where the claims call the
+// runs not comparable, better or worse only where the metric's test
+// establishes it, plain ("delta-untested") elsewhere.
 func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []conclude.Margin) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured"), "", ""
 	}
 	text := said.DecimalSign(ctx, fmt.Sprintf(m.Format, *v))
-	b := m.Value(base)
-	if isBase || b == nil || *b == 0 || math.IsNaN(*v) || !m.comparable(claims) {
+	if isBase {
 		return text, "", ""
 	}
-	d := (*v - *b) / math.Abs(*b) * 100
-	if math.Abs(d) < 0.05 {
+	d := conclude.FigureDelta(m.Tested, m.Quality, v, m.Value(base), claims)
+	switch {
+	case !d.Shown:
+		return text, "", ""
+	case d.Flat:
 		return text, "±0%", ""
 	}
-	class := "delta-untested"
-	for _, c := range claims {
-		if m.Tested != "" && c.Criterion == m.Tested && c.Comparable && !c.Tie && c.P != nil {
-			class = "delta-worse"
-			if c.Better > 0 {
-				class = "delta-better"
-			}
-		}
-	}
-	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
-}
-
-// comparable says whether the run's claims let the metric be set against
-// the baseline's: a quality under the same scorer identity, any other
-// figure under the same load (the latency claim's verdict, else speed's).
-// Without claims (no baseline) nothing is known to differ.
-func (m Metric) comparable(claims []conclude.Margin) bool {
-	want := []conclude.Criterion{conclude.Latency, conclude.Speed, conclude.Cost}
-	if m.Quality {
-		want = []conclude.Criterion{conclude.Quality}
-	}
-	for _, w := range want {
-		for _, c := range claims {
-			if c.Criterion == w && c.Measured {
-				// Speed under an open loop is not ranked though the
-				// loads are one: only a load difference hides a delta.
-				return c.Comparable || w != conclude.Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
-			}
-		}
-	}
-	return true
+	class := map[conclude.Shade]string{conclude.Untested: "delta-untested", conclude.Better: "delta-better", conclude.Worse: "delta-worse"}[d.Shade]
+	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d.Pct)), class
 }
 
 // Charts places the runs on quality vs cost and TTFT p95 vs throughput.
@@ -426,12 +334,7 @@ func ClaimText(ctx context.Context, m conclude.Margin) string {
 // comparableQuality says whether run id's quality may be set against the
 // baseline's (the same scorer identity); the baseline's own always is.
 func comparableQuality(d Data, id int64) bool {
-	for _, m := range d.Claims[id] {
-		if m.Criterion == conclude.Quality && m.Measured {
-			return m.Comparable
-		}
-	}
-	return true
+	return conclude.QualityComparable(d.Claims[id])
 }
 
 // NodeLine is a run's node figures in a sentence in the reader's
