@@ -77,7 +77,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 	}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
-		m.Problem, m.ProblemSaid = "the run has no figures", conclude.Say("capacity_no_figures")
+		m.Problem, m.ProblemSaid = "the run has no figures", conclude.Say("capacity.said.no_figures")
 		return m, nil
 	}
 	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
@@ -101,11 +101,11 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 		sat := jobs.FindSaturation(steps, share)
 		if sat.HoldsAtRPS == nil {
 			m.Problem = fmt.Sprintf("the SLOs held at no step of run %d's sweep (down to %.2f req/s)", r.ID, *sat.FailsAtRPS)
-			m.ProblemSaid = conclude.Say("capacity_slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})
+			m.ProblemSaid = conclude.Say("capacity.said.slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})
 			return m, nil
 		}
 		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
-		m.SLOFrom = conclude.Say("capacity_from_step", "Run", r.ID, "Step", sat.HoldsStep)
+		m.SLOFrom = conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
 		return m, nil
 	}
 	agg, err := s.Store.RunAggregate(ctx, r.ID, slo, 0)
@@ -116,13 +116,13 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 	if agg.Requests == 0 || float64(agg.GoodRequests) < share*float64(agg.Requests) || agg.RequestsPerS <= 0 {
 		m.Problem = fmt.Sprintf("the SLOs held for %d of %d requests at run %d's one load (%.2f req/s); %.0f %% needed",
 			agg.GoodRequests, agg.Requests, r.ID, agg.RequestsPerS, share*100)
-		m.ProblemSaid = conclude.Say("capacity_slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
+		m.ProblemSaid = conclude.Say("capacity.said.slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
 			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})
 		return m, nil
 	}
 	rate := agg.RequestsPerS
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
-	m.SLOFrom = conclude.Say("capacity_from_one_load", "Run", r.ID)
+	m.SLOFrom = conclude.Say("capacity.said.from_one_load", "Run", r.ID)
 	return m, nil
 }
 

@@ -301,12 +301,12 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 
 	measured := []conclude.Measured{
 		{RunID: 1, Model: "m/a", Hardware: "h1", GPUs: 1, PricePerHour: f(2), SLORate: f(4), SLORateFrom: "run 1 at its one measured load (a lower bound: no sweep)",
-			SLOFrom: conclude.Say("capacity_from_one_load", "Run", int64(1)), MaxMeasuredRPS: 4, Quality: f(0.9), QualityScorer: "exact",
+			SLOFrom: conclude.Say("capacity.said.from_one_load", "Run", int64(1)), MaxMeasuredRPS: 4, Quality: f(0.9), QualityScorer: "exact",
 			InputTokens: 100, OutputTokens: 100, OutputTokensP50: f(90), OutputTokensP90: f(300), OutputTokensMax: f(400), JoulesPerToken: f(0.5)},
 		{RunID: 2, Model: "m/b", Hardware: "h2", GPUs: 2, SLORate: f(1), SLORateFrom: `run 2, sweep step "rate 1.00/s"`,
-			SLOFrom: conclude.Say("capacity_from_step", "Run", int64(2), "Step", "rate 1.00/s"), MaxMeasuredRPS: 1, Quality: f(0.5), QualityScorer: "rougeL",
+			SLOFrom: conclude.Say("capacity.said.from_step", "Run", int64(2), "Step", "rate 1.00/s"), MaxMeasuredRPS: 1, Quality: f(0.5), QualityScorer: "rougeL",
 			OutputTokensP50: f(1), OutputTokensP90: f(1), OutputTokensMax: f(1)},
-		{RunID: 3, Model: "m/c", Hardware: "h1", PricePerHour: f(1), Problem: "the run has no figures", ProblemSaid: conclude.Say("capacity_no_figures")},
+		{RunID: 3, Model: "m/c", Hardware: "h1", PricePerHour: f(1), Problem: "the run has no figures", ProblemSaid: conclude.Say("capacity.said.no_figures")},
 		{RunID: 4, Model: "m/d", Hardware: "h1", PricePerHour: f(1), SLORate: f(8), MaxMeasuredRPS: 8, Quality: f(0.6), QualityScorer: "exact",
 			OutputTokensP50: f(200), OutputTokensP90: f(260), OutputTokensMax: f(300)},
 		{RunID: 5, Model: "m/e", Hardware: "h1", PricePerHour: f(1), SLORate: f(8), MaxMeasuredRPS: 8},

@@ -182,18 +182,18 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	case m.OutputTokensP50 == nil || m.OutputTokensP90 == nil:
 		if m.SLORate != nil {
 			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)",
-				say("capacity_no_lengths"))
+				say("capacity.said.no_lengths"))
 		}
 	case *m.OutputTokensP50 < MinMedianOutputTokens:
 		a.exclude(ExcludedShortAnswers, fmt.Sprintf("the median answer is %s long, under %d: the run did not really answer",
 			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens),
-			say("capacity_short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
+			say("capacity.said.short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
 		fallthrough
 	default:
 		if *m.OutputTokensP90 < t.OutputTokens {
 			a.exclude(ExcludedNotMeasuredAtLength, fmt.Sprintf("not measured at this length (measured up to %s, the 90th percentile of its answers; the traffic has %s)",
 				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)),
-				say("capacity_not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
+				say("capacity.said.not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
 		}
 	}
 	if q == nil {
@@ -201,18 +201,18 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	}
 	switch {
 	case m.Quality == nil || m.QualityScorer == "":
-		why, said := "quality not measured", say("capacity_quality_not_measured")
+		why, said := "quality not measured", say("capacity.said.quality_not_measured")
 		if q.Scorer != "" {
 			why += fmt.Sprintf(" (the minimum %s is with %s)", trimFloat(q.Min), q.Scorer)
-			said = say("capacity_quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
+			said = say("capacity.said.quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
 		}
 		a.exclude(ExcludedQualityNotMeasured, why, said)
 	case m.QualityScorer != q.Scorer:
 		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer),
-			say("capacity_other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
+			say("capacity.said.other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
 	case *m.Quality < q.Min:
 		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)),
-			say("capacity_below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
+			say("capacity.said.below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
 	}
 }
 
@@ -255,15 +255,15 @@ const lengthTolerance = 0.2
 func (a *Capacity) noteExtrapolation(t Traffic, m Measured) {
 	if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
 		a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
-		a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
+		a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity.said.above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
 	}
 	for _, l := range []struct {
-		name              string
+		name, key         string
 		traffic, measured float64
-	}{{"input", t.InputTokens, m.InputTokens}, {"output", t.OutputTokens, m.OutputTokens}} {
+	}{{"input", "capacity.said.other_input_length", t.InputTokens, m.InputTokens}, {"output", "capacity.said.other_output_length", t.OutputTokens, m.OutputTokens}} {
 		if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
 			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
-			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_other_"+l.name+"_length", "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
+			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say(l.key, "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
 		}
 	}
 }
@@ -294,7 +294,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		if m.SLORate == nil || !(*m.SLORate > 0) {
 			why, said := m.Problem, m.ProblemSaid
 			if why == "" {
-				why, said = "the SLOs held at no measured load", say("capacity_slos_nowhere")
+				why, said = "the SLOs held at no measured load", say("capacity.said.slos_nowhere")
 			}
 			a.exclude(ExcludedSLOs, why, said)
 		}
@@ -308,12 +308,12 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		a.TotalGPUs = a.Replicas * m.GPUs
 		a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
 			t.PeakRPS, *m.SLORate, m.SLORateFrom, (1-headroom)*100)
-		a.SourcesSaid["replicas"] = say("capacity_source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
+		a.SourcesSaid["replicas"] = say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
 			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
 		a.noteExtrapolation(t, m)
 		if m.PricePerHour == nil {
 			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)",
-				say("capacity_no_price", "Hardware", m.Hardware))
+				say("capacity.said.no_price", "Hardware", m.Hardware))
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
@@ -321,7 +321,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		hw := perHour * hours * util
 		a.CostPerHour, a.MonthlyHardware = &perHour, &hw
 		a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
-		a.SourcesSaid["cost_per_hour"] = say("capacity_source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
+		a.SourcesSaid["cost_per_hour"] = say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
 		monthly := hw + c.LicencePerMonth
 		if m.JoulesPerToken != nil {
 			e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
@@ -329,22 +329,22 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			monthly += e
 			a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
 				*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
-			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
+			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
 				"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
 		} else {
 			a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
-			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy_none")
+			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy_none")
 		}
 		a.MonthlyCost = &monthly
 		a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
-		a.SourcesSaid["monthly_cost"] = say("capacity_source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
+		a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
 			"Licence", dec(c.LicencePerMonth, 2))
 		if monthTokens > 0 {
 			per1M := monthly / monthTokens * 1e6
 			a.CostPer1MTokens = &per1M
 			a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
 				monthTokens, t.AverageRPS, t.OutputTokens)
-			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity_source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
+			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
 				"Output", dec(t.OutputTokens, 0))
 		}
 		plan.Feasible = append(plan.Feasible, a)

@@ -97,11 +97,11 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		f := ReadFigures(r)
 		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
 			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
-		if f.TokensPerS != nil && *f.TokensPerS > 0 {
+		if f.TokensPerS != nil && *f.TokensPerS > 0 && finite(*f.TokensPerS) {
 			cand.TokensPS = f.TokensPerS
 		}
 		// A successful request always takes time: a p95 of 0 means none.
-		if f.HasSummary && f.E2E.P95 > 0 {
+		if f.HasSummary && f.E2E.P95 > 0 && finite(f.E2E.P95) && finite(f.TTFT.P95) {
 			ttft, e2e := f.TTFT.P95, f.E2E.P95
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}
@@ -190,7 +190,7 @@ func figureComparable(quality bool, claims []Margin) bool {
 			if c.Criterion == w && c.Measured {
 				// Speed under an open loop is not ranked though the
 				// loads are one: only a load difference hides a delta.
-				return c.Comparable || w != Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
+				return c.Comparable || w != Quality && c.ReasonSaid.Code == "compare.said.not_ranked_open_loop"
 			}
 		}
 	}
@@ -203,3 +203,7 @@ func figureComparable(quality bool, claims []Margin) bool {
 func QualityComparable(claims []Margin) bool {
 	return figureComparable(true, claims)
 }
+
+// finite says whether v is a number a claim can rest on (not ±Inf, not
+// NaN): a figure that is not stays "not measured".
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }

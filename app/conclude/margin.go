@@ -111,13 +111,13 @@ func (d QualityDiff) TestName() string {
 	return d.Test
 }
 
-// testSaid is TestName for a page to word: the test's own name (data)
+// TestSaid is TestName for a page to word: the test's own name (data)
 // when it is none of the named tests.
-func (d QualityDiff) testSaid() any {
-	if d.TestName() == d.Test {
-		return d.Test
+func (d QualityDiff) TestSaid() any {
+	if k := testKey(d.Test); k != "" {
+		return say(k)
 	}
-	return say("test_" + d.Test)
+	return d.Test
 }
 
 // flip is the same comparison seen from B.
@@ -285,31 +285,31 @@ func comparable(a, b Candidate, c Criterion) (bool, string, Said) {
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {
 			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey)),
-				say("not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
+				say("compare.said.not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
 		}
 		if !HigherIsBetter(a.ScorerKey) {
 			return false, "not ranked: " + a.ScorerKey + " is a refusal rate, not a quality where more is better (read it per category: harmful prompts vs benign ones)",
-				say("not_ranked_refusal", "Scorer", a.ScorerKey)
+				say("compare.said.not_ranked_refusal", "Scorer", a.ScorerKey)
 		}
 		return true, "", Said{}
 	}
 	switch {
 	case a.Load == nil && b.Load == nil:
 		return false, fmt.Sprintf("not comparable: no load identity kept for runs %d and %d (rescore them to record one)", a.RunID, b.RunID),
-			say("not_comparable_no_loads", "A", a.RunID, "B", b.RunID)
+			say("compare.said.not_comparable_no_loads", "A", a.RunID, "B", b.RunID)
 	case a.Load == nil:
 		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", a.RunID),
-			say("not_comparable_no_load", "Run", a.RunID)
+			say("compare.said.not_comparable_no_load", "Run", a.RunID)
 	case b.Load == nil:
 		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", b.RunID),
-			say("not_comparable_no_load", "Run", b.RunID)
+			say("compare.said.not_comparable_no_load", "Run", b.RunID)
 	}
 	if d := a.Load.Differences(*b.Load); len(d) > 0 {
-		return false, "not comparable: " + strings.Join(d, "; "), say("not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
+		return false, "not comparable: " + strings.Join(d, "; "), say("compare.said.not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
 	}
 	if (c == Speed || c == Cost) && OpenLoop(*a.Load) {
 		return false, "not ranked: under an open loop (" + a.Load.Profile + ") output tokens/s is the offered load, not the target's; compare latency and goodput",
-			say("not_ranked_open_loop", "Profile", a.Load.Profile)
+			say("compare.said.not_ranked_open_loop", "Profile", a.Load.Profile)
 	}
 	return true, "", Said{}
 }
@@ -326,29 +326,29 @@ func OpenLoop(l jobs.LoadIdentity) bool {
 func loadDifferences(l, o jobs.LoadIdentity) []Said {
 	var out []Said
 	if l.Profile != o.Profile || l.Params != o.Params {
-		out = append(out, say("differs_load", "A", strings.TrimSpace(l.Profile+" "+l.Params), "B", strings.TrimSpace(o.Profile+" "+o.Params)))
+		out = append(out, say("compare.said.differs_load", "A", strings.TrimSpace(l.Profile+" "+l.Params), "B", strings.TrimSpace(o.Profile+" "+o.Params)))
 	}
 	if l.Sampling != o.Sampling {
-		out = append(out, say("differs_sampling", "A", l.Sampling, "B", o.Sampling))
+		out = append(out, say("compare.said.differs_sampling", "A", l.Sampling, "B", o.Sampling))
 	}
 	if l.DatasetID != o.DatasetID {
-		out = append(out, say("differs_dataset", "A", l.DatasetID, "B", o.DatasetID))
+		out = append(out, say("compare.said.differs_dataset", "A", l.DatasetID, "B", o.DatasetID))
 	}
 	if l.InputClass != o.InputClass {
-		out = append(out, say("differs_input", "A", l.InputClass, "B", o.InputClass))
+		out = append(out, say("compare.said.differs_input", "A", l.InputClass, "B", o.InputClass))
 	}
 	if l.OutputClass != o.OutputClass {
-		out = append(out, say("differs_output", "A", l.OutputClass, "B", o.OutputClass))
+		out = append(out, say("compare.said.differs_output", "A", l.OutputClass, "B", o.OutputClass))
 	}
 	in, outLen := l.LengthsDiffer(o)
 	if in {
-		out = append(out, say("differs_mean_input", "A", dec(l.MeanIn, 1), "B", dec(o.MeanIn, 1), "Ratio", trimmed(jobs.LengthRatio)))
+		out = append(out, say("compare.said.differs_mean_input", "A", dec(l.MeanIn, 1), "B", dec(o.MeanIn, 1), "Ratio", trimmed(jobs.LengthRatio)))
 	}
 	if outLen {
-		out = append(out, say("differs_mean_output", "A", dec(l.MeanOut, 1), "B", dec(o.MeanOut, 1), "Ratio", trimmed(jobs.LengthRatio)))
+		out = append(out, say("compare.said.differs_mean_output", "A", dec(l.MeanOut, 1), "B", dec(o.MeanOut, 1), "Ratio", trimmed(jobs.LengthRatio)))
 	}
 	if l.FewShot != o.FewShot {
-		out = append(out, say("differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
+		out = append(out, say("compare.said.differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
 	}
 	return out
 }
@@ -363,7 +363,7 @@ func fewShotSaid(s string) any {
 // scorerSaid is a scorer identity, or "no scorer".
 func scorerSaid(key string) any {
 	if key == "" {
-		return say("no_scorer")
+		return say("compare.said.no_scorer")
 	}
 	return key
 }
@@ -464,7 +464,7 @@ func (m *Margin) lead() {
 func (m *Margin) notTested() {
 	m.P, m.Lo, m.Hi, m.Test, m.Tie = nil, nil, nil, "none", true
 	m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
-	m.BasisSaid = say("basis_not_tested")
+	m.BasisSaid = say("compare.said.basis_not_tested")
 }
 
 // keepFinite leaves out of a margin whatever a test's arithmetic carried
@@ -500,12 +500,12 @@ func estimateSource(a, b stats.Estimate, da, db stats.Drift) string {
 // estimateSaid is estimateSource as a Said.
 func estimateSaid(a, b stats.Estimate, da, db stats.Drift) Said {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
-		return say("estimate_repeats", "A", a.N, "B", b.N)
+		return say("compare.said.estimate_repeats", "A", a.N, "B", b.N)
 	}
 	if da.Measured() && db.Measured() {
-		return say("estimate_batches_measured", "A", a.N, "B", b.N, "DA", da.DF, "DB", db.DF)
+		return say("compare.said.estimate_batches_measured", "A", a.N, "B", b.N, "DA", da.DF, "DB", db.DF)
 	}
-	return say("estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
+	return say("compare.said.estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
 }
 
 // Lead is who leads on one criterion: the best candidate, the runner-up

@@ -238,27 +238,27 @@ func unmet(x Candidate, c Constraints) ([]string, []Said) {
 		if limit == nil {
 			return
 		}
-		fig := say("figure_" + code)
+		fig := say(code)
 		switch {
 		case v == nil:
 			why = append(why, fmt.Sprintf("no %s measured (limit %g%s)", name, *limit, unit))
-			said = append(said, say("unmet_none", "Name", fig, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_none", "Name", fig, "Limit", Sig{V: *limit}, "Unit", unit))
 		case max && *v > *limit:
 			why = append(why, fmt.Sprintf("%s %.4g%s is above the limit %g%s", name, *v, unit, *limit, unit))
-			said = append(said, say("unmet_above", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_above", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		case !max && *v < *limit:
 			why = append(why, fmt.Sprintf("%s %.4g%s is below the minimum %g%s", name, *v, unit, *limit, unit))
-			said = append(said, say("unmet_below", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_below", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		}
 	}
-	check(x.Quality, c.MinQuality, "quality", "quality", "", false)
-	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", "ttft", " ms", true)
-	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", "e2e", " ms", true)
-	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", "cost", " USD", true)
-	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", "gpu_mem", " GiB", true)
+	check(x.Quality, c.MinQuality, "quality", "recommend.said.figure_quality", "", false)
+	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", "recommend.said.figure_ttft", " ms", true)
+	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", "recommend.said.figure_e2e", " ms", true)
+	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", "recommend.said.figure_cost", " USD", true)
+	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", "recommend.said.figure_gpu_mem", " GiB", true)
 	if len(c.Hardware) > 0 && !slices.Contains(c.Hardware, x.Hardware) {
 		why = append(why, fmt.Sprintf("hardware %s is not among the hardware you have", x.Hardware))
-		said = append(said, say("unmet_hardware", "Hardware", x.Hardware))
+		said = append(said, say("recommend.said.unmet_hardware", "Hardware", x.Hardware))
 	}
 	return why, said
 }
@@ -276,14 +276,14 @@ func (rec *Recommendation) weigh(ok []Candidate, weights []weighted, ev Evidence
 		}
 		if l.Best == nil {
 			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
-			rec.NotesSaid = append(rec.NotesSaid, say("note_left_out_"+string(cw.c)))
+			rec.NotesSaid = append(rec.NotesSaid, say(leftOutKey(cw.c)))
 			continue
 		}
 		rec.Ranked = append(rec.Ranked, cw.c)
 		total += cw.w
 		if n := len(l.Unmeasured); n > 0 {
 			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
-			rec.NotesSaid = append(rec.NotesSaid, say(plural(n, "note_unmeasured_one", "note_unmeasured_many"), "Title", say("title_"+string(cw.c)),
+			rec.NotesSaid = append(rec.NotesSaid, say(plural(n, "recommend.said.note_unmeasured_one", "recommend.said.note_unmeasured_many"), "Title", say(titleKey(cw.c)),
 				"Who", labelsSaid(l.Unmeasured, ok)))
 		}
 	}
@@ -710,10 +710,10 @@ func explainBelow(r, top Ranked, ranked []Criterion, among []Candidate, ev Evide
 // explainSaid is explain as a Said.
 func explainSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
 	if len(rs) == 1 {
-		return say("explain_only")
+		return say("recommend.said.explain_only")
 	}
 	if len(ranked) == 0 {
-		return say("explain_none_measured")
+		return say("recommend.said.explain_none_measured")
 	}
 	var main Said
 	if r.RunID == rs[0].RunID {
@@ -724,17 +724,17 @@ func explainSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]
 	var missing AndList
 	for _, c := range ranked {
 		if c.Value(r.Candidate) == nil {
-			missing = append(missing, say("lower_"+string(c)))
+			missing = append(missing, say(lowerKey(c)))
 		}
 	}
 	if len(missing) == 0 {
 		return main
 	}
-	return say(plural(len(missing), "explain_tail_one", "explain_tail_many"), "Main", main, "Missing", missing)
+	return say(plural(len(missing), "recommend.said.explain_tail_one", "recommend.said.explain_tail_many"), "Main", main, "Missing", missing)
 }
 
 // bestSaid is "best quality", "fastest" or "cheapest".
-func bestSaid(c Criterion) Said { return say("best_" + string(c)) }
+func bestSaid(c Criterion) Said { return say(bestKey(c)) }
 
 func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
 	var parts AndList
@@ -745,20 +745,20 @@ func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Crite
 		case v == nil:
 			continue
 		case l.Best.RunID == r.RunID:
-			parts = append(parts, say("part_leads", "Best", bestSaid(c), "Value", valueSaid(c, *v)))
+			parts = append(parts, say("recommend.said.part_leads", "Best", bestSaid(c), "Value", valueSaid(c, *v)))
 		default:
 			m := Compare(r.Candidate, *l.Best, c, ev)
 			bestName := labelSaid(*l.Best, among)
 			if m.Tie {
-				parts = append(parts, say("part_tied", "Best", bestSaid(c), "Who", bestName, "Phrase", m.PhraseSaid(nil)))
+				parts = append(parts, say("recommend.said.part_tied", "Best", bestSaid(c), "Who", bestName, "Phrase", m.PhraseSaid(nil)))
 			} else {
 				parts = append(parts, m.PhraseSaid(bestName))
 			}
 		}
 	}
-	s := say("explain_first")
+	s := say("recommend.said.explain_first")
 	if len(parts) > 0 {
-		s = say("explain_first_parts", "Parts", parts)
+		s = say("recommend.said.explain_first_parts", "Parts", parts)
 	}
 	if len(r.TiedWith) > 0 {
 		var others []Candidate
@@ -767,7 +767,7 @@ func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Crite
 				others = append(others, x.Candidate)
 			}
 		}
-		s = say("explain_first_tie", "Main", s, "Who", labelsSaid(others, among))
+		s = say("recommend.said.explain_first_tie", "Main", s, "Who", labelsSaid(others, among))
 	}
 	return s
 }
@@ -780,22 +780,24 @@ func explainBelowSaid(r, top Ranked, ranked []Criterion, among []Candidate, ev E
 		m := Compare(r.Candidate, top.Candidate, c, ev)
 		if !m.Measured {
 			if !m.AMissing {
-				phrases = append(phrases, say("part_measured_where_not", "What", say("lower_"+string(c)), "Who", topName))
+				phrases = append(phrases, say("recommend.said.part_measured_where_not", "What", say(lowerKey(c)), "Who", topName))
 			}
 			continue
 		}
 		p := m.PhraseSaid(nil)
 		if m.Tie && !same && c != Quality && m.Better != 0 {
-			p = say("part_within_noise", "Phrase", p)
+			p = say("recommend.said.part_within_noise", "Phrase", p)
 		}
 		phrases = append(phrases, p)
 	}
-	code := "explain_below"
-	if same {
-		code = "explain_below_tie"
-	}
-	if len(phrases) == 0 {
-		code += "_bare"
+	code := "recommend.said.explain_below"
+	switch {
+	case same && len(phrases) == 0:
+		code = "recommend.said.explain_below_tie_bare"
+	case same:
+		code = "recommend.said.explain_below_tie"
+	case len(phrases) == 0:
+		code = "recommend.said.explain_below_bare"
 	}
 	return say(code, "Name", labelSaid(r.Candidate, among), "Phrases", phrases, "Top", topName)
 }

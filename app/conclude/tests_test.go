@@ -83,7 +83,7 @@ func TestNotEstablishedSaysWhatCouldBeDetected(t *testing.T) {
 		!strings.Contains(m.Basis, "repeats of each target would detect 5 %") || strings.Contains(m.Basis, "tie") {
 		t.Errorf("basis %q", m.Basis)
 	}
-	if m.BasisSaid.Code != "basis_need_repeats" {
+	if m.BasisSaid.Code != "compare.said.basis_need_repeats" {
 		t.Errorf("said %+v", m.BasisSaid)
 	}
 	js, err := json.Marshal(m)

@@ -24,7 +24,13 @@ func Weigh(ctx context.Context, src DriftSource, runs []store.RunFigures, key st
 	if err := src.WithDrift(ctx, runs); err != nil {
 		return nil, err
 	}
-	return underScorer(Candidates(runs), runs, key), nil
+	return Under(runs, key), nil
+}
+
+// Under is runs as candidates (Candidates) with each run's quality under
+// scorer identity key: none when the run was not scored under it.
+func Under(runs []store.RunFigures, key string) []Candidate {
+	return underScorer(Candidates(runs), runs, key)
 }
 
 // WeighWithEvidence is Weigh with the paired comparisons of quality

@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/stats"
@@ -71,7 +70,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	}
 	cur, prev = pair[0], pair[1]
 	var ev conclude.Evidence
-	if key := cur.ScorerKey(); key != "" && key == prev.ScorerKey() {
+	if key := conclude.SharedScorer(pair); key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
 		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})
 		if err != nil {
 			return err
@@ -87,7 +86,10 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 // its target, and returns how cur is significantly worse (nil when it is
 // not); ev holds their paired comparison of quality, if any.
 func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
-	a, b := candidate(cur), candidate(prev)
+	pair := []store.RunFigures{cur, prev}
+	key := conclude.SharedScorer(pair)
+	cs := conclude.Under(pair, key)
+	a, b := cs[0], cs[1]
 	type check struct {
 		metric string
 		m      conclude.Margin
@@ -122,15 +124,15 @@ func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 			if m.Paired != nil {
 				g.Delta = m.Paired.Mean
 			}
-			g.Detail = fmt.Sprintf("quality %s against run %d: %s", cur.ScorerKey(), prev.ID, m.Basis) + bh
-			said = conclude.Say("regression_quality", "Scorer", cur.ScorerKey(), "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
+			g.Detail = fmt.Sprintf("quality %s against run %d: %s", key, prev.ID, m.Basis) + bh
+			said = conclude.Say("compare.said.regression_quality", "Scorer", key, "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionLatency:
 			g.Detail = fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis) + bh
-			said = conclude.Say("regression_latency", "A", conclude.Dec{V: m.A}, "Run", prev.ID, "B", conclude.Dec{V: m.B},
+			said = conclude.Say("compare.said.regression_latency", "A", conclude.Dec{V: m.A}, "Run", prev.ID, "B", conclude.Dec{V: m.B},
 				"Pct", conclude.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionThroughput:
 			g.Detail = fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis) + bh
-			said = conclude.Say("regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", conclude.Dec{V: m.B, Places: 1},
+			said = conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", conclude.Dec{V: m.B, Places: 1},
 				"Pct", conclude.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		}
 		// A sentence that cannot be stored leaves the page its English.
@@ -142,32 +144,8 @@ func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 	return out
 }
 
-// candidate is a run's figures as conclude compares them, with its kept
-// intervals, load and scorer identities; a figure the run did not measure
-// stays nil.
-func candidate(r store.RunFigures) conclude.Candidate {
-	c := conclude.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey(), Drift: r.Drift}
-	if st := r.Stat; st != nil {
-		load := st.Load
-		c.Load, c.TPS = &load, st.TPS
-	}
-	var s jobs.RunSummary
-	if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
-		return c
-	}
-	if tps := s.OutputTokensPerS; tps > 0 && !math.IsInf(tps, 0) && !math.IsNaN(tps) {
-		c.TokensPS = &tps
-	}
-	if p95 := s.E2E.P95; p95 > 0 && !math.IsInf(p95, 0) && !math.IsNaN(p95) {
-		c.E2Ep95 = &p95
-		if r.Stat != nil {
-			c.E2EN = r.Stat.OK
-		}
-		if r.Stat != nil && r.Stat.E2EP95 != nil {
-			lo, hi := r.Stat.E2EP95.Lo, r.Stat.E2EP95.Hi
-			c.E2Ep95Lo, c.E2Ep95Hi, c.E2ECoverage = &lo, &hi, r.Stat.E2EP95.Coverage
-		}
-	}
-	return c
+// hasQuality says whether run r was scored under scorer identity key.
+func hasQuality(r store.RunFigures, key string) bool {
+	_, ok := r.QualityUnder(key)
+	return ok
 }

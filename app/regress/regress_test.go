@@ -89,6 +89,13 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 			scores(50, all), scores(50, func(i int) bool { return i >= 30 }), "[]"},
 	} {
 		tc.cur.Quality, tc.prev.Quality = mean(tc.curS), mean(tc.prevS)
+		// As the store reads a run: its quality is also its quality under
+		// the scorer identity it was scored with.
+		for _, r := range []*store.RunFigures{&tc.cur, &tc.prev} {
+			if len(r.Qualities) > 0 {
+				r.Qualities[0].Mean = r.Quality
+			}
+		}
 		var ev conclude.Evidence
 		if d, ok := conclude.PairRuns(tc.cur.ID, tc.prev.ID, tc.curS, tc.prevS); ok {
 			ev.Paired = append(ev.Paired, d)
