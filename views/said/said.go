@@ -5,27 +5,15 @@ package said
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 )
 
-// Word is one of app/conclude's sentences in the reader's language; "" for
-// none. A sentence's code is its catalogue key (conclude.Said); a code
-// without a message shows as itself, so a gap is visible.
+// Word is one of app/conclude's sentences in the reader's language
+// (conclude.Said.In); "" for none.
 func Word(ctx context.Context, s conclude.Said) string {
-	if s.Code == "" {
-		return ""
-	}
-	key := conclude.Key(s.Code)
-	args := make([]any, 0, len(s.Args))
-	for i := 0; i+1 < len(s.Args); i += 2 {
-		args = append(args, s.Args[i], wordValue(ctx, s.Args[i+1]))
-	}
-	return i18n.T(ctx, key, args...)
+	return s.In(i18n.From(ctx))
 }
 
 // WordAll is each sentence in the reader's language.
@@ -35,40 +23,6 @@ func WordAll(ctx context.Context, ss []conclude.Said) []string {
 		out[i] = Word(ctx, s)
 	}
 	return out
-}
-
-func wordValue(ctx context.Context, v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case conclude.Dec:
-		if x.Trim {
-			return DecimalSign(ctx, strconv.FormatFloat(math.Round(x.V*100)/100, 'f', -1, 64))
-		}
-		return Fixed(ctx, x.V, x.Places)
-	case conclude.Signed:
-		return DecimalSign(ctx, fmt.Sprintf("%+.*f", x.Places, x.V))
-	case conclude.P:
-		return DecimalSign(ctx, fmt.Sprintf("%.3g", float64(x)))
-	case conclude.Sig:
-		if x.Digits == 0 {
-			return DecimalSign(ctx, strconv.FormatFloat(x.V, 'g', -1, 64))
-		}
-		return DecimalSign(ctx, fmt.Sprintf("%.*g", x.Digits, x.V))
-	case conclude.Pct:
-		return Percent(ctx, float64(x))
-	case conclude.AndList:
-		parts := make([]string, len(x))
-		for i, v := range x {
-			parts[i] = wordValue(ctx, v)
-		}
-		return JoinAnd(ctx, parts)
-	case conclude.Said:
-		return Word(ctx, x)
-	case []conclude.Said:
-		return strings.Join(WordAll(ctx, x), "; ")
-	}
-	return fmt.Sprint(v)
 }
 
 // Fixed writes v with places decimals and the reader's decimal sign, and
@@ -81,10 +35,7 @@ func Fixed(ctx context.Context, v float64, places int) string {
 // decimalSign swaps a formatted number's decimal point for the reader's
 // decimal sign.
 func DecimalSign(ctx context.Context, s string) string {
-	if i18n.From(ctx).Code() == "de" {
-		return strings.ReplaceAll(s, ".", ",")
-	}
-	return s
+	return conclude.DecimalSign(i18n.From(ctx), s)
 }
 
 // USD is an amount in US dollars with places decimals: $12.50.
@@ -121,13 +72,7 @@ func TestName(ctx context.Context, p conclude.QualityDiff) string {
 
 // JoinAnd joins "a", "a and b", "a, b and c" in the reader's language.
 func JoinAnd(ctx context.Context, parts []string) string {
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return i18n.T(ctx, "recommend.list_and", "Rest", strings.Join(parts[:len(parts)-1], ", "), "Last", parts[len(parts)-1])
+	return conclude.JoinAnd(i18n.From(ctx), parts)
 }
 
 // Percent writes a relative difference's size as conclude.FormatPct does,
