@@ -77,8 +77,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 	}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
-		m.Problem, m.ProblemSaid = "the run has no figures", conclude.Say("capacity.said.no_figures")
-		return m, nil
+		return m.WithProblem(conclude.Say("capacity.said.no_figures")), nil
 	}
 	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
 	if sum.OK > 0 {
@@ -100,9 +99,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 		}
 		sat := jobs.FindSaturation(steps, share)
 		if sat.HoldsAtRPS == nil {
-			m.Problem = fmt.Sprintf("the SLOs held at no step of run %d's sweep (down to %.2f req/s)", r.ID, *sat.FailsAtRPS)
-			m.ProblemSaid = conclude.Say("capacity.said.slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})
-			return m, nil
+			return m.WithProblem(conclude.Say("capacity.said.slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})), nil
 		}
 		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
 		m.SLOFrom = conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
@@ -114,11 +111,8 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 	}
 	m.MaxMeasuredRPS = agg.RequestsPerS
 	if agg.Requests == 0 || float64(agg.GoodRequests) < share*float64(agg.Requests) || agg.RequestsPerS <= 0 {
-		m.Problem = fmt.Sprintf("the SLOs held for %d of %d requests at run %d's one load (%.2f req/s); %.0f %% needed",
-			agg.GoodRequests, agg.Requests, r.ID, agg.RequestsPerS, share*100)
-		m.ProblemSaid = conclude.Say("capacity.said.slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
-			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})
-		return m, nil
+		return m.WithProblem(conclude.Say("capacity.said.slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
+			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})), nil
 	}
 	rate := agg.RequestsPerS
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 )
 
 // Traffic is the load a deployment must serve.
@@ -84,6 +83,13 @@ type Measured struct {
 	// ProblemSaid says the same for a page to word.
 	Problem     string `json:"problem,omitempty"`
 	ProblemSaid Said   `json:"-"`
+}
+
+// WithProblem is m with why it has no SLO rate, in the API's English beside
+// its Said.
+func (m Measured) WithProblem(s Said) Measured {
+	m.Problem, m.ProblemSaid = English(s), s
+	return m
 }
 
 // Capacity is one target's answer to the traffic: replicas, GPUs and what
@@ -166,10 +172,16 @@ type QualityFloor struct {
 }
 
 // exclude records one reason a target is not sized.
-func (a *Capacity) exclude(code Exclusion, why string, said Said) {
-	a.Reasons = append(a.Reasons, why)
+func (a *Capacity) exclude(code Exclusion, said Said) {
+	a.Reasons = append(a.Reasons, English(said))
 	a.ReasonCodes = append(a.ReasonCodes, code)
 	a.ReasonsSaid = append(a.ReasonsSaid, said)
+}
+
+// extrapolated notes where the plan goes beyond what was measured, in
+// the API's English beside its Said.
+func (a *Capacity) extrapolated(s Said) {
+	a.Extrapolated, a.ExtrapolatedSaid = append(a.Extrapolated, English(s)), append(a.ExtrapolatedSaid, s)
 }
 
 // screen records every reason, besides the SLOs and price, that m is not
@@ -181,19 +193,14 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	switch {
 	case m.OutputTokensP50 == nil || m.OutputTokensP90 == nil:
 		if m.SLORate != nil {
-			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)",
-				say("capacity.said.no_lengths"))
+			a.exclude(ExcludedNotMeasuredAtLength, say("capacity.said.no_lengths"))
 		}
 	case *m.OutputTokensP50 < MinMedianOutputTokens:
-		a.exclude(ExcludedShortAnswers, fmt.Sprintf("the median answer is %s long, under %d: the run did not really answer",
-			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens),
-			say("capacity.said.short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
+		a.exclude(ExcludedShortAnswers, say("capacity.said.short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
 		fallthrough
 	default:
 		if *m.OutputTokensP90 < t.OutputTokens {
-			a.exclude(ExcludedNotMeasuredAtLength, fmt.Sprintf("not measured at this length (measured up to %s, the 90th percentile of its answers; the traffic has %s)",
-				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)),
-				say("capacity.said.not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
+			a.exclude(ExcludedNotMeasuredAtLength, say("capacity.said.not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
 		}
 	}
 	if q == nil {
@@ -201,32 +208,16 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	}
 	switch {
 	case m.Quality == nil || m.QualityScorer == "":
-		why, said := "quality not measured", say("capacity.said.quality_not_measured")
+		said := say("capacity.said.quality_not_measured")
 		if q.Scorer != "" {
-			why += fmt.Sprintf(" (the minimum %s is with %s)", trimFloat(q.Min), q.Scorer)
 			said = say("capacity.said.quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
 		}
-		a.exclude(ExcludedQualityNotMeasured, why, said)
+		a.exclude(ExcludedQualityNotMeasured, said)
 	case m.QualityScorer != q.Scorer:
-		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer),
-			say("capacity.said.other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
+		a.exclude(ExcludedOtherScorer, say("capacity.said.other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
 	case *m.Quality < q.Min:
-		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)),
-			say("capacity.said.below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
+		a.exclude(ExcludedBelowMinQuality, say("capacity.said.below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
 	}
-}
-
-// outputTokens writes n output tokens, in the singular for one.
-func outputTokens(n float64) string {
-	if n == 1 {
-		return "1 output token"
-	}
-	return trimFloat(n) + " output tokens"
-}
-
-// trimFloat writes v with at most two decimals and no trailing zeros.
-func trimFloat(v float64) string {
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 // CapacityPlan is the targets that can serve the traffic, cheapest per
@@ -254,16 +245,14 @@ const lengthTolerance = 0.2
 // or shorter than the measured ones.
 func (a *Capacity) noteExtrapolation(t Traffic, m Measured) {
 	if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
-		a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
-		a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity.said.above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
+		a.extrapolated(say("capacity.said.above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
 	}
 	for _, l := range []struct {
-		name, key         string
+		key               string
 		traffic, measured float64
-	}{{"input", "capacity.said.other_input_length", t.InputTokens, m.InputTokens}, {"output", "capacity.said.other_output_length", t.OutputTokens, m.OutputTokens}} {
+	}{{"capacity.said.other_input_length", t.InputTokens, m.InputTokens}, {"capacity.said.other_output_length", t.OutputTokens, m.OutputTokens}} {
 		if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
-			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
-			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say(l.key, "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
+			a.extrapolated(say(l.key, "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
 		}
 	}
 }
@@ -292,11 +281,11 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			SourcesSaid: map[string]Said{}}
 		a.screen(t, q)
 		if m.SLORate == nil || !(*m.SLORate > 0) {
-			why, said := m.Problem, m.ProblemSaid
-			if why == "" {
-				why, said = "the SLOs held at no measured load", say("capacity.said.slos_nowhere")
+			said := m.ProblemSaid
+			if said.Code == "" {
+				said = say("capacity.said.slos_nowhere")
 			}
-			a.exclude(ExcludedSLOs, why, said)
+			a.exclude(ExcludedSLOs, said)
 		}
 		if len(a.Reasons) > 0 {
 			plan.Excluded = append(plan.Excluded, a)
@@ -312,8 +301,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
 		a.noteExtrapolation(t, m)
 		if m.PricePerHour == nil {
-			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)",
-				say("capacity.said.no_price", "Hardware", m.Hardware))
+			a.exclude(ExcludedNoPrice, say("capacity.said.no_price", "Hardware", m.Hardware))
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}

@@ -19,9 +19,9 @@ type Need struct {
 // its p, the basis in words, and the power figures a lead that is not
 // established reports.
 type testResult struct {
-	d     stats.Difference
-	ok    bool
-	said  Said
+	d    stats.Difference
+	ok   bool
+	said Said
 	// detectable is the smallest difference the test finds with 80 %
 	// power, in per cent of B (NaN when unknown); need what would find
 	// 5 %.

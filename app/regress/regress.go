@@ -21,7 +21,6 @@ package regress
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/stats"
@@ -116,7 +115,6 @@ func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 			continue
 		}
 		p := *m.P
-		bh := fmt.Sprintf(" (kept by Benjamini–Hochberg over the %d metrics checked at a 5 %% false discovery rate)", len(tested))
 		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p, Delta: m.A - m.B}
 		var said conclude.Said
 		switch t.metric {
@@ -124,18 +122,17 @@ func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 			if m.Paired != nil {
 				g.Delta = m.Paired.Mean
 			}
-			g.Detail = fmt.Sprintf("quality %s against run %d: %s", key, prev.ID, m.Basis) + bh
 			said = conclude.Say("compare.said.regression_quality", "Scorer", key, "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionLatency:
-			g.Detail = fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis) + bh
 			said = conclude.Say("compare.said.regression_latency", "A", conclude.Dec{V: m.A}, "Run", prev.ID, "B", conclude.Dec{V: m.B},
 				"Pct", conclude.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionThroughput:
-			g.Detail = fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis) + bh
 			said = conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", conclude.Dec{V: m.B, Places: 1},
 				"Pct", conclude.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		}
-		// A sentence that cannot be stored leaves the page its English.
+		// The stored English is the catalogue's (conclude.English); a
+		// sentence that cannot be stored leaves the page that English.
+		g.Detail = conclude.English(said)
 		if b, err := json.Marshal(said); err == nil {
 			g.DetailSaid = b
 		}
