@@ -94,7 +94,7 @@ func (m *Margin) testSpeed(a, b Candidate) testResult {
 		"B", dec(eb.Mean, 1), "BLo", dec(eb.Lo, 1), "BHi", dec(eb.Hi, 1), "P", pval(d.P))
 	se := math.Hypot(ea.SE, eb.SE)
 	t.detectable = stats.Detectable(se, d.DF) / eb.Mean * 100
-	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	t.need = needFor(a.TPS, b.TPS, a.Drift, b.Drift, t.detectable, max(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -124,7 +124,7 @@ func (m *Margin) testCost(a, b Candidate) testResult {
 	t := testResult{d: d, ok: true}
 	t.said = say("compare.said.basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
-	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	t.need = needFor(a.TPS, b.TPS, a.Drift, b.Drift, t.detectable, max(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -175,7 +175,8 @@ func (m *Margin) testLatency(a, b Candidate) testResult {
 	t.said = say("compare.said.basis_latency_os", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
 		"BHi", dec(*b.E2Ep95Hi, 0), "Floor", dec(stats.DriftCV*100, 0), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(math.Hypot(sa, sb), math.Inf(1))) * 100
-	t.need = needForLog(sa*sa-stats.DriftCV*stats.DriftCV, sb*sb-stats.DriftCV*stats.DriftCV, min(a.E2EN, b.E2EN))
+	oa, ob := p95OwnVar(a), p95OwnVar(b)
+	t.need = needForLog(oa, ob, between(oa, a.Drift.P95, a.Drift), between(ob, b.Drift.P95, b.Drift), min(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -192,6 +193,16 @@ func p95LogSE(c Candidate) float64 {
 		return math.Sqrt(max(own*own, c.Drift.P95))
 	}
 	return math.Hypot(own, stats.DriftCV)
+}
+
+// p95OwnVar is the squared log standard error of a candidate's p95 from
+// its own interval, without the between-run part.
+func p95OwnVar(c Candidate) float64 {
+	if c.E2Ep95Lo == nil || c.E2Ep95Hi == nil {
+		return math.NaN()
+	}
+	own := stats.LogSEFromInterval(*c.E2Ep95Lo, *c.E2Ep95Hi, coverage(c))
+	return own * own
 }
 
 // runEffect is a candidate's speed estimate with the between-run variance
@@ -259,10 +270,12 @@ func needScale(n int, detectable float64) int {
 }
 
 // needFor is what would detect 5 % between two speed estimates: more
-// repeats where they are repeats or where the between-run floor alone
+// repeats where they are repeats or where the between-run part alone
 // keeps 5 % out of reach, else more requests per run (n is the requests
-// each run measured, 0 when not known).
-func needFor(a, b stats.Estimate, detectable float64, n int) *Need {
+// each run measured, 0 when not known). The between-run part of a single
+// run is its deployment's measured spread where there is one (da, db),
+// else the DriftCV floor, as the test itself weighs it (runEffect).
+func needFor(a, b stats.Estimate, da, db stats.Drift, detectable float64, n int) *Need {
 	if a.Repeats && b.Repeats {
 		return &Need{Repeats: needScale(min(a.N, b.N), detectable)}
 	}
@@ -272,17 +285,29 @@ func needFor(a, b stats.Estimate, detectable float64, n int) *Need {
 		}
 		return (e.SE / e.Mean) * (e.SE / e.Mean)
 	}
-	return needForLog(rel(a), rel(b), n)
+	va, vb := rel(a), rel(b)
+	return needForLog(va, vb, between(va, da.TPS, da), between(vb, db.TPS, db), n)
 }
 
-// needForLog is needFor on relative variances within a run (va, vb: the
-// squared relative standard errors without the between-run floor).
-func needForLog(va, vb float64, n int) *Need {
+// between is the between-run relative variance a single run carries
+// beside its own (own): the part of its deployment's measured spread
+// beyond its own noise (stats.Estimate.WithRunEffect), else the DriftCV
+// floor.
+func between(own, measured float64, d stats.Drift) float64 {
+	if d.Measured() && !math.IsNaN(measured) && measured >= 0 {
+		return max(measured-max(own, 0), 0)
+	}
+	return stats.DriftCV * stats.DriftCV
+}
+
+// needForLog is needFor on relative variances within a run (va, vb) and
+// between runs (ba, bb).
+func needForLog(va, vb, ba, bb float64, n int) *Need {
 	if math.IsNaN(va) || math.IsNaN(vb) {
 		return nil
 	}
 	target := 0.05 / powerZ // the standard error of a difference that finds 5 %
-	floor := 2 * stats.DriftCV * stats.DriftCV
+	floor := ba + bb
 	within := max(va, 0) + max(vb, 0)
 	if floor >= target*target || n <= 0 {
 		// Only repeats shrink the between-run part: k repeats of each
