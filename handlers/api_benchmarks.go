@@ -10,8 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -362,7 +362,7 @@ func (s *server) apiListModels(c *fiber.Ctx) error {
 	}
 	out := make([]apiModel, len(ms))
 	for i, m := range ms {
-		mem := advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
+		mem := conclude.EstimateMemoryGB(m.ParamsB, m.Quantization)
 		if m.MemoryGB != nil {
 			mem = *m.MemoryGB
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -41,8 +41,8 @@ type apiClaim struct {
 	// Detectable and ToDetect5 say, for a lead not established, the
 	// smallest difference the comparison could have detected (per cent)
 	// and what would detect 5 %.
-	Detectable *float64     `json:"detectable_pct,omitempty"`
-	ToDetect5  *advise.Need `json:"to_detect_5pct,omitempty"`
+	Detectable *float64       `json:"detectable_pct,omitempty"`
+	ToDetect5  *conclude.Need `json:"to_detect_5pct,omitempty"`
 }
 
 type apiClaimRun struct {
@@ -55,11 +55,11 @@ type apiClaimRun struct {
 	Repeats int `json:"repeats,omitempty"`
 }
 
-// metricNames are the API's names of advise's criteria.
-var metricNames = map[advise.Criterion]string{advise.Quality: "quality", advise.Speed: "output_tokens_per_s",
-	advise.Latency: "e2e_p95_ms", advise.Cost: "cost_per_1m_tokens"}
+// metricNames are the API's names of conclude's criteria.
+var metricNames = map[conclude.Criterion]string{conclude.Quality: "quality", conclude.Speed: "output_tokens_per_s",
+	conclude.Latency: "e2e_p95_ms", conclude.Cost: "cost_per_1m_tokens"}
 
-func claimRun(c advise.Candidate, crit advise.Criterion) *apiClaimRun {
+func claimRun(c conclude.Candidate, crit conclude.Criterion) *apiClaimRun {
 	r := &apiClaimRun{RunID: c.RunID, Model: c.Model, Runtime: c.Runtime, Hardware: c.Hardware, Repeats: c.Repeats}
 	if v := crit.Value(c); v != nil {
 		r.Value = *v
@@ -69,9 +69,9 @@ func claimRun(c advise.Candidate, crit advise.Criterion) *apiClaimRun {
 
 // newClaim is the claim of margin m between leader a and runner-up b
 // (m compares a with b); b is nil when a stands alone.
-func newClaim(crit advise.Criterion, a advise.Candidate, b *advise.Candidate, m advise.Margin) apiClaim {
+func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candidate, m conclude.Margin) apiClaim {
 	cl := apiClaim{Metric: metricNames[crit], Leader: claimRun(a, crit), Test: "none", Comparable: true, Interval: []float64{}}
-	if crit == advise.Quality {
+	if crit == conclude.Quality {
 		key := a.ScorerKey
 		cl.Scorer = &key
 	} else {
@@ -116,7 +116,7 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 		out.Pending, out.Reason = true, "runs are still queued or running"
 		return c.JSON(out)
 	}
-	j, err := s.weighBenchmark(c.UserContext(), viewer(c), b, false)
+	j, err := conclude.WeighBenchmark(c.UserContext(), s.Store, viewer(c), b, false)
 	if err != nil {
 		return err
 	}
@@ -124,16 +124,16 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 	// figures are kept (its score job has run): until then the verdict
 	// says it is being computed rather than "only one run has this
 	// figure".
-	if j.statsPending(time.Now()) {
+	if j.StatsPending(time.Now()) {
 		out.Pending, out.Reason = true, "conclusions are being computed: the finished runs' scores and figures are not kept yet"
 		return c.JSON(out)
 	}
-	out.Scorer = &j.scorerKey
-	for _, r := range j.left {
+	out.Scorer = &j.ScorerKey
+	for _, r := range j.Left {
 		out.LeftOut = append(out.LeftOut, apiLeftOut{RunID: r.ID, State: r.State})
 	}
-	for _, crit := range advise.Criteria {
-		l := advise.Leads(j.cands, crit, j.ev)
+	for _, crit := range conclude.Criteria {
+		l := conclude.Leads(j.Cands, crit, j.Ev)
 		for _, x := range l.NotComparable {
 			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
@@ -215,11 +215,11 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 	if len(runs) != len(ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs, sharedScorer(runs))
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.SharedScorer(runs))
 	if err != nil {
 		return err
 	}
-	var base advise.Candidate
+	var base conclude.Candidate
 	for _, x := range cands {
 		if x.RunID == baseline {
 			base = x
@@ -230,12 +230,12 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 		if x.RunID == baseline {
 			continue
 		}
-		for _, crit := range advise.Criteria {
-			m := advise.Compare(x, base, crit, ev)
+		for _, crit := range conclude.Criteria {
+			m := conclude.Compare(x, base, crit, ev)
 			lead, other := x, base
 			if m.Better < 0 {
 				lead, other = base, x
-				m = advise.Compare(base, x, crit, ev)
+				m = conclude.Compare(base, x, crit, ev)
 			}
 			if !m.Measured {
 				continue

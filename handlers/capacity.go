@@ -13,7 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
@@ -37,16 +37,16 @@ const capacityRuns = 50
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
 type capacityRequest struct {
-	DatasetID int64          `json:"dataset_id" validate:"min=1,max=2147483647" msg:"valid.capacity_dataset"`
-	Traffic   advise.Traffic `json:"traffic"`
+	DatasetID int64            `json:"dataset_id" validate:"min=1,max=2147483647" msg:"valid.capacity_dataset"`
+	Traffic   conclude.Traffic `json:"traffic"`
 	SLO       struct {
 		TTFTms  float64 `json:"ttft_ms" validate:"finite,min=0,max=10000000" msg:"valid.capacity_ttft"`
 		TPOTms  float64 `json:"tpot_ms" validate:"finite,min=0,max=10000000" msg:"valid.capacity_tpot"`
 		E2Ems   float64 `json:"e2e_ms" validate:"finite,min=0,max=100000000" msg:"valid.capacity_e2e"`
 		Goodput float64 `json:"goodput" validate:"finite,min=0,max=1" msg:"valid.capacity_goodput"`
 	} `json:"slo"`
-	Headroom float64      `json:"headroom" validate:"finite,min=0,max=0.9" msg:"valid.capacity_headroom"`
-	Costs    advise.Costs `json:"costs"`
+	Headroom float64        `json:"headroom" validate:"finite,min=0,max=0.9" msg:"valid.capacity_headroom"`
+	Costs    conclude.Costs `json:"costs"`
 	// MinQuality is the lowest quality a target may have, measured under
 	// the scorer identity QualityScorer (which may be left out when the
 	// dataset's targets were all scored under one).
@@ -54,7 +54,7 @@ type capacityRequest struct {
 	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"valid.capacity_scorer"`
 	// Today is what the user runs now, to weigh each target against
 	// (monthly saving, quality difference, payback); nil: no comparison.
-	Today *advise.Today `json:"today"`
+	Today *conclude.Today `json:"today"`
 }
 
 func (r capacityRequest) slo() jobs.SLO {
@@ -65,9 +65,9 @@ func (r capacityRequest) slo() jobs.SLO {
 // measure reads what one run says about serving under the planner's SLOs:
 // a sweep's saturation point, or the one load a run measured when the
 // SLOs held at it.
-func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advise.Measured, error) {
+func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conclude.Measured, error) {
 	f := compare.NewFigures(r.RunFigures)
-	m := advise.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
+	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
 		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
 		QualityScorer: r.scorer}
 	if f.GPUSimulated {
@@ -77,8 +77,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 	}
 	var sum jobs.RunSummary
 	if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || sum.Requests == 0 {
-		m.Problem, m.ProblemSaid = "the run has no figures", advise.Say("capacity_no_figures")
-		return m, nil
+		return m.WithProblem(conclude.Say("capacity.said.no_figures")), nil
 	}
 	m.InputTokens = float64(sum.PromptTokens) / float64(sum.Requests)
 	if sum.OK > 0 {
@@ -100,12 +99,10 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 		}
 		sat := jobs.FindSaturation(steps, share)
 		if sat.HoldsAtRPS == nil {
-			m.Problem = fmt.Sprintf("the SLOs held at no step of run %d's sweep (down to %.2f req/s)", r.ID, *sat.FailsAtRPS)
-			m.ProblemSaid = advise.Say("capacity_slos_no_step", "Run", r.ID, "RPS", advise.Dec{V: *sat.FailsAtRPS, Places: 2})
-			return m, nil
+			return m.WithProblem(conclude.Say("capacity.said.slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})), nil
 		}
 		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
-		m.SLOFrom = advise.Say("capacity_from_step", "Run", r.ID, "Step", sat.HoldsStep)
+		m.SLOFrom = conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
 		return m, nil
 	}
 	agg, err := s.Store.RunAggregate(ctx, r.ID, slo, 0)
@@ -114,15 +111,12 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (advi
 	}
 	m.MaxMeasuredRPS = agg.RequestsPerS
 	if agg.Requests == 0 || float64(agg.GoodRequests) < share*float64(agg.Requests) || agg.RequestsPerS <= 0 {
-		m.Problem = fmt.Sprintf("the SLOs held for %d of %d requests at run %d's one load (%.2f req/s); %.0f %% needed",
-			agg.GoodRequests, agg.Requests, r.ID, agg.RequestsPerS, share*100)
-		m.ProblemSaid = advise.Say("capacity_slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
-			"RPS", advise.Dec{V: agg.RequestsPerS, Places: 2}, "Share", advise.Dec{V: share * 100})
-		return m, nil
+		return m.WithProblem(conclude.Say("capacity.said.slos_one_load", "Good", agg.GoodRequests, "Requests", agg.Requests, "Run", r.ID,
+			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})), nil
 	}
 	rate := agg.RequestsPerS
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
-	m.SLOFrom = advise.Say("capacity_from_one_load", "Run", r.ID)
+	m.SLOFrom = conclude.Say("capacity.said.from_one_load", "Run", r.ID)
 	return m, nil
 }
 
@@ -149,7 +143,7 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	// Each run's quality under the identity the runs share, so a rescored
 	// run keeps the quality it is weighed on (as every conclusion does);
 	// a run never scored under it keeps its latest.
-	shared := sharedScorer(runs)
+	shared := conclude.SharedScorer(runs)
 	for i, r := range runs {
 		out[i].RunFigures = r
 		if q, ok := r.QualityUnder(shared); ok && shared != "" && q.Mean != nil {
@@ -173,11 +167,11 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 // identity; nil without one. With no identity named it takes the only
 // one present among the candidates, and with several it asks for one
 // (a field error for quality_scorer, in loc's language).
-func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (*advise.QualityFloor, map[string]string) {
+func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (*conclude.QualityFloor, map[string]string) {
 	if req.MinQuality == nil {
 		return nil, nil
 	}
-	q := &advise.QualityFloor{Min: *req.MinQuality, Scorer: req.QualityScorer}
+	q := &conclude.QualityFloor{Min: *req.MinQuality, Scorer: req.QualityScorer}
 	if q.Scorer == "" {
 		switch len(scorers) {
 		case 0:
@@ -192,16 +186,16 @@ func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (
 
 // planCapacity answers a checked request over the dataset's candidate
 // runs.
-func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []capacityRun, scorers []string, q *advise.QualityFloor) (advise.CapacityPlan, error) {
-	ms := make([]advise.Measured, 0, len(runs))
+func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []capacityRun, scorers []string, q *conclude.QualityFloor) (conclude.CapacityPlan, error) {
+	ms := make([]conclude.Measured, 0, len(runs))
 	for _, r := range runs {
 		m, err := s.measure(ctx, r, req.slo())
 		if err != nil {
-			return advise.CapacityPlan{}, err
+			return conclude.CapacityPlan{}, err
 		}
 		ms = append(ms, m)
 	}
-	plan := advise.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
+	plan := conclude.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
 	plan.QualityScorers = scorers
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}
@@ -234,11 +228,11 @@ func (s *server) checkToday(ctx context.Context, loc *i18n.Localizer, req capaci
 // from the dataset's newest runs of today's model (on today's hardware
 // when there is one), the quality differences from the kept paired
 // comparisons under a scorer identity both were scored with.
-func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capacityRun, plan advise.CapacityPlan) (advise.ROI, error) {
-	today := advise.TodayMeasured{Today: *req.Today}
+func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capacityRun, plan conclude.CapacityPlan) (conclude.ROI, error) {
+	today := conclude.TodayMeasured{Today: *req.Today}
 	hw, err := s.Store.HardwareProfileBySlug(ctx, req.Today.Hardware)
 	if err != nil {
-		return advise.ROI{}, err
+		return conclude.ROI{}, err
 	}
 	today.PricePerHour = hw.PricePerHour
 	byID := map[int64]capacityRun{}
@@ -264,24 +258,24 @@ func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capaci
 	keys := map[int64]string{}
 	byKey := map[string][]int64{}
 	for _, a := range plan.Feasible {
-		k := advise.ScorerInCommon(byID[a.RunID].Qualities, today.Qualities)
+		k := conclude.ScorerInCommon(byID[a.RunID].Qualities, today.Qualities)
 		keys[a.RunID] = k
 		if k != "" && a.RunID != today.QualityRun {
 			byKey[k] = append(byKey[k], a.RunID)
 		}
 	}
-	var ev advise.Evidence
+	var ev conclude.Evidence
 	for k, ids := range byKey {
 		pairs, err := s.Store.QualityPairsWith(ctx, k, today.QualityRun, ids)
 		if err != nil {
-			return advise.ROI{}, err
+			return conclude.ROI{}, err
 		}
 		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.Diff(p))
+			ev.Paired = append(ev.Paired, conclude.Diff(p))
 		}
 	}
-	return advise.PlanROI(today, req.Traffic, req.Costs, plan, func(a advise.Capacity) advise.QualityChange {
-		return advise.QualityAgainst(a.RunID, byID[a.RunID].Qualities, today, keys[a.RunID], ev)
+	return conclude.PlanROI(today, req.Traffic, req.Costs, plan, func(a conclude.Capacity) conclude.QualityChange {
+		return conclude.QualityAgainst(a.RunID, byID[a.RunID].Qualities, today, keys[a.RunID], ev)
 	}), nil
 }
 
@@ -448,7 +442,7 @@ func capacityFormRequest(loc *i18n.Localizer, form capacity.Form) (capacityReque
 	}
 	req.QualityScorer = form.QualityScorer
 	if strings.TrimSpace(form.TodayModel) != "" {
-		req.Today = &advise.Today{Model: strings.TrimSpace(form.TodayModel), Hardware: strings.TrimSpace(form.TodayHardware)}
+		req.Today = &conclude.Today{Model: strings.TrimSpace(form.TodayModel), Hardware: strings.TrimSpace(form.TodayHardware)}
 		replicas := 0.0
 		num("today.replicas", form.TodayReplicas, &replicas)
 		if replicas != math.Trunc(replicas) {
@@ -462,7 +456,7 @@ func capacityFormRequest(loc *i18n.Localizer, form capacity.Form) (capacityReque
 
 // checkCapacityForm adds to errs what the API's rules refuse in req (a
 // number's own parse error first), and returns the quality floor.
-func (s *server) checkCapacityForm(ctx context.Context, req capacityRequest, scorers []string, errs map[string]string) (*advise.QualityFloor, error) {
+func (s *server) checkCapacityForm(ctx context.Context, req capacityRequest, scorers []string, errs map[string]string) (*conclude.QualityFloor, error) {
 	for p, m := range s.validate.Struct(req).MapText(ctx) {
 		if _, seen := errs[p]; !seen {
 			errs[p] = m

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -270,7 +270,7 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	if len(ex[short]) != 1 || !has(ex[short], "not_measured_at_length: not measured at this length (measured up to 3 output tokens, the 90th percentile of its answers; the traffic has 5)") {
 		t.Errorf("short answers: %q", ex[short])
 	}
-	if r.body["output_coverage"] != advise.OutputCoverageRule || r.body["min_quality"] != nil || fmt.Sprint(r.body["quality_scorers"]) != "[rougeL]" {
+	if r.body["output_coverage"] != conclude.OutputCoverageRule || r.body["min_quality"] != nil || fmt.Sprint(r.body["quality_scorers"]) != "[rougeL]" {
 		t.Errorf("plan: coverage %v, min quality %v, scorers %v", r.body["output_coverage"], r.body["min_quality"], r.body["quality_scorers"])
 	}
 	for _, f := range r.body["feasible"].([]any) {

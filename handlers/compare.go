@@ -11,7 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/judge"
 	"github.com/ruckus/ruckus/app/store"
@@ -56,11 +56,11 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 	}
 	d.Baseline = cmp.Or(q.baseline, runs[0].ID)
 	d.Disagree = c.Query("disagree") == "1"
-	cands, ev, err := s.comparisonCandidates(c.UserContext(), runs, sharedScorer(runs))
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.SharedScorer(runs))
 	if err != nil {
 		return err
 	}
-	d.Paired, d.Claims = compareToBaseline(cands, ev, d.Baseline)
+	d.Paired, d.Claims = conclude.AgainstBaseline(cands, ev, d.Baseline)
 	for _, r := range runs {
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2
@@ -143,64 +143,6 @@ func runsParse(raw string) bool {
 		}
 	}
 	return true
-}
-
-// compareToBaseline weighs each run against the baseline on every
-// criterion, only where they are comparable (advise.Comparable), by the
-// criterion's test; quality item by item where they share scored items
-// (store.QualityPairs).
-func compareToBaseline(cands []advise.Candidate, ev advise.Evidence, baseline int64) (map[int64]advise.QualityDiff, map[int64][]advise.Margin) {
-	paired, claims := map[int64]advise.QualityDiff{}, map[int64][]advise.Margin{}
-	var base advise.Candidate
-	for _, x := range cands {
-		if x.RunID == baseline {
-			base = x
-		}
-	}
-	for _, x := range cands {
-		if x.RunID == baseline {
-			continue
-		}
-		for _, crit := range advise.Criteria {
-			m := advise.Compare(x, base, crit, ev)
-			if crit == advise.Quality && m.Paired != nil {
-				paired[x.RunID] = *m.Paired
-			}
-			claims[x.RunID] = append(claims[x.RunID], m)
-		}
-	}
-	return paired, claims
-}
-
-// comparisonCandidates are runs as a comparison weighs them, with their
-// paired evidence (weighed).
-func (s *server) comparisonCandidates(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, advise.Evidence, error) {
-	cands, err := s.weighed(ctx, runs, key)
-	if err != nil {
-		return nil, advise.Evidence{}, err
-	}
-	ev, err := s.evidenceFor(ctx, cands)
-	return cands, ev, err
-}
-
-// weighed are runs as every conclusion weighs them: each with the
-// between-run spread of its deployment (store.WithDrift, read here and
-// not wherever a run's figures are read) and its quality under scorer
-// identity key, so a run rescored under another scorer keeps the quality
-// it is compared on instead of leaving the comparison.
-func (s *server) weighed(ctx context.Context, runs []store.RunFigures, key string) ([]advise.Candidate, error) {
-	if err := s.Store.WithDrift(ctx, runs); err != nil {
-		return nil, err
-	}
-	return underScorer(candidates(runs), runs, key), nil
-}
-
-// sharedScorer is the scorer identity most of the runs were scored under
-// (on a tie, the earliest), as a verdict without an owner's choice ranks
-// quality by.
-func sharedScorer(runs []store.RunFigures) string {
-	key, _ := verdictScorers(store.Benchmark{}, runs)
-	return key
 }
 
 // compareURL makes the compare page's links for runs ids.

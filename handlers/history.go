@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/views/history"
@@ -371,7 +372,7 @@ func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	rd, _, err := s.recommendOver(c, runs, sharedScorer(runs), true, false)
+	rd, _, err := s.recommendOver(c, runs, conclude.SharedScorer(runs), true, false)
 	if err != nil {
 		return recommend.Data{}, err
 	}

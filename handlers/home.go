@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -65,12 +66,12 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		return err
 	}
 	for _, b := range recent {
-		j, err := s.weighBenchmark(ctx, v, b, false)
+		j, err := conclude.WeighBenchmark(ctx, s.Store, v, b, false)
 		if err != nil {
 			return err
 		}
 		d.Recent = append(d.Recent, home.Recent{ID: b.ID, Name: b.Name, Dataset: b.DatasetName, Runs: len(b.Runs),
-			Failed: len(j.left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(ctx, j)})
+			Failed: len(j.Left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(ctx, j)})
 	}
 	if d.Counts.Benchmarks == 0 {
 		f, err := s.firstSteps(ctx, v)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
@@ -83,7 +83,7 @@ func twoScoredRuns(t *testing.T, e *env) (tok, benchmark string, runs []int64) {
 }
 
 // A German browser reads the comparison, the recommendation, the report
-// and the capacity planner in German, the sentences app/advise builds
+// and the capacity planner in German, the sentences app/conclude builds
 // included, with German decimal commas; the JSON API stays English.
 func TestAnalysisPagesInGerman(t *testing.T) {
 	t.Parallel()
@@ -207,13 +207,13 @@ func TestAnalysisErrorsInGerman(t *testing.T) {
 	}
 }
 
-// Every sentence app/advise gives a page as a code and values reads, in
+// Every sentence app/conclude gives a page as a code and values reads, in
 // English through the catalogue, exactly as the English it gives the
 // API: the two are written apart and must not drift.
 func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 	t.Parallel()
 	ctx := i18n.With(context.Background(), i18n.Default().Lang("en"))
-	check := func(what string, s advise.Said, english string) {
+	check := func(what string, s conclude.Said, english string) {
 		t.Helper()
 		if s.Code == "" {
 			t.Errorf("%s: no code beside %q", what, english)
@@ -224,11 +224,11 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 		}
 	}
 	// The rules the API states as constants read the same on the pages.
-	if got := i18n.T(ctx, "capacity.coverage"); got != advise.OutputCoverageRule {
-		t.Errorf("capacity.coverage = %q, the API says %q", got, advise.OutputCoverageRule)
+	if got := i18n.T(ctx, "capacity.coverage"); got != conclude.OutputCoverageRule {
+		t.Errorf("capacity.coverage = %q, the API says %q", got, conclude.OutputCoverageRule)
 	}
-	if got := i18n.T(ctx, "recommend.ranking_tests"); got != advise.RankingTests {
-		t.Errorf("recommend.ranking_tests = %q, the API says %q", got, advise.RankingTests)
+	if got := i18n.T(ctx, "recommend.ranking_tests"); got != conclude.RankingTests {
+		t.Errorf("recommend.ranking_tests = %q, the API says %q", got, conclude.RankingTests)
 	}
 	f := func(v float64) *float64 { return &v }
 	load := func(profile, sampling string) *jobs.LoadIdentity {
@@ -237,7 +237,7 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 	tps := func(mean, lo, hi float64, n int) stats.Estimate {
 		return stats.Estimate{Mean: mean, Lo: lo, Hi: hi, SE: (hi - lo) / 3.92, N: n}
 	}
-	cands := []advise.Candidate{
+	cands := []conclude.Candidate{
 		{RunID: 1, Model: "m/a", Runtime: "vllm", Hardware: "h1", Quality: f(0.9), QualityLo: f(0.85), QualityHi: f(0.95), ScorerKey: "exact",
 			TokensPS: f(1200), TPS: tps(1200, 1150, 1250, 20), CostPer1M: f(0.2), E2Ep95: f(800), E2Ep95Lo: f(780), E2Ep95Hi: f(820), Load: load("sequential", "t=0")},
 		{RunID: 2, Model: "m/a", Runtime: "sglang", Hardware: "h1", Quality: f(0.6), QualityLo: f(0.5), QualityHi: f(0.7), ScorerKey: "exact",
@@ -247,11 +247,11 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 		{RunID: 4, Model: "m/c", Runtime: "vllm", Hardware: "h1", Quality: f(0.7), ScorerKey: "rougeL", TokensPS: f(500), Load: load("constant", "t=1")},
 		{RunID: 5, Model: "m/d", Runtime: "vllm", Hardware: "h3", Quality: f(0.95), ScorerKey: "exact", TokensPS: f(300), GPUMemGiB: f(70)},
 	}
-	ev := advise.Evidence{Paired: []advise.QualityDiff{{A: 1, B: 2, N: 30, Mean: 0.3, Lo: 0.1, Hi: 0.5, P: 0.004, Test: "mcnemar-exact", OnlyA: 2}}}
+	ev := conclude.Evidence{Paired: []conclude.QualityDiff{{A: 1, B: 2, N: 30, Mean: 0.3, Lo: 0.1, Hi: 0.5, P: 0.004, Test: "mcnemar-exact", OnlyA: 2}}}
 	for _, x := range cands {
 		for _, y := range cands {
-			for _, crit := range advise.Criteria {
-				m := advise.Compare(x, y, crit, ev)
+			for _, crit := range conclude.Criteria {
+				m := conclude.Compare(x, y, crit, ev)
 				if !m.Measured {
 					continue
 				}
@@ -269,17 +269,17 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		cons advise.Constraints
-		w    advise.Weights
+		cons conclude.Constraints
+		w    conclude.Weights
 	}{
-		{advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}},
-		{advise.Constraints{MinQuality: f(0.8), MaxE2Ep95: f(850), MaxCost: f(0.25), MaxGPUMem: f(40), MaxTTFTp95: f(100), Hardware: []string{"h1", "h3"}},
-			advise.Weights{Quality: 1, Speed: 1, Cost: 1}},
-		{advise.Constraints{}, advise.Weights{Speed: 1}},
-		{advise.Constraints{Hardware: []string{"h2"}}, advise.Weights{Quality: 1, Cost: 1}},
-		{advise.Constraints{Hardware: []string{"h1"}}, advise.Weights{Quality: 1, Speed: 1}},
+		{conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}},
+		{conclude.Constraints{MinQuality: f(0.8), MaxE2Ep95: f(850), MaxCost: f(0.25), MaxGPUMem: f(40), MaxTTFTp95: f(100), Hardware: []string{"h1", "h3"}},
+			conclude.Weights{Quality: 1, Speed: 1, Cost: 1}},
+		{conclude.Constraints{}, conclude.Weights{Speed: 1}},
+		{conclude.Constraints{Hardware: []string{"h2"}}, conclude.Weights{Quality: 1, Cost: 1}},
+		{conclude.Constraints{Hardware: []string{"h1"}}, conclude.Weights{Quality: 1, Speed: 1}},
 	} {
-		rec := advise.RecommendWith(cands, tc.cons, tc.w, ev)
+		rec := conclude.RecommendWith(cands, tc.cons, tc.w, ev)
 		for _, r := range rec.Feasible {
 			check(fmt.Sprintf("explanation of %d", r.RunID), r.ExplanationSaid, r.Explanation)
 		}
@@ -299,22 +299,22 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 		}
 	}
 
-	measured := []advise.Measured{
+	measured := []conclude.Measured{
 		{RunID: 1, Model: "m/a", Hardware: "h1", GPUs: 1, PricePerHour: f(2), SLORate: f(4), SLORateFrom: "run 1 at its one measured load (a lower bound: no sweep)",
-			SLOFrom: advise.Say("capacity_from_one_load", "Run", int64(1)), MaxMeasuredRPS: 4, Quality: f(0.9), QualityScorer: "exact",
+			SLOFrom: conclude.Say("capacity.said.from_one_load", "Run", int64(1)), MaxMeasuredRPS: 4, Quality: f(0.9), QualityScorer: "exact",
 			InputTokens: 100, OutputTokens: 100, OutputTokensP50: f(90), OutputTokensP90: f(300), OutputTokensMax: f(400), JoulesPerToken: f(0.5)},
 		{RunID: 2, Model: "m/b", Hardware: "h2", GPUs: 2, SLORate: f(1), SLORateFrom: `run 2, sweep step "rate 1.00/s"`,
-			SLOFrom: advise.Say("capacity_from_step", "Run", int64(2), "Step", "rate 1.00/s"), MaxMeasuredRPS: 1, Quality: f(0.5), QualityScorer: "rougeL",
+			SLOFrom: conclude.Say("capacity.said.from_step", "Run", int64(2), "Step", "rate 1.00/s"), MaxMeasuredRPS: 1, Quality: f(0.5), QualityScorer: "rougeL",
 			OutputTokensP50: f(1), OutputTokensP90: f(1), OutputTokensMax: f(1)},
-		{RunID: 3, Model: "m/c", Hardware: "h1", PricePerHour: f(1), Problem: "the run has no figures", ProblemSaid: advise.Say("capacity_no_figures")},
+		{RunID: 3, Model: "m/c", Hardware: "h1", PricePerHour: f(1), Problem: "the run has no figures", ProblemSaid: conclude.Say("capacity.said.no_figures")},
 		{RunID: 4, Model: "m/d", Hardware: "h1", PricePerHour: f(1), SLORate: f(8), MaxMeasuredRPS: 8, Quality: f(0.6), QualityScorer: "exact",
 			OutputTokensP50: f(200), OutputTokensP90: f(260), OutputTokensMax: f(300)},
 		{RunID: 5, Model: "m/e", Hardware: "h1", PricePerHour: f(1), SLORate: f(8), MaxMeasuredRPS: 8},
 	}
-	traffic := advise.Traffic{PeakRPS: 10, AverageRPS: 5, InputTokens: 512, OutputTokens: 256}
-	costs := advise.Costs{EnergyPricePerKWh: 0.15, LicencePerMonth: 100}
-	for _, q := range []*advise.QualityFloor{nil, {Min: 0.75, Scorer: "exact"}, {Min: 0.5}} {
-		plan := advise.PlanCapacity(traffic, 0.2, costs, q, measured)
+	traffic := conclude.Traffic{PeakRPS: 10, AverageRPS: 5, InputTokens: 512, OutputTokens: 256}
+	costs := conclude.Costs{EnergyPricePerKWh: 0.15, LicencePerMonth: 100}
+	for _, q := range []*conclude.QualityFloor{nil, {Min: 0.75, Scorer: "exact"}, {Min: 0.5}} {
+		plan := conclude.PlanCapacity(traffic, 0.2, costs, q, measured)
 		for _, a := range append(plan.Feasible, plan.Excluded...) {
 			for i := range a.Reasons {
 				check(fmt.Sprintf("run %d not sized", a.RunID), a.ReasonsSaid[i], a.Reasons[i])
@@ -326,12 +326,12 @@ func TestAdviseSentencesReadAsTheAPIsEnglish(t *testing.T) {
 				check(fmt.Sprintf("run %d source of %s", a.RunID, k), a.SourcesSaid[k], v)
 			}
 		}
-		for _, today := range []advise.TodayMeasured{
-			{Today: advise.Today{Model: "m/a", Hardware: "h1", Replicas: 4, MigrationCost: 1000}, PricePerHour: f(3), JoulesPerToken: f(0.7), EnergyRun: 1},
-			{Today: advise.Today{Model: "m/z", Hardware: "h9", Replicas: 2}},
+		for _, today := range []conclude.TodayMeasured{
+			{Today: conclude.Today{Model: "m/a", Hardware: "h1", Replicas: 4, MigrationCost: 1000}, PricePerHour: f(3), JoulesPerToken: f(0.7), EnergyRun: 1},
+			{Today: conclude.Today{Model: "m/z", Hardware: "h9", Replicas: 2}},
 		} {
-			roi := advise.PlanROI(today, traffic, costs, plan, func(a advise.Capacity) advise.QualityChange {
-				return advise.QualityAgainst(a.RunID, nil, today, "", advise.Evidence{})
+			roi := conclude.PlanROI(today, traffic, costs, plan, func(a conclude.Capacity) conclude.QualityChange {
+				return conclude.QualityAgainst(a.RunID, nil, today, "", conclude.Evidence{})
 			})
 			for k, v := range roi.Today.Sources {
 				check("today's "+k, roi.Today.SourcesSaid[k], v)

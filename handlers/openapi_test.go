@@ -22,8 +22,8 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/handlers"
 )
 
@@ -401,7 +401,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		Properties struct {
 			ReasonCodes struct {
 				Items struct {
-					Enum []advise.Exclusion `json:"enum"`
+					Enum []conclude.Exclusion `json:"enum"`
 				} `json:"items"`
 			} `json:"reason_codes"`
 		} `json:"properties"`
@@ -409,8 +409,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if err := json.Unmarshal(doc.Components.Schemas["Capacity"], &capacity); err != nil {
 		t.Fatal(err)
 	}
-	if got := capacity.Properties.ReasonCodes.Items.Enum; !slices.Equal(got, advise.Exclusions()) {
-		t.Errorf("Capacity.reason_codes enum %q, the planner's %q", got, advise.Exclusions())
+	if got := capacity.Properties.ReasonCodes.Items.Enum; !slices.Equal(got, conclude.Exclusions()) {
+		t.Errorf("Capacity.reason_codes enum %q, the planner's %q", got, conclude.Exclusions())
 	}
 	// The YAML and the JSON served say the same.
 	var fromYAML, fromJSON any

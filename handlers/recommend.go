@@ -8,10 +8,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/recommend"
 )
 
@@ -20,11 +19,11 @@ const maxWeight = 1_000_000
 
 // parseRecommendForm reads constraints and weights from the query; a value
 // it cannot use is named in the form's error and ignored.
-func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advise.Weights) {
+func parseRecommendForm(c *fiber.Ctx) (recommend.Form, conclude.Constraints, conclude.Weights) {
 	f := recommend.Form{MinQuality: c.Query("min_quality"), MaxTTFT: c.Query("max_ttft_p95"), MaxE2E: c.Query("max_e2e_p95"),
 		MaxCost: c.Query("max_cost"), MaxGPUMem: c.Query("max_gpu_mem"), Hardware: map[string]bool{},
 		WQuality: c.Query("w_quality", "1"), WSpeed: c.Query("w_speed", "1"), WCost: c.Query("w_cost", "1")}
-	var cons advise.Constraints
+	var cons conclude.Constraints
 	// Each problem in English for the API and in the reader's language
 	// for the page.
 	var problems, worded []string
@@ -58,7 +57,7 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 			}
 		}
 	}
-	var w advise.Weights
+	var w conclude.Weights
 	for _, x := range []struct {
 		name, raw string
 		dst       *float64
@@ -77,7 +76,7 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, advise.Constraints, advis
 }
 
 // recommendation builds the benchmark's candidates and the recommendation.
-func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidate, error) {
+func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candidate, error) {
 	b, err := s.benchmarkParam(c)
 	if err != nil {
 		return recommend.Data{}, nil, err
@@ -93,8 +92,8 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 	// Paired comparisons of quality once the runs have finished (until
 	// then their scores still change): the ranking's test of significance.
 	// A target repeated in the benchmark is one candidate, as in its
-	// verdict (advise.MergeRepeats).
-	key, _ := verdictScorers(b, runs)
+	// verdict (conclude.MergeRepeats).
+	key, _ := conclude.Scorers(b, runs)
 	d, cands, err := s.recommendOver(c, runs, key, !b.Active(), true)
 	if err != nil {
 		return recommend.Data{}, nil, err
@@ -108,13 +107,13 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []advise.Candidat
 // (each run keeps every quality it was scored with), with paired
 // comparisons of quality when paired (their scores are final); with
 // repeats, a target's runs of one benchmark are one candidate.
-func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string, paired, repeats bool) (recommend.Data, []advise.Candidate, error) {
-	cands, err := s.weighed(c.UserContext(), runs, key)
+func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string, paired, repeats bool) (recommend.Data, []conclude.Candidate, error) {
+	cands, err := conclude.Weigh(c.UserContext(), s.Store, runs, key)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
 	if repeats {
-		cands = advise.MergeRepeats(cands)
+		cands = conclude.MergeRepeats(cands)
 	}
 	var profiles []string
 	for _, r := range runs {
@@ -122,15 +121,15 @@ func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string
 			profiles = append(profiles, r.HardwareProfile)
 		}
 	}
-	var ev advise.Evidence
+	var ev conclude.Evidence
 	if paired && len(cands) > 1 {
 		var err error
-		if ev, err = s.evidenceFor(c.UserContext(), cands); err != nil {
+		if ev, err = conclude.GatherEvidence(c.UserContext(), s.Store, cands); err != nil {
 			return recommend.Data{}, nil, err
 		}
 	}
 	form, cons, w := parseRecommendForm(c)
-	rec := advise.RecommendWith(cands, cons, w, ev)
+	rec := conclude.RecommendWith(cands, cons, w, ev)
 	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), cands, rec)}, cands, nil
 }
 
@@ -171,16 +170,12 @@ func answerRecommendation(c *fiber.Ctx, d recommend.Data) error {
 
 // recommendationJSON is a recommendation as the API answers it: its lists
 // are empty, never null.
-func recommendationJSON(rec advise.Recommendation) advise.Recommendation {
+func recommendationJSON(rec conclude.Recommendation) conclude.Recommendation {
 	if rec.Feasible == nil {
-		rec.Feasible = []advise.Ranked{}
+		rec.Feasible = []conclude.Ranked{}
 	}
 	if rec.Excluded == nil {
-		rec.Excluded = []advise.Excluded{}
+		rec.Excluded = []conclude.Excluded{}
 	}
 	return rec
 }
-
-// candidates are runs as every conclusion weighs them (compare.Candidates,
-// which make bench-verdict measures too).
-func candidates(runs []store.RunFigures) []advise.Candidate { return compare.Candidates(runs) }

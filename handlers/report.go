@@ -10,7 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
@@ -50,17 +50,17 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	key, _ := verdictScorers(b, runs)
-	cands, ev, err := s.comparisonCandidates(ctx, runs, key)
+	key, _ := conclude.Scorers(b, runs)
+	cands, ev, err := conclude.WeighWithEvidence(ctx, s.Store, runs, key)
 	if err != nil {
 		return err
 	}
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
-	rec := advise.RecommendWith(advise.MergeRepeats(cands), advise.Constraints{}, advise.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
-	var claims map[int64][]advise.Margin
+	rec := conclude.RecommendWith(conclude.MergeRepeats(cands), conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	var claims map[int64][]conclude.Margin
 	if len(runs) > 0 {
-		_, claims = compareToBaseline(cands, ev, runs[0].ID)
+		_, claims = conclude.AgainstBaseline(cands, ev, runs[0].ID)
 	}
 	if format == "json" {
 		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)
@@ -131,13 +131,13 @@ func (s *server) reportAgents(ctx context.Context, names map[string]bool) ([]rep
 // apiReport is #/components/schemas/Report: a benchmark with its
 // manifest, the agents that ran it, its runs and the recommendation.
 type apiReport struct {
-	BenchmarkID    int64                 `json:"benchmark_id"`
-	Name           string                `json:"name"`
-	DatasetID      int64                 `json:"dataset_id"`
-	Dataset        string                `json:"dataset"`
-	CreatedAt      time.Time             `json:"created_at"`
-	Manifest       json.RawMessage       `json:"manifest"`
-	Agents         []report.Agent        `json:"agents"`
-	Runs           []apiRun              `json:"runs"`
-	Recommendation advise.Recommendation `json:"recommendation"`
+	BenchmarkID    int64                   `json:"benchmark_id"`
+	Name           string                  `json:"name"`
+	DatasetID      int64                   `json:"dataset_id"`
+	Dataset        string                  `json:"dataset"`
+	CreatedAt      time.Time               `json:"created_at"`
+	Manifest       json.RawMessage         `json:"manifest"`
+	Agents         []report.Agent          `json:"agents"`
+	Runs           []apiRun                `json:"runs"`
+	Recommendation conclude.Recommendation `json:"recommendation"`
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/notify"
@@ -116,7 +117,8 @@ type Store interface {
 	compareStore
 	capacityStore
 	variantsStore
-	verdictStore
+	conclude.WeighSource
+	conclude.PairSource
 	homeStore
 	judgeStore
 	fleetStore

@@ -3,8 +3,8 @@ package handlers
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/valid"
 )
 
@@ -12,7 +12,7 @@ import (
 // manifest's rules (runtimes, scorers, model names, hardware slugs) and
 // the quantisations a model may be registered with.
 func newValidator() *valid.Validator {
-	return bench.NewRules().RegisterRule("quantization", "valid.quantization", advise.KnownQuantization)
+	return bench.NewRules().RegisterRule("quantization", "valid.quantization", conclude.KnownQuantization)
 }
 
 // fieldErrors422 answers 422 with the errors in the API's shape:

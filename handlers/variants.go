@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/datasets"
 )
@@ -41,7 +41,7 @@ func (s *server) showVariantsPage(c *fiber.Ctx) error {
 // variantFamilies plans the dataset's families and compares each
 // variant with its baseline from the kept paired comparisons and the
 // runs' kept item scores.
-func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID int64) ([]advise.VariantFamily, error) {
+func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID int64) ([]conclude.VariantFamily, error) {
 	runs, err := s.Store.DatasetVariantRuns(ctx, v, datasetID, variantRuns)
 	if err != nil || len(runs) == 0 {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID 
 	if err != nil {
 		return nil, err
 	}
-	fams := advise.PlanVariants(runs, qs)
+	fams := conclude.PlanVariants(runs, qs)
 	if len(fams) == 0 {
 		return fams, nil
 	}
@@ -72,9 +72,9 @@ func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID 
 		if err != nil {
 			return nil, err
 		}
-		var ev advise.Evidence
+		var ev conclude.Evidence
 		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.Diff(p))
+			ev.Paired = append(ev.Paired, conclude.Diff(p))
 		}
 		// Each run's item scores under its own identity (a k-shot run's
 		// carries its k).

@@ -12,7 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/dataset/synth"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
@@ -204,7 +204,7 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 	if err := jobs.CheckQueue(jobs.Queue(t.Hardware, t.Runtime)); err != nil {
 		return nil, &FieldError{Path: path, Message: err.Error()}, nil
 	}
-	need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
+	need := conclude.EstimateMemoryGB(model.ParamsB, model.Quantization)
 	if model.MemoryGB != nil {
 		need = *model.MemoryGB
 	}

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/valid"
@@ -251,7 +251,7 @@ func (p *Service) servingTarget(ctx context.Context, model store.Model) (Target,
 	if err != nil {
 		return Target{}, err
 	}
-	need := advise.EstimateMemoryGB(model.ParamsB, model.Quantization)
+	need := conclude.EstimateMemoryGB(model.ParamsB, model.Quantization)
 	if model.MemoryGB != nil {
 		need = *model.MemoryGB
 	}

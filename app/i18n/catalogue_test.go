@@ -22,7 +22,7 @@ const root = "../.."
 // the pages, the notifications, and the library packages whose validation
 // and parse errors keep their message's key (app/valid).
 var usedIn = []string{"views", "handlers", "app/notify",
-	"app/valid", "app/advise", "app/bench", "app/fleet", "app/dataset", "app/ingest", "app/sandbox", "app/score", "app/resultimport", "jobs"}
+	"app/valid", "app/conclude", "app/regress", "app/bench", "app/fleet", "app/dataset", "app/ingest", "app/sandbox", "app/score", "app/resultimport", "jobs"}
 
 // keyCall finds a key passed to the catalogue: i18n.T(ctx, "key"),
 // i18n.N(ctx, "key", n), loc.T("key") and loc.N("key", n); a message kept

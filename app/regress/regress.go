@@ -3,7 +3,7 @@
 // same target (model × runtime × hardware profile) on the same dataset:
 // the same load identity (store.PreviousTargetRun) for throughput and
 // latency, the same scorer identity for quality. The tests are the ones
-// every conclusion uses (advise.Compare):
+// every conclusion uses (conclude.Compare):
 //
 //   - quality: the paired test over the items both runs scored (McNemar's
 //     test for 0/1 scores, the paired bootstrap for partial credit);
@@ -21,10 +21,8 @@ package regress
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -70,14 +68,14 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 		return err
 	}
 	cur, prev = pair[0], pair[1]
-	var ev advise.Evidence
-	if key := cur.ScorerKey(); key != "" && key == prev.ScorerKey() {
+	var ev conclude.Evidence
+	if key := conclude.SharedScorer(pair); key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
 		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})
 		if err != nil {
 			return err
 		}
 		for _, p := range pairs {
-			ev.Paired = append(ev.Paired, advise.Diff(p))
+			ev.Paired = append(ev.Paired, conclude.Diff(p))
 		}
 	}
 	return c.Store.ReplaceRegressions(ctx, runID, Find(cur, prev, ev))
@@ -86,18 +84,21 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 // Find compares cur with prev, the previous comparable completed run of
 // its target, and returns how cur is significantly worse (nil when it is
 // not); ev holds their paired comparison of quality, if any.
-func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
-	a, b := candidate(cur), candidate(prev)
+func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
+	pair := []store.RunFigures{cur, prev}
+	key := conclude.SharedScorer(pair)
+	cs := conclude.Under(pair, key)
+	a, b := cs[0], cs[1]
 	type check struct {
 		metric string
-		m      advise.Margin
+		m      conclude.Margin
 	}
 	var tested []check
 	for _, x := range []struct {
 		metric string
-		c      advise.Criterion
-	}{{store.RegressionQuality, advise.Quality}, {store.RegressionThroughput, advise.Speed}, {store.RegressionLatency, advise.Latency}} {
-		m := advise.Compare(a, b, x.c, ev)
+		c      conclude.Criterion
+	}{{store.RegressionQuality, conclude.Quality}, {store.RegressionThroughput, conclude.Speed}, {store.RegressionLatency, conclude.Latency}} {
+		m := conclude.Compare(a, b, x.c, ev)
 		if m.Measured && m.Comparable && m.P != nil {
 			tested = append(tested, check{x.metric, m})
 		}
@@ -114,26 +115,24 @@ func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
 			continue
 		}
 		p := *m.P
-		bh := fmt.Sprintf(" (kept by Benjamini–Hochberg over the %d metrics checked at a 5 %% false discovery rate)", len(tested))
 		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p, Delta: m.A - m.B}
-		var said advise.Said
+		var said conclude.Said
 		switch t.metric {
 		case store.RegressionQuality:
 			if m.Paired != nil {
 				g.Delta = m.Paired.Mean
 			}
-			g.Detail = fmt.Sprintf("quality %s against run %d: %s", cur.ScorerKey(), prev.ID, m.Basis) + bh
-			said = advise.Say("regression_quality", "Scorer", cur.ScorerKey(), "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
+			said = conclude.Say("compare.said.regression_quality", "Scorer", key, "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionLatency:
-			g.Detail = fmt.Sprintf("p95 end-to-end latency %.0f ms against run %d's %.0f ms (%+.1f %%): %s", m.A, prev.ID, m.B, -m.Pct, m.Basis) + bh
-			said = advise.Say("regression_latency", "A", advise.Dec{V: m.A}, "Run", prev.ID, "B", advise.Dec{V: m.B},
-				"Pct", advise.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
+			said = conclude.Say("compare.said.regression_latency", "A", conclude.Dec{V: m.A}, "Run", prev.ID, "B", conclude.Dec{V: m.B},
+				"Pct", conclude.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionThroughput:
-			g.Detail = fmt.Sprintf("%.1f output tokens/s against run %d's %.1f (%+.1f %%): %s", m.A, prev.ID, m.B, m.Pct, m.Basis) + bh
-			said = advise.Say("regression_throughput", "A", advise.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", advise.Dec{V: m.B, Places: 1},
-				"Pct", advise.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
+			said = conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", conclude.Dec{V: m.B, Places: 1},
+				"Pct", conclude.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		}
-		// A sentence that cannot be stored leaves the page its English.
+		// The stored English is the catalogue's (conclude.English); a
+		// sentence that cannot be stored leaves the page that English.
+		g.Detail = conclude.English(said)
 		if b, err := json.Marshal(said); err == nil {
 			g.DetailSaid = b
 		}
@@ -142,32 +141,8 @@ func Find(cur, prev store.RunFigures, ev advise.Evidence) []store.Regression {
 	return out
 }
 
-// candidate is a run's figures as advise compares them, with its kept
-// intervals, load and scorer identities; a figure the run did not measure
-// stays nil.
-func candidate(r store.RunFigures) advise.Candidate {
-	c := advise.Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
-		Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, ScorerKey: r.ScorerKey(), Drift: r.Drift}
-	if st := r.Stat; st != nil {
-		load := st.Load
-		c.Load, c.TPS = &load, st.TPS
-	}
-	var s jobs.RunSummary
-	if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
-		return c
-	}
-	if tps := s.OutputTokensPerS; tps > 0 && !math.IsInf(tps, 0) && !math.IsNaN(tps) {
-		c.TokensPS = &tps
-	}
-	if p95 := s.E2E.P95; p95 > 0 && !math.IsInf(p95, 0) && !math.IsNaN(p95) {
-		c.E2Ep95 = &p95
-		if r.Stat != nil {
-			c.E2EN = r.Stat.OK
-		}
-		if r.Stat != nil && r.Stat.E2EP95 != nil {
-			lo, hi := r.Stat.E2EP95.Lo, r.Stat.E2EP95.Hi
-			c.E2Ep95Lo, c.E2Ep95Hi, c.E2ECoverage = &lo, &hi, r.Stat.E2EP95.Coverage
-		}
-	}
-	return c
+// hasQuality says whether run r was scored under scorer identity key.
+func hasQuality(r store.RunFigures, key string) bool {
+	_, ok := r.QualityUnder(key)
+	return ok
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
@@ -36,8 +36,8 @@ func measured(r store.RunFigures, se, lo, hi float64, load string) store.RunFigu
 	return r
 }
 
-func scores(n int, right func(int) bool) []advise.ItemScore {
-	out := make([]advise.ItemScore, n)
+func scores(n int, right func(int) bool) []conclude.ItemScore {
+	out := make([]conclude.ItemScore, n)
 	for i := range out {
 		out[i].Idx = i
 		if right(i) {
@@ -65,8 +65,8 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cur, prev store.RunFigures
-		curS      []advise.ItemScore
-		prevS     []advise.ItemScore
+		curS      []conclude.ItemScore
+		prevS     []conclude.ItemScore
 		want      string
 	}{
 		{"the same", m(run(2, "exact", 100, 200)), m(run(1, "exact", 100, 200)), scores(50, all), scores(50, all), "[]"},
@@ -89,8 +89,15 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 			scores(50, all), scores(50, func(i int) bool { return i >= 30 }), "[]"},
 	} {
 		tc.cur.Quality, tc.prev.Quality = mean(tc.curS), mean(tc.prevS)
-		var ev advise.Evidence
-		if d, ok := advise.PairRuns(tc.cur.ID, tc.prev.ID, tc.curS, tc.prevS); ok {
+		// As the store reads a run: its quality is also its quality under
+		// the scorer identity it was scored with.
+		for _, r := range []*store.RunFigures{&tc.cur, &tc.prev} {
+			if len(r.Qualities) > 0 {
+				r.Qualities[0].Mean = r.Quality
+			}
+		}
+		var ev conclude.Evidence
+		if d, ok := conclude.PairRuns(tc.cur.ID, tc.prev.ID, tc.curS, tc.prevS); ok {
 			ev.Paired = append(ev.Paired, d)
 		}
 		got := Find(tc.cur, tc.prev, ev)
@@ -103,7 +110,7 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 			}
 			// The stored sentence, worded by a page, reads as the API's
 			// English, and in German otherwise.
-			var s advise.Said
+			var s conclude.Said
 			if err := json.Unmarshal(g.DetailSaid, &s); err != nil {
 				t.Fatalf("%s: stored sentence %s: %v", tc.name, g.DetailSaid, err)
 			}
@@ -117,7 +124,7 @@ func TestFindDecidesByTheTestsAndTheFalseDiscoveryRate(t *testing.T) {
 	}
 }
 
-func mean(xs []advise.ItemScore) *float64 {
+func mean(xs []conclude.ItemScore) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}

@@ -25,7 +25,7 @@ type Regression struct {
 	// Detail says in words what was compared and how it was decided, in
 	// English.
 	Detail string `json:"detail"`
-	// DetailSaid is Detail as app/advise said it (advise.Said's JSON), for
+	// DetailSaid is Detail as app/conclude said it (conclude.Said's JSON), for
 	// a page to word in its reader's language; empty for flags stored
 	// before it was kept. Not part of the API.
 	DetailSaid json.RawMessage `json:"-"`

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -21,7 +21,7 @@ func memoryLabel(ctx context.Context, m store.Model) string {
 	if m.MemoryGB != nil {
 		return shortNum(ctx, *m.MemoryGB) + " GB"
 	}
-	return i18n.T(ctx, "admin_models.memory_estimated", "GB", shortNum(ctx, advise.EstimateMemoryGB(m.ParamsB, m.Quantization)))
+	return i18n.T(ctx, "admin_models.memory_estimated", "GB", shortNum(ctx, conclude.EstimateMemoryGB(m.ParamsB, m.Quantization)))
 }
 
 // paramsLabel is the parameter count in billions the way model names

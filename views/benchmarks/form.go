@@ -8,8 +8,8 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/ruckus/ruckus/app/advise"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -152,7 +152,7 @@ func MemoryNeedGB(m store.Model) float64 {
 	if m.MemoryGB != nil {
 		return *m.MemoryGB
 	}
-	return advise.EstimateMemoryGB(m.ParamsB, m.Quantization)
+	return conclude.EstimateMemoryGB(m.ParamsB, m.Quantization)
 }
 
 // modelLabel names a model in the target row's choice: its name, size

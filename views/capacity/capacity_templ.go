@@ -21,7 +21,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/layout"
@@ -45,7 +45,7 @@ type Data struct {
 	// Errors name the fields that are out of range.
 	Errors []fiber.Map
 	// Plan is nil until a dataset and traffic are given.
-	Plan *advise.CapacityPlan
+	Plan *conclude.CapacityPlan
 	// QualityScorers are the scorer identities of the chosen dataset's
 	// candidates, for the minimum quality.
 	QualityScorers []string
@@ -127,7 +127,7 @@ func Page(d Data) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var5 string
-			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "capacity.rules", "Coverage", i18n.T(ctx, "capacity.coverage"), "Min", fmt.Sprint(advise.MinMedianOutputTokens)))
+			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "capacity.rules", "Coverage", i18n.T(ctx, "capacity.coverage"), "Min", fmt.Sprint(conclude.MinMedianOutputTokens)))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `capacity/capacity.templ`, Line: 52, Col: 167}
 			}
@@ -1785,7 +1785,7 @@ func Page(d Data) templ.Component {
 // ROISection is each sized target against what runs today: the monthly
 // saving, the quality difference with its interval (one scorer identity
 // only) and the payback of the migration.
-func ROISection(r advise.ROI) templ.Component {
+func ROISection(r conclude.ROI) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/said"
@@ -24,7 +24,7 @@ func money(ctx context.Context, v *float64) string {
 	return usd(ctx, *v)
 }
 
-func quality(ctx context.Context, a advise.Capacity) string {
+func quality(ctx context.Context, a conclude.Capacity) string {
 	switch {
 	case a.Quality == nil:
 		return i18n.T(ctx, "capacity.not_scored")
@@ -35,7 +35,7 @@ func quality(ctx context.Context, a advise.Capacity) string {
 }
 
 // outputLengths is what a run measured of its answers' lengths.
-func outputLengths(ctx context.Context, a advise.Capacity) string {
+func outputLengths(ctx context.Context, a conclude.Capacity) string {
 	if a.OutputTokensP50 == nil || a.OutputTokensP90 == nil || a.OutputTokensMax == nil {
 		return i18n.T(ctx, "capacity.not_measured")
 	}
@@ -44,7 +44,7 @@ func outputLengths(ctx context.Context, a advise.Capacity) string {
 }
 
 // sloFrom names the measurement a target's SLO-bound rate comes from.
-func sloFrom(ctx context.Context, m advise.Measured) string {
+func sloFrom(ctx context.Context, m conclude.Measured) string {
 	if m.SLOFrom.Code == "" {
 		return m.SLORateFrom
 	}
@@ -52,7 +52,7 @@ func sloFrom(ctx context.Context, m advise.Measured) string {
 }
 
 // source says where a planned figure comes from.
-func source(ctx context.Context, a advise.Capacity, key string) string {
+func source(ctx context.Context, a conclude.Capacity, key string) string {
 	if s, ok := a.SourcesSaid[key]; ok {
 		return said.Word(ctx, s)
 	}
@@ -60,7 +60,7 @@ func source(ctx context.Context, a advise.Capacity, key string) string {
 }
 
 // todaySource says where a figure of today's cost comes from.
-func todaySource(ctx context.Context, t advise.TodayCost, key string) string {
+func todaySource(ctx context.Context, t conclude.TodayCost, key string) string {
 	if s, ok := t.SourcesSaid[key]; ok {
 		return said.Word(ctx, s)
 	}
@@ -68,7 +68,7 @@ func todaySource(ctx context.Context, t advise.TodayCost, key string) string {
 }
 
 // extrapolated says where the traffic leaves what a target measured.
-func extrapolated(ctx context.Context, a advise.Capacity) []string {
+func extrapolated(ctx context.Context, a conclude.Capacity) []string {
 	if len(a.ExtrapolatedSaid) != len(a.Extrapolated) {
 		return a.Extrapolated
 	}
@@ -76,7 +76,7 @@ func extrapolated(ctx context.Context, a advise.Capacity) []string {
 }
 
 // reason is a target's i-th reason not to be sized.
-func reason(ctx context.Context, a advise.Capacity, i int) string {
+func reason(ctx context.Context, a conclude.Capacity, i int) string {
 	if i < len(a.ReasonsSaid) && a.ReasonsSaid[i].Code != "" {
 		return said.Word(ctx, a.ReasonsSaid[i])
 	}
@@ -84,7 +84,7 @@ func reason(ctx context.Context, a advise.Capacity, i int) string {
 }
 
 // reasonCode is the code of a target's i-th reason.
-func reasonCode(a advise.Capacity, i int) string {
+func reasonCode(a conclude.Capacity, i int) string {
 	if i < len(a.ReasonCodes) {
 		return string(a.ReasonCodes[i])
 	}
@@ -118,8 +118,8 @@ func saving(ctx context.Context, v *float64) string {
 }
 
 // payback is how soon moving to a row's target pays for itself, as
-// advise.PlanROI works it out.
-func payback(ctx context.Context, today advise.TodayCost, row advise.ROIRow) string {
+// conclude.PlanROI works it out.
+func payback(ctx context.Context, today conclude.TodayCost, row conclude.ROIRow) string {
 	switch {
 	case row.MonthlySaving == nil:
 		return i18n.T(ctx, "capacity.payback_unknown", "Problem", noPrice(ctx, today.Hardware))
@@ -136,7 +136,7 @@ func payback(ctx context.Context, today advise.TodayCost, row advise.ROIRow) str
 
 // energyLeftOut says why energy is left out of a row's comparison; "" when
 // it is not.
-func energyLeftOut(ctx context.Context, row advise.ROIRow) string {
+func energyLeftOut(ctx context.Context, row conclude.ROIRow) string {
 	if row.EnergyLeftOutSaid.Code != "" {
 		return said.Word(ctx, row.EnergyLeftOutSaid)
 	}
@@ -145,7 +145,7 @@ func energyLeftOut(ctx context.Context, row advise.ROIRow) string {
 
 // qualityBasis says how a quality difference was tested, or why it was
 // not.
-func qualityBasis(ctx context.Context, q advise.QualityChange) string {
+func qualityBasis(ctx context.Context, q conclude.QualityChange) string {
 	if q.BasisSaid.Code != "" {
 		return said.Word(ctx, q.BasisSaid)
 	}
@@ -154,7 +154,7 @@ func qualityBasis(ctx context.Context, q advise.QualityChange) string {
 
 // qualityChange is a target's quality against today's, with its interval
 // and whether the test finds it significant; or why it was not compared.
-func qualityChange(ctx context.Context, q advise.QualityChange) string {
+func qualityChange(ctx context.Context, q conclude.QualityChange) string {
 	if !q.Comparable || q.Difference == nil {
 		return i18n.T(ctx, "capacity.not_compared")
 	}

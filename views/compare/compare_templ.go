@@ -17,7 +17,7 @@ import "github.com/ruckus/ruckus/views/docs"
 import (
 	"fmt"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
@@ -40,10 +40,10 @@ type Data struct {
 	// Paired is each run against the baseline over the items both
 	// scored (A the run, B the baseline); runs sharing no scored item
 	// with the baseline are absent.
-	Paired map[int64]advise.QualityDiff
+	Paired map[int64]conclude.QualityDiff
 	// Claims are each run against the baseline on every criterion
-	// (advise.Compare): not comparable, not tested, or tested with its p.
-	Claims map[int64][]advise.Margin
+	// (conclude.Compare): not comparable, not tested, or tested with its p.
+	Claims map[int64][]conclude.Margin
 	// Judge is the pairwise LLM judge's section.
 	Judge PairJudge
 }
@@ -1313,7 +1313,7 @@ func pairJudgeSection(d Data) templ.Component {
 // pairedNote is a run's paired comparison with the baseline: the mean
 // difference, its interval, p and the test, and whether it is
 // significant at 5 %.
-func pairedNote(p advise.QualityDiff) templ.Component {
+func pairedNote(p conclude.QualityDiff) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -2,92 +2,27 @@ package compare
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/said"
 )
 
-// Figures are one run's comparable numbers; nil where unknown.
+// Figures are one run's comparable numbers (conclude.Figures) with the
+// grid's carbon intensity its emissions are estimated at.
 type Figures struct {
-	Run     store.RunFigures
-	Quality *float64
-	TTFT    jobs.Dist
-	TPOT    jobs.Dist
-	E2E     jobs.Dist
-	// ITL is over every token; ITLMeasured is false when the run stored no
-	// inter-token gaps (imported results, one-token answers).
-	ITL         jobs.Dist
-	ITLMeasured bool
-	// Steps and Saturation are a sweep's (none for other profiles).
-	Steps        []jobs.StepSummary
-	Saturation   *jobs.Saturation
-	TokensPerS   *float64
-	RequestsPerS *float64
-	Goodput      *float64
-	Errors       int
-	PeakGPUGiB   *float64
-	JPerToken    *float64
-	EnergyJ      *float64
-	CostPer1M    *float64
-	// GPUSimulated: the GPU figures were simulated from the load of the
-	// simulated runtime (--sim-gpu), not measured.
-	GPUSimulated bool
-	// Node is the node's CPU and memory over the run (nil when not
-	// measured).
-	Node       *jobs.NodeSummary
-	HasSummary bool
-	// TokenPriced: CostPer1M is a remote provider's token price, not an
-	// hourly price over a speed.
-	TokenPriced bool
+	conclude.Figures
 	// GridCO2 is g CO₂e per kWh for the estimated emissions.
 	GridCO2 float64
 }
 
-// NewFigures reads a run's stored summaries. Cost per 1M output tokens is
-// the hardware profile's price per hour / (output tokens/s × 3600) × 10⁶,
-// or for a remote provider's run its token prices (store.RunFigures.CostPer1M).
+// NewFigures reads a run's stored summaries (conclude.ReadFigures).
 func NewFigures(r store.RunFigures) Figures {
-	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
-	var s jobs.RunSummary
-	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
-		f.HasSummary = true
-		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
-		f.Steps, f.Saturation = s.Steps, s.Saturation
-		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
-		if c, tokenPriced, ok := r.CostPer1M(s); ok {
-			f.CostPer1M, f.TokenPriced = &c, tokenPriced
-		}
-	}
-	var g struct {
-		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
-		JoulesPerToken float64 `json:"joules_per_token"`
-		EnergyJ        float64 `json:"energy_j"`
-		Simulated      bool    `json:"simulated"`
-	}
-	var n jobs.NodeSummary
-	if r.NodeSummary != nil && json.Unmarshal(r.NodeSummary, &n) == nil && n.Samples > 0 {
-		f.Node = &n
-	}
-	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
-		f.GPUSimulated = g.Simulated
-		gib := float64(g.PeakMemBytes) / (1 << 30)
-		f.PeakGPUGiB = &gib
-		if g.JoulesPerToken > 0 {
-			f.JPerToken = &g.JoulesPerToken
-		}
-		if g.EnergyJ > 0 {
-			f.EnergyJ = &g.EnergyJ
-		}
-	}
-	return f
+	return Figures{Figures: conclude.ReadFigures(r)}
 }
 
 // Metric is one row of the comparison table.
@@ -104,7 +39,7 @@ type Metric struct {
 	// better or worse ("" for a figure no conclusion tests: its delta is
 	// shown uncoloured); Quality rows need the same scorer identity, the
 	// others the same load (docs/concepts.md#comparability-and-noise).
-	Tested  advise.Criterion
+	Tested  conclude.Criterion
 	Quality bool
 }
 
@@ -112,7 +47,7 @@ func ptr(v float64) *float64 { return &v }
 
 // Metrics are the table's rows, in order.
 var Metrics = []Metric{
-	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }, advise.Quality, true},
+	{"Quality (mean score)", "compare.metric.quality", false, "%.3f", func(f Figures) *float64 { return f.Quality }, conclude.Quality, true},
 	{"TTFT p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P50) }, "", false},
 	{"TTFT p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P95) }, "", false},
 	{"TTFT p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.TTFT.P99) }, "", false},
@@ -124,9 +59,9 @@ var Metrics = []Metric{
 	{"ITL p99 ms", "", true, "%.2f", func(f Figures) *float64 { return itlv(f, f.ITL.P99) }, "", false},
 	{"ITL max ms", "", true, "%.1f", func(f Figures) *float64 { return itlv(f, f.ITL.Max) }, "", false},
 	{"E2E p50 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P50) }, "", false},
-	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }, advise.Latency, false},
+	{"E2E p95 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P95) }, conclude.Latency, false},
 	{"E2E p99 ms", "", true, "%.1f", func(f Figures) *float64 { return sumv(f, f.E2E.P99) }, "", false},
-	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }, advise.Speed, false},
+	{"Output tokens/s", "compare.metric.output_tps", false, "%.1f", func(f Figures) *float64 { return f.TokensPerS }, conclude.Speed, false},
 	{"Requests/s", "compare.metric.rps", false, "%.2f", func(f Figures) *float64 { return f.RequestsPerS }, "", false},
 	{"Goodput req/s", "compare.metric.goodput", false, "%.2f", func(f Figures) *float64 { return f.Goodput }, "", false},
 	{"Errors", "compare.metric.errors", true, "%.0f", func(f Figures) *float64 { return ptr(float64(f.Errors)) }, "", false},
@@ -144,7 +79,7 @@ var Metrics = []Metric{
 		}
 		return ptr(*f.EnergyJ / 3.6e6 * f.GridCO2)
 	}, "", false},
-	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }, advise.Cost, false},
+	{"Cost per 1M output tokens (USD)", "compare.metric.cost", true, "%.3f", func(f Figures) *float64 { return f.CostPer1M }, conclude.Cost, false},
 }
 
 func sumv(f Figures, v float64) *float64 {
@@ -171,55 +106,28 @@ func (m Metric) Label(ctx context.Context) string {
 
 // Cell is a value and its change against the baseline, in the reader's
 // language, with the class that colours it. claims are the run's margins
-// against the baseline (d.Claims): a delta is not shown where they call
-// the runs not comparable (another scorer identity, another load), and is
-// coloured better or worse only where the metric's test establishes the
-// difference; elsewhere it is shown plain ("delta-untested").
-func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []advise.Margin) (string, string, string) {
+// against the baseline (d.Claims); whether a delta is shown and coloured
+// is the engine's (conclude.FigureDelta): not where the claims call the
+// runs not comparable, better or worse only where the metric's test
+// establishes it, plain ("delta-untested") elsewhere.
+func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims []conclude.Margin) (string, string, string) {
 	v := m.Value(f)
 	if v == nil {
 		return i18n.T(ctx, "compare.not_measured"), "", ""
 	}
 	text := said.DecimalSign(ctx, fmt.Sprintf(m.Format, *v))
-	b := m.Value(base)
-	if isBase || b == nil || *b == 0 || math.IsNaN(*v) || !m.comparable(claims) {
+	if isBase {
 		return text, "", ""
 	}
-	d := (*v - *b) / math.Abs(*b) * 100
-	if math.Abs(d) < 0.05 {
+	d := conclude.FigureDelta(m.Tested, m.Quality, v, m.Value(base), claims)
+	switch {
+	case !d.Shown:
+		return text, "", ""
+	case d.Flat:
 		return text, "±0%", ""
 	}
-	class := "delta-untested"
-	for _, c := range claims {
-		if m.Tested != "" && c.Criterion == m.Tested && c.Comparable && !c.Tie && c.P != nil {
-			class = "delta-worse"
-			if c.Better > 0 {
-				class = "delta-better"
-			}
-		}
-	}
-	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d)), class
-}
-
-// comparable says whether the run's claims let the metric be set against
-// the baseline's: a quality under the same scorer identity, any other
-// figure under the same load (the latency claim's verdict, else speed's).
-// Without claims (no baseline) nothing is known to differ.
-func (m Metric) comparable(claims []advise.Margin) bool {
-	want := []advise.Criterion{advise.Latency, advise.Speed, advise.Cost}
-	if m.Quality {
-		want = []advise.Criterion{advise.Quality}
-	}
-	for _, w := range want {
-		for _, c := range claims {
-			if c.Criterion == w && c.Measured {
-				// Speed under an open loop is not ranked though the
-				// loads are one: only a load difference hides a delta.
-				return c.Comparable || w != advise.Quality && c.ReasonSaid.Code == "not_ranked_open_loop"
-			}
-		}
-	}
-	return true
+	class := map[conclude.Shade]string{conclude.Untested: "delta-untested", conclude.Better: "delta-better", conclude.Worse: "delta-worse"}[d.Shade]
+	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d.Pct)), class
 }
 
 // Charts places the runs on quality vs cost and TTFT p95 vs throughput.
@@ -279,7 +187,7 @@ func cellFor(it store.CompareItem, run int64) (store.CompareCell, bool) {
 
 // pairedText is a paired comparison in a line: the difference with its
 // interval, p, the test and the items it rests on.
-func pairedText(ctx context.Context, p advise.QualityDiff) string {
+func pairedText(ctx context.Context, p conclude.QualityDiff) string {
 	args := []any{"Mean", said.Signed(ctx, p.Mean, 3), "Lo", said.Signed(ctx, p.Lo, 3), "Hi", said.Signed(ctx, p.Hi, 3), "P", said.PValue(ctx, p.P),
 		"Test", said.TestName(ctx, p), "N", fmt.Sprint(p.N)}
 	if n := p.OnlyA + p.OnlyB; n > 0 {
@@ -391,13 +299,13 @@ func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 }
 
 // criterionKeys name each criterion in a claim.
-var criterionKeys = map[advise.Criterion]string{advise.Quality: "compare.crit_quality", advise.Speed: "compare.crit_speed",
-	advise.Latency: "compare.crit_latency", advise.Cost: "compare.crit_cost"}
+var criterionKeys = map[conclude.Criterion]string{conclude.Quality: "compare.crit_quality", conclude.Speed: "compare.crit_speed",
+	conclude.Latency: "compare.crit_latency", conclude.Cost: "compare.crit_cost"}
 
 // ClaimText is one criterion's comparison with the baseline in words, in
 // the reader's language: what differs when the runs are not comparable,
 // else the difference, the test and whether it is significant.
-func ClaimText(ctx context.Context, m advise.Margin) string {
+func ClaimText(ctx context.Context, m conclude.Margin) string {
 	name := i18n.T(ctx, criterionKeys[m.Criterion])
 	pct := func() string {
 		if !m.Relative {
@@ -416,7 +324,7 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 	case m.Tie:
 		detect := ""
 		if m.Detectable != nil {
-			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, advise.FormatPct(*m.Detectable)))
+			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, conclude.FormatPct(*m.Detectable)))
 		}
 		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P), "Detect", detect)
 	}
@@ -426,12 +334,7 @@ func ClaimText(ctx context.Context, m advise.Margin) string {
 // comparableQuality says whether run id's quality may be set against the
 // baseline's (the same scorer identity); the baseline's own always is.
 func comparableQuality(d Data, id int64) bool {
-	for _, m := range d.Claims[id] {
-		if m.Criterion == advise.Quality && m.Measured {
-			return m.Comparable
-		}
-	}
-	return true
+	return conclude.QualityComparable(d.Claims[id])
 }
 
 // NodeLine is a run's node figures in a sentence in the reader's

@@ -5,28 +5,28 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/layout"
 )
 
 // variantLabel names a variant: its model and shots.
-func variantLabel(ctx context.Context, r advise.VariantRow) string {
+func variantLabel(ctx context.Context, r conclude.VariantRow) string {
 	return i18n.T(ctx, "variants.label", "Model", r.Model, "K", r.Shots)
 }
 
 // kindWords says what a variant is to its family.
-func kindWords(ctx context.Context, r advise.VariantRow) string {
+func kindWords(ctx context.Context, r conclude.VariantRow) string {
 	switch r.Kind {
-	case advise.KindFineTune:
+	case conclude.KindFineTune:
 		return i18n.T(ctx, "variants.fine_tune_of", "Base", r.BaseModel)
-	case advise.KindAdapter:
+	case conclude.KindAdapter:
 		return i18n.T(ctx, "variants.adapter_on", "Base", r.BaseModel)
 	}
 	return i18n.T(ctx, "variants.base_model")
 }
 
-func qualityWithCI(ctx context.Context, r advise.VariantRow) string {
+func qualityWithCI(ctx context.Context, r conclude.VariantRow) string {
 	switch {
 	case r.Quality == nil:
 		return i18n.T(ctx, "variants.not_scored")
@@ -38,7 +38,7 @@ func qualityWithCI(ctx context.Context, r advise.VariantRow) string {
 
 // deltaText is a variant's difference from the baseline with its interval
 // and whether the test finds it.
-func deltaText(ctx context.Context, r advise.VariantRow) string {
+func deltaText(ctx context.Context, r conclude.VariantRow) string {
 	m := r.Delta
 	if m == nil || !m.Measured || !m.Comparable {
 		return i18n.T(ctx, "variants.not_compared")
@@ -58,13 +58,13 @@ func deltaText(ctx context.Context, r advise.VariantRow) string {
 }
 
 // categoryOf is a variant's delta on one category.
-func categoryOf(r advise.VariantRow, cat string) (advise.CategoryDelta, bool) {
+func categoryOf(r conclude.VariantRow, cat string) (conclude.CategoryDelta, bool) {
 	for _, c := range r.Categories {
 		if c.Category == cat {
 			return c, true
 		}
 	}
-	return advise.CategoryDelta{}, false
+	return conclude.CategoryDelta{}, false
 }
 
 // scorerWords says in words what a scorer identity is when its name does

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/said"
 )
@@ -14,7 +14,7 @@ import (
 // before its sentence was kept as codes shows its English.
 func RegressionText(ctx context.Context, g store.Regression) string {
 	if len(g.DetailSaid) > 0 {
-		var s advise.Said
+		var s conclude.Said
 		if json.Unmarshal(g.DetailSaid, &s) == nil {
 			return said.Word(ctx, s)
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/said"
@@ -20,7 +20,7 @@ func num(ctx context.Context, v *float64, places int) string {
 }
 
 // rank is "1", or "=1" when the rank is shared.
-func rank(r advise.Ranked) string {
+func rank(r conclude.Ranked) string {
 	if len(r.TiedWith) > 0 {
 		return fmt.Sprintf("=%d", r.Rank)
 	}
@@ -28,14 +28,14 @@ func rank(r advise.Ranked) string {
 }
 
 // label names a candidate among others in the reader's language.
-func label(ctx context.Context, c advise.Candidate, all []advise.Candidate) string {
+func label(ctx context.Context, c conclude.Candidate, all []conclude.Candidate) string {
 	return said.Label(ctx, c, all)
 }
 
 // headline names the recommended target, or the targets tied first.
-func headline(ctx context.Context, rec advise.Recommendation) string {
-	var first []advise.Candidate
-	var all []advise.Candidate
+func headline(ctx context.Context, rec conclude.Recommendation) string {
+	var first []conclude.Candidate
+	var all []conclude.Candidate
 	for _, r := range rec.Feasible {
 		all = append(all, r.Candidate)
 		if r.Rank == 1 {
@@ -56,7 +56,7 @@ func headline(ctx context.Context, rec advise.Recommendation) string {
 }
 
 // explanation says why a target has its rank, in the reader's language.
-func explanation(ctx context.Context, r advise.Ranked) string {
+func explanation(ctx context.Context, r conclude.Ranked) string {
 	if r.ExplanationSaid.Code == "" {
 		return r.Explanation
 	}
@@ -64,7 +64,7 @@ func explanation(ctx context.Context, r advise.Ranked) string {
 }
 
 // notes say what the ranking left out and why, in the reader's language.
-func notes(ctx context.Context, rec advise.Recommendation) []string {
+func notes(ctx context.Context, rec conclude.Recommendation) []string {
 	if len(rec.NotesSaid) != len(rec.Notes) {
 		return rec.Notes
 	}
@@ -72,14 +72,14 @@ func notes(ctx context.Context, rec advise.Recommendation) []string {
 }
 
 // unrankedReason says what sets a target apart from the ranked ones.
-func unrankedReason(ctx context.Context, x advise.Unranked) string {
+func unrankedReason(ctx context.Context, x conclude.Unranked) string {
 	if x.ReasonSaid.Code == "" {
 		return x.Reason
 	}
 	return said.Word(ctx, x.ReasonSaid)
 }
 
-func quality(ctx context.Context, c advise.Candidate) string {
+func quality(ctx context.Context, c conclude.Candidate) string {
 	if c.Quality == nil {
 		return i18n.T(ctx, "recommend.not_scored")
 	}
@@ -91,11 +91,11 @@ func quality(ctx context.Context, c advise.Candidate) string {
 
 // Charts draws quality against cost and against p95 E2E for every
 // candidate, with the Pareto front as a line.
-func Charts(ctx context.Context, all []advise.Candidate, rec advise.Recommendation) []charts.Chart {
-	mk := func(id, title, xl string, x func(advise.Candidate) *float64, front []int64) charts.Chart {
+func Charts(ctx context.Context, all []conclude.Candidate, rec conclude.Recommendation) []charts.Chart {
+	mk := func(id, title, xl string, x func(conclude.Candidate) *float64, front []int64) charts.Chart {
 		pts := charts.Series{Name: i18n.T(ctx, "recommend.chart_targets"), Dots: true}
 		line := charts.Series{Name: i18n.T(ctx, "recommend.chart_front")}
-		byID := map[int64]advise.Candidate{}
+		byID := map[int64]conclude.Candidate{}
 		for _, c := range all {
 			byID[c.RunID] = c
 			if c.Quality == nil || x(c) == nil {
@@ -117,12 +117,12 @@ func Charts(ctx context.Context, all []advise.Candidate, rec advise.Recommendati
 	for _, c := range all {
 		if c.Quality != nil && c.CostPer1M != nil {
 			out = append(out, mk("pareto-cost", i18n.T(ctx, "compare.chart_quality_cost"), i18n.T(ctx, "recommend.chart_usd_1m"),
-				func(c advise.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost))
+				func(c conclude.Candidate) *float64 { return c.CostPer1M }, rec.ParetoQualityCost))
 			break
 		}
 	}
 	return append(out, mk("pareto-latency", i18n.T(ctx, "recommend.chart_quality_latency"), i18n.T(ctx, "recommend.chart_e2e"),
-		func(c advise.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
+		func(c conclude.Candidate) *float64 { return c.E2Ep95 }, rec.ParetoQualityLaten))
 }
 
 // subject is what the recommendation is over: the benchmark or the dataset.

@@ -17,7 +17,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"fmt"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
@@ -42,7 +42,7 @@ type Data struct {
 	Dataset   *store.Dataset
 	Profiles  []string
 	Form      Form
-	Rec       advise.Recommendation
+	Rec       conclude.Recommendation
 	Charts    []charts.Chart
 }
 

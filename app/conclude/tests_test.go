@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 import (
 	"encoding/json"
@@ -83,7 +83,7 @@ func TestNotEstablishedSaysWhatCouldBeDetected(t *testing.T) {
 		!strings.Contains(m.Basis, "repeats of each target would detect 5 %") || strings.Contains(m.Basis, "tie") {
 		t.Errorf("basis %q", m.Basis)
 	}
-	if m.BasisSaid.Code != "basis_need_repeats" {
+	if m.BasisSaid.Code != "compare.said.basis_need_repeats" {
 		t.Errorf("said %+v", m.BasisSaid)
 	}
 	js, err := json.Marshal(m)
@@ -331,4 +331,26 @@ func variance(xs []float64) float64 {
 		s += (x - m) * (x - m)
 	}
 	return s / float64(len(xs)-1)
+}
+
+// TestNeedForUsesTheMeasuredSpread: what would detect 5 % rests on the
+// between-run part the test weighs. Under the 3 % floor the floor alone
+// keeps 5 % out of reach of more requests (repeats are asked for); where
+// the deployments' measured spread is 1 %, more requests per run do it.
+func TestNeedForUsesTheMeasuredSpread(t *testing.T) {
+	e := stats.Estimate{Mean: 100, Lo: 99, Hi: 101, SE: 0.5, DF: 9, N: 10}
+	floor := needFor(e, e, stats.Drift{}, stats.Drift{}, 6, 200)
+	if floor == nil || floor.Repeats == 0 || floor.Requests != 0 {
+		t.Fatalf("under the floor: %+v, want repeats", floor)
+	}
+	spread := stats.Drift{TPS: 0.01 * 0.01, P95: 0.01 * 0.01, DF: 12}
+	measured := needFor(e, e, spread, spread, 6, 200)
+	if measured == nil || measured.Requests < 200 || measured.Repeats != 0 {
+		t.Fatalf("with a measured 1 %% spread: %+v, want requests, not repeats", measured)
+	}
+	// A spread measured on too few repeats is the floor's.
+	thin := stats.Drift{TPS: 0.01 * 0.01, DF: 2}
+	if got := needFor(e, e, thin, thin, 6, 200); got == nil || got.Repeats == 0 {
+		t.Fatalf("with 2 degrees of freedom: %+v, want the floor's repeats", got)
+	}
 }

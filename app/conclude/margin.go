@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 import (
 	"cmp"
@@ -111,13 +111,13 @@ func (d QualityDiff) TestName() string {
 	return d.Test
 }
 
-// testSaid is TestName for a page to word: the test's own name (data)
+// TestSaid is TestName for a page to word: the test's own name (data)
 // when it is none of the named tests.
-func (d QualityDiff) testSaid() any {
-	if d.TestName() == d.Test {
-		return d.Test
+func (d QualityDiff) TestSaid() any {
+	if k := testKey(d.Test); k != "" {
+		return say(k)
 	}
-	return say("test_" + d.Test)
+	return d.Test
 }
 
 // flip is the same comparison seen from B.
@@ -276,42 +276,36 @@ type Margin struct {
 // and cost only under the same load identity
 // (docs/concepts.md#comparability-and-noise).
 func Comparable(a, b Candidate, c Criterion) (bool, string) {
-	ok, why, _ := comparable(a, b, c)
-	return ok, why
+	ok, why := comparable(a, b, c)
+	return ok, English(why)
 }
 
-// comparable is Comparable with what differs also as a Said.
-func comparable(a, b Candidate, c Criterion) (bool, string, Said) {
+// comparable is Comparable with what differs as a Said.
+func comparable(a, b Candidate, c Criterion) (bool, Said) {
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {
-			return false, fmt.Sprintf("not comparable: quality scored with %s vs %s", orNone(a.ScorerKey), orNone(b.ScorerKey)),
-				say("not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
+			return false, say("compare.said.not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
 		}
 		if !HigherIsBetter(a.ScorerKey) {
-			return false, "not ranked: " + a.ScorerKey + " is a refusal rate, not a quality where more is better (read it per category: harmful prompts vs benign ones)",
-				say("not_ranked_refusal", "Scorer", a.ScorerKey)
+			return false, say("compare.said.not_ranked_refusal", "Scorer", a.ScorerKey)
 		}
-		return true, "", Said{}
+		return true, Said{}
 	}
 	switch {
 	case a.Load == nil && b.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for runs %d and %d (rescore them to record one)", a.RunID, b.RunID),
-			say("not_comparable_no_loads", "A", a.RunID, "B", b.RunID)
+		return false, say("compare.said.not_comparable_no_loads", "A", a.RunID, "B", b.RunID)
 	case a.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", a.RunID),
-			say("not_comparable_no_load", "Run", a.RunID)
+		return false, say("compare.said.not_comparable_no_load", "Run", a.RunID)
 	case b.Load == nil:
-		return false, fmt.Sprintf("not comparable: no load identity kept for run %d (rescore it to record one)", b.RunID),
-			say("not_comparable_no_load", "Run", b.RunID)
+		return false, say("compare.said.not_comparable_no_load", "Run", b.RunID)
 	}
 	if d := a.Load.Differences(*b.Load); len(d) > 0 {
-		return false, "not comparable: " + strings.Join(d, "; "), say("not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
+		return false, say("compare.said.not_comparable_load", "What", loadDifferences(*a.Load, *b.Load))
 	}
 	if (c == Speed || c == Cost) && OpenLoop(*a.Load) {
-		return false, "not ranked: under an open loop (" + a.Load.Profile + ") output tokens/s is the offered load, not the target's; compare latency and goodput",
-			say("not_ranked_open_loop", "Profile", a.Load.Profile)
+		return false, say("compare.said.not_ranked_open_loop", "Profile", a.Load.Profile)
 	}
-	return true, "", Said{}
+	return true, Said{}
 }
 
 // OpenLoop says whether a load sends at a rate of its own (constant-rate,
@@ -326,29 +320,29 @@ func OpenLoop(l jobs.LoadIdentity) bool {
 func loadDifferences(l, o jobs.LoadIdentity) []Said {
 	var out []Said
 	if l.Profile != o.Profile || l.Params != o.Params {
-		out = append(out, say("differs_load", "A", strings.TrimSpace(l.Profile+" "+l.Params), "B", strings.TrimSpace(o.Profile+" "+o.Params)))
+		out = append(out, say("compare.said.differs_load", "A", strings.TrimSpace(l.Profile+" "+l.Params), "B", strings.TrimSpace(o.Profile+" "+o.Params)))
 	}
 	if l.Sampling != o.Sampling {
-		out = append(out, say("differs_sampling", "A", l.Sampling, "B", o.Sampling))
+		out = append(out, say("compare.said.differs_sampling", "A", l.Sampling, "B", o.Sampling))
 	}
 	if l.DatasetID != o.DatasetID {
-		out = append(out, say("differs_dataset", "A", l.DatasetID, "B", o.DatasetID))
+		out = append(out, say("compare.said.differs_dataset", "A", l.DatasetID, "B", o.DatasetID))
 	}
 	if l.InputClass != o.InputClass {
-		out = append(out, say("differs_input", "A", l.InputClass, "B", o.InputClass))
+		out = append(out, say("compare.said.differs_input", "A", l.InputClass, "B", o.InputClass))
 	}
 	if l.OutputClass != o.OutputClass {
-		out = append(out, say("differs_output", "A", l.OutputClass, "B", o.OutputClass))
+		out = append(out, say("compare.said.differs_output", "A", l.OutputClass, "B", o.OutputClass))
 	}
 	in, outLen := l.LengthsDiffer(o)
 	if in {
-		out = append(out, say("differs_mean_input", "A", dec(l.MeanIn, 1), "B", dec(o.MeanIn, 1), "Ratio", trimmed(jobs.LengthRatio)))
+		out = append(out, say("compare.said.differs_mean_input", "A", dec(l.MeanIn, 1), "B", dec(o.MeanIn, 1), "Ratio", trimmed(jobs.LengthRatio)))
 	}
 	if outLen {
-		out = append(out, say("differs_mean_output", "A", dec(l.MeanOut, 1), "B", dec(o.MeanOut, 1), "Ratio", trimmed(jobs.LengthRatio)))
+		out = append(out, say("compare.said.differs_mean_output", "A", dec(l.MeanOut, 1), "B", dec(o.MeanOut, 1), "Ratio", trimmed(jobs.LengthRatio)))
 	}
 	if l.FewShot != o.FewShot {
-		out = append(out, say("differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
+		out = append(out, say("compare.said.differs_prompts", "A", fewShotSaid(l.FewShot), "B", fewShotSaid(o.FewShot)))
 	}
 	return out
 }
@@ -363,7 +357,7 @@ func fewShotSaid(s string) any {
 // scorerSaid is a scorer identity, or "no scorer".
 func scorerSaid(key string) any {
 	if key == "" {
-		return say("no_scorer")
+		return say("compare.said.no_scorer")
 	}
 	return key
 }
@@ -376,13 +370,6 @@ func HigherIsBetter(key string) bool {
 	name, _, _ := strings.Cut(key, " ")
 	name, _, _ = strings.Cut(name, "{")
 	return name != "refusal"
-}
-
-func orNone(key string) string {
-	if key == "" {
-		return "no scorer"
-	}
-	return key
 }
 
 // Compare compares a with b on c: only when they are comparable
@@ -408,6 +395,15 @@ func orNone(key string) string {
 // A lead the test does not establish says the smallest difference the
 // comparison could have detected (Detectable) and what would detect 5 %.
 func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
+	m := compare(a, b, c, ev)
+	// The API's English is the catalogue's, worded from the same Saids
+	// the pages word (no sentence written twice).
+	m.Reason, m.Basis = English(m.ReasonSaid), English(m.BasisSaid)
+	return m
+}
+
+// compare is Compare with its sentences as Saids only.
+func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m := Margin{Criterion: c}
 	va, vb := c.Value(a), c.Value(b)
 	if va == nil || vb == nil {
@@ -416,8 +412,8 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	}
 	m.Measured, m.A, m.B = true, *va, *vb
 	m.lead()
-	if m.Comparable, m.Reason, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
-		m.Test, m.Basis, m.BasisSaid = "none", m.Reason, m.ReasonSaid
+	if m.Comparable, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
+		m.Test, m.BasisSaid = "none", m.ReasonSaid
 		return m
 	}
 	var t testResult
@@ -433,13 +429,13 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	}
 	if !t.ok {
 		m.notTested()
-		if t.basis != "" {
-			m.Basis, m.BasisSaid = t.basis, t.said
+		if t.said.Code != "" {
+			m.BasisSaid = t.said
 		}
 		return m
 	}
 	d := t.d
-	m.Basis, m.BasisSaid = t.basis, t.said
+	m.BasisSaid = t.said
 	m.Test = d.Test
 	m.P, m.Lo, m.Hi = &d.P, &d.Lo, &d.Hi
 	m.Tie = !d.Significant() || m.Better == 0
@@ -463,8 +459,7 @@ func (m *Margin) lead() {
 // notTested marks the margin untested for want of an interval.
 func (m *Margin) notTested() {
 	m.P, m.Lo, m.Hi, m.Test, m.Tie = nil, nil, nil, "none", true
-	m.Basis = "not tested: a run has no interval for this figure (too few requests, or a sweep, whose steps are compared one by one)"
-	m.BasisSaid = say("basis_not_tested")
+	m.BasisSaid = say("compare.said.basis_not_tested")
 }
 
 // keepFinite leaves out of a margin whatever a test's arithmetic carried
@@ -483,29 +478,17 @@ func (m *Margin) keepFinite() {
 	}
 }
 
-// estimateSource says where speed estimates' intervals come from, and
+// estimateSaid says where speed estimates' intervals come from, and
 // the between-run variance single runs carry: their deployment's
 // measured spread (da, db) or the DriftCV floor.
-func estimateSource(a, b stats.Estimate, da, db stats.Drift) string {
-	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
-		return fmt.Sprintf("the between-run spread of %d and %d repeats", a.N, b.N)
-	}
-	if da.Measured() && db.Measured() {
-		return fmt.Sprintf("batch means over the steady window (%d and %d batches) with the between-run spread of the deployments' own repeated runs (%d and %d degrees of freedom)",
-			a.N, b.N, da.DF, db.DF)
-	}
-	return fmt.Sprintf("batch means over the steady window (%d and %d batches) with a %.0f %% between-run floor", a.N, b.N, stats.DriftCV*100)
-}
-
-// estimateSaid is estimateSource as a Said.
 func estimateSaid(a, b stats.Estimate, da, db stats.Drift) Said {
 	if a.N >= 2 && b.N >= 2 && a.Repeats && b.Repeats {
-		return say("estimate_repeats", "A", a.N, "B", b.N)
+		return say("compare.said.estimate_repeats", "A", a.N, "B", b.N)
 	}
 	if da.Measured() && db.Measured() {
-		return say("estimate_batches_measured", "A", a.N, "B", b.N, "DA", da.DF, "DB", db.DF)
+		return say("compare.said.estimate_batches_measured", "A", a.N, "B", b.N, "DA", da.DF, "DB", db.DF)
 	}
-	return say("estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
+	return say("compare.said.estimate_batches", "A", a.N, "B", b.N, "Floor", dec(stats.DriftCV*100, 0))
 }
 
 // Lead is who leads on one criterion: the best candidate, the runner-up
@@ -574,14 +557,14 @@ func ComparableGroup(cs []Candidate, c Criterion) (group []Candidate, rest []Unr
 	}
 	for _, x := range cs {
 		if groupKey(x, c) != best {
-			_, why, said := comparable(x, group[0], c)
-			rest = append(rest, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
+			_, said := comparable(x, group[0], c)
+			rest = append(rest, Unranked{Candidate: x, Reason: English(said), ReasonSaid: said})
 		}
 	}
 	for _, x := range apart {
 		for _, g := range group {
-			if ok, why, said := comparable(x, g, c); !ok {
-				rest = append(rest, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
+			if ok, said := comparable(x, g, c); !ok {
+				rest = append(rest, Unranked{Candidate: x, Reason: English(said), ReasonSaid: said})
 				break
 			}
 		}
@@ -640,8 +623,8 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 			continue
 		}
 		if c == Quality && !HigherIsBetter(x.ScorerKey) {
-			_, why, said := comparable(x, x, c)
-			l.NotComparable = append(l.NotComparable, Unranked{Candidate: x, Reason: why, ReasonSaid: said})
+			_, said := comparable(x, x, c)
+			l.NotComparable = append(l.NotComparable, Unranked{Candidate: x, Reason: English(said), ReasonSaid: said})
 			continue
 		}
 		measured = append(measured, x)

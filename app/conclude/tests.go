@@ -1,7 +1,6 @@
-package advise
+package conclude
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ruckus/ruckus/app/stats"
@@ -20,10 +19,9 @@ type Need struct {
 // its p, the basis in words, and the power figures a lead that is not
 // established reports.
 type testResult struct {
-	d     stats.Difference
-	ok    bool
-	basis string
-	said  Said
+	d    stats.Difference
+	ok   bool
+	said Said
 	// detectable is the smallest difference the test finds with 80 %
 	// power, in per cent of B (NaN when unknown); need what would find
 	// 5 %.
@@ -44,11 +42,9 @@ func (m *Margin) testQuality(a, b Candidate, ev Evidence) testResult {
 		m.Paired = &q
 		m.setLead(q.Mean)
 		t := testResult{d: stats.Difference{Diff: q.Mean, Lo: q.Lo, Hi: q.Hi, P: q.P, Test: q.Test}, ok: true, detectable: math.NaN()}
-		t.basis = fmt.Sprintf("paired comparison on %d items (%s): difference %+.3f, 95 %% interval [%+.3f, %+.3f], p = %.3g", q.N, q.TestName(), q.Mean, q.Lo, q.Hi, q.P)
-		t.said = say("basis_paired", "N", q.N, "Test", q.testSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
+		t.said = say("compare.said.basis_paired", "N", q.N, "Test", q.TestSaid(), "Diff", signed(q.Mean, 3), "Lo", signed(q.Lo, 3), "Hi", signed(q.Hi, 3), "P", pval(q.P))
 		if q.OnlyA+q.OnlyB > 0 {
-			t.basis += fmt.Sprintf("; %d items scored in one run only left out", q.OnlyA+q.OnlyB)
-			t.said = say("basis_paired_left_out", "Basis", t.said, "N", q.OnlyA+q.OnlyB)
+			t.said = say("compare.said.basis_paired_left_out", "Basis", t.said, "N", q.OnlyA+q.OnlyB)
 		}
 		if se := (q.Hi - q.Lo) / (2 * 1.959964); se > 0 && m.B != 0 {
 			t.detectable = powerZ * se / math.Abs(m.B) * 100
@@ -60,9 +56,7 @@ func (m *Margin) testQuality(a, b Candidate, ev Evidence) testResult {
 		return testResult{}
 	}
 	t := testResult{d: stats.ZFromIntervals(m.A, *a.QualityLo, *a.QualityHi, m.B, *b.QualityLo, *b.QualityHi), ok: true, detectable: math.NaN()}
-	t.basis = fmt.Sprintf("no items in common to pair; z-test from the runs' 95 %% bootstrap intervals ([%.3f, %.3f] and [%.3f, %.3f]): p = %.3g",
-		*a.QualityLo, *a.QualityHi, *b.QualityLo, *b.QualityHi, t.d.P)
-	t.said = say("basis_quality_z", "ALo", dec(*a.QualityLo, 3), "AHi", dec(*a.QualityHi, 3), "BLo", dec(*b.QualityLo, 3),
+	t.said = say("compare.said.basis_quality_z", "ALo", dec(*a.QualityLo, 3), "AHi", dec(*a.QualityHi, 3), "BLo", dec(*b.QualityLo, 3),
 		"BHi", dec(*b.QualityHi, 3), "P", pval(t.d.P))
 	if se := (t.d.Hi - t.d.Lo) / (2 * 1.959964); se > 0 && m.B != 0 {
 		t.detectable = powerZ * se / math.Abs(m.B) * 100
@@ -96,13 +90,11 @@ func (m *Margin) testSpeed(a, b Candidate) testResult {
 		return testResult{}
 	}
 	t := testResult{d: d, ok: true}
-	t.basis = fmt.Sprintf("Welch's t-test on %s: %.1f [%.1f, %.1f] vs %.1f [%.1f, %.1f] tokens/s, p = %.3g",
-		estimateSource(ea, eb, a.Drift, b.Drift), ea.Mean, ea.Lo, ea.Hi, eb.Mean, eb.Lo, eb.Hi, d.P)
-	t.said = say("basis_speed", "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "A", dec(ea.Mean, 1), "ALo", dec(ea.Lo, 1), "AHi", dec(ea.Hi, 1),
+	t.said = say("compare.said.basis_speed", "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "A", dec(ea.Mean, 1), "ALo", dec(ea.Lo, 1), "AHi", dec(ea.Hi, 1),
 		"B", dec(eb.Mean, 1), "BLo", dec(eb.Lo, 1), "BHi", dec(eb.Hi, 1), "P", pval(d.P))
 	se := math.Hypot(ea.SE, eb.SE)
 	t.detectable = stats.Detectable(se, d.DF) / eb.Mean * 100
-	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	t.need = needFor(a.TPS, b.TPS, a.Drift, b.Drift, t.detectable, max(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -130,10 +122,9 @@ func (m *Margin) testCost(a, b Candidate) testResult {
 	se := math.Hypot(ca.SE, cb.SE)
 	ratio := m.A / m.B * speedOf(a, ea) / speedOf(b, eb)
 	t := testResult{d: d, ok: true}
-	t.basis = fmt.Sprintf("t-test on ln cost: the price ratio %.3g exact, output tokens/s from %s: p = %.3g", ratio, estimateSource(ea, eb, a.Drift, b.Drift), d.P)
-	t.said = say("basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "P", pval(d.P))
+	t.said = say("compare.said.basis_cost_log", "Ratio", Sig{V: ratio, Digits: 3}, "Source", estimateSaid(ea, eb, a.Drift, b.Drift), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
-	t.need = needFor(a.TPS, b.TPS, t.detectable, max(a.E2EN, b.E2EN))
+	t.need = needFor(a.TPS, b.TPS, a.Drift, b.Drift, t.detectable, max(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -173,8 +164,7 @@ func (m *Margin) testLatency(a, b Candidate) testResult {
 	}
 	minN := stats.MinQuantileN(0.95, 0.95)
 	if few := min(nonZero(a.E2EN), nonZero(b.E2EN)); few < minN {
-		return testResult{basis: fmt.Sprintf("not tested: too few requests to test a p95 (%d; its 95 %% interval needs at least %d)", few, minN),
-			said: say("basis_latency_few", "N", few, "Min", minN)}
+		return testResult{said: say("compare.said.basis_latency_few", "N", few, "Min", minN)}
 	}
 	sa, sb := p95LogSE(a), p95LogSE(b)
 	d, ok := stats.LogRatioTest(m.A, sa, m.B, sb, "z-log-order-statistics")
@@ -182,12 +172,11 @@ func (m *Margin) testLatency(a, b Candidate) testResult {
 		return testResult{}
 	}
 	t := testResult{d: d, ok: true}
-	t.basis = fmt.Sprintf("z-test on ln p95 from exact order-statistic intervals ([%.0f, %.0f] and [%.0f, %.0f] ms) and a %.0f %% between-run floor: p = %.3g",
-		*a.E2Ep95Lo, *a.E2Ep95Hi, *b.E2Ep95Lo, *b.E2Ep95Hi, stats.DriftCV*100, d.P)
-	t.said = say("basis_latency_os", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
+	t.said = say("compare.said.basis_latency_os", "ALo", dec(*a.E2Ep95Lo, 0), "AHi", dec(*a.E2Ep95Hi, 0), "BLo", dec(*b.E2Ep95Lo, 0),
 		"BHi", dec(*b.E2Ep95Hi, 0), "Floor", dec(stats.DriftCV*100, 0), "P", pval(d.P))
 	t.detectable = math.Expm1(stats.Detectable(math.Hypot(sa, sb), math.Inf(1))) * 100
-	t.need = needForLog(sa*sa-stats.DriftCV*stats.DriftCV, sb*sb-stats.DriftCV*stats.DriftCV, min(a.E2EN, b.E2EN))
+	oa, ob := p95OwnVar(a), p95OwnVar(b)
+	t.need = needForLog(oa, ob, between(oa, a.Drift.P95, a.Drift), between(ob, b.Drift.P95, b.Drift), min(a.E2EN, b.E2EN))
 	return t
 }
 
@@ -204,6 +193,16 @@ func p95LogSE(c Candidate) float64 {
 		return math.Sqrt(max(own*own, c.Drift.P95))
 	}
 	return math.Hypot(own, stats.DriftCV)
+}
+
+// p95OwnVar is the squared log standard error of a candidate's p95 from
+// its own interval, without the between-run part.
+func p95OwnVar(c Candidate) float64 {
+	if c.E2Ep95Lo == nil || c.E2Ep95Hi == nil {
+		return math.NaN()
+	}
+	own := stats.LogSEFromInterval(*c.E2Ep95Lo, *c.E2Ep95Hi, coverage(c))
+	return own * own
 }
 
 // runEffect is a candidate's speed estimate with the between-run variance
@@ -236,8 +235,7 @@ func (m *Margin) testLatencyRepeats(a, b Candidate) testResult {
 		return testResult{}
 	}
 	t := testResult{d: d, ok: true}
-	t.basis = fmt.Sprintf("Welch's t-test on the p95s of %d and %d repeats: p = %.3g", ea.N, eb.N, d.P)
-	t.said = say("basis_latency_repeats", "A", ea.N, "B", eb.N, "P", pval(d.P))
+	t.said = say("compare.said.basis_latency_repeats", "A", ea.N, "B", eb.N, "P", pval(d.P))
 	t.detectable = stats.Detectable(math.Hypot(ea.SE, eb.SE), d.DF) / m.B * 100
 	t.need = &Need{Repeats: needScale(min(ea.N, eb.N), t.detectable)}
 	return t
@@ -272,10 +270,12 @@ func needScale(n int, detectable float64) int {
 }
 
 // needFor is what would detect 5 % between two speed estimates: more
-// repeats where they are repeats or where the between-run floor alone
+// repeats where they are repeats or where the between-run part alone
 // keeps 5 % out of reach, else more requests per run (n is the requests
-// each run measured, 0 when not known).
-func needFor(a, b stats.Estimate, detectable float64, n int) *Need {
+// each run measured, 0 when not known). The between-run part of a single
+// run is its deployment's measured spread where there is one (da, db),
+// else the DriftCV floor, as the test itself weighs it (runEffect).
+func needFor(a, b stats.Estimate, da, db stats.Drift, detectable float64, n int) *Need {
 	if a.Repeats && b.Repeats {
 		return &Need{Repeats: needScale(min(a.N, b.N), detectable)}
 	}
@@ -285,17 +285,29 @@ func needFor(a, b stats.Estimate, detectable float64, n int) *Need {
 		}
 		return (e.SE / e.Mean) * (e.SE / e.Mean)
 	}
-	return needForLog(rel(a), rel(b), n)
+	va, vb := rel(a), rel(b)
+	return needForLog(va, vb, between(va, da.TPS, da), between(vb, db.TPS, db), n)
 }
 
-// needForLog is needFor on relative variances within a run (va, vb: the
-// squared relative standard errors without the between-run floor).
-func needForLog(va, vb float64, n int) *Need {
+// between is the between-run relative variance a single run carries
+// beside its own (own): the part of its deployment's measured spread
+// beyond its own noise (stats.Estimate.WithRunEffect), else the DriftCV
+// floor.
+func between(own, measured float64, d stats.Drift) float64 {
+	if d.Measured() && !math.IsNaN(measured) && measured >= 0 {
+		return max(measured-max(own, 0), 0)
+	}
+	return stats.DriftCV * stats.DriftCV
+}
+
+// needForLog is needFor on relative variances within a run (va, vb) and
+// between runs (ba, bb).
+func needForLog(va, vb, ba, bb float64, n int) *Need {
 	if math.IsNaN(va) || math.IsNaN(vb) {
 		return nil
 	}
 	target := 0.05 / powerZ // the standard error of a difference that finds 5 %
-	floor := 2 * stats.DriftCV * stats.DriftCV
+	floor := ba + bb
 	within := max(va, 0) + max(vb, 0)
 	if floor >= target*target || n <= 0 {
 		// Only repeats shrink the between-run part: k repeats of each
@@ -315,19 +327,15 @@ func (m *Margin) notEstablished(t testResult) {
 	}
 	det := t.detectable
 	m.Detectable, m.ToDetect5 = &det, t.need
-	m.Basis += fmt.Sprintf("; not established: the smallest difference this comparison could detect is %s (80 %% power at α = 0.05)", FormatPct(det))
-	m.BasisSaid = say("basis_not_established", "Basis", m.BasisSaid, "Pct", Pct(det))
+	m.BasisSaid = say("compare.said.basis_not_established", "Basis", m.BasisSaid, "Pct", Pct(det))
 	if n := t.need; n != nil {
 		switch {
 		case n.Repeats > 0:
-			m.Basis += fmt.Sprintf("; about %d repeats of each target would detect 5 %%", n.Repeats)
-			m.BasisSaid = say("basis_need_repeats", "Basis", m.BasisSaid, "N", n.Repeats)
+			m.BasisSaid = say("compare.said.basis_need_repeats", "Basis", m.BasisSaid, "N", n.Repeats)
 		case n.Requests > 0:
-			m.Basis += fmt.Sprintf("; about %d requests a run would detect 5 %%", n.Requests)
-			m.BasisSaid = say("basis_need_requests", "Basis", m.BasisSaid, "N", n.Requests)
+			m.BasisSaid = say("compare.said.basis_need_requests", "Basis", m.BasisSaid, "N", n.Requests)
 		case n.Items > 0:
-			m.Basis += fmt.Sprintf("; about %d items scored by both would detect 5 %%", n.Items)
-			m.BasisSaid = say("basis_need_items", "Basis", m.BasisSaid, "N", n.Items)
+			m.BasisSaid = say("compare.said.basis_need_items", "Basis", m.BasisSaid, "N", n.Items)
 		}
 	}
 }

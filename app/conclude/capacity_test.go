@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 import (
 	"math"
@@ -28,7 +28,7 @@ func TestPlanCapacity(t *testing.T) {
 		// output tokens: extrapolated.
 		answered(Measured{RunID: 2, Model: "small", Hardware: "l4-24gb-x1", GPUs: 1, PricePerHour: f64(1), SLORate: f64(12), SLORateFrom: "run 2",
 			MaxMeasuredRPS: 12, InputTokens: 500, OutputTokens: 100}, 80, 200, 256),
-		{RunID: 3, Model: "slow", Hardware: "cpu", SLORate: nil, Problem: "the SLOs held at no step"},
+		Measured{RunID: 3, Model: "slow", Hardware: "cpu", SLORate: nil}.WithProblem(say("capacity.said.slos_no_step", "Run", 3, "RPS", Dec{V: 1.5, Places: 2})),
 		answered(Measured{RunID: 4, Model: "unpriced", Hardware: "a10-24gb-x1", GPUs: 1, SLORate: f64(20), MaxMeasuredRPS: 20, InputTokens: 500, OutputTokens: 200}, 200, 200, 200),
 	}
 	plan := PlanCapacity(traffic, 0.2, costs, nil, ms)
@@ -58,7 +58,7 @@ func TestPlanCapacity(t *testing.T) {
 	for _, x := range plan.Excluded {
 		reasons[x.RunID] = strings.Join(x.Reasons, "; ")
 	}
-	if reasons[3] != "the SLOs held at no step" || !strings.Contains(reasons[4], "no price per hour for a10-24gb-x1") {
+	if reasons[3] != "the SLOs held at no step of run 3's sweep (down to 1.50 req/s)" || !strings.Contains(reasons[4], "no price per hour for a10-24gb-x1") {
 		t.Errorf("excluded: %v", reasons)
 	}
 	// Beyond the busiest measured load: with no headroom one replica takes

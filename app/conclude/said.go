@@ -1,9 +1,12 @@
-package advise
+package conclude
+
+import "strings"
 
 // Said is one of this package's sentences as a code and its values, for a
-// page to word in its reader's language (views map each code to a
-// catalogue message); the English text kept beside it is what the JSON
-// API answers.
+// page to word in its reader's language. The code is the sentence's
+// catalogue key (compare.said.basis_paired), so no map keeps the two
+// together; a code stored before codes were keys carries no area and
+// reads by Key's rule.
 type Said struct {
 	Code string
 	// Args are name/value pairs filling the message's placeholders; a
@@ -28,9 +31,20 @@ func trimmed(v float64) Dec { return Dec{V: v, Places: 2, Trim: true} }
 // outputTokens writes it.
 func tokensSaid(n float64) Said {
 	if n == 1 {
-		return say("capacity_one_output_token")
+		return say("capacity.said.one_output_token")
 	}
-	return say("capacity_output_tokens", "N", trimmed(n))
+	return say("capacity.said.output_tokens", "N", trimmed(n))
+}
+
+// Key is the catalogue key of a sentence's code: the code itself, or for
+// a code kept before codes were keys (a regression's stored detail:
+// "regression_latency") the comparison's message of that name, dashes
+// read as underscores.
+func Key(code string) string {
+	if strings.Contains(code, ".") {
+		return code
+	}
+	return "compare.said." + strings.ReplaceAll(code, "-", "_")
 }
 
 func say(code string, args ...any) Said { return Said{Code: code, Args: args} }
@@ -84,13 +98,13 @@ func labelSaid(x Candidate, among []Candidate) any {
 	}
 	switch {
 	case x.Model == "":
-		return say("label_run", "Run", x.RunID)
+		return say("recommend.said.label_run", "Run", x.RunID)
 	case sameModel <= 1:
 		return x.Model
 	case sameTarget <= 1:
-		return say("label_target", "Model", x.Model, "Runtime", x.Runtime, "Hardware", x.Hardware)
+		return say("recommend.said.label_target", "Model", x.Model, "Runtime", x.Runtime, "Hardware", x.Hardware)
 	}
-	return say("label_model_run", "Model", x.Model, "Run", x.RunID)
+	return say("recommend.said.label_model_run", "Model", x.Model, "Run", x.RunID)
 }
 
 // LabelSaid is Label for a page to word.
@@ -108,28 +122,28 @@ func labelsSaid(xs, among []Candidate) AndList {
 func valueSaid(c Criterion, v float64) Said {
 	switch c {
 	case Quality:
-		return say("value_quality", "V", dec(v, 3))
+		return say("recommend.said.value_quality", "V", dec(v, 3))
 	case Speed:
-		return say("value_speed", "V", dec(v, 1))
+		return say("recommend.said.value_speed", "V", dec(v, 1))
 	case Latency:
-		return say("value_latency", "V", dec(v, 0))
+		return say("recommend.said.value_latency", "V", dec(v, 0))
 	case Cost:
-		return say("value_cost", "V", dec(v, 3))
+		return say("recommend.said.value_cost", "V", dec(v, 3))
 	}
-	return say("value_other", "V", Sig{V: v})
+	return say("recommend.said.value_other", "V", Sig{V: v})
 }
 
 // figuresSaid is " (A vs B unit)" of a phrase, as a Said.
 func figuresSaid(c Criterion, a, b float64) Said {
 	switch c {
 	case Quality:
-		return say("figures_quality", "A", dec(a, 3), "B", dec(b, 3))
+		return say("recommend.said.figures_quality", "A", dec(a, 3), "B", dec(b, 3))
 	case Speed:
-		return say("figures_speed", "A", dec(a, 1), "B", dec(b, 1))
+		return say("recommend.said.figures_speed", "A", dec(a, 1), "B", dec(b, 1))
 	case Latency:
-		return say("figures_latency", "A", dec(a, 0), "B", dec(b, 0))
+		return say("recommend.said.figures_latency", "A", dec(a, 0), "B", dec(b, 0))
 	}
-	return say("figures_cost", "A", dec(a, 3), "B", dec(b, 3))
+	return say("recommend.said.figures_cost", "A", dec(a, 3), "B", dec(b, 3))
 }
 
 // PhraseSaid is PhraseThan as a Said; b is the other candidate's label
@@ -156,10 +170,7 @@ func (m Margin) PhraseSaid(b any) Said {
 	default:
 		how = "worse"
 	}
-	code := "phrase_" + string(m.Criterion) + "_" + how
-	if named {
-		code += "_than"
-	}
+	code := phraseKey(m.Criterion, how, named)
 	// Against a figure of zero there is no relative margin: the figures
 	// stand for it.
 	var pct any = ""

@@ -1,7 +1,7 @@
-// Package advise holds the reasoning behind recommendations: how much GPU
+// Package conclude holds the reasoning behind recommendations: how much GPU
 // memory a model needs, and (as it grows) constraints, ranking and the
 // Pareto front.
-package advise
+package conclude
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ func TestSaidSurvivesJSON(t *testing.T) {
 	in := say("outer", "S", "text", "I", int64(3), "D", Dec{V: 0.5, Places: 3, Trim: true}, "G", signed(-0.25, 2),
 		"P", pval(0.0123), "Sig", Sig{V: 1234.5, Digits: 4}, "Pct", Pct(12.5),
 		"Basis", say("inner", "N", int64(30)), "All", []Said{say("a"), say("b", "X", "y")},
-		"List", AndList{"m/small", say("label_run", "Run", int64(7))}, "None", []Said{})
+		"List", AndList{"m/small", say("recommend.said.label_run", "Run", int64(7))}, "None", []Said{})
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,9 @@
-package advise
+package conclude
 
 import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 )
 
 // Traffic is the load a deployment must serve.
@@ -84,6 +83,13 @@ type Measured struct {
 	// ProblemSaid says the same for a page to word.
 	Problem     string `json:"problem,omitempty"`
 	ProblemSaid Said   `json:"-"`
+}
+
+// WithProblem is m with why it has no SLO rate, in the API's English beside
+// its Said.
+func (m Measured) WithProblem(s Said) Measured {
+	m.Problem, m.ProblemSaid = English(s), s
+	return m
 }
 
 // Capacity is one target's answer to the traffic: replicas, GPUs and what
@@ -166,10 +172,16 @@ type QualityFloor struct {
 }
 
 // exclude records one reason a target is not sized.
-func (a *Capacity) exclude(code Exclusion, why string, said Said) {
-	a.Reasons = append(a.Reasons, why)
+func (a *Capacity) exclude(code Exclusion, said Said) {
+	a.Reasons = append(a.Reasons, English(said))
 	a.ReasonCodes = append(a.ReasonCodes, code)
 	a.ReasonsSaid = append(a.ReasonsSaid, said)
+}
+
+// extrapolated notes where the plan goes beyond what was measured, in
+// the API's English beside its Said.
+func (a *Capacity) extrapolated(s Said) {
+	a.Extrapolated, a.ExtrapolatedSaid = append(a.Extrapolated, English(s)), append(a.ExtrapolatedSaid, s)
 }
 
 // screen records every reason, besides the SLOs and price, that m is not
@@ -181,19 +193,14 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	switch {
 	case m.OutputTokensP50 == nil || m.OutputTokensP90 == nil:
 		if m.SLORate != nil {
-			a.exclude(ExcludedNotMeasuredAtLength, "not measured at this length (the run's summary has no output tokens per request)",
-				say("capacity_no_lengths"))
+			a.exclude(ExcludedNotMeasuredAtLength, say("capacity.said.no_lengths"))
 		}
 	case *m.OutputTokensP50 < MinMedianOutputTokens:
-		a.exclude(ExcludedShortAnswers, fmt.Sprintf("the median answer is %s long, under %d: the run did not really answer",
-			outputTokens(*m.OutputTokensP50), MinMedianOutputTokens),
-			say("capacity_short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
+		a.exclude(ExcludedShortAnswers, say("capacity.said.short_answers", "Median", tokensSaid(*m.OutputTokensP50), "Min", MinMedianOutputTokens))
 		fallthrough
 	default:
 		if *m.OutputTokensP90 < t.OutputTokens {
-			a.exclude(ExcludedNotMeasuredAtLength, fmt.Sprintf("not measured at this length (measured up to %s, the 90th percentile of its answers; the traffic has %s)",
-				outputTokens(*m.OutputTokensP90), trimFloat(t.OutputTokens)),
-				say("capacity_not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
+			a.exclude(ExcludedNotMeasuredAtLength, say("capacity.said.not_at_length", "P90", tokensSaid(*m.OutputTokensP90), "Traffic", trimmed(t.OutputTokens)))
 		}
 	}
 	if q == nil {
@@ -201,32 +208,16 @@ func (a *Capacity) screen(t Traffic, q *QualityFloor) {
 	}
 	switch {
 	case m.Quality == nil || m.QualityScorer == "":
-		why, said := "quality not measured", say("capacity_quality_not_measured")
+		said := say("capacity.said.quality_not_measured")
 		if q.Scorer != "" {
-			why += fmt.Sprintf(" (the minimum %s is with %s)", trimFloat(q.Min), q.Scorer)
-			said = say("capacity_quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
+			said = say("capacity.said.quality_not_measured_with", "Min", trimmed(q.Min), "Scorer", q.Scorer)
 		}
-		a.exclude(ExcludedQualityNotMeasured, why, said)
+		a.exclude(ExcludedQualityNotMeasured, said)
 	case m.QualityScorer != q.Scorer:
-		a.exclude(ExcludedOtherScorer, fmt.Sprintf("quality measured with %s, not %s", m.QualityScorer, q.Scorer),
-			say("capacity_other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
+		a.exclude(ExcludedOtherScorer, say("capacity.said.other_scorer", "Scorer", m.QualityScorer, "Wanted", q.Scorer))
 	case *m.Quality < q.Min:
-		a.exclude(ExcludedBelowMinQuality, fmt.Sprintf("quality %.3f with %s, below the minimum %s", *m.Quality, q.Scorer, trimFloat(q.Min)),
-			say("capacity_below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
+		a.exclude(ExcludedBelowMinQuality, say("capacity.said.below_min", "Quality", dec(*m.Quality, 3), "Scorer", q.Scorer, "Min", trimmed(q.Min)))
 	}
-}
-
-// outputTokens writes n output tokens, in the singular for one.
-func outputTokens(n float64) string {
-	if n == 1 {
-		return "1 output token"
-	}
-	return trimFloat(n) + " output tokens"
-}
-
-// trimFloat writes v with at most two decimals and no trailing zeros.
-func trimFloat(v float64) string {
-	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 // CapacityPlan is the targets that can serve the traffic, cheapest per
@@ -254,16 +245,14 @@ const lengthTolerance = 0.2
 // or shorter than the measured ones.
 func (a *Capacity) noteExtrapolation(t Traffic, m Measured) {
 	if load := t.PeakRPS / float64(a.Replicas); load > m.MaxMeasuredRPS*(1+1e-9) {
-		a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("each replica would take %.2f req/s, above the busiest measured load (%.2f req/s)", load, m.MaxMeasuredRPS))
-		a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
+		a.extrapolated(say("capacity.said.above_busiest", "Load", dec(load, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
 	}
 	for _, l := range []struct {
-		name              string
+		key               string
 		traffic, measured float64
-	}{{"input", t.InputTokens, m.InputTokens}, {"output", t.OutputTokens, m.OutputTokens}} {
+	}{{"capacity.said.other_input_length", t.InputTokens, m.InputTokens}, {"capacity.said.other_output_length", t.OutputTokens, m.OutputTokens}} {
 		if l.measured > 0 && l.traffic > 0 && math.Abs(l.traffic-l.measured) > lengthTolerance*l.measured {
-			a.Extrapolated = append(a.Extrapolated, fmt.Sprintf("measured with %.0f %s tokens per request, the traffic has %.0f", l.measured, l.name, l.traffic))
-			a.ExtrapolatedSaid = append(a.ExtrapolatedSaid, say("capacity_other_"+l.name+"_length", "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
+			a.extrapolated(say(l.key, "Measured", dec(l.measured, 0), "Traffic", dec(l.traffic, 0)))
 		}
 	}
 }
@@ -292,11 +281,11 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			SourcesSaid: map[string]Said{}}
 		a.screen(t, q)
 		if m.SLORate == nil || !(*m.SLORate > 0) {
-			why, said := m.Problem, m.ProblemSaid
-			if why == "" {
-				why, said = "the SLOs held at no measured load", say("capacity_slos_nowhere")
+			said := m.ProblemSaid
+			if said.Code == "" {
+				said = say("capacity.said.slos_nowhere")
 			}
-			a.exclude(ExcludedSLOs, why, said)
+			a.exclude(ExcludedSLOs, said)
 		}
 		if len(a.Reasons) > 0 {
 			plan.Excluded = append(plan.Excluded, a)
@@ -308,12 +297,11 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		a.TotalGPUs = a.Replicas * m.GPUs
 		a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
 			t.PeakRPS, *m.SLORate, m.SLORateFrom, (1-headroom)*100)
-		a.SourcesSaid["replicas"] = say("capacity_source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
+		a.SourcesSaid["replicas"] = say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
 			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
 		a.noteExtrapolation(t, m)
 		if m.PricePerHour == nil {
-			a.exclude(ExcludedNoPrice, "no price per hour for "+m.Hardware+" (an administrator sets it on the Hardware page)",
-				say("capacity_no_price", "Hardware", m.Hardware))
+			a.exclude(ExcludedNoPrice, say("capacity.said.no_price", "Hardware", m.Hardware))
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
@@ -321,7 +309,7 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		hw := perHour * hours * util
 		a.CostPerHour, a.MonthlyHardware = &perHour, &hw
 		a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
-		a.SourcesSaid["cost_per_hour"] = say("capacity_source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
+		a.SourcesSaid["cost_per_hour"] = say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
 		monthly := hw + c.LicencePerMonth
 		if m.JoulesPerToken != nil {
 			e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
@@ -329,22 +317,22 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			monthly += e
 			a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
 				*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
-			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
+			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
 				"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
 		} else {
 			a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
-			a.SourcesSaid["monthly_energy"] = say("capacity_source_energy_none")
+			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy_none")
 		}
 		a.MonthlyCost = &monthly
 		a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
-		a.SourcesSaid["monthly_cost"] = say("capacity_source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
+		a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
 			"Licence", dec(c.LicencePerMonth, 2))
 		if monthTokens > 0 {
 			per1M := monthly / monthTokens * 1e6
 			a.CostPer1MTokens = &per1M
 			a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
 				monthTokens, t.AverageRPS, t.OutputTokens)
-			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity_source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
+			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
 				"Output", dec(t.OutputTokens, 0))
 		}
 		plan.Feasible = append(plan.Feasible, a)

@@ -1,11 +1,10 @@
-package advise
+package conclude
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
@@ -201,12 +200,18 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 	})
 	rankTies(rec.Feasible, rec.Ranked, ev)
 	for i := range rec.Feasible {
-		rec.Feasible[i].Explanation = explain(rec.Feasible[i], rec.Feasible, rec.Ranked, leads, ok, ev)
 		rec.Feasible[i].ExplanationSaid = explainSaid(rec.Feasible[i], rec.Feasible, rec.Ranked, leads, ok, ev)
+		rec.Feasible[i].Explanation = English(rec.Feasible[i].ExplanationSaid)
 	}
 	rec.ParetoQualityCost = pareto(cs, func(x Candidate) *float64 { return x.CostPer1M })
 	rec.ParetoQualityLaten = pareto(cs, func(x Candidate) *float64 { return x.E2Ep95 })
 	return rec
+}
+
+// note adds a note to the recommendation, in the API's English beside
+// its Said.
+func (rec *Recommendation) note(s Said) {
+	rec.Notes, rec.NotesSaid = append(rec.Notes, English(s)), append(rec.NotesSaid, s)
 }
 
 // weighted is a criterion with its weight.
@@ -220,7 +225,11 @@ type weighted struct {
 func (rec *Recommendation) feasible(cs []Candidate, c Constraints) []Candidate {
 	var ok []Candidate
 	for _, x := range cs {
-		if why, said := unmet(x, c); len(why) > 0 {
+		if said := unmet(x, c); len(said) > 0 {
+			why := make([]string, len(said))
+			for i, s := range said {
+				why[i] = English(s)
+			}
 			rec.Excluded = append(rec.Excluded, Excluded{Candidate: x, Reasons: why, ReasonsSaid: said})
 			continue
 		}
@@ -231,36 +240,31 @@ func (rec *Recommendation) feasible(cs []Candidate, c Constraints) []Candidate {
 
 // unmet says which of the constraints x fails; a limit on a figure x
 // lacks counts as failed.
-func unmet(x Candidate, c Constraints) ([]string, []Said) {
-	var why []string
+func unmet(x Candidate, c Constraints) []Said {
 	var said []Said
-	check := func(v *float64, limit *float64, name, code, unit string, max bool) {
+	check := func(v *float64, limit *float64, code, unit string, max bool) {
 		if limit == nil {
 			return
 		}
-		fig := say("figure_" + code)
+		fig := say(code)
 		switch {
 		case v == nil:
-			why = append(why, fmt.Sprintf("no %s measured (limit %g%s)", name, *limit, unit))
-			said = append(said, say("unmet_none", "Name", fig, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_none", "Name", fig, "Limit", Sig{V: *limit}, "Unit", unit))
 		case max && *v > *limit:
-			why = append(why, fmt.Sprintf("%s %.4g%s is above the limit %g%s", name, *v, unit, *limit, unit))
-			said = append(said, say("unmet_above", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_above", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		case !max && *v < *limit:
-			why = append(why, fmt.Sprintf("%s %.4g%s is below the minimum %g%s", name, *v, unit, *limit, unit))
-			said = append(said, say("unmet_below", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
+			said = append(said, say("recommend.said.unmet_below", "Name", fig, "V", Sig{V: *v, Digits: 4}, "Limit", Sig{V: *limit}, "Unit", unit))
 		}
 	}
-	check(x.Quality, c.MinQuality, "quality", "quality", "", false)
-	check(x.TTFTp95, c.MaxTTFTp95, "p95 TTFT", "ttft", " ms", true)
-	check(x.E2Ep95, c.MaxE2Ep95, "p95 E2E", "e2e", " ms", true)
-	check(x.CostPer1M, c.MaxCost, "cost per 1M tokens", "cost", " USD", true)
-	check(x.GPUMemGiB, c.MaxGPUMem, "peak GPU memory", "gpu_mem", " GiB", true)
+	check(x.Quality, c.MinQuality, "recommend.said.figure_quality", "", false)
+	check(x.TTFTp95, c.MaxTTFTp95, "recommend.said.figure_ttft", " ms", true)
+	check(x.E2Ep95, c.MaxE2Ep95, "recommend.said.figure_e2e", " ms", true)
+	check(x.CostPer1M, c.MaxCost, "recommend.said.figure_cost", " USD", true)
+	check(x.GPUMemGiB, c.MaxGPUMem, "recommend.said.figure_gpu_mem", " GiB", true)
 	if len(c.Hardware) > 0 && !slices.Contains(c.Hardware, x.Hardware) {
-		why = append(why, fmt.Sprintf("hardware %s is not among the hardware you have", x.Hardware))
-		said = append(said, say("unmet_hardware", "Hardware", x.Hardware))
+		said = append(said, say("recommend.said.unmet_hardware", "Hardware", x.Hardware))
 	}
-	return why, said
+	return said
 }
 
 // weigh finds each criterion's leads among ok and which criteria the
@@ -275,15 +279,13 @@ func (rec *Recommendation) weigh(ok []Candidate, weights []weighted, ev Evidence
 			continue
 		}
 		if l.Best == nil {
-			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for any feasible target, so the ranking leaves it out%s.", title(cw.c), unmeasuredWhy(cw.c)))
-			rec.NotesSaid = append(rec.NotesSaid, say("note_left_out_"+string(cw.c)))
+			rec.note(say(leftOutKey(cw.c)))
 			continue
 		}
 		rec.Ranked = append(rec.Ranked, cw.c)
 		total += cw.w
 		if n := len(l.Unmeasured); n > 0 {
-			rec.Notes = append(rec.Notes, fmt.Sprintf("%s is not measured for %s: %s as the worst there.", title(cw.c), labels(l.Unmeasured, ok), plural(n, "it counts", "they count")))
-			rec.NotesSaid = append(rec.NotesSaid, say(plural(n, "note_unmeasured_one", "note_unmeasured_many"), "Title", say("title_"+string(cw.c)),
+			rec.note(say(plural(n, "recommend.said.note_unmeasured_one", "recommend.said.note_unmeasured_many"), "Title", say(titleKey(cw.c)),
 				"Who", labelsSaid(l.Unmeasured, ok)))
 		}
 	}
@@ -460,54 +462,11 @@ func Label(x Candidate, among []Candidate) string {
 	return fmt.Sprintf("%s (run %d)", x.Model, x.RunID)
 }
 
-func labels(xs, among []Candidate) string {
-	ls := make([]string, len(xs))
-	for i, x := range xs {
-		ls[i] = Label(x, among)
-	}
-	return joinAnd(ls)
-}
-
-// joinAnd joins "a", "a and b", "a, b and c".
-func joinAnd(parts []string) string {
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
-}
-
-func title(c Criterion) string {
-	switch c {
-	case Quality:
-		return "Quality"
-	case Speed:
-		return "Speed (output tokens/s)"
-	case Latency:
-		return "p95 E2E latency"
-	case Cost:
-		return "Cost per 1M output tokens"
-	}
-	return string(c)
-}
-
-func unmeasuredWhy(c Criterion) string {
-	switch c {
-	case Quality:
-		return " (the benchmark has no scorer, or scoring has not finished)"
-	case Cost:
-		return " (the hardware has no price per hour)"
-	}
-	return ""
 }
 
 // FormatValue writes a criterion's figure with its unit.
@@ -607,113 +566,13 @@ func (m Margin) pctWords() string {
 	return FormatPct(m.Pct) + " "
 }
 
-// explain says in words how r compares with the first-ranked candidate
-// on the criteria ranked.
-func explain(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) string {
-	if len(rs) == 1 {
-		return "The only feasible target."
-	}
-	if len(ranked) == 0 {
-		return "None of the weighed figures is measured for any target, so the targets cannot be told apart."
-	}
-	if r.RunID == rs[0].RunID {
-		return explainFirst(r, rs, ranked, leads, among, ev) + unmeasuredTail(r, ranked)
-	}
-	return explainBelow(r, rs[0], ranked, among, ev) + unmeasuredTail(r, ranked)
-}
-
-// unmeasuredTail is the sentence naming the ranked criteria r lacks a
-// figure for, with a leading space; empty when it has them all.
-func unmeasuredTail(r Ranked, ranked []Criterion) string {
-	var missing []string
-	for _, c := range ranked {
-		if c.Value(r.Candidate) == nil {
-			missing = append(missing, strings.ToLower(title(c)[:1])+title(c)[1:])
-		}
-	}
-	if len(missing) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" Its %s %s not measured, so %s as the worst.", joinAnd(missing), plural(len(missing), "is", "are"), plural(len(missing), "it counts", "they count"))
-}
-
-// explainFirst says why r is ranked first: on each criterion, whether it
-// leads, ties the leader or how far it is behind; and who shares its rank.
-func explainFirst(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) string {
-	var parts []string
-	for _, c := range ranked {
-		l := leads[c]
-		v := c.Value(r.Candidate)
-		switch {
-		case v == nil:
-			continue
-		case l.Best.RunID == r.RunID:
-			parts = append(parts, map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c]+" ("+FormatValue(c, *v)+")")
-		default:
-			m := Compare(r.Candidate, *l.Best, c, ev)
-			bestName := Label(*l.Best, among)
-			if m.Tie {
-				parts = append(parts, fmt.Sprintf("not told apart from %[2]s for %[1]s (%[3]s)",
-					map[Criterion]string{Quality: "best quality", Speed: "fastest", Cost: "cheapest"}[c], bestName, m.Phrase()))
-			} else {
-				parts = append(parts, m.PhraseThan(bestName))
-			}
-		}
-	}
-	s := "Ranked first"
-	if len(parts) > 0 {
-		s += ": " + joinAnd(parts)
-	}
-	s += "."
-	if len(r.TiedWith) > 0 {
-		var others []Candidate
-		for _, x := range rs {
-			if slices.Contains(r.TiedWith, x.RunID) {
-				others = append(others, x.Candidate)
-			}
-		}
-		s += " No difference from " + labels(others, among) + " established."
-	}
-	return s
-}
-
-// explainBelow compares r with top on each ranked criterion and says
-// whether r shares top's rank.
-func explainBelow(r, top Ranked, ranked []Criterion, among []Candidate, ev Evidence) string {
-	topName := Label(top.Candidate, among)
-	same := r.Rank == top.Rank
-	var phrases []string
-	for _, c := range ranked {
-		m := Compare(r.Candidate, top.Candidate, c, ev)
-		if !m.Measured {
-			if !m.AMissing {
-				phrases = append(phrases, fmt.Sprintf("measured on %s where %s is not", strings.ToLower(title(c)), topName))
-			}
-			continue
-		}
-		p := m.Phrase()
-		if m.Tie && !same && c != Quality && m.Better != 0 {
-			p += " (within noise)"
-		}
-		phrases = append(phrases, p)
-	}
-	s := Label(r.Candidate, among)
-	if len(phrases) > 0 {
-		s += " is " + joinAnd(phrases)
-	}
-	if same {
-		return s + ": no difference from " + topName + " established."
-	}
-	return s + ": ranked below " + topName + "."
-}
-
 // explainSaid is explain as a Said.
 func explainSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
 	if len(rs) == 1 {
-		return say("explain_only")
+		return say("recommend.said.explain_only")
 	}
 	if len(ranked) == 0 {
-		return say("explain_none_measured")
+		return say("recommend.said.explain_none_measured")
 	}
 	var main Said
 	if r.RunID == rs[0].RunID {
@@ -724,17 +583,17 @@ func explainSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]
 	var missing AndList
 	for _, c := range ranked {
 		if c.Value(r.Candidate) == nil {
-			missing = append(missing, say("lower_"+string(c)))
+			missing = append(missing, say(lowerKey(c)))
 		}
 	}
 	if len(missing) == 0 {
 		return main
 	}
-	return say(plural(len(missing), "explain_tail_one", "explain_tail_many"), "Main", main, "Missing", missing)
+	return say(plural(len(missing), "recommend.said.explain_tail_one", "recommend.said.explain_tail_many"), "Main", main, "Missing", missing)
 }
 
 // bestSaid is "best quality", "fastest" or "cheapest".
-func bestSaid(c Criterion) Said { return say("best_" + string(c)) }
+func bestSaid(c Criterion) Said { return say(bestKey(c)) }
 
 func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Criterion]Lead, among []Candidate, ev Evidence) Said {
 	var parts AndList
@@ -745,20 +604,20 @@ func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Crite
 		case v == nil:
 			continue
 		case l.Best.RunID == r.RunID:
-			parts = append(parts, say("part_leads", "Best", bestSaid(c), "Value", valueSaid(c, *v)))
+			parts = append(parts, say("recommend.said.part_leads", "Best", bestSaid(c), "Value", valueSaid(c, *v)))
 		default:
 			m := Compare(r.Candidate, *l.Best, c, ev)
 			bestName := labelSaid(*l.Best, among)
 			if m.Tie {
-				parts = append(parts, say("part_tied", "Best", bestSaid(c), "Who", bestName, "Phrase", m.PhraseSaid(nil)))
+				parts = append(parts, say("recommend.said.part_tied", "Best", bestSaid(c), "Who", bestName, "Phrase", m.PhraseSaid(nil)))
 			} else {
 				parts = append(parts, m.PhraseSaid(bestName))
 			}
 		}
 	}
-	s := say("explain_first")
+	s := say("recommend.said.explain_first")
 	if len(parts) > 0 {
-		s = say("explain_first_parts", "Parts", parts)
+		s = say("recommend.said.explain_first_parts", "Parts", parts)
 	}
 	if len(r.TiedWith) > 0 {
 		var others []Candidate
@@ -767,7 +626,7 @@ func explainFirstSaid(r Ranked, rs []Ranked, ranked []Criterion, leads map[Crite
 				others = append(others, x.Candidate)
 			}
 		}
-		s = say("explain_first_tie", "Main", s, "Who", labelsSaid(others, among))
+		s = say("recommend.said.explain_first_tie", "Main", s, "Who", labelsSaid(others, among))
 	}
 	return s
 }
@@ -780,22 +639,24 @@ func explainBelowSaid(r, top Ranked, ranked []Criterion, among []Candidate, ev E
 		m := Compare(r.Candidate, top.Candidate, c, ev)
 		if !m.Measured {
 			if !m.AMissing {
-				phrases = append(phrases, say("part_measured_where_not", "What", say("lower_"+string(c)), "Who", topName))
+				phrases = append(phrases, say("recommend.said.part_measured_where_not", "What", say(lowerKey(c)), "Who", topName))
 			}
 			continue
 		}
 		p := m.PhraseSaid(nil)
 		if m.Tie && !same && c != Quality && m.Better != 0 {
-			p = say("part_within_noise", "Phrase", p)
+			p = say("recommend.said.part_within_noise", "Phrase", p)
 		}
 		phrases = append(phrases, p)
 	}
-	code := "explain_below"
-	if same {
-		code = "explain_below_tie"
-	}
-	if len(phrases) == 0 {
-		code += "_bare"
+	code := "recommend.said.explain_below"
+	switch {
+	case same && len(phrases) == 0:
+		code = "recommend.said.explain_below_tie_bare"
+	case same:
+		code = "recommend.said.explain_below_tie"
+	case len(phrases) == 0:
+		code = "recommend.said.explain_below_bare"
 	}
 	return say(code, "Name", labelSaid(r.Candidate, among), "Phrases", phrases, "Top", topName)
 }

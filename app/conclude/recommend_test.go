@@ -1,4 +1,4 @@
-package advise
+package conclude
 
 import (
 	"fmt"

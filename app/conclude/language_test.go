@@ -1,10 +1,10 @@
-package advise_test
+package conclude_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/valid"
 )
@@ -19,13 +19,13 @@ func TestPlannerMessagesKeepTheirEnglishText(t *testing.T) {
 		v            any
 		path, en, de string
 	}{
-		{&advise.Traffic{PeakRPS: 10, AverageRPS: 20, InputTokens: 1, OutputTokens: 1}, "average_rps",
+		{&conclude.Traffic{PeakRPS: 10, AverageRPS: 20, InputTokens: 1, OutputTokens: 1}, "average_rps",
 			"cannot be above the peak", "darf nicht über der Spitze liegen"},
-		{&advise.Traffic{PeakRPS: 2e6, AverageRPS: 1, InputTokens: 1, OutputTokens: 1}, "peak_rps",
+		{&conclude.Traffic{PeakRPS: 2e6, AverageRPS: 1, InputTokens: 1, OutputTokens: 1}, "peak_rps",
 			"requests per second at peak, above 0 and at most 1,000,000", "Anfragen pro Sekunde in der Spitze, größer als 0 und höchstens 1.000.000"},
-		{&advise.Costs{Utilisation: 2}, "utilisation",
+		{&conclude.Costs{Utilisation: 2}, "utilisation",
 			"the share of those hours the replicas are up, from 0 (default 1) to 1", "der Anteil dieser Stunden, in denen die Replikate laufen, von 0 (Standard 1) bis 1"},
-		{&advise.Today{Model: "acme/small-1b", Hardware: "cpu-2c"}, "replicas",
+		{&conclude.Today{Model: "acme/small-1b", Hardware: "cpu-2c"}, "replicas",
 			"the replicas you run today, from 1 to 100,000", "die Replikate, die Sie heute betreiben, von 1 bis 100.000"},
 	} {
 		errs := valid.Default().Struct(tc.v)

@@ -1,0 +1,209 @@
+package conclude
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// Figures are one run's comparable numbers read from its stored
+// summaries; nil where unknown. Every surface that shows a run's figures
+// reads them here, so the figures table and the claims beside it are of
+// the same numbers (docs/concepts.md#the-conclusions-engine).
+type Figures struct {
+	Run     store.RunFigures
+	Quality *float64
+	TTFT    jobs.Dist
+	TPOT    jobs.Dist
+	E2E     jobs.Dist
+	// ITL is over every token; ITLMeasured is false when the run stored no
+	// inter-token gaps (imported results, one-token answers).
+	ITL         jobs.Dist
+	ITLMeasured bool
+	// Steps and Saturation are a sweep's (none for other profiles).
+	Steps        []jobs.StepSummary
+	Saturation   *jobs.Saturation
+	TokensPerS   *float64
+	RequestsPerS *float64
+	Goodput      *float64
+	Errors       int
+	PeakGPUGiB   *float64
+	JPerToken    *float64
+	EnergyJ      *float64
+	CostPer1M    *float64
+	// GPUSimulated: the GPU figures were simulated from the load of the
+	// simulated runtime (--sim-gpu), not measured.
+	GPUSimulated bool
+	// Node is the node's CPU and memory over the run (nil when not
+	// measured).
+	Node       *jobs.NodeSummary
+	HasSummary bool
+	// TokenPriced: CostPer1M is a remote provider's token price, not an
+	// hourly price over a speed.
+	TokenPriced bool
+}
+
+// ReadFigures reads a run's stored summaries. Cost per 1M output tokens
+// is the hardware profile's price per hour / (output tokens/s × 3600) ×
+// 10⁶, or for a remote provider's run its token prices
+// (store.RunFigures.CostPer1M).
+func ReadFigures(r store.RunFigures) Figures {
+	f := Figures{Run: r, Quality: r.Quality, Errors: r.Errors}
+	var s jobs.RunSummary
+	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
+		f.HasSummary = true
+		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
+		f.Steps, f.Saturation = s.Steps, s.Saturation
+		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
+		if c, tokenPriced, ok := r.CostPer1M(s); ok {
+			f.CostPer1M, f.TokenPriced = &c, tokenPriced
+		}
+	}
+	var g struct {
+		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
+		JoulesPerToken float64 `json:"joules_per_token"`
+		EnergyJ        float64 `json:"energy_j"`
+		Simulated      bool    `json:"simulated"`
+	}
+	var n jobs.NodeSummary
+	if r.NodeSummary != nil && json.Unmarshal(r.NodeSummary, &n) == nil && n.Samples > 0 {
+		f.Node = &n
+	}
+	if r.GPUSummary != nil && json.Unmarshal(r.GPUSummary, &g) == nil {
+		f.GPUSimulated = g.Simulated
+		gib := float64(g.PeakMemBytes) / (1 << 30)
+		f.PeakGPUGiB = &gib
+		if g.JoulesPerToken > 0 {
+			f.JPerToken = &g.JoulesPerToken
+		}
+		if g.EnergyJ > 0 {
+			f.EnergyJ = &g.EnergyJ
+		}
+	}
+	return f
+}
+
+// Candidates are runs as every conclusion weighs them (the verdict, the
+// comparison, both recommendations, the report): their figures from the
+// stored summaries, the intervals and load identity kept in run_stats and
+// the scorer identity of their latest quality (Weigh puts them under one
+// shared identity). A figure the run did not measure — no summary, no
+// successful request, no output — is nil ("not measured"), never 0.
+func Candidates(runs []store.RunFigures) []Candidate {
+	var cands []Candidate
+	for _, r := range runs {
+		f := ReadFigures(r)
+		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
+		if f.TokensPerS != nil && *f.TokensPerS > 0 && finite(*f.TokensPerS) {
+			cand.TokensPS = f.TokensPerS
+		}
+		// A successful request always takes time: a p95 of 0 means none.
+		if f.HasSummary && f.E2E.P95 > 0 && finite(f.E2E.P95) && finite(f.TTFT.P95) {
+			ttft, e2e := f.TTFT.P95, f.E2E.P95
+			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
+		}
+		cand.ScorerKey = r.ScorerKey()
+		cand.Drift = r.Drift
+		if st := r.Stat; st != nil {
+			load := st.Load
+			cand.Load, cand.TPS = &load, st.TPS
+			if cand.E2Ep95 != nil {
+				cand.E2EN = st.OK
+			}
+			if q := st.E2EP95; q != nil && cand.E2Ep95 != nil {
+				lo, hi := q.Lo, q.Hi
+				cand.E2Ep95Lo, cand.E2Ep95Hi, cand.E2ECoverage = &lo, &hi, q.Coverage
+			}
+		}
+		cands = append(cands, cand)
+	}
+	return cands
+}
+
+// Shade is how a figures table colours a delta.
+type Shade int
+
+// A delta is plain unless a test establishes it.
+const (
+	Untested Shade = iota
+	Better
+	Worse
+)
+
+// Delta is one figure of a run set against the baseline's in a figures
+// table: whether a delta may be shown at all, its relative size, and
+// whether a test establishes it.
+type Delta struct {
+	// Shown is false where no delta may be shown: the baseline itself, a
+	// missing or zero baseline figure, or runs the claims call not
+	// comparable for this figure.
+	Shown bool
+	Pct   float64
+	// Flat: the figures are equal to within 0.05 %.
+	Flat  bool
+	Shade Shade
+}
+
+// FigureDelta is a figures-table cell's delta: v against the baseline's
+// base, for a figure tested by criterion tested ("" for a figure no
+// conclusion tests) that is a quality (same scorer identity needed) or
+// not (same load needed), given the run's claims against the baseline
+// (docs/concepts.md#comparability-and-noise). A delta is coloured only
+// where the claim of its own criterion is comparable and significant.
+func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Margin) Delta {
+	if v == nil || base == nil || *base == 0 || math.IsNaN(*v) || math.IsInf(*v, 0) || !figureComparable(quality, claims) {
+		return Delta{}
+	}
+	d := Delta{Shown: true, Pct: (*v - *base) / math.Abs(*base) * 100}
+	if math.IsInf(d.Pct, 0) || math.IsNaN(d.Pct) {
+		return Delta{}
+	}
+	if math.Abs(d.Pct) < 0.05 {
+		d.Flat = true
+		return d
+	}
+	for _, c := range claims {
+		if tested != "" && c.Criterion == tested && c.Comparable && !c.Tie && c.P != nil {
+			d.Shade = Worse
+			if c.Better > 0 {
+				d.Shade = Better
+			}
+		}
+	}
+	return d
+}
+
+// figureComparable says whether the run's claims let a figure be set
+// against the baseline's: a quality under the same scorer identity, any
+// other figure under the same load (the latency claim's verdict, else
+// speed's). Without claims (no baseline) nothing is known to differ.
+func figureComparable(quality bool, claims []Margin) bool {
+	want := []Criterion{Latency, Speed, Cost}
+	if quality {
+		want = []Criterion{Quality}
+	}
+	for _, w := range want {
+		for _, c := range claims {
+			if c.Criterion == w && c.Measured {
+				// Speed under an open loop is not ranked though the
+				// loads are one: only a load difference hides a delta.
+				return c.Comparable || w != Quality && c.ReasonSaid.Code == "compare.said.not_ranked_open_loop"
+			}
+		}
+	}
+	return true
+}
+
+// QualityComparable says whether a run's quality may be set against the
+// baseline's (the same scorer identity), from its claims against it; the
+// baseline's own (no claims) always is.
+func QualityComparable(claims []Margin) bool {
+	return figureComparable(true, claims)
+}
+
+// finite says whether v is a number a claim can rest on (not ±Inf, not
+// NaN): a figure that is not stays "not measured".
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }

@@ -1,0 +1,133 @@
+package conclude
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// DriftSource gives runs their deployment's measured between-run spread
+// (*store.Store's WithDrift; docs/concepts.md#drift).
+type DriftSource interface {
+	WithDrift(ctx context.Context, runs []store.RunFigures) error
+}
+
+// Weigh is runs as every conclusion weighs them: each with the between-run
+// spread of its deployment (read here, where conclusions are drawn, not
+// wherever a run's figures are read) and its quality under scorer identity
+// key, so a run rescored under another scorer keeps the quality it is
+// compared on instead of leaving the comparison.
+func Weigh(ctx context.Context, src DriftSource, runs []store.RunFigures, key string) ([]Candidate, error) {
+	if err := src.WithDrift(ctx, runs); err != nil {
+		return nil, err
+	}
+	return Under(runs, key), nil
+}
+
+// Under is runs as candidates (Candidates) with each run's quality under
+// scorer identity key: none when the run was not scored under it.
+func Under(runs []store.RunFigures, key string) []Candidate {
+	return underScorer(Candidates(runs), runs, key)
+}
+
+// WeighWithEvidence is Weigh with the paired comparisons of quality
+// between every pair scored under the same identity (GatherEvidence), as a
+// comparison needs them.
+func WeighWithEvidence(ctx context.Context, src interface {
+	DriftSource
+	PairSource
+}, runs []store.RunFigures, key string) ([]Candidate, Evidence, error) {
+	cands, err := Weigh(ctx, src, runs, key)
+	if err != nil {
+		return nil, Evidence{}, err
+	}
+	ev, err := GatherEvidence(ctx, src, cands)
+	return cands, ev, err
+}
+
+// underScorer gives each candidate its run's quality under scorer
+// identity key (none when the run was not scored under it).
+func underScorer(cs []Candidate, runs []store.RunFigures, key string) []Candidate {
+	for i, r := range runs {
+		q, ok := r.QualityUnder(key)
+		cs[i].ScorerKey = key
+		cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = nil, nil, nil
+		if ok {
+			cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = q.Mean, q.Lo, q.Hi
+		}
+	}
+	return cs
+}
+
+// Scorers are the scorer identities benchmark b's runs were scored under,
+// in the order they first were, and the one its conclusions rank quality
+// by: the one its owner chose, else the one most runs were scored under
+// (on a tie, the earliest: the benchmark's own scorer scores first).
+// Runs of no one benchmark pass a zero Benchmark.
+func Scorers(b store.Benchmark, runs []store.RunFigures) (key string, keys []string) {
+	count := map[string]int{}
+	first := map[string]time.Time{}
+	for _, r := range runs {
+		for _, q := range r.Qualities {
+			count[q.ScorerKey]++
+			if t, ok := first[q.ScorerKey]; !ok || q.ScoredAt.Before(t) {
+				first[q.ScorerKey] = q.ScoredAt
+			}
+		}
+	}
+	for k := range count {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		if c := first[x].Compare(first[y]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	if b.VerdictScorerKey != "" {
+		return b.VerdictScorerKey, keys
+	}
+	for _, k := range keys {
+		if key == "" || count[k] > count[key] {
+			key = k
+		}
+	}
+	return key, keys
+}
+
+// SharedScorer is the scorer identity most of the runs were scored under
+// (on a tie, the earliest), as runs of no one benchmark are ranked by.
+func SharedScorer(runs []store.RunFigures) string {
+	key, _ := Scorers(store.Benchmark{}, runs)
+	return key
+}
+
+// AgainstBaseline weighs each candidate against the baseline on every
+// criterion, only where they are comparable, by the criterion's test;
+// quality item by item where they share scored items. It gives each
+// run's paired quality comparison and its claims, keyed by run.
+func AgainstBaseline(cands []Candidate, ev Evidence, baseline int64) (map[int64]QualityDiff, map[int64][]Margin) {
+	paired, claims := map[int64]QualityDiff{}, map[int64][]Margin{}
+	var base Candidate
+	for _, x := range cands {
+		if x.RunID == baseline {
+			base = x
+		}
+	}
+	for _, x := range cands {
+		if x.RunID == baseline {
+			continue
+		}
+		for _, crit := range Criteria {
+			m := Compare(x, base, crit, ev)
+			if crit == Quality && m.Paired != nil {
+				paired[x.RunID] = *m.Paired
+			}
+			claims[x.RunID] = append(claims[x.RunID], m)
+		}
+	}
+	return paired, claims
+}
