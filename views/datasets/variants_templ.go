@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"fmt"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/layout"
@@ -22,7 +22,7 @@ import (
 // other shots.
 type VariantsData struct {
 	Dataset  store.Dataset
-	Families []advise.VariantFamily
+	Families []conclude.VariantFamily
 }
 
 // VariantsPage compares each family's variants with its baseline, overall
@@ -153,7 +153,7 @@ func VariantsPage(d VariantsData) templ.Component {
 
 // VariantFamilySection is one family: its variants against the baseline,
 // then the per-category deltas.
-func VariantFamilySection(f advise.VariantFamily) templ.Component {
+func VariantFamilySection(f conclude.VariantFamily) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -538,7 +538,7 @@ func VariantFamilySection(f advise.VariantFamily) templ.Component {
 	})
 }
 
-func variantRow(r advise.VariantRow, baseline bool) templ.Component {
+func variantRow(r conclude.VariantRow, baseline bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -782,7 +782,7 @@ func variantRow(r advise.VariantRow, baseline bool) templ.Component {
 	})
 }
 
-func categoryCell(r advise.VariantRow, cat string) templ.Component {
+func categoryCell(r conclude.VariantRow, cat string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

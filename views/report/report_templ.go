@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ruckus/ruckus/app/advise"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
@@ -43,11 +43,11 @@ type Data struct {
 	Version   string
 	Agents    []Agent
 	Runs      []compare.Figures
-	Recommend advise.Recommendation
+	Recommend conclude.Recommendation
 	// Claims are each run against the first on every criterion, as the
 	// comparison weighs them: they decide which deltas are shown and
 	// coloured.
-	Claims  map[int64][]advise.Margin
+	Claims  map[int64][]conclude.Margin
 	GridCO2 float64
 	// CSS is the site's stylesheets, inlined.
 	CSS string
