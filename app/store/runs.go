@@ -307,6 +307,65 @@ func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.D
 	return stale, mapErr(err, "run is stale")
 }
 
+// orphanedRun is when a queued run r waits on a job j that no worker will
+// finish: the job is gone or final (discarded after its attempts,
+// cancelled, completed), or a worker took it more than @stale ago and
+// never claimed the run. An agent claims the run first thing in a job
+// (agentd/agent/worker.go), so a job running that long with its run still
+// queued belongs to a worker that died in between, or one whose claim
+// failed and whose job's end was never written (both seen when an agent
+// was killed while PgBouncer's logins failed). River's own rescuer waits
+// for the longest allowed run (a day) before it acts. As with staleRun, a
+// PostgreSQL that started within the stale period gives workers that
+// period to come back first.
+const orphanedRun = `r.state = 'queued' AND r.river_job_id IS NOT NULL AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed')
+	OR (j.state = 'running' AND j.attempted_at < now() - @stale::interval AND pg_postmaster_start_time() < now() - @stale::interval))`
+
+// OrphanedRuns lists the queued runs whose job no worker will finish
+// (orphanedRun); AgentName is empty.
+func (q *Queries) OrphanedRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id FROM runs r LEFT JOIN river_job j ON j.id = r.river_job_id
+		WHERE `+orphanedRun+` ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
+	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
+		var r StaleRun
+		err := row.Scan(&r.RunID, &r.BenchmarkID)
+		return r, err
+	})
+	return rs, mapErr(err, "orphaned runs")
+}
+
+// RunIsOrphaned says whether the run is still to be queued again
+// (orphanedRun), read inside the reaper's transaction.
+func (q *Queries) RunIsOrphaned(ctx context.Context, runID int64, staleAfter time.Duration) (bool, error) {
+	var orphaned bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r LEFT JOIN river_job j ON j.id = r.river_job_id WHERE r.id = @run AND `+orphanedRun+`)`,
+		pgx.NamedArgs{"run": runID, "stale": staleAfter}).Scan(&orphaned)
+	return orphaned, mapErr(err, "run is orphaned")
+}
+
+// RequeueOrphanedRun puts a queued run on a new job in place of oldJob;
+// the old job's worker, should it come back, can no longer claim it
+// (ClaimRun wants the run's job).
+func (q *Queries) RequeueOrphanedRun(ctx context.Context, runID, oldJob, jobID int64, waiting bool, why string) error {
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET river_job_id = @job, waiting_for_agent = @waiting
+			WHERE id = @id AND state = 'queued' AND river_job_id = @old
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, kind, message) SELECT id, 'handed_on', @why FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"id": runID, "old": oldJob, "job": jobID, "waiting": waiting, "why": why}).Scan(&n)
+	if err != nil {
+		return mapErr(err, "requeue orphaned run")
+	}
+	if n != 1 {
+		return fmt.Errorf("requeue orphaned run %d: %w", runID, ErrBusy)
+	}
+	return nil
+}
+
 // ReassignStaleRun takes a run away from the agent holding it under fence (the
 // fence moves on, so that agent's writes are refused from now on) and
 // queues it on a new job ahead of the runs queued after it; the next agent

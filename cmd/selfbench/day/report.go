@@ -155,8 +155,8 @@ func (d *day) webhookRows(ctx context.Context, t *table) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	type fin struct {
-		id           int64
-		state, error string
+		ID           int64
+		State, Error string
 	}
 	fins, err := pgx.CollectRows(rows, pgx.RowToStructByPos[fin])
 	if err != nil {
@@ -167,16 +167,16 @@ func (d *day) webhookRows(ctx context.Context, t *table) error {
 	var delivered, failed, missing, unsigned int
 	for _, f := range fins {
 		switch {
-		case f.state == "delivered" && d.hooks.got[f.id] > 0:
+		case f.State == "delivered" && d.hooks.got[f.ID] > 0:
 			delivered++
-		case f.state == "delivered":
+		case f.State == "delivered":
 			unsigned++
-		case f.state == "failed" && f.error != "":
+		case f.State == "failed" && f.Error != "":
 			failed++
 		default:
 			missing++
 			if missing <= 5 {
-				fmt.Fprintf(t.out, "    benchmark %d: delivery %q %s\n", f.id, f.state, f.error)
+				fmt.Fprintf(t.out, "    benchmark %d: delivery %q %s\n", f.ID, f.State, f.Error)
 			}
 		}
 	}
