@@ -228,8 +228,11 @@ func (p *Service) reassignStaleRun(ctx context.Context, s store.StaleRun) (bool,
 		if err != nil {
 			return err
 		}
-		if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting,
-			fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
+		why := fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)
+		if s.JobEnded {
+			why = fmt.Sprintf("the run's job ended while agent %s held it, after %d of %d items", s.AgentName, r.Completed, r.Total)
+		}
+		if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting, why); err != nil {
 			return err
 		}
 		done = true

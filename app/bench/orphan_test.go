@@ -87,8 +87,41 @@ func TestOrphanedQueuedRunIsQueuedAgain(t *testing.T) {
 	if job3 := job(); job3 == job2 || job3 == job1 {
 		t.Fatal("the run stayed on its discarded job")
 	}
-	if _, err := st.ClaimRun(ctx, runID, agents[0].ID, job(), "sim"); err != nil {
+	job3 := job()
+	if _, err := st.ClaimRun(ctx, runID, agents[0].ID, job3, "sim"); err != nil {
 		t.Fatalf("claim with the new job: %v", err)
 	}
-	reap(0, "a claimed run")
+	setJob(job3, "running", "1 hour")
+	if _, err := st.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() WHERE id = $1`, agents[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	reap(0, "a claimed run its live agent works")
+
+	// The agent's attempt fails after its claim, River gives the next
+	// attempt to another agent, whose claim is refused, and the job is
+	// cancelled: the live agent holds a run nothing works. Once the job has
+	// been over a stale period, the run is handed on.
+	if _, err := st.Pool().Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1`, job3); err != nil {
+		t.Fatal(err)
+	}
+	reap(0, "a job that ended just now")
+	if _, err := st.Pool().Exec(ctx, `UPDATE river_job SET finalized_at = now() - interval '1 hour' WHERE id = $1`, job3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE agents SET last_heartbeat_at = now() WHERE id = $1`, agents[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	reap(1, "a running run whose job ended an hour ago, its agent alive")
+	b, err := st.BenchmarkByID(ctx, v, created.BenchmarkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.Runs[0]; r.State != "queued" || r.AgentID != nil || *r.RiverJobID == job3 {
+		t.Fatalf("after the hand-on: %+v", r)
+	}
+	var why string
+	if err := st.Pool().QueryRow(ctx, `SELECT message FROM run_events WHERE run_id = $1 AND kind = 'handed_on' ORDER BY id DESC LIMIT 1`, runID).Scan(&why); err != nil ||
+		!strings.Contains(why, "job ended while agent") {
+		t.Fatalf("the hand-on's reason: %q %v", why, err)
+	}
 }

@@ -268,6 +268,9 @@ type StaleRun struct {
 	RunID       int64
 	BenchmarkID int64
 	AgentName   string
+	// JobEnded: the run's job ended while the agent still held the run
+	// (runJobEnded), rather than the agent going silent.
+	JobEnded bool
 }
 
 // staleRun is when a running run r, held by agent a, is to be reassigned:
@@ -280,19 +283,33 @@ type StaleRun struct {
 // within the stale period after PostgreSQL starts, an agent is stale only
 // if it was silent for a stale period before then already, so that a
 // short restart does not reassign every run while agents reconnect.
+//
+// A live agent may also hold a run it no longer works: its job's attempt
+// failed after the claim (a database error: the session ended under it),
+// River gave the next attempt to another agent, whose claim is refused
+// while the first holds the run, and that agent cancelled the job. The
+// first agent heartbeats on, so the run would stay "running" for as long
+// as it lives (seen in `make bench-day`). A running run whose job ended a
+// stale period ago (runJobEnded) is handed on too.
 const staleRun = `r.state = 'running' AND (a.state = 'offline' OR a.deactivated_at IS NOT NULL
 	OR (greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < now() - @stale::interval
 		AND (pg_postmaster_start_time() < now() - @stale::interval
-			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval)))`
+			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval))
+	OR ` + runJobEnded + `)`
+
+// runJobEnded is when run r's River job was finalized (completed,
+// cancelled, discarded) more than @stale ago: nothing works the run any
+// more.
+const runJobEnded = `EXISTS (SELECT 1 FROM river_job j WHERE j.id = r.river_job_id AND j.finalized_at < now() - @stale::interval)`
 
 // StaleRuns lists the running runs to reassign (staleRun) with staleAfter
 // as the stale period.
 func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name FROM runs r JOIN agents a ON a.id = r.agent_id
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name, `+runJobEnded+` FROM runs r JOIN agents a ON a.id = r.agent_id
 		WHERE `+staleRun+` ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
 	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
 		var r StaleRun
-		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName)
+		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName, &r.JobEnded)
 		return r, err
 	})
 	return rs, mapErr(err, "stale runs")

@@ -153,18 +153,21 @@ func (d *day) faults(ctx context.Context) error {
 	kill := func(ctx context.Context) error { return d.killAgents(ctx, max(1, d.o.agents/4)) }
 	attackCtx, stopAttack := context.WithCancel(ctx)
 	attacked := make(chan struct{})
+	// The attack's window holds no PostgreSQL restart, so that what the
+	// honest pooled agents suffer in it is the attack's doing (the direct
+	// agents, which it cannot reach, are the baseline).
 	plan := []step{
 		{at(0.10), kill},
-		{at(0.20), func(context.Context) error {
+		{at(0.15), func(context.Context) error {
 			d.note("the malicious agent starts its attacks")
 			go func() { defer close(attacked); d.att.run(attackCtx) }()
 			return nil
 		}},
 		{at(0.30), d.restartServer},
 		{at(0.40), d.backup},
-		{at(0.50), d.restartPostgres},
-		{at(0.60), kill},
-		{at(0.70), func(context.Context) error { stopAttack(); <-attacked; d.note("the malicious agent stops"); return nil }},
+		{at(0.45), func(context.Context) error { stopAttack(); <-attacked; d.note("the malicious agent stops"); return nil }},
+		{at(0.55), d.restartPostgres},
+		{at(0.65), kill},
 		{at(0.75), d.restartServer},
 		{at(0.85), kill},
 	}

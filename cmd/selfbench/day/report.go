@@ -84,7 +84,17 @@ func (d *day) requestRows(t *table) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t.row("user requests answered", fmt.Sprintf("%d (2xx %d, 3xx %d, 4xx %d)", r.requests, r.byClass[2], r.byClass[3], r.byClass[4]), "", true)
-	t.row("responses 5xx", fmt.Sprint(len(r.fivexx)), "target 0", len(r.fivexx) == 0)
+	// While PostgreSQL restarts, 503 with Retry-After is the right answer;
+	// any other 5xx, or any 5xx outside that outage, is a fault.
+	var outage, other int
+	for _, m := range r.fivexx {
+		if strings.HasPrefix(m, "503 ") && strings.HasSuffix(m, "(during the PostgreSQL restart)") {
+			outage++
+		} else {
+			other++
+		}
+	}
+	t.row("responses 5xx", fmt.Sprintf("%d (503 during the PostgreSQL restart: %d)", len(r.fivexx), outage), "target 0 but 503 in the outage", other == 0)
 	for i, m := range r.fivexx {
 		if i < 15 {
 			fmt.Fprintf(t.out, "    %s\n", m)
@@ -176,7 +186,7 @@ func (d *day) webhookRows(ctx context.Context, t *table) error {
 		default:
 			missing++
 			if missing <= 5 {
-				fmt.Fprintf(t.out, "    benchmark %d: delivery %q %s\n", f.ID, f.State, f.Error)
+				fmt.Fprintf(t.out, "    benchmark %d: delivery %q %s; its runs: %s\n", f.ID, f.State, f.Error, d.runStates(ctx, f.ID))
 			}
 		}
 	}
@@ -269,7 +279,7 @@ func (d *day) restoreRows(ctx context.Context, t *table) error {
 				same++
 			} else {
 				differ++
-				fmt.Fprintf(t.out, "    %s: live %d (%d bytes), restored %d (%d bytes)\n", path, s1, len(b1), s2, len(b2))
+				fmt.Fprintf(t.out, "    %s: live %d (%d bytes), restored %d (%d bytes)%s\n", path, s1, len(b1), s2, len(b2), firstDifference(b1, b2))
 			}
 		}
 	}
@@ -293,29 +303,65 @@ func (d *day) attackRows(t *table) {
 	t.row("attack: pool role ALTERs through PgBouncer", fmt.Sprintf("%d made, %d refused", a.alters, a.alterFailed), "", true)
 	t.row("attack: run rows locked and held", fmt.Sprintf("%d rows (%d tries found none)", a.locksHeld, a.lockFailed), "", true)
 	t.row("attack: score_run jobs inserted", fmt.Sprintf("%d of %d", a.floodTaken, a.floodSent), "target 0", a.floodTaken == 0)
+	for _, pooled := range []bool{true, false} {
+		total, worst, n, per := d.failuresDuring(pooled, a.from, a.to)
+		if pooled {
+			t.row("honest pooled agents' failed transactions", fmt.Sprintf("%d over %d agents, at most %d each", total, n, worst), "target ≤ 1 each", worst <= 1)
+		} else {
+			t.row("direct agents' (the attack's baseline)", fmt.Sprintf("%d over %d agents, at most %d each", total, n, worst), "", true)
+		}
+		if per != "" {
+			fmt.Fprintf(t.out, "    %s\n", per)
+		}
+	}
+}
+
+// failuresDuring counts the database errors the pooled (or direct) agents
+// logged between from and to.
+func (d *day) failuresDuring(pooled bool, from, to time.Time) (total, worst, agents int, per string) {
 	d.mu.Lock()
-	var pooled []*agent
+	var as []*agent
 	for _, ag := range d.agents {
-		if ag.pooled {
-			pooled = append(pooled, ag)
+		if ag.pooled == pooled {
+			as = append(as, ag)
 		}
 	}
 	d.mu.Unlock()
-	total, worst := 0, 0
-	var per []string
-	for _, ag := range pooled {
-		n, err := dbFailures(ag.log, a.from, a.to)
+	var parts []string
+	for _, ag := range as {
+		n, err := dbFailures(ag.log, from, to)
 		if err != nil {
 			continue
 		}
+		agents++
 		total += n
 		worst = max(worst, n)
 		if n > 0 {
-			per = append(per, fmt.Sprintf("%s %d", ag.name, n))
+			parts = append(parts, fmt.Sprintf("%s %d", ag.name, n))
 		}
 	}
-	t.row("honest pooled agents' failed transactions", fmt.Sprintf("%d over %d agents, at most %d each", total, len(pooled), worst), "target ≤ 1 each", worst <= 1)
-	if len(per) > 0 {
-		fmt.Fprintf(t.out, "    %s\n", strings.Join(per, ", "))
+	return total, worst, agents, strings.Join(parts, ", ")
+}
+
+// firstDifference shows where two answers part, with some context.
+func firstDifference(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
 	}
+	if i == len(a) && i == len(b) {
+		return ""
+	}
+	from := max(0, i-60)
+	cut := func(x []byte) string { return string(x[from:min(len(x), i+60)]) }
+	return fmt.Sprintf("; from byte %d: live …%s… restored …%s…", i, cut(a), cut(b))
+}
+
+// runStates lists a benchmark's runs' states, for a missing delivery.
+func (d *day) runStates(ctx context.Context, benchmarkID int64) string {
+	var states string
+	if err := d.pool.QueryRow(ctx, `SELECT string_agg(id || ' ' || state, ', ' ORDER BY id) FROM runs WHERE benchmark_id = $1`, benchmarkID).Scan(&states); err != nil {
+		return err.Error()
+	}
+	return states
 }

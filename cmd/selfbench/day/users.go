@@ -85,7 +85,7 @@ func benchSecret(n int) string { return fmt.Sprintf("day-webhook-secret-%04d", n
 func datasetLines(n, k, items int) []byte {
 	var b strings.Builder
 	for i := range items {
-		fmt.Fprintf(&b, "{\"custom_id\":\"q%03d\",\"prompt\":\"User %d set %d: what is %d plus %d?\",\"reference\":\"%d\"}\n", i, n, k, i, n+k, i+n+k)
+		fmt.Fprintf(&b, "{\"id\":\"q%03d\",\"prompt\":\"User %d set %d: what is %d plus %d?\",\"reference\":\"%d\"}\n", i, n, k, i, n+k, i+n+k)
 	}
 	return []byte(b.String())
 }
