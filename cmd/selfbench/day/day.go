@@ -188,8 +188,35 @@ func (d *day) faults(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// archivedPaths are the archived benchmarks' answers the restored copy
+// must give as the live one did.
+func (d *day) archivedPaths() []string {
+	var ps []string
+	for _, id := range d.fx.archived {
+		for _, p := range []string{"/verdict", "/export", "/summary"} {
+			ps = append(ps, fmt.Sprintf("/api/v1/benchmarks/%d%s", id, p))
+		}
+	}
+	return ps
+}
+
+// readArchive keeps the live answers of the archived benchmarks, as
+// answer number i (0 before the backup, 1 after it).
+func (d *day) readArchive(ctx context.Context, i int) {
+	for _, path := range d.archivedPaths() {
+		_, b := d.fx.archive.apiJSON(ctx, "archive "+path, http.MethodGet, path, nil, http.StatusOK)
+		d.fx.atBackup[path][i] = b
+	}
+}
+
 // backup takes `ruckus backup` under load.
 func (d *day) backup(ctx context.Context) error {
+	d.fx.atBackup = map[string]*[2][]byte{}
+	for _, path := range d.archivedPaths() {
+		d.fx.atBackup[path] = &[2][]byte{}
+	}
+	d.readArchive(ctx, 0)
+	defer d.readArchive(ctx, 1)
 	t0 := time.Now()
 	file := filepath.Join(d.dir, "day.backup")
 	cmd := exec.CommandContext(ctx, d.o.ruckus, "backup", file)

@@ -22,6 +22,9 @@ type fixtures struct {
 	gpu      string // the --sim-gpu agents' profile slug
 	archived []int64
 	archive  *client // the archivist, whose benchmarks are compared after the restore
+	// atBackup: each archived answer's path → the live answer just before
+	// and just after the backup.
+	atBackup map[string]*[2][]byte
 }
 
 // user is one simulated user and what it has made.

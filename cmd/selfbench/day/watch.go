@@ -132,7 +132,16 @@ type scraper struct {
 	non200   map[string]int
 	unparsed map[string]int
 	badLabel []string
-	down     int // no answer while the server was being restarted
+	down     int      // no answer while the server was being restarted
+	failures []string // what each failed scrape got
+}
+
+// failed records a failed scrape; s.mu is held.
+func (s *scraper) failed(name, what string) {
+	s.non200[name]++
+	if len(s.failures) < 10 {
+		s.failures = append(s.failures, time.Now().Format("15:04:05")+" "+name+": "+what)
+	}
 }
 
 var (
@@ -177,7 +186,7 @@ func (s *scraper) scrape(ctx context.Context, client *http.Client, name, url str
 		if maybeDown {
 			s.down++
 		} else {
-			s.non200[name]++
+			s.failed(name, err.Error())
 		}
 		return
 	}
@@ -185,7 +194,7 @@ func (s *scraper) scrape(ctx context.Context, client *http.Client, name, url str
 	s.scrapes[name]++
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK {
-		s.non200[name]++
+		s.failed(name, fmt.Sprintf("%d %s", res.StatusCode, strings.Join(strings.Fields(string(body)), " ")))
 		return
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
