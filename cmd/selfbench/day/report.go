@@ -155,13 +155,14 @@ func (d *day) runRows(ctx context.Context, t *table) error {
 // webhookRows: every finished benchmark of a user with a webhook has its
 // event delivered with a good signature, or the failure recorded.
 func (d *day) webhookRows(ctx context.Context, t *table) error {
-	rows, err := d.pool.Query(ctx, `SELECT b.id,
-			coalesce((SELECT d.state FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE w.user_id = b.owner_id AND d.event IN ('benchmark.finished', 'benchmark.failed') AND (d.payload -> 'benchmark' ->> 'id')::bigint = b.id
-				ORDER BY d.id LIMIT 1), ''),
-			coalesce((SELECT d.last_error FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE w.user_id = b.owner_id AND (d.payload -> 'benchmark' ->> 'id')::bigint = b.id ORDER BY d.id LIMIT 1), '')
-		FROM benchmarks b
+	rows, err := d.pool.Query(ctx, `WITH first AS (
+			SELECT DISTINCT ON (w.user_id, (d.payload -> 'benchmark' ->> 'id')::bigint)
+				w.user_id, (d.payload -> 'benchmark' ->> 'id')::bigint AS benchmark_id, d.state, d.last_error
+			FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+			WHERE d.event IN ('benchmark.finished', 'benchmark.failed')
+			ORDER BY w.user_id, (d.payload -> 'benchmark' ->> 'id')::bigint, d.id)
+		SELECT b.id, coalesce(f.state, ''), coalesce(f.last_error, '')
+		FROM benchmarks b LEFT JOIN first f ON f.user_id = b.owner_id AND f.benchmark_id = b.id
 		WHERE b.judges_run_id IS NULL AND EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = b.owner_id)
 			AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id)
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))`)
