@@ -232,13 +232,18 @@ func (d *day) backup(ctx context.Context) error {
 	return nil
 }
 
-// drain waits until no run is open and no webhook delivery pending.
+// drain waits until no run is open, no run's scoring is to come and no
+// webhook delivery is pending.
 func (d *day) drain(ctx context.Context) error {
 	limit := max(3*time.Minute, d.o.duration/2)
 	return benchkit.WaitFor(ctx, nil, limit, time.Second, "every run to end and every delivery to settle", func() (bool, error) {
+		// A run's webhook event is recorded by its scoring job: between
+		// the run's end and that job nothing is open or pending, so the
+		// jobs are waited for too.
 		var open, pending int
 		err := d.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM runs WHERE state IN ('queued', 'running')),
-			(SELECT count(*) FROM webhook_deliveries WHERE state = 'pending')`).Scan(&open, &pending)
+			(SELECT count(*) FROM webhook_deliveries WHERE state = 'pending')
+			+ (SELECT count(*) FROM river_job WHERE kind IN ('score_run', 'deliver_webhook') AND finalized_at IS NULL)`).Scan(&open, &pending)
 		if err != nil {
 			return false, nil // PostgreSQL may be coming back
 		}
