@@ -164,7 +164,7 @@ func (d *day) webhookRows(ctx context.Context, t *table) error {
 		SELECT b.id, coalesce(f.state, ''), coalesce(f.last_error, '')
 		FROM benchmarks b LEFT JOIN first f ON f.user_id = b.owner_id AND f.benchmark_id = b.id
 		WHERE b.judges_run_id IS NULL AND EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = b.owner_id)
-			AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id)
+			AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state <> 'cancelled')
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state IN ('queued', 'running'))`)
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
@@ -196,6 +196,16 @@ func (d *day) webhookRows(ctx context.Context, t *table) error {
 		}
 	}
 	t.row("finished benchmarks with a webhook", fmt.Sprintf("%d: %d delivered, %d failed (recorded)", len(fins), delivered, failed), "", true)
+	var cancelled, told int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
+			WHERE (d.payload -> 'benchmark' ->> 'id')::bigint = b.id))
+		FROM benchmarks b WHERE b.judges_run_id IS NULL AND EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id)
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.benchmark_id = b.id AND r.state <> 'cancelled')`).Scan(&cancelled, &told); err != nil {
+		return fmt.Errorf("cancelled benchmarks: %w", err)
+	}
+	// Not counted above: whether a benchmark its user cancelled whole is
+	// "failed" is the events' definition to settle (docs/operations.md#webhooks).
+	t.row("benchmarks cancelled whole: with an event", fmt.Sprintf("%d of %d", told, cancelled), "", true)
 	t.row("deliveries missing / not received signed", fmt.Sprintf("%d / %d", missing, unsigned), "target 0 / 0", missing == 0 && unsigned == 0)
 	t.row("received with a bad signature", fmt.Sprintf("%d of %d received", d.hooks.badSig, d.hooks.received), "target 0", d.hooks.badSig == 0)
 	return nil

@@ -163,7 +163,7 @@ func (s *scraper) loop(ctx context.Context, targets map[string]string, down func
 	client := &http.Client{Timeout: 5 * time.Second}
 	for {
 		for name, url := range targets {
-			s.scrape(ctx, client, name, url, down(name))
+			s.scrape(ctx, client, name, url, func() bool { return down(name) })
 		}
 		select {
 		case <-ctx.Done():
@@ -173,9 +173,13 @@ func (s *scraper) loop(ctx context.Context, targets map[string]string, down func
 	}
 }
 
-func (s *scraper) scrape(ctx context.Context, client *http.Client, name, url string, maybeDown bool) {
+func (s *scraper) scrape(ctx context.Context, client *http.Client, name, url string, down func() bool) {
+	// A restart may begin while the scrape is under way: it is expected
+	// to fail if one was under way before it or is after it.
+	maybeDown := down()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	res, err := client.Do(req)
+	maybeDown = maybeDown || down()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
