@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 GO      ?= go
 export CGO_ENABLED ?= 1
 
-.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-soak bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
+.PHONY: help build run run-real test test-go e2e e2e-go docs-images bench bench-go bench-ingest bench-web bench-agent bench-eta bench-soak bench-day bench-day-short bench-sandbox bench-verdict bench-backup check-generated generate sdk lint fmt deps clean assets-swagger-ui
 
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -123,6 +123,12 @@ bench-eta: deps build ## A simulated run with steady latency: the ETA's error at
 
 bench-soak: deps build ## Soak: 100 agentd through PgBouncer, 1,000 small runs, 10 % killed with SIGKILL half-way: lost, duplicated, backends, lease latency, memory
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/soak --ruckus bin/ruckus --agentd bin/agentd $(SOAK_ARGS)
+
+bench-day: deps build ## A day in production, compressed: 30 users, 20 agents, scrapes, webhooks, restarts, a backup and one malicious agent for 20 minutes on a private cluster; prints what must hold
+	$(GO) run ./cmd/selfbench/day --ruckus bin/ruckus --agentd bin/agentd $(DAY_ARGS)
+
+bench-day-short: deps build ## bench-day in about 5 minutes (2 minutes of work, 10 users, 8 agents, every fault): the CI's check of the whole system
+	$(GO) run ./cmd/selfbench/day --short --ruckus bin/ruckus --agentd bin/agentd $(DAY_ARGS)
 
 bench-verdict: deps build ## Benchmarks as users run them (server, agentd sim, the API, drift between runs): how often noise is called significant (≤ 5 %) and a planted difference found (≥ 80 %)
 	./bin/ruckus dev-db exec -- $(GO) run ./cmd/selfbench/verdict --ruckus bin/ruckus --agentd bin/agentd $(VERDICT_ARGS)

@@ -116,3 +116,26 @@ func TestChangedResultRowFailsVerificationNamingIt(t *testing.T) {
 		t.Fatalf("bob: %d", r.status)
 	}
 }
+
+// A run that ended before its first result is signed over no rows, and
+// verifies: its scoring job must not fail on it.
+func TestRunWithoutResultsIsSigned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("empty@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 3, func(i int) string { return fmt.Sprintf("answer %d", i) })
+	// As cancelled before its agent wrote anything.
+	for _, q := range []string{`DELETE FROM results WHERE run_id = $1`, `UPDATE runs SET state = 'cancelled', completed = 0, finished_at = now() WHERE id = $1`} {
+		if _, err := e.store.Pool().Exec(ctx, q, runID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.attest.AttestRun(ctx, runID); err != nil {
+		t.Fatalf("sign a run without results: %v", err)
+	}
+	r := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d/attestation", runID), tok, nil, "")
+	if r.status != 200 || r.body["valid"] != true || r.body["rows"] != float64(0) {
+		t.Fatalf("the empty run's attestation: %d %v", r.status, r.body)
+	}
+}

@@ -22,6 +22,10 @@ func render(c *fiber.Ctx, status int, component templ.Component) error {
 	return component.Render(c.UserContext(), c.Response().BodyWriter())
 }
 
+// unavailableRetrySeconds is the Retry-After of a 503 while the database
+// is away: about what a PostgreSQL restart takes.
+const unavailableRetrySeconds = 5
+
 func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") }
 
 // handleError turns an error into the response: JSON for the API, a page in
@@ -52,6 +56,15 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 			msg = store.ErrBusy.Error()
 		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(store.RowLockTimeout.Seconds()))))
+	case store.IsUnavailable(err):
+		// PostgreSQL is restarting or out of reach: nothing about the
+		// request is wrong, and it may be sent again shortly.
+		s.Logger.Warn("database unavailable", "method", c.Method(), "path", c.Path(), "err", err)
+		status, msg = fiber.StatusServiceUnavailable, i18n.T(c.UserContext(), "error.unavailable_message")
+		if isAPI(c) {
+			msg = "the database is unavailable; try again in a few seconds"
+		}
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(unavailableRetrySeconds))
 	default:
 		s.Logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
@@ -76,6 +89,9 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	}[status]
 	if store.IsBusy(err) {
 		key = "error.busy"
+	}
+	if status == fiber.StatusServiceUnavailable {
+		key = "error.unavailable"
 	}
 	if key == "" {
 		key = "error.error"

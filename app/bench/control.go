@@ -131,8 +131,16 @@ func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 // later period and the others are reassigned meanwhile: one agent must not
 // keep every other dead agent's runs where they are
 // (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+//
+// It also queues again every queued run whose job no worker will finish
+// (store.OrphanedRuns): a worker that took the job and died before it
+// claimed the run leaves the run queued, which no agent would ever take.
 func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
 	stale, err := p.Store.StaleRuns(ctx, p.StaleAfter)
+	if err != nil {
+		return 0, err
+	}
+	orphaned, err := p.Store.OrphanedRuns(ctx, p.StaleAfter)
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +155,48 @@ func (p *Service) ReassignStaleRuns(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("reassign run %d: %w", s.RunID, err))
 		}
 	}
+	for _, s := range orphaned {
+		done, err := p.requeueOrphanedRun(ctx, s)
+		if done {
+			n++
+		}
+		if err != nil && !store.IsBusy(err) {
+			errs = append(errs, fmt.Errorf("queue orphaned run %d again: %w", s.RunID, err))
+		}
+	}
 	return n, errors.Join(errs...)
+}
+
+// requeueOrphanedRun closes a queued run's dead job and queues the run on
+// a new one, in one transaction, and says whether it did.
+func (p *Service) requeueOrphanedRun(ctx context.Context, s store.StaleRun) (bool, error) {
+	done := false
+	err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+		r, err := q.StaleRunForUpdate(ctx, s.BenchmarkID, s.RunID)
+		if err != nil {
+			return err
+		}
+		if r.RiverJobID == nil {
+			return nil
+		}
+		if orphaned, err := q.RunIsOrphaned(ctx, r.ID, p.StaleAfter); err != nil || !orphaned {
+			return err
+		}
+		old := *r.RiverJobID
+		if _, err := q.FinishAbandonedJob(ctx, old, "its worker never claimed the run; the run was queued again"); err != nil {
+			return err
+		}
+		jobID, waiting, err := p.queueAgain(ctx, tx, q, r)
+		if err != nil {
+			return err
+		}
+		if err := q.RequeueOrphanedRun(ctx, r.ID, old, jobID, waiting, fmt.Sprintf("job %d was taken and never claimed the run; queued again", old)); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	return done && err == nil, err
 }
 
 // reassignStaleRun reassigns one stale run, in one transaction, and says
@@ -179,8 +228,11 @@ func (p *Service) reassignStaleRun(ctx context.Context, s store.StaleRun) (bool,
 		if err != nil {
 			return err
 		}
-		if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting,
-			fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)); err != nil {
+		why := fmt.Sprintf("agent %s stopped heartbeating after %d of %d items", s.AgentName, r.Completed, r.Total)
+		if s.JobEnded {
+			why = fmt.Sprintf("the run's job ended while agent %s held it, after %d of %d items", s.AgentName, r.Completed, r.Total)
+		}
+		if err := q.ReassignStaleRun(ctx, r.ID, r.Fence, jobID, waiting, why); err != nil {
 			return err
 		}
 		done = true

@@ -119,7 +119,7 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	var inLine bool
 	if err := st.Pool().QueryRow(ctx, `SELECT j.state = 'available' AND j.scheduled_at = r.created_at
 		FROM runs r JOIN river_job j ON j.id = r.river_job_id WHERE r.id = $1`, runID).Scan(&inLine); err != nil || !inLine {
-		t.Fatalf("the handed-on run's new job is not available at the run's own queueing time: %v %v", inLine, err)
+		t.Fatalf("the reassigned run's new job is not available at the run's own queueing time: %v %v", inLine, err)
 	}
 
 	// The first agent comes back: every write is refused, nothing lands.

@@ -89,6 +89,16 @@ func (q *Queries) RunFence(ctx context.Context, runID int64) (state string, fenc
 // a later fence is kept already (a rescoring does not sign again what
 // may have been changed since). It reports whether it stored a.
 func (q *Queries) SaveAttestation(ctx context.Context, a Attestation) (bool, error) {
+	// A run that ended before its first result (cancelled while its agent
+	// started) is signed too, over no rows: its lists are empty, not
+	// NULL, which the columns refuse; the scoring job otherwise failed on
+	// it until River discarded it (found by `make bench-day`).
+	if a.RowKeys == nil {
+		a.RowKeys = []byte{}
+	}
+	if a.RowDigests == nil {
+		a.RowDigests = []byte{}
+	}
 	tag, err := q.db.Exec(ctx, `INSERT INTO run_attestations (run_id, fence, row_count, row_keys, row_digests, digest, signature, public_key)
 		VALUES (@run, @fence, @rows, @keys, @digests, @digest, @sig, @pub)
 		ON CONFLICT (run_id) DO UPDATE SET fence = excluded.fence, row_count = excluded.row_count, row_keys = excluded.row_keys,

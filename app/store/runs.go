@@ -268,6 +268,9 @@ type StaleRun struct {
 	RunID       int64
 	BenchmarkID int64
 	AgentName   string
+	// JobEnded: the run's job ended while the agent still held the run
+	// (runJobEnded), rather than the agent going silent.
+	JobEnded bool
 }
 
 // staleRun is when a running run r, held by agent a, is to be reassigned:
@@ -280,19 +283,33 @@ type StaleRun struct {
 // within the stale period after PostgreSQL starts, an agent is stale only
 // if it was silent for a stale period before then already, so that a
 // short restart does not reassign every run while agents reconnect.
+//
+// A live agent may also hold a run it no longer works: its job's attempt
+// failed after the claim (a database error: the session ended under it),
+// River gave the next attempt to another agent, whose claim is refused
+// while the first holds the run, and that agent cancelled the job. The
+// first agent heartbeats on, so the run would stay "running" for as long
+// as it lives (seen in `make bench-day`). A running run whose job ended a
+// stale period ago (runJobEnded) is reassigned too.
 const staleRun = `r.state = 'running' AND (a.state = 'offline' OR a.deactivated_at IS NOT NULL
 	OR (greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < now() - @stale::interval
 		AND (pg_postmaster_start_time() < now() - @stale::interval
-			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval)))`
+			OR greatest(a.last_heartbeat_at, r.progress_at, r.segment_started_at) < pg_postmaster_start_time() - @stale::interval))
+	OR ` + runJobEnded + `)`
+
+// runJobEnded is when run r's River job was finalized (completed,
+// cancelled, discarded) more than @stale ago: nothing works the run any
+// more.
+const runJobEnded = `EXISTS (SELECT 1 FROM river_job j WHERE j.id = r.river_job_id AND j.finalized_at < now() - @stale::interval)`
 
 // StaleRuns lists the running runs to reassign (staleRun) with staleAfter
 // as the stale period.
 func (q *Queries) StaleRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name FROM runs r JOIN agents a ON a.id = r.agent_id
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id, a.name, `+runJobEnded+` FROM runs r JOIN agents a ON a.id = r.agent_id
 		WHERE `+staleRun+` ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
 	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
 		var r StaleRun
-		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName)
+		err := row.Scan(&r.RunID, &r.BenchmarkID, &r.AgentName, &r.JobEnded)
 		return r, err
 	})
 	return rs, mapErr(err, "stale runs")
@@ -305,6 +322,65 @@ func (q *Queries) RunIsStale(ctx context.Context, runID int64, staleAfter time.D
 	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id = @run AND `+staleRun+`)`,
 		pgx.NamedArgs{"run": runID, "stale": staleAfter}).Scan(&stale)
 	return stale, mapErr(err, "run is stale")
+}
+
+// orphanedRun is when a queued run r waits on a job j that no worker will
+// finish: the job is gone or final (discarded after its attempts,
+// cancelled, completed), or a worker took it more than @stale ago and
+// never claimed the run. An agent claims the run first thing in a job
+// (agentd/agent/worker.go), so a job running that long with its run still
+// queued belongs to a worker that died in between, or one whose claim
+// failed and whose job's end was never written (both seen when an agent
+// was killed while PgBouncer's logins failed). River's own rescuer waits
+// for the longest allowed run (a day) before it acts. As with staleRun, a
+// PostgreSQL that started within the stale period gives workers that
+// period to come back first.
+const orphanedRun = `r.state = 'queued' AND r.river_job_id IS NOT NULL AND (j.id IS NULL OR j.state IN ('discarded', 'cancelled', 'completed')
+	OR (j.state = 'running' AND j.attempted_at < now() - @stale::interval AND pg_postmaster_start_time() < now() - @stale::interval))`
+
+// OrphanedRuns lists the queued runs whose job no worker will finish
+// (orphanedRun); AgentName is empty.
+func (q *Queries) OrphanedRuns(ctx context.Context, staleAfter time.Duration) ([]StaleRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.benchmark_id FROM runs r LEFT JOIN river_job j ON j.id = r.river_job_id
+		WHERE `+orphanedRun+` ORDER BY r.id`, pgx.NamedArgs{"stale": staleAfter})
+	rs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (StaleRun, error) {
+		var r StaleRun
+		err := row.Scan(&r.RunID, &r.BenchmarkID)
+		return r, err
+	})
+	return rs, mapErr(err, "orphaned runs")
+}
+
+// RunIsOrphaned says whether the run is still to be queued again
+// (orphanedRun), read inside the reaper's transaction.
+func (q *Queries) RunIsOrphaned(ctx context.Context, runID int64, staleAfter time.Duration) (bool, error) {
+	var orphaned bool
+	err := q.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r LEFT JOIN river_job j ON j.id = r.river_job_id WHERE r.id = @run AND `+orphanedRun+`)`,
+		pgx.NamedArgs{"run": runID, "stale": staleAfter}).Scan(&orphaned)
+	return orphaned, mapErr(err, "run is orphaned")
+}
+
+// RequeueOrphanedRun puts a queued run on a new job in place of oldJob;
+// the old job's worker, should it come back, can no longer claim it
+// (ClaimRun wants the run's job).
+func (q *Queries) RequeueOrphanedRun(ctx context.Context, runID, oldJob, jobID int64, waiting bool, why string) error {
+	var n int
+	err := q.db.QueryRow(ctx, `WITH upd AS (
+			UPDATE runs SET river_job_id = @job, waiting_for_agent = @waiting
+			WHERE id = @id AND state = 'queued' AND river_job_id = @old
+			RETURNING id
+		), ev AS (
+			INSERT INTO run_events (run_id, kind, message) SELECT id, 'reassigned', @why FROM upd
+		)
+		SELECT count(*) FROM upd`,
+		pgx.NamedArgs{"id": runID, "old": oldJob, "job": jobID, "waiting": waiting, "why": why}).Scan(&n)
+	if err != nil {
+		return mapErr(err, "requeue orphaned run")
+	}
+	if n != 1 {
+		return fmt.Errorf("requeue orphaned run %d: %w", runID, ErrBusy)
+	}
+	return nil
 }
 
 // ReassignStaleRun takes a run away from the agent holding it under fence (the

@@ -6,7 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -98,6 +101,23 @@ func (q *Queries) execWithLockTimeout(ctx context.Context, sql string, args pgx.
 	})
 	err := q.db.SendBatch(ctx, b).Close()
 	return tag, err
+}
+
+// IsUnavailable reports whether err is the database being away rather
+// than anything about the request: it could not be reached, the session
+// broke off, or PostgreSQL ended the session because it is shutting down
+// or starting (SQLSTATE class 08, 57P01 to 57P03). Trying again in a few
+// seconds is the remedy, so the server answers 503, not 500, while
+// PostgreSQL restarts (seen in `make bench-day`,
+// docs/self-benchmarks.md#bench-day-a-day-in-production).
+func IsUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr *net.OpError
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // IsBusy reports whether err is a lock the server would not wait for:

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/app/pgbouncer"
+	"github.com/ruckus/ruckus/app/store"
+)
+
+// attacker is the one malicious agent: with nothing but its own agent
+// credentials it repeats the attacks of docs/security.md on the others
+// (the pool role's defaults through PgBouncer, a held row lock, a flood
+// of score_run jobs), and counts what got through.
+type attacker struct {
+	direct, pooled string // its URLs
+	key            string
+
+	mu                    sync.Mutex
+	from, to              time.Time
+	alters, alterFailed   int
+	locksHeld, lockFailed int
+	floodSent, floodTaken int
+	conns                 []*pgx.Conn
+}
+
+func (d *day) newAttacker(ctx context.Context) (*attacker, error) {
+	a := &attacker{}
+	var err error
+	if a.direct, a.key, err = d.agentURL(ctx, "day-mallory", false); err != nil {
+		return nil, err
+	}
+	if a.pooled, err = pgbouncer.AgentURL(a.direct, d.bouncer); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *attacker) connect(ctx context.Context, url string) (*pgx.Conn, error) {
+	cc, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cc.DefaultQueryExecMode = pgx.QueryExecModeExec
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err == nil {
+		a.mu.Lock()
+		a.conns = append(a.conns, conn)
+		a.mu.Unlock()
+	}
+	return conn, err
+}
+
+// run attacks until ctx ends.
+func (a *attacker) run(ctx context.Context) {
+	a.mu.Lock()
+	a.from = time.Now()
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); a.alterLoop(ctx) }()
+	go func() { defer wg.Done(); a.lockLoop(ctx) }()
+	go func() { defer wg.Done(); a.floodLoop(ctx) }()
+	wg.Wait()
+	a.mu.Lock()
+	a.to = time.Now()
+	a.mu.Unlock()
+}
+
+// alterLoop sets the pool role's defaults through PgBouncer every 50 ms.
+func (a *attacker) alterLoop(ctx context.Context) {
+	var conn *pgx.Conn
+	stmts := []string{`ALTER ROLE ruckus_agent_pool SET statement_timeout = 1`, `ALTER ROLE ruckus_agent_pool SET search_path = nowhere`}
+	for i := 0; ctx.Err() == nil; i++ {
+		var err error
+		if conn == nil || conn.IsClosed() {
+			conn, err = a.connect(ctx, a.pooled)
+		}
+		if err == nil {
+			_, err = conn.Exec(ctx, stmts[i%2])
+		}
+		a.mu.Lock()
+		if err == nil {
+			a.alters++
+		} else if ctx.Err() == nil {
+			a.alterFailed++
+			conn = nil
+		}
+		a.mu.Unlock()
+		sleep(ctx, 50*time.Millisecond)
+	}
+}
+
+// lockLoop takes every run row it may see FOR UPDATE directly and keeps
+// the transaction open until PostgreSQL ends it.
+func (a *attacker) lockLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		conn, err := a.connect(ctx, a.direct)
+		if err != nil {
+			sleep(ctx, time.Second)
+			continue
+		}
+		tx, err := conn.Begin(ctx)
+		var n int
+		if err == nil {
+			if _, err = tx.Exec(ctx, store.SetAgentKey, a.key); err == nil {
+				var rows pgx.Rows
+				if rows, err = tx.Query(ctx, `SELECT id FROM runs WHERE state IN ('running', 'queued') FOR UPDATE`); err == nil {
+					for rows.Next() {
+						n++
+					}
+					rows.Close()
+					err = rows.Err()
+				}
+			}
+		}
+		a.mu.Lock()
+		if err == nil && n > 0 {
+			a.locksHeld += n
+		} else {
+			a.lockFailed++
+		}
+		a.mu.Unlock()
+		// Hold it: idle in transaction until ended.
+		sleep(ctx, 40*time.Second)
+		conn.Close(context.Background())
+	}
+}
+
+// floodLoop queues score_run jobs for every run id it can name, as
+// agents may insert River jobs.
+func (a *attacker) floodLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		conn, err := a.connect(ctx, a.direct)
+		if err != nil {
+			sleep(ctx, time.Second)
+			continue
+		}
+		for i := 0; i < 500 && ctx.Err() == nil; i++ {
+			_, err := conn.Exec(ctx, `INSERT INTO river_job (kind, args, queue, max_attempts, state, priority, created_at)
+				VALUES ('score_run', jsonb_build_object('run_id', $1::bigint), 'server', 3, 'available', 1, now() - interval '1 day')`, int64(1+i%400))
+			a.mu.Lock()
+			a.floodSent++
+			if err == nil {
+				a.floodTaken++
+			}
+			a.mu.Unlock()
+		}
+		conn.Close(context.Background())
+		sleep(ctx, 5*time.Second)
+	}
+}
+
+func (a *attacker) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.conns {
+		c.Close(context.Background())
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// dbFailures counts the lines of an agent's log between from and to that
+// report a database error (a SQLSTATE): its failed transactions.
+func dbFailures(path string, from, to time.Time) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, "SQLSTATE") {
+			continue
+		}
+		ts, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || (!at.Before(from) && !at.After(to)) {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
