@@ -30,7 +30,7 @@ func TestEngineSettingsAreCheckedPerRuntime(t *testing.T) {
 		key     string
 	}{
 		{"vllm", map[string]any{"max_batch": 4}, 1, "max_batch", "valid.engine_unknown"},
-		{"vllm", map[string]any{"tp": 2}, 4, "tp", "valid.engine_unknown"},         // SGLang's name
+		{"vllm", map[string]any{"tp": 2}, 4, "tp", "valid.engine_unknown"}, // SGLang's name
 		{"ollama", map[string]any{"max_num_seqs": 8}, 1, "max_num_seqs", "valid.engine_unknown"},
 		{"openai", map[string]any{"max_num_seqs": 8}, 1, "max_num_seqs", "valid.engine_none"},
 		{"vllm", map[string]any{"max_num_seqs": 0}, 1, "max_num_seqs", "valid.engine_range"},

@@ -113,6 +113,11 @@ func Start(ctx context.Context, spec Spec, logger *slog.Logger) (*Process, error
 		Stdout: sink, Stderr: sink, SysProcAttr: groupAttr(true), WaitDelay: pipeGrace,
 	}
 	sink.note("%s launch %s: %s", time.Now().UTC().Format(time.RFC3339), name, formatArgv(plan.Argv))
+	if len(spec.Engine) > 0 {
+		// The settings are the target's identity; the log names them
+		// whether they became flags or environment (Ollama's).
+		sink.note("%s engine settings: %s", time.Now().UTC().Format(time.RFC3339), spec.Engine.Key())
+	}
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		_ = sink.close()
