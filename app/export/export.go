@@ -30,7 +30,12 @@ var ResultColumns = []string{"custom_id", "idx", "status", "output", "finish_rea
 var ExecColumns = []string{"sample", "exec_status", "exec_stderr", "exec_ms"}
 
 // RunColumns prefix ResultColumns in a benchmark's CSV.
-var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "engine"}
+var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
+
+// EngineColumn ends a benchmark's results CSV: the run's engine settings
+// as name=value pairs by name ("" for the runtime's defaults). It comes
+// last so that the columns before it keep their places.
+const EngineColumn = "engine"
 
 // BatchLine is one line of an OpenAI batch output file.
 type BatchLine struct {

@@ -321,10 +321,11 @@ func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 	}
 	from := ` FROM results r` + judgmentJoin + `WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	if runColumns {
-		// engine is the run's settings as name=value pairs by name, the
-		// text jobs.Engine.Key writes ("" for the runtime's defaults).
-		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode,
-			(SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(ru.engine) e) AS engine, ` + cols
+		// engine, last, is the run's settings as name=value pairs by
+		// name, the text jobs.Engine.Key writes ("" for the runtime's
+		// defaults): export.EngineColumn.
+		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols +
+			`, (SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(ru.engine) e) AS engine`
 		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id` + judgmentJoin + `
 			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	}
@@ -334,7 +335,8 @@ func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 // CopyResultsCSV writes the runs' results as CSV (with a header) straight
 // from PostgreSQL's COPY, in run and item order: the database formats the
 // rows and they stream through untouched. With runColumns each row starts
-// with its run, model, runtime, hardware, mode and engine settings. Columns match
+// with its run, model, runtime, hardware and mode, and ends with its
+// engine settings (export.EngineColumn). Columns match
 // export.ResultColumns (and export.RunColumns); raw leaves text that looks
 // like a formula as it is (see ResultsCSVQuery).
 func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns, raw bool) error {
