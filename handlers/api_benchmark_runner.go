@@ -269,7 +269,7 @@ func (s *server) apiBenchmarkResults(c *fiber.Ctx) error {
 	}
 	results := make([]apiResultEntry, len(rows))
 	for i, r := range rows {
-		line := export.Line(models[r.RunID], r)
+		line := export.Line(models[r.RunID], nil, r)
 		e := apiResultEntry{CustomID: r.CustomID, RunID: r.RunID, Model: models[r.RunID], Idx: r.Idx, Sample: r.Sample,
 			Status: r.Status, Error: line.Error, Ruckus: line.Ruckus}
 		if line.Response != nil {

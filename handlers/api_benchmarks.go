@@ -135,13 +135,16 @@ type apiRun struct {
 	// FewShotExemplars names the fixed example set the run asks with
 	// (absent for drawn examples).
 	FewShotExemplars string `json:"fewshot_exemplars,omitempty"`
-	Model            string `json:"model"`
-	Runtime          string `json:"runtime"`
-	Hardware         string `json:"hardware"`
-	Mode             string `json:"mode"`
-	State            string `json:"state"`
-	WaitingForAgent  bool   `json:"waiting_for_agent"`
-	Agent            string `json:"agent"`
+	// Engine is the target's engine settings (absent: the runtime's
+	// defaults; docs/benchmarks.md#engine-settings).
+	Engine          jobs.Engine `json:"engine,omitempty"`
+	Model           string      `json:"model"`
+	Runtime         string      `json:"runtime"`
+	Hardware        string      `json:"hardware"`
+	Mode            string      `json:"mode"`
+	State           string      `json:"state"`
+	WaitingForAgent bool        `json:"waiting_for_agent"`
+	Agent           string      `json:"agent"`
 	// Progress is the per cent of the run's requests done, rounded down.
 	Progress     int   `json:"progress"`
 	Total        int   `json:"total"`
@@ -294,7 +297,7 @@ func toAPIRun(r store.Run) apiRun {
 }
 
 func toAPIRunBase(r store.Run) apiRun {
-	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed, FewShotExemplars: r.FewShotExemplars, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
+	return apiRun{ID: r.ID, FleetRunID: r.FleetRunID, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed, FewShotExemplars: r.FewShotExemplars, Engine: r.Engine, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Mode: r.Mode, State: r.State,
 		WaitingForAgent: r.WaitingForAgent, Agent: r.AgentName, Progress: r.Progress(), Total: r.Total, Completed: r.Completed,
 		Errors: r.Errors, OutputTokens: r.OutputTokens, Throughput: r.Throughput, RequestsPerS: r.RequestsPerS,
 		ETASeconds: r.ETA(), Resumed: r.Resumed, StoppedBy: r.StoppedBy, Error: r.Error, Attempt: r.Attempt + 1,

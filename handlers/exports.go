@@ -233,7 +233,7 @@ func (s *server) exportRun(c *fiber.Ctx) error {
 		})
 	case "jsonl":
 		return s.stream(c, "application/jsonl; charset=utf-8", fmt.Sprintf("run-%d-results.jsonl", run.ID), func(ctx context.Context, w *bufio.Writer) error {
-			return s.Store.StreamResults(ctx, ids, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, r) })
+			return s.Store.StreamResults(ctx, ids, func(r store.ResultRow) error { return export.WriteBatchLine(w, run.ModelName, run.Engine, r) })
 		})
 	case "categories":
 		// The quality per category of the dataset's items, as a CSV of its

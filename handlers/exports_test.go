@@ -108,7 +108,8 @@ func TestExports(t *testing.T) {
 
 	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/export?format=csv", tok)
 	recs, _ = csv.NewReader(strings.NewReader(body)).ReadAll()
-	if status != 200 || len(recs) != 3 || recs[0][0] != "run_id" || recs[1][0] != fmt.Sprint(runID) || recs[1][1] != "m/small" || recs[1][5] != "q1" {
+	if status != 200 || len(recs) != 3 || recs[0][0] != "run_id" || recs[1][0] != fmt.Sprint(runID) || recs[1][1] != "m/small" || recs[1][5] != "q1" ||
+		recs[0][len(recs[0])-1] != export.EngineColumn || recs[1][len(recs[1])-1] != "" {
 		t.Fatalf("benchmark csv: %d %q", status, recs)
 	}
 	status, _, body = e.raw("/api/v1/benchmarks/"+b+"/summary?format=csv", tok)

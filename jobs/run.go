@@ -133,6 +133,10 @@ type RunArgs struct {
 	Load            LoadProfile `json:"load"`
 	Sampling        Sampling    `json:"sampling"`
 	SLO             SLO         `json:"slo"`
+	// Engine is the target's engine settings, checked against the table
+	// (EngineParams); the agent checks them again and launches the
+	// runtime with them (docs/benchmarks.md#engine-settings).
+	Engine Engine `json:"engine,omitempty"`
 }
 
 // Kind is the job kind, stable across versions.

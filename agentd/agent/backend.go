@@ -36,6 +36,8 @@ type backend interface {
 // LoRA adapter (the job's AdapterOf).
 type modelRef struct {
 	Registry, Served, AdapterOf string
+	// Engine is the job's engine settings (checked by checkJob).
+	Engine jobs.Engine
 }
 
 // target is a runtime ready for one run.
@@ -60,6 +62,8 @@ type target interface {
 type endpoint struct {
 	url, metrics string
 	pid          int
+	// stop ends a simulated runtime started for one run (nil otherwise).
+	stop context.CancelFunc
 }
 
 func (e endpoint) BaseURL() string      { return e.url }
@@ -73,7 +77,12 @@ func (e endpoint) Process() (int, string) {
 }
 func (e endpoint) LoadTime() *time.Duration { return nil }
 func (e endpoint) LogTail() string          { return "" }
-func (e endpoint) Stop() error              { return nil }
+func (e endpoint) Stop() error {
+	if e.stop != nil {
+		e.stop()
+	}
+	return nil
+}
 
 // remote drives an endpoint: the built-in simulated runtime, or any
 // OpenAI-compatible server.
@@ -83,6 +92,10 @@ type remote struct {
 	metrics string
 	client  func(string) *openai.Client
 	stop    context.CancelFunc
+	// sim is the simulated runtime's settings and logger, from which a
+	// run with engine settings gets a runtime of its own.
+	sim    sim.Config
+	logger *slog.Logger
 }
 
 // Mode: an endpoint on this node is gray-box (the runtime runs beside the
@@ -134,12 +147,32 @@ func onThisNode(rawURL string) bool {
 }
 
 // Prepare: an endpoint serves what it serves, an adapter under its own
-// name like any model.
-func (r *remote) Prepare(context.Context, modelRef) (target, error) {
+// name like any model. A simulated run with engine settings gets a
+// simulated runtime of its own, whose serving model they set, with its
+// vLLM-named /metrics scraped (docs/simulated-runtime.md#serving-model).
+func (r *remote) Prepare(ctx context.Context, m modelRef) (target, error) {
 	e := endpoint{url: r.url, metrics: r.metrics}
-	if r.mode == "sim" {
-		e.pid = os.Getpid()
+	if r.mode != "sim" {
+		return e, nil
 	}
+	e.pid = os.Getpid()
+	if len(m.Engine) == 0 {
+		return e, nil
+	}
+	cfg := r.sim.ApplyEngine(m.Engine)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("simulated runtime with engine settings %s: %w", m.Engine.Key(), err)
+	}
+	// The runtime outlives Prepare's caller's context only as long as the
+	// run: Stop ends it.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	addr, _, err := sim.Listen(sctx, "127.0.0.1:0", cfg, r.logger)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	r.logger.Info("simulated runtime for the run's engine settings", "addr", addr, "engine", m.Engine.Key())
+	e.url, e.metrics, e.stop = "http://"+addr, "http://"+addr+"/metrics", stop
 	return e, nil
 }
 func (r *remote) Client(t target) *openai.Client { return r.client(t.BaseURL()) }
@@ -180,7 +213,7 @@ func (l *launcher) Mode(bool) string { return "white-box" }
 func (l *launcher) Prepare(ctx context.Context, m modelRef) (target, error) {
 	path := l.modelPath(m.Registry, m.Served)
 	spec := launch.Spec{Runtime: l.cfg.Serves, Model: m.Served, ModelPath: path, Command: l.cfg.Command, ExtraArgs: l.cfg.ExtraArgs,
-		ReadyTimeout: l.cfg.ReadyTimeout, StopGrace: l.cfg.StopGrace}
+		ReadyTimeout: l.cfg.ReadyTimeout, StopGrace: l.cfg.StopGrace, Engine: m.Engine}
 	if m.AdapterOf != "" {
 		base := l.cfg.servedModel(m.AdapterOf)
 		adapterPath := path
@@ -250,7 +283,7 @@ func newBackend(ctx context.Context, cfg runConfig, logger *slog.Logger) (backen
 			return nil, err
 		}
 		logger.Info("simulated runtime listening", "addr", addr)
-		return &remote{mode: "sim", url: "http://" + addr, client: client, stop: stop}, nil
+		return &remote{mode: "sim", url: "http://" + addr, client: client, stop: stop, sim: simCfg, logger: logger}, nil
 	case modeOpenAI, modeAnthropic:
 		return &remote{mode: "black-box", url: cfg.Endpoint, metrics: cfg.MetricsURL, client: client}, nil
 	case modeLaunch:

@@ -111,7 +111,7 @@ func startMonitor(ctx context.Context, cfg monitorConfig, logger *slog.Logger) *
 func (m *monitor) Latest() store.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := store.Sample{Running: m.prom.Running, Waiting: m.prom.Waiting, KVCache: m.prom.KVCacheUsage,
+	out := store.Sample{Running: m.prom.Running, Waiting: m.prom.Waiting, KVCache: m.prom.KVCacheUsage, Preemptions: m.prom.Preemptions,
 		NodeReading: store.NodeReading{CPUUtil: m.node.CPUPercent, MemUsedBytes: m.node.MemUsedBytes, MemTotalBytes: m.node.MemTotalBytes,
 			ProcCPUUtil: m.node.ProcCPUPercent, ProcRSSBytes: m.node.ProcRSSBytes}}
 	if len(m.latest.GPUs) > 0 {
@@ -180,6 +180,7 @@ func boundSample(s *store.Sample) {
 	within(&s.Running, jobs.MaxSampleCount)
 	within(&s.Waiting, jobs.MaxSampleCount)
 	within(&s.KVCache, jobs.MaxSampleCount)
+	within(&s.Preemptions, jobs.MaxSampleCount)
 	bytes(&s.GPUMemBytes)
 	bytes(&s.MemUsedBytes)
 	bytes(&s.MemTotalBytes)

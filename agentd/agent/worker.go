@@ -102,7 +102,8 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[jobs.RunArgs]) erro
 	}
 	log.Info("working run", "model", a.Model, "total", claim.Total, "done", claim.Completed, "resumed", claim.Resumed)
 
-	tgt, err := w.backend.Prepare(ctx, modelRef{Registry: a.Model, Served: w.cfg.servedModel(a.Model), AdapterOf: a.AdapterOf})
+	tgt, err := w.backend.Prepare(ctx, modelRef{Registry: a.Model, Served: w.cfg.servedModel(a.Model), AdapterOf: a.AdapterOf,
+		Engine: a.Engine})
 	if err != nil {
 		log.Error("runtime not ready", "err", err)
 		f := store.Finish{State: "failed", StoppedBy: "runtime", Error: err.Error()}
@@ -148,6 +149,11 @@ func checkJob(a jobs.RunArgs) error {
 		if err := jobs.CheckModelName(a.AdapterOf); err != nil {
 			return fmt.Errorf("the job's base model of adapter %s: %w", a.Model, err)
 		}
+	}
+	// Engine settings become options only as the table's flags with
+	// checked values (docs/benchmarks.md#engine-settings).
+	if _, _, err := a.Engine.Args(a.Runtime); err != nil {
+		return fmt.Errorf("the job's %w", err)
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func Start(ctx context.Context, spec Spec, logger *slog.Logger) (*Process, error
 		Path: path, Args: plan.Argv, Env: env, Dir: spec.WorkDir,
 		Stdout: sink, Stderr: sink, SysProcAttr: groupAttr(true), WaitDelay: pipeGrace,
 	}
-	sink.note("%s launch %s: %s", time.Now().UTC().Format(time.RFC3339), name, formatArgv(plan.Argv))
+	noteLaunch(sink, name, plan, spec)
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		_ = sink.close()
@@ -511,4 +511,15 @@ func writeModelfile(dir, modelPath string) (path string, done func(), err error)
 		return "", nil, fmt.Errorf("launch: Modelfile: %w", err)
 	}
 	return path, done, nil
+}
+
+// noteLaunch writes the command line to the runtime's log, and the engine
+// settings, which are the target's identity, whether they became flags or
+// environment (Ollama's).
+func noteLaunch(sink *logSink, name string, plan Plan, spec Spec) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	sink.note("%s launch %s: %s", now, name, formatArgv(plan.Argv))
+	if len(spec.Engine) > 0 {
+		sink.note("%s engine settings: %s", now, spec.Engine.Key())
+	}
 }

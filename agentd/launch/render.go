@@ -89,6 +89,13 @@ func Render(spec Spec) (Plan, error) {
 	if p.Env, err = r.env(append(slices.Clone(t.Env), spec.Env...)); err != nil {
 		return Plan{}, err
 	}
+	// Engine settings are not templates: the table's flags and checked
+	// values, appended as they are.
+	engineArgs, engineEnv, err := spec.Engine.Args(name)
+	if err != nil {
+		return Plan{}, fmt.Errorf("launch: %s: %w", name, err)
+	}
+	p.Argv, p.Env = append(p.Argv, engineArgs...), append(p.Env, engineEnv...)
 	if p.Prepare, err = r.prepare(t.Prepare); err != nil {
 		return Plan{}, err
 	}

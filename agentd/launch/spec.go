@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Defaults for a Spec's zero fields.
@@ -40,6 +42,11 @@ type Spec struct {
 	// Command replaces the template's argv; ExtraArgs are appended to it.
 	Command   Argv `yaml:"command"`
 	ExtraArgs Argv `yaml:"extra_args"`
+	// Engine are the target's engine settings (the job's, checked against
+	// jobs.EngineParams): Render appends the table's flags, in
+	// --flag=value form, and environment entries for them after
+	// ExtraArgs and Env, so that they win (docs/benchmarks.md#engine-settings).
+	Engine jobs.Engine `yaml:"-"`
 	// Env is added after the template's (KEY=VALUE, templates too). A PATH
 	// here is also where the executable is looked up.
 	Env []string `yaml:"env"`

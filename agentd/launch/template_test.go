@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 func TestRenderShipped(t *testing.T) {
@@ -495,5 +497,35 @@ func TestRenderAdapters(t *testing.T) {
 	// Without an adapter the LoRA arguments never appear.
 	if p, err := Render(Spec{Runtime: "vllm", Model: "m", Port: 8000}); err != nil || slices.Contains(p.Argv, "--enable-lora") || p.RequestModel != "" {
 		t.Errorf("no adapter: %q %v", p.Argv, err)
+	}
+}
+
+// TestRenderEngineSettings: a job's engine settings reach the command line
+// as the table's flags after the template's own arguments (Ollama's as its
+// environment), and a setting the table does not hold refuses the launch.
+func TestRenderEngineSettings(t *testing.T) {
+	t.Parallel()
+	p, err := Render(Spec{Runtime: "vllm", Model: "m", Port: 8000, ExtraArgs: Argv{"--seed", "1"},
+		Engine: jobs.Engine{"max_num_seqs": "2", "tensor_parallel_size": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"vllm", "serve", "m", "--host=127.0.0.1", "--port=8000", "--served-model-name=m", "--seed", "1",
+		"--max-num-seqs=2", "--tensor-parallel-size=2"}
+	if !slices.Equal(p.Argv, want) {
+		t.Errorf("argv %q, want %q", p.Argv, want)
+	}
+	p, err = Render(Spec{Runtime: "ollama", Model: "m", Port: 8000, Engine: jobs.Engine{"num_parallel": "4"}})
+	if err != nil || !slices.Contains(p.Env, "OLLAMA_NUM_PARALLEL=4") || slices.Contains(p.Argv, "4") {
+		t.Errorf("ollama: env %q argv %q err %v", p.Env, p.Argv, err)
+	}
+	for _, s := range []Spec{
+		{Runtime: "vllm", Model: "m", Port: 8000, Engine: jobs.Engine{"max_num_seqs": "--trust-remote-code"}},
+		{Runtime: "vllm", Model: "m", Port: 8000, Engine: jobs.Engine{"num_parallel": "4"}},
+		{Runtime: "my-server", Command: Argv{"srv"}, Model: "m", Port: 8000, Engine: jobs.Engine{"max_num_seqs": "4"}},
+	} {
+		if p, err := Render(s); err == nil {
+			t.Errorf("%v rendered: %q", s.Engine, p.Argv)
+		}
 	}
 }

@@ -23,6 +23,7 @@
 //	                    vllm:prefix_cache_queries_total,
 //	                    else vllm:gpu_prefix_cache_hit_rate (older)
 //	GenerationTokens    vllm:generation_tokens_total         sglang:generation_tokens_total  tgi_request_generated_tokens_sum  llamacpp:tokens_predicted_total
+//	Preemptions         vllm:num_preemptions_total           —                               —                                 —
 //
 // Notes on meaning:
 //   - vLLM's *_perc gauges are fractions despite the name (1 = 100 %), like

@@ -26,6 +26,9 @@ type Snapshot struct {
 	PrefixCacheHits, PrefixCacheQueries *float64
 	// GenerationTokens counts generated tokens since the runtime started.
 	GenerationTokens *float64
+	// Preemptions counts requests the runtime preempted (their KV cache
+	// taken back) since it started.
+	Preemptions *float64
 	// Samples is how many samples the scrape held; Malformed how many
 	// lines could not be read.
 	Samples, Malformed int
@@ -68,6 +71,7 @@ func mapping() []series {
 			"vllm:generation_tokens_total", "sglang:generation_tokens_total", "llamacpp:tokens_predicted_total",
 			"tgi_request_generated_tokens_sum",
 		}, sum},
+		{func(s *Snapshot) **float64 { return &s.Preemptions }, []string{"vllm:num_preemptions_total"}, sum},
 	}
 }
 

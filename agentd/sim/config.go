@@ -48,6 +48,11 @@ type Config struct {
 	// Only agentd sim sets it (--dialect); agentd run's built-in runtime
 	// speaks OpenAI's.
 	Dialect string `yaml:"dialect"`
+	// Serving, when set, is the serving model: a batch cap with a queue,
+	// a KV cache with preemption, prefill per prompt token and tensor
+	// parallelism (Serving; docs/simulated-runtime.md#serving-model). A
+	// run's engine settings set it (ApplyEngine).
+	Serving *Serving `yaml:"serving"`
 	Faults  `yaml:",inline"`
 }
 
@@ -258,6 +263,11 @@ func (c *Config) Validate() error {
 	}
 	if c.StallMax <= 0 {
 		errs = append(errs, fmt.Errorf("--sim-stall-max must be positive (got %s)", c.StallMax))
+	}
+	if c.Serving != nil {
+		if err := c.Serving.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Dialect != "" && c.Dialect != DialectOpenAI && c.Dialect != DialectAnthropic {
 		errs = append(errs, fmt.Errorf("--dialect %q: %s or %s", c.Dialect, DialectOpenAI, DialectAnthropic))

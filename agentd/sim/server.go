@@ -52,6 +52,8 @@ type Server struct {
 	}
 	mu     sync.Mutex
 	models map[string]struct{}
+	// sched is the serving model's scheduler, nil without one.
+	sched *scheduler
 }
 
 // Stats are a server's counters since it was made.
@@ -70,6 +72,10 @@ type Stats struct {
 	HTTP5xx, HTTP429, Stalls, Disconnects, Malformed int64
 	// TokensSent counts the completion tokens sent.
 	TokensSent int64
+	// Waiting is how many requests wait for the batch or the KV cache,
+	// Preemptions how often a running one was preempted (the serving
+	// model's; 0 without it). PeakWaiting is the most that ever waited.
+	Waiting, PeakWaiting, Preemptions int64
 }
 
 // maxModels bounds the names GET /v1/models remembers from requests.
@@ -87,6 +93,9 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg.withDefaults(), logger: logger, mux: http.NewServeMux(), started: time.Now().Unix(), t0: time.Now(),
 		models: map[string]struct{}{}}
+	if s.cfg.Serving != nil {
+		s.sched = newScheduler(*s.cfg.Serving)
+	}
 	if s.cfg.Dialect == DialectAnthropic {
 		s.mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, messagesAPI(s)) })
 	} else {
@@ -94,6 +103,7 @@ func NewServer(cfg Config, logger *slog.Logger) *Server {
 		s.mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, openAIAPI(s, false)) })
 	}
 	s.mux.HandleFunc("GET /v1/models", s.listModels)
+	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -116,12 +126,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Stats reads the counters.
 func (s *Server) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Requests: s.c.requests.Load(), InFlight: s.inFlight.Load(),
 		Completed: s.c.completed.Load(), Cancelled: s.c.cancelled.Load(), BadRequests: s.c.badRequests.Load(),
 		HTTP5xx: s.c.http5xx.Load(), HTTP429: s.c.http429.Load(), Stalls: s.c.stalls.Load(),
 		Disconnects: s.c.disconnects.Load(), Malformed: s.c.malform.Load(), TokensSent: s.c.tokens.Load(),
 	}
+	if s.sched != nil {
+		_, waiting, _, preempts := s.sched.state()
+		st.Waiting, st.Preemptions = int64(waiting), preempts
+		s.sched.mu.Lock()
+		st.PeakWaiting = int64(s.sched.peakWaiting)
+		s.sched.mu.Unlock()
+	}
+	return st
 }
 
 // InFlight is how many requests are being generated now.
@@ -348,6 +366,10 @@ func (s *Server) plan(req request, chat bool, n uint64, prompt int, draws *rand.
 	if limit > 0 && tokens >= limit {
 		tokens, finish = limit, "length"
 	}
+	if v := s.cfg.Serving; v != nil && v.MaxModelLen > 0 && prompt+tokens > v.MaxModelLen {
+		// The context is full: the answer ends there, as vLLM's does.
+		tokens, finish = max(v.MaxModelLen-prompt, 1), "length"
+	}
 	a := &answer{
 		chat: chat, id: "cmpl-sim-" + strconv.FormatUint(n, 10), model: req.Model, created: time.Now().Unix(),
 		promptTokens: prompt, tokens: tokens, finish: finish,
@@ -367,15 +389,27 @@ func (s *Server) plan(req request, chat bool, n uint64, prompt int, draws *rand.
 // event it calls onFault first, which may end the answer (false). It
 // returns false when the client went away.
 func (s *Server) generate(ctx context.Context, a *answer, emit func(text string, k int), onFault func() bool) bool {
+	seat := s.take(ctx, a.promptTokens)
+	if seat == nil {
+		return false
+	}
+	defer seat.leave()
 	var b strings.Builder
 	for ev, sent := 0, 0; sent < a.tokens; ev++ {
 		k := min(s.cfg.TokensPerEvent, a.tokens-sent)
 		var wait float64
 		if ev == 0 {
-			wait = float64(s.cfg.TTFT.Duration(a.draws))
+			wait = float64(s.cfg.TTFT.Duration(a.draws)) + s.prefill(a.promptTokens)
 		} else {
 			for range k { // the event carries k tokens, each an ITL apart
 				wait += float64(s.cfg.ITL.Duration(a.draws))
+			}
+			wait /= s.speedup()
+			if !seat.grow(ctx, k) { // preempted: back in the queue, then recompute
+				if ctx.Err() != nil {
+					return false
+				}
+				wait += s.prefill(seat.held)
 			}
 		}
 		if !s.sleep(ctx, wait) {
@@ -393,10 +427,14 @@ func (s *Server) generate(ctx context.Context, a *answer, emit func(text string,
 }
 
 // sleep waits ns nanoseconds of simulated time: scaled by TimeScale, and
-// stretched by in-flight/Batch when more requests are in flight than the
+// stretched by running/Batch when more requests run than the
 // batch holds. It returns false when ctx ends first.
 func (s *Server) sleep(ctx context.Context, ns float64) bool {
-	slow := max(1, float64(s.inFlight.Load())/float64(s.cfg.Batch))
+	running := s.inFlight.Load()
+	if s.sched != nil {
+		running = s.sched.runningNow()
+	}
+	slow := max(1, float64(running)/float64(s.cfg.Batch))
 	d := time.Duration(min(ns*s.cfg.TimeScale*slow*s.driftAt(time.Now()), float64(maxDurationParam)))
 	if d <= 0 {
 		return ctx.Err() == nil

@@ -112,7 +112,7 @@ func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 		ProtocolVersion: jobs.ProtocolVersion, RunID: r.ID, BenchmarkID: r.BenchmarkID, DatasetID: datasetID,
 		Model: r.ModelName, AdapterOf: adapterBase(model), Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
-		Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
+		Load: m.Load, Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
 	}, nil)
 	if err != nil {
 		return 0, false, err

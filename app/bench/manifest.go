@@ -61,6 +61,29 @@ type Target struct {
 	// benchmark's (so a 0-shot and a 5-shot run of a model sit side by
 	// side in one benchmark).
 	FewShot *FewShot `json:"fewshot,omitempty" yaml:"fewshot,omitempty"`
+	// Engine is the runtime's settings for this target, name to value
+	// ({max_num_seqs: 128}), from the allow-list of its runtime
+	// (jobs.EngineParams; docs/benchmarks.md#engine-settings). They are
+	// part of the target: two targets that differ only in them are two
+	// configurations side by side.
+	Engine map[string]any `json:"engine,omitempty" yaml:"engine,omitempty"`
+}
+
+// EngineSettings is t's engine settings checked against its runtime's
+// allow-list, and the faults of those refused; gpus is the hardware's GPU
+// count (below 0: not known, not checked).
+func (t Target) EngineSettings(gpus int) (jobs.Engine, []jobs.EngineFault) {
+	return jobs.CheckEngine(t.Runtime, t.Engine, gpus)
+}
+
+// engineErrors are t's refused engine settings as field errors at
+// path.engine.NAME.
+func engineErrors(path string, faults []jobs.EngineFault) Errors {
+	var errs Errors
+	for _, f := range faults {
+		errs = append(errs, valid.FromError(path+".engine."+f.Name, f.Err))
+	}
+	return errs
 }
 
 // Manifest describes a benchmark: a dataset × targets, under one load
@@ -225,7 +248,8 @@ func (m Manifest) validateSource() Errors {
 	return errs
 }
 
-// validateDistinctTargets: no target twice.
+// validateDistinctTargets: no target twice (its engine settings, which
+// are part of it, checked on the way).
 func (m Manifest) validateDistinctTargets() Errors {
 	var errs Errors
 	type key struct {
@@ -234,15 +258,19 @@ func (m Manifest) validateDistinctTargets() Errors {
 		k                        int
 		seed                     int64
 		exemplars                string
+		engine                   string
 	}
 	seen := map[key]int{}
 	errs = append(errs, checkExemplars(m.FewShot, "fewshot")...)
 	for i, t := range m.Targets {
-		errs = append(errs, checkExemplars(t.FewShot, fmt.Sprintf("targets[%d].fewshot", i))...)
+		path := fmt.Sprintf("targets[%d]", i)
+		errs = append(errs, checkExemplars(t.FewShot, path+".fewshot")...)
+		engine, faults := t.EngineSettings(-1)
+		errs = append(errs, engineErrors(path, faults)...)
 		k, seed, exemplars := fewShotOf(m, t)
-		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed, exemplars}
+		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed, exemplars, engine.Key()}
 		if j, dup := seen[id]; dup {
-			errs.Say(fmt.Sprintf("targets[%d]", i), "manifest.same_target", "J", j)
+			errs.Say(path, "manifest.same_target", "J", j)
 		}
 		seen[id] = i
 	}

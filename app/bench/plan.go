@@ -45,6 +45,9 @@ type PlannedRun struct {
 	// FewShotExemplars names the fixed set of examples the run asks with
 	// ("" for drawn ones).
 	FewShotExemplars string `json:"fewshot_exemplars,omitempty"`
+	// Engine is the target's checked engine settings (none: the
+	// runtime's defaults).
+	Engine jobs.Engine `json:"engine,omitempty"`
 
 	modelID int64
 	// adapterOf is the base model when the model is a LoRA adapter.
@@ -215,6 +218,11 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 		fe := valid.E(path, "manifest.too_little_memory", "Model", t.Model, "Need", fmt.Sprintf("%.1f", need), "Hardware", t.Hardware, "Has", fmt.Sprintf("%.1f", capacity))
 		return nil, &fe, nil
 	}
+	engine, faults := t.EngineSettings(hw.GPUCount)
+	if len(faults) > 0 {
+		fe := engineErrors(path, faults)[0]
+		return nil, &fe, nil
+	}
 	n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
 	if err != nil {
 		return nil, nil, err
@@ -224,7 +232,8 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 	for rep := range m.Runs() {
 		runs = append(runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
 			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
-			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, FewShotExemplars: exemplars, modelID: model.ID, adapterOf: adapterBase(model)})
+			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, FewShotExemplars: exemplars, Engine: engine,
+			modelID: model.ID, adapterOf: adapterBase(model)})
 	}
 	return runs, nil, nil
 }
@@ -278,7 +287,7 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
 				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
 				Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed,
-				FewShotExemplars: r.FewShotExemplars})
+				FewShotExemplars: r.FewShotExemplars, Engine: r.Engine})
 			if err != nil {
 				return err
 			}
@@ -293,7 +302,7 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 			res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 				ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
 				Model: r.Model, AdapterOf: r.adapterOf, Runtime: r.Runtime, HardwareProfile: r.Hardware,
-				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO,
+				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
 			}, nil)
 			if err != nil {
 				return fmt.Errorf("queue run %d: %w", runID, err)

@@ -32,6 +32,11 @@ var ExecColumns = []string{"sample", "exec_status", "exec_stderr", "exec_ms"}
 // RunColumns prefix ResultColumns in a benchmark's CSV.
 var RunColumns = []string{"run_id", "model", "runtime", "hardware", "mode"}
 
+// EngineColumn ends a benchmark's results CSV: the run's engine settings
+// as name=value pairs by name ("" for the runtime's defaults). It comes
+// last so that the columns before it keep their places.
+const EngineColumn = "engine"
+
 // BatchLine is one line of an OpenAI batch output file.
 type BatchLine struct {
 	ID       string          `json:"id"`
@@ -61,7 +66,7 @@ type BatchError struct {
 // failed request has its error, and a response with the runtime's HTTP
 // status and an error body when the runtime answered at all. Ruckus's own
 // timings ride along under "ruckus".
-func Line(model string, r store.ResultRow) BatchLine {
+func Line(model string, engine jobs.Engine, r store.ResultRow) BatchLine {
 	line := BatchLine{ID: fmt.Sprintf("batch_req_%d_%d", r.RunID, r.Idx), CustomID: r.CustomID}
 	usage := map[string]int{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}
 	if r.Status == jobs.StatusOK {
@@ -89,6 +94,11 @@ func Line(model string, r store.ResultRow) BatchLine {
 	if r.JudgeVerdict != "" {
 		extra["judge_verdict"], extra["judge_rationale"] = r.JudgeVerdict, r.JudgeRationale
 	}
+	if len(engine) > 0 {
+		// The run's engine settings are part of its target: a line read
+		// apart from its run still says which configuration answered.
+		extra["engine"] = engine
+	}
 	line.Ruckus, _ = json.Marshal(extra)
 	return line
 }
@@ -100,9 +110,9 @@ func ErrorBody(r store.ResultRow) map[string]any {
 	return map[string]any{"error": map[string]string{"message": r.Error, "type": r.ErrorClass}}
 }
 
-// WriteBatchLine writes Line(model, r) and a newline.
-func WriteBatchLine(w io.Writer, model string, r store.ResultRow) error {
-	b, err := json.Marshal(Line(model, r))
+// WriteBatchLine writes Line(model, engine, r) and a newline.
+func WriteBatchLine(w io.Writer, model string, engine jobs.Engine, r store.ResultRow) error {
+	b, err := json.Marshal(Line(model, engine, r))
 	if err != nil {
 		return err
 	}

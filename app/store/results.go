@@ -233,6 +233,8 @@ type SampleRow struct {
 	Running     *float64
 	Waiting     *float64
 	KVCache     *float64
+	// Preemptions is the runtime's count of preempted requests so far.
+	Preemptions *float64
 	// GPUSimulated: the GPU readings were simulated from the load.
 	GPUSimulated bool
 	NodeReading
@@ -242,14 +244,14 @@ type SampleRow struct {
 // limit points.
 func (q *Queries) RunSamples(ctx context.Context, runID int64, limit int) ([]SampleRow, error) {
 	rows, _ := q.db.Query(ctx, `SELECT extract(epoch FROM t - first)::float8, completed, throughput, gpu_util, gpu_mem_bytes, gpu_power_w,
-			running, waiting, kv_cache, gpu_simulated, cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util, proc_rss_bytes
+			running, waiting, kv_cache, gpu_simulated, cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util, proc_rss_bytes, preemptions
 		FROM (SELECT s.*, min(t) OVER () AS first, row_number() OVER (ORDER BY t) AS rn, count(*) OVER () AS n
 			FROM run_samples s WHERE run_id = @run) x
 		WHERE (rn - 1) % greatest(1, ceil(n::float8 / @limit)::int) = 0 ORDER BY t`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SampleRow, error) {
 		var s SampleRow
 		err := row.Scan(&s.Seconds, &s.Completed, &s.Throughput, &s.GPUUtil, &s.GPUMemBytes, &s.GPUPowerW, &s.Running, &s.Waiting, &s.KVCache,
-			&s.GPUSimulated, &s.CPUUtil, &s.MemUsedBytes, &s.MemTotalBytes, &s.ProcCPUUtil, &s.ProcRSSBytes)
+			&s.GPUSimulated, &s.CPUUtil, &s.MemUsedBytes, &s.MemTotalBytes, &s.ProcCPUUtil, &s.ProcRSSBytes, &s.Preemptions)
 		return s, err
 	})
 	return out, mapErr(err, "run samples")
@@ -319,7 +321,11 @@ func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 	}
 	from := ` FROM results r` + judgmentJoin + `WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	if runColumns {
-		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols
+		// engine, last, is the run's settings as name=value pairs by
+		// name, the text jobs.Engine.Key writes ("" for the runtime's
+		// defaults): export.EngineColumn.
+		cols = `r.run_id, ` + text("m.name", "model") + `, ru.runtime, ru.hardware_profile AS hardware, ru.mode, ` + cols +
+			`, (SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(ru.engine) e) AS engine`
 		from = ` FROM results r JOIN runs ru ON ru.id = r.run_id JOIN models m ON m.id = ru.model_id` + judgmentJoin + `
 			WHERE r.run_id IN (` + in + `) ORDER BY r.run_id, r.idx, r.sample`
 	}
@@ -329,7 +335,8 @@ func ResultsCSVQueryExec(runIDs []int64, runColumns, raw, exec bool) string {
 // CopyResultsCSV writes the runs' results as CSV (with a header) straight
 // from PostgreSQL's COPY, in run and item order: the database formats the
 // rows and they stream through untouched. With runColumns each row starts
-// with its run, model, runtime, hardware and mode. Columns match
+// with its run, model, runtime, hardware and mode, and ends with its
+// engine settings (export.EngineColumn). Columns match
 // export.ResultColumns (and export.RunColumns); raw leaves text that looks
 // like a formula as it is (see ResultsCSVQuery).
 func (s *Store) CopyResultsCSV(ctx context.Context, w io.Writer, runIDs []int64, runColumns, raw bool) error {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // NewRun is a run to insert.
@@ -33,17 +35,20 @@ type NewRun struct {
 	// prompted with ("" for drawn examples or none; FewShotK is then the
 	// set's size).
 	FewShotExemplars string
+	// Engine is the target's checked engine settings (nil: the runtime's
+	// defaults).
+	Engine jobs.Engine
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat,
-			fewshot_k, fewshot_seed, fewshot_exemplars)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed, @exemplars) RETURNING id`,
+			fewshot_k, fewshot_seed, fewshot_exemplars, engine)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed, @exemplars, @engine) RETURNING id`,
 		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
 			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat, "k": r.FewShotK, "seed": r.FewShotSeed,
-			"exemplars": r.FewShotExemplars}).Scan(&id)
+			"exemplars": r.FewShotExemplars, "engine": engineJSON(r.Engine)}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 
@@ -108,6 +113,9 @@ type Run struct {
 	FewShotK         int
 	FewShotSeed      int64
 	FewShotExemplars string
+	// Engine is the engine settings the run's target launched its runtime
+	// with (empty: the runtime's defaults; docs/benchmarks.md#engine-settings).
+	Engine jobs.Engine
 	// Regressions are how the run is significantly worse than the
 	// previous completed run of its target (none: not a regression, or
 	// not checked yet), the most telling first.
@@ -155,7 +163,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars, ` + regressionsJSON
+	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars, r.engine, ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -165,7 +173,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.FewShotExemplars, &r.Regressions}
+		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.FewShotExemplars, &r.Engine, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {
@@ -414,4 +422,13 @@ func (q *Queries) ReassignStaleRun(ctx context.Context, runID, fence, jobID int6
 	_, err = q.db.Exec(ctx, `UPDATE river_job SET scheduled_at = least(scheduled_at, (SELECT created_at FROM runs WHERE id = @id))
 		WHERE id = @job AND state = 'available'`, pgx.NamedArgs{"id": runID, "job": jobID})
 	return mapErr(err, "reassign run: keep its place")
+}
+
+// engineJSON is settings as the engine column's object ({} for none).
+func engineJSON(e jobs.Engine) []byte {
+	if len(e) == 0 {
+		return []byte("{}")
+	}
+	b, _ := json.Marshal(e)
+	return b
 }

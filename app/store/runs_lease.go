@@ -362,6 +362,8 @@ type Sample struct {
 	Running     *float64
 	Waiting     *float64
 	KVCache     *float64
+	// Preemptions is the runtime's count of preempted requests so far.
+	Preemptions *float64
 	// GPUSimulated marks GPU readings drawn from the simulated runtime's
 	// load (--sim-gpu), not measured.
 	GPUSimulated bool
@@ -395,16 +397,17 @@ func (q *Queries) UpdateProgress(ctx context.Context, l Lease, p Progress, s Sam
 		), smp AS (
 			INSERT INTO run_samples (run_id, t, completed, errors, output_tokens, throughput, gpu_util, gpu_mem_bytes,
 				gpu_power_w, energy_j, running, waiting, kv_cache, gpu_simulated, cpu_util, mem_used_bytes, mem_total_bytes, proc_cpu_util,
-				proc_rss_bytes)
+				proc_rss_bytes, preemptions)
 			SELECT id, @t, completed, errors, output_tokens, @tps, @util, @mem, @power, @energy, @running, @waiting, @kv, @gpu_sim,
-				@cpu, @mem_used, @mem_total, @proc_cpu, @proc_rss FROM upd
+				@cpu, @mem_used, @mem_total, @proc_cpu, @proc_rss, @preempt FROM upd
 			ON CONFLICT (run_id, t) DO NOTHING
 		)
 		SELECT EXISTS (SELECT 1 FROM upd)`,
 		pgx.NamedArgs{"run": l.RunID, "fence": l.Fence, "tps": p.Throughput, "rps": p.RequestsPerS, "eta": eta,
 			"t": s.At, "util": s.GPUUtil, "mem": s.GPUMemBytes, "power": s.GPUPowerW, "energy": s.EnergyJ,
 			"running": s.Running, "waiting": s.Waiting, "kv": s.KVCache, "gpu_sim": s.GPUSimulated, "cpu": s.CPUUtil,
-			"mem_used": s.MemUsedBytes, "mem_total": s.MemTotalBytes, "proc_cpu": s.ProcCPUUtil, "proc_rss": s.ProcRSSBytes}).Scan(&ok)
+			"mem_used": s.MemUsedBytes, "mem_total": s.MemTotalBytes, "proc_cpu": s.ProcCPUUtil, "proc_rss": s.ProcRSSBytes,
+			"preempt": s.Preemptions}).Scan(&ok)
 	if err != nil {
 		return mapErr(err, "update progress")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // TargetRow is one target row of the form as typed. Index names its
@@ -22,6 +23,9 @@ type TargetRow struct {
 	Index                    int
 	Path                     string
 	Model, Runtime, Hardware string
+	// Engine is the row's engine settings as typed, name to text, for the
+	// runtime's parameters (jobs.EngineParamsOf); "" keeps its default.
+	Engine map[string]string
 }
 
 // Empty reports whether nothing was chosen in the row.
@@ -225,4 +229,20 @@ func FewShotLabel(ctx context.Context, k int, seed int64, exemplars string) stri
 		return i18n.T(ctx, "newbench.fewshot_exemplars_label", "K", strconv.Itoa(k), "Set", exemplars)
 	}
 	return i18n.T(ctx, "newbench.fewshot_label", "K", strconv.Itoa(k), "Seed", strconv.FormatInt(seed, 10))
+}
+
+// engineStep is a number field's step: whole numbers for an int setting.
+func engineStep(p jobs.EngineParam) string {
+	if p.Kind == jobs.EngineInt {
+		return "1"
+	}
+	return "any"
+}
+
+// engineChoices are a choice setting's values: an enum's, or a bool's.
+func engineChoices(p jobs.EngineParam) []string {
+	if p.Kind == jobs.EngineBool {
+		return []string{"true", "false"}
+	}
+	return p.Choices
 }

@@ -45,7 +45,18 @@ func ReadTargetRows(get func(string) string, has func(string) bool) []TargetRow 
 			continue
 		}
 		field := func(f string) string { return valid.Field(strings.TrimSpace(get(k(f)))) }
-		rows = append(rows, TargetRow{Index: i, Model: field("model"), Runtime: field("runtime"), Hardware: field("hardware")})
+		row := TargetRow{Index: i, Model: field("model"), Runtime: field("runtime"), Hardware: field("hardware")}
+		// Only the fields of the row's runtime's parameters are read: a
+		// name the table lacks never becomes a setting.
+		for _, p := range jobs.EngineParamsOf(row.Runtime) {
+			if v := field("engine_" + p.Name); v != "" {
+				if row.Engine == nil {
+					row.Engine = map[string]string{}
+				}
+				row.Engine[p.Name] = v
+			}
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -107,7 +118,14 @@ func (f *Form) manifestTargets() []bench.Target {
 	for i, t := range f.Targets {
 		if !t.Empty() {
 			f.Targets[i].Path = fmt.Sprintf("targets[%d]", len(targets))
-			targets = append(targets, bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware})
+			bt := bench.Target{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware}
+			for name, v := range t.Engine {
+				if bt.Engine == nil {
+					bt.Engine = map[string]any{}
+				}
+				bt.Engine[name] = v
+			}
+			targets = append(targets, bt)
 		}
 	}
 	return targets

@@ -1606,6 +1606,10 @@ export interface components {
             /** @description A hardware profile's slug. */
             hardware: string;
             fewshot?: components["schemas"]["FewShot"];
+            /** @description Engine settings of the runtime, name to value, from its allow-list (docs/benchmarks.md#engine-settings); a setting the runtime lacks, a value out of range or a tensor_parallel_size/tp beyond the hardware's GPUs is refused with 422 at targets[i].engine.NAME. */
+            engine?: {
+                [key: string]: number | boolean | string;
+            };
         };
         LoadProfile: {
             /** @description sequential, concurrency, constant-rate, poisson, sweep or trace. */
@@ -1671,6 +1675,10 @@ export interface components {
             fewshot_seed?: number;
             /** @description The fixed exemplar set the run asks with (absent for drawn examples). */
             fewshot_exemplars?: string;
+            /** @description The target's checked engine settings, name to canonical value (absent: the runtime's defaults). */
+            engine?: {
+                [key: string]: string;
+            };
         };
         CreatedBenchmark: {
             benchmark_id: number;
@@ -1748,6 +1756,10 @@ export interface components {
             fewshot_seed?: number;
             /** @description The fixed exemplar set the run asks with (absent for drawn examples). */
             fewshot_exemplars?: string;
+            /** @description The target's checked engine settings, name to canonical value (absent: the runtime's defaults). */
+            engine?: {
+                [key: string]: string;
+            };
             summary: components["schemas"]["RunSummary"] | null;
             /** @description GPU utilisation, memory, power and energy; null when not measured. simulated is true when the readings were simulated from the load of the simulated runtime (agentd --sim-gpu), not measured. */
             gpu_summary: {
