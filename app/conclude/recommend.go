@@ -438,28 +438,14 @@ func pareto(cs []Candidate, cost func(Candidate) *float64) []int64 {
 	return ids
 }
 
-// Label names a candidate among others: its model, with its runtime and
-// hardware when another candidate has the same model, and its run when
-// even that repeats.
+// Label names a candidate among others in English: its model, with its
+// runtime and hardware when another candidate has the same model, and its
+// run when even that repeats (labelSaid, worded by the catalogue).
 func Label(x Candidate, among []Candidate) string {
-	sameModel, sameTarget := 0, 0
-	for _, y := range among {
-		if y.Model == x.Model {
-			sameModel++
-			if y.Runtime == x.Runtime && y.Hardware == x.Hardware {
-				sameTarget++
-			}
-		}
+	if l, ok := labelSaid(x, among).(Said); ok {
+		return English(l)
 	}
-	switch {
-	case x.Model == "":
-		return fmt.Sprintf("run %d", x.RunID)
-	case sameModel <= 1:
-		return x.Model
-	case sameTarget <= 1:
-		return fmt.Sprintf("%s on %s/%s", x.Model, x.Runtime, x.Hardware)
-	}
-	return fmt.Sprintf("%s (run %d)", x.Model, x.RunID)
+	return x.Model
 }
 
 func plural(n int, one, many string) string {

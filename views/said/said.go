@@ -99,5 +99,5 @@ func Label(ctx context.Context, c conclude.Candidate, all []conclude.Candidate) 
 	case string:
 		return l
 	}
-	return conclude.Label(c, all)
+	return c.Model
 }
