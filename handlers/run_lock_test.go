@@ -66,6 +66,13 @@ func TestCancelsOfALockedRunAnswerQuickly(t *testing.T) {
 			statuses[i], retry[i] = res.StatusCode, res.Header.Get("Retry-After")
 		}()
 	}
+	// The cancels are waiting for the row before anyone else asks: the
+	// order in which another user's request would find the pool taken.
+	testkit.WaitFor(t, "the cancels to wait for the held row", func() bool {
+		var waiting int
+		err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting)
+		return err == nil && waiting >= 1
+	})
 	readyStart := time.Now()
 	if res, err := e.app.App.Test(httptest.NewRequest(http.MethodGet, "/readyz", nil), -1); err != nil || res.StatusCode != 200 {
 		t.Fatalf("readyz during the cancels: %v %v", res, err)

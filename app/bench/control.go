@@ -25,7 +25,7 @@ var ErrRunState = errors.New("not possible in the run's present state")
 // (an agent working it sees its context end, stops sending and keeps the
 // partial results) and the run is marked cancelled, in one transaction.
 func (p *Service) CancelRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
-	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	return p.Store.InLockingTx(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		return cancelRun(ctx, tx, q, p.River, v, benchmarkID, runID)
 	})
 }
@@ -54,7 +54,7 @@ func (p *Service) CancelBenchmark(ctx context.Context, v store.Viewer, benchmark
 		return 0, err
 	}
 	n := 0
-	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	err = p.Store.InLockingTx(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		for _, r := range b.Runs {
 			err := cancelRun(ctx, tx, q, p.River, v, benchmarkID, r.ID)
 			if errors.Is(err, ErrRunState) {
@@ -74,7 +74,7 @@ func (p *Service) CancelBenchmark(ctx context.Context, v store.Viewer, benchmark
 // attempt starts from the first item and replaces the earlier attempt's
 // results (result rows are keyed by run and item).
 func (p *Service) RetryRun(ctx context.Context, v store.Viewer, benchmarkID, runID int64) error {
-	return p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	return p.Store.InLockingTx(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		r, err := q.RunForUpdate(ctx, v, benchmarkID, runID)
 		if err != nil {
 			return err
@@ -264,7 +264,7 @@ func (p *Service) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 		return Rescoring{}, fmt.Errorf("%q: %w (use %s)", scorer, ErrScorer, strings.Join(Scorers[1:], ", "))
 	}
 	queued := Rescoring{RunID: runID, Scorer: scorer}
-	err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	err := p.Store.InLockingTx(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		if _, err := q.RunForUpdate(ctx, v, benchmarkID, runID); err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func NewAgent(pool *pgxpool.Pool, key string) (*Store, error) {
 	if pool.Config().ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
 		return nil, errors.New("an agent key is sent as a parameter: the pool must not use the simple protocol")
 	}
-	return &Store{Queries: &Queries{db: keyedDB{pool: pool, key: key}}, pool: pool, key: key}, nil
+	return &Store{Queries: &Queries{db: keyedDB{pool: pool, key: key}}, pool: pool, key: key, lockSlots: lockSlotsFor(pool)}, nil
 }
 
 // DB is what the store's statements run on: the pool or, for an agent

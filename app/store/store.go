@@ -46,11 +46,38 @@ type Store struct {
 	// key is the agent key every transaction carries (NewAgent); empty
 	// for the server.
 	key string
+	// lockSlots bounds the transactions that may wait for a row an agent
+	// can hold (InLockingTx) to three quarters of the pool.
+	lockSlots chan struct{}
 }
 
 // New returns a store over pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{Queries: &Queries{db: pool}, pool: pool}
+	return &Store{Queries: &Queries{db: pool}, pool: pool, lockSlots: lockSlotsFor(pool)}
+}
+
+// lockSlotsFor is three quarters of pool's connections (at least one, and
+// one fewer than the pool): as many transactions as may wait
+// RowLockTimeout at once for a row an agent holds.
+func lockSlotsFor(pool *pgxpool.Pool) chan struct{} {
+	n := pool.Config().MaxConns
+	return make(chan struct{}, max(1, min(n*3/4, n-1)))
+}
+
+// InLockingTx is InTxWith for a transaction that may wait for a row an
+// agent can hold (RunForUpdate: up to RowLockTimeout for each lock). At
+// most three quarters of the pool's connections wait so at once; the others queue here
+// rather than for a connection, so a held row never keeps every other
+// request from the database
+// (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+func (s *Store) InLockingTx(ctx context.Context, fn func(tx pgx.Tx, q *Queries) error) error {
+	select {
+	case s.lockSlots <- struct{}{}:
+		defer func() { <-s.lockSlots }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.InTxWith(ctx, fn)
 }
 
 // Pool is the underlying connection pool, for River and the migrator.
