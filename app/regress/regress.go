@@ -34,7 +34,7 @@ type Store interface {
 	PreviousTargetRun(ctx context.Context, runID int64) (store.RunFigures, bool, error)
 	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
-	WithDrift(ctx context.Context, runs []store.RunFigures) error
+	conclude.DriftSource
 }
 
 // Checker checks runs for regressions and stores what it finds.
@@ -64,7 +64,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
 	pair := []store.RunFigures{cur, prev}
-	if err := c.Store.WithDrift(ctx, pair); err != nil {
+	if err := conclude.WithDrift(ctx, c.Store, pair); err != nil {
 		return err
 	}
 	cur, prev = pair[0], pair[1]

@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
+	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -239,17 +238,16 @@ func (q *Queries) RunStats(ctx context.Context, runIDs []int64) (map[int64]RunSt
 	return out, mapErr(err, "run stats")
 }
 
+// estimate is a kept rate read back: its interval is the Student t one
+// it was computed with (stats.TInterval).
 func estimate(mean, se, df *float64, n int) stats.Estimate {
 	if mean == nil {
 		return stats.Estimate{}
 	}
-	e := stats.Estimate{Mean: *mean, Lo: *mean, Hi: *mean, N: n}
-	if se != nil && df != nil && *df >= 1 {
-		e.SE, e.DF = *se, *df
-		h := stats.StudentTQuantile(0.975, e.DF) * e.SE
-		e.Lo, e.Hi = e.Mean-h, e.Mean+h
+	if se == nil || df == nil {
+		return stats.TInterval(*mean, 0, 0, n)
 	}
-	return e
+	return stats.TInterval(*mean, *se, *df, n)
 }
 
 func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {
@@ -259,50 +257,116 @@ func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {
 	return &QuantileInterval{N: n, P95: *v, Lo: *lo, Hi: *hi, Coverage: coverage}
 }
 
-// ComputeRunStats reads a finished run's results once and keeps its
-// figures with their intervals (run_stats) for its current attempt:
-// output tokens/s, requests/s and goodput by batch means over the steady
-// window (stats.BatchMeansRate), p95 E2E and TTFT with their
-// distribution-free intervals, answer lengths, and its load identity.
-// Warm-up requests are left out; so is a sweep's rate interval, whose
-// window spans several loads (its steps are compared one by one).
-func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
-	var attempt int
-	var manifest json.RawMessage
-	var datasetID int64
-	var state string
+// StatsInput is what a finished run's statistics are computed from
+// (conclude.ComputeRunStats): its attempt, its benchmark's manifest and
+// dataset, its few-shot key and its results outside warm-up.
+type StatsInput struct {
+	Attempt   int
+	Completed bool
+	Manifest  json.RawMessage
+	DatasetID int64
+	// FewShot is the run's few-shot key (FewShotKey, trimmed).
+	FewShot string
+	Results []StatsResult
+}
+
+// StatsResult is one result as a run's statistics read it: when it was
+// sent (Unix seconds), its E2E latency and TTFT (ms), whether it succeeded
+// and met every SLO of the manifest, and its tokens.
+type StatsResult struct {
+	Sent, E2E       float64
+	OK, Good        bool
+	TTFT            *float64
+	Tokens, Prompts int
+}
+
+// RunStatsInput reads what a run's statistics are computed from: the run
+// and, once it is completed, its results outside warm-up (Good under the
+// manifest's SLOs, which the SQL applies).
+func (s *Store) RunStatsInput(ctx context.Context, runID int64) (StatsInput, error) {
+	var in StatsInput
+	var state, exemplars string
 	var shotsK int
 	var shotsSeed int64
-	var exemplars string
 	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id, r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID, &shotsK, &shotsSeed, &exemplars)
+		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&in.Attempt, &state, &in.Manifest, &in.DatasetID, &shotsK, &shotsSeed, &exemplars)
 	if err != nil {
-		return mapErr(err, "run for stats")
+		return in, mapErr(err, "run for stats")
 	}
-	if state != "completed" {
-		return nil
+	in.Completed = state == "completed"
+	if !in.Completed {
+		return in, nil
 	}
+	in.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed, exemplars))
 	var m struct {
-		Load jobs.LoadProfile `json:"load"`
-		SLO  jobs.SLO         `json:"slo"`
+		SLO jobs.SLO `json:"slo"`
 	}
-	_ = json.Unmarshal(manifest, &m)
-	rs, err := s.statsResults(ctx, runID, m.SLO)
+	_ = json.Unmarshal(in.Manifest, &m)
+	args := sloBounds(m.SLO)
+	args["run"] = runID
+	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
+			completion_tokens, prompt_tokens, `+sloFilter+`
+		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
+	var r StatsResult
+	if _, err := pgx.ForEachRow(rows, []any{&r.Sent, &r.OK, &r.E2E, &r.TTFT, &r.Tokens, &r.Prompts, &r.Good}, func() error {
+		in.Results = append(in.Results, r)
+		return nil
+	}); err != nil {
+		return in, mapErr(err, "results for stats")
+	}
+	return in, nil
+}
+
+// Rate is a rate's batch-means estimate as run_stats keeps it.
+type Rate struct{ Mean, SE, DF float64 }
+
+// P95 is a p95 as run_stats keeps it: the figure and, when there were
+// enough values for one, its interval and the interval's coverage.
+type P95 struct {
+	P95         float64
+	Lo, Hi, Cov *float64
+}
+
+// RunStatsRow is a run's figures as computed (conclude.ComputeRunStats)
+// for run_stats; a nil field has no figure.
+type RunStatsRow struct {
+	RunID             int64
+	Attempt           int
+	Load              jobs.LoadIdentity
+	OK, Batches       int
+	TPS, RPS, Goodput *Rate
+	E2E, TTFT         *P95
+	OutP50, OutP90    *float64
+	OutMax            *float64
+}
+
+// SaveRunStats keeps a run's computed figures (run_stats) for its attempt,
+// replacing those of an earlier computation.
+func (s *Store) SaveRunStats(ctx context.Context, f RunStatsRow) error {
+	loadJSON, err := json.Marshal(f.Load)
 	if err != nil {
-		return err
+		return fmt.Errorf("load identity: %w", err)
 	}
-	f := collectStatsFigures(rs)
-	load := jobs.NewLoadIdentity(manifest, datasetID, f.meanIn, f.meanOut)
-	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed, exemplars))
-	loadJSON, _ := json.Marshal(load)
-	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(f.outs)}
-	f.fill(row, m.Load.Profile != "sweep")
+	row := pgx.NamedArgs{"run": f.RunID, "attempt": f.Attempt, "key": f.Load.Key(), "load": loadJSON, "ok": f.OK,
+		"batches": f.Batches, "out_p50": f.OutP50, "out_p90": f.OutP90, "out_max": f.OutMax}
+	for name, r := range map[string]*Rate{"tps": f.TPS, "rps": f.RPS, "goodput": f.Goodput} {
+		row[name], row[name+"_se"], row[name+"_df"] = nil, nil, nil
+		if r != nil {
+			row[name], row[name+"_se"], row[name+"_df"] = r.Mean, r.SE, r.DF
+		}
+	}
+	for name, p := range map[string]*P95{"e2e": f.E2E, "ttft": f.TTFT} {
+		row[name], row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = nil, nil, nil, nil
+		if p != nil {
+			row[name], row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = p.P95, p.Lo, p.Hi, p.Cov
+		}
+	}
 	_, err = s.db.Exec(ctx, `INSERT INTO run_stats (run_id, attempt, load_key, load_identity, ok, batches,
 			tps, tps_se, tps_df, rps, rps_se, rps_df, goodput, goodput_se, goodput_df,
 			e2e_p95, e2e_p95_lo, e2e_p95_hi, e2e_p95_coverage, ttft_p95, ttft_p95_lo, ttft_p95_hi, ttft_p95_coverage,
 			output_tokens_p50, output_tokens_p90, output_tokens_max)
-		VALUES (@run, @attempt, @key, @load, @ok, coalesce(@batches::int, 0), @tps, @tps_se, @tps_df, @rps, @rps_se, @rps_df,
+		VALUES (@run, @attempt, @key, @load, @ok, @batches, @tps, @tps_se, @tps_df, @rps, @rps_se, @rps_df,
 			@goodput, @goodput_se, @goodput_df, @e2e, @e2e_lo, @e2e_hi, @e2e_cov, @ttft, @ttft_lo, @ttft_hi, @ttft_cov, @out_p50, @out_p90, @out_max)
 		ON CONFLICT (run_id) DO UPDATE SET attempt = EXCLUDED.attempt, load_key = EXCLUDED.load_key, load_identity = EXCLUDED.load_identity,
 			ok = EXCLUDED.ok, batches = EXCLUDED.batches, tps = EXCLUDED.tps, tps_se = EXCLUDED.tps_se, tps_df = EXCLUDED.tps_df,
@@ -313,133 +377,6 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 			ttft_p95_coverage = EXCLUDED.ttft_p95_coverage, output_tokens_p50 = EXCLUDED.output_tokens_p50,
 			output_tokens_p90 = EXCLUDED.output_tokens_p90, output_tokens_max = EXCLUDED.output_tokens_max, computed_at = now()`, row)
 	return mapErr(err, "save run stats")
-}
-
-// statsResult is what ComputeRunStats reads of one result.
-type statsResult struct {
-	sent, e2e       float64
-	ok, good        bool
-	ttft            *float64
-	tokens, prompts int
-}
-
-// statsResults reads a run's results outside warm-up, good meaning the
-// request met every SLO.
-func (s *Store) statsResults(ctx context.Context, runID int64, slo jobs.SLO) ([]statsResult, error) {
-	args := sloBounds(slo)
-	args["run"] = runID
-	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
-			completion_tokens, prompt_tokens, `+sloFilter+`
-		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
-	var rs []statsResult
-	var r statsResult
-	if _, err := pgx.ForEachRow(rows, []any{&r.sent, &r.ok, &r.e2e, &r.ttft, &r.tokens, &r.prompts, &r.good}, func() error {
-		rs = append(rs, r)
-		return nil
-	}); err != nil {
-		return nil, mapErr(err, "results for stats")
-	}
-	return rs, nil
-}
-
-// statsFigures are a run's results as its statistics take them: events
-// (completions, tokens and requests meeting the SLOs, at the time each
-// finished) over the window start–end (the first send to the last send),
-// and the successful requests' latencies and lengths.
-type statsFigures struct {
-	tokens, reqs, good []stats.Event
-	start, end         float64
-	e2es, ttfts, outs  []float64
-	meanIn, meanOut    float64
-}
-
-// collectStatsFigures gathers the figures of a run's results.
-func collectStatsFigures(rs []statsResult) statsFigures {
-	f := statsFigures{start: math.Inf(1), end: math.Inf(-1)}
-	var sumIn, sumOut float64
-	lastDone := math.Inf(-1)
-	for _, r := range rs {
-		done := r.sent + r.e2e/1000
-		f.start, f.end, lastDone = min(f.start, r.sent), max(f.end, r.sent), max(lastDone, done)
-		f.reqs = append(f.reqs, stats.Event{T: done, Amount: 1})
-		if !r.ok {
-			continue
-		}
-		f.tokens = append(f.tokens, stats.Event{T: done, Amount: float64(r.tokens)})
-		if r.good {
-			f.good = append(f.good, stats.Event{T: done, Amount: 1})
-		}
-		f.e2es = append(f.e2es, r.e2e)
-		if r.ttft != nil {
-			f.ttfts = append(f.ttfts, *r.ttft)
-		}
-		f.outs = append(f.outs, float64(r.tokens))
-		sumIn += float64(r.prompts)
-		sumOut += float64(r.tokens)
-	}
-	if n := float64(len(f.outs)); n > 0 {
-		f.meanIn, f.meanOut = sumIn/n, sumOut/n
-	}
-	// The window ends at the last request sent: from there on fewer and
-	// fewer requests are in flight (a closed loop drains, an open one has
-	// stopped offering), and a straggler finishing last would stretch the
-	// window over near-empty batches. When most requests were in flight
-	// at once (fewer than half the answers came before the last send)
-	// there is no steady stretch to cut; the window is the whole run.
-	before := 0
-	for _, e := range f.reqs {
-		if e.T <= f.end {
-			before++
-		}
-	}
-	if !(f.end > f.start) || 2*before < len(f.reqs) {
-		f.end = lastDone
-	}
-	return f
-}
-
-// fill sets the figures' columns of run_stats in row (nil for those
-// without a figure); rates only with withRates.
-func (f statsFigures) fill(row pgx.NamedArgs, withRates bool) {
-	if withRates {
-		batches := 0
-		for name, evs := range map[string][]stats.Event{"tps": f.tokens, "rps": f.reqs, "goodput": f.good} {
-			e, ok := stats.BatchMeansRate(evs, f.start, f.end)
-			if !ok {
-				continue
-			}
-			batches = max(batches, e.N)
-			row[name], row[name+"_se"], row[name+"_df"] = e.Mean, e.SE, e.DF
-		}
-		row["batches"] = batches
-	}
-	setQuantile(row, "e2e", f.e2es)
-	setQuantile(row, "ttft", f.ttfts)
-	if outs := f.outs; len(outs) > 0 {
-		sort.Float64s(outs)
-		row["out_p50"], row["out_p90"], row["out_max"] = stats.Percentile(outs, 0.5), stats.Percentile(outs, 0.9), outs[len(outs)-1]
-	}
-	for _, k := range []string{"tps", "tps_se", "tps_df", "rps", "rps_se", "rps_df", "goodput", "goodput_se", "goodput_df", "batches",
-		"e2e", "e2e_lo", "e2e_hi", "e2e_cov", "ttft", "ttft_lo", "ttft_hi", "ttft_cov", "out_p50", "out_p90", "out_max"} {
-		if _, ok := row[k]; !ok {
-			row[k] = nil
-		}
-	}
-}
-
-// setQuantile sets p95, its lower and upper bound and their coverage of
-// xs under name: the exact binomial order-statistic interval
-// (stats.QuantileInterval at 95 %); a p95 over too few values for one
-// (fewer than stats.MinQuantileN) has no bounds and is not tested.
-func setQuantile(row pgx.NamedArgs, name string, xs []float64) {
-	if len(xs) == 0 {
-		return
-	}
-	sort.Float64s(xs)
-	row[name] = stats.Percentile(xs, 0.95)
-	if ci, ok := stats.QuantileInterval(xs, 0.95, 0.95); ok {
-		row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = ci.Lo, ci.Hi, ci.Coverage
-	}
 }
 
 // isForeignKeyViolation says whether err is PostgreSQL's foreign key

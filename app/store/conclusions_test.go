@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
@@ -44,7 +45,7 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 	if err := st.FinishRun(ctx, c.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ComputeRunStats(ctx, f.runID); err != nil {
+	if err := conclude.ComputeRunStats(ctx, st, f.runID); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := st.RunStats(ctx, []int64{f.runID})
