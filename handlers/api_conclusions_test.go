@@ -225,7 +225,7 @@ func TestFiguresTableColoursOnlyEstablishedDeltas(t *testing.T) {
 }
 
 // Once a deployment has repeated its targets, a single run's speed is
-// tested with the between-run spread those repeats showed (store.WithDrift
+// tested with the between-run spread those repeats showed (conclude.WithDrift
 // read where conclusions weigh runs), not the 3 % floor (which a
 // deployment without repeats gets: TestVerdictOnAFinishedBenchmark).
 func TestComparisonTakesTheDeploymentsMeasuredSpread(t *testing.T) {

@@ -27,7 +27,7 @@ type capacityStore interface {
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
-	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
+	conclude.PairSource
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -266,7 +266,7 @@ func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capaci
 	}
 	var ev conclude.Evidence
 	for k, ids := range byKey {
-		pairs, err := s.Store.QualityPairsWith(ctx, k, today.QualityRun, ids)
+		pairs, err := conclude.QualityPairsWith(ctx, s.Store, k, today.QualityRun, ids)
 		if err != nil {
 			return conclude.ROI{}, err
 		}

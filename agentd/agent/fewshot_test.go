@@ -89,7 +89,7 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 		if err := conclude.ComputeRunStats(ctx, w.st, id); err != nil { // the score_run job's second step
 			t.Fatal(err)
 		}
-		if err := w.st.PairRunQualities(ctx, id); err != nil {
+		if err := conclude.PairRunQualities(ctx, w.st, id); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -162,5 +162,5 @@ func (k Keeper) ComputeRunStats(ctx context.Context, runID int64) error {
 // PairRunQualities computes and keeps the run's paired comparisons of
 // quality with the other runs of its benchmark.
 func (k Keeper) PairRunQualities(ctx context.Context, runID int64) error {
-	return k.Store.PairRunQualities(ctx, runID)
+	return PairRunQualities(ctx, k.Store, runID)
 }

@@ -32,7 +32,7 @@ import (
 type Store interface {
 	RunForRegression(ctx context.Context, runID int64) (store.RunFigures, error)
 	PreviousTargetRun(ctx context.Context, runID int64) (store.RunFigures, bool, error)
-	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
+	conclude.PairSource
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
 	conclude.DriftSource
 }
@@ -70,7 +70,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	cur, prev = pair[0], pair[1]
 	var ev conclude.Evidence
 	if key := conclude.SharedScorer(pair); key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
-		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})
+		pairs, err := conclude.QualityPairs(ctx, c.Store, key, []int64{cur.ID, prev.ID})
 		if err != nil {
 			return err
 		}

@@ -40,8 +40,8 @@ type RunFigures struct {
 	TokenPrice   *ProviderPrice
 	PromptTokens int64
 	// Drift is the between-run spread the run's deployment (its hardware
-	// profile and runtime) shows over its own repeated runs (RunDrift);
-	// read only where conclusions are drawn (WithDrift).
+	// profile and runtime) shows over its own repeated runs (DeploymentRuns);
+	// set only where conclusions are drawn (conclude.WithDrift).
 	Drift stats.Drift
 }
 

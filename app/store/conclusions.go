@@ -93,40 +93,10 @@ type QualityPair struct {
 	OnlyA, OnlyB int
 }
 
-// QualityPairs returns the paired comparisons under scorer identity key
-// of every two of the runs that have a quality under it (A the lower id).
-// A pair compared before is read; one not yet is computed from the runs'
-// stored item scores (stats.PairScores) and kept, so a page never reads
-// the results to draw it. Pairs with no item in common are absent.
-func (q *Queries) QualityPairs(ctx context.Context, key string, runIDs []int64) ([]QualityPair, error) {
-	ids := slices.Clone(runIDs)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	var want [][2]int64
-	for i, a := range ids {
-		for _, b := range ids[i+1:] {
-			want = append(want, [2]int64{a, b})
-		}
-	}
-	return q.qualityPairs(ctx, key, want)
-}
-
-// QualityPairsWith returns the paired comparisons under scorer identity
-// key of run a with each of others, as QualityPairs does: what a verdict
-// needs, its leader against the rest.
-func (q *Queries) QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]QualityPair, error) {
-	var want [][2]int64
-	for _, b := range others {
-		if b != a && !slices.Contains(want, [2]int64{min(a, b), max(a, b)}) {
-			want = append(want, [2]int64{min(a, b), max(a, b)})
-		}
-	}
-	return q.qualityPairs(ctx, key, want)
-}
-
-// qualityPairs reads the wanted pairs (each lower id first) that were
-// kept and computes and keeps the others.
-func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64) ([]QualityPair, error) {
+// KeptQualityPairs returns the wanted pairs (each lower id first) kept in
+// quality_pairs under scorer identity key; a pair not kept yet is absent
+// (conclude.QualityPairs computes and keeps it).
+func (q *Queries) KeptQualityPairs(ctx context.Context, key string, want [][2]int64) ([]QualityPair, error) {
 	if len(want) == 0 {
 		return nil, nil
 	}
@@ -137,61 +107,34 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 	rows, _ := q.db.Query(ctx, `SELECT p.run_a, p.run_b, p.scorer_key, p.items, p.mean, p.lo, p.hi, p.p, p.test, p.only_a, p.only_b
 		FROM unnest(@as::bigint[], @bs::bigint[]) AS w(a, b)
 		JOIN quality_pairs p ON p.scorer_key = @key AND p.run_a = w.a AND p.run_b = w.b`, pgx.NamedArgs{"key": key, "as": as, "bs": bs})
-	have := map[[2]int64]bool{}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (QualityPair, error) {
 		var p QualityPair
 		err := row.Scan(&p.A, &p.B, &p.ScorerKey, &p.Items, &p.Mean, &p.Lo, &p.Hi, &p.P, &p.Test, &p.OnlyA, &p.OnlyB)
-		have[[2]int64{p.A, p.B}] = true
 		return p, err
 	})
-	if err != nil {
-		return nil, mapErr(err, "quality pairs")
-	}
-	var missing [][2]int64
-	var ids []int64 // the runs of the pairs not kept yet
-	for _, w := range want {
-		if !have[w] {
-			missing = append(missing, w)
-			ids = append(ids, w[0], w[1])
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	vecs, err := q.RunItemScores(ctx, key, ids)
-	if err != nil {
-		return nil, err
-	}
+	return out, mapErr(err, "quality pairs")
+}
+
+// KeepQualityPairs keeps computed paired comparisons (quality_pairs); a
+// pair kept meanwhile stays as it was.
+func (q *Queries) KeepQualityPairs(ctx context.Context, pairs []QualityPair) error {
 	b := &pgx.Batch{}
-	for _, m := range missing {
-		va, okA := vecs[m[0]]
-		vb, okB := vecs[m[1]]
-		if !okA || !okB {
-			continue
-		}
-		xa, xb, onlyA, onlyB := stats.PairScores(va.Idx, va.Scores, vb.Idx, vb.Scores)
-		if len(xa) == 0 {
-			continue
-		}
-		r := stats.ComparePaired(xa, xb, stats.PairSeed(m[0], m[1]))
-		p := QualityPair{A: m[0], B: m[1], ScorerKey: key, Items: r.N, Mean: r.Mean, Lo: r.Lo, Hi: r.Hi, P: r.P, Test: r.Test, OnlyA: onlyA, OnlyB: onlyB}
-		out = append(out, p)
+	for _, p := range pairs {
 		b.Queue(`INSERT INTO quality_pairs (run_a, run_b, scorer_key, items, mean, lo, hi, p, test, only_a, only_b)
 			VALUES (@a, @b, @key, @items, @mean, @lo, @hi, @p, @test, @only_a, @only_b) ON CONFLICT DO NOTHING`,
-			pgx.NamedArgs{"a": p.A, "b": p.B, "key": key, "items": p.Items, "mean": p.Mean, "lo": p.Lo, "hi": p.Hi, "p": p.P,
+			pgx.NamedArgs{"a": p.A, "b": p.B, "key": p.ScorerKey, "items": p.Items, "mean": p.Mean, "lo": p.Lo, "hi": p.Hi, "p": p.P,
 				"test": p.Test, "only_a": p.OnlyA, "only_b": p.OnlyB})
 	}
-	if b.Len() > 0 {
-		// A quality replaced meanwhile drops its pairs' rows through the
-		// foreign key; the insert then fails and the pair is computed again
-		// next time.
-		if err := q.db.SendBatch(ctx, b).Close(); err != nil && !isForeignKeyViolation(err) {
-			return nil, mapErr(err, "keep quality pairs")
-		}
+	if b.Len() == 0 {
+		return nil
 	}
-	return out, nil
+	// A quality replaced meanwhile drops its pairs' rows through the
+	// foreign key; the insert then fails and the pair is computed again
+	// next time.
+	if err := q.db.SendBatch(ctx, b).Close(); err != nil && !isForeignKeyViolation(err) {
+		return mapErr(err, "keep quality pairs")
+	}
+	return nil
 }
 
 // RunStat is a run's figures with their intervals (run_stats).
@@ -386,12 +329,11 @@ func isForeignKeyViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
 
-// PairRunQualities computes and keeps the paired comparisons of run
-// runID's qualities with every other run of its benchmark scored under
-// the same identity, when the run is scored, so that the benchmark's
-// verdict and recommendation read them from quality_pairs instead of
-// computing them on a page's request.
-func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
+// RunQualityPeers returns, for each scorer identity run runID was scored
+// under, the other runs of its benchmark scored under it: the runs its
+// paired comparisons of quality are drawn with when it is scored
+// (conclude.PairRunQualities).
+func (s *Store) RunQualityPeers(ctx context.Context, runID int64) (map[string][]int64, error) {
 	rows, _ := s.db.Query(ctx, `SELECT q.scorer_key, array_agg(o.run_id)
 		FROM run_qualities q JOIN runs r ON r.id = q.run_id
 		JOIN runs peer ON peer.benchmark_id = r.benchmark_id AND peer.id <> r.id
@@ -404,14 +346,7 @@ func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
 		peers[key] = slices.Clone(ids)
 		return nil
 	}); err != nil {
-		return mapErr(err, "run quality peers")
+		return nil, mapErr(err, "run quality peers")
 	}
-	for key, ids := range peers {
-		// Only this run's pairs: the others' with each other were kept
-		// when they were scored.
-		if _, err := s.QualityPairsWith(ctx, key, runID, ids); err != nil {
-			return err
-		}
-	}
-	return nil
+	return peers, nil
 }

@@ -497,7 +497,7 @@ func conclude(ctx context.Context, st *store.Store, ids []int64) error {
 		if err := engine.ComputeRunStats(ctx, st, id); err != nil {
 			return err
 		}
-		if err := st.PairRunQualities(ctx, id); err != nil {
+		if err := engine.PairRunQualities(ctx, st, id); err != nil {
 			return err
 		}
 	}
