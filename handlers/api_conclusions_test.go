@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -138,6 +139,40 @@ func TestSurfacesAgreeOnAPair(t *testing.T) {
 		smallFake,
 		{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }},
 	})
+	vc := surfacesAgree(t, e, tok, b, runs)
+	// The fixture has both kinds of claim, so the agreement is tested on
+	// each: speed and cost established, quality not.
+	if vc["output_tokens_per_s"]["significant"] != true || vc["cost_per_1m_tokens"]["significant"] != true || vc["quality"]["significant"] != false {
+		t.Fatalf("fixture: speed %v, cost %v, quality %v", vc["output_tokens_per_s"], vc["cost_per_1m_tokens"], vc["quality"])
+	}
+	// Rescored: both runs keep their first quality beside one under
+	// another scorer identity; every surface ranks quality under the same
+	// identity, and still agrees on every claim.
+	for _, id := range runs {
+		if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scorer = 'contains', scorer_options = NULL WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		concludeRun(t, e, id)
+		if err := conclude.PairRunQualities(context.Background(), e.store, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept int
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT count(*) FROM run_qualities WHERE run_id = ANY($1)`, runs).Scan(&kept); err != nil || kept != 4 {
+		t.Fatalf("rescored: %d qualities kept (%v), want 2 per run", kept, err)
+	}
+	vc = surfacesAgree(t, e, tok, b, runs)
+	if vc["quality"] == nil || vc["quality"]["comparable"] != true {
+		t.Errorf("rescored: quality claim %v", vc["quality"])
+	}
+}
+
+// surfacesAgree checks that the verdict API, the compare API and the
+// recommendation give benchmark b's pair of runs the same leader, test, p,
+// significance and comparability on each criterion, and returns the
+// verdict's claims by metric.
+func surfacesAgree(t *testing.T, e *env, tok, b string, runs []int64) map[string]map[string]any {
+	t.Helper()
 	verdict := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
 	cmp := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[1]), tok, nil, "")
 	if verdict.status != 200 || cmp.status != 200 {
@@ -146,11 +181,6 @@ func TestSurfacesAgreeOnAPair(t *testing.T) {
 	vc, cc := claimsBy(verdict.body["claims"].([]any)), claimsBy(cmp.body["claims"].([]any))
 	weights := map[string]string{"quality": "w_quality=1&w_speed=0&w_cost=0", "output_tokens_per_s": "w_quality=0&w_speed=1&w_cost=0",
 		"cost_per_1m_tokens": "w_quality=0&w_speed=0&w_cost=1"}
-	// The fixture has both kinds of claim, so the agreement is tested on
-	// each: speed and cost established, quality not.
-	if vc["output_tokens_per_s"]["significant"] != true || vc["cost_per_1m_tokens"]["significant"] != true || vc["quality"]["significant"] != false {
-		t.Fatalf("fixture: speed %v, cost %v, quality %v", vc["output_tokens_per_s"], vc["cost_per_1m_tokens"], vc["quality"])
-	}
 	for _, metric := range []string{"quality", "output_tokens_per_s", "e2e_p95_ms", "cost_per_1m_tokens"} {
 		v, c := vc[metric], cc[metric]
 		if v == nil || c == nil {
@@ -178,6 +208,7 @@ func TestSurfacesAgreeOnAPair(t *testing.T) {
 			t.Errorf("%s: the recommendation ranks the pair apart %v, the verdict calls it significant %v", metric, apart, v["significant"])
 		}
 	}
+	return vc
 }
 
 // The comparison's figures table colours a delta better or worse only
@@ -225,7 +256,7 @@ func TestFiguresTableColoursOnlyEstablishedDeltas(t *testing.T) {
 }
 
 // Once a deployment has repeated its targets, a single run's speed is
-// tested with the between-run spread those repeats showed (store.WithDrift
+// tested with the between-run spread those repeats showed (conclude.WithDrift
 // read where conclusions weigh runs), not the 3 % floor (which a
 // deployment without repeats gets: TestVerdictOnAFinishedBenchmark).
 func TestComparisonTakesTheDeploymentsMeasuredSpread(t *testing.T) {

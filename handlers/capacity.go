@@ -27,7 +27,7 @@ type capacityStore interface {
 	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
-	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
+	conclude.PairSource
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -139,28 +139,27 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 		return nil, nil, err
 	}
 	out := make([]capacityRun, len(runs))
-	var scorers []string
-	// Each run's quality under the identity the runs share, so a rescored
-	// run keeps the quality it is weighed on (as every conclusion does);
-	// a run never scored under it keeps its latest.
-	shared := conclude.SharedScorer(runs)
 	for i, r := range runs {
 		out[i].RunFigures = r
-		if q, ok := r.QualityUnder(shared); ok && shared != "" && q.Mean != nil {
-			out[i].Quality, out[i].QualityLo, out[i].QualityHi = q.Mean, q.Lo, q.Hi
-			out[i].scorer = shared
-		} else if r.Quality == nil {
-			continue
-		} else {
-			// The identity kept with the run's latest quality (run_qualities).
-			out[i].scorer = r.ScorerKey()
-		}
-		if out[i].scorer != "" && !slices.Contains(scorers, out[i].scorer) {
-			scorers = append(scorers, out[i].scorer)
-		}
 	}
-	slices.Sort(scorers)
+	scorers := weighQualities(out, "")
 	return out, scorers, nil
+}
+
+// weighQualities sets each run's quality as the planner weighs it under
+// scorer identity wanted ("" for the one the runs share;
+// conclude.CapacityQualities) and returns the identities those are under.
+func weighQualities(runs []capacityRun, wanted string) []string {
+	figs := make([]store.RunFigures, len(runs))
+	for i, r := range runs {
+		figs[i] = r.RunFigures
+	}
+	qs, scorers := conclude.CapacityQualities(figs, wanted)
+	for i, q := range qs {
+		runs[i].scorer = q.Scorer
+		runs[i].Quality, runs[i].QualityLo, runs[i].QualityHi = q.Mean, q.Lo, q.Hi
+	}
+	return scorers
 }
 
 // qualityFloor is the request's minimum quality under its scorer
@@ -187,6 +186,10 @@ func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (
 // planCapacity answers a checked request over the dataset's candidate
 // runs.
 func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []capacityRun, scorers []string, q *conclude.QualityFloor) (conclude.CapacityPlan, error) {
+	if q != nil && q.Scorer != "" {
+		// A run scored under the minimum's identity is weighed under it.
+		weighQualities(runs, q.Scorer)
+	}
 	ms := make([]conclude.Measured, 0, len(runs))
 	for _, r := range runs {
 		m, err := s.measure(ctx, r, req.slo())
@@ -266,7 +269,7 @@ func (s *server) planROI(ctx context.Context, req capacityRequest, runs []capaci
 	}
 	var ev conclude.Evidence
 	for k, ids := range byKey {
-		pairs, err := s.Store.QualityPairsWith(ctx, k, today.QualityRun, ids)
+		pairs, err := conclude.QualityPairsWith(ctx, s.Store, k, today.QualityRun, ids)
 		if err != nil {
 			return conclude.ROI{}, err
 		}

@@ -21,7 +21,7 @@ import (
 
 type compareStore interface {
 	RunFiguresByID(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
-	WithDrift(ctx context.Context, runs []store.RunFigures) error
+	conclude.DriftSource
 	CompareItems(ctx context.Context, datasetID int64, runIDs []int64, after, limit int, disagree bool) ([]store.CompareItem, error)
 }
 

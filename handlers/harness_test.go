@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/store"
@@ -204,7 +205,7 @@ func concludeRun(t *testing.T, e *env, runID int64) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.store.ComputeRunStats(ctx, runID); err != nil {
+	if err := conclude.ComputeRunStats(ctx, e.store, runID); err != nil {
 		t.Fatal(err)
 	}
 }

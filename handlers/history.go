@@ -150,19 +150,11 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	if len(errs) > 0 {
 		return data, errs, nil
 	}
-	// Quality is ranked within one scorer identity: the one asked, else
-	// the one most runs were scored under.
-	if q.Sort == store.SortQuality && q.Scorer == "" && len(data.Facets.Scorers) > 0 {
-		q.Scorer = data.Facets.Scorers[0]
-		data.Form.Scorer = q.Scorer
-	}
-	// Speed, latency and cost are ranked within one load identity: the
-	// one asked, else the one most runs were measured under
-	// (docs/concepts.md#comparability-and-noise).
-	if (q.Sort == store.SortSpeed || q.Sort == store.SortLatency || q.Sort == store.SortCost) && q.Load == "" && len(data.Facets.Loads) > 0 {
-		q.Load = data.Facets.Loads[0]
-		data.Form.Load = q.Load
-	}
+	// Each sort ranks within the identity the engine names
+	// (conclude.LeaderboardWithin): one scorer identity for quality, one
+	// load identity for speed, latency and cost.
+	q.Scorer, q.Load = conclude.LeaderboardWithin(q.Sort, q, data.Facets)
+	data.Form.Scorer, data.Form.Load = q.Scorer, q.Load
 	q.DatasetID = d.ID
 	// One row more than the page says whether there is a next page.
 	want := q.Limit

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
@@ -127,7 +128,7 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = $2 WHERE id = $1`, runID, at); err != nil {
 		t.Fatal(err)
 	}
-	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: e.store}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: conclude.Keeper{Store: e.store}}
 	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +605,7 @@ func TestLeaderboardRanksPerScorer(t *testing.T) {
 	_, a := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(30), tps: 100, e2e: 200})
 	_, b := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 2, right: below(20), tps: 120, e2e: 200})
 	// Rescoring b with another scorer adds its quality beside the first.
-	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Stats: e.store}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Stats: conclude.Keeper{Store: e.store}}
 	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: 1}, Args: jobs.ScoreRunArgs{RunID: b, Scorer: "contains"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 type variantsStore interface {
 	DatasetVariantRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int) ([]store.VariantRun, error)
 	RunQualities(ctx context.Context, runIDs []int64) (map[int64][]store.Quality, error)
-	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
+	conclude.PairSource
 	RunItemScores(ctx context.Context, key string, runIDs []int64) (map[int64]store.ItemScores, error)
 	DatasetItemCategories(ctx context.Context, datasetID int64) (map[int32]string, error)
 }
@@ -68,7 +68,7 @@ func (s *server) variantFamilies(ctx context.Context, v store.Viewer, datasetID 
 		for j, r := range f.Rows {
 			others[j] = r.RunID
 		}
-		pairs, err := s.Store.QualityPairsWith(ctx, f.Baseline.ScorerKey, f.Baseline.RunID, others)
+		pairs, err := conclude.QualityPairsWith(ctx, s.Store, f.Baseline.ScorerKey, f.Baseline.RunID, others)
 		if err != nil {
 			return nil, err
 		}

@@ -39,8 +39,9 @@ type RegressionChecker interface {
 }
 
 // RunStatsComputer keeps a finished run's figures with their intervals
-// (store.ComputeRunStats) and, once it is scored, its paired comparisons
-// of quality with the other runs of its benchmark (store.PairRunQualities).
+// and, once it is scored, its paired comparisons of quality with the
+// other runs of its benchmark (conclude.Keeper: the engine computes, the
+// store writes).
 type RunStatsComputer interface {
 	ComputeRunStats(ctx context.Context, runID int64) error
 	PairRunQualities(ctx context.Context, runID int64) error

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -85,10 +86,10 @@ func TestFewShotRunsSendTheirOwnPrompts(t *testing.T) {
 	keys := map[int64]string{}
 	loads := map[int64]string{}
 	for _, id := range []int64{zero, shots} {
-		if err := w.st.ComputeRunStats(ctx, id); err != nil { // the score_run job's second step
+		if err := conclude.ComputeRunStats(ctx, w.st, id); err != nil { // the score_run job's second step
 			t.Fatal(err)
 		}
-		if err := w.st.PairRunQualities(ctx, id); err != nil {
+		if err := conclude.PairRunQualities(ctx, w.st, id); err != nil {
 			t.Fatal(err)
 		}
 	}

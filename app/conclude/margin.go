@@ -157,20 +157,15 @@ func splitScores(xs []ItemScore) ([]int32, []float64) {
 	return idx, v
 }
 
-// Diff is a kept paired comparison (store.QualityPairs) as Compare reads
+// Diff is a kept paired comparison (QualityPairs) as Compare reads
 // it.
 func Diff(p store.QualityPair) QualityDiff {
 	return QualityDiff{A: p.A, B: p.B, N: p.Items, Mean: p.Mean, Lo: p.Lo, Hi: p.Hi, P: p.P, Test: p.Test, OnlyA: p.OnlyA, OnlyB: p.OnlyB}
 }
 
-// PairSource is where kept paired comparisons come from (*store.Store).
-type PairSource interface {
-	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
-}
-
 // GatherEvidence is the paired comparisons of quality between candidates
 // scored under the same scorer identity, as every conclusion reads them:
-// kept in a table (store.QualityPairs), computed once from the runs'
+// kept in a table (QualityPairs), computed once from the runs'
 // stored item scores, never from their results on a page's request.
 func GatherEvidence(ctx context.Context, src PairSource, cands []Candidate) (Evidence, error) {
 	byKey := map[string][]int64{}
@@ -189,7 +184,7 @@ func GatherEvidence(ctx context.Context, src PairSource, cands []Candidate) (Evi
 		if len(byKey[k]) < 2 {
 			continue
 		}
-		pairs, err := src.QualityPairs(ctx, k, byKey[k])
+		pairs, err := QualityPairs(ctx, src, k, byKey[k])
 		if err != nil {
 			return ev, err
 		}

@@ -2,17 +2,42 @@ package conclude
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 )
 
-// DriftSource gives runs their deployment's measured between-run spread
-// (*store.Store's WithDrift; docs/concepts.md#drift).
+// DriftSource reads a deployment's recent runs, from which its
+// between-run spread is measured (*store.Store's DeploymentRuns;
+// docs/concepts.md#drift).
 type DriftSource interface {
-	WithDrift(ctx context.Context, runs []store.RunFigures) error
+	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error)
+}
+
+// WithDrift sets each run's Drift: its deployment's between-run spread
+// (stats.PoolDrift over its recent runs), read once per deployment. Only
+// what draws conclusions (verdict, comparison, recommendation, report,
+// regression flags) needs it, so reading a run's figures does not.
+func WithDrift(ctx context.Context, src DriftSource, runs []store.RunFigures) error {
+	drifts := map[[2]string]stats.Drift{}
+	for i, r := range runs {
+		k := [2]string{r.HardwareProfile, r.Runtime}
+		d, ok := drifts[k]
+		if !ok {
+			rs, err := src.DeploymentRuns(ctx, k[0], k[1])
+			if err != nil {
+				return fmt.Errorf("drift of %s/%s: %w", k[0], k[1], err)
+			}
+			d = stats.PoolDrift(rs)
+			drifts[k] = d
+		}
+		runs[i].Drift = d
+	}
+	return nil
 }
 
 // Weigh is runs as every conclusion weighs them: each with the between-run
@@ -21,7 +46,7 @@ type DriftSource interface {
 // key, so a run rescored under another scorer keeps the quality it is
 // compared on instead of leaving the comparison.
 func Weigh(ctx context.Context, src DriftSource, runs []store.RunFigures, key string) ([]Candidate, error) {
-	if err := src.WithDrift(ctx, runs); err != nil {
+	if err := WithDrift(ctx, src, runs); err != nil {
 		return nil, err
 	}
 	return Under(runs, key), nil

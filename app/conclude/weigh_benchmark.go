@@ -13,7 +13,7 @@ type WeighSource interface {
 	DriftSource
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
 	RunFiguresByID(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
-	QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]store.QualityPair, error)
+	PairSource
 }
 
 // ScoreWait is how long after a run finished its conclusions wait for its
@@ -129,7 +129,7 @@ func leaderEvidence(ctx context.Context, src WeighSource, cands []Candidate) (Ev
 			others = append(others, c.RunID)
 		}
 	}
-	pairs, err := src.QualityPairsWith(ctx, l.Best.ScorerKey, l.Best.RunID, others)
+	pairs, err := QualityPairsWith(ctx, src, l.Best.ScorerKey, l.Best.RunID, others)
 	if err != nil {
 		return ev, err
 	}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ruckus/ruckus/app/i18n"
 	"strings"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -166,6 +167,14 @@ func regressionText(rn store.RunNotice) string {
 	tr := i18n.Default().Lang(rn.OwnerLanguage)
 	var parts []string
 	for _, g := range rn.Regressions {
+		// What the engine concluded (app/regress through conclude.Compare),
+		// in the owner's language; a flag kept before its sentence was
+		// keeps the short form.
+		var said conclude.Said
+		if len(g.DetailSaid) > 0 && json.Unmarshal(g.DetailSaid, &said) == nil && said.Code != "" {
+			parts = append(parts, said.In(tr))
+			continue
+		}
 		parts = append(parts, tr.T("notify.against", "Metric", g.Metric, "Delta", fmt.Sprintf("%+.4g", g.Delta), "Run", g.AgainstRunID))
 	}
 	return tr.T("notify.regressed", "Run", rn.RunID, "Name", rn.BenchmarkName, "ID", rn.BenchmarkID,

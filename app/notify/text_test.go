@@ -1,8 +1,12 @@
 package notify
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -25,5 +29,32 @@ func TestTextsFollowTheOwnersLanguage(t *testing.T) {
 		if got := regressionText(rn); got != want[1] {
 			t.Errorf("%q regression text = %q, want %q", lang, got, want[1])
 		}
+	}
+}
+
+// A regression the engine concluded is told as it concluded it, in the
+// owner's language: the catalogue's sentence of its Said, not the
+// metric and delta alone.
+func TestRegressionTextIsTheEnginesConclusion(t *testing.T) {
+	said := conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: 50, Places: 1}, "Run", 5, "B", conclude.Dec{V: 100, Places: 1},
+		"Pct", conclude.Signed{V: -50, Places: 1}, "Basis", conclude.Say("compare.said.basis_latency_repeats", "A", 3, "B", 3, "P", conclude.P(0.001)), "N", 2)
+	raw, err := json.Marshal(said)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := store.RunNotice{RunID: 7, BenchmarkID: 3, BenchmarkName: "b", Model: "m", Runtime: "sim", Hardware: "cpu",
+		Regressions: []store.Regression{{Metric: "throughput", Delta: -50, AgainstRunID: 5, DetailSaid: raw}}}
+	for _, lang := range []string{"en", "de"} {
+		rn.OwnerLanguage = lang
+		want := said.In(i18n.Default().Lang(lang))
+		if strings.Contains(want, "no value") {
+			t.Fatalf("%s: the sentence lacks a value: %q", lang, want)
+		}
+		if got := regressionText(rn); !strings.Contains(got, want) || strings.Contains(got, "throughput -50") {
+			t.Errorf("%s: %q, want it to tell %q", lang, got, want)
+		}
+	}
+	if en, de := said.In(i18n.Default().Lang("en")), said.In(i18n.Default().Lang("de")); en == de {
+		t.Errorf("the sentence is not worded per language: %q", en)
 	}
 }

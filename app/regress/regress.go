@@ -1,7 +1,7 @@
 // Package regress flags a completed run as a regression when it is
 // significantly worse than the previous comparable completed run of the
 // same target (model × runtime × hardware profile) on the same dataset:
-// the same load identity (store.PreviousTargetRun) for throughput and
+// a comparable load identity (conclude.PreviousComparableRun) for throughput and
 // latency, the same scorer identity for quality. The tests are the ones
 // every conclusion uses (conclude.Compare):
 //
@@ -31,10 +31,10 @@ import (
 // Store is what the check reads and writes (*store.Store satisfies it).
 type Store interface {
 	RunForRegression(ctx context.Context, runID int64) (store.RunFigures, error)
-	PreviousTargetRun(ctx context.Context, runID int64) (store.RunFigures, bool, error)
-	QualityPairs(ctx context.Context, key string, runIDs []int64) ([]store.QualityPair, error)
+	conclude.PreviousSource
+	conclude.PairSource
 	ReplaceRegressions(ctx context.Context, runID int64, regs []store.Regression) error
-	WithDrift(ctx context.Context, runs []store.RunFigures) error
+	conclude.DriftSource
 }
 
 // Checker checks runs for regressions and stores what it finds.
@@ -56,7 +56,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 	if cur.State != "completed" || cur.Summary == nil {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
-	prev, ok, err := c.Store.PreviousTargetRun(ctx, runID)
+	prev, ok, err := conclude.PreviousComparableRun(ctx, c.Store, cur)
 	if err != nil {
 		return err
 	}
@@ -64,13 +64,13 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
 	pair := []store.RunFigures{cur, prev}
-	if err := c.Store.WithDrift(ctx, pair); err != nil {
+	if err := conclude.WithDrift(ctx, c.Store, pair); err != nil {
 		return err
 	}
 	cur, prev = pair[0], pair[1]
 	var ev conclude.Evidence
 	if key := conclude.SharedScorer(pair); key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
-		pairs, err := c.Store.QualityPairs(ctx, key, []int64{cur.ID, prev.ID})
+		pairs, err := conclude.QualityPairs(ctx, c.Store, key, []int64{cur.ID, prev.ID})
 		if err != nil {
 			return err
 		}

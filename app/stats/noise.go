@@ -467,3 +467,65 @@ func (e Estimate) WithRunEffect(relVar float64, df int) Estimate {
 	// from the pooled spread with df degrees of freedom.
 	return e.withVariance((relVar-own)*e.Mean*e.Mean, float64(df))
 }
+
+// TInterval is the estimate of mean with standard error se on df degrees
+// of freedom over n observations: its Student t interval mean ±
+// t(0.975, df)·se, or mean alone when df < 1 (as run_stats keeps a rate
+// without an interval).
+func TInterval(mean, se, df float64, n int) Estimate {
+	e := Estimate{Mean: mean, Lo: mean, Hi: mean, N: n}
+	if df >= 1 {
+		e.SE, e.DF = se, df
+		h := StudentTQuantile(0.975, df) * se
+		e.Lo, e.Hi = mean-h, mean+h
+	}
+	return e
+}
+
+// RepeatedRun is one run of a target repeated on a deployment: the
+// target (model and load identity) and the run's output tokens/s and p95.
+type RepeatedRun struct {
+	Target   string
+	TPS, P95 float64
+}
+
+// PoolDrift is the between-run spread of runs (docs/concepts.md#drift):
+// the variance of ln output tokens/s and of ln p95 between the runs of
+// each target run at least twice, pooled over those targets
+// (Σ (n−1)·s² ÷ Σ (n−1)), with Σ (n−1) degrees of freedom. Runs without
+// a positive figure are left out; no repeated target gives DF 0.
+func PoolDrift(runs []RepeatedRun) Drift {
+	byTarget := map[string][][2]float64{}
+	var order []string
+	for _, r := range runs {
+		if !(r.TPS > 0) || !(r.P95 > 0) {
+			continue
+		}
+		if _, ok := byTarget[r.Target]; !ok {
+			order = append(order, r.Target)
+		}
+		byTarget[r.Target] = append(byTarget[r.Target], [2]float64{math.Log(r.TPS), math.Log(r.P95)})
+	}
+	var ssT, ssP float64
+	var d Drift
+	for _, t := range order {
+		xs := byTarget[t]
+		if len(xs) < 2 {
+			continue
+		}
+		var mT, mP float64
+		for _, x := range xs {
+			mT += x[0] / float64(len(xs))
+			mP += x[1] / float64(len(xs))
+		}
+		for _, x := range xs {
+			ssT += (x[0] - mT) * (x[0] - mT)
+			ssP += (x[1] - mP) * (x[1] - mP)
+		}
+		d.DF += len(xs) - 1
+	}
+	if d.DF > 0 {
+		d.TPS, d.P95 = ssT/float64(d.DF), ssP/float64(d.DF)
+	}
+	return d
+}

@@ -190,3 +190,31 @@ func FuzzBatchMeansRate(f *testing.F) {
 		}
 	})
 }
+
+// PoolDrift pools the variance of ln figures within each repeated target
+// over the targets (Σ (n−1)·s² ÷ Σ (n−1)); a target run once, and runs
+// without a positive figure, add nothing.
+func TestPoolDriftPoolsWithinTargets(t *testing.T) {
+	if d := PoolDrift(nil); d != (Drift{}) {
+		t.Fatalf("no runs: %+v", d)
+	}
+	runs := []RepeatedRun{{"a", 100, 10}, {"a", 121, 10}, {"b", 50, 20}, {"b", 50, 40}, {"c", 7, 7}, {"a", 0, 5}}
+	d := PoolDrift(runs)
+	ss := func(x, y float64) float64 { l := math.Log(y / x); return l * l / 2 } // two values: Σ (x − m)² = (ln y − ln x)² ÷ 2
+	wantTPS, wantP95 := (ss(100, 121)+ss(50, 50))/2, (ss(10, 10)+ss(20, 40))/2
+	if d.DF != 2 || math.Abs(d.TPS-wantTPS) > 1e-12 || math.Abs(d.P95-wantP95) > 1e-12 {
+		t.Errorf("drift %+v, want TPS %g P95 %g on 2 degrees of freedom", d, wantTPS, wantP95)
+	}
+}
+
+// A kept rate read back has the Student t interval it was computed with,
+// and none without degrees of freedom.
+func TestTIntervalRebuildsTheKeptInterval(t *testing.T) {
+	e := TInterval(10, 1, 4, 5)
+	if h := StudentTQuantile(0.975, 4); e.Lo != 10-h || e.Hi != 10+h || !e.OK() || e.N != 5 {
+		t.Errorf("interval %+v", e)
+	}
+	if e := TInterval(10, 1, 0, 5); e.OK() || e.Lo != 10 || e.Hi != 10 {
+		t.Errorf("without degrees of freedom: %+v", e)
+	}
+}

@@ -40,8 +40,8 @@ type RunFigures struct {
 	TokenPrice   *ProviderPrice
 	PromptTokens int64
 	// Drift is the between-run spread the run's deployment (its hardware
-	// profile and runtime) shows over its own repeated runs (RunDrift);
-	// read only where conclusions are drawn (WithDrift).
+	// profile and runtime) shows over its own repeated runs (DeploymentRuns);
+	// set only where conclusions are drawn (conclude.WithDrift).
 	Drift stats.Drift
 }
 
@@ -237,50 +237,23 @@ func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []in
 	return out, mapErr(err, "compare items")
 }
 
-// WithDrift sets each run's Drift: its deployment's RunDrift, read once
-// per deployment. Only what draws conclusions (verdict, comparison,
-// recommendation, report, regression flags) needs it, so reading a run's
-// figures does not.
-func (q *Queries) WithDrift(ctx context.Context, runs []RunFigures) error {
-	drifts := map[[2]string]stats.Drift{}
-	for i, r := range runs {
-		k := [2]string{r.HardwareProfile, r.Runtime}
-		d, ok := drifts[k]
-		if !ok {
-			var err error
-			if d, err = q.RunDrift(ctx, k[0], k[1]); err != nil {
-				return err
-			}
-			drifts[k] = d
-		}
-		runs[i].Drift = d
-	}
-	return nil
-}
-
-// driftRuns is how many of a deployment's newest completed runs RunDrift
-// reads: recent enough to be the deployment as it is.
+// driftRuns is how many of a deployment's newest completed runs
+// DeploymentRuns reads: recent enough to be the deployment as it is.
 const driftRuns = 1000
 
-// RunDrift is the between-run spread of a deployment (hardware profile ×
-// runtime) measured from its own repeated runs (docs/concepts.md#drift):
-// among its newest completed runs, those of one model under one load
-// identity are repeats of one target, and the variance of ln output
-// tokens/s and of ln p95 between them, pooled over the targets repeated
-// (Σ (n−1)·s² ÷ Σ (n−1)), is the variance a single run's figure has
-// around its target's. No repeated target gives DF 0.
-func (q *Queries) RunDrift(ctx context.Context, hardware, runtime string) (stats.Drift, error) {
-	var d stats.Drift
-	err := q.db.QueryRow(ctx, `WITH recent AS (
-			SELECT r.model_id, s.load_key, ln(s.tps) AS ltps, ln(s.e2e_p95) AS lp95
-			FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
-			WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
-			ORDER BY r.id DESC LIMIT @limit
-		), g AS (
-			SELECT count(*) AS n, var_samp(ltps) AS vt, var_samp(lp95) AS vp FROM recent GROUP BY model_id, load_key HAVING count(*) >= 2
-		)
-		SELECT coalesce(sum((n - 1) * vt) / nullif(sum(n - 1), 0), 0), coalesce(sum((n - 1) * vp) / nullif(sum(n - 1), 0), 0),
-			coalesce(sum(n - 1), 0)::int FROM g`,
-		pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns}).Scan(&d.TPS, &d.P95, &d.DF)
-	return d, mapErr(err, "run drift")
+// DeploymentRuns is a deployment's (hardware profile × runtime) newest
+// completed runs with figures, each with its target (model and load
+// identity), its output tokens/s and p95 E2E latency: what its between-run
+// spread is measured from (conclude.WithDrift; docs/concepts.md#drift).
+func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error) {
+	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95
+		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
+		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
+		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns})
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (stats.RepeatedRun, error) {
+		var r stats.RepeatedRun
+		err := row.Scan(&r.Target, &r.TPS, &r.P95)
+		return r, err
+	})
+	return out, mapErr(err, "deployment runs")
 }

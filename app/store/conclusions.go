@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
+	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -94,40 +93,10 @@ type QualityPair struct {
 	OnlyA, OnlyB int
 }
 
-// QualityPairs returns the paired comparisons under scorer identity key
-// of every two of the runs that have a quality under it (A the lower id).
-// A pair compared before is read; one not yet is computed from the runs'
-// stored item scores (stats.PairScores) and kept, so a page never reads
-// the results to draw it. Pairs with no item in common are absent.
-func (q *Queries) QualityPairs(ctx context.Context, key string, runIDs []int64) ([]QualityPair, error) {
-	ids := slices.Clone(runIDs)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	var want [][2]int64
-	for i, a := range ids {
-		for _, b := range ids[i+1:] {
-			want = append(want, [2]int64{a, b})
-		}
-	}
-	return q.qualityPairs(ctx, key, want)
-}
-
-// QualityPairsWith returns the paired comparisons under scorer identity
-// key of run a with each of others, as QualityPairs does: what a verdict
-// needs, its leader against the rest.
-func (q *Queries) QualityPairsWith(ctx context.Context, key string, a int64, others []int64) ([]QualityPair, error) {
-	var want [][2]int64
-	for _, b := range others {
-		if b != a && !slices.Contains(want, [2]int64{min(a, b), max(a, b)}) {
-			want = append(want, [2]int64{min(a, b), max(a, b)})
-		}
-	}
-	return q.qualityPairs(ctx, key, want)
-}
-
-// qualityPairs reads the wanted pairs (each lower id first) that were
-// kept and computes and keeps the others.
-func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64) ([]QualityPair, error) {
+// KeptQualityPairs returns the wanted pairs (each lower id first) kept in
+// quality_pairs under scorer identity key; a pair not kept yet is absent
+// (conclude.QualityPairs computes and keeps it).
+func (q *Queries) KeptQualityPairs(ctx context.Context, key string, want [][2]int64) ([]QualityPair, error) {
 	if len(want) == 0 {
 		return nil, nil
 	}
@@ -138,61 +107,34 @@ func (q *Queries) qualityPairs(ctx context.Context, key string, want [][2]int64)
 	rows, _ := q.db.Query(ctx, `SELECT p.run_a, p.run_b, p.scorer_key, p.items, p.mean, p.lo, p.hi, p.p, p.test, p.only_a, p.only_b
 		FROM unnest(@as::bigint[], @bs::bigint[]) AS w(a, b)
 		JOIN quality_pairs p ON p.scorer_key = @key AND p.run_a = w.a AND p.run_b = w.b`, pgx.NamedArgs{"key": key, "as": as, "bs": bs})
-	have := map[[2]int64]bool{}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (QualityPair, error) {
 		var p QualityPair
 		err := row.Scan(&p.A, &p.B, &p.ScorerKey, &p.Items, &p.Mean, &p.Lo, &p.Hi, &p.P, &p.Test, &p.OnlyA, &p.OnlyB)
-		have[[2]int64{p.A, p.B}] = true
 		return p, err
 	})
-	if err != nil {
-		return nil, mapErr(err, "quality pairs")
-	}
-	var missing [][2]int64
-	var ids []int64 // the runs of the pairs not kept yet
-	for _, w := range want {
-		if !have[w] {
-			missing = append(missing, w)
-			ids = append(ids, w[0], w[1])
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	vecs, err := q.RunItemScores(ctx, key, ids)
-	if err != nil {
-		return nil, err
-	}
+	return out, mapErr(err, "quality pairs")
+}
+
+// KeepQualityPairs keeps computed paired comparisons (quality_pairs); a
+// pair kept meanwhile stays as it was.
+func (q *Queries) KeepQualityPairs(ctx context.Context, pairs []QualityPair) error {
 	b := &pgx.Batch{}
-	for _, m := range missing {
-		va, okA := vecs[m[0]]
-		vb, okB := vecs[m[1]]
-		if !okA || !okB {
-			continue
-		}
-		xa, xb, onlyA, onlyB := stats.PairScores(va.Idx, va.Scores, vb.Idx, vb.Scores)
-		if len(xa) == 0 {
-			continue
-		}
-		r := stats.ComparePaired(xa, xb, stats.PairSeed(m[0], m[1]))
-		p := QualityPair{A: m[0], B: m[1], ScorerKey: key, Items: r.N, Mean: r.Mean, Lo: r.Lo, Hi: r.Hi, P: r.P, Test: r.Test, OnlyA: onlyA, OnlyB: onlyB}
-		out = append(out, p)
+	for _, p := range pairs {
 		b.Queue(`INSERT INTO quality_pairs (run_a, run_b, scorer_key, items, mean, lo, hi, p, test, only_a, only_b)
 			VALUES (@a, @b, @key, @items, @mean, @lo, @hi, @p, @test, @only_a, @only_b) ON CONFLICT DO NOTHING`,
-			pgx.NamedArgs{"a": p.A, "b": p.B, "key": key, "items": p.Items, "mean": p.Mean, "lo": p.Lo, "hi": p.Hi, "p": p.P,
+			pgx.NamedArgs{"a": p.A, "b": p.B, "key": p.ScorerKey, "items": p.Items, "mean": p.Mean, "lo": p.Lo, "hi": p.Hi, "p": p.P,
 				"test": p.Test, "only_a": p.OnlyA, "only_b": p.OnlyB})
 	}
-	if b.Len() > 0 {
-		// A quality replaced meanwhile drops its pairs' rows through the
-		// foreign key; the insert then fails and the pair is computed again
-		// next time.
-		if err := q.db.SendBatch(ctx, b).Close(); err != nil && !isForeignKeyViolation(err) {
-			return nil, mapErr(err, "keep quality pairs")
-		}
+	if b.Len() == 0 {
+		return nil
 	}
-	return out, nil
+	// A quality replaced meanwhile drops its pairs' rows through the
+	// foreign key; the insert then fails and the pair is computed again
+	// next time.
+	if err := q.db.SendBatch(ctx, b).Close(); err != nil && !isForeignKeyViolation(err) {
+		return mapErr(err, "keep quality pairs")
+	}
+	return nil
 }
 
 // RunStat is a run's figures with their intervals (run_stats).
@@ -239,17 +181,16 @@ func (q *Queries) RunStats(ctx context.Context, runIDs []int64) (map[int64]RunSt
 	return out, mapErr(err, "run stats")
 }
 
+// estimate is a kept rate read back: its interval is the Student t one
+// it was computed with (stats.TInterval).
 func estimate(mean, se, df *float64, n int) stats.Estimate {
 	if mean == nil {
 		return stats.Estimate{}
 	}
-	e := stats.Estimate{Mean: *mean, Lo: *mean, Hi: *mean, N: n}
-	if se != nil && df != nil && *df >= 1 {
-		e.SE, e.DF = *se, *df
-		h := stats.StudentTQuantile(0.975, e.DF) * e.SE
-		e.Lo, e.Hi = e.Mean-h, e.Mean+h
+	if se == nil || df == nil {
+		return stats.TInterval(*mean, 0, 0, n)
 	}
-	return e
+	return stats.TInterval(*mean, *se, *df, n)
 }
 
 func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {
@@ -259,50 +200,116 @@ func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {
 	return &QuantileInterval{N: n, P95: *v, Lo: *lo, Hi: *hi, Coverage: coverage}
 }
 
-// ComputeRunStats reads a finished run's results once and keeps its
-// figures with their intervals (run_stats) for its current attempt:
-// output tokens/s, requests/s and goodput by batch means over the steady
-// window (stats.BatchMeansRate), p95 E2E and TTFT with their
-// distribution-free intervals, answer lengths, and its load identity.
-// Warm-up requests are left out; so is a sweep's rate interval, whose
-// window spans several loads (its steps are compared one by one).
-func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
-	var attempt int
-	var manifest json.RawMessage
-	var datasetID int64
-	var state string
+// StatsInput is what a finished run's statistics are computed from
+// (conclude.ComputeRunStats): its attempt, its benchmark's manifest and
+// dataset, its few-shot key and its results outside warm-up.
+type StatsInput struct {
+	Attempt   int
+	Completed bool
+	Manifest  json.RawMessage
+	DatasetID int64
+	// FewShot is the run's few-shot key (FewShotKey, trimmed).
+	FewShot string
+	Results []StatsResult
+}
+
+// StatsResult is one result as a run's statistics read it: when it was
+// sent (Unix seconds), its E2E latency and TTFT (ms), whether it succeeded
+// and met every SLO of the manifest, and its tokens.
+type StatsResult struct {
+	Sent, E2E       float64
+	OK, Good        bool
+	TTFT            *float64
+	Tokens, Prompts int
+}
+
+// RunStatsInput reads what a run's statistics are computed from: the run
+// and, once it is completed, its results outside warm-up (Good under the
+// manifest's SLOs, which the SQL applies).
+func (s *Store) RunStatsInput(ctx context.Context, runID int64) (StatsInput, error) {
+	var in StatsInput
+	var state, exemplars string
 	var shotsK int
 	var shotsSeed int64
-	var exemplars string
 	err := s.db.QueryRow(ctx, `SELECT r.attempt, r.state, b.manifest, b.dataset_id, r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars
 		FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&attempt, &state, &manifest, &datasetID, &shotsK, &shotsSeed, &exemplars)
+		WHERE r.id = @run`, pgx.NamedArgs{"run": runID}).Scan(&in.Attempt, &state, &in.Manifest, &in.DatasetID, &shotsK, &shotsSeed, &exemplars)
 	if err != nil {
-		return mapErr(err, "run for stats")
+		return in, mapErr(err, "run for stats")
 	}
-	if state != "completed" {
-		return nil
+	in.Completed = state == "completed"
+	if !in.Completed {
+		return in, nil
 	}
+	in.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed, exemplars))
 	var m struct {
-		Load jobs.LoadProfile `json:"load"`
-		SLO  jobs.SLO         `json:"slo"`
+		SLO jobs.SLO `json:"slo"`
 	}
-	_ = json.Unmarshal(manifest, &m)
-	rs, err := s.statsResults(ctx, runID, m.SLO)
+	_ = json.Unmarshal(in.Manifest, &m)
+	args := sloBounds(m.SLO)
+	args["run"] = runID
+	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
+			completion_tokens, prompt_tokens, `+sloFilter+`
+		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
+	var r StatsResult
+	if _, err := pgx.ForEachRow(rows, []any{&r.Sent, &r.OK, &r.E2E, &r.TTFT, &r.Tokens, &r.Prompts, &r.Good}, func() error {
+		in.Results = append(in.Results, r)
+		return nil
+	}); err != nil {
+		return in, mapErr(err, "results for stats")
+	}
+	return in, nil
+}
+
+// Rate is a rate's batch-means estimate as run_stats keeps it.
+type Rate struct{ Mean, SE, DF float64 }
+
+// P95 is a p95 as run_stats keeps it: the figure and, when there were
+// enough values for one, its interval and the interval's coverage.
+type P95 struct {
+	P95         float64
+	Lo, Hi, Cov *float64
+}
+
+// RunStatsRow is a run's figures as computed (conclude.ComputeRunStats)
+// for run_stats; a nil field has no figure.
+type RunStatsRow struct {
+	RunID             int64
+	Attempt           int
+	Load              jobs.LoadIdentity
+	OK, Batches       int
+	TPS, RPS, Goodput *Rate
+	E2E, TTFT         *P95
+	OutP50, OutP90    *float64
+	OutMax            *float64
+}
+
+// SaveRunStats keeps a run's computed figures (run_stats) for its attempt,
+// replacing those of an earlier computation.
+func (s *Store) SaveRunStats(ctx context.Context, f RunStatsRow) error {
+	loadJSON, err := json.Marshal(f.Load)
 	if err != nil {
-		return err
+		return fmt.Errorf("load identity: %w", err)
 	}
-	f := collectStatsFigures(rs)
-	load := jobs.NewLoadIdentity(manifest, datasetID, f.meanIn, f.meanOut)
-	load.FewShot = strings.TrimSpace(FewShotKey(shotsK, shotsSeed, exemplars))
-	loadJSON, _ := json.Marshal(load)
-	row := pgx.NamedArgs{"run": runID, "attempt": attempt, "key": load.Key(), "load": loadJSON, "ok": len(f.outs)}
-	f.fill(row, m.Load.Profile != "sweep")
+	row := pgx.NamedArgs{"run": f.RunID, "attempt": f.Attempt, "key": f.Load.Key(), "load": loadJSON, "ok": f.OK,
+		"batches": f.Batches, "out_p50": f.OutP50, "out_p90": f.OutP90, "out_max": f.OutMax}
+	for name, r := range map[string]*Rate{"tps": f.TPS, "rps": f.RPS, "goodput": f.Goodput} {
+		row[name], row[name+"_se"], row[name+"_df"] = nil, nil, nil
+		if r != nil {
+			row[name], row[name+"_se"], row[name+"_df"] = r.Mean, r.SE, r.DF
+		}
+	}
+	for name, p := range map[string]*P95{"e2e": f.E2E, "ttft": f.TTFT} {
+		row[name], row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = nil, nil, nil, nil
+		if p != nil {
+			row[name], row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = p.P95, p.Lo, p.Hi, p.Cov
+		}
+	}
 	_, err = s.db.Exec(ctx, `INSERT INTO run_stats (run_id, attempt, load_key, load_identity, ok, batches,
 			tps, tps_se, tps_df, rps, rps_se, rps_df, goodput, goodput_se, goodput_df,
 			e2e_p95, e2e_p95_lo, e2e_p95_hi, e2e_p95_coverage, ttft_p95, ttft_p95_lo, ttft_p95_hi, ttft_p95_coverage,
 			output_tokens_p50, output_tokens_p90, output_tokens_max)
-		VALUES (@run, @attempt, @key, @load, @ok, coalesce(@batches::int, 0), @tps, @tps_se, @tps_df, @rps, @rps_se, @rps_df,
+		VALUES (@run, @attempt, @key, @load, @ok, @batches, @tps, @tps_se, @tps_df, @rps, @rps_se, @rps_df,
 			@goodput, @goodput_se, @goodput_df, @e2e, @e2e_lo, @e2e_hi, @e2e_cov, @ttft, @ttft_lo, @ttft_hi, @ttft_cov, @out_p50, @out_p90, @out_max)
 		ON CONFLICT (run_id) DO UPDATE SET attempt = EXCLUDED.attempt, load_key = EXCLUDED.load_key, load_identity = EXCLUDED.load_identity,
 			ok = EXCLUDED.ok, batches = EXCLUDED.batches, tps = EXCLUDED.tps, tps_se = EXCLUDED.tps_se, tps_df = EXCLUDED.tps_df,
@@ -315,133 +322,6 @@ func (s *Store) ComputeRunStats(ctx context.Context, runID int64) error {
 	return mapErr(err, "save run stats")
 }
 
-// statsResult is what ComputeRunStats reads of one result.
-type statsResult struct {
-	sent, e2e       float64
-	ok, good        bool
-	ttft            *float64
-	tokens, prompts int
-}
-
-// statsResults reads a run's results outside warm-up, good meaning the
-// request met every SLO.
-func (s *Store) statsResults(ctx context.Context, runID int64, slo jobs.SLO) ([]statsResult, error) {
-	args := sloBounds(slo)
-	args["run"] = runID
-	rows, _ := s.db.Query(ctx, `SELECT extract(epoch FROM sent_at)::float8, status = 'ok', coalesce(e2e_ms, 0), ttft_ms,
-			completion_tokens, prompt_tokens, `+sloFilter+`
-		FROM results WHERE run_id = @run AND phase <> 'warmup'`, args)
-	var rs []statsResult
-	var r statsResult
-	if _, err := pgx.ForEachRow(rows, []any{&r.sent, &r.ok, &r.e2e, &r.ttft, &r.tokens, &r.prompts, &r.good}, func() error {
-		rs = append(rs, r)
-		return nil
-	}); err != nil {
-		return nil, mapErr(err, "results for stats")
-	}
-	return rs, nil
-}
-
-// statsFigures are a run's results as its statistics take them: events
-// (completions, tokens and requests meeting the SLOs, at the time each
-// finished) over the window start–end (the first send to the last send),
-// and the successful requests' latencies and lengths.
-type statsFigures struct {
-	tokens, reqs, good []stats.Event
-	start, end         float64
-	e2es, ttfts, outs  []float64
-	meanIn, meanOut    float64
-}
-
-// collectStatsFigures gathers the figures of a run's results.
-func collectStatsFigures(rs []statsResult) statsFigures {
-	f := statsFigures{start: math.Inf(1), end: math.Inf(-1)}
-	var sumIn, sumOut float64
-	lastDone := math.Inf(-1)
-	for _, r := range rs {
-		done := r.sent + r.e2e/1000
-		f.start, f.end, lastDone = min(f.start, r.sent), max(f.end, r.sent), max(lastDone, done)
-		f.reqs = append(f.reqs, stats.Event{T: done, Amount: 1})
-		if !r.ok {
-			continue
-		}
-		f.tokens = append(f.tokens, stats.Event{T: done, Amount: float64(r.tokens)})
-		if r.good {
-			f.good = append(f.good, stats.Event{T: done, Amount: 1})
-		}
-		f.e2es = append(f.e2es, r.e2e)
-		if r.ttft != nil {
-			f.ttfts = append(f.ttfts, *r.ttft)
-		}
-		f.outs = append(f.outs, float64(r.tokens))
-		sumIn += float64(r.prompts)
-		sumOut += float64(r.tokens)
-	}
-	if n := float64(len(f.outs)); n > 0 {
-		f.meanIn, f.meanOut = sumIn/n, sumOut/n
-	}
-	// The window ends at the last request sent: from there on fewer and
-	// fewer requests are in flight (a closed loop drains, an open one has
-	// stopped offering), and a straggler finishing last would stretch the
-	// window over near-empty batches. When most requests were in flight
-	// at once (fewer than half the answers came before the last send)
-	// there is no steady stretch to cut; the window is the whole run.
-	before := 0
-	for _, e := range f.reqs {
-		if e.T <= f.end {
-			before++
-		}
-	}
-	if !(f.end > f.start) || 2*before < len(f.reqs) {
-		f.end = lastDone
-	}
-	return f
-}
-
-// fill sets the figures' columns of run_stats in row (nil for those
-// without a figure); rates only with withRates.
-func (f statsFigures) fill(row pgx.NamedArgs, withRates bool) {
-	if withRates {
-		batches := 0
-		for name, evs := range map[string][]stats.Event{"tps": f.tokens, "rps": f.reqs, "goodput": f.good} {
-			e, ok := stats.BatchMeansRate(evs, f.start, f.end)
-			if !ok {
-				continue
-			}
-			batches = max(batches, e.N)
-			row[name], row[name+"_se"], row[name+"_df"] = e.Mean, e.SE, e.DF
-		}
-		row["batches"] = batches
-	}
-	setQuantile(row, "e2e", f.e2es)
-	setQuantile(row, "ttft", f.ttfts)
-	if outs := f.outs; len(outs) > 0 {
-		sort.Float64s(outs)
-		row["out_p50"], row["out_p90"], row["out_max"] = stats.Percentile(outs, 0.5), stats.Percentile(outs, 0.9), outs[len(outs)-1]
-	}
-	for _, k := range []string{"tps", "tps_se", "tps_df", "rps", "rps_se", "rps_df", "goodput", "goodput_se", "goodput_df", "batches",
-		"e2e", "e2e_lo", "e2e_hi", "e2e_cov", "ttft", "ttft_lo", "ttft_hi", "ttft_cov", "out_p50", "out_p90", "out_max"} {
-		if _, ok := row[k]; !ok {
-			row[k] = nil
-		}
-	}
-}
-
-// setQuantile sets p95, its lower and upper bound and their coverage of
-// xs under name: the exact binomial order-statistic interval
-// (stats.QuantileInterval at 95 %); a p95 over too few values for one
-// (fewer than stats.MinQuantileN) has no bounds and is not tested.
-func setQuantile(row pgx.NamedArgs, name string, xs []float64) {
-	if len(xs) == 0 {
-		return
-	}
-	sort.Float64s(xs)
-	row[name] = stats.Percentile(xs, 0.95)
-	if ci, ok := stats.QuantileInterval(xs, 0.95, 0.95); ok {
-		row[name+"_lo"], row[name+"_hi"], row[name+"_cov"] = ci.Lo, ci.Hi, ci.Coverage
-	}
-}
-
 // isForeignKeyViolation says whether err is PostgreSQL's foreign key
 // violation (23503).
 func isForeignKeyViolation(err error) bool {
@@ -449,12 +329,11 @@ func isForeignKeyViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
 }
 
-// PairRunQualities computes and keeps the paired comparisons of run
-// runID's qualities with every other run of its benchmark scored under
-// the same identity, when the run is scored, so that the benchmark's
-// verdict and recommendation read them from quality_pairs instead of
-// computing them on a page's request.
-func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
+// RunQualityPeers returns, for each scorer identity run runID was scored
+// under, the other runs of its benchmark scored under it: the runs its
+// paired comparisons of quality are drawn with when it is scored
+// (conclude.PairRunQualities).
+func (s *Store) RunQualityPeers(ctx context.Context, runID int64) (map[string][]int64, error) {
 	rows, _ := s.db.Query(ctx, `SELECT q.scorer_key, array_agg(o.run_id)
 		FROM run_qualities q JOIN runs r ON r.id = q.run_id
 		JOIN runs peer ON peer.benchmark_id = r.benchmark_id AND peer.id <> r.id
@@ -467,14 +346,7 @@ func (s *Store) PairRunQualities(ctx context.Context, runID int64) error {
 		peers[key] = slices.Clone(ids)
 		return nil
 	}); err != nil {
-		return mapErr(err, "run quality peers")
+		return nil, mapErr(err, "run quality peers")
 	}
-	for key, ids := range peers {
-		// Only this run's pairs: the others' with each other were kept
-		// when they were scored.
-		if _, err := s.QualityPairsWith(ctx, key, runID, ids); err != nil {
-			return err
-		}
-	}
-	return nil
+	return peers, nil
 }

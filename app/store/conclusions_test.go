@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
@@ -44,7 +45,7 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 	if err := st.FinishRun(ctx, c.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ComputeRunStats(ctx, f.runID); err != nil {
+	if err := conclude.ComputeRunStats(ctx, st, f.runID); err != nil {
 		t.Fatal(err)
 	}
 	stats, err := st.RunStats(ctx, []int64{f.runID})
@@ -95,14 +96,14 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 	// is kept when it is scored.
 	g := createRunIn(t, st, b, f)
 	for _, id := range []int64{f.runID, g} {
-		if err := st.PairRunQualities(ctx, id); err != nil {
+		if err := conclude.PairRunQualities(ctx, st, id); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := st.SaveScores(ctx, g, idx, nil, scores, store.RunQuality{Scorer: "exact", Scored: 40, Mean: &m1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PairRunQualities(ctx, g); err != nil {
+	if err := conclude.PairRunQualities(ctx, st, g); err != nil {
 		t.Fatal(err)
 	}
 	var kept int
@@ -110,7 +111,7 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 		min(f.runID, g), max(f.runID, g)).Scan(&kept); err != nil || kept != 1 {
 		t.Fatalf("kept pairs %d %v", kept, err)
 	}
-	pairs, err := st.QualityPairs(ctx, "exact", []int64{f.runID, g})
+	pairs, err := conclude.QualityPairs(ctx, st, "exact", []int64{f.runID, g})
 	if err != nil || len(pairs) != 1 || pairs[0].Items != 40 || pairs[0].Mean != 0 || pairs[0].P != 1 {
 		t.Fatalf("pairs %+v %v", pairs, err)
 	}

@@ -5,17 +5,23 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 )
 
-// RunDrift pools the spread of ln output tokens/s and ln p95 between the
-// repeated runs of one target under one load, per deployment: runs of a
-// target run once and other deployments' runs do not count.
+// A deployment's runs (DeploymentRuns) pooled (stats.PoolDrift) give the
+// spread of ln output tokens/s and ln p95 between the repeated runs of one
+// target under one load, per deployment: runs of a target run once and
+// other deployments' runs do not count.
 func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := testkit.Store(t)
+	drift := func(ctx context.Context, hw, rt string) (stats.Drift, error) {
+		rs, err := st.DeploymentRuns(ctx, hw, rt)
+		return stats.PoolDrift(rs), err
+	}
 	testkit.Agent(ctx, t, st, nil) // registers the cpu profile
 	model := testkit.Model(ctx, t, st, nil)
 	other := testkit.Model(ctx, t, st, nil)
@@ -30,7 +36,7 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d, err := st.RunDrift(ctx, "cpu", "sim"); err != nil || d.DF != 0 {
+	if d, err := drift(ctx, "cpu", "sim"); err != nil || d.DF != 0 {
 		t.Fatalf("no runs: %+v %v", d, err)
 	}
 	// Two targets repeated: 3 runs under load L1, 2 under L2; one run of
@@ -41,7 +47,7 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	kept(model, "L2", 50, 2000)
 	kept(model, "L2", 55, 2200)
 	kept(other, "L1", 999, 1)
-	d, err := st.RunDrift(ctx, "cpu", "sim")
+	d, err := drift(ctx, "cpu", "sim")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +67,7 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	if d.DF != 3 || math.Abs(d.TPS-wantTPS) > 1e-9 || math.Abs(d.P95-wantP95) > 1e-9 {
 		t.Errorf("drift %+v, want TPS %.6g P95 %.6g over 3 degrees of freedom", d, wantTPS, wantP95)
 	}
-	if d, _ := st.RunDrift(ctx, "cpu", "vllm"); d.DF != 0 {
+	if d, _ := drift(ctx, "cpu", "vllm"); d.DF != 0 {
 		t.Errorf("another deployment's drift: %+v", d)
 	}
 	_ = store.ErrNotFound

@@ -271,15 +271,16 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 	return f, mapErr(err, "leaderboard loads")
 }
 
-// PreviousTargetRun returns the completed run of the same target (model,
-// runtime, hardware profile) on the same dataset, measured under the same
-// load identity (run_stats.load_key of both runs' current attempts), that
-// finished last before run id did in another benchmark (repeats of one
-// benchmark are never set against each other), among the benchmarks the run's owner
-// may read (deleted benchmarks and judges' runs left out). ok is false
-// when there is none, or when run id is not completed or its figures are
-// not kept yet.
-func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev RunFigures, ok bool, err error) {
+// PreviousTargetRuns returns up to limit completed runs of the same
+// target (model, runtime, hardware profile) on the same dataset, whose
+// figures are kept for their current attempt, that finished before run
+// id did in another benchmark (repeats of one benchmark are never set
+// against each other), newest first, among the benchmarks the run's owner
+// may read (deleted benchmarks and judges' runs left out): the runs a
+// regression flag may be drawn against, of which conclude.PreviousComparable
+// chooses the one comparable with run id. None when run id is not
+// completed or its figures are not kept yet.
+func (q *Queries) PreviousTargetRuns(ctx context.Context, runID int64, limit int) ([]RunFigures, error) {
 	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
 		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
 		JOIN benchmarks cb ON cb.id = cur.benchmark_id
@@ -291,17 +292,14 @@ func (q *Queries) PreviousTargetRun(ctx context.Context, runID int64) (prev RunF
 			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
 			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
 			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)
-			AND EXISTS (SELECT 1 FROM run_stats cs JOIN run_stats ps ON ps.load_key = cs.load_key
-				WHERE cs.run_id = cur.id AND cs.attempt = cur.attempt AND ps.run_id = r.id AND ps.attempt = r.attempt)
-		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT 1`, pgx.NamedArgs{"run": runID})
+			AND EXISTS (SELECT 1 FROM run_stats cs WHERE cs.run_id = cur.id AND cs.attempt = cur.attempt)
+			AND EXISTS (SELECT 1 FROM run_stats ps WHERE ps.run_id = r.id AND ps.attempt = r.attempt)
+		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT @limit`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
 	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil || len(out) == 0 {
-		return RunFigures{}, false, mapErr(err, "previous target run")
+		return nil, mapErr(err, "previous target runs")
 	}
-	if out, err = q.withConclusions(ctx, out); err != nil {
-		return RunFigures{}, false, err
-	}
-	return out[0], true, nil
+	return q.withConclusions(ctx, out)
 }
 
 // RunForRegression returns a run as a comparison reads it, whoever owns

@@ -11,7 +11,7 @@ import (
 // requests with a distribution-free interval of at least 95 % coverage:
 // the exact binomial order statistics (stats.QuantileInterval), Coverage
 // their exact coverage (0 for intervals kept before, the normal
-// approximation's, read as 95 %). Kept in run_stats by ComputeRunStats;
+// approximation's, read as 95 %). Kept in run_stats by conclude.ComputeRunStats;
 // nil when the run had too few requests for one.
 type QuantileInterval struct {
 	N           int

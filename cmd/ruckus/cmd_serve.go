@@ -22,6 +22,7 @@ import (
 	"github.com/ruckus/ruckus/app/attest"
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/config"
 	"github.com/ruckus/ruckus/app/dataset"
 	"github.com/ruckus/ruckus/app/ingest"
@@ -319,7 +320,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
 	scoring := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: st, Exec: execQueue, Judge: benchmarks},
-		Regressions: &regress.Checker{Store: st}, Stats: st}
+		Regressions: &regress.Checker{Store: st}, Stats: conclude.Keeper{Store: st}}
 	if deps.attester != nil {
 		scoring.Attester = deps.attester
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/auth"
 	"github.com/ruckus/ruckus/app/bench"
+	engine "github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/cmd/selfbench/internal/benchkit"
@@ -493,10 +494,10 @@ func conclude(ctx context.Context, st *store.Store, ids []int64) error {
 		if err := st.SaveScores(ctx, id, idx, nil, scores, store.RunQuality{Scorer: "exact", Scored: len(all), Mean: &mean, Low: &lo, High: &hi}); err != nil {
 			return err
 		}
-		if err := st.ComputeRunStats(ctx, id); err != nil {
+		if err := engine.ComputeRunStats(ctx, st, id); err != nil {
 			return err
 		}
-		if err := st.PairRunQualities(ctx, id); err != nil {
+		if err := engine.PairRunQualities(ctx, st, id); err != nil {
 			return err
 		}
 	}
