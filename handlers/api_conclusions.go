@@ -68,8 +68,12 @@ func claimRun(c conclude.Candidate, crit conclude.Criterion) *apiClaimRun {
 }
 
 // newClaim is the claim of margin m between leader a and runner-up b
-// (m compares a with b); b is nil when a stands alone.
-func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candidate, m conclude.Margin) apiClaim {
+// (m compares a with b); b is nil when a stands alone — alone among runs
+// that are not comparable with it when othersNotComparable, and then the
+// claim is not comparable either, as the comparison of the pair says.
+// Its reasons are the catalogue's English.
+func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candidate, m conclude.Margin, othersNotComparable bool) apiClaim {
+	en := i18n.Default().Lang("en")
 	cl := apiClaim{Metric: metricNames[crit], Leader: claimRun(a, crit), Test: "none", Comparable: true, Interval: []float64{}}
 	if crit == conclude.Quality {
 		key := a.ScorerKey
@@ -78,12 +82,15 @@ func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candida
 		cl.Load = a.Load
 	}
 	if b == nil {
-		cl.Reason = "only one run has this figure"
+		cl.Reason = en.T("verdict_claim.alone")
+		if othersNotComparable {
+			cl.Comparable, cl.Reason = false, en.T("verdict_claim.none_comparable")
+		}
 		return cl
 	}
 	cl.RunnerUp = claimRun(*b, crit)
 	if !m.Measured {
-		cl.Reason = "not measured"
+		cl.Reason = en.T("verdict_claim.not_measured")
 		return cl
 	}
 	pct, diff := m.Pct, m.A-m.B
@@ -140,7 +147,7 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 		if l.Best == nil {
 			continue
 		}
-		out.Claims = append(out.Claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin))
+		out.Claims = append(out.Claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin, len(l.NotComparable) > 0))
 	}
 	return c.JSON(out)
 }
@@ -240,7 +247,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			if !m.Measured {
 				continue
 			}
-			claims = append(claims, apiCompareClaim{RunID: x.RunID, Against: baseline, Claim: newClaim(crit, lead, &other, m)})
+			claims = append(claims, apiCompareClaim{RunID: x.RunID, Against: baseline, Claim: newClaim(crit, lead, &other, m, false)})
 		}
 	}
 	return c.JSON(apiComparison{Baseline: baseline, Runs: ids, Claims: claims})

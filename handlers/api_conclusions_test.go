@@ -280,3 +280,43 @@ func TestComparisonTakesTheDeploymentsMeasuredSpread(t *testing.T) {
 		t.Errorf("speed claim's basis %q", got)
 	}
 }
+
+// A leader alone among runs not comparable with it is no comparable claim:
+// two runs whose answers are three times apart in length (outside the
+// factor of two loads compare within) give the verdict API a speed claim
+// with no runner-up that says so, the other run listed under
+// not_comparable, as the comparison of the pair calls it not comparable.
+func TestLoneLeaderAmongIncomparableRunsIsNoComparableClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	price := 3.6
+	b, runs := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{
+		smallFake,
+		{model: "m/big", seconds: 10, tokens: 30, e2e: millis(200), score: func(int) float64 { return 1 }},
+	})
+	verdict := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	cmp := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[0], runs[1]), tok, nil, "")
+	if verdict.status != 200 || cmp.status != 200 {
+		t.Fatalf("verdict %d, compare %d", verdict.status, cmp.status)
+	}
+	v, c := claimsBy(verdict.body["claims"].([]any))["output_tokens_per_s"], claimsBy(cmp.body["claims"].([]any))["output_tokens_per_s"]
+	if v == nil || c == nil {
+		t.Fatalf("speed claims: verdict %v, compare %v", v, c)
+	}
+	if c["comparable"] != false {
+		t.Fatalf("fixture: the comparison calls the pair's speed comparable: %v", c)
+	}
+	if v["comparable"] != false || v["significant"] != false || v["runner_up"] != nil ||
+		!strings.Contains(fmt.Sprint(v["reason"]), "no other run is comparable") {
+		t.Errorf("verdict's lone speed leader: %v, want not comparable, not significant, no runner-up, saying why", v)
+	}
+	listed := false
+	for _, x := range verdict.body["not_comparable"].([]any) {
+		m := x.(map[string]any)
+		listed = listed || m["metric"] == "output_tokens_per_s"
+	}
+	if !listed {
+		t.Errorf("the verdict lists no run as not comparable on speed: %v", verdict.body["not_comparable"])
+	}
+}

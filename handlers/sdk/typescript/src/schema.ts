@@ -1965,6 +1965,7 @@ export interface components {
             test: string;
             p: number | null;
             significant: boolean;
+            /** @description Whether leader and runner-up are comparable; false when the leader stands alone because every other run with the figure is not comparable with it (they are listed under not_comparable). */
             comparable: boolean;
             /** @description What differs when not comparable; else how the test decided. */
             reason: string;
