@@ -5,8 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -89,18 +87,7 @@ func TestOneDatasetWriter(t *testing.T) {
 	root := repoRoot(t)
 	fset := token.NewFileSet()
 	var writers []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if path != root && skipDir(d.Name(), "") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := eachSourceFile(root, false, func(path, rel string) error {
 		if !strings.HasSuffix(rel, ".go") || strings.HasPrefix(rel, "app/internal/codecheck/") {
 			return nil
 		}

@@ -26,18 +26,7 @@ func TestFunctionLength(t *testing.T) {
 	fset := token.NewFileSet()
 	var long []string
 	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if path != root && skipDir(d.Name(), rel) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := eachSourceFile(root, true, func(path, rel string) error {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
@@ -62,6 +51,30 @@ func TestFunctionLength(t *testing.T) {
 		t.Errorf("%d function(s) longer than %d lines; split each into named steps:\n%s",
 			len(long), maxFuncLines, strings.Join(long, "\n"))
 	}
+}
+
+// eachSourceFile calls fn with the path of every file below root, and
+// that path relative to root with slashes, leaving out the directories
+// skipDir names, and the self-benchmark programs when skipSelfbench.
+func eachSourceFile(root string, skipSelfbench bool, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			dirRel := ""
+			if skipSelfbench {
+				dirRel = rel
+			}
+			if path != root && skipDir(d.Name(), dirRel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return fn(path, rel)
+	})
 }
 
 // skipDir reports whether the walk leaves out a directory: hidden ones,

@@ -2,9 +2,7 @@ package codecheck
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -19,18 +17,7 @@ import (
 func TestComponentLength(t *testing.T) {
 	root := repoRoot(t)
 	lengths := map[string]int{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if path != root && skipDir(d.Name(), rel) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := eachSourceFile(root, true, func(path, rel string) error {
 		if !strings.HasSuffix(rel, ".templ") {
 			return nil
 		}
