@@ -54,6 +54,13 @@ type Candidate struct {
 	// over its own repeated runs (stats.Drift): a single run's speed and
 	// latency carry it, or the DriftCV floor where it was not measured.
 	Drift stats.Drift `json:"-"`
+	// Requests is how many requests the run's measured window sent and
+	// GoodRequests how many of them met every SLO of its benchmark
+	// (SLOSet: it set one); their ratio is goodput
+	// (docs/verdict.md#goodput).
+	Requests     int  `json:"requests,omitempty"`
+	GoodRequests int  `json:"good_requests,omitempty"`
+	SLOSet       bool `json:"slo_set,omitempty"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.
@@ -473,6 +480,8 @@ func formatNumber(c Criterion, v float64) (string, string) {
 		return fmt.Sprintf("%.0f", v), " ms"
 	case Cost:
 		return fmt.Sprintf("$%.3f", v), " per 1M output tokens"
+	case Goodput:
+		return fmt.Sprintf("%.1f %%", v*100), " within the SLOs"
 	}
 	return fmt.Sprintf("%g", v), ""
 }
@@ -531,6 +540,7 @@ func (m Margin) PhraseThan(b string) string {
 		Speed:   {"faster", "slower", "as fast"},
 		Latency: {"quicker at p95", "slower at p95", "as quick at p95"},
 		Cost:    {"cheaper", "more expensive", "as cheap"},
+		Goodput: {"more often within the SLOs", "less often within the SLOs", "as often within the SLOs"},
 	}[m.Criterion]
 	switch {
 	case m.Better == 0 && b != "":

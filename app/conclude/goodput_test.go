@@ -1,0 +1,60 @@
+package conclude
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ruckus/ruckus/jobs"
+)
+
+// openTarget is a target run under a poisson load at 2 requests/s with
+// good of n requests within its benchmark's SLOs (slo: it set one).
+func openTarget(id int64, good, n int, slo bool) Candidate {
+	c := target(id, "m", 0.5, 0.4, 0.6, 100)
+	c.Load = &jobs.LoadIdentity{Profile: jobs.LoadPoisson, Params: "(rate=2)", Sampling: "max_tokens=256 n=1 temperature=0", DatasetID: 1, MeanIn: 100, MeanOut: 100}
+	c.Requests, c.GoodRequests, c.SLOSet = n, good, slo
+	return c
+}
+
+// Under an open loop, the target that meets the SLOs on clearly more
+// requests leads on goodput by the z-test for two proportions; alike
+// shares are "not established" with the smallest detectable difference;
+// without an SLO goodput is not ranked, and a closed loop has no goodput.
+func TestGoodputUnderOpenLoop(t *testing.T) {
+	a, b := openTarget(1, 190, 200, true), openTarget(2, 150, 200, true)
+	m := Compare(a, b, Goodput, Evidence{})
+	if !m.Comparable || m.Tie || m.Test != "z-two-proportions" || m.Better != 1 || m.P == nil || *m.P > 1e-7 {
+		t.Fatalf("clear lead: %+v", m)
+	}
+	if m.A != 0.95 || m.B != 0.75 || !strings.Contains(m.Basis, "z-test for two proportions") || !strings.Contains(m.Basis, "190 of 200 vs 150 of 200") {
+		t.Errorf("lead figures: %v %v %q", m.A, m.B, m.Basis)
+	}
+	l := Leads([]Candidate{b, a}, Goodput, Evidence{})
+	if l.Best == nil || l.Best.RunID != 1 || l.Margin.Tie || l.Absent() {
+		t.Errorf("lead: %+v", l)
+	}
+
+	aa := Compare(openTarget(1, 181, 200, true), openTarget(2, 180, 200, true), Goodput, Evidence{})
+	if !aa.Comparable || !aa.Tie || aa.Detectable == nil || aa.ToDetect5 == nil || aa.ToDetect5.Requests <= 200 ||
+		!strings.Contains(aa.Basis, "not established") || !strings.Contains(aa.Basis, "requests a run would detect 5 %") {
+		t.Errorf("A/A: %+v", aa)
+	}
+
+	if m := Compare(openTarget(1, 190, 200, false), openTarget(2, 150, 200, false), Goodput, Evidence{}); m.Comparable || !strings.Contains(m.Reason, "sets no SLO") || m.P != nil {
+		t.Errorf("no SLO: %+v", m)
+	}
+
+	ca, cb := openTarget(1, 190, 200, true), openTarget(2, 150, 200, true)
+	closed := *ca.Load
+	closed.Profile, closed.Params = jobs.LoadConcurrency, "(concurrency=4)"
+	ca.Load, cb.Load = &closed, &closed
+	if m := Compare(ca, cb, Goodput, Evidence{}); m.Measured {
+		t.Errorf("closed loop: %+v", m)
+	}
+	if l := Leads([]Candidate{ca, cb}, Goodput, Evidence{}); !l.Absent() {
+		t.Errorf("closed loop lead shown: %+v", l)
+	}
+	if _, claims := AgainstBaseline([]Candidate{ca, cb}, Evidence{}, 1); len(claims[2]) != len(Criteria)-1 {
+		t.Errorf("closed loop claims: %+v", claims[2])
+	}
+}
