@@ -93,7 +93,8 @@ func openLoopBenchmark(t *testing.T, e *env, tok string, n int, slo bool, models
 // Under an open loop the target that meets the SLO on clearly more
 // requests leads on goodput, significant by the z-test for two
 // proportions, alike on the verdict page (English and German), the
-// verdict API and the compare API; speed is not ranked.
+// verdict API and the compare API; speed is not ranked, and the
+// recommendation ranks the target first by goodput.
 func TestOpenLoopGoodputLeadOnEverySurface(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -112,6 +113,12 @@ func TestOpenLoopGoodputLeadOnEverySurface(t *testing.T) {
 	c := claimsBy(cmp.body["claims"].([]any))["goodput_share"]
 	if c == nil || c["leader"].(map[string]any)["run_id"].(float64) != float64(runs[0]) || c["test"] != g["test"] || c["p"] != g["p"] || c["significant"] != true {
 		t.Errorf("compare API's goodput claim %v, verdict's %v", c, g)
+	}
+	rec := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/recommendation", tok, nil, "")
+	feasible, _ := rec.body["feasible"].([]any)
+	if rec.status != 200 || len(feasible) != 2 || feasible[0].(map[string]any)["model"] != "m/steady" || feasible[0].(map[string]any)["goodput_score"] == nil ||
+		!strings.Contains(fmt.Sprint(rec.body["notes"]), "weighs goodput") {
+		t.Errorf("recommendation under an open loop: %d %v", rec.status, rec.body)
 	}
 	cl := e.client()
 	cl.signIn("ada@example.com", "correct horse")

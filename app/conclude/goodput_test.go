@@ -1,6 +1,7 @@
 package conclude
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,5 +57,28 @@ func TestGoodputUnderOpenLoop(t *testing.T) {
 	}
 	if _, claims := AgainstBaseline([]Candidate{ca, cb}, Evidence{}, 1); len(claims[2]) != len(Criteria)-1 {
 		t.Errorf("closed loop claims: %+v", claims[2])
+	}
+}
+
+// Under an open loop the recommendation's speed weight weighs goodput:
+// the target within the SLOs on clearly more requests ranks first, its
+// explanation says so in the catalogue's words, and a note says why;
+// under a closed loop speed stays speed.
+func TestRecommendationWeighsGoodputUnderOpenLoop(t *testing.T) {
+	a, b := openTarget(1, 150, 200, true), openTarget(2, 190, 200, true)
+	a.TokensPS, b.TokensPS = f(200), f(100) // the offered load, whatever it says
+	rec := RecommendWith([]Candidate{a, b}, Constraints{}, Weights{Speed: 1}, Evidence{})
+	if len(rec.Feasible) != 2 || rec.Feasible[0].RunID != 2 || rec.Feasible[0].GoodputScore == nil || rec.Feasible[0].SpeedScore != nil ||
+		!slices.Contains(rec.Ranked, Goodput) || slices.Contains(rec.Ranked, Speed) {
+		t.Fatalf("open loop recommendation: %+v", rec)
+	}
+	if !strings.Contains(strings.Join(rec.Notes, " "), "weighs goodput") || !strings.Contains(rec.Feasible[1].Explanation, "less often within the SLOs") {
+		t.Errorf("notes %q, explanation %q", rec.Notes, rec.Feasible[1].Explanation)
+	}
+	closed := *a.Load
+	closed.Profile, closed.Params = jobs.LoadConcurrency, "(concurrency=4)"
+	a.Load, b.Load = &closed, &closed
+	if rec := RecommendWith([]Candidate{a, b}, Constraints{}, Weights{Speed: 1}, Evidence{}); slices.Contains(rec.Ranked, Goodput) || rec.Feasible[0].GoodputScore != nil {
+		t.Errorf("closed loop recommendation: %+v", rec)
 	}
 }
