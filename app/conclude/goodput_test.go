@@ -82,3 +82,20 @@ func TestRecommendationWeighsGoodputUnderOpenLoop(t *testing.T) {
 		t.Errorf("closed loop recommendation: %+v", rec)
 	}
 }
+
+// The goodput phrases the catalogue words are the engine's English ones,
+// for a lead, a deficit, a tie and equal shares.
+func TestGoodputPhrasesAreTheCatalogues(t *testing.T) {
+	for _, p := range [][2]int{{190, 150}, {150, 190}, {181, 180}, {180, 180}} {
+		m := Compare(openTarget(1, p[0], 200, true), openTarget(2, p[1], 200, true), Goodput, Evidence{})
+		for _, b := range []any{"X", nil} {
+			want := m.Phrase()
+			if b != nil {
+				want = m.PhraseThan("X")
+			}
+			if got := English(m.PhraseSaid(b)); got != want || got == "" {
+				t.Errorf("%v: catalogue %q, engine %q", p, got, want)
+			}
+		}
+	}
+}
