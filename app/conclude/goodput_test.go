@@ -1,6 +1,7 @@
 package conclude
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -96,6 +97,42 @@ func TestGoodputPhrasesAreTheCatalogues(t *testing.T) {
 			if got := English(m.PhraseSaid(b)); got != want || got == "" {
 				t.Errorf("%v: catalogue %q, engine %q", p, got, want)
 			}
+		}
+	}
+}
+
+// A/A: two runs drawing each request within the SLOs with the same
+// chance are called different about α of the time (n from 60 to 400,
+// shares from 0.80 to 0.98), and a planted 0.90 against 0.80 at n = 200
+// is found about as often as the test's power there says (about 80 %).
+func TestGoodputAAAtAlpha(t *testing.T) {
+	rng := rand.New(rand.NewPCG(40, 2))
+	draw := func(n int, p float64) int {
+		k := 0
+		for range n {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		return k
+	}
+	for _, tc := range []struct {
+		n    int
+		p, q float64
+		lo   float64
+		hi   float64
+	}{{60, 0.9, 0.9, 0, 0.08}, {200, 0.8, 0.8, 0, 0.07}, {400, 0.98, 0.98, 0, 0.07}, {200, 0.9, 0.8, 0.7, 1}} {
+		called, trials := 0, 2000
+		for range trials {
+			m := Compare(openTarget(1, draw(tc.n, tc.p), tc.n, true), openTarget(2, draw(tc.n, tc.q), tc.n, true), Goodput, Evidence{})
+			if m.P != nil && !m.Tie {
+				called++
+			}
+		}
+		rate := float64(called) / float64(trials)
+		t.Logf("n = %d, %.2f vs %.2f: called different in %.1f %%", tc.n, tc.p, tc.q, rate*100)
+		if rate < tc.lo || rate > tc.hi {
+			t.Errorf("n = %d, %.2f vs %.2f: %.3f outside [%.2f, %.2f]", tc.n, tc.p, tc.q, rate, tc.lo, tc.hi)
 		}
 	}
 }
