@@ -57,7 +57,7 @@ type apiClaimRun struct {
 
 // metricNames are the API's names of conclude's criteria.
 var metricNames = map[conclude.Criterion]string{conclude.Quality: "quality", conclude.Speed: "output_tokens_per_s",
-	conclude.Latency: "e2e_p95_ms", conclude.Cost: "cost_per_1m_tokens"}
+	conclude.Latency: "e2e_p95_ms", conclude.Cost: "cost_per_1m_tokens", conclude.Goodput: "goodput_share"}
 
 func claimRun(c conclude.Candidate, crit conclude.Criterion) *apiClaimRun {
 	r := &apiClaimRun{RunID: c.RunID, Model: c.Model, Runtime: c.Runtime, Hardware: c.Hardware, Repeats: c.Repeats}

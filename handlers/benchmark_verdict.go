@@ -53,7 +53,11 @@ func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.B
 		vd.CompareURL = "/compare?runs=" + strings.Join(ids, ",")
 	}
 	for _, crit := range conclude.Criteria {
-		vd.Lines = append(vd.Lines, verdictLine(ctx, conclude.Leads(j.Cands, crit, j.Ev), j))
+		l := conclude.Leads(j.Cands, crit, j.Ev)
+		if l.Absent() {
+			continue
+		}
+		vd.Lines = append(vd.Lines, verdictLine(ctx, l, j))
 	}
 	return vd, nil
 }
@@ -64,6 +68,7 @@ var verdictTitles = map[conclude.Criterion]string{
 	conclude.Latency: "vline.title_latency",
 	conclude.Speed:   "vline.title_speed",
 	conclude.Cost:    "vline.title_cost",
+	conclude.Goodput: "vline.title_goodput",
 }
 
 // notMeasured says why no compared run has the criterion's figure.
@@ -145,7 +150,7 @@ func labelList(ctx context.Context, xs, among []conclude.Candidate) string {
 // marginWords is the winner's relative lead: "0.6 % faster".
 func marginWords(loc *i18n.Localizer, m conclude.Margin) string {
 	word := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.higher", conclude.Speed: "vline.faster",
-		conclude.Latency: "vline.quicker", conclude.Cost: "vline.cheaper"}[m.Criterion])
+		conclude.Latency: "vline.quicker", conclude.Cost: "vline.cheaper", conclude.Goodput: "vline.higher"}[m.Criterion])
 	if m.Better == 0 {
 		return loc.T("vline.level")
 	}
@@ -166,6 +171,8 @@ func verdictValue(loc *i18n.Localizer, c conclude.Criterion, v float64) string {
 		return loc.Mark(fmt.Sprintf("%.1f", v)) + " tokens/s"
 	case conclude.Latency:
 		return fmt.Sprintf("%.0f ms", v)
+	case conclude.Goodput:
+		return loc.T("vline.goodput_share", "Share", loc.Mark(fmt.Sprintf("%.1f", v*100)))
 	}
 	return loc.T("vline.per_million", "Price", "$"+loc.Mark(fmt.Sprintf("%.3f", v)))
 }
@@ -177,6 +184,9 @@ func absDiff(loc *i18n.Localizer, m conclude.Margin) string {
 	sign := "+"
 	if d < 0 {
 		sign = "−"
+	}
+	if m.Criterion == conclude.Goodput {
+		return sign + loc.T("vline.goodput_points", "Points", loc.Mark(fmt.Sprintf("%.1f", math.Abs(d)*100)))
 	}
 	return sign + verdictValue(loc, m.Criterion, math.Abs(d))
 }

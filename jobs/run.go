@@ -106,6 +106,10 @@ type SLO struct {
 // still counts as served: 99 %.
 const DefaultGoodput = 0.99
 
+// Set says whether any SLO bounds a request: without one every
+// successful request counts as good, and goodput is no conclusion.
+func (s SLO) Set() bool { return s.TTFT > 0 || s.TPOT > 0 || s.E2E > 0 }
+
 // GoodputShare is s.Goodput, or DefaultGoodput when unset.
 func (s SLO) GoodputShare() float64 {
 	if s.Goodput > 0 {

@@ -28,11 +28,14 @@ type Figures struct {
 	TokensPerS   *float64
 	RequestsPerS *float64
 	Goodput      *float64
-	Errors       int
-	PeakGPUGiB   *float64
-	JPerToken    *float64
-	EnergyJ      *float64
-	CostPer1M    *float64
+	// Requests and GoodRequests are the measured window's requests and
+	// those of them that met every SLO set.
+	Requests, GoodRequests int
+	Errors                 int
+	PeakGPUGiB             *float64
+	JPerToken              *float64
+	EnergyJ                *float64
+	CostPer1M              *float64
 	// GPUSimulated: the GPU figures were simulated from the load of the
 	// simulated runtime (--sim-gpu), not measured.
 	GPUSimulated bool
@@ -57,6 +60,7 @@ func ReadFigures(r store.RunFigures) Figures {
 		f.TTFT, f.TPOT, f.E2E, f.ITL, f.ITLMeasured = s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens > 0
 		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
+		f.Requests, f.GoodRequests = s.Requests, min(s.GoodRequests, s.Requests)
 		if c, tokenPriced, ok := r.CostPer1M(s); ok {
 			f.CostPer1M, f.TokenPriced = &c, tokenPriced
 		}
@@ -106,6 +110,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}
 		cand.ScorerKey = r.ScorerKey()
+		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
 		cand.Drift = r.Drift
 		if st := r.Stat; st != nil {
 			load := st.Load

@@ -13,6 +13,8 @@ func titleKey(c Criterion) string {
 		return "recommend.said.title_speed"
 	case Cost:
 		return "recommend.said.title_cost"
+	case Goodput:
+		return "recommend.said.title_goodput"
 	}
 	return ""
 }
@@ -26,6 +28,8 @@ func bestKey(c Criterion) string {
 		return "recommend.said.best_speed"
 	case Cost:
 		return "recommend.said.best_cost"
+	case Goodput:
+		return "recommend.said.best_goodput"
 	}
 	return ""
 }
@@ -39,6 +43,8 @@ func lowerKey(c Criterion) string {
 		return "recommend.said.lower_speed"
 	case Cost:
 		return "recommend.said.lower_cost"
+	case Goodput:
+		return "recommend.said.lower_goodput"
 	}
 	return ""
 }
@@ -52,6 +58,8 @@ func leftOutKey(c Criterion) string {
 		return "recommend.said.note_left_out_speed"
 	case Cost:
 		return "recommend.said.note_left_out_cost"
+	case Goodput:
+		return "recommend.said.note_left_out_goodput"
 	}
 	return ""
 }
@@ -132,6 +140,18 @@ func phraseKey(c Criterion, how string, named bool) string {
 		return "recommend.said.phrase_cost_worse"
 	case "cost_worse_than":
 		return "recommend.said.phrase_cost_worse_than"
+	case "goodput_equal":
+		return "recommend.said.phrase_goodput_equal"
+	case "goodput_equal_than":
+		return "recommend.said.phrase_goodput_equal_than"
+	case "goodput_better":
+		return "recommend.said.phrase_goodput_better"
+	case "goodput_better_than":
+		return "recommend.said.phrase_goodput_better_than"
+	case "goodput_worse":
+		return "recommend.said.phrase_goodput_worse"
+	case "goodput_worse_than":
+		return "recommend.said.phrase_goodput_worse_than"
 	}
 	return ""
 }

@@ -17,20 +17,23 @@ import (
 type Criterion string
 
 // The criteria: quality (mean score, higher is better), speed (output
-// tokens/s, higher), latency (p95 end-to-end ms, lower) and cost (USD per
-// 1M output tokens, lower).
+// tokens/s, higher), latency (p95 end-to-end ms, lower), cost (USD per
+// 1M output tokens, lower) and goodput (the share of requests that met
+// the benchmark's SLOs, higher; only under an open loop,
+// docs/verdict.md#goodput).
 const (
 	Quality Criterion = "quality"
 	Speed   Criterion = "speed"
 	Latency Criterion = "latency"
 	Cost    Criterion = "cost"
+	Goodput Criterion = "goodput"
 )
 
 // Criteria are every criterion, in the order they are shown.
-var Criteria = []Criterion{Quality, Speed, Latency, Cost}
+var Criteria = []Criterion{Quality, Speed, Latency, Cost, Goodput}
 
 // HigherBetter says which way the criterion improves.
-func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed }
+func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed || c == Goodput }
 
 // Value is the candidate's figure for the criterion; nil when not
 // measured. Speed is the estimate its test uses (the steady window's
@@ -60,6 +63,15 @@ func (c Criterion) value(x Candidate) *float64 {
 		return x.TokensPS
 	case Latency:
 		return x.E2Ep95
+	case Goodput:
+		// Under a closed loop a target sets its own pace, so its
+		// throughput and latency already say what goodput would: it is
+		// a figure of open loops only.
+		if x.Load == nil || !OpenLoop(*x.Load) || x.Requests <= 0 {
+			return nil
+		}
+		v := float64(x.GoodRequests) / float64(x.Requests)
+		return &v
 	case Cost:
 		if x.CostPer1M != nil && !x.TokenPriced && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
 			v := *x.CostPer1M * *x.TokensPS / x.TPS.Mean
@@ -249,7 +261,7 @@ type Margin struct {
 	BasisSaid  Said `json:"-"`
 	// Test names the test (welch-t, mcnemar-exact, mcnemar-chi2-uc, mcnemar-chi2,
 	// paired-permutation, paired-bootstrap, z-from-intervals, t-log-cost,
-	// z-log-order-statistics; none when untested), P its
+	// z-log-order-statistics, z-two-proportions; none when untested), P its
 	// two-sided p, and Lo–Hi the 95 % interval of A − B (on the log scale
 	// for cost: of ln A − ln B).
 	Test string   `json:"test"`
@@ -299,6 +311,9 @@ func comparable(a, b Candidate, c Criterion) (bool, Said) {
 	}
 	if (c == Speed || c == Cost) && OpenLoop(*a.Load) {
 		return false, say("compare.said.not_ranked_open_loop", "Profile", a.Load.Profile)
+	}
+	if c == Goodput && (!a.SLOSet || !b.SLOSet) {
+		return false, say("compare.said.not_ranked_goodput_no_slo")
 	}
 	return true, Said{}
 }
@@ -385,7 +400,9 @@ func HigherIsBetter(key string) bool {
 //   - latency: a z-test on ln p95 with each run's standard error from
 //     its exact order-statistic interval (and the between-run floor), or
 //     Welch's t-test on the repeats' p95s; a p95 over fewer than
-//     stats.MinQuantileN(0.95, 0.95) requests is not tested.
+//     stats.MinQuantileN(0.95, 0.95) requests is not tested;
+//   - goodput (open loops only, where the benchmark sets an SLO): the
+//     z-test for two proportions on the shares of requests that met it.
 //
 // A lead the test does not establish says the smallest difference the
 // comparison could have detected (Detectable) and what would detect 5 %.
@@ -421,6 +438,8 @@ func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		t = m.testCost(a, b)
 	case Latency:
 		t = m.testLatency(a, b)
+	case Goodput:
+		t = m.testGoodput(a, b)
 	}
 	if !t.ok {
 		m.notTested()
@@ -505,6 +524,22 @@ type Lead struct {
 	// identity or load than the ranked group's, each with what differs:
 	// shown, never ranked.
 	NotComparable []Unranked `json:"not_comparable"`
+}
+
+// Absent says whether the lead's line is left out: goodput where no
+// candidate ran under an open loop, as no closed loop has a goodput to
+// compare (docs/verdict.md#goodput).
+func (l Lead) Absent() bool {
+	return l.Criterion == Goodput && l.Best == nil && len(l.NotComparable) == 0 && !anyOpen(l.Unmeasured)
+}
+
+func anyOpen(cs []Candidate) bool {
+	for _, c := range cs {
+		if c.Load != nil && OpenLoop(*c.Load) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unranked is a candidate left out of a ranking, and why.

@@ -54,6 +54,13 @@ type Candidate struct {
 	// over its own repeated runs (stats.Drift): a single run's speed and
 	// latency carry it, or the DriftCV floor where it was not measured.
 	Drift stats.Drift `json:"-"`
+	// Requests is how many requests the run's measured window sent and
+	// GoodRequests how many of them met every SLO of its benchmark
+	// (SLOSet: it set one); their ratio is goodput
+	// (docs/verdict.md#goodput).
+	Requests     int  `json:"requests,omitempty"`
+	GoodRequests int  `json:"good_requests,omitempty"`
+	SLOSet       bool `json:"slo_set,omitempty"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.
@@ -84,6 +91,9 @@ type Ranked struct {
 	// candidate has no such figure (it then counts as 0 in Score).
 	QualityScore *float64 `json:"quality_score"`
 	SpeedScore   *float64 `json:"speed_score"`
+	// GoodputScore is the part goodput takes in the score where the
+	// speed weight weighs it (an open loop; docs/verdict.md#goodput).
+	GoodputScore *float64 `json:"goodput_score,omitempty"`
 	CostScore    *float64 `json:"cost_score"`
 	// Rank is 1 for the best; candidates effectively tied share a rank.
 	Rank int `json:"rank"`
@@ -186,6 +196,13 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 		w = Weights{1, 1, 1}
 	}
 	weights := []weighted{{Quality, w.Quality}, {Speed, w.Speed}, {Cost, w.Cost}}
+	if openLoops(ok) {
+		// Below saturation an open loop's tokens/s is the rate offered:
+		// what speed asks of a target there is to serve it within the
+		// SLOs (docs/verdict.md#goodput).
+		weights[1].c = Goodput
+		rec.note(say("recommend.said.note_open_loop_goodput"))
+	}
 	leads, total := rec.weigh(ok, weights, ev)
 	for _, x := range ok {
 		rec.Feasible = append(rec.Feasible, rec.score(x, ok, weights, leads, total, ev))
@@ -206,6 +223,16 @@ func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recomm
 	rec.ParetoQualityCost = pareto(cs, func(x Candidate) *float64 { return x.CostPer1M })
 	rec.ParetoQualityLaten = pareto(cs, func(x Candidate) *float64 { return x.E2Ep95 })
 	return rec
+}
+
+// openLoops says whether every candidate ran under an open loop.
+func openLoops(cs []Candidate) bool {
+	for _, c := range cs {
+		if c.Load == nil || !OpenLoop(*c.Load) {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 // note adds a note to the recommendation, in the API's English beside
@@ -304,6 +331,8 @@ func (rec *Recommendation) score(x Candidate, ok []Candidate, weights []weighted
 			r.QualityScore = part
 		case Speed:
 			r.SpeedScore = part
+		case Goodput:
+			r.GoodputScore = part
 		case Cost:
 			r.CostScore = part
 		}
@@ -473,6 +502,8 @@ func formatNumber(c Criterion, v float64) (string, string) {
 		return fmt.Sprintf("%.0f", v), " ms"
 	case Cost:
 		return fmt.Sprintf("$%.3f", v), " per 1M output tokens"
+	case Goodput:
+		return fmt.Sprintf("%.1f %%", v*100), " within the SLOs"
 	}
 	return fmt.Sprintf("%g", v), ""
 }
@@ -531,6 +562,7 @@ func (m Margin) PhraseThan(b string) string {
 		Speed:   {"faster", "slower", "as fast"},
 		Latency: {"quicker at p95", "slower at p95", "as quick at p95"},
 		Cost:    {"cheaper", "more expensive", "as cheap"},
+		Goodput: {"more often within the SLOs", "less often within the SLOs", "as often within the SLOs"},
 	}[m.Criterion]
 	switch {
 	case m.Better == 0 && b != "":

@@ -66,6 +66,12 @@ func MergeRepeats(cs []Candidate) []Candidate {
 			m.E2Ep95Lo, m.E2Ep95Hi, m.E2E = &e2e.Lo, &e2e.Hi, &e2e
 		}
 		m.GPUMemGiB, _ = mean(func(c Candidate) *float64 { return c.GPUMemGiB })
+		// Goodput is a share of requests: the repeats' requests pooled.
+		m.Requests, m.GoodRequests = 0, 0
+		for _, c := range g {
+			m.Requests += c.Requests
+			m.GoodRequests += c.GoodRequests
+		}
 		out = append(out, m)
 	}
 	return out

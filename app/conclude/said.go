@@ -129,6 +129,8 @@ func valueSaid(c Criterion, v float64) Said {
 		return say("recommend.said.value_latency", "V", dec(v, 0))
 	case Cost:
 		return say("recommend.said.value_cost", "V", dec(v, 3))
+	case Goodput:
+		return say("recommend.said.value_goodput", "V", dec(v*100, 1))
 	}
 	return say("recommend.said.value_other", "V", Sig{V: v})
 }
@@ -142,6 +144,8 @@ func figuresSaid(c Criterion, a, b float64) Said {
 		return say("recommend.said.figures_speed", "A", dec(a, 1), "B", dec(b, 1))
 	case Latency:
 		return say("recommend.said.figures_latency", "A", dec(a, 0), "B", dec(b, 0))
+	case Goodput:
+		return say("recommend.said.figures_goodput", "A", dec(a*100, 1), "B", dec(b*100, 1))
 	}
 	return say("recommend.said.figures_cost", "A", dec(a, 3), "B", dec(b, 3))
 }

@@ -339,3 +339,23 @@ func (m *Margin) notEstablished(t testResult) {
 		}
 	}
 }
+
+// testGoodput is the z-test for two proportions (stats.TwoProportions)
+// on the shares of A's and B's requests that met the benchmark's SLOs:
+// each request met them or did not, so a run's goodput is a binomial
+// share over its measured requests (docs/verdict.md#goodput). The lead is
+// the same difference of shares the test is of.
+func (m *Margin) testGoodput(a, b Candidate) testResult {
+	d, se, ok := stats.TwoProportions(a.GoodRequests, a.Requests, b.GoodRequests, b.Requests)
+	if !ok {
+		return testResult{}
+	}
+	t := testResult{d: d, ok: true, detectable: math.NaN()}
+	t.said = say("compare.said.basis_goodput", "AGood", a.GoodRequests, "A", a.Requests, "BGood", b.GoodRequests, "B", b.Requests,
+		"Diff", signed(d.Diff, 3), "Lo", signed(d.Lo, 3), "Hi", signed(d.Hi, 3), "P", pval(d.P))
+	if se > 0 && m.B > 0 {
+		t.detectable = powerZ * se / m.B * 100
+		t.need = &Need{Requests: needScale(min(a.Requests, b.Requests), t.detectable)}
+	}
+	return t
+}

@@ -148,6 +148,9 @@ func AgainstBaseline(cands []Candidate, ev Evidence, baseline int64) (map[int64]
 		}
 		for _, crit := range Criteria {
 			m := Compare(x, base, crit, ev)
+			if crit == Goodput && m.AMissing && m.BMissing {
+				continue // closed loops: no goodput claim (docs/verdict.md#goodput)
+			}
 			if crit == Quality && m.Paired != nil {
 				paired[x.RunID] = *m.Paired
 			}

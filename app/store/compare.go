@@ -43,6 +43,9 @@ type RunFigures struct {
 	// profile and runtime) shows over its own repeated runs (DeploymentRuns);
 	// set only where conclusions are drawn (conclude.WithDrift).
 	Drift stats.Drift
+	// SLO is the run's benchmark's SLO (its manifest's "slo"; zero when
+	// it set none): goodput counts the requests that met it.
+	SLO jobs.SLO
 }
 
 // CostPer1M is the run's cost per 1M output tokens: for a run paid by
@@ -141,7 +144,7 @@ func (q *Queries) runTokenPrices(ctx context.Context, ids []int64) (map[int64]to
 
 // runFiguresColumns and runFiguresFrom read a RunFigures.
 const runFiguresColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count,
-	r.node_summary`
+	r.node_summary, coalesce(b.manifest -> 'slo', '{}'::jsonb)`
 
 const runFiguresFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
 	LEFT JOIN agents a ON a.id = r.agent_id JOIN hardware_profiles h ON h.slug = r.hardware_profile `
@@ -155,7 +158,7 @@ func scanRunFigures(row pgx.CollectableRow) (RunFigures, error) {
 // compareFields are the scan targets of runFiguresColumns.
 func (r *RunFigures) compareFields() []any {
 	return append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount,
-		&r.NodeSummary)
+		&r.NodeSummary, &r.SLO)
 }
 
 // DatasetRuns returns the finished runs on a dataset that the viewer may

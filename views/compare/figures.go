@@ -300,7 +300,7 @@ func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 
 // criterionKeys name each criterion in a claim.
 var criterionKeys = map[conclude.Criterion]string{conclude.Quality: "compare.crit_quality", conclude.Speed: "compare.crit_speed",
-	conclude.Latency: "compare.crit_latency", conclude.Cost: "compare.crit_cost"}
+	conclude.Latency: "compare.crit_latency", conclude.Cost: "compare.crit_cost", conclude.Goodput: "compare.crit_goodput"}
 
 // ClaimText is one criterion's comparison with the baseline in words, in
 // the reader's language: what differs when the runs are not comparable,
