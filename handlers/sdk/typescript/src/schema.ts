@@ -1933,8 +1933,11 @@ export interface components {
         };
         /** @description One conclusion between two runs on one metric (docs/concepts.md#comparability-and-noise). */
         Claim: {
-            /** @enum {string} */
-            metric: "quality" | "output_tokens_per_s" | "e2e_p95_ms" | "cost_per_1m_tokens";
+            /**
+             * @description goodput_share: the share of requests that met the benchmark's SLOs, claimed under an open loop only (docs/verdict.md#goodput).
+             * @enum {string}
+             */
+            metric: "quality" | "output_tokens_per_s" | "e2e_p95_ms" | "cost_per_1m_tokens" | "goodput_share";
             /** @description The scorer identity (quality claims). */
             scorer?: string;
             /** @description The load identity (speed, latency and cost claims). */
@@ -1961,7 +1964,7 @@ export interface components {
             difference: number | null;
             /** @description The test's 95 % interval of the difference (of the log ratio for cost); empty when untested. */
             interval: number[];
-            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-permutation (partial credit), paired-bootstrap (pairs kept by earlier versions), z-from-intervals (quality without common items), t-log-cost, z-log-order-statistics (single-run p95), or none. */
+            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-permutation (partial credit), paired-bootstrap (pairs kept by earlier versions), z-from-intervals (quality without common items), t-log-cost, z-log-order-statistics (single-run p95), z-two-proportions (goodput), or none. */
             test: string;
             p: number | null;
             significant: boolean;
@@ -2013,6 +2016,12 @@ export interface components {
             e2e_p95_hi_ms?: number | null;
             /** @description How many requests the p95 is over. */
             e2e_p95_requests?: number;
+            /** @description The requests of the run's measured window (goodput's denominator). */
+            requests?: number;
+            /** @description How many of them met every SLO of the benchmark; their share is goodput, compared under an open loop (docs/verdict.md#goodput). */
+            good_requests?: number;
+            /** @description The benchmark set an SLO; without one goodput is not ranked. */
+            slo_set?: boolean;
             /** @description The exact coverage of the p95's interval (at least 0.95). */
             e2e_p95_coverage?: number;
             /** @description The p95 as the mean of repeats with the t interval of their spread (targets run more than once). */
@@ -2063,6 +2072,8 @@ export interface components {
             score: number;
             quality_score: number | null;
             speed_score: number | null;
+            /** @description Under an open loop the speed weight weighs goodput, the share of requests within the SLOs (docs/verdict.md#goodput); absent otherwise. */
+            goodput_score?: number | null;
             cost_score: number | null;
             rank: number;
             tied_with: number[] | null;
