@@ -200,9 +200,16 @@ func verdictSummary(ctx context.Context, j conclude.Weighed) string {
 		return loc.T("vline.none_succeeded")
 	}
 	var parts []string
-	for _, c := range []conclude.Criterion{conclude.Quality, conclude.Speed, conclude.Cost} {
+	// Under an open loop speed is the offered load, not the target's: the
+	// summary names goodput in its place, as the verdict does.
+	summarized := []conclude.Criterion{conclude.Quality, conclude.Speed, conclude.Cost}
+	if !conclude.Leads(j.Cands, conclude.Goodput, j.Ev).Absent() {
+		summarized[1] = conclude.Goodput
+	}
+	for _, c := range summarized {
 		l := conclude.Leads(j.Cands, c, j.Ev)
-		title := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.title_quality", conclude.Speed: "vline.short_speed", conclude.Cost: "vline.short_cost"}[c])
+		title := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.title_quality", conclude.Speed: "vline.short_speed",
+			conclude.Cost: "vline.short_cost", conclude.Goodput: "vline.short_goodput"}[c])
 		var what string
 		switch {
 		case l.Best == nil && c == conclude.Quality && j.Scoring.Scorer != "" && len(j.Scoring.Pending) > 0:

@@ -136,6 +136,13 @@ func TestOpenLoopGoodputLeadOnEverySurface(t *testing.T) {
 		if !strings.Contains(basis, want) {
 			t.Errorf("%s: basis %q lacks %q", lang, basis, want)
 		}
+		// The start page's one line names goodput, not speed (the
+		// offered load), for this benchmark.
+		summary := cl.getIn("/", lang).doc.Find(`[data-testid="recent-verdict"]`).First().Text()
+		if !strings.Contains(summary, loc.T("vline.short_goodput")+": ") || !strings.Contains(summary, "m/steady") ||
+			strings.Contains(summary, loc.T("vline.short_speed")+": ") {
+			t.Errorf("%s: the start page's verdict %q, want goodput led by m/steady and no speed", lang, summary)
+		}
 	}
 }
 
