@@ -203,11 +203,15 @@ func verdictSummary(ctx context.Context, j conclude.Weighed) string {
 	// Under an open loop speed is the offered load, not the target's: the
 	// summary names goodput in its place, as the verdict does.
 	summarized := []conclude.Criterion{conclude.Quality, conclude.Speed, conclude.Cost}
-	if !conclude.Leads(j.Cands, conclude.Goodput, j.Ev).Absent() {
+	goodput := conclude.Leads(j.Cands, conclude.Goodput, j.Ev)
+	if !goodput.Absent() {
 		summarized[1] = conclude.Goodput
 	}
 	for _, c := range summarized {
-		l := conclude.Leads(j.Cands, c, j.Ev)
+		l := goodput
+		if c != conclude.Goodput {
+			l = conclude.Leads(j.Cands, c, j.Ev)
+		}
 		title := loc.T(map[conclude.Criterion]string{conclude.Quality: "vline.title_quality", conclude.Speed: "vline.short_speed",
 			conclude.Cost: "vline.short_cost", conclude.Goodput: "vline.short_goodput"}[c])
 		var what string
