@@ -400,6 +400,26 @@ func (c *capture) String() string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
+// lastTracebackEnd is stderr up to its last line that is not part of a
+// traceback's beginning: a "Traceback (most recent call last):" header,
+// an indented frame or source line, or a blank line.
+func lastTracebackEnd(stderr string) string {
+	rest := strings.TrimRight(stderr, "\n")
+	for rest != "" {
+		i := strings.LastIndexByte(rest, '\n')
+		line := rest[i+1:]
+		if strings.TrimSpace(line) != "" && line != "Traceback (most recent call last):" &&
+			!strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t") {
+			return rest
+		}
+		if i < 0 {
+			return ""
+		}
+		rest = strings.TrimRight(rest[:i], "\n")
+	}
+	return rest
+}
+
 var lastException = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_.]*)(?::[^\n]*)?\s*\z`)
 
 // classify reads how a program that was not stopped by the wall clock or
@@ -421,9 +441,12 @@ func classify(ps *os.ProcessState, stderr string) (Class, string) {
 }
 
 // classifyText classes a failed program by the last line of its stderr:
-// the exception that ended it.
+// the exception that ended it. Processes it forked write their tracebacks
+// into the same stderr at once, so a traceback's header or frames of one
+// may come after another's exception; those are passed over
+// (lastTracebackEnd).
 func classifyText(stderr string) (Class, string) {
-	m := lastException.FindStringSubmatch(strings.TrimRight(stderr, "\n"))
+	m := lastException.FindStringSubmatch(lastTracebackEnd(stderr))
 	if m == nil {
 		return Exception, ""
 	}
