@@ -20,8 +20,11 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/notify"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/handlers"
@@ -322,5 +325,53 @@ func TestBenchmarkFailedIsItsOwnEvent(t *testing.T) {
 	var jobs int
 	if err := e.store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'deliver_webhook' AND args->>'delivery_id' = $1`, fmt.Sprint(ds[0].ID)).Scan(&jobs); err != nil || jobs != 1 {
 		t.Fatalf("delivery jobs queued: %d %v", jobs, err)
+	}
+}
+
+// A benchmark cancelled whole before any agent took a run is told as
+// benchmark.failed: a queued run has no agent to end and score it, so the
+// cancel queues its scoring.
+func TestBenchmarkCancelledWhileQueuedIsTold(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(ada)
+	if r := e.api(http.MethodPost, "/api/v1/webhooks", tok, strings.NewReader(
+		`{"url":"https://hooks.example.com/failed","secret":"sixteen bytes or more","events":["benchmark.failed"]}`), "application/json"); r.status != 201 {
+		t.Fatalf("webhook: %d %v", r.status, r.body)
+	}
+	ds := e.upload(tok, "q.jsonl", []byte(simpleJSONL), nil)
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "m/small", Quantization: "bf16"})
+	testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Runtimes: []string{"sim"}, Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(fmt.Sprintf(`{"name":"c","dataset":%v,
+		"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8},"repeats":2}`, ds.body["dataset_id"])), "application/json")
+	if r.status != 201 {
+		t.Fatalf("create: %v", r.body)
+	}
+	b := fmt.Sprint(r.body["benchmark_id"])
+	if r := e.api(http.MethodPost, "/api/v1/benchmarks/"+b+"/cancel", tok, nil, ""); r.status != 200 || r.body["changed"] != 2.0 {
+		t.Fatalf("cancel: %d %v", r.status, r.body)
+	}
+	rows, err := e.store.Pool().Query(ctx, `SELECT id, (args->>'run_id')::bigint FROM river_job WHERE kind = 'score_run' AND args->>'run_id' IN
+		(SELECT id::text FROM runs WHERE benchmark_id = $1) ORDER BY id`, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type job struct{ ID, Run int64 }
+	queued, err := pgx.CollectRows(rows, pgx.RowToStructByPos[job])
+	if err != nil || len(queued) != 2 {
+		t.Fatalf("scoring jobs of the cancelled runs: %v %v", queued, err)
+	}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Stats: conclude.Keeper{Store: e.store}, Attester: e.attest,
+		Notifier: &notify.Notifier{Store: e.store, River: insertOnly(t, e)}}
+	for _, j := range queued {
+		if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: j.ID}, Args: jobs.ScoreRunArgs{RunID: j.Run}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.store.WebhookDeliveries(ctx, ada.ID, 10)
+	if err != nil || len(got) != 1 || got[0].Event != "benchmark.failed" {
+		t.Fatalf("deliveries: %+v %v", got, err)
 	}
 }

@@ -43,7 +43,18 @@ func cancelRun(ctx context.Context, tx pgx.Tx, q *store.Queries, c Queue, v stor
 			return fmt.Errorf("cancel job of run %d: %w", r.ID, err)
 		}
 	}
-	return q.SetRunCancelled(ctx, r.ID)
+	if err := q.SetRunCancelled(ctx, r.ID); err != nil {
+		return err
+	}
+	if r.State == "running" {
+		return nil // its agent records the end and queues the scoring
+	}
+	// A queued run has no agent to end it: its end is scored here, so that
+	// it is signed and its benchmark's end is told (docs/operations.md#webhooks).
+	if _, err := c.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: r.ID}, nil); err != nil {
+		return fmt.Errorf("queue the scoring of cancelled run %d: %w", r.ID, err)
+	}
+	return nil
 }
 
 // CancelBenchmark cancels every run of the benchmark still queued or
