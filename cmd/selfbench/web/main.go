@@ -64,6 +64,10 @@ func main() {
 	flag.StringVar(&ext.token, "token", "", "with --url: the owner's API token")
 	flag.Parse()
 	var err error
+	if *runs < 1 || *items < 1 || *samples < 1 {
+		fmt.Fprintln(os.Stderr, "bench-web: --runs, --items and --requests must be at least 1")
+		os.Exit(2)
+	}
 	if *liveOnly {
 		err = runLive(builds, ext, lo)
 	} else {
@@ -261,14 +265,14 @@ func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 	if err := benchPage("report, 4-run benchmark", fmt.Sprintf("/benchmarks/%d/report.html", sweep.BenchmarkID), 200*time.Millisecond); err != nil {
 		return err
 	}
-	if err := benchPage("start page (50-run benchmarks recent)", "/", 50*time.Millisecond); err != nil {
+	if err := benchPage("start page (recent benchmarks)", "/", 50*time.Millisecond); err != nil {
 		return err
 	}
-	if err := benchPage("verdict, 50-run benchmark", fmt.Sprintf("/benchmarks/%d/verdict", benchmarkIDs[1]), 50*time.Millisecond); err != nil {
+	if err := benchPage(fmt.Sprintf("verdict, %d-run benchmark", nRuns-50*(len(benchmarkIDs)-1)), fmt.Sprintf("/benchmarks/%d/verdict", benchmarkIDs[len(benchmarkIDs)-1]), 50*time.Millisecond); err != nil {
 		return err
 	}
 	frag := fmt.Sprintf("/benchmarks/%d/runs", benchmarkIDs[0])
-	if err := benchPage("progress fragment (50 runs)", frag, 5*time.Millisecond); err != nil {
+	if err := benchPage(fmt.Sprintf("progress fragment (%d runs)", min(50, nRuns)), frag, 5*time.Millisecond); err != nil {
 		return err
 	}
 	rps, tool, err := loadFragment(base+frag, cookie)
