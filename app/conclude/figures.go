@@ -114,7 +114,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		cand.Drift = r.Drift
 		if st := r.Stat; st != nil {
 			load := st.Load
-			cand.Load, cand.TPS = &load, st.TPS
+			cand.Load, cand.TPS = &load, KeptEstimate(st.TPS, st.Batches)
 			if cand.E2Ep95 != nil {
 				cand.E2EN = st.OK
 			}

@@ -1,6 +1,7 @@
 package conclude
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -64,5 +65,22 @@ func TestVerdictIsWordedFromTheEngine(t *testing.T) {
 	}
 	if got := (Weighed{}).Verdict().Empty.In(en); got != "No run succeeded, so there is nothing to compare. Retry a run from the table below." {
 		t.Errorf("empty %q", got)
+	}
+}
+
+// A rate run_stats keeps is read back with the Student t interval it was
+// computed with: the store returns the columns, the engine the interval.
+func TestKeptEstimate(t *testing.T) {
+	se, df := 2.0, 9.0
+	e := KeptEstimate(&store.KeptRate{Mean: 100, SE: &se, DF: &df}, 10)
+	// t(0.975, 9) = 2.262157.
+	if !e.OK() || e.N != 10 || math.Abs(e.Hi-100-2.262157*2) > 1e-5 || math.Abs(100-e.Lo-2.262157*2) > 1e-5 {
+		t.Errorf("kept rate %+v", e)
+	}
+	if e := KeptEstimate(&store.KeptRate{Mean: 100}, 1); e.OK() || e.Mean != 100 || e.Lo != 100 || e.Hi != 100 {
+		t.Errorf("a rate without batches %+v, want the mean alone", e)
+	}
+	if e := KeptEstimate(nil, 10); e.OK() || e.Mean != 0 {
+		t.Errorf("no rate %+v", e)
 	}
 }
