@@ -136,12 +136,12 @@ func (q *Queries) KeepQualityPairs(ctx context.Context, pairs []QualityPair) err
 	return nil
 }
 
-// RunStat is a run's figures with their intervals (run_stats).
+// RunStat is a run's figures as run_stats keeps them.
 type RunStat struct {
-	RunID        int64
-	Load         jobs.LoadIdentity
-	OK           int
-	Batches      int
+	RunID   int64
+	Load    jobs.LoadIdentity
+	OK      int
+	Batches int
 	// TPS, RPS and Goodput are the rates as kept (nil: no figure); their
 	// intervals are the engine's to read (conclude.KeptEstimate).
 	TPS, RPS     *KeptRate
