@@ -111,7 +111,6 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		}
 		cand.ScorerKey = r.ScorerKey()
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
-		cand.Drift = r.Drift
 		if st := r.Stat; st != nil {
 			load := st.Load
 			cand.Load, cand.TPS = &load, KeptEstimate(st.TPS, st.Batches)

@@ -15,10 +15,6 @@ import (
 // each with what for; the list only shrinks. A file here that no longer
 // imports it fails too, so that it leaves the list.
 var storeStatsPending = map[string]string{
-	// Types only: a run's deployment drift (stats.Drift) rides on
-	// RunFigures from conclude.WithDrift to conclude.Candidates, and
-	// DeploymentRuns returns stats.RepeatedRun rows for stats.PoolDrift.
-	"app/store/compare.go": "the types stats.Drift and stats.RepeatedRun",
 	// A computation: RunAggregate and RunSteps summarise the inter-token
 	// latencies counted in SQL with stats.SummarizeRepeated, and agentd
 	// calls RunAggregate directly.
