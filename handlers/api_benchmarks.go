@@ -215,7 +215,9 @@ func (a apiRun) withFigures(r store.RunFigures) apiRun {
 	if len(r.NodeSummary) > 0 {
 		a.NodeSummary = r.NodeSummary
 	}
-	a.CostPer1MTokens, a.LoadTimeMs, a.RuntimeLog = f.CostPer1M, r.LoadTimeMs, r.RuntimeLog
+	// The run's cost is the one its conclusions and the fleet report give
+	// it (conclude.RunCostPer1M).
+	a.CostPer1MTokens, a.LoadTimeMs, a.RuntimeLog = conclude.RunCostPer1M(r), r.LoadTimeMs, r.RuntimeLog
 	return a
 }
 

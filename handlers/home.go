@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/home"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // agentListStore lists the agents (the agents table of the start page and
@@ -71,7 +72,7 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 			return err
 		}
 		d.Recent = append(d.Recent, home.Recent{ID: b.ID, Name: b.Name, Dataset: b.DatasetName, Runs: len(b.Runs),
-			Failed: len(j.Left), CreatedAt: b.CreatedAt, Verdict: verdictSummary(ctx, j)})
+			Failed: len(j.Left), CreatedAt: b.CreatedAt, Verdict: said.Word(ctx, j.Summary())})
 	}
 	if d.Counts.Benchmarks == 0 {
 		f, err := s.firstSteps(ctx, v)

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/sandbox"
 	"github.com/ruckus/ruckus/app/score"
@@ -148,6 +149,9 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 	}
 	if len(cr) == 1 {
 		d.Qualities, d.Stat = cr[0].Qualities, cr[0].Stat
+		if d.Stat != nil {
+			d.TPS = conclude.KeptEstimate(d.Stat.TPS, d.Stat.Batches)
+		}
 		fig := compare.NewFigures(cr[0])
 		d.Footprint, d.NodeLine = fig.Footprint(c.UserContext(), s.GridCO2), fig.NodeLine(c.UserContext())
 		d.LoadTimeMs, d.RuntimeLog = cr[0].LoadTimeMs, cr[0].RuntimeLog

@@ -111,10 +111,9 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		}
 		cand.ScorerKey = r.ScorerKey()
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
-		cand.Drift = r.Drift
 		if st := r.Stat; st != nil {
 			load := st.Load
-			cand.Load, cand.TPS = &load, st.TPS
+			cand.Load, cand.TPS = &load, KeptEstimate(st.TPS, st.Batches)
 			if cand.E2Ep95 != nil {
 				cand.E2EN = st.OK
 			}
@@ -212,3 +211,14 @@ func QualityComparable(claims []Margin) bool {
 // finite says whether v is a number a claim can rest on (not ±Inf, not
 // NaN): a figure that is not stays "not measured".
 func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// RunCostPer1M is one run's cost per 1M output tokens as its conclusions
+// price it (Cost.Value of the run as a candidate): a remote provider's
+// run from its token prices, any other its hardware's price per hour over
+// its output tokens/s — the speed its test uses where one is kept
+// (docs/concepts.md#comparability-and-noise). The fleet report costs a
+// run with it, so a run costs the same there as in the verdict. Nil when
+// there is no price or nothing was generated.
+func RunCostPer1M(r store.RunFigures) *float64 {
+	return Cost.Value(Candidates([]store.RunFigures{r})[0])
+}

@@ -164,3 +164,17 @@ func (k Keeper) ComputeRunStats(ctx context.Context, runID int64) error {
 func (k Keeper) PairRunQualities(ctx context.Context, runID int64) error {
 	return PairRunQualities(ctx, k.Store, runID)
 }
+
+// KeptEstimate is a rate run_stats keeps (store.RunStat), read back with
+// the Student t interval it was computed with (stats.TInterval) over the
+// run's batches: the store returns the kept columns, the interval is
+// worked out here. The zero Estimate for no figure.
+func KeptEstimate(r *store.KeptRate, batches int) stats.Estimate {
+	switch {
+	case r == nil:
+		return stats.Estimate{}
+	case r.SE == nil || r.DF == nil:
+		return stats.TInterval(r.Mean, 0, 0, batches)
+	}
+	return stats.TInterval(r.Mean, *r.SE, *r.DF, batches)
+}

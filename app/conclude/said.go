@@ -71,10 +71,12 @@ type P float64
 func pval(p float64) P { return P(p) }
 
 // Sig is a number a page writes with Digits significant digits (%.4g);
-// Digits 0 writes it as %g does.
+// Digits 0 writes it as %g does. Plus writes its sign also when positive
+// (%+.3g: a difference).
 type Sig struct {
 	V      float64
 	Digits int
+	Plus   bool `json:"Plus,omitempty"`
 }
 
 // AndList is a list a page joins as "a, b and c" in its reader's

@@ -15,29 +15,40 @@ import (
 // between-run spread is measured (*store.Store's DeploymentRuns;
 // docs/concepts.md#drift).
 type DriftSource interface {
-	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error)
+	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]store.DeploymentRun, error)
 }
 
-// WithDrift sets each run's Drift: its deployment's between-run spread
-// (stats.PoolDrift over its recent runs), read once per deployment. Only
-// what draws conclusions (verdict, comparison, recommendation, report,
-// regression flags) needs it, so reading a run's figures does not.
-func WithDrift(ctx context.Context, src DriftSource, runs []store.RunFigures) error {
+// WithDrift sets each candidate's Drift: its deployment's between-run
+// spread (DeploymentDrift over its recent runs), read once per deployment.
+// Only what draws conclusions (verdict, comparison, recommendation,
+// report, regression flags) needs it, so reading a run's figures does
+// not.
+func WithDrift(ctx context.Context, src DriftSource, cands []Candidate) error {
 	drifts := map[[2]string]stats.Drift{}
-	for i, r := range runs {
-		k := [2]string{r.HardwareProfile, r.Runtime}
+	for i, c := range cands {
+		k := [2]string{c.Hardware, c.Runtime}
 		d, ok := drifts[k]
 		if !ok {
 			rs, err := src.DeploymentRuns(ctx, k[0], k[1])
 			if err != nil {
 				return fmt.Errorf("drift of %s/%s: %w", k[0], k[1], err)
 			}
-			d = stats.PoolDrift(rs)
+			d = DeploymentDrift(rs)
 			drifts[k] = d
 		}
-		runs[i].Drift = d
+		cands[i].Drift = d
 	}
 	return nil
+}
+
+// DeploymentDrift is the between-run spread of a deployment's runs
+// (stats.PoolDrift; docs/concepts.md#drift).
+func DeploymentDrift(runs []store.DeploymentRun) stats.Drift {
+	rs := make([]stats.RepeatedRun, len(runs))
+	for i, r := range runs {
+		rs[i] = stats.RepeatedRun{Target: r.Target, TPS: r.TPS, P95: r.P95}
+	}
+	return stats.PoolDrift(rs)
 }
 
 // Weigh is runs as every conclusion weighs them: each with the between-run
@@ -46,10 +57,11 @@ func WithDrift(ctx context.Context, src DriftSource, runs []store.RunFigures) er
 // key, so a run rescored under another scorer keeps the quality it is
 // compared on instead of leaving the comparison.
 func Weigh(ctx context.Context, src DriftSource, runs []store.RunFigures, key string) ([]Candidate, error) {
-	if err := WithDrift(ctx, src, runs); err != nil {
+	cands := Under(runs, key)
+	if err := WithDrift(ctx, src, cands); err != nil {
 		return nil, err
 	}
-	return Under(runs, key), nil
+	return cands, nil
 }
 
 // Under is runs as candidates (Candidates) with each run's quality under

@@ -41,7 +41,10 @@ func wordValue(l *i18n.Localizer, v any) string {
 	case P:
 		return DecimalSign(l, fmt.Sprintf("%.3g", float64(x)))
 	case Sig:
-		if x.Digits == 0 {
+		switch {
+		case x.Plus:
+			return DecimalSign(l, fmt.Sprintf("%+.*g", x.Digits, x.V))
+		case x.Digits == 0:
 			return DecimalSign(l, strconv.FormatFloat(x.V, 'g', -1, 64))
 		}
 		return DecimalSign(l, fmt.Sprintf("%.*g", x.Digits, x.V))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/export"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -395,15 +396,14 @@ func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
 		row.PriceInputPer1M, row.PriceOutputPer1M = ptr(r.Price.InputPer1M), ptr(r.Price.OutputPer1M)
 		if r.State == "completed" || r.State == "failed" || r.State == "cancelled" {
 			row.Cost = ptr((float64(res.PromptTokens)*r.Price.InputPer1M + float64(res.OutputTokens)*r.Price.OutputPer1M) / 1e6)
-			if res.OutputTokens > 0 {
-				row.CostPer1M = ptr(*row.Cost / float64(res.OutputTokens) * 1e6)
-			}
 		}
 	case r.PricePerHour != nil && r.Summary != nil:
 		row.Cost = ptr(*r.PricePerHour * s.MeasuredSeconds / 3600)
-		if c, ok := s.CostPer1M(*r.PricePerHour); ok {
-			row.CostPer1M = ptr(c)
-		}
+	}
+	// Per 1M output tokens a run costs what its conclusions price it at
+	// (the verdict's cost), not a second computation of it.
+	if row.Cost != nil {
+		row.CostPer1M = conclude.RunCostPer1M(r.RunFigures)
 	}
 	return row
 }

@@ -64,12 +64,15 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
 	pair := []store.RunFigures{cur, prev}
-	if err := conclude.WithDrift(ctx, c.Store, pair); err != nil {
+	key := conclude.SharedScorer(pair)
+	cs := conclude.Under(pair, key)
+	// Each run's speed and latency carry its deployment's between-run
+	// spread, as on every surface that weighs runs.
+	if err := conclude.WithDrift(ctx, c.Store, cs); err != nil {
 		return err
 	}
-	cur, prev = pair[0], pair[1]
 	var ev conclude.Evidence
-	if key := conclude.SharedScorer(pair); key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
+	if key != "" && hasQuality(cur, key) && hasQuality(prev, key) {
 		pairs, err := conclude.QualityPairs(ctx, c.Store, key, []int64{cur.ID, prev.ID})
 		if err != nil {
 			return err
@@ -78,16 +81,23 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 			ev.Paired = append(ev.Paired, conclude.Diff(p))
 		}
 	}
-	return c.Store.ReplaceRegressions(ctx, runID, Find(cur, prev, ev))
+	return c.Store.ReplaceRegressions(ctx, runID, findAmong(cs, key, prev.ID, ev))
 }
 
 // Find compares cur with prev, the previous comparable completed run of
 // its target, and returns how cur is significantly worse (nil when it is
-// not); ev holds their paired comparison of quality, if any.
+// not); ev holds their paired comparison of quality, if any. It weighs
+// the two runs without their deployments' between-run spread, which
+// CheckRegressions reads (conclude.WithDrift).
 func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 	pair := []store.RunFigures{cur, prev}
 	key := conclude.SharedScorer(pair)
-	cs := conclude.Under(pair, key)
+	return findAmong(conclude.Under(pair, key), key, prev.ID, ev)
+}
+
+// findAmong is Find over the two runs as candidates (cs: the run checked,
+// then run prevID), quality under scorer identity key.
+func findAmong(cs []conclude.Candidate, key string, prevID int64, ev conclude.Evidence) []store.Regression {
 	a, b := cs[0], cs[1]
 	type check struct {
 		metric string
@@ -115,19 +125,19 @@ func Find(cur, prev store.RunFigures, ev conclude.Evidence) []store.Regression {
 			continue
 		}
 		p := *m.P
-		g := store.Regression{Metric: t.metric, AgainstRunID: prev.ID, PValue: &p, Delta: m.A - m.B}
+		g := store.Regression{Metric: t.metric, AgainstRunID: prevID, PValue: &p, Delta: m.A - m.B}
 		var said conclude.Said
 		switch t.metric {
 		case store.RegressionQuality:
 			if m.Paired != nil {
 				g.Delta = m.Paired.Mean
 			}
-			said = conclude.Say("compare.said.regression_quality", "Scorer", key, "Run", prev.ID, "Basis", m.BasisSaid, "N", len(tested))
+			said = conclude.Say("compare.said.regression_quality", "Scorer", key, "Run", prevID, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionLatency:
-			said = conclude.Say("compare.said.regression_latency", "A", conclude.Dec{V: m.A}, "Run", prev.ID, "B", conclude.Dec{V: m.B},
+			said = conclude.Say("compare.said.regression_latency", "A", conclude.Dec{V: m.A}, "Run", prevID, "B", conclude.Dec{V: m.B},
 				"Pct", conclude.Signed{V: -m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		case store.RegressionThroughput:
-			said = conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prev.ID, "B", conclude.Dec{V: m.B, Places: 1},
+			said = conclude.Say("compare.said.regression_throughput", "A", conclude.Dec{V: m.A, Places: 1}, "Run", prevID, "B", conclude.Dec{V: m.B, Places: 1},
 				"Pct", conclude.Signed{V: m.Pct, Places: 1}, "Basis", m.BasisSaid, "N", len(tested))
 		}
 		// The stored English is the catalogue's (conclude.English); a

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
-	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/said"
@@ -30,8 +29,9 @@ func run(id int64, scorer string, tps, p95 float64) store.RunFigures {
 func measured(r store.RunFigures, se, lo, hi float64, load string) store.RunFigures {
 	var s jobs.RunSummary
 	_ = json.Unmarshal(r.Summary, &s)
-	r.Stat = &store.RunStat{RunID: r.ID, Load: jobs.LoadIdentity{Profile: load},
-		TPS:    stats.Estimate{Mean: s.OutputTokensPerS, SE: se, DF: 9, N: 10},
+	df := 9.0
+	r.Stat = &store.RunStat{RunID: r.ID, Load: jobs.LoadIdentity{Profile: load}, Batches: 10,
+		TPS:    &store.KeptRate{Mean: s.OutputTokensPerS, SE: &se, DF: &df},
 		E2EP95: &store.QuantileInterval{P95: s.E2E.P95, Lo: lo, Hi: hi}}
 	return r
 }

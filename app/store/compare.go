@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -39,10 +38,6 @@ type RunFigures struct {
 	// by the token, not by its agent machine's hour.
 	TokenPrice   *ProviderPrice
 	PromptTokens int64
-	// Drift is the between-run spread the run's deployment (its hardware
-	// profile and runtime) shows over its own repeated runs (DeploymentRuns);
-	// set only where conclusions are drawn (conclude.WithDrift).
-	Drift stats.Drift
 	// SLO is the run's benchmark's SLO (its manifest's "slo"; zero when
 	// it set none): goodput counts the requests that met it.
 	SLO jobs.SLO
@@ -244,17 +239,25 @@ func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []in
 // DeploymentRuns reads: recent enough to be the deployment as it is.
 const driftRuns = 1000
 
+// DeploymentRun is one of a deployment's runs as its between-run spread
+// is measured from: its target (model and load identity), its kept output
+// tokens/s and p95 E2E latency.
+type DeploymentRun struct {
+	Target   string
+	TPS, P95 float64
+}
+
 // DeploymentRuns is a deployment's (hardware profile × runtime) newest
 // completed runs with figures, each with its target (model and load
 // identity), its output tokens/s and p95 E2E latency: what its between-run
 // spread is measured from (conclude.WithDrift; docs/concepts.md#drift).
-func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error) {
+func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]DeploymentRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95
 		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
 		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
 		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns})
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (stats.RepeatedRun, error) {
-		var r stats.RepeatedRun
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DeploymentRun, error) {
+		var r DeploymentRun
 		err := row.Scan(&r.Target, &r.TPS, &r.P95)
 		return r, err
 	})

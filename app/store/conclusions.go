@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -137,15 +136,16 @@ func (q *Queries) KeepQualityPairs(ctx context.Context, pairs []QualityPair) err
 	return nil
 }
 
-// RunStat is a run's figures with their intervals (run_stats).
+// RunStat is a run's figures as run_stats keeps them.
 type RunStat struct {
-	RunID        int64
-	Load         jobs.LoadIdentity
-	OK           int
-	Batches      int
-	TPS, RPS     stats.Estimate
-	Goodput      stats.Estimate
-	HasGoodput   bool
+	RunID   int64
+	Load    jobs.LoadIdentity
+	OK      int
+	Batches int
+	// TPS, RPS and Goodput are the rates as kept (nil: no figure); their
+	// intervals are the engine's to read (conclude.KeptEstimate).
+	TPS, RPS     *KeptRate
+	Goodput      *KeptRate
 	E2EP95       *QuantileInterval
 	TTFTP95      *QuantileInterval
 	OutputTokens struct{ P50, P90, Max *float64 }
@@ -171,8 +171,7 @@ func (q *Queries) RunStats(ctx context.Context, runIDs []int64) (map[int64]RunSt
 		if err := json.Unmarshal(load, &s.Load); err != nil {
 			return err
 		}
-		s.TPS, s.RPS = estimate(tps, tpsSE, tpsDF, s.Batches), estimate(rps, rpsSE, rpsDF, s.Batches)
-		s.Goodput, s.HasGoodput = estimate(gp, gpSE, gpDF, s.Batches), gp != nil
+		s.TPS, s.RPS, s.Goodput = kept(tps, tpsSE, tpsDF), kept(rps, rpsSE, rpsDF), kept(gp, gpSE, gpDF)
 		s.E2EP95, s.TTFTP95 = quantile(e2e, e2eLo, e2eHi, e2eCov, s.OK), quantile(ttft, ttftLo, ttftHi, ttftCov, s.OK)
 		out[s.RunID] = s
 		s = RunStat{}
@@ -181,16 +180,19 @@ func (q *Queries) RunStats(ctx context.Context, runIDs []int64) (map[int64]RunSt
 	return out, mapErr(err, "run stats")
 }
 
-// estimate is a kept rate read back: its interval is the Student t one
-// it was computed with (stats.TInterval).
-func estimate(mean, se, df *float64, n int) stats.Estimate {
+// KeptRate is a rate as run_stats keeps it: its batch mean and, where
+// the run had batches to spread over, the mean's standard error and
+// degrees of freedom (nil without).
+type KeptRate struct {
+	Mean   float64
+	SE, DF *float64
+}
+
+func kept(mean, se, df *float64) *KeptRate {
 	if mean == nil {
-		return stats.Estimate{}
+		return nil
 	}
-	if se == nil || df == nil {
-		return stats.TInterval(*mean, 0, 0, n)
-	}
-	return stats.TInterval(*mean, *se, *df, n)
+	return &KeptRate{Mean: *mean, SE: se, DF: df}
 }
 
 func quantile(v, lo, hi *float64, coverage float64, n int) *QuantileInterval {

@@ -5,22 +5,23 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 )
 
-// A deployment's runs (DeploymentRuns) pooled (stats.PoolDrift) give the
-// spread of ln output tokens/s and ln p95 between the repeated runs of one
-// target under one load, per deployment: runs of a target run once and
-// other deployments' runs do not count.
+// A deployment's runs (DeploymentRuns) pooled (conclude.DeploymentDrift,
+// stats.PoolDrift) give the spread of ln output tokens/s and ln p95
+// between the repeated runs of one target under one load, per deployment:
+// runs of a target run once and other deployments' runs do not count.
 func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := testkit.Store(t)
 	drift := func(ctx context.Context, hw, rt string) (stats.Drift, error) {
 		rs, err := st.DeploymentRuns(ctx, hw, rt)
-		return stats.PoolDrift(rs), err
+		return conclude.DeploymentDrift(rs), err
 	}
 	testkit.Agent(ctx, t, st, nil) // registers the cpu profile
 	model := testkit.Model(ctx, t, st, nil)

@@ -142,7 +142,22 @@ func (q *Queries) FleetByID(ctx context.Context, v Viewer, id int64) (Fleet, err
 		}
 		return r, err
 	})
-	return f, mapErr(err, "fleet runs")
+	if err != nil {
+		return f, mapErr(err, "fleet runs")
+	}
+	// Each run's kept figures and token price, as every conclusion reads
+	// them: the report costs a run as the verdict does.
+	figs := make([]RunFigures, len(f.Runs))
+	for i, r := range f.Runs {
+		figs[i] = r.RunFigures
+	}
+	if figs, err = q.withConclusions(ctx, figs); err != nil {
+		return f, err
+	}
+	for i := range f.Runs {
+		f.Runs[i].RunFigures = figs[i]
+	}
+	return f, nil
 }
 
 // FleetCategory is the fleet's results in one category of its datasets'

@@ -1562,9 +1562,9 @@ func capacityRow(i int, a conclude.Capacity) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var92 string
-		templ_7745c5c3_Var92, templ_7745c5c3_Err = templ.JoinStringErrs(i18n.T(ctx, "capacity.rps", "N", fixed(ctx, *a.SLORate, 2)))
+		templ_7745c5c3_Var92, templ_7745c5c3_Err = templ.JoinStringErrs(sloRate(ctx, a.Measured))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `capacity/capacity.templ`, Line: 231, Col: 102}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `capacity/capacity.templ`, Line: 231, Col: 67}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var92))
 		if templ_7745c5c3_Err != nil {
@@ -1577,7 +1577,7 @@ func capacityRow(i int, a conclude.Capacity) templ.Component {
 		var templ_7745c5c3_Var93 string
 		templ_7745c5c3_Var93, templ_7745c5c3_Err = templ.JoinStringErrs(sloFrom(ctx, a.Measured))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `capacity/capacity.templ`, Line: 231, Col: 138}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `capacity/capacity.templ`, Line: 231, Col: 103}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var93))
 		if templ_7745c5c3_Err != nil {

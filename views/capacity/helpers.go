@@ -43,6 +43,16 @@ func outputLengths(ctx context.Context, a conclude.Capacity) string {
 		"P90", fixed(ctx, *a.OutputTokensP90, 0), "Max", fixed(ctx, *a.OutputTokensMax, 0))
 }
 
+// sloRate is the rate per replica at which a target holds its SLOs; a
+// plan built elsewhere than conclude.PlanCapacity may size a target
+// without one, and then it was not measured (never a nil dereference).
+func sloRate(ctx context.Context, m conclude.Measured) string {
+	if m.SLORate == nil {
+		return i18n.T(ctx, "capacity.not_measured")
+	}
+	return i18n.T(ctx, "capacity.rps", "N", fixed(ctx, *m.SLORate, 2))
+}
+
 // sloFrom names the measurement a target's SLO-bound rate comes from.
 func sloFrom(ctx context.Context, m conclude.Measured) string {
 	if m.SLOFrom.Code == "" {

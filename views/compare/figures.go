@@ -298,39 +298,6 @@ func pairWinRate(ctx context.Context, j store.JudgeRun) string {
 	return i18n.T(ctx, "compare.win_rate_text", "ID", fmt.Sprint(j.RunA), "Rate", said.Fixed(ctx, 100**w, 1), "Half", said.Fixed(ctx, 100**h, 1))
 }
 
-// criterionKeys name each criterion in a claim.
-var criterionKeys = map[conclude.Criterion]string{conclude.Quality: "compare.crit_quality", conclude.Speed: "compare.crit_speed",
-	conclude.Latency: "compare.crit_latency", conclude.Cost: "compare.crit_cost", conclude.Goodput: "compare.crit_goodput"}
-
-// ClaimText is one criterion's comparison with the baseline in words, in
-// the reader's language: what differs when the runs are not comparable,
-// else the difference, the test and whether it is significant.
-func ClaimText(ctx context.Context, m conclude.Margin) string {
-	name := i18n.T(ctx, criterionKeys[m.Criterion])
-	pct := func() string {
-		if !m.Relative {
-			// No relative margin against zero: the absolute difference.
-			return said.DecimalSign(ctx, fmt.Sprintf("Δ %+.3g", m.A-m.B))
-		}
-		return said.DecimalSign(ctx, fmt.Sprintf("%+.1f", m.Pct)) + " %"
-	}
-	switch {
-	case !m.Measured:
-		return i18n.T(ctx, "compare.claim_not_measured", "Name", name)
-	case !m.Comparable:
-		return name + ": " + said.WordOr(ctx, m.ReasonSaid, m.Reason)
-	case m.P == nil:
-		return i18n.T(ctx, "compare.claim_untested", "Name", name, "Pct", pct(), "Basis", said.WordOr(ctx, m.BasisSaid, m.Basis))
-	case m.Tie:
-		detect := ""
-		if m.Detectable != nil {
-			detect = i18n.T(ctx, "compare.claim_detectable", "Pct", said.DecimalSign(ctx, conclude.FormatPct(*m.Detectable)))
-		}
-		return i18n.T(ctx, "compare.claim_not_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P), "Detect", detect)
-	}
-	return i18n.T(ctx, "compare.claim_significant", "Name", name, "Pct", pct(), "Test", m.Test, "P", said.PValue(ctx, *m.P))
-}
-
 // comparableQuality says whether run id's quality may be set against the
 // baseline's (the same scorer identity); the baseline's own always is.
 func comparableQuality(d Data, id int64) bool {

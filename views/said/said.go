@@ -53,15 +53,6 @@ func PValue(ctx context.Context, p float64) string {
 	return DecimalSign(ctx, fmt.Sprintf("%.3g", p))
 }
 
-// WordOr is s in the reader's language, or english when conclude gave it
-// no code.
-func WordOr(ctx context.Context, s conclude.Said, english string) string {
-	if s.Code == "" {
-		return english
-	}
-	return Word(ctx, s)
-}
-
 // testName names a paired comparison's test in the reader's language.
 func TestName(ctx context.Context, p conclude.QualityDiff) string {
 	if s, ok := p.TestSaid().(conclude.Said); ok {
