@@ -55,7 +55,7 @@ func TestLengthSweepOnPageAPIAndCSV(t *testing.T) {
 		t.Fatalf("%d length step rows (and a rate sweep's table: %d)", n, page.doc.Find(`[data-testid="steps-table"]`).Length())
 	}
 	for sel, want := range map[string]string{
-		`[data-testid="length-limits"]`: "The runtime began to queue requests at input 512 tokens (input 512) and began to preempt at input 2048 tokens (input 2048) (3 steps measured from its /metrics).",
+		`[data-testid="length-limits"]`:                                       "The runtime began to queue requests at input 512 tokens (input 512) and began to preempt at input 2048 tokens (input 2048) (3 steps measured from its /metrics).",
 		`[data-testid="length-step-input 512"] [data-testid="prompt-tokens"]`: "512 (off by at most 2)",
 		`[data-testid="length-step-input 128"] [data-testid="prefill"]`:       "12800 (12800–12800)",
 		`[data-testid="length-step-input 128"] [data-testid="waiting"]`:       "0",
