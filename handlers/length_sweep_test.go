@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,55 @@ func TestLengthSweepOnPageAPIAndCSV(t *testing.T) {
 	if recs[4][col["step"]] != "input 2048" || recs[4][col["input_tokens_target"]] != "2048" || recs[4][col["runtime_preemptions"]] != "6.000" ||
 		recs[3][col["prompt_tokens_off"]] != "2.000" || recs[2][col["runtime_waiting_max"]] != "0.000" || recs[1][col["input_tokens_target"]] != "" {
 		t.Fatalf("summary CSV rows: %q", recs)
+	}
+}
+
+// The form takes a length sweep: its lengths beside their fields (each
+// entry named), then a preview and a launch whose run keeps them; the API
+// refuses a bad length sweep with 422 naming the field. The form's
+// messages are in the reader's language.
+func TestLengthSweepFormAndAPI(t *testing.T) {
+	t.Parallel()
+	e, c, ds := formEnv(t)
+	c.get("/benchmarks/new")
+	form := url.Values{"name": {"Lengths"}, "dataset_id": {ds}, "max_tokens": {"16"}, "load_kind": {"length-sweep"}, "concurrency": {"2"},
+		"lengths_input": {"128, lots, 0"}, "lengths_output": {"32"},
+		"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"sim"}, "target_0_hardware": {"cpu-2c"}, "action": {"preview"}}
+	res := c.post("/benchmarks/new", form)
+	if res.status != 422 || res.text(`[data-path="load.lengths.input[1]"]`) != `"lots" is not a whole number` {
+		t.Fatalf("bad length: %d %q", res.status, res.text(`[data-testid="field-error"]`))
+	}
+	form.Set("lengths_input", "128, 0")
+	if res = c.post("/benchmarks/new", form); res.status != 422 || res.text(`[data-path="load.lengths.input[1]"]`) != "a length from 1 to 131072 tokens" {
+		t.Fatalf("zero length: %d %q", res.status, res.text(`[data-testid="field-error"]`))
+	}
+	if de := c.postIn("/benchmarks/new", "de", form); de.status != 422 || de.text(`[data-path="load.lengths.input[1]"]`) != "eine Länge von 1 bis 131072 Tokens" {
+		t.Fatalf("zero length, in German: %d %q", de.status, de.text(`[data-testid="field-error"]`))
+	}
+	form.Set("lengths_input", "128, 512")
+	if res = c.post("/benchmarks/new", form); res.status != 200 || res.doc.Find(`[data-testid="plan-run"]`).Length() != 1 {
+		t.Fatalf("preview: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	form.Set("action", "launch")
+	if res = c.post("/benchmarks/new", form); res.status != 303 && res.status != 302 {
+		t.Fatalf("launch: %d %q", res.status, res.text(`[data-testid="benchmark-errors"]`))
+	}
+	var raw []byte
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT args FROM river_job WHERE kind = 'benchmark_run' ORDER BY id DESC LIMIT 1`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var args jobs.RunArgs
+	if err := json.Unmarshal(raw, &args); err != nil || args.Load.Profile != jobs.LoadLengthSweep || len(args.Load.Lengths.Steps()) != 2 ||
+		args.Load.Lengths.Steps()[1].Phase() != "input 512 output 32" {
+		t.Fatalf("the run's load: %s (%v)", raw, err)
+	}
+
+	tok := e.token(e.createUser("bo@example.com", "correct horse", store.RoleUser))
+	manifest := `{"name":"L","dataset":` + ds + `,"targets":[{"model":"acme/small-1b","runtime":"sim","hardware":"cpu-2c"}],` +
+		`"load":{"profile":"length-sweep","lengths":{"input":[128,128]}},"sampling":{"max_tokens":8}}`
+	r := e.api(http.MethodPost, "/api/v1/benchmarks?dry_run=true", tok, strings.NewReader(manifest), "application/json")
+	if r.status != 422 || !strings.Contains(fmt.Sprint(r.body["errors"]), "path:load.lengths.input[1]") ||
+		!strings.Contains(fmt.Sprint(r.body["errors"]), "the same length as load.lengths.input[0]") {
+		t.Fatalf("API: %d %v", r.status, r.body)
 	}
 }

@@ -135,3 +135,42 @@ func FuzzLengthSweep(f *testing.F) {
 		}
 	})
 }
+
+// TestParseLengths: the form's comma-separated lengths, each fault at its
+// entry.
+func TestParseLengths(t *testing.T) {
+	t.Parallel()
+	got, errs := ParseLengths(" 128, 512 ,2048", "load.lengths.input")
+	if len(errs) > 0 || !slices.Equal(got, []int{128, 512, 2048}) {
+		t.Errorf("got %v, %v", got, errs)
+	}
+	if got, errs := ParseLengths("  ", "p"); got != nil || errs != nil {
+		t.Errorf("empty text: %v, %v", got, errs)
+	}
+	_, errs = ParseLengths("128, x, 2.5", "load.lengths.output")
+	if len(errs) != 2 || errs[0].Path != "load.lengths.output[1]" || errs[1].Path != "load.lengths.output[2]" {
+		t.Errorf("faults %v", errs)
+	}
+}
+
+// FuzzParseLengths: whatever is typed, the form's lengths come back as
+// numbers or as messages naming the entry, never both missing.
+func FuzzParseLengths(f *testing.F) {
+	for _, s := range []string{"128, 512", "", ",", "1,,2", "-5, 99999999999999999999", "\x00", strings.Repeat("1,", 200)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, errs := ParseLengths(text, "load.lengths.input")
+		for _, e := range errs {
+			if e.Message == "" || !strings.HasPrefix(e.Path, "load.lengths.input") {
+				t.Fatalf("a fault without a message or its field: %+v", e)
+			}
+		}
+		if strings.TrimSpace(text) != "" && len(got) == 0 && len(errs) == 0 {
+			t.Fatalf("%q gave neither lengths nor faults", text)
+		}
+		if len(got)+len(errs) > 100 && len(errs) != 1 {
+			t.Fatalf("%q: %d lengths and %d faults", text, len(got), len(errs))
+		}
+	})
+}

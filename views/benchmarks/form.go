@@ -43,6 +43,9 @@ type Form struct {
 	Preset                                     string // the load preset last applied
 	LoadKind, Concurrency, Rate, Steps, Warmup string
 	MaxRequests, MaxDuration, MaxErrors        string
+	// LengthsInput and LengthsOutput are a length sweep's lengths as
+	// typed: token counts separated by commas.
+	LengthsInput, LengthsOutput string
 	Repeats                                    string
 	Temperature, TopP, MaxTokens, Seed, Stop   string
 	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
@@ -145,6 +148,7 @@ func (f *Form) ApplyPreset(key string) bool {
 		return false
 	}
 	f.Concurrency, f.Rate, f.Steps, f.Warmup, f.MaxRequests, f.MaxDuration, f.MaxErrors = "", "", "", "", "", "", ""
+	f.LengthsInput, f.LengthsOutput = "", ""
 	p.apply(f)
 	f.Preset = key
 	return true
