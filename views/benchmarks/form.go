@@ -45,10 +45,10 @@ type Form struct {
 	MaxRequests, MaxDuration, MaxErrors        string
 	// LengthsInput and LengthsOutput are a length sweep's lengths as
 	// typed: token counts separated by commas.
-	LengthsInput, LengthsOutput string
-	Repeats                                    string
-	Temperature, TopP, MaxTokens, Seed, Stop   string
-	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
+	LengthsInput, LengthsOutput              string
+	Repeats                                  string
+	Temperature, TopP, MaxTokens, Seed, Stop string
+	Scorer, SLOTTFT, SLOTPOT, SLOE2E         string
 	// Samples is sampling.n: answers per item, for pass@k.
 	Samples string
 	// ScorerPattern and ScorerSchema are the scorer's options as typed
