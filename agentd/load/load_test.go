@@ -745,4 +745,15 @@ func TestLengthSweepStepsAtOneConcurrency(t *testing.T) {
 		Send: f.send, Record: s.record}); err == nil {
 		t.Error("a length sweep without lengths was accepted")
 	}
+	// At a rate: each step an open loop at that rate, capped in flight.
+	f, s = newFake(20*time.Millisecond), &sink{}
+	out = run(t, context.Background(), Config{Indices: indices(8), Profile: jobs.LoadProfile{Profile: jobs.LoadLengthSweep, Rate: 400, Concurrency: 3,
+		Lengths: &jobs.Lengths{Input: []int{64, 256}}}, Send: f.send, Record: s.record})
+	s.exactlyOnce(t, indices(8))
+	if len(out.Phases) != 2 || out.Phases[0].Name != "input 64" || out.Phases[1].Name != "input 256" || out.Phases[1].OfferedRate != 400 || out.Phases[1].Sent != 4 {
+		t.Fatalf("rate steps %+v", out.Phases)
+	}
+	if p := f.peak.Load(); p > 3 {
+		t.Errorf("peak in flight %d, above the cap of 3", p)
+	}
 }
