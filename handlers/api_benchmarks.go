@@ -232,6 +232,9 @@ func (s *server) apiRunsWithFigures(c *fiber.Ctx, runs []store.Run) ([]apiRun, e
 	if err != nil {
 		return nil, err
 	}
+	if err := runFiguresWithRuntimeStates(c.UserContext(), s.Store, crs); err != nil {
+		return nil, err
+	}
 	out := make([]apiRun, len(crs))
 	for i, r := range crs {
 		out[i] = toAPIRun(r.Run).withFigures(r)
@@ -240,7 +243,8 @@ func (s *server) apiRunsWithFigures(c *fiber.Ctx, runs []store.Run) ([]apiRun, e
 }
 
 // apiRunSteps is a sweep's steps, each summarised on its own, and its
-// saturation point; no steps for other load profiles or an unfinished run.
+// saturation point (a length sweep's: where its runtime began to queue
+// and to preempt); no steps for other load profiles or an unfinished run.
 func (s *server) apiRunSteps(c *fiber.Ctx) error {
 	_, run, err := s.runOf(c)
 	if err != nil {
@@ -250,12 +254,11 @@ func (s *server) apiRunSteps(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	steps := []jobs.StepSummary{}
-	var sat *jobs.Saturation
+	out := apiRunSteps{RunID: run.ID, State: run.State, Steps: []jobs.StepSummary{}}
 	if len(runs) == 1 && runs[0].Summary != nil && runs[0].Summary.Steps != nil {
-		steps, sat = runs[0].Summary.Steps, runs[0].Summary.Saturation
+		out.Steps, out.Saturation, out.LengthLimits = runs[0].Summary.Steps, runs[0].Summary.Saturation, runs[0].Summary.LengthLimits
 	}
-	return c.JSON(apiRunSteps{RunID: run.ID, State: run.State, Steps: steps, Saturation: sat})
+	return c.JSON(out)
 }
 
 // apiGetRun is one run with its figures.

@@ -146,6 +146,9 @@ type apiRunSteps struct {
 	State      string             `json:"state"`
 	Steps      []jobs.StepSummary `json:"steps"`
 	Saturation *jobs.Saturation   `json:"saturation"`
+	// LengthLimits, for a length sweep, is where the runtime began to
+	// queue and to preempt.
+	LengthLimits *jobs.LengthLimits `json:"length_limits,omitempty"`
 }
 
 // apiDatasets is GET /datasets.

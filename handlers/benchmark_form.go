@@ -149,6 +149,10 @@ func estimateRuns(l *i18n.Localizer, m bench.Manifest, runs []bench.PlannedRun) 
 		steps := max(load.Steps, len(load.Rates), len(load.Concurrencies))
 		share := max(n/(2+steps), 1)
 		scale(waves(share, 1) + waves(share, load.Concurrency) + float64(steps)*waves(share, max(load.Concurrency/2, 1)))
+	case jobs.LoadLengthSweep:
+		// Each step a closed loop at the concurrency; longer prompts'
+		// prefill is not in the per-token range.
+		scale(waves(n, max(load.Concurrency, 1)))
 	default: // sequential; a trace depends on its timestamps
 		scale(float64(n))
 	}

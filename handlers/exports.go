@@ -278,6 +278,9 @@ func (s *server) exportBenchmark(summary bool) fiber.Handler {
 			if err != nil {
 				return err
 			}
+			if err := runFiguresWithRuntimeStates(c.UserContext(), s.Store, crs); err != nil {
+				return err
+			}
 			return s.stream(c, "text/csv; charset=utf-8", fmt.Sprintf("benchmark-%d-summary.csv", b.ID), func(_ context.Context, w *bufio.Writer) error {
 				return export.WriteSummary(w, crs, s.GridCO2, raw)
 			})

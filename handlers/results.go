@@ -160,6 +160,9 @@ func (s *server) renderResultsPage(c *fiber.Ctx, b store.Benchmark, run store.Ru
 			if json.Unmarshal(cr[0].Summary, &sum) == nil {
 				d.Summary = &sum
 			}
+			if err := withRuntimeStates(c.UserContext(), s.Store, run.ID, d.Summary); err != nil {
+				return err
+			}
 		}
 	}
 	cats, err := s.Store.RunCategoryScores(c.UserContext(), run.ID)

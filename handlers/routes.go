@@ -125,6 +125,7 @@ type Store interface {
 	providerPriceStore
 	historyStore
 	webhookStore
+	lengthSweepStore
 }
 
 type server struct {

@@ -136,6 +136,11 @@ func NewLoadIdentity(manifest json.RawMessage, datasetID int64, meanIn, meanOut 
 	add("rates", l.Rates, len(l.Rates) > 0)
 	add("concurrencies", l.Concurrencies, len(l.Concurrencies) > 0)
 	add("speed", l.Speed, l.Speed > 0)
+	// A length sweep's lengths are its load: two sweeps of other lengths
+	// are not one load.
+	if l.Lengths != nil {
+		add("lengths", fmt.Sprintf("input%v output%v", l.Lengths.Input, l.Lengths.Output), true)
+	}
 	// How long the run measured is part of its load: a run of 30
 	// requests and one of 200 see different warm-up, caches and drain.
 	add("warmup", l.Warmup, l.Warmup > 0)

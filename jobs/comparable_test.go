@@ -46,3 +46,13 @@ func TestLoadIdentity(t *testing.T) {
 		t.Error("old identities of different output classes compare")
 	}
 }
+
+// TestLengthSweepLoadIdentity: a length sweep's lengths are part of its
+// load, so two sweeps over other lengths are not compared as one load.
+func TestLengthSweepLoadIdentity(t *testing.T) {
+	a := NewLoadIdentity([]byte(`{"load":{"profile":"length-sweep","concurrency":4,"lengths":{"input":[128,512],"output":[64]}},"sampling":{"max_tokens":8}}`), 3, 300, 64)
+	b := NewLoadIdentity([]byte(`{"load":{"profile":"length-sweep","concurrency":4,"lengths":{"input":[128,1024],"output":[64]}},"sampling":{"max_tokens":8}}`), 3, 300, 64)
+	if a.Key() == b.Key() || !strings.Contains(strings.Join(a.Differences(b), "; "), "lengths=input[128 512] output[64]") {
+		t.Errorf("sweeps over other lengths: %q vs %q (%q)", a.Key(), b.Key(), a.Differences(b))
+	}
+}

@@ -137,6 +137,10 @@ type RunSummary struct {
 	// the other load profiles.
 	Steps      []StepSummary `json:"steps,omitempty"`
 	Saturation *Saturation   `json:"saturation,omitempty"`
+	// LengthLimits, for a length sweep, is where the runtime began to
+	// queue and preempt, read with the runtime's states when the run is
+	// shown.
+	LengthLimits *LengthLimits `json:"length_limits,omitempty"`
 }
 
 // CostPer1M is USD per million output tokens at pricePerHour: the price
@@ -181,6 +185,21 @@ type StepSummary struct {
 	// SLOsHold: at least the SLO's goodput share of the step's requests
 	// met every SLO.
 	SLOsHold bool `json:"slos_hold"`
+
+	// A length sweep's step (docs/metrics.md#length-sweeps); empty for the
+	// other steps. InputTarget and OutputTarget are the lengths asked
+	// (output 0: the sampling's max_tokens); PromptTokens the prompt
+	// lengths the runtime reported (usage's prompt_tokens) for the
+	// successful requests, and PromptTokensOff the most any was off the
+	// target; PrefillTokensPerS each request's prompt tokens ÷ its TTFT,
+	// their median with its interval; Runtime what the runtime's /metrics
+	// said during the step, read when the run is shown.
+	InputTarget       int             `json:"input_tokens_target,omitempty"`
+	OutputTarget      int             `json:"output_tokens_target,omitempty"`
+	PromptTokens      *Dist           `json:"prompt_tokens,omitempty"`
+	PromptTokensOff   *float64        `json:"prompt_tokens_off,omitempty"`
+	PrefillTokensPerS *MedianInterval `json:"prefill_tokens_per_s,omitempty"`
+	Runtime           *RuntimeState   `json:"runtime,omitempty"`
 }
 
 // Saturation is the highest measured load at which the SLOs hold: between
@@ -200,9 +219,11 @@ type Saturation struct {
 // SLOs hold at a step when at least share of its requests met every SLO.
 // Steps are taken in order of achieved rate; the point is reported as the
 // interval between the busiest step where they hold and the next busier
-// one where they do not. Nil without steps.
+// one where they do not. Nil without steps, and for a length sweep.
 func FindSaturation(steps []StepSummary, share float64) *Saturation {
-	if len(steps) == 0 {
+	// A length sweep's steps differ in length, not in load: no rate is
+	// where its SLOs stop holding (its limits are LengthLimits).
+	if len(steps) == 0 || IsLengthSweep(steps) {
 		return nil
 	}
 	order := make([]int, len(steps))

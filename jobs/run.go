@@ -20,6 +20,10 @@ const (
 	// LoadTrace sends each item at its own arrival time: a synthetic
 	// trace dataset's, divided by Speed.
 	LoadTrace = "trace"
+	// LoadLengthSweep sends generated prompts of each listed input (and
+	// output) length in turn, at one concurrency or rate
+	// (docs/benchmarks.md#length-sweeps).
+	LoadLengthSweep = "length-sweep"
 )
 
 // Duration is a time.Duration that reads and writes as "30s" in JSON and
@@ -45,7 +49,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // field's own rules (app/valid); what a field must be for a given profile
 // is the manifest's to check (app/bench).
 type LoadProfile struct {
-	Profile string `json:"profile" yaml:"profile" validate:"oneof=sequential concurrency constant-rate poisson sweep trace"`
+	Profile string `json:"profile" yaml:"profile" validate:"oneof=sequential concurrency constant-rate poisson sweep trace length-sweep"`
 	// Concurrency is the number of requests in flight (concurrency; the
 	// ceiling of a sweep).
 	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
@@ -60,6 +64,9 @@ type LoadProfile struct {
 	// Concurrencies, for a sweep, are the user's own closed-loop steps
 	// instead: so many requests in flight each, in order.
 	Concurrencies []int `json:"concurrencies,omitempty" yaml:"concurrencies,omitempty"`
+	// Lengths, for a length sweep, are the prompt and answer lengths it
+	// steps through.
+	Lengths *Lengths `json:"lengths,omitempty" yaml:"lengths,omitempty"`
 	// Speed, for the trace profile, replays the trace that many times
 	// faster (0.5: half as fast); zero means 1.
 	Speed float64 `json:"speed,omitempty" yaml:"speed,omitempty" validate:"finite"`

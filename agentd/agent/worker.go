@@ -176,6 +176,9 @@ type segment struct {
 	keys    []int
 	convs   *conversations
 	answers map[int]string
+	// lengths makes a length sweep's prompts in place of the items' own
+	// (nil for the other profiles).
+	lengths *lengthPrompts
 	// before is what earlier segments of a resumed run used: limits count it.
 	before load.Progress
 
@@ -274,6 +277,9 @@ func (s *segment) sendLoad() (load.Outcome, error) {
 	if m := s.tgt.RequestModel(); m != "" {
 		model = m // a launched adapter, under its runtime's name for it
 	}
+	if s.args.Load.Profile == jobs.LoadLengthSweep {
+		s.lengths = calibrateLengths(s.loadCtx, client, model, s.args, s.log)
+	}
 	return load.Run(s.loadCtx, load.Config{
 		Indices: s.keys,
 		Profile: s.args.Load,
@@ -309,11 +315,16 @@ func (s *segment) sendLoad() (load.Outcome, error) {
 func (s *segment) send(ctx context.Context, client *openai.Client, model string, it store.PendingItem, phase string) jobs.Result {
 	idx := it.Idx
 	var res jobs.Result
-	req, err := openai.BuildRequest(s.convs.request(idx, it.Request), model, itemSampling(it.Request, s.args.Sampling))
+	request := it.Request
+	if s.lengths != nil {
+		request = s.lengths.request(idx*jobs.MaxSamples+it.Sample, phase)
+	}
+	req, err := openai.BuildRequest(s.convs.request(idx, request), model, itemSampling(request, s.args.Sampling))
 	if err != nil {
 		res = jobs.Result{Status: jobs.StatusError, ErrorClass: jobs.ErrInvalidReq, Error: err.Error()}
 	} else {
 		ans, ok := s.answers[idx]
+		ok = ok && s.lengths == nil // a generated prompt has no scripted answer
 		req.Body = withSimAnswer(req.Body, ans, ok)
 		back := s.w.metrics.sending(phase)
 		res = client.Do(ctx, req)

@@ -259,6 +259,8 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		g.openLoop(items, newArrivals(p.Rate, p.Profile == jobs.LoadPoisson, cfg.Seed), openCap(p.Concurrency), g.newPhase("", 0))
 	case jobs.LoadSweep:
 		g.sweep(items)
+	case jobs.LoadLengthSweep:
+		g.lengthSweep(items)
 	case jobs.LoadTrace:
 		g.traceLoop(items, g.newPhase("", 0))
 	default: // sequential, or unset
@@ -278,6 +280,10 @@ func check(cfg Config) error {
 	}
 	switch p.Profile {
 	case "", jobs.LoadSequential, jobs.LoadSweep:
+	case jobs.LoadLengthSweep:
+		if len(p.Lengths.Steps()) == 0 {
+			errs = append(errs, errors.New("the length-sweep profile needs input lengths"))
+		}
 	case jobs.LoadTrace:
 		for _, why := range checkTrace(cfg) {
 			errs = append(errs, errors.New(why))
@@ -595,7 +601,7 @@ func (g *gen) outcome(n int, truncated bool) Outcome {
 			out.OutputTokensPerS = float64(g.tokens) / s
 		}
 	}
-	if g.cfg.Profile.Profile == jobs.LoadSweep {
+	if p := g.cfg.Profile.Profile; p == jobs.LoadSweep || p == jobs.LoadLengthSweep {
 		for _, ph := range g.phases {
 			if ph.sent == 0 {
 				continue // a step never reached

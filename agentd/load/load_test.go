@@ -711,3 +711,49 @@ func TestSplitSharesDifferByAtMostOne(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthSweepStepsAtOneConcurrency: a length sweep sends its steps in
+// order, each labelled with its lengths, each at the profile's one
+// concurrency, and refuses a profile without lengths.
+func TestLengthSweepStepsAtOneConcurrency(t *testing.T) {
+	t.Parallel()
+	f, s := newFake(5*time.Millisecond), &sink{}
+	lengths := &jobs.Lengths{Input: []int{128, 512, 2048}, Output: []int{16}}
+	out := run(t, context.Background(), Config{Indices: indices(12), Profile: jobs.LoadProfile{Profile: jobs.LoadLengthSweep, Concurrency: 2,
+		Lengths: lengths}, Send: f.send, Record: s.record})
+	s.exactlyOnce(t, indices(12))
+	want := []string{"input 128 output 16", "input 512 output 16", "input 2048 output 16"}
+	if len(out.Phases) != len(want) {
+		t.Fatalf("phases %+v", out.Phases)
+	}
+	for i, ph := range out.Phases {
+		if ph.Name != want[i] || ph.Sent != 4 || ph.Requests != 4 {
+			t.Errorf("step %d: %+v, want %s with 4 requests", i, ph, want[i])
+		}
+	}
+	if f.peak.Load() != 2 {
+		t.Errorf("peak in flight %d, want the profile's 2", f.peak.Load())
+	}
+	got := s.results()
+	sort.Slice(got, func(i, j int) bool { return got[i].StartOffset < got[j].StartOffset })
+	for i, r := range got {
+		if r.Phase != want[i/4] {
+			t.Fatalf("request %d sent in step %q, want %q (steps follow each other)", i, r.Phase, want[i/4])
+		}
+	}
+	if _, err := Run(context.Background(), Config{Indices: indices(2), Profile: jobs.LoadProfile{Profile: jobs.LoadLengthSweep},
+		Send: f.send, Record: s.record}); err == nil {
+		t.Error("a length sweep without lengths was accepted")
+	}
+	// At a rate: each step an open loop at that rate, capped in flight.
+	f, s = newFake(20*time.Millisecond), &sink{}
+	out = run(t, context.Background(), Config{Indices: indices(8), Profile: jobs.LoadProfile{Profile: jobs.LoadLengthSweep, Rate: 400, Concurrency: 3,
+		Lengths: &jobs.Lengths{Input: []int{64, 256}}}, Send: f.send, Record: s.record})
+	s.exactlyOnce(t, indices(8))
+	if len(out.Phases) != 2 || out.Phases[0].Name != "input 64" || out.Phases[1].Name != "input 256" || out.Phases[1].OfferedRate != 400 || out.Phases[1].Sent != 4 {
+		t.Fatalf("rate steps %+v", out.Phases)
+	}
+	if p := f.peak.Load(); p > 3 {
+		t.Errorf("peak in flight %d, above the cap of 3", p)
+	}
+}

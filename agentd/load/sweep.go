@@ -99,3 +99,33 @@ func split(items []int, n int) [][]int {
 	}
 	return out
 }
+
+// lengthSweep sends consecutive shares of items as the steps of a length
+// sweep, in order, each at the profile's one rate (capped at its
+// concurrency in flight) or, without a rate, as a closed loop at its
+// concurrency (1 when unset); Send is told the step by its phase, which
+// says the lengths to generate (docs/benchmarks.md#length-sweeps). Each
+// step waits for the previous one, so its window and the runtime's state
+// in it belong to one length alone.
+func (g *gen) lengthSweep(items []int) {
+	p := g.cfg.Profile
+	steps := p.Lengths.Steps()
+	conc := max(p.Concurrency, 1)
+	for i, share := range split(items, len(steps)) {
+		if len(share) == 0 {
+			return
+		}
+		ph := g.newPhase(steps[i].Phase(), p.Rate)
+		var ok bool
+		if p.Rate > 0 && !math.IsInf(p.Rate, 0) {
+			ceiling := openCap(p.Concurrency)
+			ok = g.openLoop(share, newArrivals(p.Rate, false, 0), ceiling, ph)
+		} else {
+			ok = g.closedLoop(share, conc, ph)
+		}
+		if !ok {
+			return
+		}
+		g.wg.Wait()
+	}
+}

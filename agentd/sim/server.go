@@ -363,7 +363,7 @@ func (s *Server) plan(req request, chat bool, n uint64, prompt int, draws *rand.
 			limit = *v
 		}
 	}
-	if limit > 0 && tokens >= limit {
+	if limit > 0 && (tokens >= limit || req.IgnoreEOS && req.Answer == "") {
 		tokens, finish = limit, "length"
 	}
 	if v := s.cfg.Serving; v != nil && v.MaxModelLen > 0 && prompt+tokens > v.MaxModelLen {

@@ -372,6 +372,9 @@ func TestMaxTokensCapsTheAnswer(t *testing.T) {
 		`"max_tokens":12`:                                {12, "length"},
 		`"max_tokens":13`:                                {12, "stop"},
 		`"max_tokens":4000,"max_completion_tokens":null`: {12, "stop"},
+		`"max_tokens":40,"ignore_eos":true`:              {40, "length"},
+		`"max_tokens":5,"ignore_eos":true`:               {5, "length"},
+		`"ignore_eos":false,"max_tokens":30`:             {12, "stop"},
 	} {
 		for _, path := range []string{chatPath, textPath} {
 			texts, usage := checkStream(t, stream(t, ts, path, body(path, extra)), path == chatPath, want.finish)

@@ -68,6 +68,9 @@ type request struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+	// IgnoreEOS (vLLM's sampling parameter) answers until max_tokens, as
+	// a length sweep's and a synthetic item's forced output lengths ask.
+	IgnoreEOS bool `json:"ignore_eos"`
 	// Answer is the text to answer with instead of filler: the answer the
 	// Ruckus server decided for this item (from its reference and the
 	// model's simulated accuracy), which agentd adds to the request. Not

@@ -295,6 +295,11 @@ func (m Manifest) validateLoad() Errors {
 		errs = append(errs, validateSweep(l)...)
 	case jobs.LoadTrace:
 		errs = append(errs, m.validateTrace()...)
+	case jobs.LoadLengthSweep:
+		errs = append(errs, m.validateLengthSweep()...)
+	}
+	if l.Lengths != nil && l.Profile != jobs.LoadLengthSweep {
+		errs.Say("load.lengths", "manifest.lengths_only")
 	}
 	if finite(l.Speed) && l.Speed != 0 && l.Profile != jobs.LoadTrace {
 		errs.Say("load.speed", "manifest.speed_trace_only")
@@ -341,6 +346,53 @@ func validateSweep(l jobs.LoadProfile) Errors {
 		}
 	case l.Steps < 2 || l.Steps > 20:
 		errs.Say("load.steps", "manifest.steps")
+	}
+	return errs
+}
+
+// validateLengthSweep: a length sweep's lengths, each within bounds and
+// none twice, its one concurrency or rate, and no scorer: its prompts are
+// generated and have no reference (docs/benchmarks.md#length-sweeps).
+func (m Manifest) validateLengthSweep() Errors {
+	var errs Errors
+	l := m.Load
+	if l.Concurrency < 0 || l.Concurrency > 4096 {
+		errs.Say("load.concurrency", "manifest.length_concurrency")
+	}
+	if finite(l.Rate) && (l.Rate < 0 || l.Rate > 100000) {
+		errs.Say("load.rate", "manifest.length_rate")
+	}
+	if m.Scorer != "" {
+		errs.Say("scorer", "manifest.length_no_scorer")
+	}
+	if m.Synthetic != nil && m.Synthetic.Kind != synth.KindRandom {
+		errs.Say("synthetic.kind", "manifest.length_synthetic")
+	}
+	if l.Lengths == nil || len(l.Lengths.Input) == 0 {
+		errs.Say("load.lengths.input", "manifest.lengths_input")
+		return errs
+	}
+	errs = append(errs, distinctLengths("load.lengths.input", l.Lengths.Input)...)
+	errs = append(errs, distinctLengths("load.lengths.output", l.Lengths.Output)...)
+	if n := len(l.Lengths.Input) * max(len(l.Lengths.Output), 1); n > jobs.MaxLengthSteps {
+		errs.Say("load.lengths", "manifest.lengths_steps", "Max", jobs.MaxLengthSteps, "N", n)
+	}
+	return errs
+}
+
+// distinctLengths: each of a length sweep's lengths at path is a token
+// count within bounds and none is given twice.
+func distinctLengths(path string, lengths []int) Errors {
+	var errs Errors
+	seen := map[int]int{}
+	for i, n := range lengths {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if n < 1 || n > jobs.MaxLengthTokens {
+			errs.Say(at, "manifest.length_tokens", "Max", jobs.MaxLengthTokens)
+		} else if j, dup := seen[n]; dup {
+			errs.Say(at, "manifest.same_length", "Path", path, "J", j)
+		}
+		seen[n] = i
 	}
 	return errs
 }

@@ -136,6 +136,15 @@ func WriteBatchLine(w io.Writer, model string, engine jobs.Engine, r store.Resul
 // is true when the GPU figures were simulated from the load (agentd
 // --sim-gpu), not measured.
 //
+// A length sweep's step rows end with its lengths and what they did
+// (docs/benchmarks.md#length-sweeps): the input and output lengths asked
+// (output empty: the sampling's max_tokens), the prompt tokens the
+// runtime counted (median, least, most) and the most any request was off
+// the input length, the prefill tokens/s (median and its 95 % interval),
+// and what the runtime's /metrics said during the step (the most requests
+// waiting, the highest KV-cache usage, the preemptions); empty cells where
+// not measured, and on every other row.
+//
 // The quality columns are the run's scorer, how many items it scored, the
 // mean item score with its 95 % bootstrap interval, and corpus_bleu (the
 // bleu scorer's corpus BLEU, sacreBLEU's corpus_score / 100; empty for
@@ -148,7 +157,12 @@ var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", 
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
 	"load_time_ms", "runtime_log_tail", "scorer", "scored", "quality", "quality_lo", "quality_hi", "corpus_bleu",
 	"gpu_simulated", "node_cpu_mean_percent", "node_cpu_peak_percent", "node_mem_peak_bytes", "node_mem_total_bytes",
-	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes"}
+	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes",
+	"input_tokens_target", "output_tokens_target", "prompt_tokens_p50", "prompt_tokens_min", "prompt_tokens_max", "prompt_tokens_off",
+	"prefill_tokens_per_s", "prefill_tokens_per_s_lo", "prefill_tokens_per_s_hi", "runtime_waiting_max", "runtime_kv_cache_max", "runtime_preemptions"}
+
+// lengthColumns are the length sweep's columns of SummaryColumns, at its end.
+const lengthColumns = 12
 
 // share formats a quality figure in [0, 1] to 6 decimals; "" when there
 // is none (not scored, or not this scorer's figure).
@@ -189,7 +203,8 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 		rec := append(head, "", "", "")
 		var s jobs.RunSummary
 		if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
-			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-2)...)
+			// requests to itl_max_ms (summaryFigures) and the energy columns.
+			rec = append(rec, make([]string, 23+6)...)
 		} else {
 			rec = append(rec, summaryFigures(s.Requests, s.OK, s.Errors, s.OutputTokens, s.MeasuredSeconds, s.OutputTokensPerS,
 				s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
@@ -202,6 +217,7 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 		rec = append(rec, load, text(r.RuntimeLog), r.Scorer, strconv.Itoa(r.Scored),
 			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
 		rec = append(rec, nodeColumns(r)...)
+		rec = append(rec, make([]string, lengthColumns)...)
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -277,7 +293,37 @@ func stepRow(head []string, st jobs.StepSummary) []string {
 	row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold))
 	row = append(row, summaryFigures(st.Requests, st.OK, st.Errors, st.OutputTokens, st.WindowSeconds, st.OutputTokensPerS,
 		st.AchievedRPS, st.GoodputRPS, st.TTFT, st.TPOT, st.E2E, st.ITL, st.ITLTokens)...)
-	return append(row, make([]string, len(SummaryColumns)-len(row))...)
+	row = append(row, make([]string, len(SummaryColumns)-lengthColumns-len(row))...)
+	return append(row, lengthStepColumns(st)...)
+}
+
+// lengthStepColumns are a length sweep's step's last columns
+// (SummaryColumns); all empty for other steps.
+func lengthStepColumns(st jobs.StepSummary) []string {
+	out := make([]string, lengthColumns)
+	if st.InputTarget == 0 {
+		return out
+	}
+	opt := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return fixed3(*v)
+	}
+	out[0] = strconv.Itoa(st.InputTarget)
+	if st.OutputTarget > 0 {
+		out[1] = strconv.Itoa(st.OutputTarget)
+	}
+	if p := st.PromptTokens; p != nil {
+		out[2], out[3], out[4], out[5] = fixed3(p.P50), fixed3(p.Min), fixed3(p.Max), opt(st.PromptTokensOff)
+	}
+	if p := st.PrefillTokensPerS; p != nil {
+		out[6], out[7], out[8] = fixed3(p.Median), opt(p.Lo), opt(p.Hi)
+	}
+	if r := st.Runtime; r != nil && r.Readings > 0 {
+		out[9], out[10], out[11] = opt(r.MaxWaiting), opt(r.MaxKVCache), opt(r.Preemptions)
+	}
+	return out
 }
 
 // nodeColumns are a run's gpu_simulated and node columns (SummaryColumns);

@@ -141,6 +141,7 @@ func (q *Queries) RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jo
 // phase.
 type stepParts struct {
 	steps   []jobs.StepSummary
+	prompts []stepPrompts // beside steps, one each
 	classes map[string]map[string]int
 	itl     map[string][]stats.Repeated
 }
@@ -153,17 +154,22 @@ func (p *stepParts) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased 
 	b.Queue(`SELECT phase, count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
 			coalesce(sum(completion_tokens), 0), count(*) FILTER (WHERE `+sloFilter+`),
 			extract(epoch FROM max(sent_at + make_interval(secs => coalesce(e2e_ms, 0) / 1000)) - min(sent_at))::float8,
-			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`
+			`+distColumns("ttft_ms")+`, `+distColumns("tpot_ms")+`, `+distColumns("e2e_ms")+`,
+			`+distColumns("prompt_tokens::float8")+`, `+prefillRates+`
 		FROM results WHERE run_id = @run AND phase <> '' GROUP BY phase ORDER BY min(sent_at)`, args).Query(func(rows pgx.Rows) error {
 		var st jobs.StepSummary
-		var ttftP, tpotP, e2eP []float64
+		var ttftP, tpotP, e2eP, promptP []float64
+		var prompt jobs.Dist
+		var prefill []float64
 		_, err := pgx.ForEachRow(rows, []any{&st.Name, &st.Requests, &st.OK, &st.Errors, &st.OutputTokens, &st.GoodRequests, &st.WindowSeconds,
 			&st.TTFT.Mean, &st.TTFT.Min, &st.TTFT.Max, &ttftP, &st.TPOT.Mean, &st.TPOT.Min, &st.TPOT.Max, &tpotP,
-			&st.E2E.Mean, &st.E2E.Min, &st.E2E.Max, &e2eP}, func() error {
+			&st.E2E.Mean, &st.E2E.Min, &st.E2E.Max, &e2eP, &prompt.Mean, &prompt.Min, &prompt.Max, &promptP, &prefill}, func() error {
 			setPercentiles(&st.TTFT, ttftP)
 			setPercentiles(&st.TPOT, tpotP)
 			setPercentiles(&st.E2E, e2eP)
+			setPercentiles(&prompt, promptP)
 			p.steps = append(p.steps, st)
+			p.prompts = append(p.prompts, stepPrompts{tokens: prompt, prefill: prefill})
 			return nil
 		})
 		return mapErr(err, "run steps")
@@ -196,6 +202,19 @@ func (p *stepParts) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased 
 	})
 }
 
+// stepPrompts is what a step's successful requests were sent: their
+// prompt tokens, and each one's prompt tokens ÷ TTFT, sorted.
+type stepPrompts struct {
+	tokens  jobs.Dist
+	prefill []float64
+}
+
+// prefillRates is, sorted, each successful request's prompt tokens ÷ its
+// TTFT in seconds (docs/metrics.md#length-sweeps), of requests that had
+// both.
+const prefillRates = `coalesce(array_agg(prompt_tokens * 1000.0 / ttft_ms ORDER BY prompt_tokens * 1000.0 / ttft_ms)
+		FILTER (WHERE status = 'ok' AND prompt_tokens > 0 AND ttft_ms > 0), ARRAY[]::float8[])`
+
 // summaries completes the steps read: rates, SLO verdicts, error classes
 // and each step's own inter-token latencies.
 func (p *stepParts) summaries(slo jobs.SLO) []jobs.StepSummary {
@@ -217,8 +236,36 @@ func (p *stepParts) summaries(slo jobs.SLO) []jobs.StepSummary {
 		}
 		s.SLOsHold = s.Requests > 0 && float64(s.GoodRequests) >= share*float64(s.Requests)
 		s.ITL, s.ITLTokens = tokenITL(p.itl[s.Name])
+		if i < len(p.prompts) {
+			p.prompts[i].fill(s)
+		}
 	}
 	return p.steps
+}
+
+// fill sets a length sweep's step's lengths, the prompt lengths sent and
+// their distance from the target, and the prefill speed's median with its
+// 95 % interval; other steps are left as they are.
+func (sp stepPrompts) fill(s *jobs.StepSummary) {
+	step, ok := jobs.ParseLengthPhase(s.Name)
+	if !ok {
+		return
+	}
+	s.InputTarget, s.OutputTarget = step.Input, step.Output
+	if s.OK == 0 || sp.tokens.Max == 0 {
+		return // no usage reported: the prompts' lengths are not known
+	}
+	tokens := sp.tokens
+	off := math.Max(math.Abs(tokens.Min-float64(step.Input)), math.Abs(tokens.Max-float64(step.Input)))
+	s.PromptTokens, s.PromptTokensOff = &tokens, &off
+	if len(sp.prefill) == 0 {
+		return
+	}
+	mi := &jobs.MedianInterval{Median: stats.Percentile(sp.prefill, 0.5), N: len(sp.prefill)}
+	if ci, ok := stats.QuantileInterval(sp.prefill, 0.5, 0.95); ok {
+		mi.Lo, mi.Hi = &ci.Lo, &ci.Hi
+	}
+	s.PrefillTokensPerS = mi
 }
 
 // offeredRate reads the rate a constant-rate step aimed at from its label

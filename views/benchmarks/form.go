@@ -43,9 +43,12 @@ type Form struct {
 	Preset                                     string // the load preset last applied
 	LoadKind, Concurrency, Rate, Steps, Warmup string
 	MaxRequests, MaxDuration, MaxErrors        string
-	Repeats                                    string
-	Temperature, TopP, MaxTokens, Seed, Stop   string
-	Scorer, SLOTTFT, SLOTPOT, SLOE2E           string
+	// LengthsInput and LengthsOutput are a length sweep's lengths as
+	// typed: token counts separated by commas.
+	LengthsInput, LengthsOutput              string
+	Repeats                                  string
+	Temperature, TopP, MaxTokens, Seed, Stop string
+	Scorer, SLOTTFT, SLOTPOT, SLOE2E         string
 	// Samples is sampling.n: answers per item, for pass@k.
 	Samples string
 	// ScorerPattern and ScorerSchema are the scorer's options as typed
@@ -145,6 +148,7 @@ func (f *Form) ApplyPreset(key string) bool {
 		return false
 	}
 	f.Concurrency, f.Rate, f.Steps, f.Warmup, f.MaxRequests, f.MaxDuration, f.MaxErrors = "", "", "", "", "", "", ""
+	f.LengthsInput, f.LengthsOutput = "", ""
 	p.apply(f)
 	f.Preset = key
 	return true

@@ -21,6 +21,7 @@ func ReadForm(get func(string) string, has func(string) bool) Form {
 		MaxTokens: v("max_tokens"), Seed: v("seed"), Stop: get("stop"), Scorer: v("scorer"), Samples: v("n"),
 		SLOTTFT: v("slo_ttft"), SLOTPOT: v("slo_tpot"), SLOE2E: v("slo_e2e"), Repeats: v("repeats"),
 		FewShotK: v("fewshot_k"), FewShotSeed: v("fewshot_seed"),
+		LengthsInput: v("lengths_input"), LengthsOutput: v("lengths_output"),
 	}
 	// Only the picked scorer's options are read: a field left from another
 	// scorer is not an error.
@@ -202,6 +203,12 @@ func (p *formNumbers) load(f *Form, l *jobs.LoadProfile) {
 		l.Rate = *r
 	}
 	p.integer(f.Steps, "load.steps", &l.Steps)
+	if f.LengthsInput != "" || f.LengthsOutput != "" {
+		in, inErrs := bench.ParseLengths(f.LengthsInput, "load.lengths.input")
+		out, outErrs := bench.ParseLengths(f.LengthsOutput, "load.lengths.output")
+		p.errs = append(append(p.errs, inErrs...), outErrs...)
+		l.Lengths = &jobs.Lengths{Input: in, Output: out}
+	}
 	p.integer(f.Warmup, "load.warmup", &l.Warmup)
 	p.integer(f.MaxRequests, "load.max_requests", &l.MaxRequests)
 	p.duration(f.MaxDuration, "load.max_duration", &l.MaxDuration)

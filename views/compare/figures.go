@@ -8,6 +8,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/said"
 )
@@ -152,12 +153,13 @@ func Charts(ctx context.Context, fs []Figures) []charts.Chart {
 	}
 }
 
-// SweepCharts overlays the curves of the compared runs that are sweeps;
-// none when no run is.
+// SweepCharts overlays the curves of the compared runs that are sweeps of
+// rates or concurrencies (a length sweep's steps differ in length, not
+// load, and its curves are on its run page); none when no run is.
 func SweepCharts(ctx context.Context, fs []Figures) []charts.Chart {
 	var runs []charts.SweepRun
 	for _, f := range fs {
-		if len(f.Steps) > 0 {
+		if len(f.Steps) > 0 && !jobs.IsLengthSweep(f.Steps) {
 			runs = append(runs, charts.SweepRun{Name: i18n.T(ctx, "compare.run_n", "ID", fmt.Sprint(f.Run.ID)), Steps: f.Steps, Saturation: f.Saturation})
 		}
 	}

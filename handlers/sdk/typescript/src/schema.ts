@@ -582,7 +582,7 @@ export interface paths {
         };
         /**
          * A sweep's steps and saturation point
-         * @description Each step of a sweep summarised on its own, and the highest rate at which the SLOs held; no steps for other load profiles or an unfinished run. Owner; others get 404.
+         * @description Each step of a sweep summarised on its own, and the highest rate at which the SLOs held; for a length sweep each step's lengths, prompt tokens, prefill tokens/s and the runtime's queueing and preemptions, and where they began (length_limits; docs/benchmarks.md#length-sweeps). No steps for other load profiles or an unfinished run. Owner; others get 404.
          */
         get: operations["getRunSteps"];
         put?: never;
@@ -1612,7 +1612,7 @@ export interface components {
             };
         };
         LoadProfile: {
-            /** @description sequential, concurrency, constant-rate, poisson, sweep or trace. */
+            /** @description sequential, concurrency, constant-rate, poisson, sweep, trace or length-sweep. */
             profile: string;
             concurrency?: number;
             /** @description Requests per second. */
@@ -1620,6 +1620,11 @@ export interface components {
             steps?: number;
             rates?: number[];
             concurrencies?: number[];
+            /** @description A length sweep's steps: every input length (tokens) with every output length, at most 20 in all (docs/benchmarks.md#length-sweeps). */
+            lengths?: {
+                input: number[];
+                output?: number[];
+            };
             speed?: number;
             warmup?: number;
             max_requests?: number;
@@ -1868,6 +1873,7 @@ export interface components {
             output_tokens_per_request?: components["schemas"]["Dist"];
             steps?: components["schemas"]["StepSummary"][] | null;
             saturation?: components["schemas"]["Saturation"] | null;
+            length_limits?: components["schemas"]["LengthLimits"];
         };
         StepSummary: {
             name: string;
@@ -1891,6 +1897,35 @@ export interface components {
             itl_tokens: number;
             e2e_ms: components["schemas"]["Dist"];
             slos_hold: boolean;
+            /** @description A length sweep's step's input length in tokens. */
+            input_tokens_target?: number;
+            /** @description A length sweep's step's output length in tokens (absent: the sampling's max_tokens). */
+            output_tokens_target?: number;
+            prompt_tokens?: components["schemas"]["Dist"];
+            /** @description The most any successful request's prompt tokens (as the runtime counted them) were off the target. */
+            prompt_tokens_off?: number;
+            /** @description Each successful request's prompt tokens ÷ its TTFT; their median with its distribution-free 95 % interval (null below 6 requests). */
+            prefill_tokens_per_s?: {
+                median: number;
+                lo: number | null;
+                hi: number | null;
+                n: number;
+            };
+            /** @description What the runtime's /metrics said during the step; null figures were not measured. */
+            runtime?: {
+                readings: number;
+                max_waiting: number | null;
+                max_kv_cache_usage: number | null;
+                preemptions: number | null;
+            };
+        };
+        /** @description Where a length sweep's runtime began to queue and to preempt (the first such step and its input length); measured_steps counts the steps with a reading of its /metrics. */
+        LengthLimits: {
+            measured_steps: number;
+            queueing_step?: string;
+            queueing_input_tokens?: number;
+            preempting_step?: string;
+            preempting_input_tokens?: number;
         };
         Saturation: {
             goodput_share: number;
@@ -3632,6 +3667,7 @@ export interface operations {
                         state: components["schemas"]["RunState"];
                         steps: components["schemas"]["StepSummary"][];
                         saturation: components["schemas"]["Saturation"] | null;
+                        length_limits?: components["schemas"]["LengthLimits"];
                     };
                 };
             };
