@@ -9,13 +9,14 @@ import (
 
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // DriftSource reads a deployment's recent runs, from which its
 // between-run spread is measured (*store.Store's DeploymentRuns;
 // docs/concepts.md#drift).
 type DriftSource interface {
-	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error)
+	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]store.DeploymentRun, error)
 }
 
 // WithDrift sets each run's Drift: its deployment's between-run spread
@@ -32,12 +33,27 @@ func WithDrift(ctx context.Context, src DriftSource, runs []store.RunFigures) er
 			if err != nil {
 				return fmt.Errorf("drift of %s/%s: %w", k[0], k[1], err)
 			}
-			d = stats.PoolDrift(rs)
+			d = stats.PoolDrift(goodputWhereOpen(rs))
 			drifts[k] = d
 		}
 		runs[i].Drift = d
 	}
 	return nil
+}
+
+// goodputWhereOpen is a deployment's runs as stats.PoolDrift pools them:
+// a run's goodput share counts towards the goodput run effect only under
+// an open loop, where goodput is compared (docs/verdict.md#goodput); a
+// closed loop's share depends on the pace the target set itself.
+func goodputWhereOpen(rs []store.DeploymentRun) []stats.RepeatedRun {
+	out := make([]stats.RepeatedRun, len(rs))
+	for i, r := range rs {
+		out[i] = r.RepeatedRun
+		if !OpenLoop(jobs.LoadIdentity{Profile: r.Profile}) {
+			out[i].SLO = ""
+		}
+	}
+	return out
 }
 
 // Weigh is runs as every conclusion weighs them: each with the between-run

@@ -20,7 +20,11 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	st := testkit.Store(t)
 	drift := func(ctx context.Context, hw, rt string) (stats.Drift, error) {
 		rs, err := st.DeploymentRuns(ctx, hw, rt)
-		return stats.PoolDrift(rs), err
+		runs := make([]stats.RepeatedRun, len(rs))
+		for i, r := range rs {
+			runs[i] = r.RepeatedRun
+		}
+		return stats.PoolDrift(runs), err
 	}
 	testkit.Agent(ctx, t, st, nil) // registers the cpu profile
 	model := testkit.Model(ctx, t, st, nil)
