@@ -237,3 +237,40 @@ func wilson(k, n int) (lo, hi float64) {
 	half := z / (1 + z*z/fn) * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn))
 	return max(0, mid-half), min(1, mid+half)
 }
+
+// A pair that cannot be ranked has no leader (docs/verdict.md#not-comparable):
+// under an open loop speed and cost lead nothing — Leads names no best and
+// lists both runs with the reason, and Compare leaves the pair without a
+// better side or a lead — whichever run is faster; a run alone in its
+// group while the other was measured otherwise leads nothing either, and
+// the reason is the same whichever way the pair is asked.
+func TestAPairThatCannotBeRankedHasNoLeader(t *testing.T) {
+	a, b := openTarget(1, 190, 200, true), openTarget(2, 150, 200, true)
+	a.TokensPS, b.TokensPS = f(200), f(100)
+	a.CostPer1M, b.CostPer1M = f(1), f(2)
+	for _, c := range []Criterion{Speed, Cost} {
+		l := Leads([]Candidate{a, b}, c, Evidence{})
+		if l.Best != nil || l.RunnerUp != nil || len(l.NotComparable) != 2 || !strings.Contains(l.NotComparable[0].Reason, "offered load") {
+			t.Errorf("%s under an open loop: %+v", c, l)
+		}
+		m := Compare(a, b, c, Evidence{})
+		if m.Comparable || m.Better != 0 || m.Pct != 0 || m.Relative || m.Abs != 0 || m.P != nil || !m.Measured {
+			t.Errorf("%s pair under an open loop: %+v", c, m)
+		}
+	}
+	long := target(2, "b", 0.7, 0.68, 0.72, 1500)
+	l1, l2 := *long.Load, *long.Load
+	l1.InputClass, l1.OutputClass, l1.MeanIn, l1.MeanOut = "", "", 100, 100
+	l2.InputClass, l2.OutputClass, l2.MeanIn, l2.MeanOut = "", "", 100, 300
+	long.Load = &l2
+	short := target(1, "a", 0.6, 0.58, 0.62, 1000)
+	short.Load = &l1
+	l := Leads([]Candidate{short, long}, Speed, Evidence{})
+	if l.Best != nil || len(l.NotComparable) != 2 || l.NotComparable[0].Reason != l.NotComparable[1].Reason ||
+		l.NotComparable[0].Reason != Compare(long, short, Speed, Evidence{}).Reason || !strings.Contains(l.NotComparable[0].Reason, "mean output length") {
+		t.Errorf("lengths 3× apart: %+v", l)
+	}
+	if l := Leads([]Candidate{short}, Speed, Evidence{}); l.Best == nil || len(l.NotComparable) != 0 {
+		t.Errorf("one run alone: %+v", l)
+	}
+}

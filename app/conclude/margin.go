@@ -287,8 +287,13 @@ func Comparable(a, b Candidate, c Criterion) (bool, string) {
 	return ok, English(why)
 }
 
-// comparable is Comparable with what differs as a Said.
+// comparable is Comparable with what differs as a Said, worded with the
+// earlier run first whichever way the pair is asked, so that every
+// surface gives a pair the same reason.
 func comparable(a, b Candidate, c Criterion) (bool, Said) {
+	if a.RunID > b.RunID {
+		a, b = b, a
+	}
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {
 			return false, say("compare.said.not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
@@ -425,7 +430,10 @@ func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m.Measured, m.A, m.B = true, *va, *vb
 	m.lead()
 	if m.Comparable, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
+		// A pair that cannot be ranked has no leader and no lead, on
+		// every surface (docs/verdict.md#not-comparable).
 		m.Test, m.BasisSaid = "none", m.ReasonSaid
+		m.Better, m.Abs, m.Pct, m.Relative = 0, 0, 0, false
 		return m
 	}
 	var t testResult
@@ -540,6 +548,42 @@ func anyOpen(cs []Candidate) bool {
 		}
 	}
 	return false
+}
+
+// rankable is the group a lead is ranked in, and the candidates not
+// ranked: the one rule every surface follows is that a pair that cannot
+// be ranked has no leader (docs/verdict.md#not-comparable). So a group
+// whose candidates the criterion does not rank (speed and cost under an
+// open loop, goodput without an SLO) is not ranked at all, each candidate
+// with the reason; and a candidate alone in its group while others were
+// measured otherwise leads nothing: it is not comparable with them, and
+// says what differs from the first of them.
+func rankable(group []Candidate, rest []Unranked, c Criterion) ([]Candidate, []Unranked) {
+	unranked := func(why Said) []Unranked {
+		out := make([]Unranked, 0, len(group)+len(rest))
+		for _, x := range group {
+			out = append(out, Unranked{Candidate: x, Reason: English(why), ReasonSaid: why})
+		}
+		return append(out, rest...)
+	}
+	switch {
+	case len(group) >= 2:
+		if ok, why := comparable(group[0], group[1], c); !ok {
+			return nil, unranked(why)
+		}
+	case len(group) == 1 && len(rest) > 0:
+		if ok, why := comparable(group[0], rest[0].Candidate, c); !ok {
+			return nil, unranked(why)
+		}
+	case len(group) == 1 && (c == Quality || group[0].Load != nil):
+		// Alone with the figure: no pair, so nothing to rank it against,
+		// but a criterion its load (or scorer) does not rank is still not
+		// ranked. A run whose load identity is not kept yet stays alone.
+		if ok, why := comparable(group[0], group[0], c); !ok {
+			return nil, unranked(why)
+		}
+	}
+	return group, rest
 }
 
 // Unranked is a candidate left out of a ranking, and why.
@@ -663,6 +707,7 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 		var rest []Unranked
 		measured, rest = ComparableGroup(measured, c)
 		l.NotComparable = append(l.NotComparable, rest...)
+		measured, l.NotComparable = rankable(measured, l.NotComparable, c)
 	}
 	slices.SortStableFunc(measured, func(a, b Candidate) int {
 		va, vb := *c.Value(a), *c.Value(b)
