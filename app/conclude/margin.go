@@ -407,7 +407,12 @@ func HigherIsBetter(key string) bool {
 //     Welch's t-test on the repeats' p95s; a p95 over fewer than
 //     stats.MinQuantileN(0.95, 0.95) requests is not tested;
 //   - goodput (open loops only, where the benchmark sets an SLO): the
-//     z-test for two proportions on the shares of requests that met it.
+//     z-test for two proportions on the shares of requests that met it,
+//     or, once the deployment measured how much its share moves from run
+//     to run, the t-test with that run effect (docs/concepts.md#drift).
+//
+// A pair that is not comparable has no better side and no lead
+// (docs/verdict.md#not-comparable).
 //
 // A lead the test does not establish says the smallest difference the
 // comparison could have detected (Detectable) and what would detect 5 %.
