@@ -90,13 +90,20 @@ func WeighWithEvidence(ctx context.Context, src interface {
 }
 
 // underScorer gives each candidate its run's quality under scorer
-// identity key (none when the run was not scored under it).
+// identity key. A run not scored under it keeps its latest quality under
+// its own identity, so that it is shown as not comparable on quality (the
+// scorers differ) rather than as unmeasured, and no surface ranks the
+// pair (docs/verdict.md#not-comparable); an unscored run has none.
 func underScorer(cs []Candidate, runs []store.RunFigures, key string) []Candidate {
 	for i, r := range runs {
 		q, ok := r.QualityUnder(key)
+		if !ok && len(r.Qualities) > 0 {
+			q, ok = r.Qualities[len(r.Qualities)-1], true
+		}
 		cs[i].ScorerKey = key
 		cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = nil, nil, nil
 		if ok {
+			cs[i].ScorerKey = q.ScorerKey
 			cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = q.Mean, q.Lo, q.Hi
 		}
 	}
