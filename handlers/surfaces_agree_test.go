@@ -224,7 +224,7 @@ func (s surfaces) agree(t *testing.T, c conclude.Criterion, merged bool) {
 // against the compare API's claim f.
 func (s surfaces) comparePageAgrees(t *testing.T, c conclude.Criterion, f map[string]any) {
 	t.Helper()
-	claim := strings.Join(strings.Fields(s.comparePage.Find(`[data-testid="claim-` + string(c) + `"]`).Text()), " ")
+	claim := strings.Join(strings.Fields(s.comparePage.Find(`[data-testid="claim-`+string(c)+`"]`).Text()), " ")
 	switch {
 	case f == nil:
 		return
