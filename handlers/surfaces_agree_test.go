@@ -123,6 +123,7 @@ func TestSurfacesAgree(t *testing.T) {
 				s.agree(t, c, tc.merged)
 			}
 			s.recommendationsAgree(t, e, tok, b)
+			s.leaderboardAgrees(t, e, tok, b, tc.merged)
 			for m, want := range tc.fixture {
 				if got := kindOf(s.verdict[m]); got != want {
 					t.Errorf("fixture: the verdict's %s claim is %s, want %s: %v", m, got, want, s.verdict[m])
@@ -342,6 +343,47 @@ func (s surfaces) recommendationsAgree(t *testing.T, e *env, tok, b string) {
 			if apart := len(ranks) >= 2; rec.status != 200 || apart != (v["significant"] == true) {
 				t.Errorf("%s: %s ranks the pair apart %v (%d), the verdict calls it significant %v", metric, path, apart, rec.status, v["significant"])
 			}
+		}
+	}
+}
+
+// leaderboardAgrees checks the dataset's leaderboard (API) sorted by each
+// criterion: a pair the verdict cannot rank is never ranked in one list,
+// and a pair it ranks is listed leader first.
+func (s surfaces) leaderboardAgrees(t *testing.T, e *env, tok, b string, merged bool) {
+	t.Helper()
+	var ds int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	for metric, sort := range map[string]string{"quality": "quality", "output_tokens_per_s": "speed", "e2e_p95_ms": "latency", "cost_per_1m_tokens": "cost"} {
+		v := s.verdict[metric]
+		if v == nil || merged {
+			continue
+		}
+		res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=%s", ds, sort), tok, nil, "")
+		pos := map[float64]int{}
+		rows, _ := res.body["rows"].([]any)
+		for i, r := range rows {
+			pos[r.(map[string]any)["run_id"].(float64)] = i + 1
+		}
+		a, z := pos[float64(s.pair[0])], pos[float64(s.pair[1])]
+		switch {
+		case res.status != 200:
+			t.Errorf("leaderboard by %s: %d %v", sort, res.status, res.body)
+		case res.body["sort"] != sort:
+			// Ranks nothing (by date): speed and cost under an open loop.
+			if leaderOf(v) != 0 {
+				t.Errorf("leaderboard by %s lists by %v; the verdict ranks the pair", sort, res.body["sort"])
+			}
+		case leaderOf(v) == 0 && strings.Contains(fmt.Sprint(v["reason"]), "mean output length"):
+			// Known gap: the leaderboard ranks within one load key, and
+			// measured lengths are not part of it (docs/verdict.md#not-comparable).
+			t.Logf("leaderboard by %s still ranks runs whose lengths are apart: %v", sort, v["reason"])
+		case leaderOf(v) == 0 && a > 0 && z > 0:
+			t.Errorf("leaderboard by %s ranks a pair the verdict cannot (%v): %v", sort, v["reason"], rows)
+		case leaderOf(v) != 0 && a > 0 && z > 0 && pos[leaderOf(v)] != min(a, z):
+			t.Errorf("leaderboard by %s puts run %v first, the verdict's leader is %v", sort, s.pair[min(a, z)-1], leaderOf(v))
 		}
 	}
 }
