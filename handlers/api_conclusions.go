@@ -252,12 +252,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			continue
 		}
 		for _, crit := range conclude.Criteria {
-			m := conclude.Compare(x, base, crit, ev)
-			lead, other := x, base
-			if m.Better < 0 {
-				lead, other = base, x
-				m = conclude.Compare(base, x, crit, ev)
-			}
+			lead, other, m := conclude.Ordered(x, base, crit, ev)
 			if !m.Measured {
 				continue
 			}

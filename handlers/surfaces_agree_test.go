@@ -1,7 +1,9 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,7 +11,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
 )
 
 // surfaceCase is one benchmark of the cross-surface matrix and the pair
@@ -20,6 +24,9 @@ type surfaceCase struct {
 	name   string
 	build  func(t *testing.T, e *env, tok string) (string, [2]int64)
 	merged bool
+	// apart: the pair's second run is not the benchmark's (an imported
+	// run), so the verdict is not about the pair.
+	apart bool
 	// fixture is what the case is built to show, by metric: a
 	// "significant" lead, one "not established", "not comparable" (no
 	// leader) or "absent" (no claim).
@@ -63,8 +70,10 @@ func rescore(t *testing.T, e *env, runs []int64, drop bool) {
 
 // surfaceCases are benchmarks as users run them: closed loops priced and
 // unpriced, repeats, a pair whose answers are too far apart in length to
-// compare, an open loop, a rescored pair (qualities kept) and a pair
-// scored under different scorers.
+// compare, an open loop, a rescored pair (qualities kept), a run measured
+// here against results imported from elsewhere (of equal quality: one
+// leader whichever way the pair is asked) and a pair scored under
+// different scorers.
 func surfaceCases() []surfaceCase {
 	price := 3.6
 	fast := fakeRun{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }}
@@ -91,6 +100,10 @@ func surfaceCases() []surfaceCase {
 			rescore(t, e, ids, false)
 			return b, [2]int64{ids[0], ids[1]}
 		}, fixture: map[string]string{"quality": "not established"}},
+		{name: "imported run", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
+			b, ids := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{smallFake, fast})
+			return b, [2]int64{ids[0], importedRun(t, e, tok, b, 60)}
+		}, apart: true},
 		{name: "mixed scorers", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
 			b, ids := finishedBenchmark(t, e, tok, 60, &price, []fakeRun{smallFake, fast})
 			rescore(t, e, ids[1:], true)
@@ -119,11 +132,18 @@ func TestSurfacesAgree(t *testing.T) {
 			cl := e.client()
 			cl.signIn("ada@example.com", "correct horse")
 			s := readSurfaces(t, e, tok, cl, b, pair)
-			for _, c := range conclude.Criteria {
-				s.agree(t, c, tc.merged)
+			if tc.apart {
+				s.summary = "" // the start page's newest benchmark is the import's
 			}
-			s.recommendationsAgree(t, e, tok, b)
-			s.leaderboardAgrees(t, e, tok, b, tc.merged)
+			for _, c := range conclude.Criteria {
+				s.agree(t, c, tc.merged || tc.apart)
+			}
+			if tc.apart {
+				s.importedAgrees(t, e, tok, b)
+			} else {
+				s.recommendationsAgree(t, e, tok, b)
+				s.leaderboardAgrees(t, e, tok, b, tc.merged)
+			}
 			for m, want := range tc.fixture {
 				if got := kindOf(s.verdict[m]); got != want {
 					t.Errorf("fixture: the verdict's %s claim is %s, want %s: %v", m, got, want, s.verdict[m])
@@ -385,5 +405,79 @@ func (s surfaces) leaderboardAgrees(t *testing.T, e *env, tok, b string, merged 
 		case leaderOf(v) != 0 && a > 0 && z > 0 && pos[leaderOf(v)] != min(a, z):
 			t.Errorf("leaderboard by %s puts run %v first, the verdict's leader is %v", sort, s.pair[min(a, z)-1], leaderOf(v))
 		}
+	}
+}
+
+// importedRun imports answers to benchmark b's dataset of n items (made
+// elsewhere by outside/model, every third one wrong; the dataset names its
+// items item-1, item-2, … as it was uploaded), scores them with
+// exact as the benchmark's runs were, and returns the run.
+func importedRun(t *testing.T, e *env, tok, b string, n int) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var ds int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: "outside/model", ParamsB: 7, Quantization: "bf16"})
+	var lines bytes.Buffer
+	for i := range n {
+		answer := fmt.Sprint(i)
+		if i%3 == 0 {
+			answer = "no"
+		}
+		out, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("b-%d", i), "custom_id": fmt.Sprintf("item-%d", i+1), "error": nil,
+			"response": map[string]any{"status_code": 200, "request_id": "r", "body": map[string]any{
+				"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": "stop"}},
+				"usage":   map[string]int{"prompt_tokens": 5, "completion_tokens": 2}}}})
+		lines.Write(out)
+		lines.WriteByte('\n')
+	}
+	body, ct := multipartBody(t, "out.jsonl", lines.Bytes(), map[string]string{"model": "outside/model", "scorer": "exact", "name": "elsewhere"})
+	r := e.api(http.MethodPost, fmt.Sprintf("/api/v1/datasets/%d/imports", ds), tok, body, ct)
+	if r.status != 201 {
+		t.Fatalf("import: %d %v", r.status, r.body)
+	}
+	run := int64(r.body["run_id"].(float64))
+	if err := (&score.Service{Store: e.store}).ScoreRun(ctx, run, ""); err != nil {
+		t.Fatal(err)
+	}
+	concludeRun(t, e, run)
+	return run
+}
+
+// importedAgrees checks an imported run against a run measured here: it
+// has a quality and no speed, latency or cost claim (unmeasured is not a
+// comparison), and the dataset's recommendation weighing quality alone
+// ranks the two apart exactly when the compare API's quality claim is
+// significant.
+func (s surfaces) importedAgrees(t *testing.T, e *env, tok, b string) {
+	t.Helper()
+	if s.fwd["quality"] == nil {
+		t.Fatalf("no quality claim between a measured and an imported run: %v", s.fwd)
+	}
+	for _, m := range []string{"output_tokens_per_s", "e2e_p95_ms", "cost_per_1m_tokens"} {
+		if s.fwd[m] != nil {
+			t.Errorf("%s: a claim against a run that measured none: %v", m, s.fwd[m])
+		}
+	}
+	var ds int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	rec := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/recommendation?w_quality=1&w_speed=0&w_cost=0", ds), tok, nil, "")
+	rank := map[float64]float64{}
+	feasible, _ := rec.body["feasible"].([]any)
+	for _, x := range feasible {
+		rank[x.(map[string]any)["run_id"].(float64)] = x.(map[string]any)["rank"].(float64)
+	}
+	ra, okA := rank[float64(s.pair[0])]
+	rb, okB := rank[float64(s.pair[1])]
+	if !okA || !okB {
+		t.Fatalf("the dataset's recommendation leaves out the pair: %v", rec.body)
+	}
+	if apart := ra != rb; apart != (s.fwd["quality"]["significant"] == true) {
+		t.Errorf("the dataset's recommendation ranks the pair apart %v (%v, %v), the compare API calls quality significant %v",
+			apart, ra, rb, s.fwd["quality"]["significant"])
 	}
 }

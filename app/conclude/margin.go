@@ -424,6 +424,18 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	return m
 }
 
+// Ordered is a and b on c as every surface names them: the one the margin
+// finds better first, and on a level figure the earlier run, as Leads
+// orders them, with the margin of the first against the second — so that a
+// pair asked either way round names one leader (docs/verdict.md#not-comparable).
+func Ordered(a, b Candidate, c Criterion, ev Evidence) (lead, other Candidate, m Margin) {
+	m = Compare(a, b, c, ev)
+	if m.Better < 0 || m.Better == 0 && b.RunID < a.RunID {
+		return b, a, Compare(b, a, c, ev)
+	}
+	return a, b, m
+}
+
 // compare is Compare with its sentences as Saids only.
 func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m := Margin{Criterion: c}
