@@ -141,7 +141,7 @@ func TestSurfacesAgree(t *testing.T) {
 			if tc.apart {
 				s.importedAgrees(t, e, tok, b)
 			} else {
-				s.recommendationsAgree(t, e, tok, b)
+				s.recommendationsAgree(t, e, tok, cl, b)
 				s.leaderboardAgrees(t, e, tok, b, tc.merged)
 			}
 			for m, want := range tc.fixture {
@@ -334,10 +334,10 @@ func summaryPart(summary string, c conclude.Criterion) string {
 }
 
 // recommendationsAgree checks that both recommendations (the benchmark's
-// and the dataset's, through the API) rank the pair apart on a criterion
+// and the dataset's, their API and their page) rank the pair apart on a criterion
 // exactly when the verdict calls its lead significant, and rank neither
 // above the other where the verdict names no leader.
-func (s surfaces) recommendationsAgree(t *testing.T, e *env, tok, b string) {
+func (s surfaces) recommendationsAgree(t *testing.T, e *env, tok string, cl *client, b string) {
 	t.Helper()
 	var ds int64
 	if err := e.store.Pool().QueryRow(context.Background(), `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
@@ -362,6 +362,17 @@ func (s surfaces) recommendationsAgree(t *testing.T, e *env, tok, b string) {
 			}
 			if apart := len(ranks) >= 2; rec.status != 200 || apart != (v["significant"] == true) {
 				t.Errorf("%s: %s ranks the pair apart %v (%d), the verdict calls it significant %v", metric, path, apart, rec.status, v["significant"])
+			}
+		}
+		// The pages rank as their APIs do.
+		for _, path := range []string{"/benchmarks/" + b + "/recommend?" + q, fmt.Sprintf("/datasets/%d/recommend?%s", ds, q)} {
+			page := cl.get(path)
+			ranks := map[string]bool{}
+			page.doc.Find(`[data-testid="feasible"] [data-testid="rec-rank"]`).Each(func(_ int, r *goquery.Selection) {
+				ranks[strings.TrimSpace(r.Text())] = true
+			})
+			if apart := len(ranks) >= 2; page.status != 200 || apart != (v["significant"] == true) {
+				t.Errorf("%s: the page %s ranks the pair apart %v (%d), the verdict calls it significant %v", metric, path, apart, page.status, v["significant"])
 			}
 		}
 	}
