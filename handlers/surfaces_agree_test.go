@@ -492,3 +492,39 @@ func (s surfaces) importedAgrees(t *testing.T, e *env, tok, b string) {
 			apart, ra, rb, s.fwd["quality"]["significant"])
 	}
 }
+
+// A regression flag and the comparison of the same pair agree: every
+// regression a run is flagged with (the run API) is a claim the compare
+// API calls significant on the same metric, with the same p, the earlier
+// run leading; a target run again alike is flagged with nothing.
+func TestRegressionFlagsAgreeWithTheComparison(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	_, first := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(40), tps: 100, e2e: 200})
+	_, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(20), tps: 100, e2e: 200})
+	_, slower := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 2, right: below(20), tps: 50, e2e: 400})
+	h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 0, right: below(30), tps: 100, e2e: 200})
+	_, same := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 2, right: below(30), tps: 100.5, e2e: 200})
+	metric := map[string]string{store.RegressionQuality: "quality", store.RegressionThroughput: "output_tokens_per_s", store.RegressionLatency: "e2e_p95_ms"}
+	flagged := 0
+	for _, id := range []int64{first, worse, slower, same} {
+		run := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", id), h.tok, nil, "")
+		regs, _ := run.body["regressions"].([]any)
+		if id == same && len(regs) > 0 {
+			t.Errorf("run %d, alike, flagged: %v", id, regs)
+		}
+		for _, r := range regs {
+			g := r.(map[string]any)
+			against := int64(g["against_run_id"].(float64))
+			cl := claimsBy(e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", against, id), h.tok, nil, "").body["claims"].([]any))[metric[g["metric"].(string)]]
+			flagged++
+			if cl == nil || cl["significant"] != true || leaderOf(cl) != float64(against) || fmt.Sprint(cl["p"]) != fmt.Sprint(g["p_value"]) {
+				t.Errorf("run %d flagged %v against %d (p %v); the compare API says %v", id, g["metric"], against, g["p_value"], cl)
+			}
+		}
+	}
+	if flagged < 2 {
+		t.Fatalf("fixture: %d regressions flagged, want the worse run's quality and the slower run's throughput", flagged)
+	}
+}
