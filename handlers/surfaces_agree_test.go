@@ -364,6 +364,11 @@ func (s surfaces) recommendationsAgree(t *testing.T, e *env, tok string, cl *cli
 				t.Errorf("%s: %s ranks the pair apart %v (%d), the verdict calls it significant %v", metric, path, apart, rec.status, v["significant"])
 			}
 		}
+		// The report's recommendation (default weights) lists the targets
+		// in the order the API ranks them.
+		if metric == "quality" {
+			s.reportRanksAsTheAPI(t, e, tok, b)
+		}
 		// The pages rank as their APIs do.
 		for _, path := range []string{"/benchmarks/" + b + "/recommend?" + q, fmt.Sprintf("/datasets/%d/recommend?%s", ds, q)} {
 			page := cl.get(path)
@@ -526,5 +531,27 @@ func TestRegressionFlagsAgreeWithTheComparison(t *testing.T) {
 	}
 	if flagged < 2 {
 		t.Fatalf("fixture: %d regressions flagged, want the worse run's quality and the slower run's throughput", flagged)
+	}
+}
+
+// reportRanksAsTheAPI checks that the report's recommendation names the
+// targets in the order the benchmark's recommendation API ranks them
+// under the same (default) weights.
+func (s surfaces) reportRanksAsTheAPI(t *testing.T, e *env, tok, b string) {
+	t.Helper()
+	rec := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/recommendation", tok, nil, "")
+	var want []string
+	feasible, _ := rec.body["feasible"].([]any)
+	for _, x := range feasible {
+		want = append(want, fmt.Sprintf("run %v", x.(map[string]any)["run_id"]))
+	}
+	var got []string
+	s.report.Find(`[data-testid="report-recommendation"] li`).Each(func(_ int, li *goquery.Selection) {
+		if f := strings.Fields(li.Text()); len(f) >= 2 {
+			got = append(got, f[0]+" "+f[1]) // "run N …"
+		}
+	})
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+		t.Errorf("the report ranks %q, the recommendation API %q", got, want)
 	}
 }
