@@ -89,6 +89,11 @@ func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candida
 		return cl
 	}
 	cl.RunnerUp = claimRun(*b, crit)
+	if m.Measured && !m.Comparable {
+		// A pair the engine cannot rank has no leader: the claim says
+		// "not comparable" and why (docs/verdict.md#not-comparable).
+		return unrankedClaim(crit, m.Reason)
+	}
 	if !m.Measured {
 		cl.Reason = en.T("verdict_claim.not_measured")
 		return cl
@@ -108,6 +113,12 @@ func newClaim(crit conclude.Criterion, a conclude.Candidate, b *conclude.Candida
 		cl.Reason = m.Basis
 	}
 	return cl
+}
+
+// unrankedClaim is the claim on a metric where the engine ranks no pair:
+// no leader or runner-up, not comparable, and the engine's reason.
+func unrankedClaim(crit conclude.Criterion, reason string) apiClaim {
+	return apiClaim{Metric: metricNames[crit], Test: "none", Interval: []float64{}, Reason: reason}
 }
 
 // apiBenchmarkVerdict is GET /api/v1/benchmarks/{id}/verdict: the
@@ -145,6 +156,9 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
 		if l.Best == nil {
+			if len(l.NotComparable) > 0 {
+				out.Claims = append(out.Claims, unrankedClaim(crit, l.NotComparable[0].Reason))
+			}
 			continue
 		}
 		out.Claims = append(out.Claims, newClaim(crit, *l.Best, l.RunnerUp, l.Margin, len(l.NotComparable) > 0))
@@ -238,12 +252,7 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 			continue
 		}
 		for _, crit := range conclude.Criteria {
-			m := conclude.Compare(x, base, crit, ev)
-			lead, other := x, base
-			if m.Better < 0 {
-				lead, other = base, x
-				m = conclude.Compare(base, x, crit, ev)
-			}
+			lead, other, m := conclude.Ordered(x, base, crit, ev)
 			if !m.Measured {
 				continue
 			}

@@ -281,11 +281,12 @@ func TestComparisonTakesTheDeploymentsMeasuredSpread(t *testing.T) {
 	}
 }
 
-// A leader alone among runs not comparable with it is no comparable claim:
-// two runs whose answers are three times apart in length (outside the
-// factor of two loads compare within) give the verdict API a speed claim
-// with no runner-up that says so, the other run listed under
-// not_comparable, as the comparison of the pair calls it not comparable.
+// A pair that cannot be ranked has no leader on any surface: two runs
+// whose answers are three times apart in length (outside the factor of
+// two loads compare within) give the verdict API and the compare API a
+// speed claim with no leader and no runner-up, not comparable, with the
+// engine's reason (the same on both), and both runs listed under
+// not_comparable.
 func TestLoneLeaderAmongIncomparableRunsIsNoComparableClaim(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -307,16 +308,19 @@ func TestLoneLeaderAmongIncomparableRunsIsNoComparableClaim(t *testing.T) {
 	if c["comparable"] != false {
 		t.Fatalf("fixture: the comparison calls the pair's speed comparable: %v", c)
 	}
-	if v["comparable"] != false || v["significant"] != false || v["runner_up"] != nil ||
-		!strings.Contains(fmt.Sprint(v["reason"]), "no other run is comparable") {
-		t.Errorf("verdict's lone speed leader: %v, want not comparable, not significant, no runner-up, saying why", v)
+	for name, cl := range map[string]map[string]any{"verdict": v, "compare": c} {
+		if cl["comparable"] != false || cl["significant"] != false || cl["leader"] != nil || cl["runner_up"] != nil ||
+			!strings.Contains(fmt.Sprint(cl["reason"]), "mean output length") || cl["reason"] != v["reason"] {
+			t.Errorf("%s's speed claim: %v, want no leader, not comparable, the engine's reason", name, cl)
+		}
 	}
-	listed := false
+	listed := 0
 	for _, x := range verdict.body["not_comparable"].([]any) {
-		m := x.(map[string]any)
-		listed = listed || m["metric"] == "output_tokens_per_s"
+		if x.(map[string]any)["metric"] == "output_tokens_per_s" {
+			listed++
+		}
 	}
-	if !listed {
-		t.Errorf("the verdict lists no run as not comparable on speed: %v", verdict.body["not_comparable"])
+	if listed != 2 {
+		t.Errorf("the verdict lists %d runs as not comparable on speed, want 2: %v", listed, verdict.body["not_comparable"])
 	}
 }

@@ -154,7 +154,8 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	// (conclude.LeaderboardWithin): one scorer identity for quality, one
 	// load identity for speed, latency and cost.
 	q.Scorer, q.Load = conclude.LeaderboardWithin(q.Sort, q, data.Facets)
-	data.Form.Scorer, data.Form.Load = q.Scorer, q.Load
+	q.Sort = conclude.LeaderboardSort(q.Sort, q.Load)
+	data.Form.Scorer, data.Form.Load, data.Sort = q.Scorer, q.Load, q.Sort
 	q.DatasetID = d.ID
 	// One row more than the page says whether there is a next page.
 	want := q.Limit

@@ -22,6 +22,13 @@ import (
 // 20 s measured window as the offered rate sends them.
 func openLoopBenchmark(t *testing.T, e *env, tok string, n int, slo bool, models []string, late []int) (string, []int64) {
 	t.Helper()
+	return openLoopRepeated(t, e, tok, n, slo, models, 1, func(k, _ int) int { return late[k] })
+}
+
+// openLoopRepeated is openLoopBenchmark with each model run repeats times,
+// the r-th run of model k answering its first late(k, r) requests late.
+func openLoopRepeated(t *testing.T, e *env, tok string, n int, slo bool, models []string, repeats int, late func(k, r int) int) (string, []int64) {
+	t.Helper()
 	ctx := context.Background()
 	var ds strings.Builder
 	for i := range n {
@@ -38,19 +45,22 @@ func openLoopBenchmark(t *testing.T, e *env, tok string, n int, slo bool, models
 	if slo {
 		bound, sloSet = `,"slo":{"e2e":"500ms"}`, jobs.SLO{E2E: jobs.Duration(500 * time.Millisecond)}
 	}
-	manifest := fmt.Sprintf(`{"name":"open","dataset":%v,"targets":[%s],"load":{"profile":"poisson","rate":10},"sampling":{"max_tokens":32}%s}`,
-		up.body["dataset_id"], strings.Join(targets, ","), bound)
+	manifest := fmt.Sprintf(`{"name":"open","dataset":%v,"targets":[%s],"load":{"profile":"poisson","rate":10},"sampling":{"max_tokens":32},"repeats":%d%s}`,
+		up.body["dataset_id"], strings.Join(targets, ","), repeats, bound)
 	res := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(manifest), "application/json")
 	if res.status != 201 {
 		t.Fatalf("create: %d %v", res.status, res.body)
 	}
 	var ids []int64
+	seen := map[int]int{}
 	for _, rr := range res.body["runs"].([]any) {
 		id := int64(rr.(map[string]any)["run_id"].(float64))
 		k := 0
 		for k < len(models) && models[k] != rr.(map[string]any)["model"].(string) {
 			k++
 		}
+		r := seen[k]
+		seen[k]++
 		var job int64
 		_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, id).Scan(&job)
 		claim, err := e.store.ClaimRun(ctx, id, agent.ID, job, "sim")
@@ -62,7 +72,7 @@ func openLoopBenchmark(t *testing.T, e *env, tok string, n int, slo bool, models
 		var rs []store.ResultRecord
 		for i := range n {
 			e2e := 200*time.Millisecond + time.Duration(i%7)*time.Millisecond
-			if i < late[k] {
+			if i < late(k, r) {
 				e2e = 900 * time.Millisecond
 			}
 			rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK, Output: "x",
@@ -106,7 +116,12 @@ func TestOpenLoopGoodputLeadOnEverySurface(t *testing.T) {
 		g["comparable"] != true || g["p"].(float64) >= 0.001 || g["leader"].(map[string]any)["value"] != 0.95 {
 		t.Fatalf("verdict API goodput claim: %v in %v", g, api.body)
 	}
-	if s := claimsBy(api.body["claims"].([]any))["output_tokens_per_s"]; s == nil || s["comparable"] != false {
+	// Speed under an open loop is the offered load: no surface names a
+	// leader for it (before, the engine's lead named the faster run while
+	// its own test called the pair not ranked, and the start page read
+	// "Fastest: m/steady (0.2 % faster)").
+	if s := claimsBy(api.body["claims"].([]any))["output_tokens_per_s"]; s == nil || s["comparable"] != false || s["leader"] != nil ||
+		!strings.Contains(fmt.Sprint(s["reason"]), "offered load") {
 		t.Errorf("speed under an open loop: %v", s)
 	}
 	cmp := e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", runs[1], runs[0]), tok, nil, "")
@@ -175,5 +190,54 @@ func TestOpenLoopGoodputNotEstablished(t *testing.T) {
 	}
 	if n := cl.get("/benchmarks/" + closed).doc.Find(`[data-testid="verdict-goodput"]`).Length(); n != 0 {
 		t.Error("a closed loop has a goodput line")
+	}
+}
+
+// Once a deployment has repeated open-loop targets under one SLO, goodput
+// carries the run effect those repeats measured (docs/concepts.md#drift):
+// the verdict API, the compare API of two single runs and the verdict page
+// (English and German) name the t-test for two proportions with it, with
+// the same test and p on both APIs for the same pair.
+func TestGoodputCarriesTheDeploymentsRunEffect(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	// Three repeats of each target whose shares move by 3 points from run
+	// to run: 2 + 2 degrees of freedom.
+	b, runs := openLoopRepeated(t, e, tok, 200, true, []string{"m/x", "m/y"}, 3, func(k, r int) int { return 10 + 40*k + 6*r })
+	api := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
+	g := claimsBy(api.body["claims"].([]any))["goodput_share"]
+	if g == nil || g["test"] != "t-two-proportions-run-effect" || g["leader"].(map[string]any)["model"] != "m/x" || g["comparable"] != true ||
+		!strings.Contains(fmt.Sprint(g["reason"]), "between-run spread beyond binomial") {
+		t.Fatalf("verdict API goodput claim: %v", g)
+	}
+	var x, y int64
+	for _, id := range runs {
+		var model string
+		if err := e.store.Pool().QueryRow(context.Background(), `SELECT m.name FROM runs r JOIN models m ON m.id = r.model_id WHERE r.id = $1`, id).Scan(&model); err != nil {
+			t.Fatal(err)
+		}
+		if model == "m/x" && x == 0 {
+			x = id
+		}
+		if model == "m/y" && y == 0 {
+			y = id
+		}
+	}
+	single := claimsBy(e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", x, y), tok, nil, "").body["claims"].([]any))["goodput_share"]
+	if single == nil || single["test"] != "t-two-proportions-run-effect" || !strings.Contains(fmt.Sprint(single["reason"]), "(4 and 4 degrees of freedom)") {
+		t.Errorf("compare API goodput claim of two single runs: %v", single)
+	}
+	back := claimsBy(e.api(http.MethodGet, fmt.Sprintf("/api/v1/compare?runs=%d,%d", y, x), tok, nil, "").body["claims"].([]any))["goodput_share"]
+	if back == nil || back["p"] != single["p"] || back["test"] != single["test"] || back["leader"].(map[string]any)["run_id"] != single["leader"].(map[string]any)["run_id"] {
+		t.Errorf("the pair asked the other way round: %v, first way %v", back, single)
+	}
+	cl := e.client()
+	cl.signIn("ada@example.com", "correct horse")
+	for lang, want := range map[string]string{"en": "t-test for two proportions", "de": "t-Test für zwei Anteile"} {
+		basis := strings.Join(strings.Fields(cl.getIn("/benchmarks/"+b, lang).doc.Find(`[data-testid="verdict-goodput"] [data-testid="verdict-basis"]`).Text()), " ")
+		if !strings.Contains(basis, want) {
+			t.Errorf("%s: goodput basis %q lacks %q", lang, basis, want)
+		}
 	}
 }

@@ -156,10 +156,17 @@ type Delta struct {
 // conclusion tests) that is a quality (same scorer identity needed) or
 // not (same load needed), given the run's claims against the baseline
 // (docs/concepts.md#comparability-and-noise). A delta is coloured only
-// where the claim of its own criterion is comparable and significant.
+// where the claim of its own criterion is comparable and significant, and
+// none is shown where that claim is not comparable (speed under an open
+// loop: the offered load; docs/verdict.md#not-comparable).
 func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Margin) Delta {
 	if v == nil || base == nil || *base == 0 || math.IsNaN(*v) || math.IsInf(*v, 0) || !figureComparable(quality, claims) {
 		return Delta{}
+	}
+	for _, c := range claims {
+		if tested != "" && c.Criterion == tested && c.Measured && !c.Comparable {
+			return Delta{}
+		}
 	}
 	d := Delta{Shown: true, Pct: (*v - *base) / math.Abs(*base) * 100}
 	if math.IsInf(d.Pct, 0) || math.IsNaN(d.Pct) {

@@ -1,11 +1,13 @@
 package conclude
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -134,5 +136,141 @@ func TestGoodputAAAtAlpha(t *testing.T) {
 		if rate < tc.lo || rate > tc.hi {
 			t.Errorf("n = %d, %.2f vs %.2f: %.3f outside [%.2f, %.2f]", tc.n, tc.p, tc.q, rate, tc.lo, tc.hi)
 		}
+	}
+}
+
+// goodputWorld draws open-loop runs on one deployment whose chance of
+// meeting the SLO moves from run to run by a run effect of standard
+// deviation tau (percentage points ÷ 100): the deployment's history (4
+// targets run 3 times each, 200 requests a run) gives its measured drift,
+// and run draws one more run of a target whose share is p.
+type goodputWorld struct {
+	rng *rand.Rand
+	tau float64
+}
+
+func (w goodputWorld) share(p float64, n int) int {
+	q := min(max(p+w.tau*w.rng.NormFloat64(), 0), 1)
+	k := 0
+	for range n {
+		if w.rng.Float64() < q {
+			k++
+		}
+	}
+	return k
+}
+
+func (w goodputWorld) drift() stats.Drift {
+	var hist []stats.RepeatedRun
+	for t := range 4 {
+		for range 3 {
+			hist = append(hist, stats.RepeatedRun{Target: string(rune('a' + t)), TPS: 1, P95: 1, Good: w.share(0.85, 200), Requests: 200, SLO: "e2e"})
+		}
+	}
+	return stats.PoolDrift(hist)
+}
+
+// calledRate is how often Compare calls a pair of runs (shares p and q,
+// n requests each) different on goodput over trials draws, with the
+// deployment's measured drift (measured) or without it.
+func (w goodputWorld) calledRate(p, q float64, n, trials int, measured bool) (float64, string) {
+	called, test := 0, ""
+	for range trials {
+		a, b := openTarget(1, w.share(p, n), n, true), openTarget(2, w.share(q, n), n, true)
+		if measured {
+			d := w.drift()
+			a.Drift, b.Drift = d, d
+		}
+		m := Compare(a, b, Goodput, Evidence{})
+		test = m.Test
+		if m.P != nil && !m.Tie {
+			called++
+		}
+	}
+	return float64(called) / float64(trials), test
+}
+
+// A/A under drift: two runs of alike targets on a deployment whose goodput
+// share moves by 3 percentage points from run to run are called different
+// far more often than α by the binomial test alone, and about α once each
+// share carries the run effect its deployment's repeated runs measured
+// (t-two-proportions-run-effect); without drift the measured run effect
+// keeps the test at or below α (below: a run effect estimated on 8 degrees
+// of freedom cannot rule drift out, the price of not assuming there is
+// none). Power for a planted 0.90 against 0.80 (n 200) is reported with
+// and without drift.
+func TestGoodputAAUnderDrift(t *testing.T) {
+	const trials = 2000
+	for _, tc := range []struct {
+		name     string
+		tau      float64
+		p, q     float64
+		measured bool
+		test     string
+		lo, hi   float64
+	}{
+		{"A/A, no drift, binomial", 0, 0.85, 0.85, false, "z-two-proportions", 0.03, 0.07},
+		{"A/A, no drift, run effect", 0, 0.85, 0.85, true, "t-two-proportions-run-effect", 0, 0.07},
+		{"A/A, 3 pp drift, binomial", 0.03, 0.85, 0.85, false, "z-two-proportions", 0.12, 1},
+		{"A/A, 3 pp drift, run effect", 0.03, 0.85, 0.85, true, "t-two-proportions-run-effect", 0.02, 0.07},
+		{"0.90 vs 0.80, no drift, run effect", 0, 0.90, 0.80, true, "t-two-proportions-run-effect", 0.5, 1},
+		{"0.90 vs 0.80, 3 pp drift, run effect", 0.03, 0.90, 0.80, true, "t-two-proportions-run-effect", 0.2, 1},
+	} {
+		w := goodputWorld{rng: rand.New(rand.NewPCG(40, uint64(len(tc.name)))), tau: tc.tau}
+		rate, test := w.calledRate(tc.p, tc.q, 200, trials, tc.measured)
+		lo, hi := wilson(int(math.Round(rate*trials)), trials)
+		t.Logf("%s: called different in %.1f %% [%.1f, %.1f] of %d (%s)", tc.name, rate*100, lo*100, hi*100, trials, test)
+		if test != tc.test {
+			t.Errorf("%s: test %q, want %q", tc.name, test, tc.test)
+		}
+		if rate < tc.lo || rate > tc.hi {
+			t.Errorf("%s: %.3f outside [%.2f, %.2f]", tc.name, rate, tc.lo, tc.hi)
+		}
+	}
+}
+
+// wilson is the 95 % Wilson score interval of k of n.
+func wilson(k, n int) (lo, hi float64) {
+	const z = 1.959963984540054
+	p, fn := float64(k)/float64(n), float64(n)
+	mid := (p + z*z/(2*fn)) / (1 + z*z/fn)
+	half := z / (1 + z*z/fn) * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn))
+	return max(0, mid-half), min(1, mid+half)
+}
+
+// A pair that cannot be ranked has no leader (docs/verdict.md#not-comparable):
+// under an open loop speed and cost lead nothing — Leads names no best and
+// lists both runs with the reason, and Compare leaves the pair without a
+// better side or a lead — whichever run is faster; a run alone in its
+// group while the other was measured otherwise leads nothing either, and
+// the reason is the same whichever way the pair is asked.
+func TestAPairThatCannotBeRankedHasNoLeader(t *testing.T) {
+	a, b := openTarget(1, 190, 200, true), openTarget(2, 150, 200, true)
+	a.TokensPS, b.TokensPS = f(200), f(100)
+	a.CostPer1M, b.CostPer1M = f(1), f(2)
+	for _, c := range []Criterion{Speed, Cost} {
+		l := Leads([]Candidate{a, b}, c, Evidence{})
+		if l.Best != nil || l.RunnerUp != nil || len(l.NotComparable) != 2 || !strings.Contains(l.NotComparable[0].Reason, "offered load") {
+			t.Errorf("%s under an open loop: %+v", c, l)
+		}
+		m := Compare(a, b, c, Evidence{})
+		if m.Comparable || m.Better != 0 || m.Pct != 0 || m.Relative || m.Abs != 0 || m.P != nil || !m.Measured {
+			t.Errorf("%s pair under an open loop: %+v", c, m)
+		}
+	}
+	long := target(2, "b", 0.7, 0.68, 0.72, 1500)
+	l1, l2 := *long.Load, *long.Load
+	l1.InputClass, l1.OutputClass, l1.MeanIn, l1.MeanOut = "", "", 100, 100
+	l2.InputClass, l2.OutputClass, l2.MeanIn, l2.MeanOut = "", "", 100, 300
+	long.Load = &l2
+	short := target(1, "a", 0.6, 0.58, 0.62, 1000)
+	short.Load = &l1
+	l := Leads([]Candidate{short, long}, Speed, Evidence{})
+	if l.Best != nil || len(l.NotComparable) != 2 || l.NotComparable[0].Reason != l.NotComparable[1].Reason ||
+		l.NotComparable[0].Reason != Compare(long, short, Speed, Evidence{}).Reason || !strings.Contains(l.NotComparable[0].Reason, "mean output length") {
+		t.Errorf("lengths 3× apart: %+v", l)
+	}
+	if l := Leads([]Candidate{short}, Speed, Evidence{}); l.Best == nil || len(l.NotComparable) != 0 {
+		t.Errorf("one run alone: %+v", l)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // Quality ranks within the asked or most used scorer identity, speed,
@@ -29,5 +30,31 @@ func TestLeaderboardRanksWithinOneIdentity(t *testing.T) {
 	}
 	if s, l := LeaderboardWithin(store.SortSpeed, store.LeaderboardQuery{}, store.LeaderboardFacets{}); s != "" || l != "" {
 		t.Errorf("no runs: %q %q", s, l)
+	}
+}
+
+// Speed and cost rank within the most used closed loop, not an open loop
+// (whose tokens/s is the offered load), and a list asked for by speed or
+// cost under an open loop ranks nothing: it is by date.
+func TestLeaderboardRanksNoSpeedUnderAnOpenLoop(t *testing.T) {
+	open := jobs.LoadIdentity{Profile: jobs.LoadPoisson, Params: "(rate=10)", Sampling: "max_tokens=32", DatasetID: 1}.Key()
+	closed := jobs.LoadIdentity{Profile: jobs.LoadConcurrency, Params: "(concurrency=4)", Sampling: "max_tokens=32", DatasetID: 1}.Key()
+	f := store.LeaderboardFacets{Loads: []string{open, closed}}
+	for _, c := range []struct {
+		sort, load, wantLoad, wantSort string
+	}{
+		{store.SortSpeed, "", closed, store.SortSpeed},
+		{store.SortCost, "", closed, store.SortCost},
+		{store.SortLatency, "", open, store.SortLatency},
+		{store.SortSpeed, open, open, store.SortDate},
+		{store.SortCost, open, open, store.SortDate},
+	} {
+		_, l := LeaderboardWithin(c.sort, store.LeaderboardQuery{Load: c.load}, f)
+		if s := LeaderboardSort(c.sort, l); l != c.wantLoad || s != c.wantSort {
+			t.Errorf("%s under %q: within %q by %s; want %q by %s", c.sort, c.load, l, s, c.wantLoad, c.wantSort)
+		}
+	}
+	if _, l := LeaderboardWithin(store.SortSpeed, store.LeaderboardQuery{}, store.LeaderboardFacets{Loads: []string{open}}); LeaderboardSort(store.SortSpeed, l) != store.SortDate {
+		t.Errorf("only open loops: ranked by speed within %q", l)
 	}
 }

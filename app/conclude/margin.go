@@ -287,8 +287,13 @@ func Comparable(a, b Candidate, c Criterion) (bool, string) {
 	return ok, English(why)
 }
 
-// comparable is Comparable with what differs as a Said.
+// comparable is Comparable with what differs as a Said, worded with the
+// earlier run first whichever way the pair is asked, so that every
+// surface gives a pair the same reason.
 func comparable(a, b Candidate, c Criterion) (bool, Said) {
+	if a.RunID > b.RunID {
+		a, b = b, a
+	}
 	if c == Quality {
 		if a.ScorerKey != b.ScorerKey {
 			return false, say("compare.said.not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
@@ -402,7 +407,12 @@ func HigherIsBetter(key string) bool {
 //     Welch's t-test on the repeats' p95s; a p95 over fewer than
 //     stats.MinQuantileN(0.95, 0.95) requests is not tested;
 //   - goodput (open loops only, where the benchmark sets an SLO): the
-//     z-test for two proportions on the shares of requests that met it.
+//     z-test for two proportions on the shares of requests that met it,
+//     or, once the deployment measured how much its share moves from run
+//     to run, the t-test with that run effect (docs/concepts.md#drift).
+//
+// A pair that is not comparable has no better side and no lead
+// (docs/verdict.md#not-comparable).
 //
 // A lead the test does not establish says the smallest difference the
 // comparison could have detected (Detectable) and what would detect 5 %.
@@ -412,6 +422,18 @@ func Compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	// the pages word (no sentence written twice).
 	m.Reason, m.Basis = English(m.ReasonSaid), English(m.BasisSaid)
 	return m
+}
+
+// Ordered is a and b on c as every surface names them: the one the margin
+// finds better first, and on a level figure the earlier run, as Leads
+// orders them, with the margin of the first against the second — so that a
+// pair asked either way round names one leader (docs/verdict.md#not-comparable).
+func Ordered(a, b Candidate, c Criterion, ev Evidence) (lead, other Candidate, m Margin) {
+	m = Compare(a, b, c, ev)
+	if m.Better < 0 || m.Better == 0 && b.RunID < a.RunID {
+		return b, a, Compare(b, a, c, ev)
+	}
+	return a, b, m
 }
 
 // compare is Compare with its sentences as Saids only.
@@ -425,7 +447,10 @@ func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 	m.Measured, m.A, m.B = true, *va, *vb
 	m.lead()
 	if m.Comparable, m.ReasonSaid = comparable(a, b, c); !m.Comparable {
+		// A pair that cannot be ranked has no leader and no lead, on
+		// every surface (docs/verdict.md#not-comparable).
 		m.Test, m.BasisSaid = "none", m.ReasonSaid
+		m.Better, m.Abs, m.Pct, m.Relative = 0, 0, 0, false
 		return m
 	}
 	var t testResult
@@ -540,6 +565,42 @@ func anyOpen(cs []Candidate) bool {
 		}
 	}
 	return false
+}
+
+// rankable is the group a lead is ranked in, and the candidates not
+// ranked: the one rule every surface follows is that a pair that cannot
+// be ranked has no leader (docs/verdict.md#not-comparable). So a group
+// whose candidates the criterion does not rank (speed and cost under an
+// open loop, goodput without an SLO) is not ranked at all, each candidate
+// with the reason; and a candidate alone in its group while others were
+// measured otherwise leads nothing: it is not comparable with them, and
+// says what differs from the first of them.
+func rankable(group []Candidate, rest []Unranked, c Criterion) ([]Candidate, []Unranked) {
+	unranked := func(why Said) []Unranked {
+		out := make([]Unranked, 0, len(group)+len(rest))
+		for _, x := range group {
+			out = append(out, Unranked{Candidate: x, Reason: English(why), ReasonSaid: why})
+		}
+		return append(out, rest...)
+	}
+	switch {
+	case len(group) >= 2:
+		if ok, why := comparable(group[0], group[1], c); !ok {
+			return nil, unranked(why)
+		}
+	case len(group) == 1 && len(rest) > 0:
+		if ok, why := comparable(group[0], rest[0].Candidate, c); !ok {
+			return nil, unranked(why)
+		}
+	case len(group) == 1 && (c == Quality || group[0].Load != nil):
+		// Alone with the figure: no pair, so nothing to rank it against,
+		// but a criterion its load (or scorer) does not rank is still not
+		// ranked. A run whose load identity is not kept yet stays alone.
+		if ok, why := comparable(group[0], group[0], c); !ok {
+			return nil, unranked(why)
+		}
+	}
+	return group, rest
 }
 
 // Unranked is a candidate left out of a ranking, and why.
@@ -663,6 +724,7 @@ func Leads(cs []Candidate, c Criterion, ev Evidence) Lead {
 		var rest []Unranked
 		measured, rest = ComparableGroup(measured, c)
 		l.NotComparable = append(l.NotComparable, rest...)
+		measured, l.NotComparable = rankable(measured, l.NotComparable, c)
 	}
 	slices.SortStableFunc(measured, func(a, b Candidate) int {
 		va, vb := *c.Value(a), *c.Value(b)

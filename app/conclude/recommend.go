@@ -186,14 +186,19 @@ func (rec *Recommendation) rankable(cs []Candidate, c Criterion) []Candidate {
 func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recommendation {
 	rec := Recommendation{Tests: RankingTests, Ranked: []Criterion{}, Notes: []string{}, NotComparable: []Unranked{}}
 	ok := rec.feasible(cs, c)
-	// Only targets measured under one scorer identity and one load are
-	// ranked together; the others are shown apart, with what differs.
-	if len(ok) > 0 {
-		ok = rec.rankable(ok, Quality)
-		ok = rec.rankable(ok, Speed)
-	}
 	if w.Quality+w.Speed+w.Cost <= 0 {
 		w = Weights{1, 1, 1}
+	}
+	// Only targets measured under one scorer identity and one load are
+	// ranked together; the others are shown apart, with what differs. A
+	// criterion the weights leave out divides nothing: ranked by quality
+	// alone, two targets under different loads are still a pair the
+	// verdict ranks (docs/verdict.md#not-comparable).
+	if len(ok) > 0 && w.Quality > 0 {
+		ok = rec.rankable(ok, Quality)
+	}
+	if len(ok) > 0 && w.Speed+w.Cost > 0 {
+		ok = rec.rankable(ok, Speed)
 	}
 	weights := []weighted{{Quality, w.Quality}, {Speed, w.Speed}, {Cost, w.Cost}}
 	if openLoops(ok) {

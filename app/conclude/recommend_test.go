@@ -303,9 +303,13 @@ func TestNotComparableIsNeverRanked(t *testing.T) {
 		if l.Best == nil || l.Best.RunID != 2 || len(l.NotComparable) != 1 || l.NotComparable[0].RunID != 3 {
 			t.Fatalf("%s: %+v", crit, l)
 		}
-		want := "sweep (steps=4) vs concurrency (concurrency=8)"
+		// The earlier run's first, whichever way the pair is asked.
+		want := "concurrency (concurrency=8) vs sweep (steps=4)"
 		if crit == Quality {
-			want = "quality scored with bleu vs exact"
+			want = "quality scored with exact vs bleu"
+		}
+		if _, why := comparable(c, b, crit); English(why) != l.NotComparable[0].Reason {
+			t.Errorf("%s: the pair asked the other way round says %q, not %q", crit, English(why), l.NotComparable[0].Reason)
 		}
 		if r := l.NotComparable[0].Reason; !strings.HasPrefix(r, "not comparable: ") || !strings.Contains(r, want) {
 			t.Errorf("%s: reason %q lacks %q", crit, r, want)

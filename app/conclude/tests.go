@@ -340,22 +340,80 @@ func (m *Margin) notEstablished(t testResult) {
 	}
 }
 
-// testGoodput is the z-test for two proportions (stats.TwoProportions)
-// on the shares of A's and B's requests that met the benchmark's SLOs:
-// each request met them or did not, so a run's goodput is a binomial
-// share over its measured requests (docs/verdict.md#goodput). The lead is
-// the same difference of shares the test is of.
+// testGoodput tests the shares of A's and B's requests that met the
+// benchmark's SLOs: each request met them or did not, so a run's goodput
+// is a binomial share over its measured requests (docs/verdict.md#goodput).
+// Where a deployment's repeated runs measured how much its share moves
+// from run to run beyond binomial (stats.Drift's Goodput), each share
+// carries that run effect (stats.TwoProportionsWithRunEffect; a
+// deployment that has not measured it is taken to drift as the other
+// does); else the z-test for two proportions (stats.TwoProportions). The
+// lead is the same difference of shares the test is of.
 func (m *Margin) testGoodput(a, b Candidate) testResult {
-	d, se, ok := stats.TwoProportions(a.GoodRequests, a.Requests, b.GoodRequests, b.Requests)
+	ra, rb, shared, drift := goodputRunEffects(a, b)
+	var d stats.Difference
+	var se float64
+	var ok bool
+	if drift {
+		d, se, ok = stats.TwoProportionsWithRunEffect(a.GoodRequests, a.Requests, b.GoodRequests, b.Requests, ra, rb, shared)
+	} else {
+		d, se, ok = stats.TwoProportions(a.GoodRequests, a.Requests, b.GoodRequests, b.Requests)
+	}
 	if !ok {
 		return testResult{}
 	}
 	t := testResult{d: d, ok: true, detectable: math.NaN()}
 	t.said = say("compare.said.basis_goodput", "AGood", a.GoodRequests, "A", a.Requests, "BGood", b.GoodRequests, "B", b.Requests,
 		"Diff", signed(d.Diff, 3), "Lo", signed(d.Lo, 3), "Hi", signed(d.Hi, 3), "P", pval(d.P))
+	if drift {
+		t.said = say("compare.said.basis_goodput_run_effect", "AGood", a.GoodRequests, "A", a.Requests, "BGood", b.GoodRequests, "B", b.Requests,
+			"SDA", dec(math.Sqrt(ra.Var)*100, 1), "SDB", dec(math.Sqrt(rb.Var)*100, 1), "DA", ra.DF, "DB", rb.DF,
+			"Diff", signed(d.Diff, 3), "Lo", signed(d.Lo, 3), "Hi", signed(d.Hi, 3), "P", pval(d.P))
+	}
 	if se > 0 && m.B > 0 {
-		t.detectable = powerZ * se / m.B * 100
-		t.need = &Need{Requests: needScale(min(a.Requests, b.Requests), t.detectable)}
+		df := d.DF
+		if !drift || df <= 0 {
+			df = math.Inf(1)
+		}
+		t.detectable = stats.Detectable(se, df) / m.B * 100
+		ba, bb := binomialVar(a), binomialVar(b)
+		t.need = needForLog(ba/(m.B*m.B), bb/(m.B*m.B), ra.Var/(m.B*m.B), rb.Var/(m.B*m.B), min(a.Requests, b.Requests))
 	}
 	return t
+}
+
+// binomialVar is the binomial variance of a candidate's goodput share.
+func binomialVar(c Candidate) float64 {
+	p := float64(c.GoodRequests) / float64(c.Requests)
+	return p * (1 - p) / float64(c.Requests)
+}
+
+// goodputRunEffects are the run effects of A's and B's goodput shares
+// (stats.Drift's Goodput), whether they are one estimate (shared: one
+// deployment, or one side borrowing the other's), and whether either
+// deployment measured one (stats.Drift.GoodputMeasured); the side that
+// did not borrows the other's. A candidate that merges k repeats has a
+// share pooled over k runs, whose run effect is divided by k.
+func goodputRunEffects(a, b Candidate) (ra, rb stats.RunEffect, shared, ok bool) {
+	ma, mb := a.Drift.GoodputMeasured(), b.Drift.GoodputMeasured()
+	if !ma && !mb {
+		return ra, rb, false, false
+	}
+	ra, rb = a.Drift.Goodput, b.Drift.Goodput
+	shared = !ma || !mb || a.Hardware == b.Hardware && a.Runtime == b.Runtime
+	if !ma {
+		ra = rb
+	}
+	if !mb {
+		rb = ra
+	}
+	return perRun(ra, a.Repeats), perRun(rb, b.Repeats), shared, true
+}
+
+// perRun is a run effect for a share pooled over k runs: both its parts
+// divided by k.
+func perRun(r stats.RunEffect, k int) stats.RunEffect {
+	k = max(k, 1)
+	r.Var, r.Within = r.Var/float64(k), r.Within/float64(k)
+	return r
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // DriftSource reads a deployment's recent runs, from which its
@@ -43,10 +44,17 @@ func WithDrift(ctx context.Context, src DriftSource, cands []Candidate) error {
 
 // DeploymentDrift is the between-run spread of a deployment's runs
 // (stats.PoolDrift; docs/concepts.md#drift).
+//
+// A run's goodput share counts towards the goodput run effect only under
+// an open loop, where goodput is compared (docs/verdict.md#goodput); a
+// closed loop's share depends on the pace the target set itself.
 func DeploymentDrift(runs []store.DeploymentRun) stats.Drift {
 	rs := make([]stats.RepeatedRun, len(runs))
 	for i, r := range runs {
-		rs[i] = stats.RepeatedRun{Target: r.Target, TPS: r.TPS, P95: r.P95}
+		rs[i] = stats.RepeatedRun{Target: r.Target, TPS: r.TPS, P95: r.P95, Good: r.Good, Requests: r.Requests, SLO: r.SLO}
+		if !OpenLoop(jobs.LoadIdentity{Profile: r.Profile}) {
+			rs[i].SLO = ""
+		}
 	}
 	return stats.PoolDrift(rs)
 }
@@ -86,13 +94,20 @@ func WeighWithEvidence(ctx context.Context, src interface {
 }
 
 // underScorer gives each candidate its run's quality under scorer
-// identity key (none when the run was not scored under it).
+// identity key. A run not scored under it keeps its latest quality under
+// its own identity, so that it is shown as not comparable on quality (the
+// scorers differ) rather than as unmeasured, and no surface ranks the
+// pair (docs/verdict.md#not-comparable); an unscored run has none.
 func underScorer(cs []Candidate, runs []store.RunFigures, key string) []Candidate {
 	for i, r := range runs {
 		q, ok := r.QualityUnder(key)
+		if !ok && len(r.Qualities) > 0 {
+			q, ok = r.Qualities[len(r.Qualities)-1], true
+		}
 		cs[i].ScorerKey = key
 		cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = nil, nil, nil
 		if ok {
+			cs[i].ScorerKey = q.ScorerKey
 			cs[i].Quality, cs[i].QualityLo, cs[i].QualityHi = q.Mean, q.Lo, q.Hi
 		}
 	}

@@ -433,9 +433,15 @@ func Detectable(se, df float64) float64 {
 // run's total relative variance (its own noise and the run effect), with
 // DF degrees of freedom (Σ (runs − 1) over the targets repeated). DF 0
 // means nothing was measured.
+//
+// Goodput is the between-run variance of a run's goodput share beyond its
+// binomial variance (poolGoodput), over the repeats of one target under
+// one SLO, apart from TPS's and P95's because only runs with an SLO have
+// a goodput share.
 type Drift struct {
 	TPS, P95 float64
 	DF       int
+	Goodput  RunEffect
 }
 
 // MinDriftDF is the degrees of freedom a measured Drift needs to stand in
@@ -444,6 +450,10 @@ const MinDriftDF = 4
 
 // Measured says whether the drift was measured well enough to use.
 func (d Drift) Measured() bool { return d.DF >= MinDriftDF }
+
+// GoodputMeasured says whether the goodput share's between-run variance
+// was measured well enough to use (MinDriftDF, as for speed).
+func (d Drift) GoodputMeasured() bool { return d.Goodput.DF >= MinDriftDF }
 
 // WithRunEffect is e with the between-run variance a single run carries:
 // where the deployment's drift was measured (relVar, the pooled relative
@@ -483,17 +493,23 @@ func TInterval(mean, se, df float64, n int) Estimate {
 }
 
 // RepeatedRun is one run of a target repeated on a deployment: the
-// target (model and load identity) and the run's output tokens/s and p95.
+// target (model and load identity) and the run's output tokens/s and p95;
+// Good of its Requests met the SLO its benchmark set, named by SLO ("" when
+// it set none, or when its load was not an open loop, where goodput is no
+// conclusion).
 type RepeatedRun struct {
-	Target   string
-	TPS, P95 float64
+	Target         string
+	TPS, P95       float64
+	Good, Requests int
+	SLO            string
 }
 
 // PoolDrift is the between-run spread of runs (docs/concepts.md#drift):
 // the variance of ln output tokens/s and of ln p95 between the runs of
 // each target run at least twice, pooled over those targets
 // (Σ (n−1)·s² ÷ Σ (n−1)), with Σ (n−1) degrees of freedom. Runs without
-// a positive figure are left out; no repeated target gives DF 0.
+// a positive figure are left out; no repeated target gives DF 0. The
+// goodput share's between-run variance is pooled alike (poolGoodput).
 func PoolDrift(runs []RepeatedRun) Drift {
 	byTarget := map[string][][2]float64{}
 	var order []string
@@ -508,6 +524,7 @@ func PoolDrift(runs []RepeatedRun) Drift {
 	}
 	var ssT, ssP float64
 	var d Drift
+	d.Goodput = poolGoodput(runs)
 	for _, t := range order {
 		xs := byTarget[t]
 		if len(xs) < 2 {

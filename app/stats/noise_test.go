@@ -198,7 +198,7 @@ func TestPoolDriftPoolsWithinTargets(t *testing.T) {
 	if d := PoolDrift(nil); d != (Drift{}) {
 		t.Fatalf("no runs: %+v", d)
 	}
-	runs := []RepeatedRun{{"a", 100, 10}, {"a", 121, 10}, {"b", 50, 20}, {"b", 50, 40}, {"c", 7, 7}, {"a", 0, 5}}
+	runs := []RepeatedRun{{Target: "a", TPS: 100, P95: 10}, {Target: "a", TPS: 121, P95: 10}, {Target: "b", TPS: 50, P95: 20}, {Target: "b", TPS: 50, P95: 40}, {Target: "c", TPS: 7, P95: 7}, {Target: "a", P95: 5}}
 	d := PoolDrift(runs)
 	ss := func(x, y float64) float64 { l := math.Log(y / x); return l * l / 2 } // two values: Σ (x − m)² = (ln y − ln x)² ÷ 2
 	wantTPS, wantP95 := (ss(100, 121)+ss(50, 50))/2, (ss(10, 10)+ss(20, 40))/2

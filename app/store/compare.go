@@ -241,24 +241,38 @@ const driftRuns = 1000
 
 // DeploymentRun is one of a deployment's runs as its between-run spread
 // is measured from: its target (model and load identity), its kept output
-// tokens/s and p95 E2E latency.
+// tokens/s and p95 E2E latency, its requests and those within its
+// benchmark's SLO (the SLO as its canonical JSON, "" when none was set),
+// and its load profile.
 type DeploymentRun struct {
-	Target   string
-	TPS, P95 float64
+	Target         string
+	TPS, P95       float64
+	Good, Requests int
+	SLO, Profile   string
 }
 
 // DeploymentRuns is a deployment's (hardware profile × runtime) newest
 // completed runs with figures, each with its target (model and load
-// identity), its output tokens/s and p95 E2E latency: what its between-run
-// spread is measured from (conclude.WithDrift; docs/concepts.md#drift).
+// identity), its output tokens/s and p95 E2E latency, and its requests and
+// those within its benchmark's SLO (the SLO as its canonical JSON, "" when
+// the benchmark set none): what its between-run spread is measured from
+// (conclude.WithDrift; docs/concepts.md#drift). Profile is the run's load
+// profile, by which the engine keeps goodput to open loops.
 func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]DeploymentRun, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95
-		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
+	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95,
+			coalesce((r.summary->>'good_requests')::int, 0), coalesce((r.summary->>'requests')::int, 0),
+			coalesce(b.manifest -> 'slo', '{}'::jsonb), coalesce(s.load_identity->>'profile', '')
+		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt JOIN benchmarks b ON b.id = r.benchmark_id
 		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
 		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DeploymentRun, error) {
 		var r DeploymentRun
-		err := row.Scan(&r.Target, &r.TPS, &r.P95)
+		var slo jobs.SLO
+		err := row.Scan(&r.Target, &r.TPS, &r.P95, &r.Good, &r.Requests, &slo, &r.Profile)
+		if err == nil && slo.Set() {
+			key, _ := json.Marshal(slo)
+			r.SLO = string(key)
+		}
 		return r, err
 	})
 	return out, mapErr(err, "deployment runs")

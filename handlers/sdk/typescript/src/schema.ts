@@ -1991,7 +1991,8 @@ export interface components {
                 mean_output_tokens?: number;
                 fewshot?: string;
             } | null;
-            leader: components["schemas"]["ClaimRun"];
+            /** @description null where the engine ranks no pair on the metric: comparable is false and reason says what differs (docs/verdict.md#not-comparable). */
+            leader: components["schemas"]["ClaimRun"] | null;
             runner_up: components["schemas"]["ClaimRun"] | null;
             /** @description The leader's advantage in per cent of the runner-up's figure; null against a figure of 0 (then difference is the margin). */
             margin: number | null;
@@ -1999,11 +2000,11 @@ export interface components {
             difference: number | null;
             /** @description The test's 95 % interval of the difference (of the log ratio for cost); empty when untested. */
             interval: number[];
-            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-permutation (partial credit), paired-bootstrap (pairs kept by earlier versions), z-from-intervals (quality without common items), t-log-cost, z-log-order-statistics (single-run p95), z-two-proportions (goodput), or none. */
+            /** @description welch-t, mcnemar-exact, mcnemar-chi2-uc (χ² without continuity correction), mcnemar-chi2 (with it, pairs kept by earlier versions), paired-permutation (partial credit), paired-bootstrap (pairs kept by earlier versions), z-from-intervals (quality without common items), t-log-cost, z-log-order-statistics (single-run p95), z-two-proportions (goodput), t-two-proportions-run-effect (goodput with the measured run effect of the deployments), or none. */
             test: string;
             p: number | null;
             significant: boolean;
-            /** @description Whether leader and runner-up are comparable; false when the leader stands alone because every other run with the figure is not comparable with it (they are listed under not_comparable). */
+            /** @description Whether the pair is comparable; false where no pair can be ranked on the metric (runs measured under other loads or scorers, speed and cost under an open loop, goodput without an SLO): then leader and runner_up are null and reason says why. */
             comparable: boolean;
             /** @description What differs when not comparable; else how the test decided. */
             reason: string;
