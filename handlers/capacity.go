@@ -68,7 +68,7 @@ func (r capacityRequest) slo() jobs.SLO {
 func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conclude.Measured, error) {
 	f := compare.NewFigures(r.RunFigures)
 	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
-		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
+		PricePerHour: conclude.PricePerHour(r.RunFigures), Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
 		QualityScorer: r.scorer}
 	if f.GPUSimulated {
 		// Energy simulated from the load (--sim-gpu) is no measurement:

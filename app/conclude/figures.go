@@ -61,7 +61,7 @@ func ReadFigures(r store.RunFigures) Figures {
 		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
 		f.Requests, f.GoodRequests = s.Requests, min(s.GoodRequests, s.Requests)
-		if c, tokenPriced, ok := r.CostPer1M(s); ok {
+		if c, tokenPriced, ok := CostPer1M(r, s); ok {
 			f.CostPer1M, f.TokenPriced = &c, tokenPriced
 		}
 	}
@@ -99,7 +99,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 	var cands []Candidate
 	for _, r := range runs {
 		f := ReadFigures(r)
-		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key(),
 			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
 		if f.TokensPerS != nil && *f.TokensPerS > 0 && finite(*f.TokensPerS) {
 			cand.TokensPS = f.TokensPerS

@@ -12,10 +12,15 @@ import (
 
 // Candidate is one target's measured figures; nil where unknown.
 type Candidate struct {
-	RunID     int64    `json:"run_id"`
-	Model     string   `json:"model"`
-	Runtime   string   `json:"runtime"`
-	Hardware  string   `json:"hardware"`
+	RunID    int64  `json:"run_id"`
+	Model    string `json:"model"`
+	Runtime  string `json:"runtime"`
+	Hardware string `json:"hardware"`
+	// Engine is the target's engine settings as jobs.Engine.Key writes
+	// them ("" for the runtime's defaults): part of its identity, so two
+	// configurations of one model, runtime and hardware are two
+	// candidates (docs/benchmarks.md#engine-settings).
+	Engine    string   `json:"engine,omitempty"`
 	Quality   *float64 `json:"quality"`
 	QualityLo *float64 `json:"quality_lo"`
 	QualityHi *float64 `json:"quality_hi"`

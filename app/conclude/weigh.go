@@ -9,13 +9,15 @@ import (
 
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // DriftSource reads a deployment's recent runs, from which its
 // between-run spread is measured (*store.Store's DeploymentRuns;
-// docs/concepts.md#drift).
+// docs/concepts.md#drift): a deployment is a hardware profile, a runtime
+// and its engine settings.
 type DriftSource interface {
-	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error)
+	DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]stats.RepeatedRun, error)
 }
 
 // WithDrift sets each run's Drift: its deployment's between-run spread
@@ -23,14 +25,14 @@ type DriftSource interface {
 // what draws conclusions (verdict, comparison, recommendation, report,
 // regression flags) needs it, so reading a run's figures does not.
 func WithDrift(ctx context.Context, src DriftSource, runs []store.RunFigures) error {
-	drifts := map[[2]string]stats.Drift{}
+	drifts := map[[3]string]stats.Drift{}
 	for i, r := range runs {
-		k := [2]string{r.HardwareProfile, r.Runtime}
+		k := [3]string{r.HardwareProfile, r.Runtime, r.Engine.Key()}
 		d, ok := drifts[k]
 		if !ok {
-			rs, err := src.DeploymentRuns(ctx, k[0], k[1])
+			rs, err := src.DeploymentRuns(ctx, k[0], k[1], r.Engine)
 			if err != nil {
-				return fmt.Errorf("drift of %s/%s: %w", k[0], k[1], err)
+				return fmt.Errorf("drift of %s/%s %s: %w", k[0], k[1], k[2], err)
 			}
 			d = stats.PoolDrift(rs)
 			drifts[k] = d

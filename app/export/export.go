@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -261,7 +262,7 @@ func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []str
 	if g.PeakMemBytes != nil {
 		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 	}
-	if c, _, ok := r.CostPer1M(s); ok {
+	if c, _, ok := conclude.CostPer1M(r, s); ok {
 		cost = fixed3(c)
 	}
 	return []string{energy, perToken, peak, cost, kwh, co2}

@@ -48,26 +48,6 @@ type RunFigures struct {
 	SLO jobs.SLO
 }
 
-// CostPer1M is the run's cost per 1M output tokens: for a run paid by
-// the token, (input tokens × input price + output tokens × output price)
-// ÷ output tokens, as the fleet report prices it; for others, its
-// hardware's price per hour over its output tokens/s
-// (jobs.RunSummary.CostPer1M). tokenPriced says which; ok is false when
-// there is no price or nothing was generated.
-func (r RunFigures) CostPer1M(s jobs.RunSummary) (cost float64, tokenPriced, ok bool) {
-	if p := r.TokenPrice; p != nil {
-		if r.OutputTokens <= 0 {
-			return 0, true, false
-		}
-		return (float64(r.PromptTokens)*p.InputPer1M + float64(r.OutputTokens)*p.OutputPer1M) / float64(r.OutputTokens), true, true
-	}
-	if r.PricePerHour == nil {
-		return 0, false, false
-	}
-	c, ok := s.CostPer1M(*r.PricePerHour)
-	return c, false, ok
-}
-
 // ScorerKey is the scorer identity of the run's latest quality ("" when
 // unscored).
 func (r RunFigures) ScorerKey() string {
@@ -244,15 +224,16 @@ func (q *Queries) CompareItems(ctx context.Context, datasetID int64, runIDs []in
 // DeploymentRuns reads: recent enough to be the deployment as it is.
 const driftRuns = 1000
 
-// DeploymentRuns is a deployment's (hardware profile × runtime) newest
-// completed runs with figures, each with its target (model and load
+// DeploymentRuns is a deployment's (hardware profile × runtime × engine
+// settings: two configurations of one runtime drift apart, so they are
+// two deployments) newest completed runs with figures, each with its target (model and load
 // identity), its output tokens/s and p95 E2E latency: what its between-run
 // spread is measured from (conclude.WithDrift; docs/concepts.md#drift).
-func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]stats.RepeatedRun, error) {
+func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]stats.RepeatedRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95
 		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt
-		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
-		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns})
+		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.engine = @engine AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
+		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "engine": engineJSON(engine), "limit": driftRuns})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (stats.RepeatedRun, error) {
 		var r stats.RepeatedRun
 		err := row.Scan(&r.Target, &r.TPS, &r.P95)

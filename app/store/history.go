@@ -164,6 +164,14 @@ type LeaderboardRow struct {
 	Cursor LeaderboardCursor
 }
 
+// replicaShare is the share of its hardware profile's price a run's
+// replica pays, in SQL for the leaderboard's cost sort: k ÷ G when its
+// engine settings set tensor parallelism k on G GPUs, else 1. It is
+// conclude.ReplicaPrice's rule (docs/benchmarks.md#tensor-parallelism-and-price),
+// kept beside it by TestLeaderboardCostIsTheEngines.
+const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp') IS NOT NULL
+	THEN least(coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp')::float8, h.gpu_count) / h.gpu_count ELSE 1 END)`
+
 // Leaderboard returns the completed runs with figures on a dataset that the
 // viewer may read (own benchmarks, shared ones, all for administrators;
 // deleted benchmarks and judges' runs left out), filtered and sorted as
@@ -196,7 +204,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
 				CASE WHEN pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL
 					THEN (r.prompt_tokens * pp.input_per_1m::float8 + r.output_tokens * pp.output_per_1m::float8) / nullif(r.output_tokens, 0)
-					ELSE h.price_per_hour::float8 / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
+					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
 				`+regressionsJSON+` AS regressions
 			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
 				JOIN hardware_profiles h ON h.slug = r.hardware_profile
@@ -289,6 +297,9 @@ func (q *Queries) PreviousTargetRuns(ctx context.Context, runID int64, limit int
 			-- conclusions, never regressions of each other.
 			AND r.benchmark_id <> cur.benchmark_id
 			AND r.model_id = cur.model_id AND r.runtime = cur.runtime AND r.hardware_profile = cur.hardware_profile
+			-- Another configuration of the model on this runtime and hardware
+			-- is another target (docs/benchmarks.md#engine-settings).
+			AND r.engine = cur.engine
 			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
 			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
 			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)
