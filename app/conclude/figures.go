@@ -112,9 +112,13 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		cand.ScorerKey = r.ScorerKey()
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
 		cand.Drift = r.Drift
+		cand.Settings, cand.PricePerHour = r.Engine, PricePerHour(r)
+		if f.RequestsPerS != nil && *f.RequestsPerS > 0 && finite(*f.RequestsPerS) {
+			cand.RequestsPS = f.RequestsPerS
+		}
 		if st := r.Stat; st != nil {
 			load := st.Load
-			cand.Load, cand.TPS = &load, st.TPS
+			cand.Load, cand.TPS, cand.RPS = &load, st.TPS, st.RPS
 			if cand.E2Ep95 != nil {
 				cand.E2EN = st.OK
 			}

@@ -66,6 +66,15 @@ type Candidate struct {
 	Requests     int  `json:"requests,omitempty"`
 	GoodRequests int  `json:"good_requests,omitempty"`
 	SLOSet       bool `json:"slo_set,omitempty"`
+	// Settings are Engine's settings by name; PricePerHour is what one
+	// replica of the configuration costs per hour (ReplicaPrice; nil when
+	// its profile has no price); RequestsPS the run's requests/s and RPS
+	// its estimate over the steady window (or between repeats), which
+	// goodput per dollar rests on (RankConfigurations).
+	Settings     jobs.Engine    `json:"-"`
+	PricePerHour *float64       `json:"-"`
+	RequestsPS   *float64       `json:"-"`
+	RPS          stats.Estimate `json:"-"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.

@@ -56,6 +56,7 @@ func MergeRepeats(cs []Candidate) []Candidate {
 		}
 		m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
 		m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
+		m.RequestsPS, m.RPS = mean(func(c Candidate) *float64 { return c.RequestsPS })
 		m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
 		var e2e stats.Estimate
 		m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })

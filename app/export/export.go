@@ -137,6 +137,11 @@ func WriteBatchLine(w io.Writer, model string, engine jobs.Engine, r store.Resul
 // is true when the GPU figures were simulated from the load (agentd
 // --sim-gpu), not measured.
 //
+// engine, last, is the run's engine settings as jobs.Engine.Key writes
+// them (empty for the runtime's defaults): two configurations of one
+// model, runtime and hardware are two targets, on every row of each
+// (docs/benchmarks.md#engine-settings).
+//
 // The quality columns are the run's scorer, how many items it scored, the
 // mean item score with its 95 % bootstrap interval, and corpus_bleu (the
 // bleu scorer's corpus BLEU, sacreBLEU's corpus_score / 100; empty for
@@ -149,7 +154,7 @@ var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", 
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
 	"load_time_ms", "runtime_log_tail", "scorer", "scored", "quality", "quality_lo", "quality_hi", "corpus_bleu",
 	"gpu_simulated", "node_cpu_mean_percent", "node_cpu_peak_percent", "node_mem_peak_bytes", "node_mem_total_bytes",
-	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes"}
+	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes", EngineColumn}
 
 // share formats a quality figure in [0, 1] to 6 decimals; "" when there
 // is none (not scored, or not this scorer's figure).
@@ -203,11 +208,14 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 		rec = append(rec, load, text(r.RuntimeLog), r.Scorer, strconv.Itoa(r.Scored),
 			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
 		rec = append(rec, nodeColumns(r)...)
+		rec = append(rec, text(r.Engine.Key()))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
 		for _, st := range s.Steps {
-			if err := cw.Write(stepRow(head, st)); err != nil {
+			row := stepRow(head, st)
+			row[len(row)-1] = rec[len(rec)-1]
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}
