@@ -280,8 +280,9 @@ func (s *server) apiRoutes(api table) {
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
 	api.get("/benchmarks/:id<int>/verdict", Owner, s.apiBenchmarkVerdict)
-	api.get("/benchmarks/:id<int>/configurations", Owner, s.apiConfigurations) // the best configuration (docs/verdict.md#the-best-configuration)
-	api.get("/compare", Owner, s.apiCompare)                                   // every run must be the viewer's (else 404)
+	// The best configuration (docs/verdict.md#the-best-configuration).
+	api.get("/benchmarks/:id<int>/configurations", Owner, s.apiConfigurations)
+	api.get("/compare", Owner, s.apiCompare) // every run must be the viewer's (else 404)
 	api.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
 	api.get("/runs/:id<int>/steps", Owner, s.apiRunSteps)
