@@ -17,13 +17,10 @@ import (
 // refused when the benchmark is made (jobs.CheckEngine); here it is
 // capped at the whole profile.
 func ReplicaPrice(pricePerHour float64, gpus int, e jobs.Engine) float64 {
-	_, tp := e["tensor_parallel_size"]
-	_, sg := e["tp"]
-	if gpus <= 0 || !tp && !sg {
+	if gpus <= 0 {
 		return pricePerHour
 	}
-	k := min(e.TensorParallel(), gpus)
-	return pricePerHour * float64(k) / float64(gpus)
+	return pricePerHour * float64(ReplicaGPUs(gpus, e)) / float64(gpus)
 }
 
 // PricePerHour is run r's replica price per hour (ReplicaPrice of its
@@ -57,4 +54,16 @@ func CostPer1M(r store.RunFigures, s jobs.RunSummary) (cost float64, tokenPriced
 	}
 	c, ok := s.CostPer1M(*price)
 	return c, false, ok
+}
+
+// ReplicaGPUs is how many of a profile's gpus GPUs one replica of a
+// configuration holds: the tensor parallelism it sets (at most gpus),
+// else the whole profile, as ReplicaPrice prices it.
+func ReplicaGPUs(gpus int, e jobs.Engine) int {
+	_, tp := e["tensor_parallel_size"]
+	_, sg := e["tp"]
+	if gpus <= 0 || !tp && !sg {
+		return gpus
+	}
+	return min(e.TensorParallel(), gpus)
 }
