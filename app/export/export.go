@@ -195,7 +195,9 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 		rec := append(head, "", "", "")
 		var s jobs.RunSummary
 		if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
-			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-2)...)
+			// The figures and energy columns empty: the row keeps the
+			// header's width (the columns after them are summaryTail).
+			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-summaryTail)...)
 		} else {
 			rec = append(rec, summaryFigures(s.Requests, s.OK, s.Errors, s.OutputTokens, s.MeasuredSeconds, s.OutputTokensPerS,
 				s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
@@ -223,6 +225,11 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 	cw.Flush()
 	return cw.Error()
 }
+
+// summaryTail is how many columns of a run's summary row follow its
+// energy columns: load_time_ms, runtime_log_tail, the six quality
+// columns, the eight node columns (nodeColumns) and engine.
+const summaryTail = 2 + 6 + 8 + 1
 
 // fixed3 writes v with three decimals.
 func fixed3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
