@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -24,7 +25,10 @@ func (s *server) configurations(c *fiber.Ctx) (benchmarks.Configurations, error)
 	if err != nil {
 		return benchmarks.Configurations{}, err
 	}
-	d := benchmarks.Configurations{Benchmark: b, Ranking: conclude.RankConfigurations(j.Cands, j.Left), Pending: b.Active()}
+	// Until the score job has kept a finished run's figures (its load
+	// identity, its rates' intervals) its lead cannot be tested yet.
+	pending := b.Active() || j.StatsPending(time.Now())
+	d := benchmarks.Configurations{Benchmark: b, Ranking: conclude.RankConfigurations(j.Cands, j.Left), Pending: pending}
 	if w := d.Ranking.Winner(); w != nil {
 		d.PlanURL = planURL(b.DatasetID, *w)
 	}
@@ -82,6 +86,8 @@ func (s *server) apiConfigurations(c *fiber.Ctx) error {
 type apiConfigurationRanking struct {
 	BenchmarkID int64 `json:"benchmark_id"`
 	conclude.ConfigurationRanking
+	// Pending: runs are still queued or running, or a finished run's
+	// figures are still being kept (its lead untested until then).
 	Pending     bool   `json:"pending"`
 	CapacityURL string `json:"capacity_url"`
 }
