@@ -181,3 +181,28 @@ func TestConfigurationsLeadAA(t *testing.T) {
 		t.Logf("A/A called significant in %.1f %% of %d pairs", rate*100, pairs)
 	}
 }
+
+// Two configurations of one model, runtime and hardware are two
+// candidates: repeats merge only within one configuration, and a label
+// names the settings that tell them apart.
+func TestConfigurationsAreTwoCandidates(t *testing.T) {
+	a1 := config(1, jobs.Engine{"max_num_seqs": "2"}, 2, 190, 200, 1, 300, 100)
+	a2 := config(2, jobs.Engine{"max_num_seqs": "2"}, 2.1, 190, 200, 1, 310, 105)
+	b := config(3, jobs.Engine{"max_num_seqs": "16"}, 8, 180, 200, 1, 800, 400)
+	d := config(4, nil, 4, 180, 200, 1, 500, 200)
+	merged := MergeRepeats([]Candidate{a1, b, a2, d})
+	if len(merged) != 3 || merged[0].Repeats != 2 || merged[1].Repeats != 0 || merged[2].Repeats != 0 {
+		t.Fatalf("merged %+v", merged)
+	}
+	if merged[0].RPS.Mean != 2.05 || !merged[0].RPS.Repeats {
+		t.Errorf("repeats' requests/s %+v, want their mean 2.05 with the spread between them", merged[0].RPS)
+	}
+	for i, want := range []string{"m on sim/l4 with max_num_seqs=2", "m on sim/l4 with max_num_seqs=16", "m on sim/l4 with the runtime's default settings"} {
+		if got := Label(merged[i], merged); got != want {
+			t.Errorf("label %d: %q, want %q", i, got, want)
+		}
+	}
+	if got := LabelSaid(merged[1], merged).(Said).In(i18n.Default().Lang("de")); got != "m auf sim/l4 mit max_num_seqs=16" {
+		t.Errorf("German label %q", got)
+	}
+}

@@ -168,7 +168,7 @@ type LeaderboardRow struct {
 // replica pays, in SQL for the leaderboard's cost sort: k ÷ G when its
 // engine settings set tensor parallelism k on G GPUs, else 1. It is
 // conclude.ReplicaPrice's rule (docs/benchmarks.md#tensor-parallelism-and-price),
-// kept beside it by TestLeaderboardCostIsTheEngines.
+// kept beside it by TestEngineSettingsSeparateTargets.
 const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp') IS NOT NULL
 	THEN least(coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp')::float8, h.gpu_count) / h.gpu_count ELSE 1 END)`
 
