@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -250,5 +253,24 @@ func TestCapacityPlannerTakesAConfiguration(t *testing.T) {
 	}
 	if r := ask(`{"bogus":1}`); r.status != 422 || !strings.Contains(fmt.Sprint(r.body), "configuration.engine.bogus") {
 		t.Errorf("unknown setting: %d %v", r.status, r.body)
+	}
+}
+
+// The form's plan preview shows each planned run's engine settings: two
+// configurations of one model are two rows, told apart by them.
+func TestPlanPreviewShowsEngineSettings(t *testing.T) {
+	t.Parallel()
+	_, c, ds := formEnv(t)
+	form := url.Values{"name": {"Two"}, "dataset_id": {ds}, "max_tokens": {"64"}, "load_kind": {"sequential"}, "action": {"preview"},
+		"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"vllm"}, "target_0_hardware": {"l4-24gb-x1"},
+		"target_0_engine_max_num_seqs": {"64"},
+		"target_1_model": {"acme/small-1b"}, "target_1_runtime": {"vllm"}, "target_1_hardware": {"l4-24gb-x1"},
+		"target_1_engine_max_num_seqs": {"256"}, "target_1_engine_enable_prefix_caching": {"true"}}
+	c.get("/benchmarks/new")
+	res := c.post("/benchmarks/new", form)
+	var got []string
+	res.doc.Find(`[data-testid="plan-run"] [data-testid="plan-engine"]`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.Text()) })
+	if res.status != 200 || fmt.Sprint(got) != "[max_num_seqs=64 enable_prefix_caching=true max_num_seqs=256]" {
+		t.Errorf("preview: %d, engine badges %q", res.status, got)
 	}
 }
