@@ -254,6 +254,15 @@ func TestCapacityPlannerTakesAConfiguration(t *testing.T) {
 	if r := ask(`{"bogus":1}`); r.status != 422 || !strings.Contains(fmt.Sprint(r.body), "configuration.engine.bogus") {
 		t.Errorf("unknown setting: %d %v", r.status, r.body)
 	}
+	// The model's history draws each configuration as its own line.
+	h := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/history?model=m/one&metric=throughput", ds), tok, nil, "")
+	engines := map[string]bool{}
+	for _, p := range h.body["points"].([]any) {
+		engines[fmt.Sprint(p.(map[string]any)["engine"])] = true
+	}
+	if h.status != 200 || len(engines) != 3 || !engines["max_num_seqs=16 tensor_parallel_size=1"] {
+		t.Errorf("history points' engines %v (%d)", engines, h.status)
+	}
 }
 
 // The form's plan preview shows each planned run's engine settings: two

@@ -92,6 +92,9 @@ func TestEngineSettingsSeparateTargets(t *testing.T) {
 		t.Errorf("conclude's cost of tp=2 on 4 GPUs: %g", want[big])
 	}
 	for _, r := range rows {
+		if r.RunID == big && r.Engine != "max_num_seqs=16 tensor_parallel_size=2" {
+			t.Errorf("leaderboard row's engine %q", r.Engine)
+		}
 		if w, ok := want[r.RunID]; ok && (r.CostPer1M == nil || math.Abs(*r.CostPer1M-w) > 1e-9) {
 			t.Errorf("leaderboard cost of run %d: %v, want the engine's %g", r.RunID, r.CostPer1M, w)
 		}

@@ -141,8 +141,12 @@ type LeaderboardRow struct {
 	Model         string
 	Runtime       string
 	Hardware      string
-	FinishedAt    time.Time
-	Scorer        string
+	// Engine is the run's engine settings as jobs.Engine.Key writes them
+	// ("" for the runtime's defaults): with the model, runtime and
+	// hardware, the run's target.
+	Engine     string
+	FinishedAt time.Time
+	Scorer     string
 	// Load is the run's load identity key ("" when none was kept).
 	Load         string
 	Quality      *float64
@@ -188,11 +192,12 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
 		args["amissing"], args["akey"], args["arun"] = q.After.Missing, q.After.Key, q.After.RunID
 	}
-	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.finished_at,
+	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.engine, y.finished_at,
 			y.scorer, y.load_key, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
 			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
 		FROM (SELECT x.*, `+key+` AS k FROM (
 			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
+				(SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(r.engine) e) AS engine,
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
 				coalesce(rs.load_key, '') AS load_key,
 				rq.quality, rq.quality_lo, rq.quality_hi,
@@ -223,7 +228,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LeaderboardRow, error) {
 		var l LeaderboardRow
 		var regs []byte
-		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.FinishedAt,
+		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.Engine, &l.FinishedAt,
 			&l.Scorer, &l.Load, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
 			&l.E2Ep50, &l.E2Ep95, &l.CostPer1M, &regs, &l.Cursor.Missing, &l.Cursor.Key)
 		if err != nil {

@@ -3042,6 +3042,8 @@ export interface operations {
                             finished_at: string;
                             runtime: string;
                             hardware: string;
+                            /** @description The run's engine settings as name=value pairs (absent for the runtime's defaults): each configuration is its own line. */
+                            engine?: string;
                             /** @description The metric's value; null where the run did not measure it. */
                             value: number | null;
                             regression: components["schemas"]["Regression"] | null;
