@@ -273,7 +273,7 @@ func TestPlanPreviewShowsEngineSettings(t *testing.T) {
 	form := url.Values{"name": {"Two"}, "dataset_id": {ds}, "max_tokens": {"64"}, "load_kind": {"sequential"}, "action": {"preview"},
 		"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"vllm"}, "target_0_hardware": {"l4-24gb-x1"},
 		"target_0_engine_max_num_seqs": {"64"},
-		"target_1_model": {"acme/small-1b"}, "target_1_runtime": {"vllm"}, "target_1_hardware": {"l4-24gb-x1"},
+		"target_1_model":               {"acme/small-1b"}, "target_1_runtime": {"vllm"}, "target_1_hardware": {"l4-24gb-x1"},
 		"target_1_engine_max_num_seqs": {"256"}, "target_1_engine_enable_prefix_caching": {"true"}}
 	c.get("/benchmarks/new")
 	res := c.post("/benchmarks/new", form)
