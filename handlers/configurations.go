@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/benchmarks"
 )
 
@@ -36,10 +38,18 @@ func (s *server) configurations(c *fiber.Ctx) (benchmarks.Configurations, error)
 }
 
 // planURL opens the capacity planner on dataset with configuration w
-// chosen, so it sizes replicas from it alone.
+// chosen, so it sizes replicas from it alone, under the SLOs it was
+// ranked under (0: none, as the planner reads it).
 func planURL(dataset int64, w conclude.Configuration) string {
+	ms := func(d jobs.Duration) string {
+		return strconv.FormatFloat(float64(time.Duration(d))/float64(time.Millisecond), 'f', -1, 64)
+	}
 	q := url.Values{"dataset": {fmt.Sprint(dataset)}, "config_model": {w.Model}, "config_runtime": {w.Runtime},
-		"config_hardware": {w.Hardware}, "config_engine": {strings.ReplaceAll(w.Engine.Key(), " ", ", ")}}
+		"config_hardware": {w.Hardware}, "config_engine": {strings.ReplaceAll(w.Engine.Key(), " ", ", ")},
+		"ttft_ms": {ms(w.SLO.TTFT)}, "tpot_ms": {ms(w.SLO.TPOT)}}
+	if w.SLO.E2E > 0 {
+		q.Set("e2e_ms", ms(w.SLO.E2E))
+	}
 	return "/capacity?" + q.Encode()
 }
 

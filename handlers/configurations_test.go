@@ -172,7 +172,8 @@ func TestBestConfigurationAPIAndPage(t *testing.T) {
 		t.Errorf("left out %v", left)
 	}
 	plan, _ := res.body["capacity_url"].(string)
-	if !strings.Contains(plan, "config_engine=max_num_seqs%3D16%2C+tensor_parallel_size%3D1") || len(res.body["pareto_front"].([]any)) == 0 {
+	if !strings.Contains(plan, "config_engine=max_num_seqs%3D16%2C+tensor_parallel_size%3D1") || !strings.Contains(plan, "e2e_ms=500") ||
+		!strings.Contains(plan, "ttft_ms=0") || len(res.body["pareto_front"].([]any)) == 0 {
 		t.Errorf("capacity url %q, front %v", plan, res.body["pareto_front"])
 	}
 	stranger := e.token(e.createUser("eve@example.com", "correct horse", store.RoleUser))

@@ -40,8 +40,9 @@ type Configuration struct {
 	Quality          *float64 `json:"quality"`
 	OnFront          bool     `json:"on_pareto_front"`
 	// LabelSaid names it for a page (the model with its runtime, hardware
-	// and settings).
-	LabelSaid Said `json:"-"`
+	// and settings); SLO is the benchmark's it was ranked under.
+	LabelSaid Said     `json:"-"`
+	SLO       jobs.SLO `json:"-"`
 	cand      Candidate
 }
 
@@ -136,7 +137,7 @@ func configuration(c Candidate) Configuration {
 	l := configLabel(c.Model, c.Runtime, c.Hardware, c.Engine)
 	cfg := Configuration{RunID: c.RunID, Label: English(l), LabelSaid: l, Model: c.Model, Runtime: c.Runtime, Hardware: c.Hardware,
 		Engine: c.Settings, Repeats: c.Repeats, Requests: c.Requests, GoodRequests: c.GoodRequests, PricePerHour: c.PricePerHour,
-		CostPer1M: Cost.Value(c), E2Ep95: Latency.Value(c), Quality: Quality.Value(c), cand: c}
+		CostPer1M: Cost.Value(c), E2Ep95: Latency.Value(c), Quality: Quality.Value(c), SLO: c.SLO, cand: c}
 	if cfg.Engine == nil {
 		cfg.Engine = jobs.Engine{}
 	}

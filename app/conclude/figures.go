@@ -112,7 +112,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		cand.ScorerKey = r.ScorerKey()
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
 		cand.Drift = r.Drift
-		cand.Settings, cand.PricePerHour = r.Engine, PricePerHour(r)
+		cand.Settings, cand.SLO, cand.PricePerHour = r.Engine, r.SLO, PricePerHour(r)
 		if f.RequestsPerS != nil && *f.RequestsPerS > 0 && finite(*f.RequestsPerS) {
 			cand.RequestsPS = f.RequestsPerS
 		}

@@ -66,12 +66,14 @@ type Candidate struct {
 	Requests     int  `json:"requests,omitempty"`
 	GoodRequests int  `json:"good_requests,omitempty"`
 	SLOSet       bool `json:"slo_set,omitempty"`
-	// Settings are Engine's settings by name; PricePerHour is what one
+	// Settings are Engine's settings by name; SLO the benchmark's (what
+	// GoodRequests met); PricePerHour is what one
 	// replica of the configuration costs per hour (ReplicaPrice; nil when
 	// its profile has no price); RequestsPS the run's requests/s and RPS
 	// its estimate over the steady window (or between repeats), which
 	// goodput per dollar rests on (RankConfigurations).
 	Settings     jobs.Engine    `json:"-"`
+	SLO          jobs.SLO       `json:"-"`
 	PricePerHour *float64       `json:"-"`
 	RequestsPS   *float64       `json:"-"`
 	RPS          stats.Estimate `json:"-"`
