@@ -191,6 +191,9 @@ func TestBestConfigurationAPIAndPage(t *testing.T) {
 			!strings.Contains(rec, want) || !strings.Contains(rec, "tensor_parallel_size=1") {
 			t.Errorf("%s page: %d, %d rows, recommendation %q", lang, page.status, rows.Length(), rec)
 		}
+		if page.doc.Find(`[data-testid="configurations-chart"] svg`).Length() != 1 {
+			t.Errorf("%s: no chart of the Pareto front", lang)
+		}
 		if l := page.text(`[data-testid="configurations-left-out"]`); !strings.Contains(l, "max_num_seqs=64") {
 			t.Errorf("%s: left out %q", lang, l)
 		}

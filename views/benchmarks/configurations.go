@@ -1,11 +1,15 @@
 package benchmarks
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/jobs"
+	"github.com/ruckus/ruckus/views/charts"
 	"github.com/ruckus/ruckus/views/said"
 )
 
@@ -56,4 +60,29 @@ func percent(ctx context.Context, v *float64) string {
 		return i18n.T(ctx, "configs.not_measured")
 	}
 	return said.Fixed(ctx, *v*100, 1) + " %"
+}
+
+// frontChart draws the configurations' cost against their p95 latency,
+// the Pareto front as a line through the ones on it, cheapest first; ok
+// is false when no configuration has both figures.
+func frontChart(ctx context.Context, r conclude.ConfigurationRanking) (charts.Chart, bool) {
+	cost := costHeading(ctx, r.FrontCost)
+	dots := charts.Series{Name: i18n.T(ctx, "configs.chart_configurations"), Dots: true}
+	front := charts.Series{Name: i18n.T(ctx, "configs.front")}
+	for _, c := range r.Ranked {
+		y := frontCostOf(c, r.FrontCost)
+		if y == nil || c.E2Ep95 == nil {
+			continue
+		}
+		p := charts.Point{X: *c.E2Ep95, Y: *y, Href: fmt.Sprintf("/runs/%d", c.RunID),
+			Label: i18n.T(ctx, "configs.chart_point", "Rank", c.Rank, "Engine", engineText(ctx, c.Engine), "E2E", said.Fixed(ctx, *c.E2Ep95, 0))}
+		dots.Points = append(dots.Points, p)
+		if c.OnFront {
+			front.Points = append(front.Points, p)
+		}
+	}
+	slices.SortFunc(front.Points, func(a, b charts.Point) int { return cmp.Compare(a.X, b.X) })
+	c := charts.Chart{ID: "configurations-front", Title: i18n.T(ctx, "configs.chart_title", "Cost", cost),
+		XLabel: i18n.T(ctx, "configs.e2e"), YLabel: cost, Series: []charts.Series{dots, front}}
+	return c, len(dots.Points) > 0
 }
