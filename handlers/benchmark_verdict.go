@@ -20,6 +20,9 @@ import (
 // (conclude.Weighed.Verdict), worded in the reader's language.
 func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.Benchmark) (benchmarks.Verdict, error) {
 	vd := benchmarks.Verdict{BenchmarkID: b.ID, RecommendURL: fmt.Sprintf("/benchmarks/%d/recommend", b.ID)}
+	if configurationCount(b) >= 2 {
+		vd.ConfigurationsURL = fmt.Sprintf("/benchmarks/%d/configurations", b.ID)
+	}
 	if b.Active() {
 		vd.Pending = true
 		return vd, nil

@@ -52,6 +52,9 @@ type capacityRequest struct {
 	// dataset's targets were all scored under one).
 	MinQuality    *float64 `json:"min_quality" validate:"omitnil,finite,min=0,max=1" msg:"valid.capacity_min_quality"`
 	QualityScorer string   `json:"quality_scorer" validate:"max=20000,text" msg:"valid.capacity_scorer"`
+	// Configuration, when set, is the one configuration replicas are
+	// sized from (capacityConfiguration).
+	Configuration *capacityConfiguration `json:"configuration"`
 	// Today is what the user runs now, to weigh each target against
 	// (monthly saving, quality difference, payback); nil: no comparison.
 	Today *conclude.Today `json:"today"`
@@ -67,8 +70,9 @@ func (r capacityRequest) slo() jobs.SLO {
 // SLOs held at it.
 func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conclude.Measured, error) {
 	f := compare.NewFigures(r.RunFigures)
-	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, GPUs: r.GPUCount,
-		PricePerHour: r.PricePerHour, Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
+	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key(),
+		GPUs:         conclude.ReplicaGPUs(r.GPUCount, r.Engine),
+		PricePerHour: conclude.PricePerHour(r.RunFigures), Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
 		QualityScorer: r.scorer}
 	if f.GPUSimulated {
 		// Energy simulated from the load (--sim-gpu) is no measurement:
@@ -299,6 +303,12 @@ func (s *server) apiCapacity(c *fiber.Ctx) error {
 	}
 	// The API answers in English.
 	en := i18n.Default().Lang("en")
+	if k := req.Configuration; k != nil {
+		if errs := k.check(i18n.With(ctx, en)); len(errs) > 0 {
+			return apiFieldErrors(c, errs)
+		}
+		runs = k.only(runs)
+	}
 	q, errs := req.qualityFloor(en, scorers)
 	if errs == nil {
 		if errs, err = s.checkToday(ctx, en, req); err != nil {
@@ -349,6 +359,13 @@ func (s *server) showCapacityPage(c *fiber.Ctx) error {
 		return render(c, fiber.StatusOK, capacity.Page(d))
 	}
 	req, errs := capacityFormRequest(i18n.From(ctx), d.Form)
+	k, kerrs := formConfiguration(ctx, d.Form)
+	for p, m := range kerrs {
+		errs[p] = m
+	}
+	if len(kerrs) == 0 {
+		runs = k.only(runs)
+	}
 	q, err := s.checkCapacityForm(ctx, req, d.QualityScorers, errs)
 	if err != nil {
 		return err
@@ -374,7 +391,9 @@ func readCapacityForm(c *fiber.Ctx) capacity.Form {
 		EnergyPrice: c.Query("energy_price_per_kwh", "0.15"), Licence: c.Query("licence_per_month", "0"),
 		MinQuality: c.Query("min_quality"), QualityScorer: c.Query("quality_scorer"),
 		TodayModel: c.Query("today_model"), TodayHardware: c.Query("today_hardware"), TodayReplicas: c.Query("today_replicas"),
-		MigrationCost: c.Query("migration_cost", "0")}
+		MigrationCost: c.Query("migration_cost", "0"),
+		ConfigModel:   c.Query("config_model"), ConfigRuntime: c.Query("config_runtime"), ConfigHardware: c.Query("config_hardware"),
+		ConfigEngine: c.Query("config_engine")}
 }
 
 // capacityFormChoices fills what the form offers once a dataset is chosen

@@ -275,6 +275,7 @@ type apiHistoryPoint struct {
 	FinishedAt time.Time         `json:"finished_at"`
 	Runtime    string            `json:"runtime"`
 	Hardware   string            `json:"hardware"`
+	Engine     string            `json:"engine,omitempty"`
 	Value      *float64          `json:"value"`
 	Regression *store.Regression `json:"regression"`
 }
@@ -346,7 +347,7 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 	}
 	points := make([]apiHistoryPoint, 0, len(data.Rows))
 	for _, r := range data.Rows {
-		points = append(points, apiHistoryPoint{RunID: r.RunID, FinishedAt: r.FinishedAt, Runtime: r.Runtime, Hardware: r.Hardware,
+		points = append(points, apiHistoryPoint{RunID: r.RunID, FinishedAt: r.FinishedAt, Runtime: r.Runtime, Hardware: r.Hardware, Engine: r.Engine,
 			Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
 	}
 	return c.JSON(apiHistory{DatasetID: data.Dataset.ID, Model: data.Form.Model, Metric: data.Metric, Points: points})

@@ -128,7 +128,9 @@ func contract() *apiContract {
 				// Fleet manifests and reports: described at the top level only.
 				"$.body.scenarios[*].**", "$.body.targets[*].**", "$.body.providers[*].**", "$.body.categories[*].**", "$.body.rows[*].**",
 				// The fleet document's scenario profiles: a map keyed by scenario.
-				"$.body.scenario_profiles.*"))
+				"$.body.scenario_profiles.*",
+				// Engine settings: a map keyed by the runtime's setting names.
+				"$.body.**.engine.*"))
 		if len(errs) > 0 {
 			c.loadErr = fmt.Errorf("%v", errs)
 			return

@@ -281,6 +281,8 @@ func (s *server) apiRoutes(api table) {
 	api.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	api.get("/benchmarks/:id<int>/recommendation", Owner, s.apiRecommendation)
 	api.get("/benchmarks/:id<int>/verdict", Owner, s.apiBenchmarkVerdict)
+	// The best configuration (docs/verdict.md#the-best-configuration).
+	api.get("/benchmarks/:id<int>/configurations", Owner, s.apiConfigurations)
 	api.get("/compare", Owner, s.apiCompare) // every run must be the viewer's (else 404)
 	api.get("/benchmarks/:id<int>/report.html", Owner, s.benchmarkReport)
 	api.get("/runs/:id<int>", Owner, s.apiGetRun)
@@ -356,6 +358,7 @@ func (s *server) webRoutes(web table) {
 	web.get("/benchmarks/:id<int>/export", Owner, s.exportBenchmark(false))
 	web.get("/benchmarks/:id<int>/summary", Owner, s.exportBenchmark(true))
 	web.get("/benchmarks/:id<int>/recommend", Owner, s.showRecommendationPage)
+	web.get("/benchmarks/:id<int>/configurations", Owner, s.showConfigurationsPage)
 	web.post("/benchmarks/:id<int>/rename", Owner, s.changeBenchmark)         // readers of a shared benchmark get 403
 	web.post("/benchmarks/:id<int>/visibility", Owner, s.changeBenchmark)     // private or shared
 	web.post("/benchmarks/:id<int>/verdict-scorer", Owner, s.changeBenchmark) // the scorer identity the verdict ranks quality by

@@ -49,7 +49,11 @@ type Measured struct {
 	Model    string `json:"model"`
 	Runtime  string `json:"runtime"`
 	Hardware string `json:"hardware"`
-	// GPUs per replica (the hardware profile's); 0 on CPU.
+	// Engine is the run's engine settings (jobs.Engine.Key; "" for the
+	// runtime's defaults): the configuration replicas are sized from.
+	Engine string `json:"engine,omitempty"`
+	// GPUs per replica (ReplicaGPUs: the tensor parallelism set, else
+	// the hardware profile's); 0 on CPU.
 	GPUs         int      `json:"gpus_per_replica"`
 	PricePerHour *float64 `json:"price_per_hour"`
 	Quality      *float64 `json:"quality"`

@@ -61,7 +61,7 @@ func ReadFigures(r store.RunFigures) Figures {
 		f.Steps, f.Saturation = s.Steps, s.Saturation
 		f.TokensPerS, f.RequestsPerS, f.Goodput = &s.OutputTokensPerS, &s.RequestsPerS, &s.GoodputRPS
 		f.Requests, f.GoodRequests = s.Requests, min(s.GoodRequests, s.Requests)
-		if c, tokenPriced, ok := r.CostPer1M(s); ok {
+		if c, tokenPriced, ok := CostPer1M(r, s); ok {
 			f.CostPer1M, f.TokenPriced = &c, tokenPriced
 		}
 	}
@@ -99,7 +99,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 	var cands []Candidate
 	for _, r := range runs {
 		f := ReadFigures(r)
-		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+		cand := Candidate{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key(),
 			Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, CostPer1M: f.CostPer1M, TokenPriced: f.TokenPriced, GPUMemGiB: f.PeakGPUGiB}
 		if f.TokensPerS != nil && *f.TokensPerS > 0 && finite(*f.TokensPerS) {
 			cand.TokensPS = f.TokensPerS
@@ -111,9 +111,13 @@ func Candidates(runs []store.RunFigures) []Candidate {
 		}
 		cand.ScorerKey = r.ScorerKey()
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
+		cand.Settings, cand.SLO, cand.PricePerHour = r.Engine, r.SLO, PricePerHour(r)
+		if f.RequestsPerS != nil && *f.RequestsPerS > 0 && finite(*f.RequestsPerS) {
+			cand.RequestsPS = f.RequestsPerS
+		}
 		if st := r.Stat; st != nil {
 			load := st.Load
-			cand.Load, cand.TPS = &load, KeptEstimate(st.TPS, st.Batches)
+			cand.Load, cand.TPS, cand.RPS = &load, KeptEstimate(st.TPS, st.Batches), KeptEstimate(st.RPS, st.Batches)
 			if cand.E2Ep95 != nil {
 				cand.E2EN = st.OK
 			}

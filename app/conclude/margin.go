@@ -27,13 +27,21 @@ const (
 	Latency Criterion = "latency"
 	Cost    Criterion = "cost"
 	Goodput Criterion = "goodput"
+	// GoodputPerDollar is the requests within the benchmark's SLOs per
+	// dollar of a replica's hourly price (higher; closed loops too): what
+	// a benchmark's configurations are ranked by
+	// (docs/verdict.md#the-best-configuration). It is not among Criteria:
+	// only RankConfigurations weighs it.
+	GoodputPerDollar Criterion = "goodput_per_dollar"
 )
 
 // Criteria are every criterion, in the order they are shown.
 var Criteria = []Criterion{Quality, Speed, Latency, Cost, Goodput}
 
 // HigherBetter says which way the criterion improves.
-func (c Criterion) HigherBetter() bool { return c == Quality || c == Speed || c == Goodput }
+func (c Criterion) HigherBetter() bool {
+	return c == Quality || c == Speed || c == Goodput || c == GoodputPerDollar
+}
 
 // Value is the candidate's figure for the criterion; nil when not
 // measured. Speed is the estimate its test uses (the steady window's
@@ -72,6 +80,8 @@ func (c Criterion) value(x Candidate) *float64 {
 		}
 		v := float64(x.GoodRequests) / float64(x.Requests)
 		return &v
+	case GoodputPerDollar:
+		return goodputPerDollar(x)
 	case Cost:
 		if x.CostPer1M != nil && !x.TokenPriced && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
 			v := *x.CostPer1M * *x.TokensPS / x.TPS.Mean
@@ -317,7 +327,7 @@ func comparable(a, b Candidate, c Criterion) (bool, Said) {
 	if (c == Speed || c == Cost) && OpenLoop(*a.Load) {
 		return false, say("compare.said.not_ranked_open_loop", "Profile", a.Load.Profile)
 	}
-	if c == Goodput && (!a.SLOSet || !b.SLOSet) {
+	if (c == Goodput || c == GoodputPerDollar) && (!a.SLOSet || !b.SLOSet) {
 		return false, say("compare.said.not_ranked_goodput_no_slo")
 	}
 	return true, Said{}
@@ -465,6 +475,8 @@ func compare(a, b Candidate, c Criterion, ev Evidence) Margin {
 		t = m.testLatency(a, b)
 	case Goodput:
 		t = m.testGoodput(a, b)
+	case GoodputPerDollar:
+		t = m.testGoodputPerDollar(a, b)
 	}
 	if !t.ok {
 		m.notTested()

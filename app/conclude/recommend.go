@@ -12,10 +12,15 @@ import (
 
 // Candidate is one target's measured figures; nil where unknown.
 type Candidate struct {
-	RunID     int64    `json:"run_id"`
-	Model     string   `json:"model"`
-	Runtime   string   `json:"runtime"`
-	Hardware  string   `json:"hardware"`
+	RunID    int64  `json:"run_id"`
+	Model    string `json:"model"`
+	Runtime  string `json:"runtime"`
+	Hardware string `json:"hardware"`
+	// Engine is the target's engine settings as jobs.Engine.Key writes
+	// them ("" for the runtime's defaults): part of its identity, so two
+	// configurations of one model, runtime and hardware are two
+	// candidates (docs/benchmarks.md#engine-settings).
+	Engine    string   `json:"engine,omitempty"`
 	Quality   *float64 `json:"quality"`
 	QualityLo *float64 `json:"quality_lo"`
 	QualityHi *float64 `json:"quality_hi"`
@@ -61,6 +66,17 @@ type Candidate struct {
 	Requests     int  `json:"requests,omitempty"`
 	GoodRequests int  `json:"good_requests,omitempty"`
 	SLOSet       bool `json:"slo_set,omitempty"`
+	// Settings are Engine's settings by name; SLO the benchmark's (what
+	// GoodRequests met); PricePerHour is what one
+	// replica of the configuration costs per hour (ReplicaPrice; nil when
+	// its profile has no price); RequestsPS the run's requests/s and RPS
+	// its estimate over the steady window (or between repeats), which
+	// goodput per dollar rests on (RankConfigurations).
+	Settings     jobs.Engine    `json:"-"`
+	SLO          jobs.SLO       `json:"-"`
+	PricePerHour *float64       `json:"-"`
+	RequestsPS   *float64       `json:"-"`
+	RPS          stats.Estimate `json:"-"`
 }
 
 // Constraints are the user's limits; nil (or empty) means none.

@@ -7,7 +7,8 @@ import (
 	"github.com/ruckus/ruckus/jobs"
 )
 
-// MergeRepeats folds the runs of one target (model × runtime × hardware,
+// MergeRepeats folds the runs of one target (model × runtime × hardware ×
+// engine settings,
 // under one configured load: profile, sampling, dataset and few-shot
 // setting, see repeatKey) repeated in a benchmark into one candidate, the first run's, whose speed,
 // latency and cost are the means over its runs with intervals from the
@@ -20,11 +21,11 @@ import (
 // other targets' first runs. Targets run once stay as they are. The order
 // is the first runs' order.
 func MergeRepeats(cs []Candidate) []Candidate {
-	type key struct{ model, runtime, hardware, load string }
+	type key struct{ model, runtime, hardware, engine, load string }
 	groups := map[key][]Candidate{}
 	var order []key
 	for _, c := range cs {
-		k := key{c.Model, c.Runtime, c.Hardware, repeatKey(c.Load)}
+		k := key{c.Model, c.Runtime, c.Hardware, c.Engine, repeatKey(c.Load)}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -55,6 +56,7 @@ func MergeRepeats(cs []Candidate) []Candidate {
 		}
 		m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
 		m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
+		m.RequestsPS, m.RPS = mean(func(c Candidate) *float64 { return c.RequestsPS })
 		m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
 		var e2e stats.Estimate
 		m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })

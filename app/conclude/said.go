@@ -89,12 +89,15 @@ type Pct float64
 
 // labelSaid is Label as a Said (or the model's name, which is data).
 func labelSaid(x Candidate, among []Candidate) any {
-	sameModel, sameTarget := 0, 0
+	sameModel, sameTarget, sameConfig := 0, 0, 0
 	for _, y := range among {
 		if y.Model == x.Model {
 			sameModel++
 			if y.Runtime == x.Runtime && y.Hardware == x.Hardware {
 				sameTarget++
+				if y.Engine == x.Engine {
+					sameConfig++
+				}
 			}
 		}
 	}
@@ -105,6 +108,10 @@ func labelSaid(x Candidate, among []Candidate) any {
 		return x.Model
 	case sameTarget <= 1:
 		return say("recommend.said.label_target", "Model", x.Model, "Runtime", x.Runtime, "Hardware", x.Hardware)
+	case sameConfig <= 1:
+		// Configurations of one target differ only in their engine
+		// settings, so the settings name them.
+		return say("recommend.said.label_config", "Model", x.Model, "Runtime", x.Runtime, "Hardware", x.Hardware, "Engine", engineSaid(x.Engine))
 	}
 	return say("recommend.said.label_model_run", "Model", x.Model, "Run", x.RunID)
 }
@@ -188,4 +195,13 @@ func (m Margin) PhraseSaid(b any) Said {
 		args = append(args, "B", b)
 	}
 	return say(code, args...)
+}
+
+// engineSaid names a configuration's engine settings: their text
+// (jobs.Engine.Key, data), or the runtime's defaults when none were set.
+func engineSaid(key string) any {
+	if key == "" {
+		return say("recommend.said.engine_defaults")
+	}
+	return key
 }

@@ -400,7 +400,7 @@ func goodputRunEffects(a, b Candidate) (ra, rb stats.RunEffect, shared, ok bool)
 		return ra, rb, false, false
 	}
 	ra, rb = a.Drift.Goodput, b.Drift.Goodput
-	shared = !ma || !mb || a.Hardware == b.Hardware && a.Runtime == b.Runtime
+	shared = !ma || !mb || a.Hardware == b.Hardware && a.Runtime == b.Runtime && a.Settings.Key() == b.Settings.Key()
 	if !ma {
 		ra = rb
 	}
@@ -416,4 +416,58 @@ func perRun(r stats.RunEffect, k int) stats.RunEffect {
 	k = max(k, 1)
 	r.Var, r.Within = r.Var/float64(k), r.Within/float64(k)
 	return r
+}
+
+// testGoodputPerDollar tests ln g_A − ln g_B, where g is a replica's
+// requests within the SLOs per dollar: requests/s × the share within the
+// SLOs × 3600 ÷ the replica's price per hour. The price is exact, so the
+// log difference carries two uncertainties per run, added by the delta
+// method (Casella & Berger, Statistical Inference § 5.5.4): the relative
+// variance of requests/s (batch means over the steady window with the
+// deployment's between-run spread, as speed's test takes it, or the
+// spread between repeats) and the binomial share's, (1 − p) ÷ (p n), with
+// p taken as (good + ½) ÷ (n + 1) so that a share of 0 or 1 keeps a
+// variance. Welch's t-test on the two log estimates decides, as the cost
+// test does (docs/verdict.md#the-best-configuration).
+func (m *Margin) testGoodputPerDollar(a, b Candidate) testResult {
+	la, okA := logGoodputPerDollar(a, m.A)
+	lb, okB := logGoodputPerDollar(b, m.B)
+	if !okA || !okB {
+		return testResult{}
+	}
+	d, ok := stats.Welch(la, lb)
+	if !ok {
+		return testResult{}
+	}
+	d.Test = "t-log-goodput-per-dollar"
+	t := testResult{d: d, ok: true}
+	t.said = say("configurations.said.basis", "AGood", a.GoodRequests, "A", a.Requests, "BGood", b.GoodRequests, "B", b.Requests,
+		"Ratio", Sig{V: m.A / m.B, Digits: 3}, "P", pval(d.P))
+	se := math.Hypot(la.SE, lb.SE)
+	t.detectable = math.Expm1(stats.Detectable(se, d.DF)) * 100
+	ra, rb := rpsEffect(a), rpsEffect(b)
+	t.need = needFor(ra, rb, a.Drift, b.Drift, t.detectable, min(a.Requests, b.Requests))
+	return t
+}
+
+// logGoodputPerDollar is ln of a candidate's goodput per dollar v with
+// the standard error testGoodputPerDollar gives it; not ok when v is not
+// positive or its requests/s has no interval.
+func logGoodputPerDollar(c Candidate, v float64) (stats.Estimate, bool) {
+	e := rpsEffect(c)
+	if v <= 0 || !e.OK() || e.Mean <= 0 || c.Requests <= 0 {
+		return stats.Estimate{}, false
+	}
+	p := (float64(c.GoodRequests) + 0.5) / (float64(c.Requests) + 1)
+	share := (1 - p) / (p * float64(c.Requests))
+	rel := e.SE / e.Mean
+	return stats.Estimate{Mean: math.Log(v), SE: math.Sqrt(rel*rel + share), DF: e.DF, N: e.N}, true
+}
+
+// rpsEffect is a candidate's requests/s estimate with the between-run
+// variance a single run carries: its deployment's measured spread of
+// speed (requests and tokens per second move together when a deployment
+// drifts), else the DriftCV floor.
+func rpsEffect(c Candidate) stats.Estimate {
+	return c.RPS.WithRunEffect(c.Drift.TPS, c.Drift.DF)
 }

@@ -14,9 +14,10 @@ import (
 
 // DriftSource reads a deployment's recent runs, from which its
 // between-run spread is measured (*store.Store's DeploymentRuns;
-// docs/concepts.md#drift).
+// docs/concepts.md#drift): a deployment is a hardware profile, a runtime
+// and its engine settings.
 type DriftSource interface {
-	DeploymentRuns(ctx context.Context, hardware, runtime string) ([]store.DeploymentRun, error)
+	DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]store.DeploymentRun, error)
 }
 
 // WithDrift sets each candidate's Drift: its deployment's between-run
@@ -25,14 +26,14 @@ type DriftSource interface {
 // report, regression flags) needs it, so reading a run's figures does
 // not.
 func WithDrift(ctx context.Context, src DriftSource, cands []Candidate) error {
-	drifts := map[[2]string]stats.Drift{}
+	drifts := map[[3]string]stats.Drift{}
 	for i, c := range cands {
-		k := [2]string{c.Hardware, c.Runtime}
+		k := [3]string{c.Hardware, c.Runtime, c.Settings.Key()}
 		d, ok := drifts[k]
 		if !ok {
-			rs, err := src.DeploymentRuns(ctx, k[0], k[1])
+			rs, err := src.DeploymentRuns(ctx, k[0], k[1], c.Settings)
 			if err != nil {
-				return fmt.Errorf("drift of %s/%s: %w", k[0], k[1], err)
+				return fmt.Errorf("drift of %s/%s %s: %w", k[0], k[1], k[2], err)
 			}
 			d = DeploymentDrift(rs)
 			drifts[k] = d

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -145,6 +146,11 @@ func WriteBatchLine(w io.Writer, model string, engine jobs.Engine, r store.Resul
 // waiting, the highest KV-cache usage, the preemptions); empty cells where
 // not measured, and on every other row.
 //
+// engine, last, is the run's engine settings as jobs.Engine.Key writes
+// them (empty for the runtime's defaults): two configurations of one
+// model, runtime and hardware are two targets, on every row of each
+// (docs/benchmarks.md#engine-settings).
+//
 // The quality columns are the run's scorer, how many items it scored, the
 // mean item score with its 95 % bootstrap interval, and corpus_bleu (the
 // bleu scorer's corpus BLEU, sacreBLEU's corpus_score / 100; empty for
@@ -159,9 +165,10 @@ var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", 
 	"gpu_simulated", "node_cpu_mean_percent", "node_cpu_peak_percent", "node_mem_peak_bytes", "node_mem_total_bytes",
 	"runtime_process", "runtime_cpu_mean_percent", "runtime_rss_peak_bytes",
 	"input_tokens_target", "output_tokens_target", "prompt_tokens_p50", "prompt_tokens_min", "prompt_tokens_max", "prompt_tokens_off",
-	"prefill_tokens_per_s", "prefill_tokens_per_s_lo", "prefill_tokens_per_s_hi", "runtime_waiting_max", "runtime_kv_cache_max", "runtime_preemptions"}
+	"prefill_tokens_per_s", "prefill_tokens_per_s_lo", "prefill_tokens_per_s_hi", "runtime_waiting_max", "runtime_kv_cache_max", "runtime_preemptions", EngineColumn}
 
-// lengthColumns are the length sweep's columns of SummaryColumns, at its end.
+// lengthColumns are the length sweep's columns of SummaryColumns, before
+// engine at its end.
 const lengthColumns = 12
 
 // share formats a quality figure in [0, 1] to 6 decimals; "" when there
@@ -203,8 +210,9 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 		rec := append(head, "", "", "")
 		var s jobs.RunSummary
 		if r.Summary == nil || json.Unmarshal(r.Summary, &s) != nil {
-			// requests to itl_max_ms (summaryFigures) and the energy columns.
-			rec = append(rec, make([]string, 23+6)...)
+			// The figures and energy columns empty: the row keeps the
+			// header's width (the columns after them are summaryTail).
+			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-summaryTail)...)
 		} else {
 			rec = append(rec, summaryFigures(s.Requests, s.OK, s.Errors, s.OutputTokens, s.MeasuredSeconds, s.OutputTokensPerS,
 				s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
@@ -218,11 +226,14 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 			share(r.Quality), share(r.QualityLo), share(r.QualityHi), share(r.CorpusBLEU))
 		rec = append(rec, nodeColumns(r)...)
 		rec = append(rec, make([]string, lengthColumns)...)
+		rec = append(rec, text(r.Engine.Key()))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
 		for _, st := range s.Steps {
-			if err := cw.Write(stepRow(head, st)); err != nil {
+			row := stepRow(head, st)
+			row[len(row)-1] = rec[len(rec)-1]
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}
@@ -230,6 +241,12 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 	cw.Flush()
 	return cw.Error()
 }
+
+// summaryTail is how many columns of a run's summary row follow its
+// energy columns: load_time_ms, runtime_log_tail, the six quality
+// columns, the eight node columns (nodeColumns), the length sweep's
+// columns (empty on a run's row) and engine.
+const summaryTail = 2 + 6 + 8 + lengthColumns + 1
 
 // fixed3 writes v with three decimals.
 func fixed3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
@@ -277,7 +294,7 @@ func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []str
 	if g.PeakMemBytes != nil {
 		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 	}
-	if c, _, ok := r.CostPer1M(s); ok {
+	if c, _, ok := conclude.CostPer1M(r, s); ok {
 		cost = fixed3(c)
 	}
 	return []string{energy, perToken, peak, cost, kwh, co2}
@@ -293,8 +310,9 @@ func stepRow(head []string, st jobs.StepSummary) []string {
 	row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold))
 	row = append(row, summaryFigures(st.Requests, st.OK, st.Errors, st.OutputTokens, st.WindowSeconds, st.OutputTokensPerS,
 		st.AchievedRPS, st.GoodputRPS, st.TTFT, st.TPOT, st.E2E, st.ITL, st.ITLTokens)...)
-	row = append(row, make([]string, len(SummaryColumns)-lengthColumns-len(row))...)
-	return append(row, lengthStepColumns(st)...)
+	row = append(row, make([]string, len(SummaryColumns)-lengthColumns-1-len(row))...)
+	// engine last, filled in from the run's row.
+	return append(append(row, lengthStepColumns(st)...), "")
 }
 
 // lengthStepColumns are a length sweep's step's last columns

@@ -43,26 +43,6 @@ type RunFigures struct {
 	SLO jobs.SLO
 }
 
-// CostPer1M is the run's cost per 1M output tokens: for a run paid by
-// the token, (input tokens × input price + output tokens × output price)
-// ÷ output tokens, as the fleet report prices it; for others, its
-// hardware's price per hour over its output tokens/s
-// (jobs.RunSummary.CostPer1M). tokenPriced says which; ok is false when
-// there is no price or nothing was generated.
-func (r RunFigures) CostPer1M(s jobs.RunSummary) (cost float64, tokenPriced, ok bool) {
-	if p := r.TokenPrice; p != nil {
-		if r.OutputTokens <= 0 {
-			return 0, true, false
-		}
-		return (float64(r.PromptTokens)*p.InputPer1M + float64(r.OutputTokens)*p.OutputPer1M) / float64(r.OutputTokens), true, true
-	}
-	if r.PricePerHour == nil {
-		return 0, false, false
-	}
-	c, ok := s.CostPer1M(*r.PricePerHour)
-	return c, false, ok
-}
-
 // ScorerKey is the scorer identity of the run's latest quality ("" when
 // unscored).
 func (r RunFigures) ScorerKey() string {
@@ -251,20 +231,22 @@ type DeploymentRun struct {
 	SLO, Profile   string
 }
 
-// DeploymentRuns is a deployment's (hardware profile × runtime) newest
+// DeploymentRuns is a deployment's (hardware profile × runtime × engine
+// settings: two configurations of one runtime drift apart, so they are
+// two deployments) newest
 // completed runs with figures, each with its target (model and load
 // identity), its output tokens/s and p95 E2E latency, and its requests and
 // those within its benchmark's SLO (the SLO as its canonical JSON, "" when
 // the benchmark set none): what its between-run spread is measured from
 // (conclude.WithDrift; docs/concepts.md#drift). Profile is the run's load
 // profile, by which the engine keeps goodput to open loops.
-func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string) ([]DeploymentRun, error) {
+func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]DeploymentRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95,
 			coalesce((r.summary->>'good_requests')::int, 0), coalesce((r.summary->>'requests')::int, 0),
 			coalesce(b.manifest -> 'slo', '{}'::jsonb), coalesce(s.load_identity->>'profile', '')
 		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
-		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "limit": driftRuns})
+		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.engine = @engine AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
+		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "engine": engineJSON(engine), "limit": driftRuns})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DeploymentRun, error) {
 		var r DeploymentRun
 		var slo jobs.SLO

@@ -20,7 +20,7 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	ctx := context.Background()
 	st := testkit.Store(t)
 	drift := func(ctx context.Context, hw, rt string) (stats.Drift, error) {
-		rs, err := st.DeploymentRuns(ctx, hw, rt)
+		rs, err := st.DeploymentRuns(ctx, hw, rt, nil)
 		return conclude.DeploymentDrift(rs), err
 	}
 	testkit.Agent(ctx, t, st, nil) // registers the cpu profile

@@ -141,8 +141,12 @@ type LeaderboardRow struct {
 	Model         string
 	Runtime       string
 	Hardware      string
-	FinishedAt    time.Time
-	Scorer        string
+	// Engine is the run's engine settings as jobs.Engine.Key writes them
+	// ("" for the runtime's defaults): with the model, runtime and
+	// hardware, the run's target.
+	Engine     string
+	FinishedAt time.Time
+	Scorer     string
 	// Load is the run's load identity key ("" when none was kept).
 	Load         string
 	Quality      *float64
@@ -164,6 +168,14 @@ type LeaderboardRow struct {
 	Cursor LeaderboardCursor
 }
 
+// replicaShare is the share of its hardware profile's price a run's
+// replica pays, in SQL for the leaderboard's cost sort: k ÷ G when its
+// engine settings set tensor parallelism k on G GPUs, else 1. It is
+// conclude.ReplicaPrice's rule (docs/benchmarks.md#tensor-parallelism-and-price),
+// kept beside it by TestEngineSettingsSeparateTargets.
+const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp') IS NOT NULL
+	THEN least(coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp')::float8, h.gpu_count) / h.gpu_count ELSE 1 END)`
+
 // Leaderboard returns the completed runs with figures on a dataset that the
 // viewer may read (own benchmarks, shared ones, all for administrators;
 // deleted benchmarks and judges' runs left out), filtered and sorted as
@@ -180,11 +192,12 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
 		args["amissing"], args["akey"], args["arun"] = q.After.Missing, q.After.Key, q.After.RunID
 	}
-	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.finished_at,
+	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.engine, y.finished_at,
 			y.scorer, y.load_key, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
 			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
 		FROM (SELECT x.*, `+key+` AS k FROM (
 			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
+				(SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(r.engine) e) AS engine,
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
 				coalesce(rs.load_key, '') AS load_key,
 				rq.quality, rq.quality_lo, rq.quality_hi,
@@ -196,7 +209,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
 				CASE WHEN pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL
 					THEN (r.prompt_tokens * pp.input_per_1m::float8 + r.output_tokens * pp.output_per_1m::float8) / nullif(r.output_tokens, 0)
-					ELSE h.price_per_hour::float8 / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
+					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
 				`+regressionsJSON+` AS regressions
 			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
 				JOIN hardware_profiles h ON h.slug = r.hardware_profile
@@ -215,7 +228,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LeaderboardRow, error) {
 		var l LeaderboardRow
 		var regs []byte
-		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.FinishedAt,
+		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.Engine, &l.FinishedAt,
 			&l.Scorer, &l.Load, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
 			&l.E2Ep50, &l.E2Ep95, &l.CostPer1M, &regs, &l.Cursor.Missing, &l.Cursor.Key)
 		if err != nil {
@@ -289,6 +302,9 @@ func (q *Queries) PreviousTargetRuns(ctx context.Context, runID int64, limit int
 			-- conclusions, never regressions of each other.
 			AND r.benchmark_id <> cur.benchmark_id
 			AND r.model_id = cur.model_id AND r.runtime = cur.runtime AND r.hardware_profile = cur.hardware_profile
+			-- Another configuration of the model on this runtime and hardware
+			-- is another target (docs/benchmarks.md#engine-settings).
+			AND r.engine = cur.engine
 			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
 			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
 			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)

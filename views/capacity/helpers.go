@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
@@ -182,4 +183,13 @@ func qualityChange(ctx context.Context, q conclude.QualityChange) string {
 		s += " " + i18n.T(ctx, "capacity.not_significant")
 	}
 	return s + " · " + q.ScorerKey
+}
+
+// configEngine is a configuration's settings as typed, or that it runs
+// the runtime's defaults.
+func configEngine(ctx context.Context, settings string) string {
+	if strings.TrimSpace(settings) == "" {
+		return i18n.T(ctx, "configs.defaults")
+	}
+	return settings
 }

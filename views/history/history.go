@@ -84,7 +84,8 @@ func Value(r store.LeaderboardRow, m Metric) *float64 {
 	return r.Quality
 }
 
-// Chart draws the metric over time: one series per runtime × hardware, x
+// Chart draws the metric over time: one series per runtime × hardware ×
+// engine settings, x
 // in days since the first run, every point a link to its run and a
 // regression drawn ringed. Its words are in ctx's language.
 func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Chart {
@@ -105,7 +106,11 @@ func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Ch
 		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 			continue
 		}
+		// A configuration is its own line (docs/benchmarks.md#engine-settings).
 		key := r.Runtime + " / " + r.Hardware
+		if r.Engine != "" {
+			key += " " + r.Engine
+		}
 		i, ok := at[key]
 		if !ok {
 			i = len(c.Series)

@@ -475,6 +475,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/benchmarks/{id}/configurations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The benchmark's id. */
+                id: components["parameters"]["BenchmarkID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The best configuration under the benchmark's SLOs
+         * @description The benchmark's configurations (model × runtime × hardware × engine
+         *     settings) ranked by requests within its SLOs per dollar of one
+         *     replica's hourly price (a replica with tensor parallelism k on a
+         *     profile of G GPUs pays k/G of its price), closed and open loops
+         *     alike; the Pareto front of cost (per 1M output tokens under a closed
+         *     loop, per hour under an open one) against p95 end-to-end latency,
+         *     with quality alongside; the winner's lead over the runner-up with
+         *     its test (Welch's t-test on ln goodput per dollar) and p, or "not
+         *     established" with the smallest difference it could detect; every
+         *     configuration left out with its reason (no SLO, no price, paid by
+         *     the token, not measured, failed); and the capacity planner's address
+         *     pre-filled with the winner (docs/verdict.md#the-best-configuration).
+         *     Owner (or a reader of a shared benchmark); others get 404.
+         */
+        get: operations["getBenchmarkConfigurations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/compare": {
         parameters: {
             query?: never;
@@ -2152,6 +2187,14 @@ export interface components {
             min_quality?: number | null;
             /** @description The scorer identity min_quality is measured under (`rougeL`, `regex{"pattern":"…"}`: the scorer and its options as canonical JSON; for the LLM judge its model, mode, rubric, scale and template). May be left out when the dataset's targets were scored under one identity; with several, a 422 lists them. */
             quality_scorer?: string;
+            /** @description One configuration to size replicas from alone (as the best-configuration page's winner opens the planner): the dataset's runs of this model, runtime and hardware with exactly these engine settings. The settings are checked as a benchmark's are; a refused one is a 422 at configuration.engine.NAME. */
+            configuration?: {
+                model: string;
+                runtime: string;
+                hardware: string;
+                /** @description Name to value, as a target's engine settings ({} or absent: the runtime's defaults). */
+                engine?: Record<string, never>;
+            } | null;
             /** @description What runs today, to weigh each sized target against (the plan's roi): the model (a registry name), the hardware profile it runs on, its replicas, and the one-off cost of moving in USD. An unknown hardware profile is a 422 on today.hardware. */
             today?: {
                 model: string;
@@ -2159,6 +2202,88 @@ export interface components {
                 replicas: number;
                 migration_cost?: number;
             } | null;
+        };
+        ConfigurationRanking: {
+            benchmark_id: number;
+            /** @description Runs are still queued or running; the ranking weighs those that finished. */
+            pending: boolean;
+            /** @description Best first. */
+            ranked: components["schemas"]["Configuration"][];
+            /**
+             * @description The cost the front is drawn on.
+             * @enum {string}
+             */
+            pareto_cost: "cost_per_1m_tokens" | "cost_per_hour";
+            /** @description Run ids on the front, cheapest first. */
+            pareto_front: number[];
+            /** @description The winner (a) against the runner-up (b) on goodput per dollar; null with fewer than two ranked. */
+            lead: {
+                /** @enum {string} */
+                criterion: "goodput_per_dollar";
+                measured: boolean;
+                a: number;
+                b: number;
+                abs?: number;
+                /** @description The winner's lead in per cent of the runner-up's figure. */
+                pct: number;
+                relative?: boolean;
+                better: number;
+                comparable: boolean;
+                reason?: string;
+                /** @description The test does not establish the lead at α = 0.05. */
+                tie: boolean;
+                /** @description The test and its figures in words. */
+                basis: string;
+                /** @description t-log-goodput-per-dollar, or none when untested. */
+                test: string;
+                p: number | null;
+                interval_lo?: number | null;
+                interval_hi?: number | null;
+                /** @description The smallest difference this comparison could detect (80 % power at α = 0.05) when the lead is not established. */
+                detectable_pct?: number;
+                to_detect_5pct?: {
+                    requests?: number;
+                    repeats?: number;
+                    items?: number;
+                };
+            } | null;
+            left_out: {
+                run_id: number;
+                label: string;
+                reason: string;
+            }[];
+            /** @description The winning configuration by name and engine settings, and how sure its lead is; empty when nothing is ranked. */
+            recommendation: string;
+            /** @description The capacity planner's page sizing replicas from the winner alone; empty when nothing is ranked. */
+            capacity_url: string;
+        };
+        Configuration: {
+            rank: number;
+            run_id: number;
+            label: string;
+            model: string;
+            runtime: string;
+            hardware: string;
+            /** @description The engine settings, name to canonical value ({} for the runtime's defaults). */
+            engine: {
+                [key: string]: string;
+            };
+            /** @description How many runs of the configuration the figures are the means of (absent for one run). */
+            repeats?: number;
+            requests: number;
+            /** @description The requests within every SLO the benchmark set. */
+            good_requests: number;
+            goodput_share: number | null;
+            /** @description Requests per second within the SLOs. */
+            goodput_rps: number | null;
+            /** @description goodput_rps × 3600 ÷ price_per_hour: what the ranking is by. */
+            good_requests_per_dollar: number | null;
+            /** @description One replica's price per hour: the profile's, × k/G under tensor parallelism k on G GPUs. */
+            price_per_hour: number | null;
+            cost_per_1m_tokens: number | null;
+            e2e_p95_ms: number | null;
+            quality: number | null;
+            on_pareto_front: boolean;
         };
         CapacityPlan: {
             /** @description Targets that can serve the traffic */
@@ -2223,6 +2348,9 @@ export interface components {
             model: string;
             runtime: string;
             hardware: string;
+            /** @description The run's engine settings as name=value pairs (absent for the runtime's defaults). */
+            engine?: string;
+            /** @description The GPUs one replica holds: the tensor parallelism its settings set, else the hardware profile's. */
             gpus_per_replica: number;
             price_per_hour: number | null;
             quality: number | null;
@@ -2950,6 +3078,8 @@ export interface operations {
                             finished_at: string;
                             runtime: string;
                             hardware: string;
+                            /** @description The run's engine settings as name=value pairs (absent for the runtime's defaults): each configuration is its own line. */
+                            engine?: string;
                             /** @description The metric's value; null where the run did not measure it. */
                             value: number | null;
                             regression: components["schemas"]["Regression"] | null;
@@ -3513,6 +3643,33 @@ export interface operations {
                             state: string;
                         }[];
                     };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getBenchmarkConfigurations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The benchmark's id. */
+                id: components["parameters"]["BenchmarkID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ranking. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationRanking"];
                 };
             };
             401: components["responses"]["Unauthorized"];
