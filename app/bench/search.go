@@ -82,37 +82,55 @@ func (p *Service) DecideSearches(ctx context.Context) (int, error) {
 }
 
 // DecideSearchRung cuts rung of benchmarkID's search, keeps the cut with
-// its evidence and queues the survivors' runs of the next rung, all in one
-// transaction under the benchmark's row lock: a rung is decided once (a
-// second call finds its cut and does nothing) and its next rung exists
-// exactly when its cut does. False when there was nothing to decide.
+// its evidence and queues the survivors' runs of the next rung. The cut
+// and the next rung's plan are worked out first; then, in one
+// transaction under the benchmark's row lock, the cut is kept only if the
+// rung has none yet, and the next rung's runs are inserted with it: a
+// rung is decided once (a second decider finds its cut and drops its
+// own) and its next rung exists exactly when its cut does. Nothing
+// inside the transaction needs another connection, so deciders waiting
+// for the lock cannot starve the one holding it. False when there was
+// nothing to decide.
 func (p *Service) DecideSearchRung(ctx context.Context, benchmarkID int64, rung int) (bool, error) {
+	q := p.Store.Queries
+	m, err := benchmarkManifest(ctx, q, benchmarkID)
+	if err != nil || m.Search == nil || m.Search.Plan == nil {
+		return false, err
+	}
+	runs, err := q.SearchRungRuns(ctx, benchmarkID, rung)
+	if err != nil || len(runs) == 0 || !allEnded(runs) {
+		return false, err
+	}
+	sp := *m.Search.Plan
+	cut, err := cutRung(ctx, q, m, sp, rung, runs)
+	if err != nil {
+		return false, err
+	}
+	raw, err := json.Marshal(cut)
+	if err != nil {
+		return false, err
+	}
+	var next *Plan
+	if rung+1 < len(sp.Rungs) {
+		if next, err = p.planRung(ctx, m, benchmarkID, sp.Rungs[rung+1], survivors(cut, runs)); err != nil {
+			return false, err
+		}
+	}
 	decided := false
-	err := p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, q *store.Queries) error {
 		if err := q.LockBenchmark(ctx, benchmarkID); err != nil {
 			return err
 		}
-		m, err := benchmarkManifest(ctx, q, benchmarkID)
-		if err != nil {
+		if decided, err = q.AddSearchCut(ctx, benchmarkID, rung, raw); err != nil || !decided || next == nil {
 			return err
 		}
-		runs, err := q.SearchRungRuns(ctx, benchmarkID, rung)
-		if err != nil || len(runs) == 0 || m.Search == nil || m.Search.Plan == nil || !allEnded(runs) {
-			return err
+		var refs []simRef
+		for _, r := range next.Runs {
+			if _, err := p.insertRun(ctx, tx, q, *next, benchmarkID, r, &refs); err != nil {
+				return err
+			}
 		}
-		sp := *m.Search.Plan
-		cut, err := cutRung(ctx, q, m, sp, rung, runs)
-		if err != nil {
-			return err
-		}
-		raw, err := json.Marshal(cut)
-		if err != nil {
-			return err
-		}
-		if decided, err = q.AddSearchCut(ctx, benchmarkID, rung, raw); err != nil || !decided || rung+1 >= len(sp.Rungs) {
-			return err
-		}
-		return p.queueRung(ctx, tx, q, m, benchmarkID, sp.Rungs[rung+1], survivors(cut, runs))
+		return nil
 	})
 	return decided, err
 }
@@ -205,13 +223,13 @@ func survivors(cut conclude.SearchCut, runs []store.SearchRun) []store.Run {
 	return out
 }
 
-// queueRung plans and inserts the next rung's runs: one per surviving
-// configuration, with the rung's requests, planned as the benchmark's own
-// runs were (for its owner, against what exists now).
-func (p *Service) queueRung(ctx context.Context, tx pgx.Tx, q *store.Queries, m Manifest, benchmarkID int64, next conclude.SearchRung, keep []store.Run) error {
-	owner, err := q.BenchmarkOwner(ctx, benchmarkID)
+// planRung plans the next rung's runs: one per surviving configuration,
+// with the rung's requests, planned as the benchmark's own runs were (for
+// its owner, against what exists now).
+func (p *Service) planRung(ctx context.Context, m Manifest, benchmarkID int64, next conclude.SearchRung, keep []store.Run) (*Plan, error) {
+	owner, err := p.Store.BenchmarkOwner(ctx, benchmarkID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.Search, m.Repeats = nil, 0
 	m.Load.MaxRequests = next.Requests
@@ -226,16 +244,12 @@ func (p *Service) queueRung(ctx context.Context, tx pgx.Tx, q *store.Queries, m 
 	}
 	plan, err := p.Plan(ctx, owner, m)
 	if err != nil {
-		return fmt.Errorf("plan rung %d: %w", next.Rung, err)
+		return nil, fmt.Errorf("plan rung %d: %w", next.Rung, err)
 	}
-	var refs []simRef
-	for _, r := range plan.Runs {
-		r.SearchRung = &next.Rung
-		if _, err := p.insertRun(ctx, tx, q, plan, benchmarkID, r, &refs); err != nil {
-			return err
-		}
+	for i := range plan.Runs {
+		plan.Runs[i].SearchRung = &next.Rung
 	}
-	return nil
+	return &plan, nil
 }
 
 // SearchRecord is what a benchmark's search did so far: its plan, each

@@ -88,7 +88,7 @@ func (q *Queries) UndecidedSearchRungs(ctx context.Context) ([]SearchRung, error
 		WHERE r.search_rung IS NOT NULL
 			AND NOT EXISTS (SELECT 1 FROM search_cuts c WHERE c.benchmark_id = r.benchmark_id AND c.rung = r.search_rung)
 		GROUP BY 1, 2 HAVING bool_and(r.state IN ('completed', 'failed', 'cancelled'))
-		ORDER BY 1, 2`, nil)
+		ORDER BY 1, 2`)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SearchRung, error) {
 		var s SearchRung
 		err := row.Scan(&s.BenchmarkID, &s.Rung)
