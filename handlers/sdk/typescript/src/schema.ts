@@ -1570,6 +1570,12 @@ export interface components {
             synthetic?: components["schemas"]["SyntheticSpec"];
             /** @description Runs of each target (0 means 1); the verdict then tests on the spread between them. */
             repeats?: number;
+            /** @description A budgeted search over the configurations (successive halving) instead of running each in full (docs/benchmarks.md#budgeted-search). */
+            search?: {
+                /** @description Runs the search may use in all; at least the configurations (rung 0 runs each once). */
+                budget_runs: number;
+                plan?: components["schemas"]["SearchPlan"];
+            };
             /** @description How often each model answers right on the simulated runtime. */
             sim?: {
                 accuracy?: {
@@ -1609,6 +1615,10 @@ export interface components {
             /** @description Engine settings of the runtime, name to value, from its allow-list (docs/benchmarks.md#engine-settings); a setting the runtime lacks, a value out of range or a tensor_parallel_size/tp beyond the hardware's GPUs is refused with 422 at targets[i].engine.NAME. */
             engine?: {
                 [key: string]: number | boolean | string;
+            };
+            /** @description Lists of engine settings the target is expanded over, one configuration per combination (docs/benchmarks.md#configuration-matrix), at most 64 over the benchmark; each value is checked as an engine setting, refused with 422 at targets[i].matrix.NAME[j]. */
+            matrix?: {
+                [key: string]: (number | boolean | string)[];
             };
         };
         LoadProfile: {
@@ -1679,6 +1689,31 @@ export interface components {
             engine?: {
                 [key: string]: string;
             };
+            /** @description The manifest's target the run comes from (a matrix makes several configurations of one). */
+            target?: number;
+            /** @description The budgeted search's rung the run belongs to (absent outside a search). */
+            search_rung?: number;
+            /** @description How long the run may take, at least (5 ms per output token, a quarter of max_tokens each). */
+            estimated_seconds_low?: number;
+            /** @description How long the run may take, at most (40 ms per output token, max_tokens each). */
+            estimated_seconds_high?: number;
+        };
+        /** @description A budgeted search's schedule (docs/benchmarks.md#budgeted-search). */
+        SearchPlan: {
+            configurations: number;
+            /** @description After each rung the best ceil(survivors/eta) go on. */
+            eta: number;
+            rungs: {
+                rung: number;
+                configurations: number;
+                requests_per_run: number;
+            }[];
+            /** @description Runs the plan uses in all. */
+            runs: number;
+            /** @description Requests the plan sends in all. */
+            requests: number;
+            /** @description Requests running every configuration in full would send. */
+            grid_requests: number;
         };
         CreatedBenchmark: {
             benchmark_id: number;
@@ -3122,6 +3157,7 @@ export interface operations {
                         dataset_id: number;
                         runs: components["schemas"]["PlannedRun"][];
                         manifest?: components["schemas"]["Manifest"];
+                        search?: components["schemas"]["SearchPlan"];
                     };
                 };
             };
