@@ -111,8 +111,10 @@ func (p *Service) DecideSearchRung(ctx context.Context, benchmarkID int64, rung 
 		return false, err
 	}
 	var next *Plan
-	if rung+1 < len(sp.Rungs) {
-		if next, err = p.planRung(ctx, m, benchmarkID, sp.Rungs[rung+1], survivors(cut, runs)); err != nil {
+	keep := survivors(cut, runs)
+	// With none measured the search ends here: nothing is left to run.
+	if rung+1 < len(sp.Rungs) && len(keep) > 0 {
+		if next, err = p.planRung(ctx, m, benchmarkID, sp.Rungs[rung+1], keep); err != nil {
 			return false, err
 		}
 	}
@@ -260,7 +262,8 @@ type SearchRecord struct {
 	Plan       conclude.SearchPlan `json:"plan"`
 	Cuts       []SearchDecision    `json:"cuts"`
 	// Best is the chosen configuration ("" until the last rung is
-	// decided, or when no run of it was measured).
+	// decided, or when a rung's runs all ended unmeasured, which ends the
+	// search without a choice).
 	Best string `json:"best,omitempty"`
 	Done bool   `json:"done"`
 }
@@ -290,7 +293,9 @@ func (p *Service) SearchRecordOf(ctx context.Context, benchmarkID int64) (*Searc
 		}
 		rec.Cuts = append(rec.Cuts, d)
 	}
-	if n := len(rec.Cuts); n > 0 && n == len(rec.Plan.Rungs) {
+	if n := len(rec.Cuts); n > 0 && (n == len(rec.Plan.Rungs) || rec.Cuts[n-1].Best() == "") {
+		// Done after the last rung, or when a rung kept nothing (none of
+		// its runs was measured).
 		rec.Done, rec.Best = true, rec.Cuts[n-1].Best()
 	}
 	return rec, nil

@@ -1715,6 +1715,46 @@ export interface components {
             /** @description Requests running every configuration in full would send. */
             grid_requests: number;
         };
+        /** @description What a budgeted search did (docs/benchmarks.md#budgeted-search): its plan, each decided rung's cut with the evidence, and the configuration it chose. Absent for a benchmark without a search. */
+        SearchRecord: {
+            budget_runs: number;
+            plan: components["schemas"]["SearchPlan"];
+            /** @description The chosen configuration (model, runtime, hardware, engine settings); absent until the last rung is decided or when a rung's runs all ended unmeasured. */
+            best?: string;
+            done: boolean;
+            cuts: {
+                rung: number;
+                /** @description How many configurations the rung kept. */
+                keep: number;
+                /** Format: date-time */
+                decided_at: string;
+                /** @description The rung's configurations, best first. */
+                verdicts: {
+                    configuration: string;
+                    run_id: number;
+                    /** @description False when the run ended without figures. */
+                    measured: boolean;
+                    requests: number;
+                    /** @description Requests meeting every SLO. */
+                    good_requests: number;
+                    measured_seconds: number;
+                    /** @description The configuration's GPUs' share of the hardware's price; 0 when unpriced. */
+                    price_per_hour: number;
+                    gpus: number;
+                    goodput_rps: number;
+                    /** @description Requests meeting the SLOs per USD (per GPU-hour when unpriced). */
+                    goodput_per_dollar: number;
+                    priced: boolean;
+                    rank: number;
+                    kept: boolean;
+                    /**
+                     * @description Why it was cut; absent when kept.
+                     * @enum {string}
+                     */
+                    reason?: "ranked" | "unmeasured";
+                }[];
+            }[];
+        };
         CreatedBenchmark: {
             benchmark_id: number;
             name: string;
@@ -3228,6 +3268,7 @@ export interface operations {
                         /** @description Whether the caller may rename */
                         writable?: boolean;
                         runs: components["schemas"]["Run"][];
+                        search?: components["schemas"]["SearchRecord"];
                     };
                 };
             };
