@@ -4,6 +4,9 @@
 -- kept with the evidence it was decided on. The primary key makes the
 -- decision once: a second attempt to decide the same rung finds it taken.
 ALTER TABLE runs ADD COLUMN search_rung smallint CHECK (search_rung >= 0);
+-- The reaper looks for rungs whose runs have all ended every second: only
+-- a search's runs are read.
+CREATE INDEX runs_search_rung_idx ON runs (benchmark_id, search_rung) WHERE search_rung IS NOT NULL;
 
 CREATE TABLE search_cuts (
     benchmark_id bigint      NOT NULL REFERENCES benchmarks (id) ON DELETE CASCADE,
