@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -134,5 +135,36 @@ func remarshal(t *testing.T, body map[string]any, out any) {
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The form's matrix field: a list that does not parse, and a value the
+// runtime refuses, are said beside it (in German too); a valid one
+// previews a run per configuration with its engine settings and time.
+func TestMatrixFromTheForm(t *testing.T) {
+	t.Parallel()
+	_, c, ds := formEnv(t)
+	form := func(matrix string) url.Values {
+		return url.Values{"name": {"Matrix"}, "dataset_id": {ds}, "max_tokens": {"64"}, "load_kind": {"sequential"}, "action": {"preview"},
+			"target_0_model": {"acme/small-1b"}, "target_0_runtime": {"vllm"}, "target_0_hardware": {"l4-24gb-x1"},
+			"target_0_matrix": {matrix}}
+	}
+	c.get("/benchmarks/new")
+	bad := c.post("/benchmarks/new", form("max_num_seqs=64,0; tensor_parallel_size=1,2"))
+	if got := bad.text(`[data-testid="target-0-engine"]`); bad.status != 422 || !strings.Contains(got, "max_num_seqs[1] max_num_seqs must be between 1 and 4096") {
+		t.Errorf("refused value: %d %q", bad.status, got)
+	}
+	if got := c.post("/benchmarks/new", form("max_num_seqs")).text(`[data-testid="target-0-engine"]`); !strings.Contains(got, `"max_num_seqs" is not name=value,value`) {
+		t.Errorf("unparsed list: %q", got)
+	}
+	c.getIn("/benchmarks/new", "de")
+	if got := c.postIn("/benchmarks/new", "de", form("max_num_seqs=64,64")).text(`[data-testid="target-0-engine"]`); !strings.Contains(got, "derselbe Wert wie max_num_seqs[0]") {
+		t.Errorf("German: %q", got)
+	}
+	c.getIn("/benchmarks/new", "en")
+	ok := c.post("/benchmarks/new", form("max_num_seqs=64,128"))
+	if ok.status != 200 || ok.doc.Find(`[data-testid="plan-run"]`).Length() != 2 || !strings.Contains(ok.text(`[data-testid="plan"]`), "max_num_seqs=128") ||
+		ok.doc.Find(`[data-testid="plan-run-duration"]`).Length() != 2 {
+		t.Errorf("preview: %d %q", ok.status, ok.text(`[data-testid="plan"]`))
 	}
 }

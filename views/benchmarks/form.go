@@ -26,6 +26,9 @@ type TargetRow struct {
 	// Engine is the row's engine settings as typed, name to text, for the
 	// runtime's parameters (jobs.EngineParamsOf); "" keeps its default.
 	Engine map[string]string
+	// Matrix is the row's matrix as typed ("max_num_seqs=64,128;
+	// tensor_parallel_size=1,2"; jobs.ParseMatrixText), "" for none.
+	Matrix string
 }
 
 // Empty reports whether nothing was chosen in the row.
