@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/playwright-community/playwright-go"
 )
 
 // A budgeted search through the whole system: `ruckus serve` (whose
@@ -86,4 +89,7 @@ func TestSearchThroughTheServer(t *testing.T) {
 	must(t, ex.Locator(page.GetByTestId("search-best")).ToContainText("max_num_seqs=8"))
 	must(t, ex.Locator(page.GetByTestId("search-verdict")).ToHaveCount(5))
 	screenshot(t, page, "search-benchmark")
+	_, err = page.GetByTestId("search").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(screenshotDir, "search-record.png"))})
+	must(t, err)
+	docsImage(t, "search-record", "search")
 }
