@@ -74,7 +74,7 @@ e2e-go:
 docs-images: build ## Retake the documentation's screenshots (docs/images) with the browser test that takes them
 	./e2e/install-browser.sh $(E2E_DRIVER)
 	./bin/ruckus dev-db exec -- env RUCKUS_DOCS_IMAGES=$(CURDIR)/docs/images PLAYWRIGHT_DRIVER_PATH=$(E2E_DRIVER) \
-		$(GO) test -tags e2e -count=1 -v -run 'TestHomeVerdictAndRanking$$|TestBestConfigurationPage$$' ./e2e/
+		$(GO) test -tags e2e -count=1 -v -run 'TestHomeVerdictAndRanking$$|TestBestConfigurationPage$$|TestSearchThroughTheServer$$' ./e2e/
 
 generate: ## Regenerate templ files
 	$(GO) tool templ generate -path views

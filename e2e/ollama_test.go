@@ -328,13 +328,28 @@ type apiRun struct {
 	Throughput   float64 `json:"throughput"`
 	RequestsPerS float64 `json:"requests_per_s"`
 	Error        string  `json:"error"`
-	benchmarkID  int64
+	// Engine is the run's engine settings (docs/benchmarks.md#engine-settings).
+	Engine      map[string]string `json:"engine"`
+	benchmarkID int64
 }
 
 // runTinyBenchmark registers the tiny model, uploads tinyItems prompts,
 // runs them four at a time on runtime and hardware profile, and returns
 // the finished run.
 func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
+	a.t.Helper()
+	runs := a.runTinyTargets(runtime, tinyItems, map[string]any{"model": tinyModel, "runtime": runtime, "hardware": profile})
+	if len(runs) != 1 {
+		a.t.Fatalf("%d runs, want 1", len(runs))
+	}
+	return runs[0]
+}
+
+// runTinyTargets registers the tiny model, uploads items prompts, runs
+// them four at a time on target (one run, or one per configuration of its
+// matrix) and returns the finished runs, each checked to have answered
+// every request.
+func (a *apiClient) runTinyTargets(runtime string, items int, target map[string]any) []apiRun {
 	t := a.t
 	t.Helper()
 	var model struct {
@@ -343,16 +358,16 @@ func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
 	a.postJSON("/api/v1/models", map[string]any{"name": tinyModel, "display_name": "Tiny llama (random weights)",
 		"family": "llama", "params_b": 0.00014, "quantization": "fp32", "context_length": 2048}, http.StatusCreated, &model)
 
-	var items strings.Builder
-	for i := 1; i <= tinyItems; i++ {
-		fmt.Fprintf(&items, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d? Answer with a number.\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
+	var lines strings.Builder
+	for i := 1; i <= items; i++ {
+		fmt.Fprintf(&lines, "{\"id\":\"q%02d\",\"prompt\":\"What is %d plus %d? Answer with a number.\",\"reference\":\"%d\"}\n", i, i, i, 2*i)
 	}
-	dsID := a.uploadDataset("Tiny sums", "sums.jsonl", items.String())
+	dsID := a.uploadDataset("Tiny sums", "sums.jsonl", lines.String())
 
 	manifest := map[string]any{
 		"name":     "Tiny llama on " + runtime,
 		"dataset":  dsID,
-		"targets":  []map[string]string{{"model": tinyModel, "runtime": runtime, "hardware": profile}},
+		"targets":  []map[string]any{target},
 		"load":     map[string]any{"profile": "concurrency", "concurrency": 4},
 		"sampling": map[string]any{"temperature": 0, "max_tokens": tinyMaxTokens},
 		"scorer":   "numeric",
@@ -363,30 +378,63 @@ func (a *apiClient) runTinyBenchmark(profile, runtime string) apiRun {
 	}
 	a.postJSON("/api/v1/benchmarks", manifest, http.StatusCreated, &created)
 
-	var run apiRun
+	var runs []apiRun
 	start := time.Now()
-	waitUntil(t, 3*time.Minute, "the run to finish", func() (bool, string) {
+	waitUntil(t, 3*time.Minute*time.Duration(len(created.RunIDs)), "the runs to finish", func() (bool, string) {
 		var b struct {
 			Runs []apiRun `json:"runs"`
 		}
 		must(t, json.Unmarshal(a.call(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d", created.ID), "", nil, http.StatusOK), &b))
-		if len(b.Runs) != 1 {
-			t.Fatalf("benchmark %d has %d runs, want 1", created.ID, len(b.Runs))
+		if len(b.Runs) != len(created.RunIDs) {
+			t.Fatalf("benchmark %d has %d runs, want %d", created.ID, len(b.Runs), len(created.RunIDs))
 		}
-		run = b.Runs[0]
-		run.benchmarkID = created.ID
-		switch run.State {
-		case "completed", "failed", "cancelled":
-			return true, run.State
+		runs = b.Runs
+		for i := range runs {
+			runs[i].benchmarkID = created.ID
+			switch runs[i].State {
+			case "completed", "failed", "cancelled":
+			default:
+				return false, fmt.Sprintf("run %d %s, %d/%d done", runs[i].ID, runs[i].State, runs[i].Completed, runs[i].Total)
+			}
 		}
-		return false, fmt.Sprintf("%s, %d/%d done", run.State, run.Completed, run.Total)
+		return true, "ended"
 	})
-	t.Logf("run %d %s in %s: %d requests, %d output tokens, %.1f tokens/s, %.2f requests/s",
-		run.ID, run.State, time.Since(start).Round(time.Millisecond), run.Completed, run.OutputTokens, run.Throughput, run.RequestsPerS)
-	if run.State != "completed" || run.Completed != tinyItems || run.Errors != 0 {
-		t.Fatalf("run %+v, want succeeded with %d requests and no errors", run, tinyItems)
+	for _, run := range runs {
+		t.Logf("run %d (engine %v) %s after %s: %d requests, %d output tokens, %.1f tokens/s, %.2f requests/s",
+			run.ID, run.Engine, run.State, time.Since(start).Round(time.Millisecond), run.Completed, run.OutputTokens, run.Throughput, run.RequestsPerS)
+		if run.State != "completed" || run.Completed != items || run.Errors != 0 {
+			t.Fatalf("run %+v, want succeeded with %d requests and no errors", run, items)
+		}
 	}
-	return run
+	return runs
+}
+
+// A two-configuration matrix on the real runtime: agentd launches Ollama
+// for each run with the run's OLLAMA_NUM_PARALLEL (the engine setting
+// num_parallel; docs/benchmarks.md#engine-settings), 1 and 4, and four
+// requests in flight. With 4 Ollama decodes the four together, with 1 it
+// answers them one at a time, so 4's output tokens/s is higher.
+func TestOllamaNumParallelMatrix(t *testing.T) {
+	ollama, gguf := realRuntime(t)
+	ollamaEnv(t, ollama)
+	s := startServer(t)
+	a := newAPIClient(t, s)
+	profile := startAgent(t, s, "e2e-ollama-matrix", "--runtime", "launch", "--serves", "ollama",
+		"--model-path", tinyModel+"="+gguf, "--ready-timeout", "2m", "--stop-grace", "10s", "--log-dir", t.TempDir())
+	runs := a.runTinyTargets("ollama", tinyItems, map[string]any{"model": tinyModel, "runtime": "ollama", "hardware": profile,
+		"matrix": map[string]any{"num_parallel": []int{1, 4}}})
+	by := map[string]apiRun{}
+	for _, r := range runs {
+		by[r.Engine["num_parallel"]] = r
+	}
+	one, four := by["1"], by["4"]
+	if one.ID == 0 || four.ID == 0 {
+		t.Fatalf("runs %+v, want one with num_parallel 1 and one with 4", runs)
+	}
+	t.Logf("num_parallel 1: %.1f output tokens/s; num_parallel 4: %.1f (%.2f×)", one.Throughput, four.Throughput, four.Throughput/one.Throughput)
+	if !(four.Throughput > one.Throughput) {
+		t.Errorf("num_parallel 4 served %.1f output tokens/s, 1 served %.1f: want 4 faster at concurrency 4", four.Throughput, one.Throughput)
+	}
 }
 
 // checkRealFigures checks what the run recorded: every request answered

@@ -29,6 +29,7 @@ type Benchmarks interface {
 	ImportRun(ctx context.Context, v store.Viewer, in store.NewImport, file io.Reader, rest func(*store.NewImport) error) (store.ImportedRun, error)
 	StartJudge(ctx context.Context, v store.Viewer, req bench.JudgeRequest) (bench.JudgeStarted, error)
 	QuickStart(ctx context.Context, v store.Viewer, qs bench.QuickStart) (bench.Manifest, error)
+	SearchRecordOf(ctx context.Context, benchmarkID int64) (*bench.SearchRecord, error)
 }
 
 type benchmarkStore interface {
@@ -55,7 +56,7 @@ func (s *server) apiCreateBenchmark(c *fiber.Ctx) error {
 		if err != nil {
 			return manifestErrors(c, err)
 		}
-		out := apiBenchmarkDryRun{DryRun: true, DatasetID: plan.Dataset.ID, Runs: plan.Runs}
+		out := apiBenchmarkDryRun{DryRun: true, DatasetID: plan.Dataset.ID, Runs: plan.Runs, Search: plan.Search}
 		if quick {
 			out.Manifest = &m
 		}
@@ -75,6 +76,8 @@ type apiBenchmarkDryRun struct {
 	DatasetID int64              `json:"dataset_id"`
 	Runs      []bench.PlannedRun `json:"runs"`
 	Manifest  *bench.Manifest    `json:"manifest,omitempty"`
+	// Search is a budgeted search's schedule; Runs is then its rung 0.
+	Search *conclude.SearchPlan `json:"search,omitempty"`
 }
 
 // apiManifest is the manifest the request's body asks for: one as such,
@@ -333,6 +336,9 @@ func (s *server) apiGetBenchmark(c *fiber.Ctx) error {
 		Completed: st.Completed, Total: st.Total, Errors: st.Errors, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt,
 		Runs: runs}
 	out.apiBenchmarkProgress = toAPIBenchmarkProgress(st.Estimate)
+	if out.Search, err = s.Benchmarks.SearchRecordOf(c.UserContext(), id); err != nil {
+		return err
+	}
 	return c.JSON(out)
 }
 

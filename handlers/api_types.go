@@ -195,4 +195,7 @@ type apiBenchmark struct {
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	Runs       []apiRun   `json:"runs"`
+	// Search is the budgeted search's record (docs/benchmarks.md#budgeted-search);
+	// absent for a benchmark without one, and in lists.
+	Search *bench.SearchRecord `json:"search,omitempty"`
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,55 +109,19 @@ func (s *server) showScorerFieldsFragment(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, benchmarks.ScorerFields(f, nil))
 }
 
-// Per request, a preview assumes 5 to 40 ms per output token, answers of
-// a quarter to all of max_tokens, and 50 ms to 1 s before the first
-// token: from a small model on a fast GPU to a large one on a busy GPU.
-const (
-	fastToken, slowToken = 5 * time.Millisecond, 40 * time.Millisecond
-	fastFirst, slowFirst = 50 * time.Millisecond, time.Second
-)
-
 // estimateRuns is what a preview expects: requests over all runs and a
-// range for how long one run takes under the load profile; its basis is
-// said in l's language.
+// range for how long one run takes under the load profile
+// (bench.EstimateRun); its basis is said in l's language.
 func estimateRuns(l *i18n.Localizer, m bench.Manifest, runs []bench.PlannedRun) benchmarks.Estimate {
 	if len(runs) == 0 {
 		return benchmarks.Estimate{}
 	}
 	n := runs[0].Items
 	e := benchmarks.Estimate{PerRun: n, Requests: n * len(runs)}
+	e.Low, e.High = bench.EstimateRun(m, n)
 	tokens := max(m.Sampling.MaxTokens, 1)
-	low := fastFirst + time.Duration(tokens/4)*fastToken
-	high := slowFirst + time.Duration(tokens)*slowToken
-	load := m.Load
-	waves := func(k, c int) float64 { return math.Ceil(float64(k) / float64(max(c, 1))) }
-	scale := func(f float64) {
-		e.Low, e.High = time.Duration(f*float64(low)), time.Duration(f*float64(high))
-	}
-	switch load.Profile {
-	case jobs.LoadConcurrency:
-		scale(waves(n, load.Concurrency))
-	case jobs.LoadConstant, jobs.LoadPoisson:
-		// Paced by the rate, unless the runtime is slower than it.
-		paced := time.Duration(float64(n) / max(load.Rate, 1e-9) * float64(time.Second))
-		scale(waves(n, 1))
-		e.Low, e.High = max(paced+low, time.Duration(float64(e.Low)/64)), max(paced+high, time.Duration(float64(e.High)/64))
-	case jobs.LoadSweep:
-		// A sequential share, a share at full concurrency, and the steps in
-		// between at about half of it.
-		steps := max(load.Steps, len(load.Rates), len(load.Concurrencies))
-		share := max(n/(2+steps), 1)
-		scale(waves(share, 1) + waves(share, load.Concurrency) + float64(steps)*waves(share, max(load.Concurrency/2, 1)))
-	case jobs.LoadLengthSweep:
-		// Each step a closed loop at the concurrency; longer prompts'
-		// prefill is not in the per-token range.
-		scale(waves(n, max(load.Concurrency, 1)))
-	default: // sequential; a trace depends on its timestamps
-		scale(float64(n))
-	}
-	e.Basis = l.T("benchpage.estimate_basis", "Fast", fastToken.String(), "Slow", slowToken.String(), "Tokens", l.Int(int64(tokens)))
-	if d := time.Duration(load.MaxDuration); d > 0 {
-		e.Low, e.High = min(e.Low, d), min(e.High, d)
+	e.Basis = l.T("benchpage.estimate_basis", "Fast", bench.FastToken.String(), "Slow", bench.SlowToken.String(), "Tokens", l.Int(int64(tokens)))
+	if d := time.Duration(m.Load.MaxDuration); d > 0 {
 		e.Basis += " " + l.T("benchpage.estimate_capped", "D", d.String())
 	}
 	return e

@@ -130,6 +130,7 @@ func (s *server) planOrLaunch(c *fiber.Ctx, d benchmarks.NewData, m bench.Manife
 		}
 		d.Plan = plan.Runs
 		d.Estimate = estimateRuns(i18n.From(c.UserContext()), m, plan.Runs)
+		d.Search = plan.Search
 		return s.newBenchmarkPage(c, fiber.StatusOK, d)
 	}
 	created, err := s.Benchmarks.Create(c.UserContext(), viewer(c), m)
@@ -180,7 +181,11 @@ func (s *server) showBenchmarkPage(c *fiber.Ctx) error {
 	if err := s.addEstimate(c.UserContext(), viewer(c), &b); err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict, b.Writable(viewer(c))))
+	search, err := s.Benchmarks.SearchRecordOf(c.UserContext(), b.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, benchmarks.DetailPage(b, manifest.String(), cards, verdict, search, b.Writable(viewer(c))))
 }
 
 // Points drawn on a run's card: fewer than on the run's own page, since a

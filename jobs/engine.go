@@ -272,6 +272,41 @@ func ParseEngineText(s string) (map[string]any, error) {
 	return out, nil
 }
 
+// ParseMatrixText reads a matrix written as text, "name=v1,v2" lists
+// separated by semicolons or new lines (the form's matrix field), into
+// raw value lists for a target's matrix; each value is then checked as an
+// engine setting. A list without "=", a name given twice or a list with
+// an empty value is an error; names and values are trimmed.
+func ParseMatrixText(s string) (map[string][]any, error) {
+	out := map[string][]any{}
+	for part := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == ';' || r == '\n' || r == '\r' }) {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, values, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			q := strconv.Quote(part)
+			return nil, codeError(q+" is not name=value,value", "valid.matrix_list", "List", q)
+		}
+		if _, dup := out[name]; dup {
+			q := strconv.Quote(name)
+			return nil, codeError(q+" is given twice", "valid.engine_twice", "Name", q)
+		}
+		var list []any
+		for v := range strings.SplitSeq(values, ",") {
+			if v = strings.TrimSpace(v); v == "" {
+				q := strconv.Quote(part)
+				return nil, codeError(q+" has an empty value", "valid.matrix_empty_value", "List", q)
+			}
+			list = append(list, v)
+		}
+		out[name] = list
+	}
+	return out, nil
+}
+
 // Args are the command-line arguments and environment entries the
 // settings become for runtime, in the table's order. Each setting is
 // checked again here, so nothing but a table flag and a checked value

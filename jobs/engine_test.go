@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +170,48 @@ func TestEngineErrorsSayTheCataloguesEnglish(t *testing.T) {
 			t.Errorf("%s: German is the English", je.Key)
 		}
 	}
+}
+
+// TestParseMatrixText: the form's matrix field, lists of settings.
+func TestParseMatrixText(t *testing.T) {
+	t.Parallel()
+	got, err := jobs.ParseMatrixText(" max_num_seqs = 64, 128 ;\ntensor_parallel_size=1,2; ")
+	if err != nil || fmt.Sprint(got) != "map[max_num_seqs:[64 128] tensor_parallel_size:[1 2]]" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"max_num_seqs":         `"max_num_seqs" is not name=value,value`,
+		"a=1;a=2":              `"a" is given twice`,
+		"max_num_seqs=64,,128": `"max_num_seqs=64,,128" has an empty value`,
+		"max_num_seqs=":        `"max_num_seqs=" has an empty value`,
+		"=1":                   `"=1" is not name=value,value`,
+	} {
+		if _, err := jobs.ParseMatrixText(in); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// FuzzMatrixText: any text reads without panicking into lists of trimmed,
+// non-empty values under trimmed, distinct, non-empty names.
+func FuzzMatrixText(f *testing.F) {
+	for _, s := range []string{"max_num_seqs=64,128;tensor_parallel_size=1,2", "a", "a=;b=1", "=", "a=1\nb=2,3\r\n", ";;", "a=1,\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := jobs.ParseMatrixText(s)
+		if err != nil {
+			return
+		}
+		for name, list := range got {
+			if name == "" || name != strings.TrimSpace(name) || len(list) == 0 {
+				t.Fatalf("name %q list %v", name, list)
+			}
+			for _, v := range list {
+				if v == "" || v != strings.TrimSpace(v.(string)) || strings.ContainsAny(v.(string), ",;\n\r") {
+					t.Fatalf("%q: value %q", name, v)
+				}
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -123,5 +124,28 @@ func TestCheckProtocol(t *testing.T) {
 	err := jobs.CheckProtocol(jobs.ProtocolVersion + 1)
 	if err == nil || !strings.Contains(err.Error(), "protocol") || !strings.Contains(err.Error(), "same release") {
 		t.Fatalf("other version: %v", err)
+	}
+}
+
+type fakeReaper struct{ decided int }
+
+func (f *fakeReaper) ReassignStaleRuns(context.Context) (int, error) { return 0, nil }
+func (f *fakeReaper) SweepAgentPool(context.Context) (int, error)    { return 0, nil }
+func (f *fakeReaper) DecideSearches(context.Context) (int, error) {
+	f.decided++
+	return 1, errors.New("rung 0 of benchmark 1: no plan")
+}
+
+// TestReaperDecidesSearches: each period the reaper also decides the
+// searches' ready rungs (docs/benchmarks.md#budgeted-search), and a
+// decider's error is the job's.
+func TestReaperDecidesSearches(t *testing.T) {
+	f := &fakeReaper{}
+	err := (&jobs.ReaperWorker{Reaper: f, Searches: f}).Work(context.Background(), &river.Job[jobs.ReaperArgs]{})
+	if f.decided != 1 || err == nil || !strings.Contains(err.Error(), "no plan") {
+		t.Fatalf("decided %d times, error %v", f.decided, err)
+	}
+	if err := (&jobs.ReaperWorker{Reaper: f}).Work(context.Background(), &river.Job[jobs.ReaperArgs]{}); err != nil || f.decided != 1 {
+		t.Fatalf("without a decider: %v, decided %d", err, f.decided)
 	}
 }

@@ -39,6 +39,16 @@ type Reaper interface {
 type ReaperWorker struct {
 	river.WorkerDefaults[ReaperArgs]
 	Reaper Reaper
+	// Searches, when set, decides the budgeted searches' rungs whose runs
+	// have all ended (docs/benchmarks.md#budgeted-search): periodic, so a
+	// rung is decided after a restart or an agent's death as well.
+	Searches SearchDecider
+}
+
+// SearchDecider decides the search rungs that are ready
+// (bench.Service.DecideSearches).
+type SearchDecider interface {
+	DecideSearches(ctx context.Context) (int, error)
 }
 
 // Work reassigns every stale agent's runs and sweeps the agents' pool; a
@@ -49,7 +59,11 @@ func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error
 	if n > 0 {
 		slog.WarnContext(ctx, "ended pooled agent sessions that began with defaults an agent gave the pool role", "sessions", n)
 	}
-	return errors.Join(err, serr)
+	var derr error
+	if w.Searches != nil {
+		_, derr = w.Searches.DecideSearches(ctx)
+	}
+	return errors.Join(err, serr, derr)
 }
 
 // ReaperInterval is how often the server looks for stale agents' runs: a

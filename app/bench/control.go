@@ -120,10 +120,15 @@ func (p *Service) queueAgain(ctx context.Context, tx pgx.Tx, q *store.Queries, r
 	if err != nil {
 		return 0, false, err
 	}
+	load := m.Load
+	if r.SearchRung != nil {
+		// A search's run sends its rung's requests, not the benchmark's.
+		load.MaxRequests = r.Total / max(r.Samples, 1)
+	}
 	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
 		ProtocolVersion: jobs.ProtocolVersion, RunID: r.ID, BenchmarkID: r.BenchmarkID, DatasetID: datasetID,
 		Model: r.ModelName, AdapterOf: adapterBase(model), Runtime: r.Runtime, HardwareProfile: r.HardwareProfile,
-		Load: m.Load, Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
+		Load: load, Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
 	}, nil)
 	if err != nil {
 		return 0, false, err

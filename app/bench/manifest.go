@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -67,6 +68,11 @@ type Target struct {
 	// part of the target: two targets that differ only in them are two
 	// configurations side by side.
 	Engine map[string]any `json:"engine,omitempty" yaml:"engine,omitempty"`
+	// Matrix expands the target over lists of engine settings, one
+	// configuration per combination ({max_num_seqs: [64, 128],
+	// tensor_parallel_size: [1, 2]} is four), each value checked as an
+	// engine setting (docs/benchmarks.md#configuration-matrix).
+	Matrix map[string][]any `json:"matrix,omitempty" yaml:"matrix,omitempty"`
 }
 
 // EngineSettings is t's engine settings checked against its runtime's
@@ -116,6 +122,11 @@ type Manifest struct {
 	// then decides on the spread between the repeats
 	// (docs/concepts.md#comparability-and-noise).
 	Repeats int `json:"repeats,omitempty" yaml:"repeats,omitempty" validate:"min=0,max=10" msg:"manifest.repeats"`
+
+	// Search, instead of running every configuration in full, runs a
+	// budgeted search over them (successive halving;
+	// docs/benchmarks.md#budgeted-search).
+	Search *Search `json:"search,omitempty" yaml:"search,omitempty"`
 }
 
 // Runs is how many runs each target gets: Repeats, at least 1.
@@ -222,6 +233,7 @@ func (m Manifest) Validate() Errors {
 	errs = append(errs, m.validateDistinctTargets()...)
 	errs = append(errs, m.validateLoad()...)
 	errs = append(errs, m.validateScoring()...)
+	errs = append(errs, m.validateSearch()...)
 	return errs
 }
 
@@ -265,14 +277,27 @@ func (m Manifest) validateDistinctTargets() Errors {
 	for i, t := range m.Targets {
 		path := fmt.Sprintf("targets[%d]", i)
 		errs = append(errs, checkExemplars(t.FewShot, path+".fewshot")...)
-		engine, faults := t.EngineSettings(-1)
+		_, faults := t.EngineSettings(-1)
 		errs = append(errs, engineErrors(path, faults)...)
-		k, seed, exemplars := fewShotOf(m, t)
-		id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed, exemplars, engine.Key()}
-		if j, dup := seen[id]; dup {
-			errs.Say(path, "manifest.same_target", "J", j)
+		merrs := checkMatrix(path, t, -1)
+		if len(merrs) > 0 {
+			errs = append(errs, merrs...)
+			continue
 		}
-		seen[id] = i
+		k, seed, exemplars := fewShotOf(m, t)
+		for _, c := range t.configurations(i) {
+			engine, _ := c.Target.EngineSettings(-1)
+			id := key{t.Model, t.Runtime, t.Hardware, t.Remote, k, seed, exemplars, engine.Key()}
+			if j, dup := seen[id]; dup {
+				errs.Say(path, "manifest.same_target", "J", j)
+			}
+			seen[id] = i
+		}
+	}
+	alone := slices.ContainsFunc(m.Targets, func(t Target) bool { return t.matrixSize(MaxConfigurations) > MaxConfigurations })
+	if !alone && m.countConfigurations() > MaxConfigurations {
+		// Said once: a matrix too large alone is named at its own path.
+		errs.Say("targets", "manifest.configurations_too_many", "Max", MaxConfigurations)
 	}
 	return errs
 }

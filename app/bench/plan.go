@@ -48,6 +48,16 @@ type PlannedRun struct {
 	// Engine is the target's checked engine settings (none: the
 	// runtime's defaults).
 	Engine jobs.Engine `json:"engine,omitempty"`
+	// Target is the manifest's target the run comes from (a matrix makes
+	// several configurations of one target).
+	Target int `json:"target"`
+	// SearchRung is the search's rung the run belongs to (nil outside a
+	// search); its Items are then the rung's requests per run.
+	SearchRung *int `json:"search_rung,omitempty"`
+	// EstimateLow and EstimateHigh bound how long the run takes, in
+	// seconds (EstimateRun).
+	EstimateLow  float64 `json:"estimated_seconds_low"`
+	EstimateHigh float64 `json:"estimated_seconds_high"`
 
 	modelID int64
 	// adapterOf is the base model when the model is a LoRA adapter.
@@ -59,6 +69,9 @@ type Plan struct {
 	Manifest Manifest
 	Dataset  store.Dataset
 	Runs     []PlannedRun
+	// Search is the budgeted search's schedule (nil without one); Runs
+	// then holds its rung 0.
+	Search *conclude.SearchPlan
 
 	fewShot *fewShotPlan // the few-shot runs' prompt pieces and examples
 }
@@ -96,8 +109,15 @@ func (p *Service) Plan(ctx context.Context, v store.Viewer, m Manifest) (Plan, e
 	if m.Load.MaxRequests > 0 && m.Load.MaxRequests < items {
 		items = m.Load.MaxRequests
 	}
-	for i, t := range m.Targets {
-		runs, ferr, err := p.planTarget(ctx, m, t, fmt.Sprintf("targets[%d]", i), items)
+	items, search, serr := planSearch(m, items)
+	errs = append(errs, serr...)
+	if plan.Search = search; search != nil {
+		s := *m.Search
+		s.Plan = search
+		plan.Manifest.Search = &s
+	}
+	for _, c := range m.Configurations() {
+		runs, ferr, err := p.planTarget(ctx, m, c, items)
 		if err != nil {
 			return plan, err
 		}
@@ -187,7 +207,8 @@ func (p *Service) planDataset(ctx context.Context, v store.Viewer, m Manifest) (
 // planTarget lists the runs of one target (one per repeat) of items
 // each; a field error instead when its model, hardware or queue will not
 // do.
-func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path string, items int) ([]PlannedRun, *FieldError, error) {
+func (p *Service) planTarget(ctx context.Context, m Manifest, c Configuration, items int) ([]PlannedRun, *FieldError, error) {
+	t, path := c.Target, c.Path
 	model, err := p.Store.ModelByName(ctx, t.Model)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && model.RetiredAt != nil) {
 		fe := valid.E(path+".model", "manifest.no_model", "Model", strconv.Quote(t.Model))
@@ -220,7 +241,7 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 	}
 	engine, faults := t.EngineSettings(hw.GPUCount)
 	if len(faults) > 0 {
-		fe := engineErrors(path, faults)[0]
+		fe := c.settingErrors(faults)[0]
 		return nil, &fe, nil
 	}
 	n, err := p.Store.CountServingAgents(ctx, t.Hardware, t.Runtime, jobs.ProtocolVersion, p.StaleAfter)
@@ -228,11 +249,17 @@ func (p *Service) planTarget(ctx context.Context, m Manifest, t Target, path str
 		return nil, nil, err
 	}
 	k, seed, exemplars := fewShotOf(m, t)
+	var rung *int
+	if m.Search != nil {
+		rung = new(int)
+	}
+	low, high := EstimateRun(m, items)
 	var runs []PlannedRun
 	for rep := range m.Runs() {
 		runs = append(runs, PlannedRun{Model: t.Model, Runtime: t.Runtime, Hardware: t.Hardware,
 			Queue: jobs.Queue(t.Hardware, t.Runtime), MemoryGB: need, CapacityGB: capacity, Items: items,
 			WaitingForAgent: n == 0, Repeat: rep, FewShotK: k, FewShotSeed: seed, FewShotExemplars: exemplars, Engine: engine,
+			Target: c.Index, SearchRung: rung, EstimateLow: low.Seconds(), EstimateHigh: high.Seconds(),
 			modelID: model.ID, adapterOf: adapterBase(model)})
 	}
 	return runs, nil, nil
@@ -284,41 +311,75 @@ func (p *Service) CreateTx(ctx context.Context, tx pgx.Tx, q *store.Queries, v s
 		out.BenchmarkID = id
 		var refs []simRef // read once, for the first sim run that needs them
 		for _, r := range plan.Runs {
-			runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
-				HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
-				Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed,
-				FewShotExemplars: r.FewShotExemplars, Engine: r.Engine})
+			r, err := p.insertRun(ctx, tx, q, plan, id, r, &refs)
 			if err != nil {
 				return err
 			}
-			if r.FewShotK > 0 {
-				if plan.fewShot == nil {
-					return fmt.Errorf("run %d: %d-shot prompts were not planned", runID, r.FewShotK)
-				}
-				if _, err := q.CopyRunPrompts(ctx, runID, plan.fewShot.prompts(r.FewShotK, r.FewShotSeed, r.FewShotExemplars, r.Items)); err != nil {
-					return fmt.Errorf("few-shot prompts of run %d: %w", runID, err)
-				}
-			}
-			res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
-				ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
-				Model: r.Model, AdapterOf: r.adapterOf, Runtime: r.Runtime, HardwareProfile: r.Hardware,
-				Load: m.Load, Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
-			}, nil)
-			if err != nil {
-				return fmt.Errorf("queue run %d: %w", runID, err)
-			}
-			if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
-				return err
-			}
-			if err := p.writeSimAnswers(ctx, q, m, plan, r, id, runID, &refs); err != nil {
-				return err
-			}
-			r.RunID, r.State = runID, "queued"
 			out.Runs = append(out.Runs, r)
 		}
 		return nil
 	}()
 	return out, err
+}
+
+// insertRun inserts planned run r of benchmark id, its few-shot prompts,
+// its River job and its simulated answers, and returns it with its id.
+func (p *Service) insertRun(ctx context.Context, tx pgx.Tx, q *store.Queries, plan Plan, id int64, r PlannedRun, refs *[]simRef) (PlannedRun, error) {
+	m := plan.Manifest
+	runID, err := q.CreateRun(ctx, store.NewRun{BenchmarkID: id, ModelID: r.modelID, Runtime: r.Runtime,
+		HardwareProfile: r.Hardware, WaitingForAgent: r.WaitingForAgent, Total: r.Items * m.Sampling.Samples(),
+		Samples: m.Sampling.Samples(), Repeat: r.Repeat, FewShotK: r.FewShotK, FewShotSeed: r.FewShotSeed,
+		FewShotExemplars: r.FewShotExemplars, Engine: r.Engine, SearchRung: r.SearchRung})
+	if err != nil {
+		return r, err
+	}
+	if r.FewShotK > 0 {
+		if plan.fewShot == nil {
+			return r, fmt.Errorf("run %d: %d-shot prompts were not planned", runID, r.FewShotK)
+		}
+		if _, err := q.CopyRunPrompts(ctx, runID, plan.fewShot.prompts(r.FewShotK, r.FewShotSeed, r.FewShotExemplars, r.Items)); err != nil {
+			return r, fmt.Errorf("few-shot prompts of run %d: %w", runID, err)
+		}
+	}
+	res, err := p.River.InsertTx(ctx, tx, jobs.RunArgs{
+		ProtocolVersion: jobs.ProtocolVersion, RunID: runID, BenchmarkID: id, DatasetID: plan.Dataset.ID,
+		Model: r.Model, AdapterOf: r.adapterOf, Runtime: r.Runtime, HardwareProfile: r.Hardware,
+		Load: r.load(m.Load), Sampling: m.Sampling, SLO: m.SLO, Engine: r.Engine,
+	}, nil)
+	if err != nil {
+		return r, fmt.Errorf("queue run %d: %w", runID, err)
+	}
+	if err := q.SetRunJob(ctx, runID, res.Job.ID); err != nil {
+		return r, err
+	}
+	if err := p.writeSimAnswers(ctx, q, m, plan, r, id, runID, refs); err != nil {
+		return r, err
+	}
+	r.RunID, r.State = runID, "queued"
+	return r, nil
+}
+
+// load is the run's load profile: the benchmark's, its requests capped
+// at the rung's in a search.
+func (r PlannedRun) load(l jobs.LoadProfile) jobs.LoadProfile {
+	if r.SearchRung != nil {
+		l.MaxRequests = r.Items
+	}
+	return l
+}
+
+// planSearch is the search's schedule over m's configurations, full being
+// a configuration's requests in the full grid, and the requests of rung
+// 0's runs (full without a search).
+func planSearch(m Manifest, full int) (int, *conclude.SearchPlan, Errors) {
+	if m.Search == nil {
+		return full, nil, nil
+	}
+	sp, ok := conclude.PlanSearch(m.countConfigurations(), m.Search.BudgetRuns, full, searchLeast(m.Load))
+	if !ok {
+		return full, nil, Errors{valid.E("search.budget_runs", "manifest.search_budget", "N", m.countConfigurations())}
+	}
+	return sp.Rungs[0].Requests, &sp, nil
 }
 
 // syntheticItems is how many items a valid spec generates.

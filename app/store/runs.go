@@ -38,17 +38,20 @@ type NewRun struct {
 	// Engine is the target's checked engine settings (nil: the runtime's
 	// defaults).
 	Engine jobs.Engine
+	// SearchRung is the search's rung the run belongs to (nil outside a
+	// budgeted search; docs/benchmarks.md#budgeted-search).
+	SearchRung *int
 }
 
 // CreateRun inserts a run row.
 func (q *Queries) CreateRun(ctx context.Context, r NewRun) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `INSERT INTO runs (benchmark_id, model_id, runtime, hardware_profile, waiting_for_agent, total, samples, repeat,
-			fewshot_k, fewshot_seed, fewshot_exemplars, engine)
-		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed, @exemplars, @engine) RETURNING id`,
+			fewshot_k, fewshot_seed, fewshot_exemplars, engine, search_rung)
+		VALUES (@b, @m, @rt, @hw, @waiting, @total, @samples, @repeat, @k, @seed, @exemplars, @engine, @rung) RETURNING id`,
 		pgx.NamedArgs{"b": r.BenchmarkID, "m": r.ModelID, "rt": r.Runtime, "hw": r.HardwareProfile, "waiting": r.WaitingForAgent,
 			"total": r.Total, "samples": max(r.Samples, 1), "repeat": r.Repeat, "k": r.FewShotK, "seed": r.FewShotSeed,
-			"exemplars": r.FewShotExemplars, "engine": engineJSON(r.Engine)}).Scan(&id)
+			"exemplars": r.FewShotExemplars, "engine": engineJSON(r.Engine), "rung": r.SearchRung}).Scan(&id)
 	return id, mapErr(err, "create run")
 }
 
@@ -116,6 +119,9 @@ type Run struct {
 	// Engine is the engine settings the run's target launched its runtime
 	// with (empty: the runtime's defaults; docs/benchmarks.md#engine-settings).
 	Engine jobs.Engine
+	// SearchRung is the search's rung the run belongs to (nil outside a
+	// search).
+	SearchRung *int
 	// Regressions are how the run is significantly worse than the
 	// previous completed run of its target (none: not a regression, or
 	// not checked yet), the most telling first.
@@ -163,7 +169,7 @@ const runColumns = `r.id, r.benchmark_id, m.name, r.runtime, r.hardware_profile,
 	r.output_tokens, r.throughput, r.requests_per_s, r.eta_seconds, r.resumed, r.stopped_by, r.error,
 	r.created_at, r.started_at, r.finished_at, r.scorer, r.scored, r.quality, r.quality_lo, r.quality_hi,
 	r.samples, r.exec_state, r.exec_error, r.exec_pass, r.exec_counts, r.scorer_options, r.corpus_bleu,
-	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars, r.engine, ` + regressionsJSON
+	coalesce(r.fleet_run_id, ''), r.fewshot_k, r.fewshot_seed, r.fewshot_exemplars, r.engine, r.search_rung, ` + regressionsJSON
 
 // fields are the scan targets of runColumns, in order; queries that read
 // more columns append theirs.
@@ -173,7 +179,7 @@ func (r *Run) fields() []any {
 		&r.OutputTokens, &r.Throughput, &r.RequestsPerS, &r.ETASeconds, &r.Resumed, &r.StoppedBy, &r.Error,
 		&r.CreatedAt, &r.StartedAt, &r.FinishedAt, &r.Scorer, &r.Scored, &r.Quality, &r.QualityLo, &r.QualityHi,
 		&r.Samples, &r.Exec.State, &r.Exec.Error, &r.Exec.PassAt, &r.Exec.Counts, &r.ScorerOptions, &r.CorpusBLEU,
-		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.FewShotExemplars, &r.Engine, &r.Regressions}
+		&r.FleetRunID, &r.FewShotK, &r.FewShotSeed, &r.FewShotExemplars, &r.Engine, &r.SearchRung, &r.Regressions}
 }
 
 func scanRun(row pgx.CollectableRow) (Run, error) {

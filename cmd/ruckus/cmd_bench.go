@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // cmdBench is `ruckus bench submit FILE [--dry-run]`: a manifest through
@@ -33,7 +36,10 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 			Model, Runtime, Hardware, Queue string
 			MemoryGB                        float64 `json:"memory_gb"`
 			Items                           int
-			WaitingForAgent                 bool `json:"waiting_for_agent"`
+			WaitingForAgent                 bool        `json:"waiting_for_agent"`
+			Engine                          jobs.Engine `json:"engine"`
+			EstimateLow                     float64     `json:"estimated_seconds_low"`
+			EstimateHigh                    float64     `json:"estimated_seconds_high"`
 		} `json:"runs"`
 		submitErrors
 	}
@@ -57,11 +63,28 @@ func cmdBench(ctx context.Context, args []string, out io.Writer) error {
 			if r.WaitingForAgent {
 				wait = "  (waiting for an agent)"
 			}
-			fmt.Fprintf(out, "  %s%s on %s / %s, %d items, ~%.1f GB%s\n", id, r.Model, r.Runtime, r.Hardware, r.Items, r.MemoryGB, wait)
+			engine := ""
+			if len(r.Engine) > 0 {
+				engine = " [" + r.Engine.Key() + "]"
+			}
+			took := ""
+			if *dry && r.EstimateHigh > 0 {
+				took = fmt.Sprintf(", about %s to %s", seconds(r.EstimateLow), seconds(r.EstimateHigh))
+			}
+			fmt.Fprintf(out, "  %s%s on %s / %s%s, %d items, ~%.1f GB%s%s\n", id, r.Model, r.Runtime, r.Hardware, engine, r.Items, r.MemoryGB, took, wait)
 		}
 		return nil
 	}
 	return body.failure("the manifest", status)
+}
+
+// seconds is a planned run's estimate, rounded as a person reads it.
+func seconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
 }
 
 // submitErrors is what the API answers a manifest it refuses: field

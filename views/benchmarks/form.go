@@ -26,6 +26,9 @@ type TargetRow struct {
 	// Engine is the row's engine settings as typed, name to text, for the
 	// runtime's parameters (jobs.EngineParamsOf); "" keeps its default.
 	Engine map[string]string
+	// Matrix is the row's matrix as typed ("max_num_seqs=64,128;
+	// tensor_parallel_size=1,2"; jobs.ParseMatrixText), "" for none.
+	Matrix string
 }
 
 // Empty reports whether nothing was chosen in the row.
@@ -87,6 +90,21 @@ type Estimate struct {
 	Basis string
 }
 
+// runRange is a planned run's own estimated duration.
+func runRange(r bench.PlannedRun) string {
+	return Estimate{Low: seconds(r.EstimateLow), High: seconds(r.EstimateHigh)}.Range()
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// engineLabel is a run's engine settings, or the runtime's defaults.
+func engineLabel(ctx context.Context, e jobs.Engine) string {
+	if len(e) == 0 {
+		return i18n.T(ctx, "newbench.engine_default")
+	}
+	return e.Key()
+}
+
 // Range formats the duration range.
 func (e Estimate) Range() string {
 	return roundDuration(e.Low) + " – " + roundDuration(e.High)
@@ -111,6 +129,9 @@ type NewData struct {
 	Errors   bench.Errors
 	Plan     []bench.PlannedRun
 	Estimate Estimate
+	// Search is a budgeted search's schedule (nil without one); Plan is
+	// then its first rung, every configuration once.
+	Search *conclude.SearchPlan
 }
 
 // Preset is a named load profile that fills the load fields. Label and

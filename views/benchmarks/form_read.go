@@ -57,6 +57,7 @@ func ReadTargetRows(get func(string) string, has func(string) bool) []TargetRow 
 				row.Engine[p.Name] = v
 			}
 		}
+		row.Matrix = field("matrix")
 		rows = append(rows, row)
 	}
 	return rows
@@ -76,7 +77,7 @@ func (f *Form) Manifest() (bench.Manifest, bench.Errors) {
 		}
 		m.Dataset.ID = id
 	}
-	m.Targets = f.manifestTargets()
+	m.Targets = f.manifestTargets(&p)
 	m.FewShot, m.Targets = p.fewShot(f.FewShotK, f.FewShotSeed, m.Targets)
 	p.load(f, &m.Load)
 	p.integer(f.Repeats, "repeats", &m.Repeats)
@@ -113,8 +114,9 @@ func (f *Form) scorerOptions() *bench.ScorerOptions {
 	return nil
 }
 
-// manifestTargets are the filled-in target rows, each row told its path.
-func (f *Form) manifestTargets() []bench.Target {
+// manifestTargets are the filled-in target rows, each row told its path;
+// a matrix that does not parse is an error at its path.
+func (f *Form) manifestTargets(p *formNumbers) []bench.Target {
 	var targets []bench.Target
 	for i, t := range f.Targets {
 		if !t.Empty() {
@@ -125,6 +127,13 @@ func (f *Form) manifestTargets() []bench.Target {
 					bt.Engine = map[string]any{}
 				}
 				bt.Engine[name] = v
+			}
+			if t.Matrix != "" {
+				matrix, err := jobs.ParseMatrixText(t.Matrix)
+				if err != nil {
+					p.errs = append(p.errs, valid.FromError(f.Targets[i].Path+".matrix", err))
+				}
+				bt.Matrix = matrix
 			}
 			targets = append(targets, bt)
 		}

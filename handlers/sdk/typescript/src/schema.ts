@@ -1605,6 +1605,12 @@ export interface components {
             synthetic?: components["schemas"]["SyntheticSpec"];
             /** @description Runs of each target (0 means 1); the verdict then tests on the spread between them. */
             repeats?: number;
+            /** @description A budgeted search over the configurations (successive halving) instead of running each in full (docs/benchmarks.md#budgeted-search). */
+            search?: {
+                /** @description Runs the search may use in all; at least the configurations (rung 0 runs each once). */
+                budget_runs: number;
+                plan?: components["schemas"]["SearchPlan"];
+            };
             /** @description How often each model answers right on the simulated runtime. */
             sim?: {
                 accuracy?: {
@@ -1644,6 +1650,10 @@ export interface components {
             /** @description Engine settings of the runtime, name to value, from its allow-list (docs/benchmarks.md#engine-settings); a setting the runtime lacks, a value out of range or a tensor_parallel_size/tp beyond the hardware's GPUs is refused with 422 at targets[i].engine.NAME. */
             engine?: {
                 [key: string]: number | boolean | string;
+            };
+            /** @description Lists of engine settings the target is expanded over, one configuration per combination (docs/benchmarks.md#configuration-matrix), at most 64 over the benchmark; each value is checked as an engine setting, refused with 422 at targets[i].matrix.NAME[j]. */
+            matrix?: {
+                [key: string]: (number | boolean | string)[];
             };
         };
         LoadProfile: {
@@ -1719,6 +1729,71 @@ export interface components {
             engine?: {
                 [key: string]: string;
             };
+            /** @description The manifest's target the run comes from (a matrix makes several configurations of one). */
+            target?: number;
+            /** @description The budgeted search's rung the run belongs to (absent outside a search). */
+            search_rung?: number;
+            /** @description How long the run may take, at least (5 ms per output token, a quarter of max_tokens each). */
+            estimated_seconds_low?: number;
+            /** @description How long the run may take, at most (40 ms per output token, max_tokens each). */
+            estimated_seconds_high?: number;
+        };
+        /** @description A budgeted search's schedule (docs/benchmarks.md#budgeted-search). */
+        SearchPlan: {
+            configurations: number;
+            /** @description After each rung the best ceil(survivors/eta) go on. */
+            eta: number;
+            rungs: {
+                rung: number;
+                configurations: number;
+                requests_per_run: number;
+            }[];
+            /** @description Runs the plan uses in all. */
+            runs: number;
+            /** @description Requests the plan sends in all. */
+            requests: number;
+            /** @description Requests running every configuration in full would send. */
+            grid_requests: number;
+        };
+        /** @description What a budgeted search did (docs/benchmarks.md#budgeted-search): its plan, each decided rung's cut with the evidence, and the configuration it chose. Absent for a benchmark without a search. */
+        SearchRecord: {
+            budget_runs: number;
+            plan: components["schemas"]["SearchPlan"];
+            /** @description The chosen configuration (model, runtime, hardware, engine settings); absent until the last rung is decided or when a rung's runs all ended unmeasured. */
+            best?: string;
+            done: boolean;
+            cuts: {
+                rung: number;
+                /** @description How many configurations the rung kept. */
+                keep: number;
+                /** Format: date-time */
+                decided_at: string;
+                /** @description The rung's configurations, best first. */
+                verdicts: {
+                    configuration: string;
+                    run_id: number;
+                    /** @description False when the run ended without figures. */
+                    measured: boolean;
+                    requests: number;
+                    /** @description Requests meeting every SLO. */
+                    good_requests: number;
+                    measured_seconds: number;
+                    /** @description The configuration's GPUs' share of the hardware's price; 0 when unpriced. */
+                    price_per_hour: number;
+                    gpus: number;
+                    goodput_rps: number;
+                    /** @description Requests meeting the SLOs per USD (per GPU-hour when unpriced). */
+                    goodput_per_dollar: number;
+                    priced: boolean;
+                    rank: number;
+                    kept: boolean;
+                    /**
+                     * @description Why it was cut; absent when kept.
+                     * @enum {string}
+                     */
+                    reason?: "ranked" | "unmeasured";
+                }[];
+            }[];
         };
         CreatedBenchmark: {
             benchmark_id: number;
@@ -3288,6 +3363,7 @@ export interface operations {
                         dataset_id: number;
                         runs: components["schemas"]["PlannedRun"][];
                         manifest?: components["schemas"]["Manifest"];
+                        search?: components["schemas"]["SearchPlan"];
                     };
                 };
             };
@@ -3358,6 +3434,7 @@ export interface operations {
                         /** @description Whether the caller may rename */
                         writable?: boolean;
                         runs: components["schemas"]["Run"][];
+                        search?: components["schemas"]["SearchRecord"];
                     };
                 };
             };
