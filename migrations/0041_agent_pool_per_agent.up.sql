@@ -14,12 +14,22 @@ DROP FUNCTION ruckus_agent_pool_end_tainted();
 DROP FUNCTION ruckus_agent_pool_reset();
 
 -- Altering another role takes CREATEROLE; `ruckus pgbouncer --setup-auth`
--- (a superuser) does the same where this migration may not.
+-- (a superuser) does the same where this migration may not. The role is
+-- the cluster's: each change is made only where still needed, since the
+-- migrations of other databases of the cluster may be making it at the
+-- same moment (two ALTERs of one role at once fail).
 DO $$
 BEGIN
-    EXECUTE 'ALTER ROLE ruckus_agent_pool NOLOGIN PASSWORD NULL';
-    EXECUTE 'ALTER ROLE ruckus_agent_pool RESET ALL';
-    EXECUTE format('ALTER ROLE ruckus_agent_pool IN DATABASE %I RESET ALL', current_database());
+    IF (SELECT rolcanlogin FROM pg_roles WHERE rolname = 'ruckus_agent_pool') THEN
+        EXECUTE 'ALTER ROLE ruckus_agent_pool NOLOGIN PASSWORD NULL';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_db_role_setting WHERE setrole = 'ruckus_agent_pool'::regrole AND setdatabase = 0) THEN
+        EXECUTE 'ALTER ROLE ruckus_agent_pool RESET ALL';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+               WHERE s.setrole = 'ruckus_agent_pool'::regrole AND d.datname = current_database()) THEN
+        EXECUTE format('ALTER ROLE ruckus_agent_pool IN DATABASE %I RESET ALL', current_database());
+    END IF;
 EXCEPTION WHEN insufficient_privilege THEN
     RAISE NOTICE '% may not alter ruckus_agent_pool: `ruckus pgbouncer --setup-auth` makes it NOLOGIN', current_user;
 END $$;
