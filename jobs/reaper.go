@@ -32,7 +32,7 @@ func (ReaperArgs) InsertOpts() river.InsertOpts {
 // Reaper is the part of the benchmark service the worker needs.
 type Reaper interface {
 	ReassignStaleRuns(ctx context.Context) (int, error)
-	SweepAgentPool(ctx context.Context) (int, error)
+	SweepStalledAgents(ctx context.Context) (int, error)
 }
 
 // ReaperWorker runs the reaper.
@@ -51,13 +51,14 @@ type SearchDecider interface {
 	DecideSearches(ctx context.Context) (int, error)
 }
 
-// Work reassigns every stale agent's runs and sweeps the agents' pool; a
-// sweep that ended sessions is logged, as the trace of an agent's attack.
+// Work reassigns every stale agent's runs and ends agent sessions that
+// stall the others; a sweep that ended sessions is logged, as the trace
+// of an agent's attack.
 func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error {
 	_, err := w.Reaper.ReassignStaleRuns(ctx)
-	n, serr := w.Reaper.SweepAgentPool(ctx)
+	n, serr := w.Reaper.SweepStalledAgents(ctx)
 	if n > 0 {
-		slog.WarnContext(ctx, "ended pooled agent sessions that began with defaults an agent gave the pool role", "sessions", n)
+		slog.WarnContext(ctx, "ended agent sessions idle in a transaction or in one statement past their bounds", "sessions", n)
 	}
 	var derr error
 	if w.Searches != nil {

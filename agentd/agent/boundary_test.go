@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -50,40 +51,42 @@ func keyed(ctx context.Context, conn *pgx.Conn, key, sql string, args ...any) (i
 	return n, err
 }
 
-// Attack 1. Every pooled agent is the role ruckus_agent_pool, which may
-// change its own password and session defaults: Mallory, one pooled
-// agent, sets a password of its own and makes every later session
-// read-only with a 1 ms statement timeout and a search_path leading
-// nowhere, and tries to end and cancel the pool's server connections (and
-// a direct agent another's). The signals are refused; the pool's login
-// depends on PgBouncer's address (pg_hba), not on the password; and the
-// defaults are removed at PgBouncer's next login, whose session is ended.
-// Another pooled agent keeps working.
+// Attack 1. Through PgBouncer every pooled agent logs in to PostgreSQL as
+// its own role: PgBouncer keeps a pool per agent, logged in with the keys
+// that agent proved (docs/scaling.md#one-pool-login-per-agent). Mallory,
+// one pooled agent, gives her own role the defaults that would stop any
+// session (read-only, a 1 ms statement timeout, a 1 ms idle session
+// timeout, a search_path leading nowhere) and a new password, which
+// PostgreSQL lets any role do to itself; she tries the same on the
+// victim's role, the server's, PgBouncer's lookup role, the former shared
+// pool role, every role and the database, and to end and cancel the
+// victim's server connections: all refused. Every agent server connection
+// is then ended, so the next transactions need new logins; the victim,
+// pooled through the same PgBouncer within a budget of two server
+// connections for both, works a run from start to end and its sessions
+// start clean. Mallory's old password no longer lets her in: she has
+// locked out herself alone.
 func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewDB(t)
 	w := newWorld(t, pool, pgtest.URL(t, pool), 40)
 	bouncer := startPgBouncer(t, w, 2)
-	t.Cleanup(func() {
-		// The pool role is the cluster's: whatever happened, leave it as
-		// the other tests' PgBouncers expect it.
-		_, _ = pool.Exec(context.Background(), `ALTER ROLE ruckus_agent_pool RESET ALL`)
-		_ = pgbouncer.SetupAuth(context.Background(), pool, "ruckus-test-pgbouncer-password")
-	})
 	vURL, vKey := pgtest.AgentLogin(t, pool, "lock-victim")
 	startAgentWithEnv(t, []string{"RUCKUS_AGENT_KEY=" + vKey}, via(t, vURL, bouncer), "lock-victim",
 		"--pgbouncer", "--db-pool-size", "2")
 	testkit.WaitFor(t, "the victim online", func() bool { return w.online() == 1 })
 	mURL, mKey := pgtest.AgentLogin(t, pool, "lock-mallory")
 	mallory := rawThrough(t, via(t, mURL, bouncer))
-	var poolPid int
-	if err := mallory.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&poolPid); err != nil {
-		t.Fatal(err)
+	victimRole, malloryRole := roleOf(t, vURL), roleOf(t, mURL)
+	var who string
+	if err := mallory.QueryRow(ctx, `SELECT session_user`).Scan(&who); err != nil || who != malloryRole {
+		t.Fatalf("Mallory's pooled session is %q (%v), want her own role %q", who, err, malloryRole)
 	}
 
+	victim := pgx.Identifier{victimRole}.Sanitize()
 	for _, q := range []string{
-		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'ruckus_agent_pool' AND pid <> pg_backend_pid()`,
-		`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'ruckus_agent_pool' AND pid <> pg_backend_pid()`,
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '` + victimRole + `'`,
+		`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = '` + victimRole + `'`,
 		`SELECT pg_terminate_backend(pg_backend_pid())`,
 	} {
 		if _, err := keyed(ctx, mallory, mKey, q); !refused(err) {
@@ -91,64 +94,73 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 		}
 	}
 	for _, q := range []string{
-		`ALTER ROLE ruckus_agent_pool PASSWORD 'mallory-owns-the-pool'`,
-		`ALTER ROLE ruckus_agent_pool SET default_transaction_read_only = on`,
-		`ALTER ROLE ruckus_agent_pool SET statement_timeout = 1`,
-		`ALTER ROLE ruckus_agent_pool SET search_path = nowhere`,
+		`ALTER ROLE ` + victim + ` SET statement_timeout = 1`,
+		`ALTER ROLE ` + victim + ` SET default_transaction_read_only = on`,
+		`ALTER ROLE ` + victim + ` PASSWORD 'mallory-owns-the-victim'`,
+		`ALTER ROLE ` + pgx.Identifier{pool.Config().ConnConfig.User}.Sanitize() + ` SET statement_timeout = 1`,
+		`ALTER ROLE ` + pgbouncer.AuthRole + ` PASSWORD 'mallory-owns-the-lookup'`,
+		`ALTER ROLE ` + store.AgentPoolRole + ` LOGIN PASSWORD 'mallory-owns-the-pool'`,
+		`ALTER ROLE ALL SET statement_timeout = 1`,
+		`ALTER DATABASE ` + pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize() + ` SET statement_timeout = 1`,
 	} {
-		// PostgreSQL lets a role do this to itself: nothing to refuse.
-		if _, err := mallory.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v (the attack could not be made)", q, err)
+		if _, err := mallory.Exec(ctx, q); !refused(err) {
+			t.Errorf("%s: %v, want permission denied", q, err)
 		}
 	}
-	// Mallory may not end the pool's sessions, but PgBouncer opens new
-	// ones in time (idle timeout, lifetime, load): end them all now, as
-	// the database's owner, so every later transaction needs a new login.
-	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'ruckus_agent_pool'`); err != nil {
-		t.Fatal(err)
-	}
-
-	// The server's reaper sweeps the agents' pool every period, as
-	// `ruckus serve` does (jobs.ReaperWorker): PgBouncer's connect query
-	// runs under Mallory's statement_timeout and a loaded machine cancels
-	// it, keeping a session with her defaults; the sweep ends it.
-	sweepCtx, stopSweeps := context.WithCancel(ctx)
-	sweeps := make(chan int, 1)
-	go func() {
-		ended := 0
-		defer func() { sweeps <- ended }()
-		tick := time.NewTicker(jobs.ReaperInterval(0))
-		defer tick.Stop()
-		for {
-			select {
-			case <-sweepCtx.Done():
-				return
-			case <-tick.C:
-				n, err := w.svc.SweepAgentPool(sweepCtx)
-				if err != nil && sweepCtx.Err() == nil {
-					t.Errorf("sweep: %v", err)
-				}
-				ended += n
+	// What PostgreSQL lets a role do to itself, in one transaction (one
+	// server session, which the defaults do not reach).
+	err := pgx.BeginFunc(ctx, mallory, func(tx pgx.Tx) error {
+		for _, q := range []string{
+			`ALTER ROLE CURRENT_USER SET default_transaction_read_only = on`,
+			`ALTER ROLE CURRENT_USER SET statement_timeout = 1`,
+			`ALTER ROLE CURRENT_USER SET idle_session_timeout = 1`,
+			`ALTER ROLE CURRENT_USER SET search_path = nowhere`,
+			`ALTER ROLE CURRENT_USER PASSWORD 'mallory-changed-her-own'`,
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w (the attack could not be made)", q, err)
 			}
 		}
-	}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PgBouncer keeps its server connections (idle timeout, lifetime):
+	// end every agent's now, as the database's owner, so every later
+	// transaction needs a new login.
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ANY ($1)`,
+		[]string{victimRole, malloryRole}); err != nil {
+		t.Fatal(err)
+	}
 
 	// The victim works a run from start to end.
 	id := w.launch(jobs.LoadProfile{Profile: jobs.LoadConcurrency, Concurrency: 4})
 	testkit.WaitWithin(t, 60*time.Second, "the victim's run to complete", func() bool { return w.run(id).State == "completed" })
 	w.exactlyOnce(w.run(id).ID, 40)
-	stopSweeps()
-	t.Logf("the reaper's sweeps ended %d pooled sessions", <-sweeps)
-	var defaults int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_db_role_setting WHERE setrole = 'ruckus_agent_pool'::regrole`).Scan(&defaults); err != nil || defaults != 0 {
-		t.Errorf("the pool role keeps %d defaults (%v), want none", defaults, err)
-	}
-	// A new session through PgBouncer starts clean.
+	// A new session of the victim's through PgBouncer starts clean.
 	fresh := rawThrough(t, via(t, vURL, bouncer))
-	var ro, path string
-	if err := fresh.QueryRow(ctx, `SELECT current_setting('transaction_read_only'), current_setting('search_path')`).Scan(&ro, &path); err != nil ||
-		ro != "off" || strings.Contains(path, "nowhere") {
-		t.Errorf("a pooled session: read-only %q, search_path %q (%v)", ro, path, err)
+	var ro, timeout, idle, path string
+	if err := fresh.QueryRow(ctx, `SELECT session_user, current_setting('transaction_read_only'), current_setting('statement_timeout'),
+		current_setting('idle_session_timeout'), current_setting('search_path')`).Scan(&who, &ro, &timeout, &idle, &path); err != nil ||
+		who != victimRole || ro != "off" || timeout != "2min" || idle != "0" || strings.Contains(path, "nowhere") {
+		t.Errorf("a pooled session of the victim: %s, read-only %q, statement_timeout %q, idle_session_timeout %q, search_path %q (%v)",
+			who, ro, timeout, idle, path, err)
+	}
+	// Mallory's defaults are on her role alone, and her old password no
+	// longer takes her through PgBouncer.
+	var others int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
+		WHERE r.rolname <> $1 AND array_to_string(s.setconfig, ',') ~ '(read_only|idle_session|nowhere|statement_timeout=1($|,))'`,
+		malloryRole).Scan(&others); err != nil || others != 0 {
+		t.Errorf("%d other roles (or the database) carry Mallory's defaults (%v), want none", others, err)
+	}
+	if old, err := pgx.Connect(ctx, via(t, mURL, bouncer)); err == nil {
+		err = old.Ping(ctx)
+		old.Close(ctx)
+		if err == nil {
+			t.Error("Mallory's old password still takes her through PgBouncer")
+		}
 	}
 
 	// Directly, agents are roles of their own: one may not signal
@@ -168,6 +180,16 @@ func TestOneAgentCannotLockPooledAgentsOut(t *testing.T) {
 	if err := b.Ping(ctx); err != nil {
 		t.Errorf("the other direct agent's connection: %v", err)
 	}
+}
+
+// roleOf is the role an agent's database URL logs in as.
+func roleOf(t *testing.T, agentURL string) string {
+	t.Helper()
+	u, err := url.Parse(agentURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.User.Username()
 }
 
 // Attacks 2 and 3. River's control messages travel by NOTIFY, which any

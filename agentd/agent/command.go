@@ -104,8 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // queries go as unnamed statements (their descriptions cached here, on
 // the client), and no session state (LISTEN, SET, prepared statements) is
 // relied on. Not the simple protocol: it would write the agent's key into
-// the statement's text, which other sessions of PgBouncer's shared role
-// can read in pg_stat_activity.
+// the statement's text, which pg_stat_activity shows.
 func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
@@ -132,6 +131,22 @@ func openPool(ctx context.Context, cfg runConfig) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// closePool closes pool, waiting at most wait for the statements still
+// out to give their connections back: through PgBouncer, those of an agent
+// whose role was dropped wait for a server login that never comes, until
+// PgBouncer's query_timeout, and the agent is to stop without them.
+func closePool(pool *pgxpool.Pool, wait time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		pool.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(wait):
+	}
+}
+
 // runAgent is `agentd run`: it checks the database, detects the machine,
 // registers, and then heartbeats and works runs until ctx ends, the agent
 // is deactivated, or something fails.
@@ -140,7 +155,7 @@ func runAgent(ctx context.Context, cfg runConfig, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closePool(pool, 2*time.Second)
 	st, err := store.NewAgent(pool, cfg.Key)
 	if err != nil {
 		return err
@@ -279,8 +294,8 @@ func register(ctx context.Context, st *store.Store, cfg runConfig, hw jobs.Hardw
 
 // revoked says whether a heartbeat's failure means that PostgreSQL no
 // longer accepts this agent, rather than that it is away for a while: its
-// own row is gone from its sight (a pooled agent's key was forgotten), its
-// role may no longer touch it, or its login is refused.
+// own row is gone from its sight, its role may no longer touch it, or its
+// login is refused (for a pooled agent, see loginRefused).
 func revoked(err error) bool {
 	if errors.Is(err, store.ErrNotFound) {
 		return true
@@ -296,6 +311,37 @@ func revoked(err error) bool {
 		return true
 	}
 	return false
+}
+
+// beat is one heartbeat, given at most twice the interval (at least 2 s):
+// through PgBouncer, the statements of an agent whose role was dropped
+// wait for a server login that never succeeds (PgBouncer logs in as the
+// agent's own role, docs/scaling.md#one-pool-login-per-agent) until
+// PgBouncer's query_timeout.
+func beat(ctx context.Context, st *store.Store, id int64, interval time.Duration) (store.Agent, error) {
+	bctx, cancel := context.WithTimeout(ctx, max(2*interval, 2*time.Second))
+	defer cancel()
+	return st.AgentHeartbeat(bctx, id)
+}
+
+// loginRefused says, after a failed heartbeat, whether a new login with
+// the agent's credentials is refused as a revoked one is: by PostgreSQL
+// (revoked), or by PgBouncer, which no longer finds the agent's role
+// ("no such user") or its password ("SASL authentication failed"). A
+// database that is away refuses no login this way.
+func loginRefused(ctx context.Context, st *store.Store) bool {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(lctx, st.Pool().Config().ConnConfig.Copy())
+	if err == nil {
+		_ = conn.Close(context.Background())
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "08P01" && (pe.Message == "no such user" || pe.Message == "SASL authentication failed") {
+		return true
+	}
+	return revoked(err)
 }
 
 // heartbeat beats every interval and follows what an administrator
@@ -317,12 +363,12 @@ func heartbeat(ctx context.Context, st *store.Store, a store.Agent, jc *jobClien
 			logger.Info("stopped", "agent", a.Name)
 			return nil
 		case <-t.C:
-			hb, err := st.AgentHeartbeat(ctx, a.ID)
+			hb, err := beat(ctx, st, a.ID, interval)
 			if err != nil {
 				if ctx.Err() != nil {
 					continue
 				}
-				if revoked(err) {
+				if revoked(err) || loginRefused(ctx, st) {
 					logger.Error("PostgreSQL no longer accepts this agent: its role or key was revoked (ruckus agent revoke) or replaced (ruckus agent create); stopping without writing more, the server reassigns its run", "err", err)
 					jc.abandon()
 					return fmt.Errorf("agent %q: its database credentials were revoked or replaced: %w", a.Name, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -359,16 +358,9 @@ func checkImportScorer(scorer string) error {
 	return nil
 }
 
-// SweepAgentPool is the reaper's other half: it ends agent sessions that
-// stall the others, idle in a transaction or in one statement past their
-// bounds (store.SweepStalledAgents, logged here), and pooled agent sessions
-// that began with defaults an agent gave the pool role
-// (store.SweepAgentPool, whose count it returns).
-func (p *Service) SweepAgentPool(ctx context.Context) (int, error) {
-	stalled, serr := p.Store.SweepStalledAgents(ctx)
-	if stalled > 0 {
-		slog.WarnContext(ctx, "ended agent sessions idle in a transaction or in one statement past their bounds", "sessions", stalled)
-	}
-	n, err := p.Store.SweepAgentPool(ctx)
-	return n, errors.Join(serr, err)
+// SweepStalledAgents is the reaper's other half: it ends agent sessions
+// that stall the others, idle in a transaction or in one statement past
+// their bounds (store.SweepStalledAgents), and returns how many.
+func (p *Service) SweepStalledAgents(ctx context.Context) (int, error) {
+	return p.Store.SweepStalledAgents(ctx)
 }

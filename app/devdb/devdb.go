@@ -156,47 +156,10 @@ func (c *Cluster) Ensure(ctx context.Context) error {
 
 func (c *Cluster) passwordPath() string { return filepath.Join(c.Dir, "ruckus-password") }
 
-// PoolLoginRule is the pg_hba.conf line that lets PgBouncer log in as the
-// agents' shared role (store.AgentPoolRole) from this machine without a
-// password. Every pooled agent runs as that role, and PostgreSQL lets a
-// role change its own password: a server login that depended on one would
-// be one agent's ALTER ROLE away from locking every pooled agent out. The
-// login is bound to where PgBouncer connects from instead (docs/scaling.md#running-agents-through-pgbouncer
-// for a production cluster).
-const PoolLoginRule = "host all ruckus_agent_pool 127.0.0.1/32 trust"
-
-const hbaMark = "# Added by Ruckus: PgBouncer's login as the pooled agents' role depends on its address, not on a password that role may change."
-
-// ensureHBA puts PoolLoginRule first in pg_hba.conf (first match wins);
-// it says whether the file changed.
-func (c *Cluster) ensureHBA() (bool, error) {
-	path := filepath.Join(c.Dir, "pg_hba.conf")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false, fmt.Errorf("read pg_hba.conf: %w", err)
-	}
-	if strings.Contains(string(b), PoolLoginRule) {
-		return false, nil
-	}
-	if err := os.WriteFile(path, []byte(hbaMark+"\n"+PoolLoginRule+"\n"+string(b)), 0o600); err != nil {
-		return false, fmt.Errorf("write pg_hba.conf: %w", err)
-	}
-	return true, c.chown(path)
-}
-
 // Start starts the server and waits until it accepts connections. A server
 // already running on this directory (left by an interrupted run) is reused.
 func (c *Cluster) Start(ctx context.Context) error {
-	changed, err := c.ensureHBA()
-	if err != nil {
-		return err
-	}
 	if c.running(ctx) {
-		if changed {
-			if err := c.run(ctx, "pg_ctl", "-D", c.Dir, "reload"); err != nil {
-				return fmt.Errorf("reload PostgreSQL's pg_hba.conf: %w", err)
-			}
-		}
 		// postmaster.pid's fourth line is the port it listens on.
 		pid, _ := os.ReadFile(filepath.Join(c.Dir, "postmaster.pid"))
 		if lines := strings.Split(string(pid), "\n"); len(lines) > 3 && strings.TrimSpace(lines[3]) != strconv.Itoa(c.Port) {
@@ -205,7 +168,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		fmt.Fprintf(c.Log, "PostgreSQL already running in %s\n", c.Dir)
 		return nil
 	}
-	err = c.run(ctx, "pg_ctl", "-D", c.Dir, "-l", filepath.Join(c.Dir, "server.log"), "-w", "-t", "60",
+	err := c.run(ctx, "pg_ctl", "-D", c.Dir, "-l", filepath.Join(c.Dir, "server.log"), "-w", "-t", "60",
 		"-o", fmt.Sprintf("-p %d", c.Port), "start")
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(c.Dir, "server.log"))

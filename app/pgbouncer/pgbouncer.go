@@ -7,13 +7,13 @@
 //
 // Agents authenticate to PgBouncer with their own role's password: PgBouncer
 // looks the role's SCRAM secret up with auth_query, through a function that
-// answers only for agents' login roles (SetupAuth). It then lends them
-// connections it holds to PostgreSQL as one role, store.AgentPoolRole, so
-// that every agent's transactions share them; each transaction carries its
-// agent's key, by which row-level security knows the agent (migration
-// 0020). Between two transactions PgBouncer discards whatever session
-// state the last one left (ResetQuery), so no agent's settings, temporary
-// tables or locks reach the next agent's transaction. The server and the
+// answers only for agents' login roles (SetupAuth). PgBouncer keeps one
+// small pool per agent (AgentConnections server connections) and logs in
+// to PostgreSQL as that agent's own role, with the SCRAM keys the agent
+// proved at its own login: no server connection is ever lent to another
+// agent, and no role is shared between agents. What an agent may do to
+// its own role (ALTER ROLE … SET, a new password) reaches its own sessions
+// alone (docs/scaling.md#one-pool-login-per-agent). The server and the
 // administrator connect to PostgreSQL directly.
 package pgbouncer
 
@@ -54,15 +54,17 @@ type Config struct {
 	Upstream string
 	Database string
 	// MaxDBConnections is how many PostgreSQL connections PgBouncer opens
-	// for all agents together (one pool, shared by every agent); a
-	// transaction that finds none free waits in PgBouncer.
+	// for all agents together; a transaction that finds none free waits
+	// in PgBouncer, which closes another agent's idle one to make room.
 	MaxDBConnections int
+	// AgentConnections is how many of them one agent's pool may hold
+	// (0: DefaultAgentConnections; never more than MaxDBConnections).
+	AgentConnections int
 	// MaxClients is how many agent connections PgBouncer accepts
 	// (agents × their --db-pool-size).
 	MaxClients int
-	// AuthPassword is the password of PgBouncer's two roles, AuthRole and
-	// store.AgentPoolRole (SetupAuth sets it); it lives in PgBouncer's
-	// auth file alone.
+	// AuthPassword is the password of PgBouncer's lookup role, AuthRole
+	// (SetupAuth sets it); it lives in PgBouncer's auth file alone.
 	AuthPassword string
 }
 
@@ -75,11 +77,23 @@ const (
 	ServerConnectTimeoutSeconds = 5
 )
 
-// Defaults for a fleet of up to a few hundred agents.
+// Defaults for a fleet of up to a few hundred agents. An agent's own
+// pool of two lets its heartbeat pass while it writes results; agents idle
+// between transactions give their connections back to the budget.
 const (
 	DefaultMaxDBConnections = 20
+	DefaultAgentConnections = 2
 	DefaultMaxClients       = 5000
 )
+
+// agentConnections is AgentConnections with its default, within the budget.
+func (c Config) agentConnections() int {
+	n := c.AgentConnections
+	if n == 0 {
+		n = DefaultAgentConnections
+	}
+	return min(n, max(c.MaxDBConnections, 1))
+}
 
 // Validate checks the settings before anything is written.
 func (c Config) Validate() error {
@@ -97,6 +111,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxDBConnections < 1 || c.MaxDBConnections > 1000:
 		return fmt.Errorf("pgbouncer: max database connections must be between 1 and 1000 (got %d)", c.MaxDBConnections)
+	case c.AgentConnections < 0 || c.AgentConnections > 1000:
+		return fmt.Errorf("pgbouncer: connections per agent must be between 1 and 1000 (got %d)", c.AgentConnections)
 	case c.MaxClients < 1 || c.MaxClients > 100000:
 		return fmt.Errorf("pgbouncer: max clients must be between 1 and 100000 (got %d)", c.MaxClients)
 	case len(c.AuthPassword) < 16 || strings.ContainsAny(c.AuthPassword, "\"\\\n\r"):
@@ -118,33 +134,16 @@ func safeWord(s string) bool {
 }
 
 // ResetQuery is what PgBouncer runs on a server connection after every
-// transaction. Agents share server connections, so what one transaction
-// leaves in its session (a setting, a role, a prepared statement or open
-// cursor, a LISTEN, an advisory lock, a temporary table) is wiped before
-// the next, whoever sends it. It is DISCARD ALL without DISCARD PLANS:
-// the plans that the agents' row-level security functions keep for the
-// session are PostgreSQL's own, the same for every agent, and throwing
-// them away after every transaction made each statement plan them again.
+// transaction. A server connection serves one agent only, but that
+// agent's clients share it: what one transaction leaves in its session (a
+// setting, a role, a prepared statement or open cursor, a LISTEN, an
+// advisory lock, a temporary table) is wiped before the next, so that
+// each transaction starts as on a connection of its own. It is DISCARD
+// ALL without DISCARD PLANS: the plans that the agents' row-level security
+// functions keep for the session are PostgreSQL's own, and throwing them
+// away after every transaction made each statement plan them again.
 const ResetQuery = "SET SESSION AUTHORIZATION DEFAULT; RESET ALL; CLOSE ALL; DEALLOCATE ALL; UNLISTEN *; " +
 	"SELECT pg_advisory_unlock_all(); DISCARD TEMP; DISCARD SEQUENCES"
-
-// PoolLogin is PgBouncer's first statement on every server connection it
-// opens (migration 0023): the agents' shared role may give itself session
-// defaults (ALTER ROLE ruckus_agent_pool SET default_transaction_read_only
-// = on, statement_timeout = 1, …) that every later login would start with
-// and that the reset query's RESET ALL returns to. The settings that would
-// stop what follows are lifted first, each statement on its own
-// (statement_timeout applies to each); then, each in a transaction of its
-// own (COMMIT ends the implicit one), the role's defaults are removed and
-// the session that began with them is ended. PgBouncer goes on with a
-// connection whatever its connect query answers, so the session ends
-// itself. Its first statement runs under the defaults it lifts: a
-// statement_timeout of a millisecond cancels it on a loaded server, and
-// PgBouncer keeps that session; the server's reaper ends it within a
-// second (store.SweepAgentPool, migration 0030).
-const PoolLogin = "SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0; " +
-	"SET idle_session_timeout = 0; SET default_transaction_read_only = off; SET search_path = \"$user\", public; COMMIT; " +
-	"SELECT ruckus_agent_pool_reset(); COMMIT; SELECT ruckus_agent_pool_end_tainted()"
 
 // Ini is pgbouncer.ini.
 func (c Config) Ini() string {
@@ -152,15 +151,19 @@ func (c Config) Ini() string {
 	uhost, uport, _ := net.SplitHostPort(c.Upstream)
 	var b strings.Builder
 	fmt.Fprintf(&b, "; Written by `ruckus pgbouncer`: agents -> PgBouncer (transaction pooling) -> PostgreSQL.\n")
-	// Every agent's transactions go to PostgreSQL as the shared pool role;
-	// a server session that began with defaults an agent gave that role
-	// (ALTER ROLE … SET) is refused, and the defaults removed (PoolLogin).
-	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s user=%s connect_query='%s'\n\n", c.Database, uhost, uport, c.Database, store.AgentPoolRole, PoolLogin)
+	// No user=: each agent's pool logs in to PostgreSQL as the agent's own
+	// role (SCRAM pass-through of the keys its client proved), so the
+	// defaults and password an agent may give its role reach its own
+	// sessions alone (docs/scaling.md#one-pool-login-per-agent).
+	fmt.Fprintf(&b, "[databases]\n%s = host=%s port=%s dbname=%s\n\n", c.Database, uhost, uport, c.Database)
 	fmt.Fprintf(&b, "[pgbouncer]\n")
 	fmt.Fprintf(&b, "listen_addr = %s\nlisten_port = %s\nunix_socket_dir =\n", lhost, lport)
 	fmt.Fprintf(&b, "pool_mode = transaction\n")
-	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.MaxDBConnections)
-	fmt.Fprintf(&b, "max_db_connections = %d\n", c.MaxDBConnections)
+	// A small pool per agent, the budget over all of them: PgBouncer
+	// closes an idle connection of another agent's pool when the budget
+	// is spent.
+	fmt.Fprintf(&b, "max_client_conn = %d\ndefault_pool_size = %d\nmin_pool_size = 0\nreserve_pool_size = 0\n", c.MaxClients, c.agentConnections())
+	fmt.Fprintf(&b, "max_user_connections = %d\nmax_db_connections = %d\n", c.agentConnections(), c.MaxDBConnections)
 	fmt.Fprintf(&b, "server_idle_timeout = 30\nserver_lifetime = 3600\n")
 	// No pooled agent may hold a server connection (and the rows it
 	// locked) idle in a transaction or in one query past the agents'
@@ -180,9 +183,9 @@ func (c Config) Ini() string {
 	return b.String()
 }
 
-// Write writes pgbouncer.ini and the auth file (the passwords of
-// PgBouncer's own two roles only) into Dir, readable by owner alone; owner, when not nil, is the user
-// PgBouncer runs as (it refuses to run as root).
+// Write writes pgbouncer.ini and the auth file (the password of
+// PgBouncer's lookup role only) into Dir, readable by owner alone; owner,
+// when not nil, is the user PgBouncer runs as (it refuses to run as root).
 func (c Config) Write(owner *user.User) (string, error) {
 	if err := c.Validate(); err != nil {
 		return "", err
@@ -192,7 +195,7 @@ func (c Config) Write(owner *user.User) (string, error) {
 	}
 	ini := filepath.Join(c.Dir, "pgbouncer.ini")
 	files := []struct{ path, body string }{
-		{filepath.Join(c.Dir, "userlist.txt"), fmt.Sprintf("%q %q\n%q %q\n", AuthRole, c.AuthPassword, store.AgentPoolRole, c.AuthPassword)},
+		{filepath.Join(c.Dir, "userlist.txt"), fmt.Sprintf("%q %q\n", AuthRole, c.AuthPassword)},
 		{ini, c.Ini()},
 	}
 	for _, f := range files {
@@ -315,9 +318,10 @@ type DB interface {
 // agents up, with password, and the lookup function its auth_query calls:
 // it returns the SCRAM secret of an agent's own login role (a member of
 // ruckus_agent other than the pool role), and nothing for any other role,
-// so PgBouncer lets agents through and no one else. It also lets the pool
-// role (store.AgentPoolRole, made by migration 0020) log in with the same
-// password. It must run as a superuser (the function reads pg_authid).
+// so PgBouncer lets agents through and no one else. The agents' former
+// shared pool role (store.AgentPoolRole, made by migration 0020) may log
+// in no more: PgBouncer logs in as each agent's own role. It must run as
+// a superuser (the function reads pg_authid).
 func SetupAuth(ctx context.Context, conn DB, password string) error {
 	if len(password) < 16 || strings.ContainsAny(password, "'\\") {
 		return errors.New("pgbouncer: the auth role's password must be 16 characters or more, without quotes or backslashes")
@@ -332,7 +336,7 @@ func SetupAuth(ctx context.Context, conn DB, password string) error {
 	}
 	stmts := []string{
 		fmt.Sprintf(`%s ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '%s'`, verb, AuthRole, password),
-		fmt.Sprintf(`ALTER ROLE %s LOGIN PASSWORD '%s'`, store.AgentPoolRole, password),
+		fmt.Sprintf(`ALTER ROLE %s NOLOGIN PASSWORD NULL`, store.AgentPoolRole),
 		`CREATE OR REPLACE FUNCTION ruckus_pgbouncer_lookup(p_user text, OUT usename name, OUT passwd text)
 			RETURNS SETOF record LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 			AS $$ SELECT a.rolname, a.rolpassword FROM pg_authid a

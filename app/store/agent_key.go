@@ -15,9 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// AgentPoolRole is the role PgBouncer logs in to PostgreSQL as for every
-// agent (migration 0020): a member of AgentGroupRole whose transactions
-// belong to the agent whose key they carry, and to no agent without one.
+// AgentPoolRole is the role PgBouncer once logged in to PostgreSQL as for
+// every agent (migration 0020). It may log in no more (migration 0041):
+// PgBouncer now logs in as each agent's own role
+// (docs/scaling.md#one-pool-login-per-agent).
 const AgentPoolRole = "ruckus_agent_pool"
 
 // SetAgentKey makes the transaction it runs in carry an agent's key; the
@@ -227,21 +228,6 @@ func (r errRows) RawValues() [][]byte                          { return nil }
 func (r errRows) Conn() *pgx.Conn                              { return nil }
 func (r errRows) TypeMap() *pgtype.Map                         { return pgtype.NewMap() }
 
-// SweepAgentPool ends the pooled sessions that may have begun with session
-// defaults an agent gave the pool role (ALTER ROLE ruckus_agent_pool SET
-// statement_timeout = 1, search_path = …), after removing those defaults
-// (migration 0030): PgBouncer's connect query cannot be relied on to do it
-// in a session that runs under them. It returns how many sessions it
-// ended; 0 where the schema was not migrated by a superuser, who alone
-// may do this. The server's reaper calls it every period.
-func (q *Queries) SweepAgentPool(ctx context.Context) (int, error) {
-	var n int
-	if err := q.db.QueryRow(ctx, `SELECT ruckus_agent_pool_sweep()`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sweep the agents' pool: %w", err)
-	}
-	return n, nil
-}
-
 // The bounds of an agent's time in the database (migration 0032): a
 // transaction left idle, and one statement. Agents' login roles start
 // with them as session defaults, PgBouncer applies them to every pooled
@@ -253,8 +239,7 @@ const (
 	AgentStatementTimeout  = 120 * time.Second
 )
 
-// SweepStalledAgents ends the agent sessions (their own roles' and the
-// pool's) idle in a transaction for longer than AgentIdleInTransaction or
+// SweepStalledAgents ends the agent sessions idle in a transaction for longer than AgentIdleInTransaction or
 // in one statement for longer than AgentStatementTimeout, and returns how
 // many: such a session may hold the row of a run (or a job) that users'
 // actions and the reaper need. 0 where the schema was not migrated by a

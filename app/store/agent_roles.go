@@ -49,7 +49,9 @@ type AgentRole struct {
 	Agent string
 	Role  string
 	// Key is the agent's key (made by CreateAgentRole; only its hash is
-	// kept): what identifies the agent's transactions through PgBouncer.
+	// kept). Through PgBouncer an agent is its own role too (PgBouncer
+	// logs in as it, docs/scaling.md#one-pool-login-per-agent); the key
+	// is what agentd's transactions carry besides.
 	Key string
 }
 
@@ -125,8 +127,9 @@ func (s *Store) CreateAgentRole(ctx context.Context, name, password string, gran
 				return err
 			}
 		}
-		// Bounded time for an honest agent; SweepStalledAgents binds the
-		// others (the role may change its own defaults).
+		// Bounded time for an honest agent; SweepStalledAgents and
+		// PgBouncer's timeouts bind the others (the role may change its
+		// own defaults, which reach its own sessions alone, pooled or not).
 		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER ROLE %s SET idle_in_transaction_session_timeout = %d", ident, AgentIdleInTransaction.Milliseconds())); err != nil {
 			return err
 		}

@@ -166,9 +166,12 @@ func (a Agent) Pending() bool {
 }
 
 // ApproveAgent grants an agent what it declares: its declared hardware
-// profile and runtimes become what it serves (its queues).
-func (q *Queries) ApproveAgent(ctx context.Context, id int64) error {
-	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET hardware_profile = declared_profile, runtimes = declared_runtimes
+// profile and runtimes become what it serves (its queues). Like draining
+// and deactivating, it waits at most RowLockTimeout for the agent's row,
+// which the agent itself may hold, in one of the Store's lock-waiting
+// slots (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
+func (s *Store) ApproveAgent(ctx context.Context, id int64) error {
+	tag, err := s.execWithLockTimeout(ctx, `UPDATE agents SET hardware_profile = declared_profile, runtimes = declared_runtimes
 		WHERE id = @id AND declared_profile IS NOT NULL`, pgx.NamedArgs{"id": id})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
@@ -178,8 +181,8 @@ func (q *Queries) ApproveAgent(ctx context.Context, id int64) error {
 
 // SetAgentDrained drains an agent (it finishes its run and takes no new
 // ones) or undrains it.
-func (q *Queries) SetAgentDrained(ctx context.Context, id int64, drained bool) error {
-	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET drained = @drained WHERE id = @id`, pgx.NamedArgs{"id": id, "drained": drained})
+func (s *Store) SetAgentDrained(ctx context.Context, id int64, drained bool) error {
+	tag, err := s.execWithLockTimeout(ctx, `UPDATE agents SET drained = @drained WHERE id = @id`, pgx.NamedArgs{"id": id, "drained": drained})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
 	}
@@ -188,8 +191,8 @@ func (q *Queries) SetAgentDrained(ctx context.Context, id int64, drained bool) e
 
 // SetAgentDeactivated deactivates an agent (it stops at its next heartbeat
 // and may not work until reactivated) or reactivates it.
-func (q *Queries) SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error {
-	tag, err := q.execWithLockTimeout(ctx, `UPDATE agents SET deactivated_at = CASE WHEN @off THEN coalesce(deactivated_at, now()) END
+func (s *Store) SetAgentDeactivated(ctx context.Context, id int64, deactivated bool) error {
+	tag, err := s.execWithLockTimeout(ctx, `UPDATE agents SET deactivated_at = CASE WHEN @off THEN coalesce(deactivated_at, now()) END
 		WHERE id = @id`, pgx.NamedArgs{"id": id, "off": deactivated})
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows

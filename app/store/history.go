@@ -68,11 +68,17 @@ const regressionsJSON = `(SELECT coalesce(json_agg(json_build_object('metric', g
 // regressionVisible holds for a regression g of a run whose every reader
 // may read the run it is against: that run's benchmark is not deleted and
 // is shared, or is its owner's while the regressed run's is private (and
-// so read only by that owner and administrators).
-const regressionVisible = `EXISTS (SELECT 1 FROM runs ar JOIN benchmarks ab ON ab.id = ar.benchmark_id,
-		runs cr JOIN benchmarks cb ON cb.id = cr.benchmark_id
-	WHERE ar.id = g.against_run_id AND cr.id = g.run_id AND ab.deleted_at IS NULL
-		AND (ab.visibility = 'shared' OR (ab.owner_id = cb.owner_id AND cb.visibility = 'private')))`
+// so read only by that owner and administrators). It is a scalar subquery
+// of one row (both runs by primary key), not an EXISTS: PostgreSQL turned
+// the EXISTS into a semi-join that read every run of every benchmark of
+// the owner for each run a runs table shows, regressions or none, so a
+// poll cost more the more benchmarks its owner had; a scalar subquery is
+// asked only of the regression rows there are
+// (docs/self-benchmarks.md#live-pages).
+const regressionVisible = `coalesce((SELECT ab.deleted_at IS NULL
+		AND (ab.visibility = 'shared' OR (ab.owner_id = cb.owner_id AND cb.visibility = 'private'))
+	FROM runs ar JOIN benchmarks ab ON ab.id = ar.benchmark_id, runs cr JOIN benchmarks cb ON cb.id = cr.benchmark_id
+	WHERE ar.id = g.against_run_id AND cr.id = g.run_id), false)`
 
 // Leaderboard sorts.
 const (

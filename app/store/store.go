@@ -71,13 +71,20 @@ func lockSlotsFor(pool *pgxpool.Pool) chan struct{} {
 // request from the database
 // (docs/gpu-nodes.md#locks-an-agent-may-hold-and-its-time).
 func (s *Store) InLockingTx(ctx context.Context, fn func(tx pgx.Tx, q *Queries) error) error {
+	return s.inLockSlot(ctx, func() error { return s.InTxWith(ctx, fn) })
+}
+
+// inLockSlot runs fn, which may wait up to RowLockTimeout for a row an
+// agent can hold, in one of the lock-waiting slots: when all are taken it
+// queues here, holding no connection.
+func (s *Store) inLockSlot(ctx context.Context, fn func() error) error {
 	select {
 	case s.lockSlots <- struct{}{}:
 		defer func() { <-s.lockSlots }()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.InTxWith(ctx, fn)
+	return fn()
 }
 
 // Pool is the underlying connection pool, for River and the migrator.
@@ -115,9 +122,23 @@ const RowLockTimeout = time.Second
 
 // execWithLockTimeout runs one statement that may wait for a row an agent
 // can hold (its agent row, the run it works), waiting at most
-// RowLockTimeout for it. The setting and the statement go as one batch,
-// which PostgreSQL runs as one implicit transaction: the setting is that
-// transaction's alone.
+// RowLockTimeout for it, in one of the lock-waiting slots (inLockSlot):
+// many such statements at once, an administrator's clicks on a held
+// agent, never hold every pooled connection. The setting and the
+// statement go as one batch, which PostgreSQL runs as one implicit
+// transaction: the setting is that transaction's alone.
+func (s *Store) execWithLockTimeout(ctx context.Context, sql string, args pgx.NamedArgs) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	err := s.inLockSlot(ctx, func() error {
+		var err error
+		tag, err = s.Queries.execWithLockTimeout(ctx, sql, args)
+		return err
+	})
+	return tag, err
+}
+
+// execWithLockTimeout is Store.execWithLockTimeout without a slot: for
+// the Store's own use alone.
 func (q *Queries) execWithLockTimeout(ctx context.Context, sql string, args pgx.NamedArgs) (pgconn.CommandTag, error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('lock_timeout', @ms, true)`, pgx.NamedArgs{"ms": strconv.FormatInt(RowLockTimeout.Milliseconds(), 10)})

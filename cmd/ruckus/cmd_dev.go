@@ -230,7 +230,7 @@ func prepareDevDatabase(ctx context.Context, cfg config.Config, o devOptions, st
 func startDevBouncer(dbURL, agentURL string, stderr io.Writer) (stop func(), viaBouncer string, err error) {
 	bctx, stopBouncer := context.WithCancel(context.Background())
 	o := bouncerOptions{listen: "127.0.0.1:" + strconv.Itoa(envInt("RUCKUS_PGBOUNCER_PORT", 64329)),
-		dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections,
+		dir: envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), maxDBConnections: pgbouncer.DefaultMaxDBConnections, agentConnections: pgbouncer.DefaultAgentConnections,
 		maxClients: pgbouncer.DefaultMaxClients, setupAuth: true}
 	bouncer, err := startBouncer(bctx, dbURL, newBouncerPassword(), o, stderr)
 	if err != nil {

@@ -23,6 +23,7 @@ type bouncerOptions struct {
 	listen           string
 	dir              string
 	maxDBConnections int
+	agentConnections int
 	maxClients       int
 	// setupAuth creates the auth role and lookup function first (needs a
 	// superuser's DATABASE_URL).
@@ -34,13 +35,14 @@ const bouncerPasswordEnv = "RUCKUS_PGBOUNCER_AUTH_PASSWORD"
 // cmdPgBouncer runs PgBouncer in transaction mode between agents and the
 // database DATABASE_URL names, until interrupted.
 func cmdPgBouncer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("pgbouncer", "ruckus pgbouncer [--listen HOST:PORT] [--dir DIR] [--max-db-connections N] [--max-clients N] [--setup-auth]", stdout)
+	fs := newFlags("pgbouncer", "ruckus pgbouncer [--listen HOST:PORT] [--dir DIR] [--max-db-connections N] [--agent-connections N] [--max-clients N] [--setup-auth]", stdout)
 	var o bouncerOptions
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:6432", "address agents connect to")
 	fs.StringVar(&o.dir, "dir", envOr("RUCKUS_PGBOUNCER_DIR", ".data/pgbouncer"), "directory for its configuration, log and pid file (RUCKUS_PGBOUNCER_DIR)")
 	fs.IntVar(&o.maxDBConnections, "max-db-connections", pgbouncer.DefaultMaxDBConnections, "PostgreSQL connections for all agents together")
+	fs.IntVar(&o.agentConnections, "agent-connections", pgbouncer.DefaultAgentConnections, "PostgreSQL connections of one agent's own pool, logged in as its own role")
 	fs.IntVar(&o.maxClients, "max-clients", pgbouncer.DefaultMaxClients, "agent connections accepted (agents × their --db-pool-size)")
-	fs.BoolVar(&o.setupAuth, "setup-auth", false, "create or update the "+pgbouncer.AuthRole+" role and the lookup function, and let the agents' shared role "+store.AgentPoolRole+" log in, first (DATABASE_URL must be a superuser's)")
+	fs.BoolVar(&o.setupAuth, "setup-auth", false, "create or update the "+pgbouncer.AuthRole+" role and the lookup function first, and make the former shared role "+store.AgentPoolRole+" NOLOGIN (DATABASE_URL must be a superuser's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,7 +55,7 @@ func cmdPgBouncer(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	password := os.Getenv(bouncerPasswordEnv)
 	if password == "" {
-		return fmt.Errorf("%w: set %s to the password of PgBouncer's roles %s and %s (16 characters or more)", errUsage, bouncerPasswordEnv, pgbouncer.AuthRole, store.AgentPoolRole)
+		return fmt.Errorf("%w: set %s to the password of PgBouncer's lookup role %s (16 characters or more)", errUsage, bouncerPasswordEnv, pgbouncer.AuthRole)
 	}
 	cmd, err := startBouncer(ctx, dbURL, password, o, stderr)
 	if err != nil {
@@ -86,7 +88,7 @@ func startBouncer(ctx context.Context, dbURL, password string, o bouncerOptions,
 		return nil, err
 	}
 	cfg := pgbouncer.Config{Dir: dir, Listen: o.listen, Upstream: net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port))),
-		Database: cc.Database, MaxDBConnections: o.maxDBConnections, MaxClients: o.maxClients,
+		Database: cc.Database, MaxDBConnections: o.maxDBConnections, AgentConnections: o.agentConnections, MaxClients: o.maxClients,
 		AuthPassword: password}
 	return pgbouncer.Start(ctx, cfg, logTo)
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ruckus/ruckus/app/pgbouncer"
 	"github.com/ruckus/ruckus/app/store"
@@ -16,15 +18,16 @@ import (
 
 // attacker is the one malicious agent: with nothing but its own agent
 // credentials it repeats the attacks of docs/security.md on the others
-// (the pool role's defaults through PgBouncer, a held row lock, a flood
-// of score_run jobs), and counts what got through.
+// (role defaults through PgBouncer, a held row lock, a flood of score_run
+// jobs), and counts what got through.
 type attacker struct {
 	direct, pooled string // its URLs
 	key            string
 
 	mu                    sync.Mutex
 	from, to              time.Time
-	alters, alterFailed   int
+	alters, alterFailed   int // of its own role
+	othersRefused, others int // of other roles
 	locksHeld, lockFailed int
 	floodSent, floodTaken int
 	conns                 []*pgx.Conn
@@ -73,17 +76,22 @@ func (a *attacker) run(ctx context.Context) {
 	a.mu.Unlock()
 }
 
-// alterLoop sets the pool role's defaults through PgBouncer every 50 ms.
+// alterLoop gives its own role, through PgBouncer, every 50 ms, the
+// defaults that would stop a session (PostgreSQL lets any role do that
+// to itself), and tries the same on the roles others log in as: the former
+// shared pool role and another agent's. Since PgBouncer logs in as each
+// agent's own role, its defaults reach its own sessions alone
+// (docs/scaling.md#one-pool-login-per-agent).
 func (a *attacker) alterLoop(ctx context.Context) {
 	var conn *pgx.Conn
-	stmts := []string{`ALTER ROLE ruckus_agent_pool SET statement_timeout = 1`, `ALTER ROLE ruckus_agent_pool SET search_path = nowhere`}
+	own := []string{`statement_timeout = 1`, `default_transaction_read_only = on`, `idle_session_timeout = 1`, `search_path = nowhere`}
 	for i := 0; ctx.Err() == nil; i++ {
 		var err error
 		if conn == nil || conn.IsClosed() {
 			conn, err = a.connect(ctx, a.pooled)
 		}
 		if err == nil {
-			_, err = conn.Exec(ctx, stmts[i%2])
+			err = alterOwn(ctx, conn, own[i%len(own)])
 		}
 		a.mu.Lock()
 		if err == nil {
@@ -93,7 +101,44 @@ func (a *attacker) alterLoop(ctx context.Context) {
 			conn = nil
 		}
 		a.mu.Unlock()
+		if conn != nil && i%len(own) == 0 {
+			a.alterOthers(ctx, conn)
+		}
 		sleep(ctx, 50*time.Millisecond)
+	}
+}
+
+// alterOwn sets one default on the attacker's own role, lifting in its
+// transaction what its earlier defaults would do to it.
+func alterOwn(ctx context.Context, conn *pgx.Conn, set string) error {
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
+		for _, q := range []string{`SET LOCAL statement_timeout = 0`, `SET LOCAL search_path = public`, `ALTER ROLE CURRENT_USER SET ` + set} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// alterOthers tries the pool role and another agent's role; each refusal
+// is counted.
+func (a *attacker) alterOthers(ctx context.Context, conn *pgx.Conn) {
+	targets := []string{store.AgentPoolRole}
+	var other string
+	if conn.QueryRow(ctx, `SELECT rolname FROM pg_roles WHERE pg_has_role(rolname, 'ruckus_agent', 'MEMBER')
+		AND rolname NOT IN (current_user, 'ruckus_agent', $1) LIMIT 1`, store.AgentPoolRole).Scan(&other) == nil {
+		targets = append(targets, pgx.Identifier{other}.Sanitize())
+	}
+	for _, role := range targets {
+		_, err := conn.Exec(ctx, `ALTER ROLE `+role+` SET statement_timeout = 1`)
+		var pe *pgconn.PgError
+		a.mu.Lock()
+		a.others++
+		if errors.As(err, &pe) && pe.Code == "42501" {
+			a.othersRefused++
+		}
+		a.mu.Unlock()
 	}
 }
 

@@ -323,7 +323,8 @@ func (d *day) attackRows(t *table) {
 	a := d.att
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t.row("attack: pool role ALTERs through PgBouncer", fmt.Sprintf("%d made, %d refused", a.alters, a.alterFailed), "", true)
+	t.row("attack: its own role's defaults through PgBouncer", fmt.Sprintf("%d made, %d failed (its own sessions)", a.alters, a.alterFailed), "", true)
+	t.row("attack: other roles' defaults (pool role, an agent's)", fmt.Sprintf("%d refused of %d", a.othersRefused, a.others), "target all", a.othersRefused == a.others)
 	t.row("attack: run rows locked and held", fmt.Sprintf("%d rows (%d tries found none)", a.locksHeld, a.lockFailed), "", true)
 	t.row("attack: score_run jobs inserted", fmt.Sprintf("%d of %d", a.floodTaken, a.floodSent), "target 0", a.floodTaken == 0)
 	for _, pooled := range []bool{true, false} {
