@@ -16,7 +16,7 @@ import (
 )
 
 // AgentPoolRole is the role PgBouncer once logged in to PostgreSQL as for
-// every agent (migration 0020). It may log in no more (migration 0041):
+// every agent (migration 0020). It may log in no more (migration 0040):
 // PgBouncer now logs in as each agent's own role
 // (docs/scaling.md#one-pool-login-per-agent).
 const AgentPoolRole = "ruckus_agent_pool"
