@@ -129,8 +129,8 @@ func TestCheckProtocol(t *testing.T) {
 
 type fakeReaper struct{ decided int }
 
-func (f *fakeReaper) ReassignStaleRuns(context.Context) (int, error) { return 0, nil }
-func (f *fakeReaper) SweepAgentPool(context.Context) (int, error)    { return 0, nil }
+func (f *fakeReaper) ReassignStaleRuns(context.Context) (int, error)  { return 0, nil }
+func (f *fakeReaper) SweepStalledAgents(context.Context) (int, error) { return 0, nil }
 func (f *fakeReaper) DecideSearches(context.Context) (int, error) {
 	f.decided++
 	return 1, errors.New("rung 0 of benchmark 1: no plan")

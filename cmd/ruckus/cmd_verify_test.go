@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,7 +26,14 @@ import (
 func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64, store.NewImport) error) int64 {
 	t.Helper()
 	ctx := context.Background()
-	u := testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ops@example.com"})
+	// The first import makes its owner and model; a later one reuses them.
+	u, err := st.UserByEmail(ctx, "ops@example.com")
+	if errors.Is(err, store.ErrNotFound) {
+		u = testkit.User(ctx, t, st, &testkit.UserOpts{Email: "ops@example.com"})
+		testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
+	} else if err != nil {
+		t.Fatal(err)
+	}
 	var items, outputs strings.Builder
 	for i := range n {
 		fmt.Fprintf(&items, "{\"id\":\"q%d\",\"prompt\":\"question %d\"}\n", i, i)
@@ -33,7 +41,6 @@ func importedRun(t *testing.T, st *store.Store, n int, queue func(pgx.Tx, int64,
 	}
 	v := store.Viewer{UserID: u.ID}
 	ds := testkit.Dataset(ctx, t, st, &testkit.DatasetOpts{Owner: v.UserID, Content: items.String()})
-	testkit.Model(ctx, t, st, &testkit.ModelOpts{Name: "m/x", ParamsB: 1, Quantization: "bf16"})
 	res, err := (&ingest.Uploader{Store: st}).Upload(ctx, ingest.Source{File: strings.NewReader(outputs.String()),
 		Then: func(tx pgx.Tx, res ingest.Result, req ingest.Request) error {
 			if queue == nil {
@@ -85,7 +92,20 @@ func TestVerifyCommandNamesTheChangedRow(t *testing.T) {
 	if code, _, errOut := runCLI(t, "verify", id, "--public-key", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="); code != 1 || !strings.Contains(errOut, "not the --public-key given") {
 		t.Fatalf("another key pinned: %d %q", code, errOut)
 	}
-	for _, bad := range [][]string{{"verify"}, {"verify", "x"}, {"verify", "0"}, {"verify", "1", "2"}} {
+	// Several runs at once: each is checked and told, the exit says any failed.
+	other := importedRun(t, st, 3, nil)
+	if err := svc.AttestRun(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "verify", fmt.Sprint(other), id)
+	if code != 1 || !strings.Contains(out, "3 result rows") || !strings.Contains(out, "intact") ||
+		!strings.Contains(out, "run "+id+": result row idx 5") || !strings.Contains(errOut, "1 of 2 runs") {
+		t.Fatalf("two runs, one changed: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "verify", fmt.Sprint(other), fmt.Sprint(other)); code != 0 || strings.Count(out, "intact") != 2 {
+		t.Fatalf("two intact: %d %q %q", code, out, errOut)
+	}
+	for _, bad := range [][]string{{"verify"}, {"verify", "x"}, {"verify", "0"}, {"verify", "1", "x"}, {"verify", "--public-key", "k"}} {
 		if code, _, _ := runCLI(t, bad...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}

@@ -38,7 +38,7 @@ Usage:
   ruckus results import FILE --dataset ID --model M [--name N] [--scorer S]   results made elsewhere as a run
   ruckus backup FILE                    a consistent dump of the database (pg_dump, custom format) to a new FILE
   ruckus restore FILE                   a backup into the empty database at DATABASE_URL, all or nothing
-  ruckus verify RUN [--public-key K]    check a run's results against their signed digest (DATABASE_URL)
+  ruckus verify RUN... [--public-key K] check runs' results against their signed digests (DATABASE_URL)
   ruckus seed                           load the starter datasets and models (idempotent)
   ruckus sandbox [--concurrency N]      the worker that executes code answers (HumanEval, MBPP) in bubblewrap
   ruckus dev [-- AGENTD-RUN-ARGS…]      development: private PostgreSQL + migrate + server + one agentd (sim unless args follow --)

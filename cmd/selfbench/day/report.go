@@ -232,34 +232,62 @@ func (d *day) verifyRows(ctx context.Context, t *table) error {
 	return nil
 }
 
-// verify runs `ruckus verify RUN` against url for each id, two at a
-// time, and returns the failures.
+// verify runs `ruckus verify RUN...` against url over the ids, in
+// batches of verifyBatch two at a time, and returns the failures (each
+// batch's report, whose lines name every failed run).
 func (d *day) verify(ctx context.Context, url string, ids []int64) []string {
 	var mu sync.Mutex
 	var failed []string
-	work := make(chan int64)
+	work := make(chan []int64)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for id := range work {
-				cmd := exec.CommandContext(ctx, d.o.ruckus, "verify", fmt.Sprint(id))
-				cmd.Env = append(os.Environ(), "DATABASE_URL="+url)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					mu.Lock()
-					failed = append(failed, fmt.Sprintf("run %d: %v %s", id, err, trim(out)))
-					mu.Unlock()
+			for batch := range work {
+				args := []string{"verify"}
+				for _, id := range batch {
+					args = append(args, fmt.Sprint(id))
 				}
+				cmd := exec.CommandContext(ctx, d.o.ruckus, args...)
+				cmd.Env = append(os.Environ(), "DATABASE_URL="+url)
+				out, err := cmd.CombinedOutput()
+				if err == nil {
+					continue
+				}
+				mu.Lock()
+				failed = append(failed, failedRuns(batch, out, err)...)
+				mu.Unlock()
 			}
 		}()
 	}
-	for _, id := range ids {
-		work <- id
+	for len(ids) > 0 {
+		n := min(len(ids), verifyBatch)
+		work <- ids[:n]
+		ids = ids[n:]
 	}
 	close(work)
 	wg.Wait()
 	return failed
+}
+
+// verifyBatch is how many runs one `ruckus verify` checks.
+const verifyBatch = 500
+
+// failedRuns are the failures one batch's report names: a line per failed
+// run ("  run N: …" or "  verification failed: run N: …"), or, when the
+// command failed before checking any, one for the batch.
+func failedRuns(batch []int64, out []byte, err error) []string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "  ") && strings.Contains(l, "run ") && !strings.Contains(l, "digest") && !strings.Contains(l, "intact") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, fmt.Sprintf("runs %d…%d: %v %s", batch[0], batch[len(batch)-1], err, trim(out)))
+	}
+	return lines
 }
 
 // restoreRows restores the mid-day backup into a fresh database, serves
