@@ -43,13 +43,13 @@ func TestBestConfigurationPage(t *testing.T) {
 			ID int64 `json:"run_id"`
 		} `json:"runs"`
 	}
-	target := func(seqs int) map[string]any {
-		return map[string]any{"model": "acme/small-1b", "runtime": "sim", "hardware": profile, "engine": map[string]any{"max_num_seqs": seqs}}
-	}
+	// One target expanded by a matrix into its two configurations
+	// (docs/benchmarks.md#configuration-matrix).
 	a.postJSON("/api/v1/benchmarks", map[string]any{
-		"name":     "Which batch cap",
-		"dataset":  dsID,
-		"targets":  []map[string]any{target(2), target(16)},
+		"name":    "Which batch cap",
+		"dataset": dsID,
+		"targets": []map[string]any{{"model": "acme/small-1b", "runtime": "sim", "hardware": profile,
+			"matrix": map[string]any{"max_num_seqs": []int{2, 16}}}},
 		"load":     map[string]any{"profile": "concurrency", "concurrency": 8},
 		"sampling": map[string]any{"max_tokens": 16},
 		"slo":      map[string]any{"e2e": "200ms"},
@@ -71,7 +71,8 @@ func TestBestConfigurationPage(t *testing.T) {
 	if lead, _ := cfg["lead"].(map[string]any); lead == nil || lead["test"] != "t-log-goodput-per-dollar" || lead["p"] == nil {
 		t.Errorf("the winner's lead is not tested: %v", cfg["lead"])
 	}
-	t.Logf("configurations: ranked %v, lead %v, recommendation %q", cfg["ranked"], cfg["lead"], cfg["recommendation"])
+	raw, _ := json.MarshalIndent(cfg, "", "  ")
+	t.Logf("GET /api/v1/benchmarks/%d/configurations:\n%s", created.ID, raw)
 
 	bench := fmt.Sprintf("/benchmarks/%d", created.ID)
 	for _, w := range []struct {
