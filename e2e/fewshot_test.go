@@ -87,7 +87,12 @@ func TestFewShotFromTheForm(t *testing.T) {
 	// Two targets, not two repeats of one: the verdict weighs both runs and
 	// ranks neither over the other (their prompts differ).
 	must(t, ex.Locator(page.GetByTestId("verdict")).ToContainText("Comparing 2 finished runs"))
-	must(t, ex.Locator(page.GetByTestId("verdict-not-comparable").First()).ToContainText("not comparable"))
+	// A pair that cannot be ranked has no leader on any line, and says why
+	// (docs/verdict.md#not-comparable).
+	must(t, ex.Locator(page.GetByTestId("verdict-missing").First()).ToContainText("not comparable"))
+	if n, err := page.GetByTestId("verdict-winner").Count(); err != nil || n != 0 {
+		t.Errorf("the verdict names %d leaders between runs it cannot compare (%v)", n, err)
+	}
 	checkPage(t, page, "benchmark-fewshot", "desktop")
 	_, err = page.Goto(fmt.Sprintf("%s/runs/%d", s.URL, shots.ID))
 	must(t, err)
