@@ -17,7 +17,7 @@ import (
 // docs/concepts.md#drift): a deployment is a hardware profile, a runtime
 // and its engine settings.
 type DriftSource interface {
-	DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]store.DeploymentRun, error)
+	DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine, asOf []int64) ([]store.DeploymentRun, error)
 }
 
 // WithDrift sets each candidate's Drift: its deployment's between-run
@@ -25,13 +25,21 @@ type DriftSource interface {
 // Only what draws conclusions (verdict, comparison, recommendation,
 // report, regression flags) needs it, so reading a run's figures does
 // not.
+//
+// The spread is measured as of the newest end among the candidates: the
+// deployment's runs that ended later do not move a conclusion about runs
+// that had already ended.
 func WithDrift(ctx context.Context, src DriftSource, cands []Candidate) error {
 	drifts := map[[3]string]stats.Drift{}
+	asOf := make([]int64, len(cands))
+	for i, c := range cands {
+		asOf[i] = c.RunID
+	}
 	for i, c := range cands {
 		k := [3]string{c.Hardware, c.Runtime, c.Settings.Key()}
 		d, ok := drifts[k]
 		if !ok {
-			rs, err := src.DeploymentRuns(ctx, k[0], k[1], c.Settings)
+			rs, err := src.DeploymentRuns(ctx, k[0], k[1], c.Settings, asOf)
 			if err != nil {
 				return fmt.Errorf("drift of %s/%s %s: %w", k[0], k[1], k[2], err)
 			}

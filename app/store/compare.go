@@ -240,13 +240,19 @@ type DeploymentRun struct {
 // the benchmark set none): what its between-run spread is measured from
 // (conclude.WithDrift; docs/concepts.md#drift). Profile is the run's load
 // profile, by which the engine keeps goodput to open loops.
-func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine) ([]DeploymentRun, error) {
+// Only runs that had ended by the newest end among the runs asOf count
+// (all when asOf is empty or none of them has ended): a conclusion about
+// finished runs stays what it was when they finished, whatever the
+// deployment runs later, and a restored backup draws it alike
+// (docs/concepts.md#drift).
+func (q *Queries) DeploymentRuns(ctx context.Context, hardware, runtime string, engine jobs.Engine, asOf []int64) ([]DeploymentRun, error) {
 	rows, _ := q.db.Query(ctx, `SELECT r.model_id::text || ' ' || s.load_key, s.tps, s.e2e_p95,
 			coalesce((r.summary->>'good_requests')::int, 0), coalesce((r.summary->>'requests')::int, 0),
 			coalesce(b.manifest -> 'slo', '{}'::jsonb), coalesce(s.load_identity->>'profile', '')
 		FROM run_stats s JOIN runs r ON r.id = s.run_id AND r.attempt = s.attempt JOIN benchmarks b ON b.id = r.benchmark_id
 		WHERE r.hardware_profile = @hw AND r.runtime = @rt AND r.engine = @engine AND r.state = 'completed' AND s.tps > 0 AND s.e2e_p95 > 0
-		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "engine": engineJSON(engine), "limit": driftRuns})
+			AND r.finished_at <= coalesce((SELECT max(x.finished_at) FROM runs x WHERE x.id = ANY(@asof)), 'infinity')
+		ORDER BY r.id DESC LIMIT @limit`, pgx.NamedArgs{"hw": hardware, "rt": runtime, "engine": engineJSON(engine), "asof": asOf, "limit": driftRuns})
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DeploymentRun, error) {
 		var r DeploymentRun
 		var slo jobs.SLO

@@ -20,7 +20,7 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	ctx := context.Background()
 	st := testkit.Store(t)
 	drift := func(ctx context.Context, hw, rt string) (stats.Drift, error) {
-		rs, err := st.DeploymentRuns(ctx, hw, rt, nil)
+		rs, err := st.DeploymentRuns(ctx, hw, rt, nil, nil)
 		return conclude.DeploymentDrift(rs), err
 	}
 	testkit.Agent(ctx, t, st, nil) // registers the cpu profile
@@ -70,6 +70,26 @@ func TestRunDriftPoolsRepeatedTargets(t *testing.T) {
 	}
 	if d, _ := drift(ctx, "cpu", "vllm"); d.DF != 0 {
 		t.Errorf("another deployment's drift: %+v", d)
+	}
+	// As of a run: the deployment's runs that ended after it do not count,
+	// so a conclusion about it stays what it was (and a restored backup
+	// draws it alike).
+	var first, last int64
+	if err := st.Pool().QueryRow(ctx, `SELECT min(id), max(id) FROM runs`).Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE runs SET finished_at = now() - make_interval(secs => 100 - id)`); err != nil {
+		t.Fatal(err)
+	}
+	asOf := func(ids ...int64) int {
+		rs, err := st.DeploymentRuns(ctx, "cpu", "sim", nil, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	if n, all := asOf(first), asOf(); n != 1 || all != 6 || asOf(first, first+2) != 3 || asOf(last) != 6 {
+		t.Errorf("runs as of run %d: %d (as of %d and %d: %d; of %d: %d), of all %d", first, n, first, first+2, asOf(first, first+2), last, asOf(last), all)
 	}
 	_ = store.ErrNotFound
 }

@@ -53,7 +53,7 @@ func TestEngineSettingsSeparateTargets(t *testing.T) {
 		} else if engine != "" {
 			e["max_num_seqs"], e["tensor_parallel_size"] = "16", "2"
 		}
-		rs, err := st.DeploymentRuns(ctx, "gpu-4x", "sim", e)
+		rs, err := st.DeploymentRuns(ctx, "gpu-4x", "sim", e, nil)
 		if err != nil || len(rs) != want {
 			t.Errorf("deployment %q: %d runs (%v), want %d", engine, len(rs), err, want)
 		}

@@ -28,6 +28,7 @@ type attacker struct {
 	from, to              time.Time
 	alters, alterFailed   int // of its own role
 	othersRefused, others int // of other roles
+	othersDone            int // of other roles, that went through
 	locksHeld, lockFailed int
 	floodSent, floodTaken int
 	conns                 []*pgx.Conn
@@ -135,7 +136,10 @@ func (a *attacker) alterOthers(ctx context.Context, conn *pgx.Conn) {
 		var pe *pgconn.PgError
 		a.mu.Lock()
 		a.others++
-		if errors.As(err, &pe) && pe.Code == "42501" {
+		switch {
+		case err == nil:
+			a.othersDone++
+		case errors.As(err, &pe) && pe.Code == "42501":
 			a.othersRefused++
 		}
 		a.mu.Unlock()
