@@ -14,13 +14,13 @@ type lengthSweepStore interface {
 	RunStepStates(ctx context.Context, runID int64) (map[string]jobs.RuntimeState, error)
 }
 
-// withRuntimeStates gives a length sweep's stored summary the runtime's
-// state at each step and where it began to queue and to preempt. The
+// withRuntimeStates gives a sweep's stored summary the runtime's state at
+// each step and where it began to queue and to preempt. The
 // agent that summarised the run cannot read the runtime's readings (its
 // role sees only their times), so the server reads them when the run is
 // shown. Other summaries are left as they are, with no read.
 func withRuntimeStates(ctx context.Context, st lengthSweepStore, runID int64, sum *jobs.RunSummary) error {
-	if sum == nil || !jobs.IsLengthSweep(sum.Steps) {
+	if sum == nil || len(sum.Steps) == 0 {
 		return nil
 	}
 	states, err := st.RunStepStates(ctx, runID)
@@ -32,11 +32,11 @@ func withRuntimeStates(ctx context.Context, st lengthSweepStore, runID int64, su
 }
 
 // runFiguresWithRuntimeStates is withRuntimeStates over stored figures:
-// each length sweep's summary is written back with its runtime's states.
+// each sweep's summary is written back with its runtime's states.
 func runFiguresWithRuntimeStates(ctx context.Context, st lengthSweepStore, runs []store.RunFigures) error {
 	for i, r := range runs {
 		var sum jobs.RunSummary
-		if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || !jobs.IsLengthSweep(sum.Steps) {
+		if r.Summary == nil || json.Unmarshal(r.Summary, &sum) != nil || len(sum.Steps) == 0 {
 			continue
 		}
 		if err := withRuntimeStates(ctx, st, r.ID, &sum); err != nil {

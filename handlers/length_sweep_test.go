@@ -157,3 +157,53 @@ func TestLengthSweepFormAndAPI(t *testing.T) {
 		t.Fatalf("API: %d %v", r.status, r.body)
 	}
 }
+
+// A concurrency sweep's run page says at which concurrency the runtime
+// began to queue and to preempt, from its /metrics within each step's
+// window (in English and German), and the steps API carries each step's
+// runtime state: concurrency 1 (nothing waits), 4 (2 wait), 8 (3 wait, 6
+// preemptions).
+func TestConcurrencySweepSaysWhereTheRuntimeQueues(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
+	_, runID := runWithResults(t, e, tok, 30, func(i int) string { return "x" })
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET
+		phase = CASE WHEN idx < 10 THEN 'concurrency 1' WHEN idx < 20 THEN 'concurrency 4' ELSE 'concurrency 8' END,
+		sent_at = '2026-01-01T00:00:00Z'::timestamptz + make_interval(secs => idx), status = 'ok', error_class = '', error = '',
+		ttft_ms = 10, e2e_ms = 900, tpot_ms = 20, itl_gaps_us = ARRAY[20000, 20000]::int4[], completion_tokens = 3
+		WHERE run_id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO run_samples (run_id, t, running, waiting, kv_cache, preemptions)
+		SELECT $1, '2026-01-01T00:00:00Z'::timestamptz + make_interval(secs => s), r, w, k, p
+		FROM (VALUES (5, 1, 0, 0.2, 0), (15, 4, 2, 0.9, 0), (25, 6, 3, 1.0, 4), (26, 6, 1, 0.95, 6)) v(s, r, w, k, p)`, runID); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2, state = 'completed' WHERE id = $1`, runID, raw); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	want := "The runtime began to queue requests at 4 requests in flight and began to preempt at 8 requests in flight (3 steps measured from its /metrics)."
+	if got := c.get(fmt.Sprintf("/runs/%d", runID)).text(`[data-testid="sweep-limits"]`); got != want {
+		t.Errorf("sweep limits: %q, want %q", got, want)
+	}
+	if got := c.getIn(fmt.Sprintf("/runs/%d", runID), "de").text(`[data-testid="sweep-limits"]`); !strings.HasPrefix(got, "Die Runtime ließ ab 4 gleichzeitigen Anfragen weitere warten und begann ab 8 gleichzeitigen Anfragen zu verdrängen") {
+		t.Errorf("German sweep limits: %q", got)
+	}
+	r := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d/steps", runID), tok, nil, "")
+	steps, _ := r.body["steps"].([]any)
+	if r.status != 200 || len(steps) != 3 {
+		t.Fatalf("steps API: %d %v", r.status, r.body)
+	}
+	if st, _ := steps[1].(map[string]any)["runtime"].(map[string]any); st == nil || st["max_waiting"] != 2.0 {
+		t.Errorf("step 2's runtime state: %v", steps[1])
+	}
+}

@@ -154,11 +154,13 @@ func IsLengthSweep(steps []StepSummary) bool {
 	return len(steps) > 0 && steps[0].InputTarget > 0
 }
 
-// SetRuntimeStates gives a length sweep's steps what the runtime's
-// /metrics said during each (by step name) and places where it began to
-// queue and to preempt; other summaries are left as they are.
+// SetRuntimeStates gives a sweep's steps what the runtime's /metrics said
+// during each (by step name) and places where it began to queue and to
+// preempt: a length sweep's by input length (LengthLimits), a rate or
+// concurrency sweep's by the load offered (SweepLimits). A summary without
+// steps is left as it is.
 func (s *RunSummary) SetRuntimeStates(states map[string]RuntimeState) {
-	if !IsLengthSweep(s.Steps) {
+	if len(s.Steps) == 0 {
 		return
 	}
 	for i := range s.Steps {
@@ -166,5 +168,55 @@ func (s *RunSummary) SetRuntimeStates(states map[string]RuntimeState) {
 			s.Steps[i].Runtime = &st
 		}
 	}
-	s.LengthLimits = FindLengthLimits(s.Steps)
+	if IsLengthSweep(s.Steps) {
+		s.LengthLimits = FindLengthLimits(s.Steps)
+		return
+	}
+	s.SweepLimits = FindSweepLimits(s.Steps)
+}
+
+// SweepLimits is where a rate or concurrency sweep's runtime began to
+// queue and to preempt: the first step, in the order run, at which its
+// /metrics showed requests waiting or preemptions made, with that step's
+// concurrency (a "concurrency N" step) or offered rate — the load at which
+// the runtime's batch or KV cache is full. Measured counts the steps with
+// a reading; none means the runtime serves no /metrics and nothing is
+// concluded.
+type SweepLimits struct {
+	Measured              int      `json:"measured_steps"`
+	QueueingStep          string   `json:"queueing_step,omitempty"`
+	QueueingConcurrency   int      `json:"queueing_concurrency,omitempty"`
+	QueueingOfferedRPS    *float64 `json:"queueing_offered_rps,omitempty"`
+	PreemptingStep        string   `json:"preempting_step,omitempty"`
+	PreemptingConcurrency int      `json:"preempting_concurrency,omitempty"`
+	PreemptingOfferedRPS  *float64 `json:"preempting_offered_rps,omitempty"`
+}
+
+// FindSweepLimits places where queueing and preemption begin among a rate
+// or concurrency sweep's steps.
+func FindSweepLimits(steps []StepSummary) *SweepLimits {
+	lim := &SweepLimits{}
+	for _, st := range steps {
+		if st.Runtime == nil || st.Runtime.Readings == 0 {
+			continue
+		}
+		lim.Measured++
+		if st.Runtime.Queueing() && lim.QueueingStep == "" {
+			lim.QueueingStep, lim.QueueingConcurrency, lim.QueueingOfferedRPS = st.Name, StepConcurrency(st.Name), st.OfferedRPS
+		}
+		if st.Runtime.Preempting() && lim.PreemptingStep == "" {
+			lim.PreemptingStep, lim.PreemptingConcurrency, lim.PreemptingOfferedRPS = st.Name, StepConcurrency(st.Name), st.OfferedRPS
+		}
+	}
+	return lim
+}
+
+// StepConcurrency is the requests in flight a "concurrency N" step held
+// (agentd/load names its steps so); 0 for other steps.
+func StepConcurrency(name string) int {
+	var n int
+	if _, err := fmt.Sscanf(name, "concurrency %d", &n); err != nil || n < 1 {
+		return 0
+	}
+	return n
 }

@@ -141,6 +141,9 @@ type RunSummary struct {
 	// queue and preempt, read with the runtime's states when the run is
 	// shown.
 	LengthLimits *LengthLimits `json:"length_limits,omitempty"`
+	// SweepLimits, for a rate or concurrency sweep, is where the runtime
+	// began to queue and preempt, read likewise.
+	SweepLimits *SweepLimits `json:"sweep_limits,omitempty"`
 }
 
 // CostPer1M is USD per million output tokens at pricePerHour: the price

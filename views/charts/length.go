@@ -103,3 +103,32 @@ func LengthLimitsText(ctx context.Context, l *jobs.LengthLimits) string {
 	}
 	return loc.T("chart.length_limits", "Queueing", parts[0], "Preempting", parts[1], "N", l.Measured)
 }
+
+// SweepLimitsText says where a rate or concurrency sweep's runtime began
+// to queue and to preempt (from its /metrics), in words, in the language
+// of ctx; empty for other runs.
+func SweepLimitsText(ctx context.Context, l *jobs.SweepLimits) string {
+	loc := i18n.From(ctx)
+	switch {
+	case l == nil:
+		return ""
+	case l.Measured == 0:
+		return loc.T("chart.length_unread")
+	case l.QueueingStep == "" && l.PreemptingStep == "":
+		return loc.T("chart.length_never", "N", l.Measured)
+	}
+	at := func(step string, c int) string {
+		if c > 0 {
+			return loc.T("chart.sweep_at_concurrency", "N", c)
+		}
+		return step
+	}
+	queueing, preempting := loc.T("chart.length_no_queueing"), loc.T("chart.length_no_preempting")
+	if l.QueueingStep != "" {
+		queueing = loc.T("chart.sweep_queueing", "At", at(l.QueueingStep, l.QueueingConcurrency))
+	}
+	if l.PreemptingStep != "" {
+		preempting = loc.T("chart.sweep_preempting", "At", at(l.PreemptingStep, l.PreemptingConcurrency))
+	}
+	return loc.T("chart.length_limits", "Queueing", queueing, "Preempting", preempting, "N", l.Measured)
+}
