@@ -190,12 +190,12 @@ func cutRung(ctx context.Context, q *store.Queries, m Manifest, sp conclude.Sear
 	}
 	cands := make([]conclude.SearchCandidate, 0, len(runs))
 	for _, r := range runs {
-		c := conclude.SearchCandidate{Config: configKey(r.Run), RunID: r.ID, GPUs: max(r.Engine.TensorParallel(), 1)}
+		// A replica is priced as everywhere a run is costed
+		// (conclude.ReplicaPrice: the GPUs its tensor parallelism holds,
+		// the whole profile without the setting or without GPUs).
+		c := conclude.SearchCandidate{Config: configKey(r.Run), RunID: r.ID, GPUs: max(conclude.ReplicaGPUs(r.GPUCount, r.Engine), 1)}
 		if r.PricePerHour != nil {
-			// The GPUs the configuration splits its model over are what
-			// it is priced at: the profile's others could serve another
-			// replica (a CPU profile is priced whole).
-			c.PricePerHour = *r.PricePerHour * float64(c.GPUs) / float64(max(r.GPUCount, 1))
+			c.PricePerHour = conclude.ReplicaPrice(*r.PricePerHour, r.GPUCount, r.Engine)
 		}
 		if r.State != "cancelled" {
 			s, err := q.RunAggregate(ctx, r.ID, m.SLO, 0)
