@@ -1,0 +1,123 @@
+package summary_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/testkit"
+	"github.com/ruckus/ruckus/jobs"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// fixtureSLO is the fixture run's benchmark's SLOs: goodput counts only
+// requests within both bounds.
+var fixtureSLO = jobs.SLO{TTFT: jobs.Duration(200 * time.Millisecond), E2E: jobs.Duration(2 * time.Second)}
+
+// fixtureRun stores a run whose results exercise every part of a summary:
+// successes and failures of two classes, estimated tokens, inter-token
+// gaps with events carrying several tokens, a rate step, a closed-loop
+// step and a length-sweep step (prompt lengths and prefill rates), at
+// fixed times so its figures never move. It returns the run's id.
+func fixtureRun(ctx context.Context, tb testing.TB, st *store.Store) int64 {
+	tb.Helper()
+	rs := fixtureResults()
+	w := testkit.NewWorld(ctx, tb, st, &testkit.WorldOpts{Dataset: testkit.DatasetOpts{Items: len(rs)}, Run: testkit.RunOpts{JobID: 4242}})
+	c, err := st.ClaimRun(ctx, w.Run, w.Agent.ID, 4242, "sim")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.WriteResults(ctx, c.Lease, rs); err != nil {
+		tb.Fatal(err)
+	}
+	return w.Run
+}
+
+// fixtureResults are the fixture run's 32 results.
+func fixtureResults() []store.ResultRecord {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var rs []store.ResultRecord
+	add := func(phase string, at time.Duration, ttftMS, e2eMS float64, prompt, tokens int, gaps ...int32) *store.ResultRecord {
+		i := len(rs)
+		r := jobs.Result{Idx: i, CustomID: "item", Status: jobs.StatusOK, Phase: phase, PromptTokens: prompt, CompletionTokens: tokens,
+			ContentEvents: tokens, TTFT: time.Duration(ttftMS * float64(time.Millisecond)), E2E: time.Duration(e2eMS * float64(time.Millisecond))}
+		if tokens > 1 {
+			r.TPOT = (r.E2E - r.TTFT) / time.Duration(tokens-1)
+		}
+		r.ITLGapsMicros = gaps
+		rs = append(rs, store.ResultRecord{Result: r, SentAt: t0.Add(at)})
+		return &rs[i]
+	}
+	fail := func(phase string, at time.Duration, class string) {
+		r := add(phase, at, 0, 0, 7, 0)
+		r.Status, r.ErrorClass, r.Error, r.ContentEvents = jobs.StatusError, class, "failed", 0
+	}
+	// Outside any step: eight answers, two failures.
+	add("", 0, 120, 900, 11, 12, 70_000, 65_000, 80_000, 75_000)
+	add("", 300*time.Millisecond, 95, 640, 9, 8, 60_000, 90_000, 500_000)
+	add("", 700*time.Millisecond, 310, 1800, 14, 20, 72_000, 71_000, 73_000)
+	add("", time.Second, 180, 2400, 10, 25, 40_000, 41_000)
+	add("", 1300*time.Millisecond, 150, 700, 12, 6).TokensEstimated = true
+	shared := add("", 1700*time.Millisecond, 90, 500, 13, 5, 120_000, 30_000, 50_000)
+	shared.ITLTokens = []int32{2, 1, 1}
+	add("", 2100*time.Millisecond, 205, 1000, 8, 9)
+	add("", 2500*time.Millisecond, 133.5, 777.25, 15, 11, 33_333)
+	fail("", 2600*time.Millisecond, jobs.ErrHTTP5xx)
+	fail("", 2900*time.Millisecond, "timeout")
+	// A rate step: five sent 0.5 s apart, one over the TTFT SLO.
+	for i, ttft := range []float64{100, 110, 140, 260, 125} {
+		add("rate 2.00/s", 10*time.Second+time.Duration(i)*500*time.Millisecond, ttft, 600+float64(i)*40, 10, 12, 45_000, 47_000+int32(i)*1000)
+	}
+	// A closed-loop step: four at once, one failure.
+	for i := range 3 {
+		add("max", 20*time.Second, 300+float64(i)*25, 1500+float64(i)*100, 10, 15, 90_000, 91_000)
+	}
+	fail("max", 20*time.Second, jobs.ErrHTTP5xx)
+	// A length sweep's step: prompts near 64 tokens, answers of 16.
+	for i, p := range []int{62, 64, 65, 63, 66, 64, 61, 67, 64, 65} {
+		add("input 64 output 16", 30*time.Second+time.Duration(i)*300*time.Millisecond, 80+float64(i*7%23), 400+float64(i)*11, p, 16, 20_000, 21_000)
+	}
+	return rs
+}
+
+// The summary of the fixture run is what the golden file says, to the
+// last bit (JSON writes each float64 so that it reads back exactly): the
+// numbers stay what they were when the summary was computed inside the
+// store.
+func TestFixtureRunSummary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Store(t)
+	runID := fixtureRun(ctx, t, st)
+	sum, err := st.RunAggregate(ctx, runID, fixtureSLO, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := st.RunSteps(ctx, runID, fixtureSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(map[string]any{"summary": sum, "steps": steps}, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "fixture_run.golden")
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(got)+"\n" {
+		t.Fatalf("the fixture run's summary changed:\n%s\nwant (%s):\n%s", got, golden, want)
+	}
+}
