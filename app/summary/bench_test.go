@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -48,7 +49,7 @@ func BenchmarkRunAggregate(b *testing.B) {
 	slo := jobs.SLO{TTFT: jobs.Duration(300 * time.Millisecond)}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := st.RunAggregate(ctx, w.Run, slo, 200*time.Second); err != nil {
+		if _, err := summary.Run(ctx, st, w.Run, slo, 200*time.Second); err != nil {
 			b.Fatal(err)
 		}
 	}
