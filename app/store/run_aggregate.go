@@ -11,10 +11,10 @@ import (
 )
 
 // RunAggregateRows is what a run's summary is computed from (app/summary,
-// docs/metrics.md): its requests counted and summed, its measured time,
-// its failures by class, and its steps and successful requests
-// (StepRows). The store counts and sums; distributions, rates and the
-// saturation point are app/summary's.
+// docs/metrics.md), beside its successful requests (AnswerRow): its
+// requests counted and summed, its measured time, its failures by class,
+// and its steps (StepRows). The store counts and sums; distributions,
+// rates and the saturation point are app/summary's.
 type RunAggregateRows struct {
 	Requests, OK, Errors int
 	PromptTokens         int64
@@ -30,13 +30,12 @@ type RunAggregateRows struct {
 }
 
 // StepRows are a sweep's steps counted (in the order they ran), their
-// failures by class, the distinct inter-token latencies by phase with how
-// many tokens had each, and the successful requests' timings and lengths.
+// failures by class, and the distinct inter-token latencies by phase with
+// how many tokens had each.
 type StepRows struct {
 	Steps         []StepRow
 	ErrorsByClass map[string]map[string]int // phase → class → count
 	ITL           map[string][]ITLCount     // phase ("" outside steps) → latencies
-	Answers       []AnswerRow
 }
 
 // StepRow is one step of a sweep, counted: its requests, output tokens,
@@ -58,18 +57,22 @@ type ITLCount struct {
 }
 
 // AnswerRow is one successful request's phase, timings in milliseconds
-// (not valid where not measured) and token counts, as stored.
+// (not valid where not measured) and token counts, as stored. They are
+// handed to the caller one by one as they are read, in the order the
+// database returns them, and not kept: what a caller keeps of them is its
+// own.
 type AnswerRow struct {
 	Phase                          string
 	TTFT, TPOT, E2E                pgtype.Float8
 	PromptTokens, CompletionTokens int64
 }
 
-// RunAggregateRows reads what a run's summary is computed from; slo
-// decides which successful requests count towards goodput, and open is the
-// measured time of a segment not yet closed with FinishRun. Its statements
-// go to the database as one batch: one round trip, one transaction.
-func (q *Queries) RunAggregateRows(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (RunAggregateRows, error) {
+// RunAggregateRows reads what a run's summary is computed from, and hands
+// each successful request's row to answer; slo decides which successful
+// requests count towards goodput, and open is the measured time of a
+// segment not yet closed with FinishRun. Its statements go to the database
+// as one batch: one round trip, one transaction.
+func (q *Queries) RunAggregateRows(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration, answer func(AnswerRow)) (RunAggregateRows, error) {
 	r := RunAggregateRows{ErrorsByClass: map[string]int{}}
 	args := sloBounds(slo)
 	args["run"], args["open"] = runID, open.Seconds()
@@ -94,17 +97,18 @@ func (q *Queries) RunAggregateRows(ctx context.Context, runID int64, slo jobs.SL
 		})
 		return mapErr(err, "run errors by class")
 	})
-	r.Steps.queue(b, runID, slo, true)
+	r.Steps.queue(b, runID, slo, true, answer)
 	return r, q.db.SendBatch(ctx, b).Close()
 }
 
 // RunStepRows reads what a sweep's steps are summarised from, each on its
-// own (results labelled with a phase); no steps for other profiles. One
-// round trip, as RunAggregateRows.
-func (q *Queries) RunStepRows(ctx context.Context, runID int64, slo jobs.SLO) (StepRows, error) {
+// own (results labelled with a phase), and hands each of their successful
+// requests' rows to answer; no steps for other profiles. One round trip,
+// as RunAggregateRows.
+func (q *Queries) RunStepRows(ctx context.Context, runID int64, slo jobs.SLO, answer func(AnswerRow)) (StepRows, error) {
 	b := &pgx.Batch{}
 	var s StepRows
-	s.queue(b, runID, slo, false)
+	s.queue(b, runID, slo, false, answer)
 	return s, q.db.SendBatch(ctx, b).Close()
 }
 
@@ -135,9 +139,10 @@ func sloBounds(slo jobs.SLO) pgx.NamedArgs {
 const sloFilter = `status = 'ok' AND (@ttft::float8 IS NULL OR ttft_ms <= @ttft)
 	AND (@tpot::float8 IS NULL OR coalesce(tpot_ms, 0) <= @tpot) AND (@e2e::float8 IS NULL OR e2e_ms <= @e2e)`
 
-// queue adds the statements that fill s to b; withUnphased also reads the
-// requests outside any step (the whole run's distributions need them).
-func (s *StepRows) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased bool) {
+// queue adds the statements that fill s, and hand answer the successful
+// requests, to b; withUnphased also reads the requests outside any step
+// (the whole run's distributions need them).
+func (s *StepRows) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased bool, answer func(AnswerRow)) {
 	args := sloBounds(slo)
 	args["run"] = runID
 	b.Queue(`SELECT phase, count(*), count(*) FILTER (WHERE status = 'ok'), count(*) FILTER (WHERE status = 'error'),
@@ -182,7 +187,7 @@ func (s *StepRows) queue(b *pgx.Batch, runID int64, slo jobs.SLO, withUnphased b
 		WHERE run_id = @run AND status = 'ok' AND (@steps_only::bool IS FALSE OR phase <> '')`, only).Query(func(rows pgx.Rows) error {
 		var a AnswerRow
 		_, err := pgx.ForEachRow(rows, []any{&a.Phase, &a.TTFT, &a.TPOT, &a.E2E, &a.PromptTokens, &a.CompletionTokens}, func() error {
-			s.Answers = append(s.Answers, a)
+			answer(a)
 			return nil
 		})
 		return mapErr(err, "run answers")

@@ -36,25 +36,28 @@ func (c *columns) add(a store.AnswerRow) {
 	}
 }
 
-// answerColumns are all the requests' figures.
-func answerColumns(as []store.AnswerRow) columns {
-	var c columns
-	for _, a := range as {
-		c.add(a)
-	}
-	return c
+// answers are the successful requests' figures as the store hands them
+// over: all of them, and a sweep's step by step (requests outside any
+// step only in all).
+type answers struct {
+	all     columns
+	byPhase map[string]*columns
 }
 
-// answersByPhase are the requests' figures of each step ("" outside
-// steps).
-func answersByPhase(as []store.AnswerRow) map[string]columns {
-	out := map[string]columns{}
-	for _, a := range as {
-		c := out[a.Phase]
-		c.add(a)
-		out[a.Phase] = c
+func newAnswers() *answers { return &answers{byPhase: map[string]*columns{}} }
+
+// add keeps one request's figures.
+func (as *answers) add(a store.AnswerRow) {
+	as.all.add(a)
+	if a.Phase == "" {
+		return
 	}
-	return out
+	c := as.byPhase[a.Phase]
+	if c == nil {
+		c = &columns{}
+		as.byPhase[a.Phase] = c
+	}
+	c.add(a)
 }
 
 // distOf is the mean, extremes and p50/p90/p95/p99 of xs by numpy's

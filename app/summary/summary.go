@@ -17,50 +17,52 @@ import (
 // Source reads what a run's summary is computed from; the store satisfies
 // it (store.Queries.RunAggregateRows).
 type Source interface {
-	RunAggregateRows(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (store.RunAggregateRows, error)
+	RunAggregateRows(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration, answer func(store.AnswerRow)) (store.RunAggregateRows, error)
 }
 
 // StepSource reads what a sweep's steps are summarised from
 // (store.Queries.RunStepRows).
 type StepSource interface {
-	RunStepRows(ctx context.Context, runID int64, slo jobs.SLO) (store.StepRows, error)
+	RunStepRows(ctx context.Context, runID int64, slo jobs.SLO, answer func(store.AnswerRow)) (store.StepRows, error)
 }
 
 // Run is a run's summary computed from its stored results; slo decides
 // which successful requests count towards goodput, and open is the
 // measured time of a segment not yet closed. One round trip to the store.
 func Run(ctx context.Context, src Source, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
-	rows, err := src.RunAggregateRows(ctx, runID, slo, open)
+	a := newAnswers()
+	rows, err := src.RunAggregateRows(ctx, runID, slo, open, a.add)
 	if err != nil {
 		return jobs.RunSummary{ErrorsByClass: map[string]int{}}, fmt.Errorf("run %d's aggregate: %w", runID, err)
 	}
-	return Of(rows, slo), nil
+	return of(rows, a, slo), nil
 }
 
 // Steps summarises each step of a sweep on its own, in the order the
 // steps ran; none for other load profiles.
 func Steps(ctx context.Context, src StepSource, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error) {
-	rows, err := src.RunStepRows(ctx, runID, slo)
+	a := newAnswers()
+	rows, err := src.RunStepRows(ctx, runID, slo, a.add)
 	if err != nil {
 		return nil, fmt.Errorf("run %d's steps: %w", runID, err)
 	}
-	return stepsOf(rows, answersByPhase(rows.Answers), slo), nil
+	return stepsOf(rows, a.byPhase, slo), nil
 }
 
-// Of is the summary of a run's rows: its distributions over the successful
-// requests (docs/metrics.md), its rates over the measured time, its
-// token-level inter-token latency, and its steps and saturation point.
-func Of(r store.RunAggregateRows, slo jobs.SLO) jobs.RunSummary {
+// of is the summary of a run's rows and successful requests: its
+// distributions over those requests (docs/metrics.md), its rates over the
+// measured time, its token-level inter-token latency, and its steps and
+// saturation point.
+func of(r store.RunAggregateRows, a *answers, slo jobs.SLO) jobs.RunSummary {
 	s := jobs.RunSummary{Requests: r.Requests, OK: r.OK, Errors: r.Errors, ErrorsByClass: r.ErrorsByClass,
 		PromptTokens: r.PromptTokens, OutputTokens: r.OutputTokens, EstimatedTokens: r.EstimatedTokens,
 		GoodRequests: r.GoodRequests, MeasuredSeconds: r.MeasuredSeconds}
 	if s.ErrorsByClass == nil {
 		s.ErrorsByClass = map[string]int{}
 	}
-	all := answerColumns(r.Steps.Answers)
-	s.TTFT, s.TPOT, s.E2E = distOf(all.ttft), distOf(all.tpot), distOf(all.e2e)
+	s.TTFT, s.TPOT, s.E2E = distOf(a.all.ttft), distOf(a.all.tpot), distOf(a.all.e2e)
 	if s.OK > 0 {
-		out := distOf(all.output)
+		out := distOf(a.all.output)
 		s.OutputLength = &out
 	}
 	var itl []store.ITLCount
@@ -68,7 +70,7 @@ func Of(r store.RunAggregateRows, slo jobs.SLO) jobs.RunSummary {
 		itl = append(itl, cs...)
 	}
 	s.ITL, s.ITLTokens = tokenITL(itl)
-	s.Steps = stepsOf(r.Steps, answersByPhase(r.Steps.Answers), slo)
+	s.Steps = stepsOf(r.Steps, a.byPhase, slo)
 	s.Saturation = jobs.FindSaturation(s.Steps, slo.GoodputShare())
 	if s.MeasuredSeconds > 0 {
 		s.OutputTokensPerS = float64(s.OutputTokens) / s.MeasuredSeconds
@@ -81,13 +83,16 @@ func Of(r store.RunAggregateRows, slo jobs.SLO) jobs.RunSummary {
 // stepsOf completes the steps read: their distributions, rates, SLO
 // verdicts, error classes and each step's own inter-token latencies; a
 // length sweep's step also its prompt lengths and prefill speed.
-func stepsOf(r store.StepRows, answers map[string]columns, slo jobs.SLO) []jobs.StepSummary {
+func stepsOf(r store.StepRows, answers map[string]*columns, slo jobs.SLO) []jobs.StepSummary {
 	share := slo.GoodputShare()
 	var out []jobs.StepSummary
 	for _, row := range r.Steps {
 		s := jobs.StepSummary{Name: row.Name, Requests: row.Requests, OK: row.OK, Errors: row.Errors, OutputTokens: row.OutputTokens,
 			GoodRequests: row.GoodRequests, WindowSeconds: row.WindowSeconds}
 		a := answers[row.Name]
+		if a == nil {
+			a = &columns{}
+		}
 		s.TTFT, s.TPOT, s.E2E = distOf(a.ttft), distOf(a.tpot), distOf(a.e2e)
 		s.OfferedRPS = offeredRate(s.Name)
 		s.ErrorsByClass = r.ErrorsByClass[s.Name]
@@ -127,7 +132,7 @@ func tokenITL(cs []store.ITLCount) (jobs.Dist, int) {
 // sent and their distance from the target, and the prefill speed's median
 // with its 95 % interval (docs/metrics.md#length-sweeps); other steps are
 // left as they are.
-func fillLengths(s *jobs.StepSummary, a columns) {
+func fillLengths(s *jobs.StepSummary, a *columns) {
 	step, ok := jobs.ParseLengthPhase(s.Name)
 	if !ok {
 		return
