@@ -37,18 +37,23 @@ func (c *columns) add(a store.AnswerRow) {
 }
 
 // answers are the successful requests' figures as the store hands them
-// over: all of them, and a sweep's step by step (requests outside any
-// step only in all).
+// over: all of them (when whole is set), and a sweep's step by step
+// (requests outside any step only in all).
 type answers struct {
+	whole   bool
 	all     columns
 	byPhase map[string]*columns
 }
 
-func newAnswers() *answers { return &answers{byPhase: map[string]*columns{}} }
+// newAnswers keeps the figures of each step, and with whole those of the
+// whole run too.
+func newAnswers(whole bool) *answers { return &answers{whole: whole, byPhase: map[string]*columns{}} }
 
 // add keeps one request's figures.
 func (as *answers) add(a store.AnswerRow) {
-	as.all.add(a)
+	if as.whole {
+		as.all.add(a)
+	}
 	if a.Phase == "" {
 		return
 	}

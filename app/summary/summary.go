@@ -3,6 +3,7 @@ package summary
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -30,7 +31,7 @@ type StepSource interface {
 // which successful requests count towards goodput, and open is the
 // measured time of a segment not yet closed. One round trip to the store.
 func Run(ctx context.Context, src Source, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error) {
-	a := newAnswers()
+	a := newAnswers(true)
 	rows, err := src.RunAggregateRows(ctx, runID, slo, open, a.add)
 	if err != nil {
 		return jobs.RunSummary{ErrorsByClass: map[string]int{}}, fmt.Errorf("run %d's aggregate: %w", runID, err)
@@ -41,7 +42,7 @@ func Run(ctx context.Context, src Source, runID int64, slo jobs.SLO, open time.D
 // Steps summarises each step of a sweep on its own, in the order the
 // steps ran; none for other load profiles.
 func Steps(ctx context.Context, src StepSource, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error) {
-	a := newAnswers()
+	a := newAnswers(false)
 	rows, err := src.RunStepRows(ctx, runID, slo, a.add)
 	if err != nil {
 		return nil, fmt.Errorf("run %d's steps: %w", runID, err)
@@ -65,9 +66,11 @@ func of(r store.RunAggregateRows, a *answers, slo jobs.SLO) jobs.RunSummary {
 		out := distOf(a.all.output)
 		s.OutputLength = &out
 	}
+	// Phase by phase in one order, so that the mean adds its terms alike
+	// every time the summary is computed.
 	var itl []store.ITLCount
-	for _, cs := range r.Steps.ITL {
-		itl = append(itl, cs...)
+	for _, phase := range slices.Sorted(maps.Keys(r.Steps.ITL)) {
+		itl = append(itl, r.Steps.ITL[phase]...)
 	}
 	s.ITL, s.ITLTokens = tokenITL(itl)
 	s.Steps = stepsOf(r.Steps, a.byPhase, slo)

@@ -181,3 +181,49 @@ func jsonDiffs(at string, want, got any, numbers, rounded *int) []string {
 		return nil
 	}
 }
+
+// A run without results, and one whose every request failed, have no
+// distributions (all zero, never NaN, so the summary's JSON is written),
+// no answers' lengths, no ITL and no steps; failures are counted by class.
+func TestSummaryOfRunsWithoutAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := testkit.Store(t)
+	w := testkit.NewWorld(ctx, t, st, &testkit.WorldOpts{Run: testkit.RunOpts{JobID: 4444}})
+	empty, err := summary.Run(ctx, st, w.Run, fixtureSLO, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Requests != 0 || empty.ErrorsByClass == nil || empty.OutputLength != nil || empty.Steps != nil || empty.ITLTokens != 0 ||
+		empty.TTFT != (jobs.Dist{}) || empty.RequestsPerS != 0 || empty.MeasuredSeconds != 5 {
+		t.Fatalf("summary of a run without results: %+v", empty)
+	}
+	c, err := st.ClaimRun(ctx, w.Run, w.Agent.ID, 4444, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []store.ResultRecord
+	for i, class := range []string{jobs.ErrHTTP5xx, jobs.ErrHTTP5xx} {
+		r := jobs.Result{Idx: i, CustomID: "item", Status: jobs.StatusError, ErrorClass: class, Error: "failed", PromptTokens: 4, Phase: "max"}
+		rs = append(rs, store.ResultRecord{Result: r, SentAt: time.Date(2026, 3, 1, 12, 0, i, 0, time.UTC)})
+	}
+	if _, err := st.WriteResults(ctx, c.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := summary.Run(ctx, st, w.Run, fixtureSLO, 4*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(failed); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Requests != 2 || failed.OK != 0 || failed.ErrorsByClass[jobs.ErrHTTP5xx] != 2 || failed.OutputLength != nil || failed.E2E != (jobs.Dist{}) ||
+		failed.RequestsPerS != 0.5 || failed.GoodRequests != 0 || len(failed.Steps) != 1 {
+		t.Fatalf("summary of a run whose requests failed: %+v", failed)
+	}
+	step := failed.Steps[0]
+	if step.Name != "max" || step.Requests != 2 || step.ErrorsByClass[jobs.ErrHTTP5xx] != 2 || step.TTFT != (jobs.Dist{}) || step.SLOsHold ||
+		step.WindowSeconds != 1 || step.AchievedRPS != 2 {
+		t.Fatalf("its step: %+v", step)
+	}
+}
