@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -65,7 +66,7 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
 		}
-		sum, _ := e.store.RunAggregate(ctx, id, jobs.SLO{}, 10*time.Second)
+		sum, _ := summary.Run(ctx, e.store, id, jobs.SLO{}, 10*time.Second)
 		raw, _ := json.Marshal(sum)
 		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
 			t.Fatal(err)

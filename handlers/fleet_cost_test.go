@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -115,7 +116,7 @@ func finishSteady(t *testing.T, e *env, runID, agentID int64) {
 	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 30*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
