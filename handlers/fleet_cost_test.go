@@ -2,12 +2,16 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -86,6 +90,55 @@ func TestFleetReportCostsARunAsTheVerdict(t *testing.T) {
 			t.Errorf("run %v: $%g per 1M output tokens in the fleet report, $%g in the verdict, $%v in the run API", run, fleetCost[run], c, api["cost_per_1m_tokens"])
 		}
 	}
+	// Every other surface that shows a run's cost shows the same figure:
+	// the leaderboard (API), the summary CSV, the comparison's figures
+	// table and the run page's footprint.
+	_, lb := apiGet(e, fmt.Sprintf("/api/v1/datasets/%v/leaderboard?sort=cost", up.body["dataset_id"]), tok)
+	boardCost := map[float64]float64{}
+	for _, r := range lb["rows"].([]any) {
+		row := r.(map[string]any)
+		if c, ok := row["cost_per_1m_tokens"].(float64); ok {
+			boardCost[row["run_id"].(float64)] = c
+		}
+	}
+	status, _, csvText := e.raw(fmt.Sprintf("/api/v1/benchmarks/%v/summary", bid), tok)
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if status != 200 || err != nil || len(recs) < 3 {
+		t.Fatalf("summary CSV: %d %v %q", status, err, csvText)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	csvCost := map[string]string{}
+	for _, rec := range recs[1:] {
+		csvCost[rec[col["run_id"]]] = rec[col["cost_per_1m_tokens"]]
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	var runs []string
+	for run := range verdictCost {
+		runs = append(runs, fmt.Sprint(run))
+	}
+	cmp := c.get("/compare?runs=" + strings.Join(runs, ","))
+	var tableCost []string
+	cmp.doc.Find(`[data-testid="compare-table"] tbody tr`).Each(func(_ int, tr *goquery.Selection) {
+		if strings.TrimSpace(tr.Find("th").Text()) == "Cost per 1M output tokens (USD)" {
+			tr.Find("td").Each(func(_ int, td *goquery.Selection) {
+				tableCost = append(tableCost, strings.Fields(td.Text())[0])
+			})
+		}
+	})
+	for i, id := range runs {
+		run := verdictCost[mustFloat(t, id)]
+		want := fmt.Sprintf("%.3f", run)
+		if !near(boardCost[mustFloat(t, id)], run) || csvCost[id] != want || i >= len(tableCost) || tableCost[i] != want {
+			t.Errorf("run %s: verdict $%g; leaderboard $%v, summary CSV %q, comparison table %v", id, run, boardCost[mustFloat(t, id)], csvCost[id], tableCost)
+		}
+		if fp := c.get("/runs/" + id).text(`[data-testid="run-footprint"]`); !strings.Contains(fp, want) {
+			t.Errorf("run %s: footprint %q lacks $%s", id, fp, want)
+		}
+	}
 	// The provider's run: (60 × 5 × 0.15 + 60 × 20 × 0.6) ÷ 1200 = 0.6375.
 	if !nearAny(verdictCost, 0.6375) {
 		t.Errorf("no run priced by its tokens at $0.6375: %v", verdictCost)
@@ -133,4 +186,13 @@ func nearAny(m map[float64]float64, v float64) bool {
 		}
 	}
 	return false
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

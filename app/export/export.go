@@ -294,8 +294,8 @@ func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []str
 	if g.PeakMemBytes != nil {
 		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 	}
-	if c, _, ok := conclude.CostPer1M(r, s); ok {
-		cost = fixed3(c)
+	if c := conclude.RunCostPer1M(r); c != nil {
+		cost = fixed3(*c)
 	}
 	return []string{energy, perToken, peak, cost, kwh, co2}
 }

@@ -164,10 +164,11 @@ type LeaderboardRow struct {
 	TTFTp95      *float64
 	E2Ep50       *float64
 	E2Ep95       *float64
-	// CostPer1M is USD per 1M output tokens: the hardware's price per
-	// hour ÷ (output tokens/s × 3600) × 10⁶, or for a remote provider's
-	// run its token prices, as the comparison computes it
-	// (RunFigures.CostPer1M).
+	// TokensPerS is the output tokens/s the run's conclusions test (the
+	// kept steady window's mean where kept, steadySpeed). CostPer1M is USD
+	// per 1M output tokens: the hardware's price per hour ÷ (TokensPerS ×
+	// 3600) × 10⁶, or for a remote provider's run its token prices, as
+	// the engine prices it (conclude.RunCostPer1M).
 	CostPer1M   *float64
 	Regressions []Regression
 	// Cursor continues the leaderboard after this row.
@@ -181,6 +182,16 @@ type LeaderboardRow struct {
 // kept beside it by TestEngineSettingsSeparateTargets.
 const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp') IS NOT NULL
 	THEN least(coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp')::float8, h.gpu_count) / h.gpu_count ELSE 1 END)`
+
+// steadySpeed joins sp.tps, the output tokens/s a run's conclusions test
+// (conclude's Figures.steadySpeed): the kept steady window's mean where
+// run_stats kept it with an interval, else the whole run's; nil when none
+// was generated. The leaderboard sorts and prices by it in SQL, so a page
+// of it is one statement.
+const steadySpeed = `LEFT JOIN LATERAL (SELECT CASE
+		WHEN (r.summary->>'output_tokens_per_s')::float8 > 0 AND rs.tps > 0 AND rs.tps < 'Infinity' AND rs.tps_df >= 1
+			AND rs.tps_se IS NOT NULL AND rs.tps_se < 'Infinity' AND rs.tps_se > '-Infinity' THEN rs.tps
+		ELSE nullif((r.summary->>'output_tokens_per_s')::float8, 0) END AS tps) sp ON true`
 
 // Leaderboard returns the completed runs with figures on a dataset that the
 // viewer may read (own benchmarks, shared ones, all for administrators;
@@ -207,7 +218,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
 				coalesce(rs.load_key, '') AS load_key,
 				rq.quality, rq.quality_lo, rq.quality_hi,
-				nullif((r.summary->>'output_tokens_per_s')::float8, 0) AS tokens_per_s,
+				sp.tps AS tokens_per_s,
 				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
 				nullif((r.summary->'ttft_ms'->>'p50')::float8, 0) AS ttft_p50,
 				nullif((r.summary->'ttft_ms'->>'p95')::float8, 0) AS ttft_p95,
@@ -215,12 +226,13 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
 				CASE WHEN pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL
 					THEN (r.prompt_tokens * pp.input_per_1m::float8 + r.output_tokens * pp.output_per_1m::float8) / nullif(r.output_tokens, 0)
-					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
+					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif(sp.tps * 3600, 0) * 1e6 END AS cost_per_1m,
 				`+regressionsJSON+` AS regressions
 			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
 				JOIN hardware_profiles h ON h.slug = r.hardware_profile
 				LEFT JOIN run_providers pp ON pp.run_id = r.id
 				LEFT JOIN run_stats rs ON rs.run_id = r.id AND rs.attempt = r.attempt
+				`+steadySpeed+`
 				LEFT JOIN LATERAL (SELECT x.scorer_key, x.quality, x.quality_lo, x.quality_hi FROM run_qualities x
 					WHERE x.run_id = r.id AND (@scorer = '' OR x.scorer_key = @scorer) ORDER BY x.scored_at DESC LIMIT 1) rq ON true
 			WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
