@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,8 @@ type spec struct {
 	tps, e2e  float64
 	// load is the manifest's load ("" for sequential).
 	load string
+	// tokens is each answer's length (0: 5 tokens).
+	tokens int
 }
 
 // run makes a benchmark of one run as spec says, finishes it and works its
@@ -106,11 +110,13 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 		t.Fatal(err)
 	}
 	var rs []store.ResultRecord
-	// The answers (5 tokens each) end one every 5 ÷ tps seconds, so the
-	// results' own timings give the summary's output tokens/s: the
-	// steady-window figure every surface shows (docs/metrics.md#throughput)
-	// is the one the spec asks for, to within a batch's rounding.
-	start, every := time.Now(), time.Duration(5/s.tps*float64(time.Second))
+	// The answers (5 tokens each unless the spec says) end one every
+	// tokens ÷ tps seconds, so the results' own timings give the summary's
+	// output tokens/s: the steady-window figure every surface shows
+	// (docs/metrics.md#throughput-output-tokenss-and-requestss) is the one the spec asks for, to within
+	// a batch's rounding.
+	tokens := cmp.Or(s.tokens, 5)
+	start, every := time.Now(), time.Duration(float64(tokens)/s.tps*float64(time.Second))
 	for i := range histItems {
 		out := "wrong"
 		if s.right(i) {
@@ -120,7 +126,7 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 		e2e := time.Duration(s.e2e*(0.5+0.5*float64(i)/histItems)) * time.Millisecond
 		done := start.Add(time.Duration(i+1) * every)
 		rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK, Output: out,
-			CompletionTokens: 5, ContentEvents: 5, TTFT: e2e / 4, E2E: e2e}, SentAt: done.Add(-e2e)})
+			CompletionTokens: tokens, ContentEvents: tokens, TTFT: e2e / 4, E2E: e2e}, SentAt: done.Add(-e2e)})
 	}
 	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 		t.Fatal(err)
@@ -298,6 +304,47 @@ func TestLeaderboardRowsFiltersSortsAndPages(t *testing.T) {
 	bob := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
 	if res := e.api(http.MethodGet, base, bob, nil, ""); res.status != 404 {
 		t.Errorf("bob: %d", res.status)
+	}
+}
+
+// Sorted by speed, latency or cost, the leaderboard ranks only runs
+// whose answers are within 2× in length of each other, as every claim
+// compares them (docs/verdict.md#not-comparable): a run whose answers are
+// 4× as long is listed below the ranking, on the page (in the reader's
+// language) and in the API, with the ranked run it cannot be set
+// against. Sorted by quality, it is ranked with the others.
+func TestLeaderboardLeavesOutRunsOfOtherLengths(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	_, r1 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(36), tps: 100, e2e: 200})
+	_, r2 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 1, right: below(20), tps: 300, e2e: 100})
+	_, long := h.run(t, spec{model: "m/b", hw: "gpu-1x", day: 2, right: below(28), tps: 1000, e2e: 150, tokens: 20})
+	base := fmt.Sprintf("/api/v1/datasets/%d/leaderboard", h.ds)
+	for _, sort := range []string{"speed", "latency", "cost"} {
+		res := e.api(http.MethodGet, base+"?sort="+sort, h.tok, nil, "")
+		if got := runIDs(t, res.body["rows"]); res.status != 200 || len(got) != 2 || slices.Contains(got, long) {
+			t.Errorf("by %s: %d rows %v, want %d and %d ranked without %d", sort, res.status, got, r1, r2, long)
+		}
+		out, _ := res.body["left_out"].([]any)
+		want := fmt.Sprintf("not ranked with run %d: mean output length 20.0 vs 5.0 tokens (more than 2× apart)", r1)
+		if len(out) != 1 || out[0].(map[string]any)["run_id"] != float64(long) || out[0].(map[string]any)["reason"] != want {
+			t.Errorf("by %s: left out %v, want run %d: %q", sort, out, long, want)
+		}
+	}
+	res := e.api(http.MethodGet, base+"?sort=quality", h.tok, nil, "")
+	if got, out := runIDs(t, res.body["rows"]), res.body["left_out"].([]any); len(got) != 3 || len(out) != 0 {
+		t.Errorf("by quality: rows %v, left out %v; want all three ranked", got, out)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.getIn(fmt.Sprintf("/datasets/%d/leaderboard?sort=speed", h.ds), "de")
+	if n := page.doc.Find(`[data-testid="leaderboard"] tbody tr`).Length(); page.status != 200 || n != 2 {
+		t.Fatalf("page: %d, %d rows", page.status, n)
+	}
+	want := fmt.Sprintf("Lauf %d (m/b): nicht mit Lauf %d gereiht: mittlere Ausgabelänge 20,0 gegen 5,0 Tokens (mehr als 2-fach auseinander)", long, r1)
+	if got := strings.Join(strings.Fields(page.text(fmt.Sprintf(`[data-testid="leaderboard-left-out"] [data-testid="left-out-%d"]`, long))), " "); got != want {
+		t.Errorf("left out on the page: %q, want %q", got, want)
 	}
 }
 

@@ -1,6 +1,9 @@
 package conclude
 
 import (
+	"cmp"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/ruckus/ruckus/app/store"
@@ -56,4 +59,122 @@ func LeaderboardSort(sortBy, load string) string {
 func openLoopKey(key string) bool {
 	profile, _, _ := strings.Cut(key, " ")
 	return key != "" && OpenLoop(jobs.LoadIdentity{Profile: profile})
+}
+
+// LeaderboardLeftOut is a run a leaderboard ranked by speed, latency or
+// cost leaves out of its ranking, with why.
+type LeaderboardLeftOut struct {
+	RunID  int64  `json:"run_id"`
+	Model  string `json:"model"`
+	Reason string `json:"reason"`
+	Said   Said   `json:"-"`
+}
+
+// LeaderboardLengths chooses, from the runs one leaderboard ranks by
+// speed, latency or cost (one load identity), the runs it may set side by
+// side, and returns the others with why. Two runs' speed is comparable
+// only while their measured mean prompt and answer lengths are each
+// within jobs.LengthRatio of the other's (jobs.LoadIdentity.LengthsDiffer,
+// the rule every claim follows, docs/verdict.md#not-comparable). That rule
+// is pairwise, not a class: 20, 35 and 60 tokens are two comparable pairs
+// but no comparable three. So the ranking keeps the largest set of runs
+// every two of which are comparable (ties to the set of shorter lengths),
+// and every run it leaves out is named with a ranked run it cannot be set
+// against — one there always is, as no run comparable with every ranked
+// run is left out of the largest set.
+func LeaderboardLengths(runs []store.RunLengths) []LeaderboardLeftOut {
+	kept := comparableLengths(runs)
+	var out []LeaderboardLeftOut
+	for i, r := range runs {
+		if kept[i] {
+			continue
+		}
+		why, ok := lengthsApartFrom(r, runs, kept)
+		if !ok {
+			continue
+		}
+		out = append(out, LeaderboardLeftOut{RunID: r.RunID, Model: r.Model, Reason: English(why), Said: why})
+	}
+	return out
+}
+
+// comparableLengths marks the largest set of runs whose mean prompt
+// lengths all lie within jobs.LengthRatio of the shortest of them, and
+// their answer lengths likewise: every two such runs are comparable, and
+// every set of pairwise comparable runs is one such set. The set is
+// searched from each run's prompt length as its shortest, then each of
+// those runs' answer lengths as theirs (O(n² log n) for n runs).
+func comparableLengths(runs []store.RunLengths) []bool {
+	byIn := make([]int, len(runs))
+	for i := range byIn {
+		byIn[i] = i
+	}
+	slices.SortStableFunc(byIn, func(a, b int) int { return cmp.Compare(runs[a].MeanIn, runs[b].MeanIn) })
+	var best []int
+	for a, ia := range byIn {
+		if a > 0 && runs[byIn[a-1]].MeanIn == runs[ia].MeanIn {
+			continue // the same shortest prompt length as the one before
+		}
+		var in []int
+		for _, j := range byIn[a:] {
+			if lengthApart(runs[ia].MeanIn, runs[j].MeanIn) {
+				break
+			}
+			in = append(in, j)
+		}
+		slices.SortStableFunc(in, func(x, y int) int { return cmp.Compare(runs[x].MeanOut, runs[y].MeanOut) })
+		// The window of answer lengths only grows as its shortest does.
+		end := 0
+		for o := range in {
+			end = max(end, o)
+			for end < len(in) && !lengthApart(runs[in[o]].MeanOut, runs[in[end]].MeanOut) {
+				end++
+			}
+			if end-o > len(best) {
+				best = slices.Clone(in[o:end])
+			}
+		}
+	}
+	kept := make([]bool, len(runs))
+	for _, i := range best {
+		kept[i] = true
+	}
+	return kept
+}
+
+// lengthApart says whether two measured mean lengths are more than
+// jobs.LengthRatio apart, by the engine's rule.
+func lengthApart(a, b float64) bool {
+	in, _ := jobs.LoadIdentity{MeanIn: a}.LengthsDiffer(jobs.LoadIdentity{MeanIn: b})
+	return in
+}
+
+// lengthsApartFrom says why run r is not ranked with the kept runs: the
+// kept run its lengths are furthest from, and how (false when it is
+// comparable with every kept run).
+func lengthsApartFrom(r store.RunLengths, runs []store.RunLengths, kept []bool) (Said, bool) {
+	l := jobs.LoadIdentity{MeanIn: r.MeanIn, MeanOut: r.MeanOut}
+	var far store.RunLengths
+	farthest := 0.0
+	for i, o := range runs {
+		ol := jobs.LoadIdentity{MeanIn: o.MeanIn, MeanOut: o.MeanOut}
+		if in, out := l.LengthsDiffer(ol); kept[i] && (in || out) {
+			if d := math.Abs(math.Log(r.MeanIn+1)-math.Log(o.MeanIn+1)) + math.Abs(math.Log(r.MeanOut+1)-math.Log(o.MeanOut+1)); d > farthest {
+				far, farthest = o, d
+			}
+		}
+	}
+	if farthest == 0 {
+		return Said{}, false
+	}
+	fl := jobs.LoadIdentity{MeanIn: far.MeanIn, MeanOut: far.MeanOut}
+	return say("history.said.not_ranked_lengths", "Run", far.RunID, "Why", loadDifferences(l, fl)), true
+}
+
+// LeaderboardRanksByLoad says whether a leaderboard sorted by sortBy (as
+// LeaderboardSort gives it) ranks runs within one load identity, and so
+// only runs whose lengths are comparable (LeaderboardLengths): speed,
+// latency and cost do; quality (one scorer identity) and the date do not.
+func LeaderboardRanksByLoad(sortBy string) bool {
+	return sortBy == store.SortSpeed || sortBy == store.SortLatency || sortBy == store.SortCost
 }
