@@ -54,7 +54,7 @@ func TestCompareRunsSideBySide(t *testing.T) {
 		}
 		var rs []store.ResultRecord
 		// One request every third of a second over the 10 s measured, so the
-		// results' timings give the summary's tokens/s (docs/metrics.md#throughput).
+		// results' timings give the summary's tokens/s (docs/metrics.md#throughput-output-tokenss-and-requestss).
 		start := time.Now()
 		for i := range 30 {
 			out := fmt.Sprintf("answer %d", i)
