@@ -2,6 +2,7 @@ package conclude
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -177,4 +178,18 @@ func largestComparable(runs []store.RunLengths) int {
 		}
 	}
 	return best
+}
+
+// BenchmarkLeaderboardLengths chooses among 2,000 runs of one load, their
+// lengths spread over two orders of magnitude: what a leaderboard page
+// sorted by speed adds before its query.
+func BenchmarkLeaderboardLengths(b *testing.B) {
+	rng := rand.New(rand.NewPCG(40, 3))
+	runs := make([]store.RunLengths, 2000)
+	for i := range runs {
+		runs[i] = store.RunLengths{RunID: int64(i + 1), MeanIn: 100 + rng.Float64()*50, MeanOut: math.Exp(rng.Float64() * math.Log(100))}
+	}
+	for b.Loop() {
+		LeaderboardLengths(runs)
+	}
 }
