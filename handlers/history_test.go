@@ -346,6 +346,12 @@ func TestLeaderboardLeavesOutRunsOfOtherLengths(t *testing.T) {
 	if got := strings.Join(strings.Fields(page.text(fmt.Sprintf(`[data-testid="leaderboard-left-out"] [data-testid="left-out-%d"]`, long))), " "); got != want {
 		t.Errorf("left out on the page: %q, want %q", got, want)
 	}
+	if intro := page.text(`[data-testid="leaderboard-left-out"] p`); !strings.Contains(intro, "jeweils höchstens 2-fach auseinanderliegen") {
+		t.Errorf("the left-out list's introduction: %q", intro)
+	}
+	if quality := c.get(fmt.Sprintf("/datasets/%d/leaderboard?sort=quality", h.ds)); quality.doc.Find(`[data-testid="leaderboard-left-out"]`).Length() != 0 {
+		t.Error("sorted by quality, runs are listed as left out")
+	}
 }
 
 func TestHistoryChartsAModelOverTime(t *testing.T) {
