@@ -157,21 +157,22 @@ type LeaderboardRow struct {
 	FinishedAt time.Time
 	Scorer     string
 	// Load is the run's load identity key ("" when none was kept).
-	Load         string
-	Quality      *float64
-	QualityLo    *float64
-	QualityHi    *float64
+	Load      string
+	Quality   *float64
+	QualityLo *float64
+	QualityHi *float64
+	// TokensPerS is the output tokens/s the run's conclusions test: the
+	// kept steady window's mean where kept (steadySpeed), else the whole
+	// run's.
 	TokensPerS   *float64
 	RequestsPerS *float64
 	TTFTp50      *float64
 	TTFTp95      *float64
 	E2Ep50       *float64
 	E2Ep95       *float64
-	// TokensPerS is the output tokens/s the run's conclusions test (the
-	// kept steady window's mean where kept, steadySpeed). CostPer1M is USD
-	// per 1M output tokens: the hardware's price per hour ÷ (TokensPerS ×
-	// 3600) × 10⁶, or for a remote provider's run its token prices, as
-	// the engine prices it (conclude.RunCostPer1M).
+	// CostPer1M is USD per 1M output tokens: the hardware's price per hour
+	// ÷ (TokensPerS × 3600) × 10⁶, or for a remote provider's run its
+	// token prices, as the engine prices it (conclude.RunCostPer1M).
 	CostPer1M   *float64
 	Regressions []Regression
 	// Cursor continues the leaderboard after this row.
@@ -190,7 +191,8 @@ const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor
 // (conclude's Figures.steadySpeed): the kept steady window's mean where
 // run_stats kept it with an interval, else the whole run's; nil when none
 // was generated. The leaderboard sorts and prices by it in SQL, so a page
-// of it is one statement.
+// of it is one statement; TestFleetReportCostsARunAsTheVerdict holds it
+// to the verdict's speed and cost.
 const steadySpeed = `LEFT JOIN LATERAL (SELECT CASE
 		WHEN (r.summary->>'output_tokens_per_s')::float8 > 0 AND rs.tps > 0 AND rs.tps < 'Infinity' AND rs.tps_df >= 1
 			AND rs.tps_se IS NOT NULL AND rs.tps_se < 'Infinity' AND rs.tps_se > '-Infinity' THEN rs.tps
