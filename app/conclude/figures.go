@@ -15,6 +15,10 @@ import (
 type Figures struct {
 	Run     store.RunFigures
 	Quality *float64
+	// QualityLo and QualityHi are Quality's 95 % interval and ScorerKey
+	// its scorer identity once AsWeighed set them from the run's candidate.
+	QualityLo, QualityHi *float64
+	ScorerKey            string
 	TTFT    jobs.Dist
 	TPOT    jobs.Dist
 	E2E     jobs.Dist
@@ -109,7 +113,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 			ttft, e2e := f.TTFT.P95, f.E2E.P95
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}
-		cand.ScorerKey = r.ScorerKey()
+		cand.ScorerKey, cand.DatasetID = r.ScorerKey(), r.DatasetID
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
 		cand.Settings, cand.SLO, cand.PricePerHour = r.Engine, r.SLO, PricePerHour(r)
 		if f.RequestsPerS != nil && *f.RequestsPerS > 0 && finite(*f.RequestsPerS) {

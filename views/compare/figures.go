@@ -198,14 +198,17 @@ func pairedText(ctx context.Context, p conclude.QualityDiff) string {
 	return i18n.T(ctx, "compare.paired", args...)
 }
 
-// overlaps says whether two runs' quality intervals overlap: their
-// qualities are then not significantly different (used only for runs
-// that share no scored item to pair).
-func overlaps(a, b Figures) bool {
-	if a.Run.QualityLo == nil || a.Run.QualityHi == nil || b.Run.QualityLo == nil || b.Run.QualityHi == nil {
-		return false
+// qualityEstablished says whether run id's quality claim against the
+// baseline is significant: comparable, tested and not a tie. Without a
+// paired comparison a run's header says nothing of its own about
+// significance; its quality claim (Margin.ClaimSaid) says it.
+func qualityEstablished(d Data, id int64) bool {
+	for _, m := range d.Claims[id] {
+		if m.Criterion == conclude.Quality {
+			return m.Measured && m.Comparable && !m.Tie && m.P != nil
+		}
 	}
-	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
+	return false
 }
 
 // Footprint is a run's cost and energy line in the reader's language:
