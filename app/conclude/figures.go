@@ -185,7 +185,7 @@ func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Marg
 		return d
 	}
 	for _, c := range claims {
-		if tested != "" && c.Criterion == tested && c.Comparable && !c.Tie && c.P != nil {
+		if tested != "" && c.Criterion == tested && c.Comparable && !c.Tie && c.P != nil && sameWay(tested, d.Pct, c.Better) {
 			d.Shade = Worse
 			if c.Better > 0 {
 				d.Shade = Better
@@ -193,6 +193,19 @@ func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Marg
 		}
 	}
 	return d
+}
+
+// sameWay says whether a figures-table delta of pct per cent points the
+// way the claim's lead does (better > 0: the run is better). A paired
+// quality claim rests on the items both runs scored while the table shows
+// each run's mean over all it scored, so the two can point apart; such a
+// delta is shown uncoloured, as no test establishes it.
+func sameWay(c Criterion, pct float64, better int) bool {
+	up := pct > 0
+	if !c.HigherBetter() {
+		up = !up
+	}
+	return up == (better > 0)
 }
 
 // figureComparable says whether the run's claims let a figure be set
