@@ -15,10 +15,6 @@ import (
 type Figures struct {
 	Run     store.RunFigures
 	Quality *float64
-	// QualityLo and QualityHi are Quality's 95 % interval and ScorerKey
-	// its scorer identity once AsWeighed set them from the run's candidate.
-	QualityLo, QualityHi *float64
-	ScorerKey            string
 	TTFT    jobs.Dist
 	TPOT    jobs.Dist
 	E2E     jobs.Dist
@@ -50,6 +46,10 @@ type Figures struct {
 	// TokenPriced: CostPer1M is a remote provider's token price, not an
 	// hourly price over a speed.
 	TokenPriced bool
+	// QualityLo and QualityHi are Quality's 95 % interval and ScorerKey
+	// its scorer identity once AsWeighed set them from the run's candidate.
+	QualityLo, QualityHi *float64
+	ScorerKey            string
 }
 
 // ReadFigures reads a run's stored summaries. Cost per 1M output tokens
