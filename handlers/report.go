@@ -103,15 +103,30 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 // (conclude.Figures.AsWeighed); a run left out shows its own latest
 // scoring, in the runs table only.
 func (s *server) reportFigures(c *fiber.Ctx, b store.Benchmark, j conclude.Weighed) (all, compared []compare.Figures, err error) {
-	ids := make([]int64, len(b.Runs))
-	for i, r := range b.Runs {
-		ids[i] = r.ID
+	// The weighed runs were read by WeighBenchmark; only those left out
+	// are read here.
+	byID := map[int64]store.RunFigures{}
+	for _, r := range j.Runs {
+		byID[r.ID] = r
 	}
-	runs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
-	if err != nil {
-		return nil, nil, err
+	var left []int64
+	for _, r := range j.Left {
+		left = append(left, r.ID)
 	}
-	for _, r := range runs {
+	if len(left) > 0 {
+		rs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), left)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rs {
+			byID[r.ID] = r
+		}
+	}
+	for _, br := range b.Runs {
+		r, ok := byID[br.ID]
+		if !ok {
+			continue
+		}
 		f := compare.NewFigures(r)
 		f.GridCO2 = s.GridCO2
 		if slices.ContainsFunc(j.Each, func(x conclude.Candidate) bool { return x.RunID == r.ID }) {
