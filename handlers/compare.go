@@ -61,7 +61,8 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 	// Quality under the scorer identity the runs' verdict ranks by
 	// (docs/verdict.md#which-runs-and-which-scorer), and each run's
 	// figures with the quality its claims test.
-	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.ScorerFor(runs))
+	d.ScorerKey = conclude.ScorerFor(runs)
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, d.ScorerKey)
 	if err != nil {
 		return err
 	}

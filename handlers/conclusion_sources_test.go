@@ -143,6 +143,9 @@ func TestComparisonRanksQualityUnderTheVerdictsScorer(t *testing.T) {
 	if q := cmp.text(fmt.Sprintf(`[data-testid="compare-run-%d"] [data-testid="quality-ci"]`, ids[1])); !strings.HasPrefix(q, "quality 1.000") {
 		t.Errorf("the header shows %q beside a claim made under exact", q)
 	}
+	if s := cmp.text(`[data-testid="compare-scorer"]`); !strings.Contains(s, "exact") {
+		t.Errorf("the comparison says it compares quality under %q", s)
+	}
 
 	// The owner ranks by contains: the verdict's leader is m/small, and so
 	// is the comparison's (API and the page the verdict links to).
@@ -158,9 +161,16 @@ func TestComparisonRanksQualityUnderTheVerdictsScorer(t *testing.T) {
 		t.Errorf("the compare API's quality claim %v; the verdict's %v", c, v)
 	}
 	link, _ := cl.get("/benchmarks/" + b).doc.Find(`[data-testid="verdict-compare"]`).Attr("href")
-	val, delta, class := qualityCell(cl.get(link).doc, "compare-table", 1)
+	linked := cl.get(link)
+	val, delta, class := qualityCell(linked.doc, "compare-table", 1)
 	if val != "0.667" || !strings.HasPrefix(delta, "-33") || class != "delta-worse" {
 		t.Errorf("%s: run %d's quality %q %q (%s); under contains it is 0.667, worse", link, ids[1], val, delta, class)
+	}
+	report := cl.get("/benchmarks/" + b + "/report.html")
+	for name, s := range map[string]string{"comparison": linked.text(`[data-testid="compare-scorer"]`), "report": report.text(`[data-testid="report-scorer"]`)} {
+		if !strings.Contains(s, "contains") {
+			t.Errorf("the %s says it compares quality under %q; the verdict ranks by contains", name, s)
+		}
 	}
 }
 

@@ -90,7 +90,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	css := string(s.Assets.Body("pico.min.css")) + "\n" + string(s.Assets.Body("app.css"))
 	d := report.Data{Benchmark: b, Manifest: pretty.String(), Generated: time.Now(), Version: s.Version, Agents: agents,
-		Runs: figs, Compared: compared, Recommend: rec, Claims: claims, GridCO2: s.GridCO2, CSS: css}
+		Runs: figs, Compared: compared, Recommend: rec, Claims: claims, ScorerKey: j.ScorerKey, GridCO2: s.GridCO2, CSS: css}
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`inline; filename="benchmark-%d-report.html"`, b.ID))
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
