@@ -55,3 +55,18 @@ func TestQualityOfTwoDatasetsIsNotComparable(t *testing.T) {
 		t.Errorf("quality of one dataset: %+v", m)
 	}
 }
+
+// A run that did not succeed is listed with its state; one still queued or
+// running as not finished yet, in both languages' own words.
+func TestLeftOutSaysWhy(t *testing.T) {
+	j := Weighed{Left: []store.Run{{ID: 3, ModelName: "m/a", Runtime: "sim", HardwareProfile: "cpu", State: "cancelled"},
+		{ID: 4, ModelName: "m/b", Runtime: "sim", HardwareProfile: "cpu", State: "running"}}}
+	got := j.LeftOut()
+	if len(got) != 2 || got[0].Reason != "Run 3 (m/a on sim/cpu) cancelled, so it is left out, as in the verdict." ||
+		got[1].Reason != "Run 4 (m/b on sim/cpu) has not finished yet, so it is not weighed yet." || got[1].State != "running" {
+		t.Errorf("left out: %+v", got)
+	}
+	if rec := j.Recommend(Constraints{}, Weights{1, 1, 1}, Evidence{}); len(rec.LeftOut) != 2 || len(rec.Feasible) != 0 {
+		t.Errorf("the recommendation of a benchmark with no run succeeded: %+v", rec)
+	}
+}

@@ -152,6 +152,9 @@ func (j Weighed) LeftOut() []LeftOut {
 	for _, r := range j.Left {
 		s := say("recommend.said.left_out_run", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime,
 			"Hardware", r.HardwareProfile, "State", say("state."+r.State))
+		if r.State == "queued" || r.State == "running" {
+			s = say("recommend.said.left_out_active", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime, "Hardware", r.HardwareProfile)
+		}
 		out = append(out, LeftOut{RunID: r.ID, Model: r.ModelName, State: r.State, Reason: English(s), ReasonSaid: s})
 	}
 	return out
