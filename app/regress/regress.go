@@ -64,7 +64,7 @@ func (c *Checker) CheckRegressions(ctx context.Context, runID int64) error {
 		return c.Store.ReplaceRegressions(ctx, runID, nil)
 	}
 	pair := []store.RunFigures{cur, prev}
-	key := conclude.SharedScorer(pair)
+	key := conclude.ScorerFor(pair)
 	cs := conclude.Under(pair, key)
 	// Each run's speed and latency carry its deployment's between-run
 	// spread, as on every surface that weighs runs.
