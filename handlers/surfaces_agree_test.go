@@ -10,11 +10,16 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // surfaceCase is one benchmark of the cross-surface matrix and the pair
@@ -644,5 +649,38 @@ func (s surfaces) reportRanksAsTheAPI(t *testing.T, e *env, tok, b string) {
 	})
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
 		t.Errorf("the report ranks %q, the recommendation API %q", got, want)
+	}
+}
+
+// A flag is drawn again when the run it is against is rescored: scored
+// anew under another scorer only, the earlier run's quality is no longer
+// comparable with the flagged run's, and the quality flag goes.
+func TestRegressionRedrawnWhenTheEarlierRunIsRescored(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	ctx := context.Background()
+	_, first := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(40), tps: 100, e2e: 200})
+	_, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(20), tps: 100, e2e: 200})
+	metrics := func() string {
+		regs, _ := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", worse), h.tok, nil, "").body["regressions"].([]any)
+		var m []string
+		for _, r := range regs {
+			m = append(m, r.(map[string]any)["metric"].(string))
+		}
+		return fmt.Sprint(m)
+	}
+	if got := metrics(); got != "[quality]" {
+		t.Fatalf("fixture: run %d flagged %s, want [quality]", worse, got)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `DELETE FROM run_qualities WHERE run_id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: conclude.Keeper{Store: e.store}}
+	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: 1}, Args: jobs.ScoreRunArgs{RunID: first, Scorer: "contains"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := metrics(); got != "[]" {
+		t.Errorf("run %d is still flagged %s against run %d, rescored under another scorer", worse, got, first)
 	}
 }
