@@ -354,22 +354,27 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 }
 
 // datasetRecommendation ranks every target benchmarked on the dataset
-// (its newest completed runs the viewer may read) with the benchmark
-// recommendation's advisor and tests.
+// (the completed runs the viewer may read) with the benchmark
+// recommendation's advisor and tests, over the candidates and scorer
+// identity the engine chooses (conclude.DatasetCandidates): each target
+// under each load from the newest benchmark that measured it, its repeats
+// there merged; the runs left out are listed with why.
 func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	d, err := s.datasetParam(c)
 	if err != nil {
 		return recommend.Data{}, err
 	}
 	// Imported results rank on quality beside the runs measured here.
-	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, capacityRuns, true)
+	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, conclude.DatasetRunsRead, true)
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	rd, _, err := s.recommendOver(c, runs, conclude.SharedScorer(runs), true, false)
+	set := conclude.DatasetCandidates(runs)
+	rd, _, err := s.recommendOver(c, set.Runs, set.ScorerKey, true, true)
 	if err != nil {
 		return recommend.Data{}, err
 	}
+	set.Tell(&rd.Rec)
 	rd.Dataset = &d
 	return rd, nil
 }

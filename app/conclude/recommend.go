@@ -154,6 +154,9 @@ type Recommendation struct {
 	NotComparable []Unranked `json:"not_comparable"`
 	// Tests names the tests that tell a difference from noise.
 	Tests string `json:"tests"`
+	// LeftOut are a dataset's runs its recommendation does not weigh,
+	// each with why (DatasetCandidates); none for a benchmark's.
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 }
 
 // RankingTests says, in words, how the ranking tells a difference from

@@ -21,11 +21,10 @@ import (
 // other targets' first runs. Targets run once stay as they are. The order
 // is the first runs' order.
 func MergeRepeats(cs []Candidate) []Candidate {
-	type key struct{ model, runtime, hardware, engine, load string }
-	groups := map[key][]Candidate{}
-	var order []key
+	groups := map[repeatGroup][]Candidate{}
+	var order []repeatGroup
 	for _, c := range cs {
-		k := key{c.Model, c.Runtime, c.Hardware, c.Engine, repeatKey(c.Load)}
+		k := repeatGroupOf(c)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -77,6 +76,15 @@ func MergeRepeats(cs []Candidate) []Candidate {
 		out = append(out, m)
 	}
 	return out
+}
+
+// repeatGroup is what a target's repeats share: the target (model,
+// runtime, hardware, engine settings) and the load its benchmark set
+// (repeatKey).
+type repeatGroup struct{ model, runtime, hardware, engine, load string }
+
+func repeatGroupOf(c Candidate) repeatGroup {
+	return repeatGroup{c.Model, c.Runtime, c.Hardware, c.Engine, repeatKey(c.Load)}
 }
 
 // repeatKey is the part of a run's load identity its benchmark set, the
