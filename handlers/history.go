@@ -276,6 +276,11 @@ type apiHistoryPoint struct {
 	Runtime    string            `json:"runtime"`
 	Hardware   string            `json:"hardware"`
 	Engine     string            `json:"engine,omitempty"`
+	// Load is the run's load identity key ("" when not kept); Line the
+	// line of the chart the point is on (conclude.HistorySeries): one per
+	// target, and for throughput, latency and cost per load identity.
+	Load       string            `json:"load"`
+	Line       int               `json:"line"`
 	Value      *float64          `json:"value"`
 	Regression *store.Regression `json:"regression"`
 }
@@ -310,9 +315,10 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 	}
 	q.DatasetID, q.Sort = d.ID, store.SortOldest
 	// A history of quality is drawn under one scorer identity: the one
-	// asked, else the one most runs were scored under.
-	if data.Metric == history.MetricQuality && q.Scorer == "" && len(data.Facets.Scorers) > 0 {
-		q.Scorer = data.Facets.Scorers[0]
+	// asked, else the one the leaderboard ranks by
+	// (docs/history.md#which-scorer).
+	if data.Metric == history.MetricQuality && q.Scorer == "" {
+		q.Scorer, _ = conclude.LeaderboardWithin(store.SortQuality, q, data.Facets)
 		data.Form.Scorer = q.Scorer
 	}
 	if p.Limit == "" {
@@ -345,10 +351,16 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 	if len(errs) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
+	line := map[int64]int{}
+	for i, l := range conclude.HistorySeries(data.Rows, data.Metric.Criterion()) {
+		for _, r := range l.Rows {
+			line[r.RunID] = i
+		}
+	}
 	points := make([]apiHistoryPoint, 0, len(data.Rows))
 	for _, r := range data.Rows {
 		points = append(points, apiHistoryPoint{RunID: r.RunID, FinishedAt: r.FinishedAt, Runtime: r.Runtime, Hardware: r.Hardware, Engine: r.Engine,
-			Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
+			Load: r.Load, Line: line[r.RunID], Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
 	}
 	return c.JSON(apiHistory{DatasetID: data.Dataset.ID, Model: data.Form.Model, Metric: data.Metric, Points: points})
 }
