@@ -271,11 +271,11 @@ type apiHistory struct {
 // apiHistoryPoint is one run of a history: its metric's value (null when
 // not measured) and the first regression it showed.
 type apiHistoryPoint struct {
-	RunID      int64             `json:"run_id"`
-	FinishedAt time.Time         `json:"finished_at"`
-	Runtime    string            `json:"runtime"`
-	Hardware   string            `json:"hardware"`
-	Engine     string            `json:"engine,omitempty"`
+	RunID      int64     `json:"run_id"`
+	FinishedAt time.Time `json:"finished_at"`
+	Runtime    string    `json:"runtime"`
+	Hardware   string    `json:"hardware"`
+	Engine     string    `json:"engine,omitempty"`
 	// Load is the run's load identity key ("" when not kept); Line the
 	// line of the chart the point is on (conclude.HistorySeries): one per
 	// target, and for throughput, latency and cost per load identity.
