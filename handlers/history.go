@@ -154,7 +154,7 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	// (conclude.LeaderboardWithin): one scorer identity for quality, one
 	// load identity for speed, latency and cost.
 	q.Scorer, q.Load = conclude.LeaderboardWithin(q.Sort, q, data.Facets)
-	q.Sort = conclude.LeaderboardSort(q.Sort, q.Load)
+	q.Sort, data.SortReason = conclude.LeaderboardSort(q.Sort, q.Scorer, q.Load)
 	data.Form.Scorer, data.Form.Load, data.Sort = q.Scorer, q.Load, q.Sort
 	q.DatasetID = d.ID
 	// One row more than the page says whether there is a next page.
@@ -247,16 +247,23 @@ func (s *server) apiLeaderboard(c *fiber.Ctx) error {
 	if data.NextCursor != "" {
 		next = &data.NextCursor
 	}
-	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, Rows: toAPILeaderboard(data.Rows), Next: next})
+	var why string
+	if data.SortReason.Code != "" {
+		why = conclude.English(data.SortReason)
+	}
+	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, SortReason: why, Rows: toAPILeaderboard(data.Rows), Next: next})
 }
 
 // apiLeaderboard is GET /datasets/{id}/leaderboard: a page of rows and
 // the cursor of the next (null on the last).
 type apiLeaderboard struct {
-	DatasetID int64               `json:"dataset_id"`
-	Sort      string              `json:"sort"`
-	Rows      []apiLeaderboardRow `json:"rows"`
-	Next      *string             `json:"next"`
+	DatasetID int64  `json:"dataset_id"`
+	Sort      string `json:"sort"`
+	// SortReason says why the list is by date where another sort was
+	// asked (conclude.LeaderboardSort); absent otherwise.
+	SortReason string              `json:"sort_reason,omitempty"`
+	Rows       []apiLeaderboardRow `json:"rows"`
+	Next       *string             `json:"next"`
 }
 
 // apiHistory is GET /datasets/{id}/history: one model's runs on the

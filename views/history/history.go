@@ -25,9 +25,12 @@ type LeaderboardData struct {
 	Dataset store.Dataset
 	Form    Form
 	Sort    string
-	Errors  []string
-	Facets  store.LeaderboardFacets
-	Rows    []store.LeaderboardRow
+	// SortReason says why the list is by date where another sort was
+	// asked (conclude.LeaderboardSort); empty otherwise.
+	SortReason conclude.Said
+	Errors     []string
+	Facets     store.LeaderboardFacets
+	Rows       []store.LeaderboardRow
 	// NextURL is the next page ("" on the last); NextCursor its after.
 	NextURL    string
 	NextCursor string
