@@ -138,16 +138,19 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
 		return nil, nil, lookup("dataset", err)
 	}
-	// Imported results have no speed to size replicas from.
-	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns, false)
+	// Imported results have no speed to size replicas from, but their
+	// scores count towards the scorer identity the dataset's surfaces
+	// share (conclude.DatasetScorer).
+	all, err := s.Store.DatasetRuns(ctx, v, datasetID, conclude.DatasetRunsRead, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	runs, shared := conclude.PlannerRuns(all, capacityRuns)
 	out := make([]capacityRun, len(runs))
 	for i, r := range runs {
 		out[i].RunFigures = r
 	}
-	scorers := weighQualities(out, "")
+	scorers := weighQualities(out, shared)
 	return out, scorers, nil
 }
 

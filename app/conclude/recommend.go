@@ -158,9 +158,9 @@ type Recommendation struct {
 	NotComparable []Unranked `json:"not_comparable"`
 	// Tests names the tests that tell a difference from noise.
 	Tests string `json:"tests"`
-	// LeftOut are a benchmark's runs that did not succeed, not weighed
-	// (Weighed.Recommend; none for runs of a dataset, which are all
-	// completed).
+	// LeftOut are runs the recommendation does not weigh, each with why:
+	// a benchmark's runs that did not succeed (Weighed.Recommend), a
+	// dataset's runs of a target measured again later (DatasetCandidates).
 	LeftOut []LeftOut `json:"left_out"`
 }
 

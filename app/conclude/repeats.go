@@ -41,14 +41,10 @@ func targetOf(c Candidate) targetKey { return targetKey{c.Model, c.Runtime, c.Ha
 // configured part of the load (repeatKey), in the order of each group's
 // first candidate.
 func repeatGroups(cs []Candidate) [][]Candidate {
-	type key struct {
-		targetKey
-		load string
-	}
-	groups := map[key][]Candidate{}
-	var order []key
+	groups := map[repeatGroup][]Candidate{}
+	var order []repeatGroup
 	for _, c := range cs {
-		k := key{targetOf(c), repeatKey(c.Load)}
+		k := repeatGroupOf(c)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -60,6 +56,15 @@ func repeatGroups(cs []Candidate) [][]Candidate {
 	}
 	return out
 }
+
+// repeatGroup is what a target's repeats share: the target (targetKey)
+// and the load its benchmark set (repeatKey).
+type repeatGroup struct {
+	targetKey
+	load string
+}
+
+func repeatGroupOf(c Candidate) repeatGroup { return repeatGroup{targetOf(c), repeatKey(c.Load)} }
 
 // mergeRepeated is one repeat group (repeatGroups) as one candidate, the
 // first run's (MergeRepeats); a group of one stays as it is.

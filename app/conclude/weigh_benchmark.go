@@ -155,17 +155,26 @@ func (j Weighed) LeftOut() []LeftOut {
 		if r.State == "queued" || r.State == "running" {
 			s = say("recommend.said.left_out_active", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime, "Hardware", r.HardwareProfile)
 		}
-		out = append(out, LeftOut{RunID: r.ID, Model: r.ModelName, State: r.State, Reason: English(s), ReasonSaid: s})
+		out = append(out, LeftOut{RunID: r.ID, BenchmarkID: r.BenchmarkID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Engine: r.Engine.Key(), State: r.State, Reason: English(s), ReasonSaid: s})
 	}
 	return out
 }
 
-// LeftOut is a run a benchmark's conclusions leave out because it did not
-// succeed (failed, cancelled, or still queued or running).
+// LeftOut is a run a recommendation does not weigh, and why: a
+// benchmark's run that did not succeed (failed, cancelled, or still queued
+// or running; Weighed.LeftOut), or a dataset's run of a target measured
+// again later (DatasetCandidates).
 type LeftOut struct {
-	RunID  int64  `json:"run_id"`
-	Model  string `json:"model"`
-	State  string `json:"state"`
+	RunID       int64  `json:"run_id"`
+	BenchmarkID int64  `json:"benchmark_id"`
+	Model       string `json:"model"`
+	Runtime     string `json:"runtime"`
+	Hardware    string `json:"hardware"`
+	Engine      string `json:"engine,omitempty"`
+	// State is a benchmark's run's state where it did not succeed; empty
+	// for a dataset's run measured again later.
+	State  string `json:"state,omitempty"`
 	Reason string `json:"reason"`
 	// ReasonSaid is Reason for a page to word.
 	ReasonSaid Said `json:"-"`
