@@ -68,6 +68,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
+	exec.Conclusions = &sandbox.Queue{Store: st, River: rc}
 	if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}
