@@ -20,8 +20,8 @@ type ConclusionFacts struct {
 type ConclusionRun struct {
 	RunID int64
 	State string
-	// Concluded: its conclusions are drawn for its current attempt
-	// (runs.concluded_attempt).
+	// Concluded: its conclusions are drawn for its current attempt and
+	// no rescoring was queued since (MarkRunConcluded).
 	Concluded bool
 	// StatsKept: run_stats holds its figures for its current attempt.
 	StatsKept bool
@@ -50,7 +50,9 @@ const concludingJobOf = `k.kind IN ('score_run', 'conclude_run', 'execute_run') 
 // ConclusionFacts reads benchmarkID's facts (ConclusionFacts).
 func (q *Queries) ConclusionFacts(ctx context.Context, benchmarkID int64) (ConclusionFacts, error) {
 	var f ConclusionFacts
-	rows, _ := q.db.Query(ctx, `SELECT r.id, r.state, coalesce(r.concluded_attempt = r.attempt, false),
+	rows, _ := q.db.Query(ctx, `SELECT r.id, r.state, coalesce((SELECT e.kind = 'concluded' AND e.message = 'attempt ' || r.attempt
+				FROM run_events e WHERE e.run_id = r.id AND e.agent_id IS NULL AND e.kind IN ('concluded', 'rescoring')
+				ORDER BY e.id DESC LIMIT 1), false),
 			EXISTS (SELECT 1 FROM run_stats s WHERE s.run_id = r.id AND s.attempt = r.attempt), r.scored_at IS NOT NULL,
 			ARRAY(SELECT DISTINCT k.kind FROM river_job k WHERE `+concludingJobOf+` AND `+liveJob+` ORDER BY 1),
 			EXISTS (SELECT 1 FROM judge_runs j JOIN runs jr ON jr.id = j.run_id
@@ -77,15 +79,18 @@ func (q *Queries) ConclusionFacts(ctx context.Context, benchmarkID int64) (Concl
 }
 
 // MarkRunConcluded records that runID's conclusions are drawn for its
-// current attempt (jobs.RunStatsComputer.RunConcluded).
+// current attempt (jobs.RunStatsComputer.RunConcluded), as a server's
+// event in the run's story: an agent may write events only under its
+// own id (migrations/0024_agent_writes_bounded.up.sql), so none can
+// say a run is concluded.
 func (q *Queries) MarkRunConcluded(ctx context.Context, runID int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE runs SET concluded_attempt = attempt WHERE id = @run`, pgx.NamedArgs{"run": runID})
+	_, err := q.db.Exec(ctx, `INSERT INTO run_events (run_id, kind, message) SELECT id, 'concluded', 'attempt ' || attempt FROM runs WHERE id = @run`,
+		pgx.NamedArgs{"run": runID})
 	return mapErr(err, "mark run concluded")
 }
 
 // UnconcludeRun makes runID's conclusions due again, in the transaction
 // that queues its rescoring.
 func (q *Queries) UnconcludeRun(ctx context.Context, runID int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE runs SET concluded_attempt = NULL WHERE id = @run`, pgx.NamedArgs{"run": runID})
-	return mapErr(err, "unconclude run")
+	return q.AddRunEvent(ctx, runID, nil, "rescoring", "conclusions are drawn again once it is rescored")
 }

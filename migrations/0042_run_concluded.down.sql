@@ -1,1 +1,0 @@
-ALTER TABLE runs DROP COLUMN concluded_attempt;
