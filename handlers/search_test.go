@@ -96,6 +96,18 @@ func TestMatrixAndSearchThroughTheAPI(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now() WHERE benchmark_id = $1 AND state = 'queued'`, id); err != nil {
 		t.Fatal(err)
 	}
+	// Until the rung is cut, its runs are no verdict: the next rung is
+	// still to come (docs/verdict.md#when-a-verdict-is-final).
+	if v := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/verdict", id), tok, nil, ""); v.body["pending"] != true ||
+		!strings.Contains(fmt.Sprint(v.body["reason"]), "budgeted search is deciding") {
+		t.Errorf("the verdict API between rungs: %v", v.body)
+	}
+	if got := c.get(fmt.Sprintf("/benchmarks/%d/verdict", id)).text(`[data-testid="verdict-pending-reason"]`); !strings.Contains(got, "after rung 1") {
+		t.Errorf("the verdict between rungs: %q", got)
+	}
+	if cf := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/configurations", id), tok, nil, ""); cf.body["pending"] != true {
+		t.Errorf("the configurations between rungs: %v", cf.body)
+	}
 	if n, err := testkit.Service(ctx, t, e.store, nil).DecideSearches(ctx); err != nil || n != 1 {
 		t.Fatalf("decided %d rungs: %v", n, err)
 	}
