@@ -326,6 +326,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	}
 	notifier := &notify.Notifier{Store: st}
 	scoring.Notifier = notifier
+	benchmarks.Notifier = notifier
 	river.AddWorker(workers, scoring)
 	// A run whose quality came from the sandbox is concluded here when
 	// its execution is done (docs/verdict.md#when-a-verdict-is-final).
