@@ -154,8 +154,13 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
 		if l.Best == nil {
-			if len(l.NotComparable) > 0 {
+			switch {
+			case len(l.NotComparable) > 0:
 				out.Claims = append(out.Claims, unrankedClaim(crit, l.NotComparable[0].Reason))
+			case crit == conclude.Quality && len(j.Status.Failed) > 0:
+				// Not measured because its scoring failed: said, not
+				// left out in silence.
+				out.Claims = append(out.Claims, unrankedClaim(crit, j.Status.Reason.In(en)))
 			}
 			continue
 		}

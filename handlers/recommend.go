@@ -94,11 +94,15 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candid
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict (conclude.MergeRepeats).
 	key, _ := conclude.Scorers(b, runs)
-	d, cands, err := s.recommendOver(c, runs, key, !b.Active(), true)
+	st, err := conclude.BenchmarkStatus(c.UserContext(), s.Store, b.ID)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
-	d.Benchmark = b
+	d, cands, err := s.recommendOver(c, runs, key, !st.Pending, true)
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
+	d.Benchmark, d.Pending = b, notFinal(c.UserContext(), st)
 	return d, cands, nil
 }
 
@@ -165,7 +169,7 @@ func answerRecommendation(c *fiber.Ctx, d recommend.Data) error {
 	if d.Form.Error != "" {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: d.Form.Error})
 	}
-	return c.JSON(recommendationJSON(d.Rec))
+	return c.JSON(apiRecommendation{Recommendation: recommendationJSON(d.Rec), Pending: d.Pending != "", PendingReason: d.Pending})
 }
 
 // recommendationJSON is a recommendation as the API answers it: its lists

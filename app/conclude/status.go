@@ -1,11 +1,27 @@
 package conclude
 
 import (
+	"context"
 	"slices"
 	"strconv"
 
 	"github.com/ruckus/ruckus/app/store"
 )
+
+// StatusSource is what BenchmarkStatus reads (*store.Store).
+type StatusSource interface {
+	ConclusionFacts(ctx context.Context, benchmarkID int64) (store.ConclusionFacts, error)
+}
+
+// BenchmarkStatus is whether benchmark id's conclusions are complete
+// (StatusOf over its facts).
+func BenchmarkStatus(ctx context.Context, src StatusSource, id int64) (Status, error) {
+	facts, err := src.ConclusionFacts(ctx, id)
+	if err != nil {
+		return Status{}, err
+	}
+	return StatusOf(facts), nil
+}
 
 // Status says whether a benchmark's conclusions are complete: the one
 // rule the verdict page and API, the start page, the recommendations,

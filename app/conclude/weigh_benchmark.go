@@ -11,7 +11,7 @@ import (
 type WeighSource interface {
 	DriftSource
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
-	ConclusionFacts(ctx context.Context, benchmarkID int64) (store.ConclusionFacts, error)
+	StatusSource
 	RunFiguresByID(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
 	PairSource
 }
@@ -53,11 +53,10 @@ func (j Weighed) Leads(c Criterion) Lead { return Leads(j.Cands, c, j.Ev) }
 // and its poll need not read every result meanwhile.
 func WeighBenchmark(ctx context.Context, src WeighSource, v store.Viewer, b store.Benchmark, onlyWhenConcluded bool) (Weighed, error) {
 	var j Weighed
-	facts, err := src.ConclusionFacts(ctx, b.ID)
-	if err != nil {
+	var err error
+	if j.Status, err = BenchmarkStatus(ctx, src, b.ID); err != nil {
 		return j, err
 	}
-	j.Status = StatusOf(facts)
 	var ids []int64
 	for _, r := range b.Runs {
 		if r.State != "completed" {

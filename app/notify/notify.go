@@ -159,11 +159,8 @@ func (n *Notifier) concluded(ctx context.Context, rn store.RunNotice) (bool, err
 	if rn.Runs["queued"]+rn.Runs["running"] > 0 || rn.LastFinished == nil {
 		return false, nil
 	}
-	facts, err := n.Store.ConclusionFacts(ctx, rn.BenchmarkID)
-	if err != nil {
-		return false, err
-	}
-	return !conclude.StatusOf(facts).Pending, nil
+	st, err := conclude.BenchmarkStatus(ctx, n.Store, rn.BenchmarkID)
+	return err == nil && !st.Pending, err
 }
 
 // benchmarkText is the event in a sentence, in the owner's language (the
