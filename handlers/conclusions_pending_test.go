@@ -94,6 +94,23 @@ func TestBenchmarkIsFinishedOnlyWhenConcluded(t *testing.T) {
 		t.Errorf("the start page before scoring: %q", got)
 	}
 
+	// The recommendation, the report and the configurations say so too.
+	surfaces := func() map[string]any {
+		t.Helper()
+		return map[string]any{
+			"recommendation": e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/recommendation", tok, nil, "").body["pending"],
+			"report":         e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/report.html?format=json", tok, nil, "").body["pending"],
+			"configurations": e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/configurations", tok, nil, "").body["pending"],
+			"recommend page": ada2.get("/benchmarks/"+b+"/recommend").doc.Find(`[data-testid="recommend-pending"]`).Length() == 1,
+			"report page":    ada2.get("/benchmarks/"+b+"/report.html").doc.Find(`[data-testid="report-pending"]`).Length() == 1,
+		}
+	}
+	for name, pending := range surfaces() {
+		if pending != true {
+			t.Errorf("%s before scoring: pending %v", name, pending)
+		}
+	}
+
 	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store},
 		Stats: conclude.Keeper{Store: e.store}, Notifier: &notify.Notifier{Store: e.store, River: rc}}
 	work := func(i int) {
@@ -116,6 +133,11 @@ func TestBenchmarkIsFinishedOnlyWhenConcluded(t *testing.T) {
 	}
 	if got := ada2.get("/").text(`[data-testid="recent-` + b + `"] [data-testid="recent-verdict"]`); strings.Contains(got, "being computed") {
 		t.Errorf("the start page once concluded: %q", got)
+	}
+	for name, pending := range surfaces() {
+		if pending != false {
+			t.Errorf("%s once concluded: pending %v", name, pending)
+		}
 	}
 
 	// A rescoring is waited for too; once it fails for good, the verdict
