@@ -120,7 +120,7 @@ func (w *ScoreRunWorker) Work(ctx context.Context, job *river.Job[ScoreRunArgs])
 	case sc.Continues:
 		// Checked and told once its quality exists: a regression check
 		// now would test a run without quality, and benchmark.finished
-		// would go out before it (docs/webhooks.md#events).
+		// would go out before it (docs/operations.md#webhooks).
 		return nil
 	}
 	return concludeRun(ctx, w.Stats, w.Regressions, w.Notifier, job.Args.RunID)

@@ -87,7 +87,7 @@ type Service struct {
 	SimAccuracy map[string]float64
 	// Notifier, when set, is told when a budgeted search's last rung is
 	// cut: no score job ends after that, and only then are the
-	// benchmark's conclusions complete (docs/webhooks.md#events).
+	// benchmark's conclusions complete (docs/operations.md#webhooks).
 	Notifier jobs.RunNotifier
 }
 

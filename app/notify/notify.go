@@ -89,7 +89,7 @@ type Run struct {
 // failed: none completed). Each event is recorded once per webhook,
 // whichever of several runs concluding together gets here first: the
 // last of them to record its run concluded finds every run concluded
-// (docs/webhooks.md#events).
+// (docs/operations.md#webhooks).
 func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 	rn, err := n.Store.RunNoticeOf(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
