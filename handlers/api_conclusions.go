@@ -6,7 +6,6 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -130,21 +129,20 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 		return err
 	}
 	out := apiVerdict{BenchmarkID: b.ID, Claims: []apiClaim{}, NotComparable: []apiNotComparable{}, LeftOut: []apiLeftOut{}}
-	if b.Active() {
-		out.Pending, out.Reason = true, "runs are still queued or running"
-		return c.JSON(out)
-	}
-	j, err := conclude.WeighBenchmark(c.UserContext(), s.Store, viewer(c), b, false)
+	j, err := conclude.WeighBenchmark(c.UserContext(), s.Store, viewer(c), b, true)
 	if err != nil {
 		return err
 	}
-	// Conclusions are drawn only once every finished run's scores and
-	// figures are kept (its score job has run): until then the verdict
-	// says it is being computed rather than "only one run has this
-	// figure".
-	if j.StatsPending(time.Now()) {
-		out.Pending, out.Reason = true, "conclusions are being computed: the finished runs' scores and figures are not kept yet"
+	// Conclusions are drawn only once they are complete (the engine's
+	// rule, as the page's: docs/verdict.md#when-a-verdict-is-final);
+	// until then the verdict says what is still being computed.
+	en := i18n.Default().Lang("en")
+	if j.Pending() {
+		out.Pending, out.Reason = true, j.Status.Reason.In(en)
 		return c.JSON(out)
+	}
+	if len(j.Status.Failed) > 0 {
+		out.Reason = j.Status.Reason.In(en)
 	}
 	out.Scorer = &j.ScorerKey
 	for _, r := range j.Left {
@@ -156,8 +154,13 @@ func (s *server) apiBenchmarkVerdict(c *fiber.Ctx) error {
 			out.NotComparable = append(out.NotComparable, apiNotComparable{RunID: x.RunID, Metric: metricNames[crit], Reason: x.Reason})
 		}
 		if l.Best == nil {
-			if len(l.NotComparable) > 0 {
+			switch {
+			case len(l.NotComparable) > 0:
 				out.Claims = append(out.Claims, unrankedClaim(crit, l.NotComparable[0].Reason))
+			case crit == conclude.Quality && len(j.Status.Failed) > 0:
+				// Not measured because its scoring failed: said, not
+				// left out in silence.
+				out.Claims = append(out.Claims, unrankedClaim(crit, j.Status.Reason.In(en)))
 			}
 			continue
 		}

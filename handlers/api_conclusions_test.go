@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // claimsBy indexes an answer's claims by metric.
@@ -99,25 +100,32 @@ func TestVerdictAndCompareAPI(t *testing.T) {
 // Right after a benchmark finishes, before its runs' score jobs have kept
 // their scores and figures, the JSON verdict says it is being computed
 // instead of drawing conclusions from half the figures; once they are
-// kept, it draws them.
+// kept, it draws them (docs/verdict.md#when-a-verdict-is-final).
 func TestVerdictAPIWaitsForItsFigures(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	ctx := context.Background()
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	price := 3.6
 	b, runs := finishedBenchmark(t, e, tok, 30, &price, []fakeRun{
 		smallFake,
 		bigFake,
 	})
-	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scored_at = NULL, finished_at = now() WHERE id = $1`, runs[1]); err != nil {
+	// The second run's score job is still to run, as when it has just
+	// ended.
+	if err := e.store.UnconcludeRun(ctx, runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	job, err := insertOnly(t, e).Insert(ctx, jobs.ScoreRunArgs{RunID: runs[1]}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	res := e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")
-	if res.status != 200 || res.body["pending"] != true || !strings.Contains(fmt.Sprint(res.body["reason"]), "conclusions are being computed") ||
+	if res.status != 200 || res.body["pending"] != true || !strings.Contains(fmt.Sprint(res.body["reason"]), fmt.Sprintf("run %d is being scored", runs[1])) ||
 		len(res.body["claims"].([]any)) != 0 {
 		t.Fatalf("verdict before the figures are kept: %d %v", res.status, res.body)
 	}
-	if _, err := e.store.Pool().Exec(context.Background(), `UPDATE runs SET scored_at = now() WHERE id = $1`, runs[1]); err != nil {
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, job.Job.ID); err != nil {
 		t.Fatal(err)
 	}
 	res = e.api(http.MethodGet, "/api/v1/benchmarks/"+b+"/verdict", tok, nil, "")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -13,26 +12,29 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/benchmarks"
+	"github.com/ruckus/ruckus/views/said"
 )
 
-// benchmarkVerdict is the verdict block of benchmark b: a placeholder
-// while runs are active. What it says is the engine's
+// benchmarkVerdict is the verdict block of benchmark b: a placeholder,
+// saying what is still being computed, until its conclusions are
+// complete. What it says is the engine's
 // (conclude.Weighed.Verdict), worded in the reader's language.
 func (s *server) benchmarkVerdict(ctx context.Context, v store.Viewer, b store.Benchmark) (benchmarks.Verdict, error) {
 	vd := benchmarks.Verdict{BenchmarkID: b.ID, RecommendURL: fmt.Sprintf("/benchmarks/%d/recommend", b.ID)}
 	if configurationCount(b) >= 2 {
 		vd.ConfigurationsURL = fmt.Sprintf("/benchmarks/%d/configurations", b.ID)
 	}
-	if b.Active() {
-		vd.Pending = true
-		return vd, nil
-	}
+	// One rule for every surface: the engine's (conclude.StatusOf;
+	// docs/verdict.md#when-a-verdict-is-final).
 	j, err := conclude.WeighBenchmark(ctx, s.Store, v, b, true)
 	if err != nil {
 		return vd, err
 	}
-	if j.ScoringSoon(time.Now()) {
-		vd.Pending, vd.Scoring = true, j.Scoring.Scorer
+	if j.Pending() {
+		vd.Pending = true
+		if !b.Active() {
+			vd.Reason = said.Word(ctx, j.Status.Reason)
+		}
 		return vd, nil
 	}
 	return verdictBlock(ctx, vd, j, b.Writable(v)), nil

@@ -27,10 +27,10 @@ func (s *server) configurations(c *fiber.Ctx) (benchmarks.Configurations, error)
 	if err != nil {
 		return benchmarks.Configurations{}, err
 	}
-	// Until the score job has kept a finished run's figures (its load
-	// identity, its rates' intervals) its lead cannot be tested yet.
-	pending := b.Active() || j.StatsPending(time.Now())
-	d := benchmarks.Configurations{Benchmark: b, Ranking: conclude.RankConfigurations(j.Cands, j.Left), Pending: pending}
+	// Until the benchmark's conclusions are complete (the engine's rule:
+	// a search rung's cut, a run's figures, scores or judging to come)
+	// no winner is final.
+	d := benchmarks.Configurations{Benchmark: b, Ranking: conclude.RankConfigurations(j.Cands, j.Left), Pending: j.Pending()}
 	if w := d.Ranking.Winner(); w != nil {
 		d.PlanURL = planURL(b.DatasetID, *w)
 	}

@@ -67,7 +67,9 @@ func (s *server) showHomePage(c *fiber.Ctx) error {
 		return err
 	}
 	for _, b := range recent {
-		j, err := conclude.WeighBenchmark(ctx, s.Store, v, b, false)
+		// A benchmark whose conclusions are still being computed says so
+		// (conclude.Weighed.Summary), as its verdict does.
+		j, err := conclude.WeighBenchmark(ctx, s.Store, v, b, true)
 		if err != nil {
 			return err
 		}

@@ -290,14 +290,22 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', finished_at = now(), summary = $2 WHERE id = $1`, runID, raw); err != nil {
 		t.Fatal(err)
 	}
-	// Its answers are being scored (the dataset has references): the
-	// placeholder waits for the scores…
+	// Its score job is queued with its end (the dataset has references):
+	// the placeholder waits for it, however long it takes…
+	job, err := insertOnly(t, e).Insert(ctx, jobs.ScoreRunArgs{RunID: runID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = now() - interval '10 minutes' WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
 	frag := c.get("/benchmarks/" + b + "/verdict")
-	if p := frag.doc.Find(`[data-testid="verdict-pending"][data-polling="on"]`); p.Length() != 1 || !strings.Contains(p.Text(), "scoring the answers with") {
+	if p := frag.doc.Find(`[data-testid="verdict-pending"][data-polling="on"]`); p.Length() != 1 || !strings.Contains(p.Text(), "figures and intervals are being kept") {
 		t.Fatalf("fragment while scoring: %.400s", frag.body)
 	}
-	// …but not for ever: scores that never came are not measured yet.
-	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = now() - interval '10 minutes' WHERE id = $1`, runID); err != nil {
+	// …until it fails for good: the verdict is drawn without the scores
+	// and says why they are missing.
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, job.Job.ID); err != nil {
 		t.Fatal(err)
 	}
 	frag = c.get("/benchmarks/" + b + "/verdict")
@@ -308,7 +316,7 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 	missing := func(id string) string {
 		return strings.TrimSpace(v.Find(`[data-testid="verdict-` + id + `"] [data-testid="verdict-missing"]`).Text())
 	}
-	if got := missing("quality"); !strings.HasPrefix(got, "Not measured yet: scoring with ") {
+	if got := missing("quality"); !strings.HasPrefix(got, "Not measured: scoring with ") || !strings.Contains(got, fmt.Sprintf("failed for run %d", runID)) {
 		t.Errorf("quality: %q", got)
 	}
 	if got := missing("cost"); got != "Not measured: no price per hour for cpu-2c (administrators set it under Hardware)." {

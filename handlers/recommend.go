@@ -92,15 +92,20 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candid
 	// Paired comparisons of quality between every two once the runs have
 	// finished (until then their scores still change): the ranking's
 	// test of significance.
+	st, err := conclude.BenchmarkStatus(c.UserContext(), s.Store, b.ID)
+	if err != nil {
+		return recommend.Data{}, nil, err
+	}
 	var ev conclude.Evidence
-	if !b.Active() && len(j.Cands) > 1 {
+	if !st.Pending && len(j.Cands) > 1 {
 		if ev, err = conclude.GatherEvidence(c.UserContext(), s.Store, j.Cands); err != nil {
 			return recommend.Data{}, nil, err
 		}
 	}
 	form, cons, w := parseRecommendForm(c)
 	rec := j.Recommend(cons, w, ev)
-	d := recommend.Data{Benchmark: b, Profiles: hardwareProfiles(j.Runs), Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), j.Cands, rec)}
+	d := recommend.Data{Benchmark: b, Profiles: hardwareProfiles(j.Runs), Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), j.Cands, rec),
+		Pending: notFinal(c.UserContext(), st)}
 	return d, j.Cands, nil
 }
 
@@ -173,7 +178,7 @@ func answerRecommendation(c *fiber.Ctx, d recommend.Data) error {
 	if d.Form.Error != "" {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiError{Error: d.Form.Error})
 	}
-	return c.JSON(recommendationJSON(d.Rec))
+	return c.JSON(apiRecommendation{Recommendation: recommendationJSON(d.Rec), Pending: d.Pending != "", PendingReason: d.Pending})
 }
 
 // recommendationJSON is a recommendation as the API answers it: its lists

@@ -61,6 +61,10 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
 	rec := j.Recommend(conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	st, err := conclude.BenchmarkStatus(ctx, s.Store, b.ID)
+	if err != nil {
+		return err
+	}
 	var claims map[int64][]conclude.Margin
 	if len(j.Each) > 0 {
 		_, claims = conclude.AgainstBaseline(j.Each, ev, j.Each[0].RunID)
@@ -71,7 +75,8 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 			return err
 		}
 		return c.JSON(apiReport{BenchmarkID: b.ID, Name: b.Name, DatasetID: b.DatasetID, Dataset: b.DatasetName,
-			CreatedAt: b.CreatedAt, Manifest: json.RawMessage(manifest), Agents: agents, Runs: apiRuns, Recommendation: recommendationJSON(rec)})
+			CreatedAt: b.CreatedAt, Manifest: json.RawMessage(manifest), Agents: agents, Runs: apiRuns, Recommendation: recommendationJSON(rec),
+			Pending: st.Pending, PendingReason: notFinal(context.Background(), st)})
 	}
 	for i, h := range hardware {
 		if h != nil {
@@ -90,7 +95,7 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	css := string(s.Assets.Body("pico.min.css")) + "\n" + string(s.Assets.Body("app.css"))
 	d := report.Data{Benchmark: b, Manifest: pretty.String(), Generated: time.Now(), Version: s.Version, Agents: agents,
-		Runs: figs, Compared: compared, Recommend: rec, Claims: claims, ScorerKey: j.ScorerKey, GridCO2: s.GridCO2, CSS: css}
+		Runs: figs, Compared: compared, Recommend: rec, Claims: claims, ScorerKey: j.ScorerKey, GridCO2: s.GridCO2, CSS: css, Pending: notFinal(ctx, st)}
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`inline; filename="benchmark-%d-report.html"`, b.ID))
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
@@ -183,4 +188,8 @@ type apiReport struct {
 	Agents         []report.Agent          `json:"agents"`
 	Runs           []apiRun                `json:"runs"`
 	Recommendation conclude.Recommendation `json:"recommendation"`
+	// Pending: the benchmark's conclusions are not complete yet
+	// (docs/verdict.md#when-a-verdict-is-final); PendingReason says why.
+	Pending       bool   `json:"pending"`
+	PendingReason string `json:"pending_reason,omitempty"`
 }

@@ -206,7 +206,7 @@ func TestNewScorersFromFormAndAPIShowOnTheRunPage(t *testing.T) {
 	if err := json.Unmarshal(raw, &args); err != nil || args.RunID != regexRun || args.Scorer != "regex" || !strings.Contains(string(args.Options), `^\\{\"city\"`) {
 		t.Fatalf("score_run args %s", raw)
 	}
-	if err := (&score.Service{Store: e.store}).ScoreRunOptions(ctx, args.RunID, args.Scorer, args.Options); err != nil {
+	if _, err := (&score.Service{Store: e.store}).ScoreRunOptions(ctx, args.RunID, args.Scorer, args.Options); err != nil {
 		t.Fatal(err)
 	}
 	// Every right answer starts {"city", and a wrong one keeps its first

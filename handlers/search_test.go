@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/notify"
 	"github.com/ruckus/ruckus/app/testkit"
 )
 
@@ -109,6 +110,18 @@ func TestMatrixAndSearchThroughTheAPI(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now() WHERE benchmark_id = $1 AND state = 'queued'`, id); err != nil {
 		t.Fatal(err)
 	}
+	// Until the rung is cut, its runs are no verdict: the next rung is
+	// still to come (docs/verdict.md#when-a-verdict-is-final).
+	if v := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/verdict", id), tok, nil, ""); v.body["pending"] != true ||
+		!strings.Contains(fmt.Sprint(v.body["reason"]), "budgeted search is deciding") {
+		t.Errorf("the verdict API between rungs: %v", v.body)
+	}
+	if got := c.get(fmt.Sprintf("/benchmarks/%d/verdict", id)).text(`[data-testid="verdict-pending-reason"]`); !strings.Contains(got, "after rung 1") {
+		t.Errorf("the verdict between rungs: %q", got)
+	}
+	if cf := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/configurations", id), tok, nil, ""); cf.body["pending"] != true {
+		t.Errorf("the configurations between rungs: %v", cf.body)
+	}
 	if n, err := testkit.Service(ctx, t, e.store, nil).DecideSearches(ctx); err != nil || n != 1 {
 		t.Fatalf("decided %d rungs: %v", n, err)
 	}
@@ -136,6 +149,36 @@ func TestMatrixAndSearchThroughTheAPI(t *testing.T) {
 		!strings.Contains(page.text(`[data-testid="search-pending"]`), "1 of 2 rungs decided") ||
 		!strings.Contains(page.text(`[data-testid="search"]`), "cut: its run ended without figures") {
 		t.Errorf("the benchmark page's search: %q", page.text(`[data-testid="search"]`))
+	}
+
+	// The last rung's runs end; its cut ends the search, and only that
+	// makes the benchmark finished: nothing else would tell it.
+	if r := e.api(http.MethodPost, "/api/v1/webhooks", tok, strings.NewReader(
+		`{"url":"https://hooks.example.com/done","secret":"sixteen bytes or more","events":["benchmark.finished"]}`), "application/json"); r.status != 201 {
+		t.Fatalf("webhook: %d %v", r.status, r.body)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, completion_tokens, sent_at, ttft_ms, e2e_ms)
+		SELECT id, 0, 'c0', 'ok', 16, now(), 50, 100 FROM runs WHERE benchmark_id = $1 AND search_rung = 1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', measured_seconds = 1, finished_at = now()
+		WHERE benchmark_id = $1 AND search_rung = 1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/verdict", id), tok, nil, ""); v.body["pending"] != true {
+		t.Errorf("the verdict before the last cut: %v", v.body)
+	}
+	svc := testkit.Service(ctx, t, e.store, nil)
+	svc.Notifier = &notify.Notifier{Store: e.store, River: insertOnly(t, e)}
+	if n, err := svc.DecideSearches(ctx); err != nil || n != 1 {
+		t.Fatalf("decided %d rungs: %v", n, err)
+	}
+	told, err := e.store.WebhookDeliveries(ctx, u.ID, 10)
+	if err != nil || len(told) != 1 || told[0].Event != "benchmark.finished" {
+		t.Fatalf("told after the last cut: %+v %v", told, err)
+	}
+	if v := e.api(http.MethodGet, fmt.Sprintf("/api/v1/benchmarks/%d/verdict", id), tok, nil, ""); v.body["pending"] != false {
+		t.Errorf("the verdict after the last cut: %v", v.body)
 	}
 }
 

@@ -312,6 +312,11 @@ func (p *Service) Rescore(ctx context.Context, v store.Viewer, benchmarkID, runI
 			raw = b
 			queued.ScorerOptions = raw
 		}
+		// The run's conclusions are drawn again once it is rescored: until
+		// then its benchmark's verdict says they are being computed.
+		if err := q.UnconcludeRun(ctx, runID); err != nil {
+			return err
+		}
 		_, err := p.River.InsertTx(ctx, tx, jobs.ScoreRunArgs{RunID: runID, Scorer: scorer, Options: raw}, nil)
 		return err
 	})

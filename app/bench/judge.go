@@ -419,55 +419,59 @@ func orFailed(answer, status string) string {
 }
 
 // JudgeFromManifest starts the judging a benchmark's judge scorer asks
-// for, once per run however often its score job runs.
-func (p *Service) JudgeFromManifest(ctx context.Context, runID int64) error {
+// for, once per run however often its score job runs, and says whether
+// a judging of the run is under way: its end concludes the run
+// (FinishJudgeRun), so a run that is not judged is concluded now.
+func (p *Service) JudgeFromManifest(ctx context.Context, runID int64) (bool, error) {
 	bid, err := p.Store.BenchmarkOfRun(ctx, runID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	raw, _, err := p.Store.BenchmarkManifest(ctx, bid)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("benchmark %d manifest: %w", bid, err)
+		return false, fmt.Errorf("benchmark %d manifest: %w", bid, err)
 	}
 	if m.ScorerOptions == nil || m.ScorerOptions.Judge == nil {
-		return p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: the benchmark names the judge scorer without a judge")
+		return false, p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: the benchmark names the judge scorer without a judge")
 	}
 	owner, err := p.Store.BenchmarkOwnerOfRun(ctx, runID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = p.StartJudge(ctx, store.Viewer{UserID: owner}, JudgeRequest{Options: *m.ScorerOptions.Judge, RunA: runID, Origin: "manifest"})
 	var errs Errors
 	switch {
 	case errors.Is(err, store.ErrJudgeExists):
-		return nil
+		// A retried score job: the judging it started goes on.
+		return true, nil
 	case errors.As(err, &errs):
 		// Nothing a retry would change (a retired judge model, no answer
 		// to judge): said on the run instead.
-		return p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: "+errs.Error())
+		return false, p.Store.AddRunEvent(ctx, runID, nil, "judging", "not judged: "+errs.Error())
 	}
-	return err
+	return err == nil, err
 }
 
 // FinishJudgeRun reads a finished judge run's answers into verdicts; for
 // a single grading the judged run's item scores become the normalised
 // ratings and its quality their mean with the bootstrap interval. It
-// reports false when runID is not a judge's run.
-func (p *Service) FinishJudgeRun(ctx context.Context, runID int64) (bool, error) {
+// returns the run judged (run_a, whose conclusions are drawn next), 0
+// when runID is not a judge's run.
+func (p *Service) FinishJudgeRun(ctx context.Context, runID int64) (int64, error) {
 	jr, err := p.Store.JudgeRunByID(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+		return 0, nil
 	}
 	if err != nil {
-		return true, err
+		return 0, err
 	}
 	items, err := p.Store.JudgeItems(ctx, runID)
 	if err != nil {
-		return true, err
+		return 0, err
 	}
 	o := store.JudgingOutcome{JudgeRunID: runID, State: "judged"}
 	if jr.Judge.State == "failed" || jr.Judge.State == "cancelled" {
@@ -479,9 +483,9 @@ func (p *Service) FinishJudgeRun(ctx context.Context, runID int64) (bool, error)
 		finishPair(jr, items, &o)
 	}
 	if err != nil {
-		return true, err
+		return 0, err
 	}
-	return true, p.Store.SaveJudging(ctx, o)
+	return jr.RunA, p.Store.SaveJudging(ctx, o)
 }
 
 func (p *Service) finishSingle(ctx context.Context, jr store.JudgeRun, items []store.JudgeItem, o *store.JudgingOutcome) error {

@@ -85,6 +85,10 @@ type Service struct {
 	// runtime, for benchmarks whose manifest sets none (ruckus serve
 	// --sim-accuracy).
 	SimAccuracy map[string]float64
+	// Notifier, when set, is told when a budgeted search's last rung is
+	// cut: no score job ends after that, and only then are the
+	// benchmark's conclusions complete (docs/operations.md#webhooks).
+	Notifier jobs.RunNotifier
 }
 
 // Queue is the part of the River client that queues and cancels runs;

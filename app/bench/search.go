@@ -86,7 +86,8 @@ func (p *Service) DecideSearches(ctx context.Context) (int, error) {
 // transaction under the benchmark's row lock, the cut is kept only if the
 // rung has none yet, and the next rung's runs are inserted with it: a
 // rung is decided once (a second decider finds its cut and drops its
-// own) and its next rung exists exactly when its cut does. Nothing
+// own) and its next rung exists exactly when its cut does; a search
+// over is told to the Notifier. Nothing
 // inside the transaction needs another connection, so deciders waiting
 // for the lock cannot starve the one holding it. False when there was
 // nothing to decide.
@@ -133,7 +134,11 @@ func (p *Service) DecideSearchRung(ctx context.Context, benchmarkID int64, rung 
 		}
 		return nil
 	})
-	return decided, err
+	if err != nil || !decided || next != nil || p.Notifier == nil {
+		return decided, err
+	}
+	// The search is over: its benchmark may be concluded now.
+	return decided, p.Notifier.RunEnded(ctx, runs[len(runs)-1].ID)
 }
 
 // benchmarkManifest is benchmarkID's manifest as it was created, naming

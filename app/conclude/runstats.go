@@ -178,3 +178,9 @@ func KeptEstimate(r *store.KeptRate, batches int) stats.Estimate {
 	}
 	return stats.TInterval(r.Mean, *r.SE, *r.DF, batches)
 }
+
+// RunConcluded records that the run's conclusions are drawn
+// (store.MarkRunConcluded).
+func (k Keeper) RunConcluded(ctx context.Context, runID int64) error {
+	return k.Store.MarkRunConcluded(ctx, runID)
+}

@@ -124,8 +124,10 @@ func (j Weighed) notMeasured(c Criterion) Said {
 		switch {
 		case j.Scoring.Scorer == "":
 			return say("vline.no_scorer")
-		case len(j.Scoring.Pending) > 0:
+		case j.Pending() && len(j.Scoring.Pending) > 0:
 			return say("vline.scoring", "Scorer", j.Scoring.Scorer)
+		case len(j.Status.Failed) > 0:
+			return say("vline.scoring_failed", "Scorer", j.Scoring.Scorer, "Runs", runList(j.Status.Failed))
 		}
 		return say("vline.no_reference")
 	case Cost:
@@ -224,6 +226,9 @@ func diffSaid(m Margin) Said {
 // (output tokens/s; goodput in its place under an open loop, as the
 // verdict) and cheapest, each with "≈" naming those effectively tied.
 func (j Weighed) Summary() Said {
+	if j.Pending() {
+		return say("vline.sum_pending", "Reason", j.Status.Reason)
+	}
 	if len(j.Cands) == 0 {
 		return say("vline.none_succeeded")
 	}
@@ -262,8 +267,10 @@ func summaryTitle(c Criterion) Said {
 // summaryWhat is who leads l in the summary, and by how much.
 func (j Weighed) summaryWhat(l Lead) Said {
 	switch {
-	case l.Best == nil && l.Criterion == Quality && j.Scoring.Scorer != "" && len(j.Scoring.Pending) > 0:
+	case l.Best == nil && l.Criterion == Quality && j.Scoring.Scorer != "" && len(j.Scoring.Pending) > 0 && j.Pending():
 		return say("vline.sum_scoring")
+	case l.Best == nil && l.Criterion == Quality && len(j.Status.Failed) > 0:
+		return say("vline.sum_scoring_failed")
 	case l.Best == nil && len(l.NotComparable) > 0:
 		// Measured and never ranked (a refusal rate): the reason, as the
 		// verdict's line and the API give it.

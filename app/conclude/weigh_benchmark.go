@@ -3,7 +3,6 @@ package conclude
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -12,14 +11,10 @@ import (
 type WeighSource interface {
 	DriftSource
 	BenchmarkScoring(ctx context.Context, id int64) (store.Scoring, error)
+	StatusSource
 	RunFiguresByID(ctx context.Context, v store.Viewer, ids []int64) ([]store.RunFigures, error)
 	PairSource
 }
-
-// ScoreWait is how long after a run finished its conclusions wait for its
-// scores (the scoring job usually takes a second or two) before they show
-// quality as not measured yet.
-const ScoreWait = 2 * time.Minute
 
 // Weighed is a finished benchmark's runs as its verdict weighs them; the
 // verdict page, its API, the start page and the report read it.
@@ -43,37 +38,30 @@ type Weighed struct {
 	// every identity the runs were scored under, oldest first.
 	ScorerKey  string
 	ScorerKeys []string
+	// Status is whether the conclusions are complete (StatusOf).
+	Status Status
 }
 
-// ScoringSoon says whether scores are expected any moment: a succeeded
-// run is not scored yet, finished less than ScoreWait ago.
-func (j Weighed) ScoringSoon(now time.Time) bool {
-	return j.Scoring.Scorer != "" && j.StatsPending(now)
-}
-
-// StatsPending says whether a run finished less than ScoreWait ago has
-// not had its score job yet, which keeps its figures and intervals
-// (run_stats) whether or not it is scored: until then its conclusions are
-// still being computed.
-func (j Weighed) StatsPending(now time.Time) bool {
-	for _, at := range j.Scoring.Pending {
-		if now.Sub(at) < ScoreWait {
-			return true
-		}
-	}
-	return false
-}
+// Pending says whether the benchmark's conclusions are still being
+// computed (StatusOf): every surface waits for them rather than show a
+// verdict that would change.
+func (j Weighed) Pending() bool { return j.Status.Pending }
 
 // Leads are the weighed benchmark's lead on criterion c (Leads over its
 // candidates and evidence).
 func (j Weighed) Leads(c Criterion) Lead { return Leads(j.Cands, c, j.Ev) }
 
-// WeighBenchmark reads the succeeded runs of the finished benchmark b with their
-// evidence. With onlyWhenScored, a benchmark whose scores are due any
-// moment (ScoringSoon) is weighed no further than that: the caller waits
-// for them, and its poll need not read every result meanwhile.
-func WeighBenchmark(ctx context.Context, src WeighSource, v store.Viewer, b store.Benchmark, onlyWhenScored bool) (Weighed, error) {
+// WeighBenchmark reads the succeeded runs of benchmark b with their
+// evidence, and whether its conclusions are complete (Status). With
+// onlyWhenConcluded, a benchmark whose conclusions are still being
+// computed is weighed no further than that: the caller waits for them,
+// and its poll need not read every result meanwhile.
+func WeighBenchmark(ctx context.Context, src WeighSource, v store.Viewer, b store.Benchmark, onlyWhenConcluded bool) (Weighed, error) {
 	var j Weighed
+	var err error
+	if j.Status, err = BenchmarkStatus(ctx, src, b.ID); err != nil {
+		return j, err
+	}
 	var ids []int64
 	for _, r := range b.Runs {
 		if r.State != "completed" {
@@ -85,15 +73,11 @@ func WeighBenchmark(ctx context.Context, src WeighSource, v store.Viewer, b stor
 			j.Simulated = true
 		}
 	}
-	if len(ids) == 0 {
+	if len(ids) == 0 || onlyWhenConcluded && j.Pending() {
 		return j, nil
 	}
-	var err error
 	if j.Scoring, err = src.BenchmarkScoring(ctx, b.ID); err != nil {
 		return j, err
-	}
-	if onlyWhenScored && j.ScoringSoon(time.Now()) {
-		return j, nil
 	}
 	runs, err := src.RunFiguresByID(ctx, v, ids)
 	if err != nil {

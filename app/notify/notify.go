@@ -36,6 +36,7 @@ var Events = []string{EventBenchmarkFinished, EventBenchmarkFailed, EventRunRegr
 // Store is what the notifier reads and writes.
 type Store interface {
 	RunNoticeOf(ctx context.Context, runID int64) (store.RunNotice, error)
+	ConclusionFacts(ctx context.Context, benchmarkID int64) (store.ConclusionFacts, error)
 	InTxWith(ctx context.Context, fn func(tx pgx.Tx, q *store.Queries) error) error
 }
 
@@ -80,11 +81,15 @@ type Run struct {
 	Regressions []store.Regression `json:"regressions"`
 }
 
-// RunEnded records the events an ended run gives: run.regression when it
-// is flagged as a regression, and benchmark.finished or benchmark.failed
-// when it was its benchmark's last run to end (failed: none completed).
-// Each event is recorded once per webhook, whichever of several runs
-// ending together gets here first.
+// RunEnded records the events an ended run gives once its conclusions are
+// drawn: run.regression when it is flagged as a regression, and
+// benchmark.finished or benchmark.failed when its benchmark's
+// conclusions are complete (conclude.StatusOf: no run active, no search
+// rung undecided, no run's scoring, execution or judging to come;
+// failed: none completed). Each event is recorded once per webhook,
+// whichever of several runs concluding together gets here first: the
+// last of them to record its run concluded finds every run concluded
+// (docs/operations.md#webhooks).
 func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 	rn, err := n.Store.RunNoticeOf(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -108,7 +113,11 @@ func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 			ev  Event
 		}{fmt.Sprintf("%s:%d:%s", EventRunRegression, rn.RunID, rn.FinishedAt.UTC().Format(time.RFC3339Nano)), ev})
 	}
-	if rn.Runs["queued"]+rn.Runs["running"] == 0 && rn.LastFinished != nil {
+	concluded, err := n.concluded(ctx, rn)
+	if err != nil {
+		return err
+	}
+	if concluded {
 		event := EventBenchmarkFinished
 		if rn.Runs["completed"] == 0 {
 			event = EventBenchmarkFailed
@@ -142,6 +151,16 @@ func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 		}
 		return nil
 	})
+}
+
+// concluded says whether rn's benchmark has ended and its conclusions
+// are complete.
+func (n *Notifier) concluded(ctx context.Context, rn store.RunNotice) (bool, error) {
+	if rn.Runs["queued"]+rn.Runs["running"] > 0 || rn.LastFinished == nil {
+		return false, nil
+	}
+	st, err := conclude.BenchmarkStatus(ctx, n.Store, rn.BenchmarkID)
+	return err == nil && !st.Pending, err
 }
 
 // benchmarkText is the event in a sentence, in the owner's language (the

@@ -40,3 +40,17 @@ func (q *Queue) QueueExecution(ctx context.Context, runID int64, scorer string) 
 		return nil
 	})
 }
+
+// QueueConclusion queues the server's conclusion of runID, whose
+// execution is done (jobs.ConcludeRunArgs).
+func (q *Queue) QueueConclusion(ctx context.Context, runID int64) error {
+	if q.River == nil {
+		return fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
+	}
+	return q.Store.InTxWith(ctx, func(tx pgx.Tx, _ *store.Queries) error {
+		if _, err := q.River.InsertTx(ctx, tx, jobs.ConcludeRunArgs{RunID: runID}, nil); err != nil {
+			return fmt.Errorf("queue conclusion of run %d: %w", runID, err)
+		}
+		return nil
+	})
+}

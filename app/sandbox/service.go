@@ -47,6 +47,15 @@ type Executor struct {
 	// process (its capacity is the worker's concurrency).
 	Slots chan struct{}
 	Log   *slog.Logger
+	// Conclusions, when set, queues the conclusion of a run whose
+	// execution is done: its quality exists only now, so its regression
+	// check and webhooks come after it (jobs.ConcludeRunArgs).
+	Conclusions ConclusionQueue
+}
+
+// ConclusionQueue queues a run's conclusion on the server (*Queue).
+type ConclusionQueue interface {
+	QueueConclusion(ctx context.Context, runID int64) error
 }
 
 var _ jobs.RunExecutor = (*Executor)(nil)
@@ -100,7 +109,16 @@ func (e *Executor) ExecuteRun(ctx context.Context, runID int64, scorer string) e
 	if e.Log != nil {
 		e.Log.Info("executed run", "run", runID, "pass_at", sum.PassAt, "counts", sum.Counts)
 	}
-	return e.Store.FinishExecution(ctx, runID, sum, q)
+	if err := e.Store.FinishExecution(ctx, runID, sum, q); err != nil {
+		return err
+	}
+	if e.Conclusions == nil {
+		return nil
+	}
+	// After the quality's transaction: should queueing fail, the job's
+	// retry finds every answer executed, stores the same quality and
+	// queues the conclusion again.
+	return e.Conclusions.QueueConclusion(ctx, runID)
 }
 
 // executeItems executes the items of out not done yet, as many at a time

@@ -124,7 +124,7 @@ func TestScoreRunRegexWithThePattern(t *testing.T) {
 	}
 	// Again through the job's arguments with a pattern without a group: a
 	// match scores 1, and the item without a reference is scored too.
-	if err := svc.ScoreRunOptions(ctx, runID, "regex", json.RawMessage(`{"pattern":"#### [0-9]+$"}`)); err != nil {
+	if _, err := svc.ScoreRunOptions(ctx, runID, "regex", json.RawMessage(`{"pattern":"#### [0-9]+$"}`)); err != nil {
 		t.Fatal(err)
 	}
 	q = readQuality(t, st, runID)

@@ -27,8 +27,11 @@ type ExecutionQueue interface {
 // it): a run named by a score job may be a judge's run, whose answers
 // become verdicts, and a run scored by the judge scorer starts a judging.
 type Judge interface {
-	FinishJudgeRun(ctx context.Context, runID int64) (bool, error)
-	JudgeFromManifest(ctx context.Context, runID int64) error
+	// FinishJudgeRun returns the run judged (0 when runID is no judge's
+	// run).
+	FinishJudgeRun(ctx context.Context, runID int64) (int64, error)
+	// JudgeFromManifest says whether a judging of the run is under way.
+	JudgeFromManifest(ctx context.Context, runID int64) (bool, error)
 }
 
 // JudgeScorer is the scorer name that hands a run to the LLM judge.
@@ -48,7 +51,8 @@ var _ jobs.RunScorer = (*Service)(nil)
 // ScoreRun scores a run with scorer and the benchmark's scorer options
 // (see ScoreRunOptions).
 func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) error {
-	return s.ScoreRunOptions(ctx, runID, scorer, nil)
+	_, err := s.ScoreRunOptions(ctx, runID, scorer, nil)
+	return err
 }
 
 // ScoreRunOptions scores every result of a run with scorer, or when empty
@@ -62,16 +66,18 @@ func (s *Service) ScoreRun(ctx context.Context, runID int64, scorer string) erro
 // (NeedsReference). The run's quality is the mean with its 95 % bootstrap
 // interval (seeded with the run id, so scoring again gives the same
 // interval); the bleu scorer also stores the corpus BLEU of the scored
-// answers, a failed request counting as an empty hypothesis.
-func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) error {
+// answers, a failed request counting as an empty hypothesis. What it
+// returns says whether the run's quality comes later (execution, a
+// judging) or whose quality a judge's run gave (jobs.Scored).
+func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) (jobs.Scored, error) {
 	if s.Judge != nil {
-		if judged, err := s.Judge.FinishJudgeRun(ctx, runID); judged || err != nil {
-			return err
+		if judged, err := s.Judge.FinishJudgeRun(ctx, runID); judged != 0 || err != nil {
+			return jobs.Scored{JudgeOf: judged}, err
 		}
 	}
 	manifest, dataset, err := s.Store.RunScorer(ctx, runID)
 	if err != nil {
-		return err
+		return jobs.Scored{}, err
 	}
 	if scorer == "" {
 		scorer = manifest
@@ -80,20 +86,27 @@ func (s *Service) ScoreRunOptions(ctx context.Context, runID int64, scorer strin
 		}
 	}
 	if scorer == "" {
-		return nil
+		return jobs.Scored{}, nil
 	}
 	if IsExecution(scorer) {
 		if s.Exec == nil {
-			return fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
+			return jobs.Scored{}, fmt.Errorf("run %d: %w", runID, jobs.ErrNoSandbox)
 		}
-		return s.Exec.QueueExecution(ctx, runID, scorer)
+		return jobs.Scored{Continues: true}, s.Exec.QueueExecution(ctx, runID, scorer)
 	}
 	if scorer == JudgeScorer {
 		if s.Judge == nil {
-			return fmt.Errorf("run %d: the judge scorer is not available here", runID)
+			return jobs.Scored{}, fmt.Errorf("run %d: the judge scorer is not available here", runID)
 		}
-		return s.Judge.JudgeFromManifest(ctx, runID)
+		judging, err := s.Judge.JudgeFromManifest(ctx, runID)
+		return jobs.Scored{Continues: judging}, err
 	}
+	return jobs.Scored{}, s.scoreHere(ctx, runID, scorer, manifest, options)
+}
+
+// scoreHere scores a run with a scorer that runs on the server.
+func (s *Service) scoreHere(ctx context.Context, runID int64, scorer, manifest string, options json.RawMessage) error {
+	var err error
 	if len(options) == 0 && scorer == manifest {
 		if options, err = s.Store.RunScorerOptions(ctx, runID); err != nil {
 			return err

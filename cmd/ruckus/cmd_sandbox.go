@@ -60,7 +60,10 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Workers:                workers,
 		LeaderElectionDisabled: true,
 		FetchOnlyKnownKinds:    true,
-		FetchPollInterval:      time.Second,
+		// It queues the server's conclude_run (sandbox.Queue), a kind it
+		// does not work.
+		SkipUnknownJobCheck: true,
+		FetchPollInterval:   time.Second,
 		// River's notifications can be sent by any role (agents too):
 		// this client acts on none (see serverRiverConfig).
 		PollOnly: true,
@@ -68,6 +71,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
 	}
+	exec.Conclusions = &sandbox.Queue{Store: st, River: rc}
 	if err := rc.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start river: %w", err)
 	}

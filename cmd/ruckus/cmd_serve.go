@@ -326,7 +326,11 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	}
 	notifier := &notify.Notifier{Store: st}
 	scoring.Notifier = notifier
+	benchmarks.Notifier = notifier
 	river.AddWorker(workers, scoring)
+	// A run whose quality came from the sandbox is concluded here when
+	// its execution is done (docs/verdict.md#when-a-verdict-is-final).
+	river.AddWorker(workers, &jobs.ConcludeRunWorker{Regressions: scoring.Regressions, Stats: scoring.Stats, Notifier: notifier})
 	river.AddWorker(workers, &jobs.DeliverWebhookWorker{Deliverer: notify.NewDeliverer(st, deps.guard, 10*time.Second, version)})
 	river.AddWorker(workers, &jobs.ServerExecuteRunWorker{})
 	rc, err := river.NewClient(riverpgxv5.New(pool), serverRiverConfig(cfg, workers, logger))
