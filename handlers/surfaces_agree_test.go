@@ -5,15 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // surfaceCase is one benchmark of the cross-surface matrix and the pair
@@ -31,6 +35,9 @@ type surfaceCase struct {
 	// "significant" lead, one "not established", "not comparable" (no
 	// leader) or "absent" (no claim).
 	fixture map[string]string
+	// provider: the pair's second run is paid by the token, and every
+	// surface costs it at $0.6375 per 1M output tokens.
+	provider bool
 }
 
 // kindOf is what a verdict claim shows, in surfaceCase.fixture's words.
@@ -109,6 +116,9 @@ func surfaceCases() []surfaceCase {
 			rescore(t, e, ids[1:], true)
 			return b, [2]int64{ids[0], ids[1]}
 		}, fixture: map[string]string{"quality": "not comparable"}},
+		{name: "remote provider", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
+			return providerBenchmark(t, e, tok, 60)
+		}, provider: true, fixture: map[string]string{"cost_per_1m_tokens": "significant"}},
 	}
 }
 
@@ -143,6 +153,9 @@ func TestSurfacesAgree(t *testing.T) {
 			} else {
 				s.recommendationsAgree(t, e, tok, cl, b)
 				s.leaderboardAgrees(t, e, tok, b, tc.merged)
+			}
+			if tc.provider {
+				s.providerCostAgrees(t, e, tok, b)
 			}
 			for m, want := range tc.fixture {
 				if got := kindOf(s.verdict[m]); got != want {
@@ -554,4 +567,179 @@ func (s surfaces) reportRanksAsTheAPI(t *testing.T, e *env, tok, b string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
 		t.Errorf("the report ranks %q, the recommendation API %q", got, want)
 	}
+}
+
+// providerBenchmark makes a benchmark of n items with two targets: m/small
+// on the simulated runtime on cpu-2c, priced $3.60 an hour, and OpenAI's
+// gpt-4o-mini, paid by the token ($0.15 in, $0.60 out per 1M) and worked
+// by a remote agent on an unpriced cpu profile. Both answer each item
+// with 5 prompt tokens, m/small in 15 output tokens over a 12 s window,
+// gpt-4o-mini in 20 over 10 s, so the provider's run costs
+// (n × 5 × 0.15 + n × 20 × 0.6) ÷ (n × 20) = $0.6375 per 1M output tokens
+// on every surface (docs/verdict.md), whatever its speed.
+func providerBenchmark(t *testing.T, e *env, tok string, n int) (string, [2]int64) {
+	t.Helper()
+	ctx := context.Background()
+	var ds strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ds, "{\"custom_id\":\"c%02d\",\"prompt\":\"q%d\",\"reference\":\"%d\"}\n", i, i, i)
+	}
+	up := e.upload(tok, "d.jsonl", []byte(ds.String()), nil)
+	for _, name := range []string{"m/small", "gpt-4o-mini"} {
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: name, Quantization: "bf16"})
+	}
+	sim := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	remote := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "remote-1", Runtimes: []string{"openai"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
+	price := 3.6
+	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetProviderPrice(ctx, store.ProviderPrice{Provider: "openai", Model: "gpt-4o-mini", InputPer1M: 0.15, OutputPer1M: 0.6}); err != nil {
+		t.Fatal(err)
+	}
+	// A "provider:model" target reaches a benchmark through a fleet
+	// (docs/fleets.md), which keeps the provider's price with the run.
+	manifest := fmt.Sprintf(`{"name":"provider","scenarios":[{"name":"seq","dataset":%v,"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact"}],
+		"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},"openai:gpt-4o-mini"]}`, up.body["dataset_id"])
+	res := e.api(http.MethodPost, "/api/v1/fleets", tok, strings.NewReader(manifest), "application/json")
+	if res.status != 201 {
+		t.Fatalf("create: %d %v", res.status, res.body)
+	}
+	fakes := map[string]fakeRun{"m/small": {seconds: 12, tokens: 15, e2e: millis(100), score: smallFake.score},
+		"gpt-4o-mini": {seconds: 10, tokens: 20, e2e: millis(150), score: func(i int) float64 { return float64(min(i%4, 1)) }}}
+	var pair [2]int64
+	for _, rr := range res.body["runs"].([]any) {
+		run := rr.(map[string]any)
+		id, model := int64(run["run_id"].(float64)), strings.TrimPrefix(fmt.Sprint(run["model"]), "openai:")
+		agent, k := sim.ID, 0
+		if model == "gpt-4o-mini" {
+			agent, k = remote.ID, 1
+		}
+		pair[k] = id
+		finishFake(t, e, id, agent, n, fakes[model])
+	}
+	return fmt.Sprint(res.body["benchmark_ids"].([]any)[0]), pair
+}
+
+// finishFake works run id on agent as finishedBenchmark's runs are worked
+// (one request after another over f's window, each a little early or
+// late), each request with 5 prompt tokens, and scores it as f says.
+func finishFake(t *testing.T, e *env, id, agent int64, n int, f fakeRun) {
+	t.Helper()
+	ctx := context.Background()
+	var job int64
+	_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, id).Scan(&job)
+	claim, err := e.store.ClaimRun(ctx, id, agent, job, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Minute)
+	var rs []store.ResultRecord
+	for i := range n {
+		jitter := 0.45 * math.Sin(float64(i*i)*1.7+float64(id))
+		at := start.Add(time.Duration((float64(i) + 0.5 + jitter) / float64(n) * f.seconds * float64(time.Second)))
+		rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%02d", i), Status: jobs.StatusOK, Output: "x",
+			PromptTokens: 5, CompletionTokens: f.tokens, ContentEvents: f.tokens, TTFT: 10 * time.Millisecond, E2E: f.e2e(i)}, SentAt: at})
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	window := time.Duration(f.seconds * float64(time.Second))
+	sum, err := e.store.RunAggregate(ctx, id, jobs.SLO{}, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: window, Summary: raw,
+		Throughput: sum.OutputTokensPerS, RequestsPerS: sum.RequestsPerS}); err != nil {
+		t.Fatal(err)
+	}
+	scores := make([]float64, n)
+	for i := range n {
+		scores[i] = f.score(i)
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET score = $3 WHERE run_id = $1 AND idx = $2`, id, i, scores[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mean, lo, hi := score.MeanCI(scores, uint64(id))
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET scorer = 'exact', scored = $2, quality = $3, quality_lo = $4, quality_hi = $5, scored_at = now() WHERE id = $1`,
+		id, n, mean, lo, hi); err != nil {
+		t.Fatal(err)
+	}
+	concludeRun(t, e, id)
+}
+
+// providerCost is what a remote provider's run costs per 1M output tokens:
+// (60 × 5 × 0.15 + 60 × 20 × 0.6) ÷ 1200 (providerBenchmark).
+const providerCost = 0.6375
+
+// providerCostAgrees checks that every surface costs the provider's run
+// (the pair's second) from its token prices: the verdict API, the compare
+// API both ways round, the run API, both recommendations, the leaderboard,
+// the verdict page and the figures tables of the comparison and the
+// report.
+func (s surfaces) providerCostAgrees(t *testing.T, e *env, tok string, b string) {
+	t.Helper()
+	run := float64(s.pair[1])
+	costs := map[string]any{}
+	for name, claims := range map[string]map[string]map[string]any{"verdict API": s.verdict, "compare API": s.fwd, "compare API reversed": s.r} {
+		for _, side := range []string{"leader", "runner_up"} {
+			if x, ok := claims["cost_per_1m_tokens"][side].(map[string]any); ok && x["run_id"] == run {
+				costs[name] = x["value"]
+			}
+		}
+	}
+	costs["run API"] = e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", s.pair[1]), tok, nil, "").body["cost_per_1m_tokens"]
+	ds := datasetOf(t, e, b)
+	for name, path := range map[string]string{"benchmark recommendation": "/api/v1/benchmarks/" + b + "/recommendation",
+		"dataset recommendation": fmt.Sprintf("/api/v1/datasets/%d/recommendation", ds)} {
+		feasible, _ := e.api(http.MethodGet, path, tok, nil, "").body["feasible"].([]any)
+		for _, x := range feasible {
+			if x.(map[string]any)["run_id"] == run {
+				costs[name] = x.(map[string]any)["cost_per_1m_tokens"]
+			}
+		}
+	}
+	rows, _ := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=cost", ds), tok, nil, "").body["rows"].([]any)
+	for _, r := range rows {
+		if r.(map[string]any)["run_id"] == run {
+			costs["leaderboard"] = r.(map[string]any)["cost_per_1m_tokens"]
+		}
+	}
+	for _, name := range []string{"verdict API", "compare API", "compare API reversed", "run API", "benchmark recommendation", "dataset recommendation", "leaderboard"} {
+		if c, ok := costs[name].(float64); !ok || math.Abs(c-providerCost) > 1e-9 {
+			t.Errorf("the %s costs the provider's run at %v per 1M output tokens, want $%v from its token prices", name, costs[name], providerCost)
+		}
+	}
+	for name, doc := range map[string]*goquery.Document{"comparison": s.comparePage, "report": s.report} {
+		// Shown to three significant digits.
+		cell := figureText(doc, "Cost per 1M output tokens (USD)", 1)
+		if c, err := strconv.ParseFloat(strings.TrimPrefix(cell, "$"), 64); err != nil || math.Abs(c-providerCost) > 0.001 {
+			t.Errorf("the %s's figures table costs the provider's run at %q, want $%v", name, cell, providerCost)
+		}
+	}
+}
+
+// figureText is the text of row's column col (0: the baseline) in a
+// figures table, its delta left out.
+func figureText(doc *goquery.Document, row string, col int) string {
+	text := ""
+	doc.Find(`table tbody tr`).Each(func(_ int, tr *goquery.Selection) {
+		if text == "" && strings.TrimSpace(tr.Find("th").Text()) == row {
+			td := tr.Find("td").Eq(col).Clone()
+			td.Find("small").Remove()
+			text = strings.Join(strings.Fields(td.Text()), " ")
+		}
+	})
+	return text
+}
+
+// datasetOf is benchmark b's dataset.
+func datasetOf(t *testing.T, e *env, b string) int64 {
+	t.Helper()
+	var ds int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
