@@ -28,6 +28,7 @@ type capacityStore interface {
 	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
 	conclude.PairSource
+	conclude.DriftSource
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
@@ -67,13 +68,19 @@ func (r capacityRequest) slo() jobs.SLO {
 
 // measure reads what one run says about serving under the planner's SLOs:
 // a sweep's saturation point, or the one load a run measured when the
-// SLOs held at it.
-func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conclude.Measured, error) {
+// SLOs held at it, at the rate the engine estimates for it
+// (conclude.ReplicaRate). Its speed and cost are the engine's for cand,
+// the run as every conclusion weighs it; a remote provider's run is
+// priced by its tokens, not by its agent machine's hour.
+func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candidate, slo jobs.SLO) (conclude.Measured, error) {
 	f := compare.NewFigures(r.RunFigures)
 	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key(),
 		GPUs:         conclude.ReplicaGPUs(r.GPUCount, r.Engine),
 		PricePerHour: conclude.PricePerHour(r.RunFigures), Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
-		QualityScorer: r.scorer}
+		QualityScorer: r.scorer, TokenPrice: r.TokenPrice}.WeighedBy(cand)
+	if m.TokenPrice != nil {
+		m.PricePerHour, m.GPUs = nil, 0
+	}
 	if f.GPUSimulated {
 		// Energy simulated from the load (--sim-gpu) is no measurement:
 		// it sizes nothing and is never set against a measured one.
@@ -119,6 +126,11 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})), nil
 	}
 	rate := agg.RequestsPerS
+	if est, ok := conclude.ReplicaRate(cand); ok {
+		lo := est.Lo
+		rate, m.SLORateLo = est.Mean, &lo
+		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, rate)
+	}
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
 	m.SLOFrom = conclude.Say("capacity.said.from_one_load", "Run", r.ID)
 	return m, nil
@@ -194,15 +206,27 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 		// A run scored under the minimum's identity is weighed under it.
 		weighQualities(runs, q.Scorer)
 	}
+	figs := make([]store.RunFigures, len(runs))
+	for i, r := range runs {
+		figs[i] = r.RunFigures
+	}
+	// The runs as every conclusion weighs them (with their deployments'
+	// between-run spread), so the plan's figures and its cost claim are
+	// the verdict's (docs/benchmarks.md#capacity-planner).
+	cands, err := conclude.Weigh(ctx, s.Store, figs, "")
+	if err != nil {
+		return conclude.CapacityPlan{}, err
+	}
 	ms := make([]conclude.Measured, 0, len(runs))
-	for _, r := range runs {
-		m, err := s.measure(ctx, r, req.slo())
+	for i, r := range runs {
+		m, err := s.measure(ctx, r, cands[i], req.slo())
 		if err != nil {
 			return conclude.CapacityPlan{}, err
 		}
 		ms = append(ms, m)
 	}
 	plan := conclude.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
+	conclude.RankCapacity(&plan, conclude.Evidence{})
 	plan.QualityScorers = scorers
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}

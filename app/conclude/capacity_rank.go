@@ -1,0 +1,83 @@
+package conclude
+
+import "github.com/ruckus/ruckus/app/stats"
+
+// CapacityLead is the engine's cost claim between the capacity plan's two
+// cheapest sized targets, as every surface makes it
+// (docs/benchmarks.md#capacity-planner): Ordered on Cost, so the leader
+// is the verdict's for the same pair, with its test and p, or "not
+// established" with the smallest difference the pair could show, or no
+// leader at all when the pair is not comparable
+// (docs/verdict.md#not-comparable).
+type CapacityLead struct {
+	// Leader and RunnerUp are the pair's runs, the one the test finds
+	// cheaper first; both nil when the pair is not comparable.
+	Leader   *int64 `json:"leader_run_id"`
+	RunnerUp *int64 `json:"runner_up_run_id"`
+	// Runs are the two runs compared, the plan's cheapest first.
+	Runs [2]int64 `json:"runs"`
+	// Significant: the test establishes the leader as cheaper.
+	Significant bool `json:"significant"`
+	// Margin is the leader's against the runner-up (the plan's first
+	// against its second when not comparable).
+	Margin Margin `json:"margin"`
+	// LeaderModel and RunnerUpModel name the runs for a page.
+	LeaderModel   string `json:"-"`
+	RunnerUpModel string `json:"-"`
+}
+
+// Claim is the lead as a comparison's claim, for a page to word.
+func (l CapacityLead) Claim() Said { return l.Margin.ClaimSaid() }
+
+// WeighedBy is m with the run's figures as the engine weighs candidate c
+// (its speed and cost as every conclusion shows them) and c kept for
+// RankCapacity.
+func (m Measured) WeighedBy(c Candidate) Measured {
+	m.TokensPerS, m.RunCostPer1M, m.TokenPriced = Speed.Value(c), Cost.Value(c), c.TokenPriced
+	m.Candidate = &c
+	return m
+}
+
+// ReplicaRate is the requests/s one replica served at a run's one
+// measured load, as the engine estimates it: the mean of the steady
+// window's batch means (the estimate goodput per dollar is tested on),
+// its 95 % interval widened by the between-run spread a single run
+// carries (its deployment's, else the stats.DriftCV floor;
+// docs/concepts.md#drift). ok is false when the run kept no interval.
+func ReplicaRate(c Candidate) (stats.Estimate, bool) {
+	e := rpsEffect(c)
+	if !e.OK() || !(e.Mean > 0) || !finite(e.Lo) {
+		return stats.Estimate{}, false
+	}
+	return e, true
+}
+
+// RankCapacity ranks a plan's sized targets as the engine tells them
+// apart: each keeps its place by monthly cost, but shares the rank of the
+// target before it unless the engine's cost test (Compare on Cost:
+// comparable, significant, the earlier one cheaper) establishes the
+// earlier one as cheaper; Lead is the claim between the two cheapest. A
+// target without a Candidate shares the rank before it.
+func RankCapacity(plan *CapacityPlan, ev Evidence) {
+	fs := plan.Feasible
+	for i := 1; i < len(fs); i++ {
+		a, b := fs[i-1].Candidate, fs[i].Candidate
+		if a == nil || b == nil {
+			fs[i].Rank = fs[i-1].Rank
+			continue
+		}
+		if m := Compare(*a, *b, Cost, ev); !m.Comparable || m.Tie || m.P == nil || m.Better <= 0 {
+			fs[i].Rank = fs[i-1].Rank
+		}
+	}
+	if len(fs) < 2 || fs[0].Candidate == nil || fs[1].Candidate == nil {
+		return
+	}
+	lead, other, m := Ordered(*fs[0].Candidate, *fs[1].Candidate, Cost, ev)
+	l := CapacityLead{Runs: [2]int64{fs[0].RunID, fs[1].RunID}, Margin: m, LeaderModel: lead.Model, RunnerUpModel: other.Model}
+	if m.Comparable && m.Measured {
+		l.Leader, l.RunnerUp = &lead.RunID, &other.RunID
+		l.Significant = !m.Tie && m.P != nil
+	}
+	plan.Lead = &l
+}
