@@ -79,8 +79,9 @@ func rescore(t *testing.T, e *env, runs []int64, drop bool) {
 // unpriced, repeats, a pair whose answers are too far apart in length to
 // compare, an open loop, a rescored pair (qualities kept), a run measured
 // here against results imported from elsewhere (of equal quality: one
-// leader whichever way the pair is asked) and a pair scored under
-// different scorers.
+// leader whichever way the pair is asked), a pair scored under
+// different scorers and a run on a self-hosted profile priced by the hour
+// beside a remote provider's run paid by the token.
 func surfaceCases() []surfaceCase {
 	price := 3.6
 	fast := fakeRun{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }}
@@ -130,7 +131,10 @@ func surfaceCases() []surfaceCase {
 // leader, the comparable flag, the test and p; a pair that cannot be
 // ranked has no leader anywhere and says why in the engine's words; no
 // figure is a delta between runs the claims call not comparable, and a
-// delta is coloured only where its test establishes it.
+// delta is coloured only where its test establishes it. A remote
+// provider's run costs the same, from its token prices, on every
+// surface; the capacity planner shows each run's speed and cost as the
+// claims weigh them and its lead on cost is the claims'.
 func TestSurfacesAgree(t *testing.T) {
 	t.Parallel()
 	for _, tc := range surfaceCases() {
@@ -156,6 +160,11 @@ func TestSurfacesAgree(t *testing.T) {
 			}
 			if tc.provider {
 				s.providerCostAgrees(t, e, tok, b)
+			}
+			// Where the verdict ranks the pair on cost, the planner's two
+			// cheapest targets are the pair: its lead must be set against it.
+			if !tc.apart && !s.plannerAgrees(t, e, tok, cl, b, tc.provider) && !tc.merged && leaderOf(s.verdict["cost_per_1m_tokens"]) != 0 {
+				t.Error("fixture: the planner's lead was not set against the cost claim")
 			}
 			for m, want := range tc.fixture {
 				if got := kindOf(s.verdict[m]); got != want {
@@ -742,4 +751,117 @@ func datasetOf(t *testing.T, e *env, b string) int64 {
 		t.Fatal(err)
 	}
 	return ds
+}
+
+// plannerAgrees checks the capacity planner (POST /api/v1/capacity and
+// its page) on the benchmark's dataset against the compare API's claims,
+// which the verdict's are held to above: each run of the pair shows the
+// output tokens/s and cost per 1M output tokens the claims weigh it at
+// (a provider's run from its token prices), and where the plan's two
+// cheapest sized targets are the pair, its lead names the cost claim's
+// leader (none where the claim finds the pair not comparable), test and
+// p, and ranks them apart exactly when the claim establishes that the
+// plan's cheapest is cheaper.
+//
+// It reports whether it held the plan's lead to the cost claim.
+func (s surfaces) plannerAgrees(t *testing.T, e *env, tok string, cl *client, b string, provider bool) bool {
+	t.Helper()
+	ds := datasetOf(t, e, b)
+	body := fmt.Sprintf(`{"dataset_id":%d,"traffic":{"peak_rps":1,"average_rps":1,"input_tokens":5,"output_tokens":2},
+		"slo":{"e2e_ms":100000,"goodput":0.5},"headroom":0}`, ds)
+	res := e.api(http.MethodPost, "/api/v1/capacity", tok, strings.NewReader(body), "application/json")
+	if res.status != 200 {
+		t.Fatalf("capacity: %d %v", res.status, res.body)
+	}
+	targets := map[float64]map[string]any{}
+	var sized []map[string]any
+	for _, list := range []string{"feasible", "excluded"} {
+		xs, _ := res.body[list].([]any)
+		for _, x := range xs {
+			targets[x.(map[string]any)["run_id"].(float64)] = x.(map[string]any)
+			if list == "feasible" {
+				sized = append(sized, x.(map[string]any))
+			}
+		}
+	}
+	for _, run := range s.pair {
+		a := targets[float64(run)]
+		if a == nil {
+			t.Errorf("the planner leaves out run %d: %v", run, res.body)
+			continue
+		}
+		for metric, field := range map[string]string{"output_tokens_per_s": "output_tokens_per_s", "cost_per_1m_tokens": "run_cost_per_1m_output_tokens"} {
+			if v, ok := claimValue(s.fwd[metric], run); ok && !sameFigure(a[field], v) {
+				t.Errorf("run %d: the planner's %s is %v, the compare API's %s %v", run, field, a[field], metric, v)
+			}
+		}
+	}
+	if provider {
+		if a := targets[float64(s.pair[1])]; a["token_priced"] != true || !sameFigure(a["run_cost_per_1m_output_tokens"], providerCost) || a["replicas"] != 0.0 {
+			t.Errorf("the planner does not price the provider's run by its tokens: %v", a)
+		}
+	}
+	compared := s.plannerLeadAgrees(t, res.body, sized)
+	page := cl.get(fmt.Sprintf("/capacity?dataset=%d&peak_rps=1&average_rps=1&input_tokens=5&output_tokens=2&ttft_ms=&tpot_ms=&e2e_ms=100000&goodput=0.5&headroom=0", ds))
+	lead, _ := res.body["lead"].(map[string]any)
+	text := strings.Join(strings.Fields(page.text(`[data-testid="capacity-lead"]`)), " ")
+	if lead != nil {
+		m := lead["margin"].(map[string]any)
+		if page.status != 200 || m["test"] != "none" && !strings.Contains(text, fmt.Sprint(m["test"])) {
+			t.Errorf("the planner's page says %q (%d); its API's lead %v", text, page.status, m)
+		}
+	}
+	return compared
+}
+
+// plannerLeadAgrees checks the plan's lead and ranks against the compare
+// API's cost claim, where the plan's two cheapest sized targets are the
+// pair; it reports whether they were.
+func (s surfaces) plannerLeadAgrees(t *testing.T, plan map[string]any, sized []map[string]any) bool {
+	t.Helper()
+	if len(sized) < 2 {
+		return false
+	}
+	first, second := sized[0]["run_id"].(float64), sized[1]["run_id"].(float64)
+	pair := map[float64]bool{float64(s.pair[0]): true, float64(s.pair[1]): true}
+	if !pair[first] || !pair[second] {
+		return false
+	}
+	lead, _ := plan["lead"].(map[string]any)
+	claim := s.fwd["cost_per_1m_tokens"]
+	if lead == nil || claim == nil {
+		t.Fatalf("the plan's lead %v, the compare API's cost claim %v", lead, claim)
+	}
+	got, _ := lead["leader_run_id"].(float64)
+	if got != leaderOf(claim) {
+		t.Errorf("the planner names run %v cheaper, the compare API run %v", got, leaderOf(claim))
+	}
+	m := lead["margin"].(map[string]any)
+	for k, v := range map[string]any{"test": m["test"], "p": m["p"], "comparable": m["comparable"], "significant": lead["significant"]} {
+		if fmt.Sprint(v) != fmt.Sprint(claim[k]) {
+			t.Errorf("cost %s: the planner %v, the compare API %v", k, v, claim[k])
+		}
+	}
+	apart := sized[0]["rank"] != sized[1]["rank"]
+	if want := claim["significant"] == true && leaderOf(claim) == first; apart != want {
+		t.Errorf("the planner ranks the pair apart %v (%v, %v); the compare API's cost claim %v", apart, sized[0]["rank"], sized[1]["rank"], claim)
+	}
+	return true
+}
+
+// claimValue is run's figure in a claim (as its leader or runner-up).
+func claimValue(cl map[string]any, run int64) (float64, bool) {
+	for _, side := range []string{"leader", "runner_up"} {
+		if x, ok := cl[side].(map[string]any); ok && x["run_id"] == float64(run) {
+			v, ok := x["value"].(float64)
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// sameFigure says whether a JSON number is v (to a part in 10⁹).
+func sameFigure(x any, v float64) bool {
+	f, ok := x.(float64)
+	return ok && math.Abs(f-v) <= 1e-9*math.Max(1, math.Abs(v))
 }
