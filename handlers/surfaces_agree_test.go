@@ -118,7 +118,10 @@ func surfaceCases() []surfaceCase {
 			return b, [2]int64{ids[0], ids[1]}
 		}, fixture: map[string]string{"quality": "not comparable"}},
 		{name: "remote provider", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
-			return providerBenchmark(t, e, tok, 60)
+			return providerBenchmark(t, e, tok, 60, true)
+		}, provider: true, fixture: map[string]string{"cost_per_1m_tokens": "significant"}},
+		{name: "remote runtime", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
+			return providerBenchmark(t, e, tok, 60, false)
 		}, provider: true, fixture: map[string]string{"cost_per_1m_tokens": "significant"}},
 	}
 }
@@ -586,7 +589,7 @@ func (s surfaces) reportRanksAsTheAPI(t *testing.T, e *env, tok, b string) {
 // gpt-4o-mini in 20 over 10 s, so the provider's run costs
 // (n × 5 × 0.15 + n × 20 × 0.6) ÷ (n × 20) = $0.6375 per 1M output tokens
 // on every surface (docs/verdict.md), whatever its speed.
-func providerBenchmark(t *testing.T, e *env, tok string, n int) (string, [2]int64) {
+func providerBenchmark(t *testing.T, e *env, tok string, n int, fleet bool) (string, [2]int64) {
 	t.Helper()
 	ctx := context.Background()
 	var ds strings.Builder
@@ -607,10 +610,18 @@ func providerBenchmark(t *testing.T, e *env, tok string, n int) (string, [2]int6
 		t.Fatal(err)
 	}
 	// A "provider:model" target reaches a benchmark through a fleet
-	// (docs/fleets.md), which keeps the provider's price with the run.
+	// (docs/fleets.md#remote-providers); a benchmark names the provider's
+	// dialect as the runtime of a target on the remote agent's hardware.
+	// Either keeps the provider's price with the run.
 	manifest := fmt.Sprintf(`{"name":"provider","scenarios":[{"name":"seq","dataset":%v,"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact"}],
 		"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},"openai:gpt-4o-mini"]}`, up.body["dataset_id"])
-	res := e.api(http.MethodPost, "/api/v1/fleets", tok, strings.NewReader(manifest), "application/json")
+	path, ids := "/api/v1/fleets", "benchmark_ids"
+	if !fleet {
+		manifest = fmt.Sprintf(`{"name":"provider","dataset":%v,"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact",
+			"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},{"model":"gpt-4o-mini","runtime":"openai","hardware":"cpu"}]}`, up.body["dataset_id"])
+		path, ids = "/api/v1/benchmarks", "benchmark_id"
+	}
+	res := e.api(http.MethodPost, path, tok, strings.NewReader(manifest), "application/json")
 	if res.status != 201 {
 		t.Fatalf("create: %d %v", res.status, res.body)
 	}
@@ -627,7 +638,10 @@ func providerBenchmark(t *testing.T, e *env, tok string, n int) (string, [2]int6
 		pair[k] = id
 		finishFake(t, e, id, agent, n, fakes[model])
 	}
-	return fmt.Sprint(res.body["benchmark_ids"].([]any)[0]), pair
+	if fleet {
+		return fmt.Sprint(res.body[ids].([]any)[0]), pair
+	}
+	return fmt.Sprint(res.body[ids]), pair
 }
 
 // finishFake works run id on agent as finishedBenchmark's runs are worked
