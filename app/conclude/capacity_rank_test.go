@@ -2,6 +2,7 @@ package conclude
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -135,4 +136,57 @@ func TestReplicaRate(t *testing.T) {
 	if _, ok := ReplicaRate(Candidate{RPS: stats.TInterval(3, 0, 0, 1)}); ok {
 		t.Error("a rate without an interval has one")
 	}
+}
+
+// Replicas sized on the low end of the rate's interval serve the peak
+// at the deployment's real rate: of 4,000 runs drawn from a deployment
+// serving 3 req/s per replica (each run off by a 3 % between-run effect,
+// 10 batch means each with 10 % noise), sized for a peak drawn between 5
+// and 50 req/s at 20 % headroom, the count falls short of what the real
+// rate needs far less often than when sized on the estimate alone.
+func TestReplicasOnTheLowEndServeThePeak(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(40, 5))
+	const mu, headroom, draws = 3.0, 0.2, 4000
+	short := map[string]int{}
+	extra := map[string]float64{} // replicas beyond the need, summed
+	for range draws {
+		run := mu * (1 + stats.DriftCV*rng.NormFloat64())
+		var xs []float64
+		for range 10 {
+			xs = append(xs, run*(1+0.1*rng.NormFloat64()))
+		}
+		mean, sd := meanSD(xs)
+		e, ok := ReplicaRate(Candidate{RPS: stats.TInterval(mean, sd/math.Sqrt(10), 9, 10)})
+		if !ok {
+			t.Fatal("no rate")
+		}
+		traffic := Traffic{PeakRPS: 5 + 45*rng.Float64(), AverageRPS: 1, InputTokens: 500, OutputTokens: 200}
+		need := int(math.Ceil(traffic.PeakRPS/(mu*(1-headroom)) - 1e-9))
+		for name, lo := range map[string]float64{"estimate": 0, "low end": e.Lo} {
+			plan := PlanCapacity(traffic, headroom, Costs{}, nil, []Measured{sizedAt(1, e.Mean, lo, 1)})
+			if plan.Feasible[0].Replicas < need {
+				short[name]++
+			}
+			extra[name] += float64(plan.Feasible[0].Replicas-need) / float64(need)
+		}
+	}
+	est, low := float64(short["estimate"])/draws, float64(short["low end"])/draws
+	t.Logf("replicas short of the real rate's need: %.1f %% sized on the estimate, %.1f %% on its interval's low end (%d runs); "+
+		"replicas beyond the need on average: %+.1f %% and %+.1f %%", est*100, low*100, draws, extra["estimate"]/draws*100, extra["low end"]/draws*100)
+	if low > 0.05 || !(low < est) {
+		t.Errorf("short %.3f on the low end, %.3f on the estimate: want at most 5 %% and fewer", low, est)
+	}
+}
+
+// meanSD is xs's mean and sample standard deviation.
+func meanSD(xs []float64) (mean, sd float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(xs)-1))
 }
