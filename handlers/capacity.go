@@ -226,7 +226,9 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 		ms = append(ms, m)
 	}
 	plan := conclude.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
-	conclude.RankCapacity(&plan, conclude.Evidence{})
+	if err := conclude.RankCapacity(ctx, s.Store, &plan, conclude.Evidence{}); err != nil {
+		return plan, err
+	}
 	plan.QualityScorers = scorers
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}

@@ -1,6 +1,10 @@
 package conclude
 
-import "github.com/ruckus/ruckus/app/stats"
+import (
+	"context"
+
+	"github.com/ruckus/ruckus/app/stats"
+)
 
 // CapacityLead is the engine's cost claim between the capacity plan's two
 // cheapest sized targets, as every surface makes it
@@ -58,26 +62,56 @@ func ReplicaRate(c Candidate) (stats.Estimate, bool) {
 // comparable, significant, the earlier one cheaper) establishes the
 // earlier one as cheaper; Lead is the claim between the two cheapest. A
 // target without a Candidate shares the rank before it.
-func RankCapacity(plan *CapacityPlan, ev Evidence) {
+//
+// Each pair is weighed with its deployments' between-run spread as of the
+// newer of the two (WithDrift over the pair, read from src), as the
+// comparison of the same two runs weighs them, so the plan's test and p
+// are the compare API's; with a nil src the candidates keep the spread
+// they came with.
+func RankCapacity(ctx context.Context, src DriftSource, plan *CapacityPlan, ev Evidence) error {
 	fs := plan.Feasible
 	for i := 1; i < len(fs); i++ {
-		a, b := fs[i-1].Candidate, fs[i].Candidate
-		if a == nil || b == nil {
+		a, b, ok, err := pairAsOf(ctx, src, fs[i-1], fs[i])
+		if err != nil {
+			return err
+		}
+		if !ok {
 			fs[i].Rank = fs[i-1].Rank
 			continue
 		}
-		if m := Compare(*a, *b, Cost, ev); !m.Comparable || m.Tie || m.P == nil || m.Better <= 0 {
+		if m := Compare(a, b, Cost, ev); !m.Comparable || m.Tie || m.P == nil || m.Better <= 0 {
 			fs[i].Rank = fs[i-1].Rank
 		}
 	}
-	if len(fs) < 2 || fs[0].Candidate == nil || fs[1].Candidate == nil {
-		return
+	if len(fs) < 2 {
+		return nil
 	}
-	lead, other, m := Ordered(*fs[0].Candidate, *fs[1].Candidate, Cost, ev)
+	a, b, ok, err := pairAsOf(ctx, src, fs[0], fs[1])
+	if err != nil || !ok {
+		return err
+	}
+	lead, other, m := Ordered(a, b, Cost, ev)
 	l := CapacityLead{Runs: [2]int64{fs[0].RunID, fs[1].RunID}, Margin: m, LeaderModel: lead.Model, RunnerUpModel: other.Model}
 	if m.Comparable && m.Measured {
 		l.Leader, l.RunnerUp = &lead.RunID, &other.RunID
 		l.Significant = !m.Tie && m.P != nil
 	}
 	plan.Lead = &l
+	return nil
+}
+
+// pairAsOf is the two targets' candidates with their deployments'
+// between-run spread as of the pair (src nil: as they are); ok is false
+// when either has none.
+func pairAsOf(ctx context.Context, src DriftSource, x, y Capacity) (a, b Candidate, ok bool, err error) {
+	if x.Candidate == nil || y.Candidate == nil {
+		return a, b, false, nil
+	}
+	pair := []Candidate{*x.Candidate, *y.Candidate}
+	if src != nil {
+		if err := WithDrift(ctx, src, pair); err != nil {
+			return a, b, false, err
+		}
+	}
+	return pair[0], pair[1], true, nil
 }

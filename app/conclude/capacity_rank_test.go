@@ -1,6 +1,7 @@
 package conclude
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -97,7 +98,7 @@ func TestRankCapacityFollowsTheCostTest(t *testing.T) {
 		ms = append(ms, sizedAt(int64(i+1), 2, 1.8, p).WeighedBy(cands[i]))
 	}
 	plan := PlanCapacity(traffic, 0, Costs{}, nil, ms)
-	RankCapacity(&plan, Evidence{})
+	must(t, RankCapacity(context.Background(), nil, &plan, Evidence{}))
 	ranks := map[int64]int{}
 	for _, a := range plan.Feasible {
 		ranks[a.RunID] = a.Rank
@@ -117,7 +118,7 @@ func TestRankCapacityFollowsTheCostTest(t *testing.T) {
 	other.Load = &l2
 	ms[1] = ms[1].WeighedBy(other)
 	plan = PlanCapacity(traffic, 0, Costs{}, nil, ms)
-	RankCapacity(&plan, Evidence{})
+	must(t, RankCapacity(context.Background(), nil, &plan, Evidence{}))
 	if l := plan.Lead; l == nil || l.Leader != nil || l.Margin.Comparable || l.Margin.Reason == "" || plan.Feasible[1].Rank != 1 {
 		t.Errorf("another load: lead %+v, ranks %d %d", l, plan.Feasible[0].Rank, plan.Feasible[1].Rank)
 	}
@@ -189,4 +190,11 @@ func meanSD(xs []float64) (mean, sd float64) {
 		sd += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(sd / float64(len(xs)-1))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
