@@ -821,7 +821,8 @@ func (s surfaces) plannerAgrees(t *testing.T, e *env, tok string, cl *client, b 
 	text := strings.Join(strings.Fields(page.text(`[data-testid="capacity-lead"]`)), " ")
 	if lead != nil {
 		m := lead["margin"].(map[string]any)
-		if page.status != 200 || m["test"] != "none" && !strings.Contains(text, fmt.Sprint(m["test"])) {
+		if page.status != 200 || m["test"] != "none" && !strings.Contains(text, fmt.Sprint(m["test"])) ||
+			m["comparable"] == false && !strings.Contains(text, strings.TrimPrefix(fmt.Sprint(m["reason"]), "not comparable: ")) {
 			t.Errorf("the planner's page says %q (%d); its API's lead %v", text, page.status, m)
 		}
 	}

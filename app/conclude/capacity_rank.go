@@ -25,9 +25,11 @@ type CapacityLead struct {
 	// Margin is the leader's against the runner-up (the plan's first
 	// against its second when not comparable).
 	Margin Margin `json:"margin"`
-	// LeaderModel and RunnerUpModel name the runs for a page.
-	LeaderModel   string `json:"-"`
-	RunnerUpModel string `json:"-"`
+	// Models are the models of Runs, and LeaderModel and RunnerUpModel
+	// those of Leader and RunnerUp, for a page to name them.
+	Models        [2]string `json:"-"`
+	LeaderModel   string    `json:"-"`
+	RunnerUpModel string    `json:"-"`
 }
 
 // Claim is the lead as a comparison's claim, for a page to word.
@@ -91,9 +93,10 @@ func RankCapacity(ctx context.Context, src DriftSource, plan *CapacityPlan, ev E
 		return err
 	}
 	lead, other, m := Ordered(a, b, Cost, ev)
-	l := CapacityLead{Runs: [2]int64{fs[0].RunID, fs[1].RunID}, Margin: m, LeaderModel: lead.Model, RunnerUpModel: other.Model}
+	l := CapacityLead{Runs: [2]int64{fs[0].RunID, fs[1].RunID}, Models: [2]string{fs[0].Model, fs[1].Model}, Margin: m}
 	if m.Comparable && m.Measured {
 		l.Leader, l.RunnerUp = &lead.RunID, &other.RunID
+		l.LeaderModel, l.RunnerUpModel = lead.Model, other.Model
 		l.Significant = !m.Tie && m.P != nil
 	}
 	plan.Lead = &l

@@ -20,7 +20,7 @@ func leadText(ctx context.Context, l conclude.CapacityLead) string {
 	name := func(model string, run int64) string {
 		return model + " (" + i18n.T(ctx, "capacity.run_lower", "ID", fmt.Sprint(run)) + ")"
 	}
-	leader, other := name(l.LeaderModel, l.Runs[0]), name(l.RunnerUpModel, l.Runs[1])
+	leader, other := name(l.Models[0], l.Runs[0]), name(l.Models[1], l.Runs[1])
 	key := "capacity.lead_none"
 	if l.Leader != nil {
 		key = "capacity.lead"
