@@ -2182,6 +2182,8 @@ export interface components {
             };
             output_tokens_per_s: number | null;
             cost_per_1m_tokens: number | null;
+            /** @description cost_per_1m_tokens is a remote provider's price by the token (its input and output tokens at the provider's prices), which no speed moves; absent for a run priced by its hardware's hour. */
+            token_priced?: boolean;
             peak_gpu_mem_gib: number | null;
             /** @description The scorer identity quality was measured under ("" when unscored). */
             scorer?: string;
@@ -2374,6 +2376,48 @@ export interface components {
             /** @description The scorer identities the candidates' qualities were measured under. */
             quality_scorers: string[] | null;
             roi?: components["schemas"]["ROI"];
+            /** @description The engine's cost claim between the two cheapest sized targets, as the verdict and the comparison make it (cost per 1M output tokens tested on ln cost, t-log-cost; a remote provider's run priced from its token prices): the leader the test finds cheaper, or no leader when the pair is not comparable; null with fewer than two sized. */
+            lead?: {
+                leader_run_id: number | null;
+                runner_up_run_id: number | null;
+                /** @description The two runs compared */
+                runs: number[];
+                /** @description The test establishes the leader as cheaper at α = 0.05. */
+                significant: boolean;
+                margin: {
+                    /** @enum {string} */
+                    criterion: "cost";
+                    measured: boolean;
+                    a_not_measured?: boolean;
+                    b_not_measured?: boolean;
+                    a: number;
+                    b: number;
+                    abs?: number;
+                    /** @description The leader's lead in per cent of the runner-up's cost. */
+                    pct: number;
+                    relative?: boolean;
+                    better: number;
+                    comparable: boolean;
+                    /** @description What differs when the pair is not comparable. */
+                    reason?: string;
+                    /** @description The test does not establish the lead at α = 0.05. */
+                    tie: boolean;
+                    /** @description The test and its figures in words. */
+                    basis: string;
+                    /** @description t-log-cost, or none when untested. */
+                    test: string;
+                    p: number | null;
+                    interval_lo?: number | null;
+                    interval_hi?: number | null;
+                    /** @description The smallest difference this comparison could detect (80 % power at α = 0.05) when the lead is not established. */
+                    detectable_pct?: number;
+                    to_detect_5pct?: {
+                        requests?: number;
+                        repeats?: number;
+                        items?: number;
+                    };
+                };
+            } | null;
         };
         /** @description Each sized target against what runs today (present when the request had today). Today's monthly cost is its replicas × its hardware's price × hours × utilisation, plus energy when a run of today's model on today's hardware measured it; a row's saving is today's cost less the target's (energy counted on both sides or neither, the licence on neither); payback is the migration cost ÷ the saving, in months (null: never, it saves nothing). The quality difference (target − today) is tested only under a scorer identity both runs were scored with: the paired test over the items both scored (McNemar, paired permutation test), else a z-test from their intervals. */
         ROI: {
@@ -2431,11 +2475,23 @@ export interface components {
             quality: number | null;
             quality_lo: number | null;
             quality_hi: number | null;
-            /** @description The highest rate one replica served within the SLOs. */
+            /** @description The highest rate one replica served within the SLOs: a sweep's saturation step, or at one measured load the engine's estimate (the steady window's batch means). */
             slo_rate_rps: number | null;
+            /** @description The low end of that rate's 95 % interval, between-run spread included, which the replicas are sized on; null for a sweep's step. */
+            slo_rate_lo_rps?: number | null;
             /** @description Where that rate was measured. */
             slo_rate_from: string;
             max_measured_rps: number;
+            /** @description The run's output tokens/s as the verdict shows and tests it. */
+            output_tokens_per_s?: number | null;
+            /** @description The run's cost per 1M output tokens as the verdict shows it: its replica's price per hour over that speed, or a remote provider's run from its token prices. */
+            run_cost_per_1m_output_tokens?: number | null;
+            /** @description A remote provider's run, paid by the token: no replicas (0), GPUs or price per hour; its monthly cost is the traffic's tokens at its prices. */
+            token_priced?: boolean;
+            /** @description Place by monthly cost; a target shares the rank of the one before it unless the engine's cost test establishes that one as cheaper (0 when not sized). */
+            rank?: number;
+            /** @description A remote provider's run: the month's input and output tokens at its prices. */
+            monthly_tokens?: number | null;
             measured_input_tokens: number;
             measured_output_tokens: number;
             /** @description The median output tokens per successful request, from the run's summary; null when the summary does not have it. */
@@ -2461,7 +2517,7 @@ export interface components {
             extrapolated: string[] | null;
             reasons?: string[] | null;
             /** @description One code per reason, in the same order. */
-            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "slos" | "no_price")[] | null;
+            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "slos" | "rate_not_bounded" | "no_price")[] | null;
         };
         Model: {
             model_id: number;
