@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/valid"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/capacity"
@@ -24,8 +25,8 @@ import (
 
 type capacityStore interface {
 	DatasetRuns(ctx context.Context, v store.Viewer, datasetID int64, limit int, imported bool) ([]store.RunFigures, error)
-	RunSteps(ctx context.Context, runID int64, slo jobs.SLO) ([]jobs.StepSummary, error)
-	RunAggregate(ctx context.Context, runID int64, slo jobs.SLO, open time.Duration) (jobs.RunSummary, error)
+	summary.Source
+	summary.StepSource
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
 	conclude.PairSource
 	conclude.DriftSource
@@ -100,7 +101,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candi
 		m.OutputTokensP50, m.OutputTokensP90, m.OutputTokensMax = &o.P50, &o.P90, &o.Max
 	}
 	share := slo.GoodputShare()
-	steps, err := s.Store.RunSteps(ctx, r.ID, slo)
+	steps, err := summary.Steps(ctx, s.Store, r.ID, slo)
 	if err != nil {
 		return m, err
 	}
@@ -116,7 +117,7 @@ func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candi
 		m.SLOFrom = conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
 		return m, nil
 	}
-	agg, err := s.Store.RunAggregate(ctx, r.ID, slo, 0)
+	agg, err := summary.Run(ctx, s.Store, r.ID, slo, 0)
 	if err != nil {
 		return m, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -31,7 +32,7 @@ func TestCapacityPlanner(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET measured_seconds = 10, state = 'completed' WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 0)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func finishRun(t *testing.T, e *env, runID int64) {
 		FROM (SELECT count(*) AS n FROM results WHERE run_id = $1) n WHERE run_id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 0)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -94,7 +95,7 @@ func configBenchmark(t *testing.T, e *env, tok string, n int, cfgs []fakeConfig)
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
 		}
-		sum, err := e.store.RunAggregate(ctx, id, slo, window)
+		sum, err := summary.Run(ctx, e.store, id, slo, window)
 		if err != nil {
 			t.Fatal(err)
 		}

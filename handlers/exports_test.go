@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/export"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -65,7 +66,7 @@ func TestExports(t *testing.T) {
 	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	sum, _ := summary.Run(ctx, e.store, runID, jobs.SLO{}, time.Second)
 	sumJSON, _ := json.Marshal(sum)
 	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: time.Second, Summary: sumJSON}); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/fleet"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -98,7 +99,7 @@ func (f fleetFixture) finish(t *testing.T, e *env, runID, agentID int64, seconds
 		t.Fatal(err)
 	}
 	window := time.Duration(seconds * float64(time.Second))
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, window)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, window)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 type historyStore interface {
 	Leaderboard(ctx context.Context, v store.Viewer, q store.LeaderboardQuery) ([]store.LeaderboardRow, error)
 	LeaderboardFacets(ctx context.Context, v store.Viewer, datasetID int64) (store.LeaderboardFacets, error)
+	LeaderboardLengths(ctx context.Context, v store.Viewer, q store.LeaderboardQuery) ([]store.RunLengths, error)
 	UpdateBenchmark(ctx context.Context, v store.Viewer, id int64, ch store.BenchmarkChange) error
 	DeleteBenchmark(ctx context.Context, v store.Viewer, id int64) error
 	RunQualities(ctx context.Context, runIDs []int64) (map[int64][]store.Quality, error)
@@ -157,6 +158,18 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	q.Sort = conclude.LeaderboardSort(q.Sort, q.Load)
 	data.Form.Scorer, data.Form.Load, data.Sort = q.Scorer, q.Load, q.Sort
 	q.DatasetID = d.ID
+	// Speed, latency and cost rank only runs whose lengths the engine
+	// compares; the others are listed with why (conclude.LeaderboardLengths).
+	if conclude.LeaderboardRanksByLoad(q.Sort) {
+		lengths, err := s.Store.LeaderboardLengths(c.UserContext(), viewer(c), q)
+		if err != nil {
+			return data, nil, err
+		}
+		data.LeftOut = conclude.LeaderboardLengths(lengths)
+		for _, l := range data.LeftOut {
+			q.Without = append(q.Without, l.RunID)
+		}
+	}
 	// One row more than the page says whether there is a next page.
 	want := q.Limit
 	q.Limit++
@@ -247,7 +260,11 @@ func (s *server) apiLeaderboard(c *fiber.Ctx) error {
 	if data.NextCursor != "" {
 		next = &data.NextCursor
 	}
-	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, Rows: toAPILeaderboard(data.Rows), Next: next})
+	leftOut := data.LeftOut
+	if leftOut == nil {
+		leftOut = []conclude.LeaderboardLeftOut{}
+	}
+	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, Rows: toAPILeaderboard(data.Rows), LeftOut: leftOut, Next: next})
 }
 
 // apiLeaderboard is GET /datasets/{id}/leaderboard: a page of rows and
@@ -256,7 +273,10 @@ type apiLeaderboard struct {
 	DatasetID int64               `json:"dataset_id"`
 	Sort      string              `json:"sort"`
 	Rows      []apiLeaderboardRow `json:"rows"`
-	Next      *string             `json:"next"`
+	// LeftOut are the runs a sort by speed, latency or cost does not rank
+	// with the rows, with why (their lengths; docs/history.md#leaderboard-of-a-dataset).
+	LeftOut []conclude.LeaderboardLeftOut `json:"left_out"`
+	Next    *string                       `json:"next"`
 }
 
 // apiHistory is GET /datasets/{id}/history: one model's runs on the

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,8 @@ type spec struct {
 	tps, e2e  float64
 	// load is the manifest's load ("" for sequential).
 	load string
+	// tokens is each answer's length (0: 5 tokens).
+	tokens int
 }
 
 // run makes a benchmark of one run as spec says, finishes it and works its
@@ -106,6 +110,13 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 		t.Fatal(err)
 	}
 	var rs []store.ResultRecord
+	// The answers (5 tokens each unless the spec says) end one every
+	// tokens ÷ tps seconds, so the results' own timings give the summary's
+	// output tokens/s: the steady-window figure every surface shows
+	// (docs/metrics.md#throughput-output-tokenss-and-requestss) is the one the spec asks for, to within
+	// a batch's rounding.
+	tokens := cmp.Or(s.tokens, 5)
+	start, every := time.Now(), time.Duration(float64(tokens)/s.tps*float64(time.Second))
 	for i := range histItems {
 		out := "wrong"
 		if s.right(i) {
@@ -113,8 +124,9 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 		}
 		// Latencies spread from 0.5 to 1 × the scale.
 		e2e := time.Duration(s.e2e*(0.5+0.5*float64(i)/histItems)) * time.Millisecond
+		done := start.Add(time.Duration(i+1) * every)
 		rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%03d", i), Status: jobs.StatusOK, Output: out,
-			CompletionTokens: 5, ContentEvents: 5, TTFT: e2e / 4, E2E: e2e}, SentAt: time.Now()})
+			CompletionTokens: tokens, ContentEvents: tokens, TTFT: e2e / 4, E2E: e2e}, SentAt: done.Add(-e2e)})
 	}
 	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 		t.Fatal(err)
@@ -146,6 +158,22 @@ func statusOf(t *testing.T, e *env, path, tok string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// keptTPS is the output tokens/s run_stats kept for a run (its steady
+// window's mean): the figure the leaderboard, the history and every other
+// surface show. It fails the test unless it is within 5 % of want, the
+// speed the fixture was built to have.
+func keptTPS(t *testing.T, e *env, runID int64, want float64) float64 {
+	t.Helper()
+	var tps float64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT tps FROM run_stats WHERE run_id = $1`, runID).Scan(&tps); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(tps/want-1) > 0.05 {
+		t.Fatalf("run %d: its results give %g output tokens/s, the fixture wants %g", runID, tps, want)
+	}
+	return tps
 }
 
 func below(n int) func(int) bool { return func(i int) bool { return i < n } }
@@ -200,17 +228,19 @@ func TestLeaderboardRowsFiltersSortsAndPages(t *testing.T) {
 			t.Errorf("%s: rows %v, want %v", tc.query, got, tc.want)
 		}
 	}
-	// The figures of a row: quality from scoring, speed and latency from the
-	// summary, cost as price ÷ (tokens/s × 3600) × 10⁶.
+	// The figures of a row: quality from scoring, speed from the steady
+	// window (run_stats), latency from the summary, cost as price ÷
+	// (tokens/s × 3600) × 10⁶.
 	res := get("model=m/b")
 	row := res.body["rows"].([]any)[0].(map[string]any)
 	if q := row["quality"].(float64); math.Abs(q-20.0/histItems) > 1e-9 {
 		t.Errorf("quality %v, want %v", q, 20.0/histItems)
 	}
-	if c, want := row["cost_per_1m_tokens"].(float64), 2/(300.0*3600)*1e6; math.Abs(c-want) > 1e-9 {
+	tps := keptTPS(t, e, r2, 300)
+	if c, want := row["cost_per_1m_tokens"].(float64), 2/(tps*3600)*1e6; math.Abs(c-want) > 1e-9 {
 		t.Errorf("cost %v, want %v", c, want)
 	}
-	if row["output_tokens_per_s"].(float64) != 300 || row["e2e_p95_ms"].(float64) != 97.5 || row["hardware"] != "cpu-2c" || row["model"] != "m/b" {
+	if row["output_tokens_per_s"].(float64) != tps || row["e2e_p95_ms"].(float64) != 97.5 || row["hardware"] != "cpu-2c" || row["model"] != "m/b" {
 		t.Errorf("row %v", row)
 	}
 
@@ -277,6 +307,53 @@ func TestLeaderboardRowsFiltersSortsAndPages(t *testing.T) {
 	}
 }
 
+// Sorted by speed, latency or cost, the leaderboard ranks only runs
+// whose answers are within 2× in length of each other, as every claim
+// compares them (docs/verdict.md#not-comparable): a run whose answers are
+// 4× as long is listed below the ranking, on the page (in the reader's
+// language) and in the API, with the ranked run it cannot be set
+// against. Sorted by quality, it is ranked with the others.
+func TestLeaderboardLeavesOutRunsOfOtherLengths(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	_, r1 := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(36), tps: 100, e2e: 200})
+	_, r2 := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 1, right: below(20), tps: 300, e2e: 100})
+	_, long := h.run(t, spec{model: "m/b", hw: "gpu-1x", day: 2, right: below(28), tps: 1000, e2e: 150, tokens: 20})
+	base := fmt.Sprintf("/api/v1/datasets/%d/leaderboard", h.ds)
+	for _, sort := range []string{"speed", "latency", "cost"} {
+		res := e.api(http.MethodGet, base+"?sort="+sort, h.tok, nil, "")
+		if got := runIDs(t, res.body["rows"]); res.status != 200 || len(got) != 2 || slices.Contains(got, long) {
+			t.Errorf("by %s: %d rows %v, want %d and %d ranked without %d", sort, res.status, got, r1, r2, long)
+		}
+		out, _ := res.body["left_out"].([]any)
+		want := fmt.Sprintf("not ranked with run %d: mean output length 20.0 vs 5.0 tokens (more than 2× apart)", r1)
+		if len(out) != 1 || out[0].(map[string]any)["run_id"] != float64(long) || out[0].(map[string]any)["reason"] != want {
+			t.Errorf("by %s: left out %v, want run %d: %q", sort, out, long, want)
+		}
+	}
+	res := e.api(http.MethodGet, base+"?sort=quality", h.tok, nil, "")
+	if got, out := runIDs(t, res.body["rows"]), res.body["left_out"].([]any); len(got) != 3 || len(out) != 0 {
+		t.Errorf("by quality: rows %v, left out %v; want all three ranked", got, out)
+	}
+	c := e.client()
+	c.signIn("ada@example.com", "correct horse")
+	page := c.getIn(fmt.Sprintf("/datasets/%d/leaderboard?sort=speed", h.ds), "de")
+	if n := page.doc.Find(`[data-testid="leaderboard"] tbody tr`).Length(); page.status != 200 || n != 2 {
+		t.Fatalf("page: %d, %d rows", page.status, n)
+	}
+	want := fmt.Sprintf("Lauf %d (m/b): nicht mit Lauf %d gereiht: mittlere Ausgabelänge 20,0 gegen 5,0 Tokens (mehr als 2-fach auseinander)", long, r1)
+	if got := strings.Join(strings.Fields(page.text(fmt.Sprintf(`[data-testid="leaderboard-left-out"] [data-testid="left-out-%d"]`, long))), " "); got != want {
+		t.Errorf("left out on the page: %q, want %q", got, want)
+	}
+	if intro := page.text(`[data-testid="leaderboard-left-out"] p`); !strings.Contains(intro, "jeweils höchstens 2-fach auseinanderliegen") {
+		t.Errorf("the left-out list's introduction: %q", intro)
+	}
+	if quality := c.get(fmt.Sprintf("/datasets/%d/leaderboard?sort=quality", h.ds)); quality.doc.Find(`[data-testid="leaderboard-left-out"]`).Length() != 0 {
+		t.Error("sorted by quality, runs are listed as left out")
+	}
+}
+
 func TestHistoryChartsAModelOverTime(t *testing.T) {
 	t.Parallel()
 	h := newHistFixture(t)
@@ -294,9 +371,12 @@ func TestHistoryChartsAModelOverTime(t *testing.T) {
 	if got := runIDs(t, points); !eq(got, []int64{r1, r2, r3}) {
 		t.Fatalf("points %v, want %v oldest first", got, []int64{r1, r2, r3})
 	}
-	for i, want := range []float64{100, 120, 200} {
-		if v := points[i].(map[string]any)["value"].(float64); v != want {
-			t.Errorf("point %d: %v, want %v", i, v, want)
+	for i, run := range []struct {
+		id  int64
+		tps float64
+	}{{r1, 100}, {r2, 120}, {r3, 200}} {
+		if v, want := points[i].(map[string]any)["value"].(float64), keptTPS(t, e, run.id, run.tps); v != want {
+			t.Errorf("point %d: %v, want %v (run_stats' steady window)", i, v, want)
 		}
 	}
 	if res := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/history", h.ds), h.tok, nil, ""); res.status != 422 {

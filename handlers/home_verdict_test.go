@@ -20,6 +20,7 @@ import (
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -118,7 +119,7 @@ func finishedBenchmark(t *testing.T, e *env, tok string, n int, price *float64, 
 			t.Fatal(err)
 		}
 		window := time.Duration(f.seconds * float64(time.Second))
-		sum, err := e.store.RunAggregate(ctx, id, jobs.SLO{}, window)
+		sum, err := summary.Run(ctx, e.store, id, jobs.SLO{}, window)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestVerdictWaitsForRunsAndSaysNotMeasured(t *testing.T) {
 	}
 
 	// The run finishes (no price for cpu-2c).
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 6*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 6*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

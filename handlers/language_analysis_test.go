@@ -14,6 +14,7 @@ import (
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/said"
@@ -64,7 +65,7 @@ func twoScoredRuns(t *testing.T, e *env) (tok, benchmark string, runs []int64) {
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
 		}
-		sum, _ := e.store.RunAggregate(ctx, id, jobs.SLO{}, 10*time.Second)
+		sum, _ := summary.Run(ctx, e.store, id, jobs.SLO{}, 10*time.Second)
 		raw, _ := json.Marshal(sum)
 		if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: 10 * time.Second, Summary: raw}); err != nil {
 			t.Fatal(err)

@@ -193,14 +193,16 @@ func TestLeaderboardAndHistoryInGerman(t *testing.T) {
 	if got := lb.text(`[data-testid="filter-sort"] option[value="speed"]`); got != "Geschwindigkeit (schnellste zuerst)" {
 		t.Errorf("sort option in German: %q", got)
 	}
-	if got := lb.text(fmt.Sprintf(`[data-testid="leaderboard-%d"] [data-testid="lb-speed"]`, r1)); got != "100,0" {
-		t.Errorf("tokens/s in German: %q", got)
+	// The steady window's output tokens/s (about 100), in German digits.
+	tps := strings.Replace(fmt.Sprintf("%.1f", keptTPS(t, h.e, r1, 100)), ".", ",", 1)
+	if got := lb.text(fmt.Sprintf(`[data-testid="leaderboard-%d"] [data-testid="lb-speed"]`, r1)); got != tps {
+		t.Errorf("tokens/s in German: %q, want %q", got, tps)
 	}
 	hist := c.getIn(fmt.Sprintf("/datasets/%d/history?model=m/a&metric=throughput", h.ds), "de")
 	if hist.status != 200 || !strings.HasPrefix(hist.text("h1"), "Verlauf von m/a auf hist") {
 		t.Fatalf("history in German: %d h1 %q", hist.status, hist.text("h1"))
 	}
-	if got := hist.text(fmt.Sprintf(`[data-testid="point-%d"] [data-testid="point-value"]`, r1)); got != "100,0 Token/s" {
+	if got := hist.text(fmt.Sprintf(`[data-testid="point-%d"] [data-testid="point-value"]`, r1)); got != tps+" Token/s" {
 		t.Errorf("a point's value in German: %q", got)
 	}
 	if none := c.getIn(fmt.Sprintf("/datasets/%d/history", h.ds), "de"); !strings.HasPrefix(none.text(`[data-testid="history-choose"]`), "Wählen Sie ein Modell") {

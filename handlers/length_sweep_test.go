@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -41,7 +42,7 @@ func TestLengthSweepOnPageAPIAndCSV(t *testing.T) {
 		FROM (VALUES (5, 4, 0, 0.2, 0), (15, 4, 2, 0.9, 0), (25, 2, 3, 1.0, 4), (26, 2, 1, 0.95, 6)) v(s, r, w, k, p)`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 30*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestConcurrencySweepSaysWhereTheRuntimeQueues(t *testing.T) {
 		FROM (VALUES (5, 1, 0, 0.2, 0), (15, 4, 2, 0.9, 0), (25, 6, 3, 1.0, 4), (26, 6, 1, 0.95, 6)) v(s, r, w, k, p)`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 30*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

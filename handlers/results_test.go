@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -349,7 +350,7 @@ func TestRunITLLoadTimeAndNotMeasured(t *testing.T) {
 	path := fmt.Sprintf("/runs/%d", runID)
 
 	// Before: no gaps, no launched runtime.
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +380,7 @@ func TestRunITLLoadTimeAndNotMeasured(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET load_time_ms = 1234, runtime_log = 'INFO model loaded <ok>' WHERE id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err = e.store.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	sum, err = summary.Run(ctx, e.store, runID, jobs.SLO{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func TestSweepStepsOnPageAPIAndCSV(t *testing.T) {
 		WHERE run_id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{TTFT: jobs.Duration(15 * time.Millisecond)}, 30*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{TTFT: jobs.Duration(15 * time.Millisecond)}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +502,7 @@ func TestBenchmarkReport(t *testing.T) {
 	tok := e.token(e.createUser("ada@example.com", "correct horse", store.RoleUser))
 	other := e.token(e.createUser("bob@example.com", "correct horse", store.RoleUser))
 	benchmarkID, runID := runWithResults(t, e, tok, 20, func(i int) string { return "x" })
-	sum, err := e.store.RunAggregate(ctx, runID, jobs.SLO{}, 10*time.Second)
+	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -63,7 +64,7 @@ func scriptedBenchmark(t *testing.T, e *env, tok string, ds any, models []string
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
 		}
-		sum, err := e.store.RunAggregate(ctx, id, jobs.SLO{}, 10*time.Second)
+		sum, err := summary.Run(ctx, e.store, id, jobs.SLO{}, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -438,15 +439,44 @@ func (s surfaces) leaderboardAgrees(t *testing.T, e *env, tok, b string, merged 
 				t.Errorf("leaderboard by %s lists by %v; the verdict ranks the pair", sort, res.body["sort"])
 			}
 		case leaderOf(v) == 0 && strings.Contains(fmt.Sprint(v["reason"]), "mean output length"):
-			// Known gap: the leaderboard ranks within one load key, and
-			// measured lengths are not part of it (docs/verdict.md#not-comparable).
-			t.Logf("leaderboard by %s still ranks runs whose lengths are apart: %v", sort, v["reason"])
+			// Lengths too far apart: one run is ranked, the other listed
+			// as left out against it, with the engine's words.
+			s.leftOutForLengths(t, sort, res.body, a, z)
 		case leaderOf(v) == 0 && a > 0 && z > 0:
 			t.Errorf("leaderboard by %s ranks a pair the verdict cannot (%v): %v", sort, v["reason"], rows)
 		case leaderOf(v) != 0 && a > 0 && z > 0 && pos[leaderOf(v)] != min(a, z):
 			t.Errorf("leaderboard by %s puts run %v first, the verdict's leader is %v", sort, s.pair[min(a, z)-1], leaderOf(v))
 		}
 	}
+}
+
+// leftOutForLengths checks a leaderboard (API) sorted by sort of a pair
+// whose answers are too far apart in length to compare: exactly one of
+// the pair is ranked (at a or z), and the other is listed as left out
+// against it, saying how far apart their lengths are.
+func (s surfaces) leftOutForLengths(t *testing.T, sort string, body map[string]any, a, z int) {
+	t.Helper()
+	if (a > 0) == (z > 0) {
+		t.Errorf("leaderboard by %s: the pair at rows %d and %d, want exactly one ranked", sort, a, z)
+		return
+	}
+	ranked, left := s.pair[0], s.pair[1]
+	if z > 0 {
+		ranked, left = left, ranked
+	}
+	out, _ := body["left_out"].([]any)
+	for _, o := range out {
+		o := o.(map[string]any)
+		if o["run_id"] != float64(left) {
+			continue
+		}
+		why := fmt.Sprint(o["reason"])
+		if !strings.HasPrefix(why, fmt.Sprintf("not ranked with run %d: mean output length", ranked)) || !strings.Contains(why, "more than 2× apart") {
+			t.Errorf("leaderboard by %s: run %d left out as %q", sort, left, why)
+		}
+		return
+	}
+	t.Errorf("leaderboard by %s ranks run %d and lists run %d nowhere: left out %v", sort, ranked, left, out)
 }
 
 // importedRun imports answers to benchmark b's dataset of n items (made
@@ -668,7 +698,7 @@ func finishFake(t *testing.T, e *env, id, agent int64, n int, f fakeRun) {
 		t.Fatal(err)
 	}
 	window := time.Duration(f.seconds * float64(time.Second))
-	sum, err := e.store.RunAggregate(ctx, id, jobs.SLO{}, window)
+	sum, err := summary.Run(ctx, e.store, id, jobs.SLO{}, window)
 	if err != nil {
 		t.Fatal(err)
 	}

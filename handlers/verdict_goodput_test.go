@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -81,7 +82,7 @@ func openLoopRepeated(t *testing.T, e *env, tok string, n int, slo bool, models 
 		if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
 			t.Fatal(err)
 		}
-		sum, err := e.store.RunAggregate(ctx, id, sloSet, window)
+		sum, err := summary.Run(ctx, e.store, id, sloSet, window)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/ruckus/ruckus/app/devdb"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/migrations"
@@ -304,7 +305,7 @@ func TestRuntimeFaultsAreRecordedByClass(t *testing.T) {
 	testkit.WaitWithin(t, 60*time.Second, "the run to finish", func() bool { s := w.run(id).State; return s == "completed" || s == "failed" })
 	r := w.run(id)
 	w.exactlyOnce(r.ID, 200)
-	sum, err := w.st.RunAggregate(context.Background(), r.ID, jobs.SLO{}, 0)
+	sum, err := summary.Run(context.Background(), w.st, r.ID, jobs.SLO{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -194,7 +195,7 @@ func testAgentConfinement(t *testing.T, pooled bool) {
 	if err := b.UpdateProgress(ctx, claim.Lease, store.Progress{Throughput: 1}, store.Sample{At: time.Now()}); err != nil {
 		t.Fatalf("node-b progress: %v", err)
 	}
-	if _, err := b.RunAggregate(ctx, run.ID, jobs.SLO{}, time.Second); err != nil {
+	if _, err := summary.Run(ctx, b, run.ID, jobs.SLO{}, time.Second); err != nil {
 		t.Fatalf("node-b summarises its run: %v", err)
 	}
 	if err := b.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed"}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/agentd/report"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -462,7 +463,7 @@ func (w *runWorker) finishFigures(ctx context.Context, l store.Lease, a jobs.Run
 		}
 		f.GPUSummary, _ = json.Marshal(gpu)
 	}
-	sum, err := w.st.RunAggregate(ctx, l.RunID, a.SLO, segment)
+	sum, err := summary.Run(ctx, w.st, l.RunID, a.SLO, segment)
 	if err != nil {
 		log.Warn("summarising the run", "err", err)
 		return f

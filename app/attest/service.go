@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 )
 
 // Store is what the service reads and writes.
@@ -14,8 +15,7 @@ type Store interface {
 	HasAttestation(ctx context.Context, runID, fence int64) (bool, error)
 	SaveAttestation(ctx context.Context, a store.Attestation) (bool, error)
 	RunAttestation(ctx context.Context, runID int64) (store.Attestation, error)
-	RecomputeRunHeadline(ctx context.Context, runID int64) error
-	CheckRunHeadline(ctx context.Context, runID int64) (string, error)
+	summary.HeadlineStore
 }
 
 // Service attests finished runs and verifies them.
@@ -39,8 +39,8 @@ func (s *Service) AttestRun(ctx context.Context, runID int64) error {
 		return err
 	}
 	// The figures pages show first follow from the rows signed here: the
-	// server's count, not the agent's (store.RecomputeRunHeadline).
-	if err := s.Store.RecomputeRunHeadline(ctx, runID); err != nil {
+	// server's count, not the agent's (summary.RecomputeHeadline).
+	if err := summary.RecomputeHeadline(ctx, s.Store, runID); err != nil {
 		return err
 	}
 	a, err := s.Signer.Sign(ctx, s.Store, runID, fence)
@@ -66,7 +66,7 @@ func (s *Service) VerifyRun(ctx context.Context, runID int64) (store.Attestation
 	}
 	// The rows are as signed; the run's headline figures must still be
 	// what they give, or a page shows numbers no signature covers.
-	problem, err := s.Store.CheckRunHeadline(ctx, runID)
+	problem, err := summary.CheckHeadline(ctx, s.Store, runID)
 	if err != nil {
 		return a, v, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -153,7 +154,7 @@ func TestLeaseFenceReassignAndResume(t *testing.T) {
 	if _, err := st.WriteResults(ctx, c2.Lease, []store.ResultRecord{result(1, jobs.StatusError, 0, 0, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := st.RunAggregate(ctx, runID, jobs.SLO{}, 2*time.Second)
+	sum, err := summary.Run(ctx, st, runID, jobs.SLO{}, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestRunAggregateFigures(t *testing.T) {
 	if _, err := st.WriteResults(ctx, c.Lease, []store.ResultRecord{result(0, jobs.StatusOK, 100, 400, 10), result(1, jobs.StatusOK, 300, 1000, 30)}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{TTFT: jobs.Duration(200 * time.Millisecond)}, 4*time.Second)
+	sum, err := summary.Run(ctx, st, c.RunID, jobs.SLO{TTFT: jobs.Duration(200 * time.Millisecond)}, 4*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestRunAggregateTokenITL(t *testing.T) {
 	if _, err := st.WriteResults(ctx, c.Lease, []store.ResultRecord{stalled, shared}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{}, 4*time.Second)
+	sum, err := summary.Run(ctx, st, c.RunID, jobs.SLO{}, 4*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +330,7 @@ func TestRunStepsAndSaturation(t *testing.T) {
 	if _, err := st.WriteResults(ctx, c.Lease, rs); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := st.RunAggregate(ctx, c.RunID, jobs.SLO{TTFT: jobs.Duration(500 * time.Millisecond)}, 40*time.Second)
+	sum, err := summary.Run(ctx, st, c.RunID, jobs.SLO{TTFT: jobs.Duration(500 * time.Millisecond)}, 40*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

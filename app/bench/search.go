@@ -12,6 +12,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -198,7 +199,7 @@ func cutRung(ctx context.Context, q *store.Queries, m Manifest, sp conclude.Sear
 			c.PricePerHour = conclude.ReplicaPrice(*r.PricePerHour, r.GPUCount, r.Engine)
 		}
 		if r.State != "cancelled" {
-			s, err := q.RunAggregate(ctx, r.ID, m.SLO, 0)
+			s, err := summary.Run(ctx, q, r.ID, m.SLO, 0)
 			if err != nil {
 				return conclude.SearchCut{}, err
 			}

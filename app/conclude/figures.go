@@ -46,6 +46,9 @@ type Figures struct {
 	// TokenPriced: CostPer1M is a remote provider's token price, not an
 	// hourly price over a speed.
 	TokenPriced bool
+	// Steady: TokensPerS is the steady window's kept mean (steadySpeed),
+	// not the whole run's.
+	Steady bool
 }
 
 // ReadFigures reads a run's stored summaries. Cost per 1M output tokens
@@ -64,6 +67,7 @@ func ReadFigures(r store.RunFigures) Figures {
 		if c, tokenPriced, ok := CostPer1M(r, s); ok {
 			f.CostPer1M, f.TokenPriced = &c, tokenPriced
 		}
+		f.steadySpeed(r.Stat)
 	}
 	var g struct {
 		PeakMemBytes   uint64  `json:"peak_mem_bytes"`
@@ -87,6 +91,28 @@ func ReadFigures(r store.RunFigures) Figures {
 		}
 	}
 	return f
+}
+
+// steadySpeed puts the speed the conclusions test in place of the whole
+// run's: the mean output tokens/s over the kept steady window (run_stats'
+// batch means, docs/metrics.md#throughput-output-tokenss-and-requestss) where one was kept with an
+// interval, and the cost per 1M output tokens of an hourly price over it.
+// A figures table, a footprint, the leaderboard and the exports then show
+// the figure its claim and its test are of (docs/verdict.md).
+func (f *Figures) steadySpeed(st *store.RunStat) {
+	if st == nil || f.TokensPerS == nil || !(*f.TokensPerS > 0) {
+		return
+	}
+	e := KeptEstimate(st.TPS, st.Batches)
+	if !e.OK() || !(e.Mean > 0) || !finite(e.Mean) {
+		return
+	}
+	whole, kept := *f.TokensPerS, e.Mean
+	f.TokensPerS, f.Steady = &kept, true
+	if f.CostPer1M != nil && !f.TokenPriced {
+		c := *f.CostPer1M * whole / kept
+		f.CostPer1M = &c
+	}
 }
 
 // Candidates are runs as every conclusion weighs them (the verdict, the

@@ -83,10 +83,7 @@ func (c Criterion) value(x Candidate) *float64 {
 	case GoodputPerDollar:
 		return goodputPerDollar(x)
 	case Cost:
-		if x.CostPer1M != nil && !x.TokenPriced && x.TokensPS != nil && x.TPS.OK() && x.TPS.Mean > 0 {
-			v := *x.CostPer1M * *x.TokensPS / x.TPS.Mean
-			return &v
-		}
+		// Already over the tested speed (Figures.steadySpeed).
 		return x.CostPer1M
 	}
 	return nil

@@ -157,7 +157,7 @@ func WriteBatchLine(w io.Writer, model string, engine jobs.Engine, r store.Resul
 // other scorers).
 var SummaryColumns = []string{"run_id", "model", "runtime", "hardware", "mode", "state", "stopped_by", "error",
 	"step", "offered_rps", "slos_hold", "requests", "ok", "errors",
-	"output_tokens", "measured_seconds", "output_tokens_per_s", "requests_per_s", "goodput_rps",
+	"output_tokens", "measured_seconds", "output_tokens_per_s", "steady_output_tokens_per_s", "requests_per_s", "goodput_rps",
 	"ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
 	"e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms", "itl_mean_ms", "itl_p50_ms", "itl_p90_ms", "itl_p95_ms", "itl_p99_ms", "itl_max_ms",
 	"energy_j", "joules_per_token", "peak_gpu_mem_bytes", "cost_per_1m_tokens", "energy_kwh", "co2e_g",
@@ -215,7 +215,7 @@ func WriteSummary(w io.Writer, runs []store.RunFigures, gridCO2 float64, raw boo
 			rec = append(rec, make([]string, len(SummaryColumns)-len(rec)-summaryTail)...)
 		} else {
 			rec = append(rec, summaryFigures(s.Requests, s.OK, s.Errors, s.OutputTokens, s.MeasuredSeconds, s.OutputTokensPerS,
-				s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
+				steadySpeed(r), s.RequestsPerS, s.GoodputRPS, s.TTFT, s.TPOT, s.E2E, s.ITL, s.ITLTokens)...)
 			rec = append(rec, energyColumns(r, s, gridCO2)...)
 		}
 		load := ""
@@ -262,15 +262,28 @@ func measuredFixed3(v float64, measured bool) string {
 // summaryFigures are the columns from requests to itl_max_ms of a run or
 // one of its steps; the ITL columns are empty when no token's latency was
 // measured.
-func summaryFigures(requests, ok, errs int, outputTokens int64, seconds, tps, rps, goodput float64,
+func summaryFigures(requests, ok, errs int, outputTokens int64, seconds, tps float64, steady string, rps, goodput float64,
 	ttft, tpot, e2e, itl jobs.Dist, itlTokens int) []string {
 	hasITL := itlTokens > 0
 	return []string{strconv.Itoa(requests), strconv.Itoa(ok), strconv.Itoa(errs), strconv.FormatInt(outputTokens, 10),
-		fixed3(seconds), fixed3(tps), fixed3(rps), fixed3(goodput),
+		fixed3(seconds), fixed3(tps), steady, fixed3(rps), fixed3(goodput),
 		fixed3(ttft.P50), fixed3(ttft.P95), fixed3(ttft.P99), fixed3(tpot.P50), fixed3(tpot.P95), fixed3(tpot.P99),
 		fixed3(e2e.P50), fixed3(e2e.P95), fixed3(e2e.P99),
 		measuredFixed3(itl.Mean, hasITL), measuredFixed3(itl.P50, hasITL), measuredFixed3(itl.P90, hasITL),
 		measuredFixed3(itl.P95, hasITL), measuredFixed3(itl.P99, hasITL), measuredFixed3(itl.Max, hasITL)}
+}
+
+// steadySpeed is the steady_output_tokens_per_s column: the mean output
+// tokens/s over the run's kept steady window, the speed its conclusions
+// test and cost_per_1m_tokens is priced over
+// (docs/metrics.md#throughput-output-tokenss-and-requestss); empty where
+// none was kept (cost is then over output_tokens_per_s, the whole
+// measured window's) and on a sweep's steps.
+func steadySpeed(r store.RunFigures) string {
+	if f := conclude.ReadFigures(r); f.Steady {
+		return fixed3(*f.TokensPerS)
+	}
+	return ""
 }
 
 // energyColumns are a run's energy, joules per token, peak GPU memory,
@@ -294,8 +307,8 @@ func energyColumns(r store.RunFigures, s jobs.RunSummary, gridCO2 float64) []str
 	if g.PeakMemBytes != nil {
 		peak = strconv.FormatUint(*g.PeakMemBytes, 10)
 	}
-	if c, _, ok := conclude.CostPer1M(r, s); ok {
-		cost = fixed3(c)
+	if c := conclude.RunCostPer1M(r); c != nil {
+		cost = fixed3(*c)
 	}
 	return []string{energy, perToken, peak, cost, kwh, co2}
 }
@@ -308,7 +321,7 @@ func stepRow(head []string, st jobs.StepSummary) []string {
 		offered = fixed3(*st.OfferedRPS)
 	}
 	row := append(append([]string(nil), head...), st.Name, offered, strconv.FormatBool(st.SLOsHold))
-	row = append(row, summaryFigures(st.Requests, st.OK, st.Errors, st.OutputTokens, st.WindowSeconds, st.OutputTokensPerS,
+	row = append(row, summaryFigures(st.Requests, st.OK, st.Errors, st.OutputTokens, st.WindowSeconds, st.OutputTokensPerS, "",
 		st.AchievedRPS, st.GoodputRPS, st.TTFT, st.TPOT, st.E2E, st.ITL, st.ITLTokens)...)
 	row = append(row, make([]string, len(SummaryColumns)-lengthColumns-1-len(row))...)
 	// engine last, filled in from the run's row.

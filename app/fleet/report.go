@@ -183,7 +183,10 @@ type Row struct {
 	OutputTokens int64 `json:"output_tokens"`
 	// Quality is the mean item score (null until scored, or unscored).
 	Quality *float64 `json:"quality"`
-	// OutputTokensPerS and RequestsPerS are over the measured window.
+	// OutputTokensPerS is the output tokens/s the run's conclusions test
+	// (the steady window's mean where one was kept,
+	// docs/metrics.md#throughput-output-tokenss-and-requestss), the speed
+	// CostPer1M is priced over; RequestsPerS is over the measured window.
 	OutputTokensPerS *float64 `json:"output_tokens_per_s"`
 	RequestsPerS     *float64 `json:"requests_per_s"`
 	TTFTP50Ms        *float64 `json:"ttft_p50_ms"`
@@ -386,7 +389,10 @@ func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
 	}
 	var s jobs.RunSummary
 	if r.Summary != nil && json.Unmarshal(r.Summary, &s) == nil {
-		row.OutputTokensPerS, row.RequestsPerS = ptr(s.OutputTokensPerS), ptr(s.RequestsPerS)
+		// Output tokens/s as the run's conclusions test it and its cost per
+		// 1M is priced over (conclude.ReadFigures: the steady window's mean
+		// where run_stats kept one).
+		row.OutputTokensPerS, row.RequestsPerS = conclude.ReadFigures(r.RunFigures).TokensPerS, ptr(s.RequestsPerS)
 		if s.OK > 0 {
 			row.TTFTP50Ms, row.E2EP50Ms, row.E2EP95Ms = ptr(s.TTFT.P50), ptr(s.E2E.P50), ptr(s.E2E.P95)
 		}

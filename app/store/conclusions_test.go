@@ -8,6 +8,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -37,7 +38,7 @@ func TestConclusionsAreKeptInTables(t *testing.T) {
 	if _, err := st.WriteResults(ctx, c.Lease, rs); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := st.RunAggregate(ctx, f.runID, jobs.SLO{}, 10*time.Second)
+	sum, err := summary.Run(ctx, st, f.runID, jobs.SLO{}, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,10 @@ type LeaderboardQuery struct {
 	Load string
 	// From and To bound when the run finished: From ≤ finished < To.
 	From, To *time.Time
-	Sort     string
+	// Without are runs the ranking leaves out (conclude.LeaderboardLengths:
+	// their measured lengths are too far from the ranked runs').
+	Without []int64
+	Sort    string
 	// After continues after a previous page's last row.
 	After *LeaderboardCursor
 	// Limit is the rows at most (1 to 500).
@@ -154,20 +157,22 @@ type LeaderboardRow struct {
 	FinishedAt time.Time
 	Scorer     string
 	// Load is the run's load identity key ("" when none was kept).
-	Load         string
-	Quality      *float64
-	QualityLo    *float64
-	QualityHi    *float64
+	Load      string
+	Quality   *float64
+	QualityLo *float64
+	QualityHi *float64
+	// TokensPerS is the output tokens/s the run's conclusions test: the
+	// kept steady window's mean where kept (steadySpeed), else the whole
+	// run's.
 	TokensPerS   *float64
 	RequestsPerS *float64
 	TTFTp50      *float64
 	TTFTp95      *float64
 	E2Ep50       *float64
 	E2Ep95       *float64
-	// CostPer1M is USD per 1M output tokens: the hardware's price per
-	// hour ÷ (output tokens/s × 3600) × 10⁶, or for a remote provider's
-	// run its token prices, as the comparison computes it
-	// (RunFigures.CostPer1M).
+	// CostPer1M is USD per 1M output tokens: the hardware's price per hour
+	// ÷ (TokensPerS × 3600) × 10⁶, or for a remote provider's run its
+	// token prices, as the engine prices it (conclude.RunCostPer1M).
 	CostPer1M   *float64
 	Regressions []Regression
 	// Cursor continues the leaderboard after this row.
@@ -182,6 +187,67 @@ type LeaderboardRow struct {
 const replicaShare = `(CASE WHEN h.gpu_count > 0 AND coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp') IS NOT NULL
 	THEN least(coalesce(r.engine->>'tensor_parallel_size', r.engine->>'tp')::float8, h.gpu_count) / h.gpu_count ELSE 1 END)`
 
+// steadySpeed joins sp.tps, the output tokens/s a run's conclusions test
+// (conclude's Figures.steadySpeed): the kept steady window's mean where
+// run_stats kept it with an interval, else the whole run's; nil when none
+// was generated. The leaderboard sorts and prices by it in SQL, so a page
+// of it is one statement; TestFleetReportCostsARunAsTheVerdict holds it
+// to the verdict's speed and cost.
+const steadySpeed = `LEFT JOIN LATERAL (SELECT CASE
+		WHEN (r.summary->>'output_tokens_per_s')::float8 > 0 AND rs.tps > 0 AND rs.tps < 'Infinity' AND rs.tps_df >= 1
+			AND rs.tps_se IS NOT NULL AND rs.tps_se < 'Infinity' AND rs.tps_se > '-Infinity' THEN rs.tps
+		ELSE nullif((r.summary->>'output_tokens_per_s')::float8, 0) END AS tps) sp ON true`
+
+// leaderboardRuns are the runs a leaderboard's query keeps, with their
+// run_stats (rs), providers' prices (pp), hardware (h), model (m), the
+// speed they are ranked by (sp) and their quality under the scorer asked
+// (rq): the FROM and WHERE of Leaderboard and LeaderboardLengths, whose
+// arguments leaderboardArgs gives.
+const leaderboardRuns = `FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
+				JOIN hardware_profiles h ON h.slug = r.hardware_profile
+				LEFT JOIN run_providers pp ON pp.run_id = r.id
+				LEFT JOIN run_stats rs ON rs.run_id = r.id AND rs.attempt = r.attempt
+				` + steadySpeed + `
+				LEFT JOIN LATERAL (SELECT x.scorer_key, x.quality, x.quality_lo, x.quality_hi FROM run_qualities x
+					WHERE x.run_id = r.id AND (@scorer = '' OR x.scorer_key = @scorer) ORDER BY x.scored_at DESC LIMIT 1) rq ON true
+			WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
+				AND` + benchmarkReadable + ` AND (@scorer = '' OR rq.scorer_key IS NOT NULL) AND (@load = '' OR rs.load_key = @load)
+				AND (@model = '' OR m.name = @model) AND (@runtime = '' OR r.runtime = @runtime)
+				AND (@hardware = '' OR r.hardware_profile = @hardware)
+				AND (@from::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) >= @from)
+				AND (@to::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) < @to)`
+
+// leaderboardArgs are leaderboardRuns' arguments for the query q.
+func leaderboardArgs(v Viewer, q LeaderboardQuery) pgx.NamedArgs {
+	return pgx.NamedArgs{"ds": q.DatasetID, "viewer": v.UserID, "admin": v.Admin, "model": q.Model, "runtime": q.Runtime,
+		"hardware": q.Hardware, "scorer": q.Scorer, "load": q.Load, "from": q.From, "to": q.To}
+}
+
+// RunLengths are a run's measured mean prompt and answer lengths in
+// tokens, as its load identity keeps them (jobs.LoadIdentity.MeanIn and
+// MeanOut; 0 when not measured).
+type RunLengths struct {
+	RunID           int64
+	Model           string
+	MeanIn, MeanOut float64
+}
+
+// LeaderboardLengths returns the measured lengths of every run the
+// leaderboard's query q keeps (its filters, load and scorer; not its page
+// or Without), by run id: conclude.LeaderboardLengths chooses from them the
+// runs a ranking may set side by side.
+func (qq *Queries) LeaderboardLengths(ctx context.Context, v Viewer, q LeaderboardQuery) ([]RunLengths, error) {
+	rows, _ := qq.db.Query(ctx, `SELECT r.id, m.name, coalesce((rs.load_identity->>'mean_input_tokens')::float8, 0),
+			coalesce((rs.load_identity->>'mean_output_tokens')::float8, 0)
+			`+leaderboardRuns+`
+		ORDER BY r.id`, leaderboardArgs(v, q))
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RunLengths, error) {
+		var l RunLengths
+		return l, row.Scan(&l.RunID, &l.Model, &l.MeanIn, &l.MeanOut)
+	})
+	return out, mapErr(err, "leaderboard lengths")
+}
+
 // Leaderboard returns the completed runs with figures on a dataset that the
 // viewer may read (own benchmarks, shared ones, all for administrators;
 // deleted benchmarks and judges' runs left out), filtered and sorted as
@@ -191,8 +257,8 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 	if !ok {
 		return nil, fmt.Errorf("leaderboard sort %q: %w", q.Sort, ErrNotFound)
 	}
-	args := pgx.NamedArgs{"ds": q.DatasetID, "viewer": v.UserID, "admin": v.Admin, "model": q.Model, "runtime": q.Runtime,
-		"hardware": q.Hardware, "scorer": q.Scorer, "load": q.Load, "from": q.From, "to": q.To, "limit": max(min(q.Limit, MaxLeaderboardRows), 1)}
+	args := leaderboardArgs(v, q)
+	args["limit"], args["without"] = max(min(q.Limit, MaxLeaderboardRows), 1), append([]int64{}, q.Without...)
 	after := ""
 	if q.After != nil {
 		after = ` WHERE (y.k IS NULL, coalesce(y.k, 0), -y.run_id) > (@amissing, @akey, -@arun::bigint)`
@@ -207,7 +273,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
 				coalesce(rs.load_key, '') AS load_key,
 				rq.quality, rq.quality_lo, rq.quality_hi,
-				nullif((r.summary->>'output_tokens_per_s')::float8, 0) AS tokens_per_s,
+				sp.tps AS tokens_per_s,
 				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
 				nullif((r.summary->'ttft_ms'->>'p50')::float8, 0) AS ttft_p50,
 				nullif((r.summary->'ttft_ms'->>'p95')::float8, 0) AS ttft_p95,
@@ -215,20 +281,9 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 				nullif((r.summary->'e2e_ms'->>'p95')::float8, 0) AS e2e_p95,
 				CASE WHEN pp.input_per_1m IS NOT NULL AND pp.output_per_1m IS NOT NULL
 					THEN (r.prompt_tokens * pp.input_per_1m::float8 + r.output_tokens * pp.output_per_1m::float8) / nullif(r.output_tokens, 0)
-					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif((r.summary->>'output_tokens_per_s')::float8 * 3600, 0) * 1e6 END AS cost_per_1m,
+					ELSE h.price_per_hour::float8 * `+replicaShare+` / nullif(sp.tps * 3600, 0) * 1e6 END AS cost_per_1m,
 				`+regressionsJSON+` AS regressions
-			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id JOIN models m ON m.id = r.model_id
-				JOIN hardware_profiles h ON h.slug = r.hardware_profile
-				LEFT JOIN run_providers pp ON pp.run_id = r.id
-				LEFT JOIN run_stats rs ON rs.run_id = r.id AND rs.attempt = r.attempt
-				LEFT JOIN LATERAL (SELECT x.scorer_key, x.quality, x.quality_lo, x.quality_hi FROM run_qualities x
-					WHERE x.run_id = r.id AND (@scorer = '' OR x.scorer_key = @scorer) ORDER BY x.scored_at DESC LIMIT 1) rq ON true
-			WHERE b.dataset_id = @ds AND r.state = 'completed' AND (r.summary IS NOT NULL OR r.mode = 'imported') AND b.judges_run_id IS NULL
-				AND`+benchmarkReadable+` AND (@scorer = '' OR rq.scorer_key IS NOT NULL) AND (@load = '' OR rs.load_key = @load)
-				AND (@model = '' OR m.name = @model) AND (@runtime = '' OR r.runtime = @runtime)
-				AND (@hardware = '' OR r.hardware_profile = @hardware)
-				AND (@from::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) >= @from)
-				AND (@to::timestamptz IS NULL OR coalesce(r.finished_at, r.created_at) < @to)
+			`+leaderboardRuns+` AND NOT (r.id = ANY(@without::bigint[]))
 			) x) y`+after+`
 		ORDER BY y.k IS NULL, y.k, y.run_id DESC LIMIT @limit`, args)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LeaderboardRow, error) {

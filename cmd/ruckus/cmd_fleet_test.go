@@ -19,6 +19,7 @@ import (
 	"github.com/ruckus/ruckus/app/ingest"
 	"github.com/ruckus/ruckus/app/pgtest"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/assets"
 	"github.com/ruckus/ruckus/handlers"
@@ -139,7 +140,7 @@ func finishFleetRun(st *store.Store, runID, agentID int64, items int, fail bool)
 	if _, err := st.WriteResults(ctx, claim.Lease, rs); err != nil {
 		return err
 	}
-	sum, err := st.RunAggregate(ctx, runID, jobs.SLO{}, time.Second)
+	sum, err := summary.Run(ctx, st, runID, jobs.SLO{}, time.Second)
 	if err != nil {
 		return err
 	}

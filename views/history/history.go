@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/charts"
@@ -27,6 +28,9 @@ type LeaderboardData struct {
 	Errors  []string
 	Facets  store.LeaderboardFacets
 	Rows    []store.LeaderboardRow
+	// LeftOut are the runs of the load ranked that the ranking leaves out,
+	// with why (conclude.LeaderboardLengths).
+	LeftOut []conclude.LeaderboardLeftOut
 	// NextURL is the next page ("" on the last); NextCursor its after.
 	NextURL    string
 	NextCursor string

@@ -40,6 +40,7 @@ import (
 	engine "github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/cmd/selfbench/internal/benchkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -161,7 +162,7 @@ func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 		return err
 	}
 	for _, id := range runIDs {
-		sum, err := st.RunAggregate(ctx, id, jobs.SLO{}, 0)
+		sum, err := summary.Run(ctx, st, id, jobs.SLO{}, 0)
 		if err != nil {
 			return err
 		}
@@ -198,7 +199,7 @@ func run(ruckus string, nRuns, nItems, nReq int, lo liveOptions) error {
 		return err
 	}
 	for _, id := range sweepRuns {
-		sum, err := st.RunAggregate(ctx, id, jobs.SLO{TTFT: jobs.Duration(300 * time.Millisecond)}, 0)
+		sum, err := summary.Run(ctx, st, id, jobs.SLO{TTFT: jobs.Duration(300 * time.Millisecond)}, 0)
 		if err != nil {
 			return err
 		}

@@ -1576,12 +1576,14 @@ export interface components {
             quality: number | null;
             quality_lo: number | null;
             quality_hi: number | null;
+            /** @description Output tokens/s as the run's conclusions test it: the steady window's mean kept in run_stats (the whole run's where none was kept). */
             output_tokens_per_s: number | null;
             requests_per_s: number | null;
             ttft_p50_ms: number | null;
             ttft_p95_ms: number | null;
             e2e_p50_ms: number | null;
             e2e_p95_ms: number | null;
+            /** @description USD per 1M output tokens: the hardware's hourly price over output_tokens_per_s, or a remote provider's token prices; the verdict's cost. */
             cost_per_1m_tokens: number | null;
             regression: components["schemas"]["Regression"] | null;
             regressions: components["schemas"]["Regression"][] | null;
@@ -3145,6 +3147,13 @@ export interface operations {
                         dataset_id: number;
                         sort: string;
                         rows: components["schemas"]["LeaderboardRow"][];
+                        /** @description Sorted by speed, latency or cost: the runs of the load ranked that are not ranked with the rows, as their measured mean prompt or answer lengths are more than 2× from a ranked run's (the rule every claim follows); empty otherwise. */
+                        left_out: {
+                            run_id: number;
+                            model: string;
+                            /** @description Why, in English: the ranked run it is not comparable with and how far apart their lengths are. */
+                            reason: string;
+                        }[];
                         next: string | null;
                     };
                 };
