@@ -36,6 +36,10 @@ type capacityStore interface {
 // (the newest).
 const capacityRuns = 50
 
+// importedMode is the mode of a run whose results were imported from
+// elsewhere (store.FinishImport writes it).
+const importedMode = "imported"
+
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
 type capacityRequest struct {
@@ -150,8 +154,9 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
 		return nil, nil, lookup("dataset", err)
 	}
-	// Imported results have no speed to size replicas from.
-	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns, false)
+	// Imported results have no speed to size replicas from: they are
+	// weighed for quality and listed as not sized, with why.
+	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,6 +225,11 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 	}
 	ms := make([]conclude.Measured, 0, len(runs))
 	for i, r := range runs {
+		if r.Mode == importedMode {
+			ms = append(ms, conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Quality: r.Quality,
+				QualityLo: r.QualityLo, QualityHi: r.QualityHi, QualityScorer: r.scorer, Imported: true}.WeighedBy(cands[i]))
+			continue
+		}
 		m, err := s.measure(ctx, r, cands[i], req.slo())
 		if err != nil {
 			return conclude.CapacityPlan{}, err

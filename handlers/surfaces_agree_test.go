@@ -551,6 +551,18 @@ func (s surfaces) importedAgrees(t *testing.T, e *env, tok, b string) {
 		t.Errorf("the dataset's recommendation ranks the pair apart %v (%v, %v), the compare API calls quality significant %v",
 			apart, ra, rb, s.fwd["quality"]["significant"])
 	}
+	// The capacity planner lists the imported run as not sized, and why.
+	plan := e.api(http.MethodPost, "/api/v1/capacity", tok, strings.NewReader(fmt.Sprintf(`{"dataset_id":%d,
+		"traffic":{"peak_rps":1,"average_rps":1,"input_tokens":5,"output_tokens":2},"slo":{"e2e_ms":100000,"goodput":0.5}}`, ds)), "application/json")
+	excluded, _ := plan.body["excluded"].([]any)
+	listed := false
+	for _, x := range excluded {
+		a := x.(map[string]any)
+		listed = listed || a["run_id"] == float64(s.pair[1]) && fmt.Sprint(a["reason_codes"]) == "[imported]"
+	}
+	if plan.status != 200 || !listed {
+		t.Errorf("the planner does not list the imported run as not sized, and why: %d %v", plan.status, plan.body)
+	}
 }
 
 // A regression flag and the comparison of the same pair agree: every

@@ -91,6 +91,9 @@ type Measured struct {
 	// Candidate is the run as the engine weighs it (nil when not given):
 	// what RankCapacity compares.
 	Candidate *Candidate `json:"-"`
+	// Imported: results made elsewhere and imported, which measured no
+	// speed to size replicas from (ExcludedImported).
+	Imported bool `json:"imported,omitempty"`
 	// QualityScorer is the scorer identity Quality was measured under
 	// (store.ScorerIdentity); "" when the run has no quality.
 	QualityScorer string `json:"quality_scorer"`
@@ -178,6 +181,9 @@ const (
 	ExcludedSLOs Exclusion = "slos"
 	// ExcludedNoPrice: the hardware has no price per hour.
 	ExcludedNoPrice Exclusion = "no_price"
+	// ExcludedImported: the run's results were imported from elsewhere:
+	// they have a quality and no speed to size replicas from.
+	ExcludedImported Exclusion = "imported"
 	// ExcludedRateNotBounded: the 95 % interval of the rate one replica
 	// served reaches 0, so no replica count is known to serve the peak.
 	ExcludedRateNotBounded Exclusion = "rate_not_bounded"
@@ -187,7 +193,7 @@ const (
 // them.
 func Exclusions() []Exclusion {
 	return []Exclusion{ExcludedShortAnswers, ExcludedNotMeasuredAtLength, ExcludedQualityNotMeasured, ExcludedOtherScorer,
-		ExcludedBelowMinQuality, ExcludedSLOs, ExcludedRateNotBounded, ExcludedNoPrice}
+		ExcludedBelowMinQuality, ExcludedImported, ExcludedSLOs, ExcludedRateNotBounded, ExcludedNoPrice}
 }
 
 // MinMedianOutputTokens is the shortest median answer, in output tokens,
@@ -326,7 +332,9 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		a := Capacity{Measured: m, MonthlyLicence: c.LicencePerMonth, Sources: map[string]string{}, Extrapolated: []string{},
 			SourcesSaid: map[string]Said{}}
 		a.screen(t, q)
-		if m.SLORate == nil || !(*m.SLORate > 0) {
+		if m.Imported {
+			a.exclude(ExcludedImported, say("capacity.said.imported"))
+		} else if m.SLORate == nil || !(*m.SLORate > 0) {
 			said := m.ProblemSaid
 			if said.Code == "" {
 				said = say("capacity.said.slos_nowhere")

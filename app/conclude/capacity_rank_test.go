@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,5 +197,16 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An imported run is listed as not sized for what it is, results made
+// elsewhere, not for SLOs it could not have been measured against.
+func TestPlanCapacityListsAnImportedRun(t *testing.T) {
+	t.Parallel()
+	plan := PlanCapacity(Traffic{PeakRPS: 1, AverageRPS: 1, InputTokens: 5, OutputTokens: 2}, 0, Costs{}, nil,
+		[]Measured{{RunID: 7, Model: "outside/model", Runtime: "imported", Hardware: "imported", Quality: f64(0.6), Imported: true}})
+	if len(plan.Feasible) != 0 || len(plan.Excluded) != 1 || !slices.Equal(plan.Excluded[0].ReasonCodes, []Exclusion{ExcludedImported}) {
+		t.Errorf("plan %+v", plan)
 	}
 }

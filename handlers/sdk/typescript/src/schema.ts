@@ -2494,6 +2494,8 @@ export interface components {
             rank?: number;
             /** @description A remote provider's run: the month's input and output tokens at its prices. */
             monthly_tokens?: number | null;
+            /** @description Results imported from elsewhere: a quality and no speed, so never sized (reason code imported). */
+            imported?: boolean;
             measured_input_tokens: number;
             measured_output_tokens: number;
             /** @description The median output tokens per successful request, from the run's summary; null when the summary does not have it. */
@@ -2519,7 +2521,7 @@ export interface components {
             extrapolated: string[] | null;
             reasons?: string[] | null;
             /** @description One code per reason, in the same order. */
-            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "slos" | "rate_not_bounded" | "no_price")[] | null;
+            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "imported" | "slos" | "rate_not_bounded" | "no_price")[] | null;
         };
         Model: {
             model_id: number;
