@@ -210,3 +210,22 @@ func TestPlanCapacityListsAnImportedRun(t *testing.T) {
 		t.Errorf("plan %+v", plan)
 	}
 }
+
+// A remote provider's run is weighed against what runs today by its
+// tokens a month: 2 replicas at $1/h for 730.5 h ($1,461) against the
+// provider's $986.18 saves $474.83 a month.
+func TestROIWeighsAProviderByItsTokens(t *testing.T) {
+	t.Parallel()
+	traffic := Traffic{PeakRPS: 5, AverageRPS: 1, InputTokens: 500, OutputTokens: 200}
+	m := sizedAt(1, 10, 9, 3.6)
+	m.TokenPrice, m.TokenPriced, m.PricePerHour = &store.ProviderPrice{Provider: "anthropic", Model: "claude", InputPer1M: 0.25, OutputPer1M: 1.25}, true, nil
+	costs := Costs{HoursPerMonth: 730.5}
+	plan := PlanCapacity(traffic, 0, costs, nil, []Measured{m})
+	roi := PlanROI(TodayMeasured{Today: Today{Model: "m", Hardware: "h", Replicas: 2}, PricePerHour: f64(1)}, traffic, costs, plan,
+		func(Capacity) QualityChange { return QualityChange{} })
+	tokens := 3600 * 730.5 * (500*0.25 + 200*1.25) / 1e6
+	if len(roi.Rows) != 1 || math.Abs(roi.Rows[0].MonthlyCost-tokens) > 1e-9 || roi.Rows[0].MonthlySaving == nil ||
+		math.Abs(*roi.Rows[0].MonthlySaving-(2*730.5-tokens)) > 1e-9 {
+		t.Errorf("ROI %+v, want a saving of $%.2f a month", roi.Rows, 2*730.5-tokens)
+	}
+}
