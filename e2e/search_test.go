@@ -28,6 +28,9 @@ func TestSearchThroughTheServer(t *testing.T) {
 	var model struct {
 		ID int64 `json:"model_id"`
 	}
+	// The search ranks goodput per dollar as the configurations page does:
+	// the profile needs a price.
+	a.call(http.MethodPut, "/api/v1/hardware/"+profile+"/price", "application/json", strings.NewReader(`{"price_per_hour":1}`), http.StatusOK)
 	a.postJSON("/api/v1/models", map[string]any{"name": "acme/search-1b", "params_b": 1, "quantization": "bf16", "context_length": 4096}, http.StatusCreated, &model)
 	var items strings.Builder
 	for i := range 48 {
@@ -49,9 +52,9 @@ func TestSearchThroughTheServer(t *testing.T) {
 		Cuts []struct {
 			Keep     int `json:"keep"`
 			Verdicts []struct {
-				Config   string  `json:"configuration"`
-				PerGPU   float64 `json:"goodput_per_dollar"`
-				Requests int     `json:"requests"`
+				Config    string  `json:"configuration"`
+				PerDollar float64 `json:"goodput_per_dollar"`
+				Requests  int     `json:"requests"`
 			} `json:"verdicts"`
 		} `json:"cuts"`
 	}
@@ -65,7 +68,7 @@ func TestSearchThroughTheServer(t *testing.T) {
 	})
 	for _, c := range b.Search.Cuts {
 		for _, v := range c.Verdicts {
-			t.Logf("keep %d: %s, %d requests, %.0f good requests per GPU-hour", c.Keep, v.Config, v.Requests, v.PerGPU)
+			t.Logf("keep %d: %s, %d requests, %.0f good requests per dollar", c.Keep, v.Config, v.Requests, v.PerDollar)
 		}
 	}
 	if len(b.Runs) != 5 || len(b.Search.Cuts) != 2 || !strings.HasSuffix(b.Search.Best, "max_num_seqs=8") {

@@ -236,7 +236,10 @@ func (s *server) apiCompare(c *fiber.Ctx) error {
 	if len(runs) != len(ids) {
 		return fiber.NewError(fiber.StatusNotFound, "One of these runs does not exist or is not yours.")
 	}
-	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.SharedScorer(runs))
+	// Runs of two datasets are compared too: the engine calls them not
+	// comparable on every criterion (the dataset is part of the load
+	// identity, and quality is compared item by item).
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.ScorerFor(runs))
 	if err != nil {
 		return err
 	}

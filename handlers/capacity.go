@@ -154,17 +154,28 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
 		return nil, nil, lookup("dataset", err)
 	}
-	// Imported results have no speed to size replicas from: they are
-	// weighed for quality and listed as not sized, with why.
-	runs, err := s.Store.DatasetRuns(ctx, v, datasetID, capacityRuns, true)
+	// Imported results have no speed to size replicas from, but their
+	// scores count towards the scorer identity the dataset's surfaces
+	// share (conclude.DatasetScorer).
+	all, err := s.Store.DatasetRuns(ctx, v, datasetID, conclude.DatasetRunsRead, true)
 	if err != nil {
 		return nil, nil, err
+	}
+	runs, shared := conclude.PlannerRuns(all, capacityRuns)
+	// The newest imported ones are listed as not sized, with why
+	// (conclude.ExcludedImported), not left out unsaid.
+	imported := 0
+	for _, r := range all {
+		if r.Mode == importedMode && imported < capacityRuns {
+			runs = append(runs, r)
+			imported++
+		}
 	}
 	out := make([]capacityRun, len(runs))
 	for i, r := range runs {
 		out[i].RunFigures = r
 	}
-	scorers := weighQualities(out, "")
+	scorers := weighQualities(out, shared)
 	return out, scorers, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/results"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 type compareStore interface {
@@ -51,18 +52,24 @@ func (s *server) renderComparePage(c *fiber.Ctx, status int, judgeError string, 
 	if len(runs) != len(q.ids) {
 		return catalogueErr(fiber.StatusNotFound, "compare.error_missing")
 	}
-	if d.Error = sameDataset(c.UserContext(), runs); d.Error != "" {
+	if why, apart := conclude.DatasetsApart(runs); apart {
+		d.Error = said.Word(c.UserContext(), why)
 		return render(c, fiber.StatusUnprocessableEntity, compare.Page(d))
 	}
 	d.Baseline = cmp.Or(q.baseline, runs[0].ID)
 	d.Disagree = c.Query("disagree") == "1"
-	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, conclude.SharedScorer(runs))
+	// Quality under the scorer identity the runs' verdict ranks by
+	// (docs/verdict.md#which-runs-and-which-scorer), and each run's
+	// figures with the quality its claims test.
+	d.ScorerKey = conclude.ScorerFor(runs)
+	cands, ev, err := conclude.WeighWithEvidence(c.UserContext(), s.Store, runs, d.ScorerKey)
 	if err != nil {
 		return err
 	}
 	d.Paired, d.Claims = conclude.AgainstBaseline(cands, ev, d.Baseline)
 	for _, r := range runs {
 		f := compare.NewFigures(r)
+		f.Figures = f.AsWeighed(cands)
 		f.GridCO2 = s.GridCO2
 		d.Runs = append(d.Runs, f)
 	}
@@ -119,17 +126,6 @@ func readCompareQuery(c *fiber.Ctx) (q compareQuery, problem string) {
 		q.after = a
 	}
 	return q, problem
-}
-
-// sameDataset says why runs cannot be compared when they are on more
-// than one dataset, "" when they can.
-func sameDataset(ctx context.Context, runs []store.RunFigures) string {
-	for _, r := range runs[1:] {
-		if r.DatasetID != runs[0].DatasetID {
-			return i18n.T(ctx, "compare.error_other_dataset", "Run", r.ID, "First", runs[0].ID)
-		}
-	}
-	return ""
 }
 
 // runsParse says whether every id in a runs= list reads as one.

@@ -155,7 +155,7 @@ func (s *server) leaderboard(c *fiber.Ctx) (history.LeaderboardData, []fieldErro
 	// (conclude.LeaderboardWithin): one scorer identity for quality, one
 	// load identity for speed, latency and cost.
 	q.Scorer, q.Load = conclude.LeaderboardWithin(q.Sort, q, data.Facets)
-	q.Sort = conclude.LeaderboardSort(q.Sort, q.Load)
+	q.Sort, data.SortReason = conclude.LeaderboardSort(q.Sort, q.Scorer, q.Load)
 	data.Form.Scorer, data.Form.Load, data.Sort = q.Scorer, q.Load, q.Sort
 	q.DatasetID = d.ID
 	// Speed, latency and cost rank only runs whose lengths the engine
@@ -264,15 +264,22 @@ func (s *server) apiLeaderboard(c *fiber.Ctx) error {
 	if leftOut == nil {
 		leftOut = []conclude.LeaderboardLeftOut{}
 	}
-	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, Rows: toAPILeaderboard(data.Rows), LeftOut: leftOut, Next: next})
+	var why string
+	if data.SortReason.Code != "" {
+		why = conclude.English(data.SortReason)
+	}
+	return c.JSON(apiLeaderboard{DatasetID: data.Dataset.ID, Sort: data.Sort, SortReason: why, Rows: toAPILeaderboard(data.Rows), LeftOut: leftOut, Next: next})
 }
 
 // apiLeaderboard is GET /datasets/{id}/leaderboard: a page of rows and
 // the cursor of the next (null on the last).
 type apiLeaderboard struct {
-	DatasetID int64               `json:"dataset_id"`
-	Sort      string              `json:"sort"`
-	Rows      []apiLeaderboardRow `json:"rows"`
+	DatasetID int64  `json:"dataset_id"`
+	Sort      string `json:"sort"`
+	// SortReason says why the list is by date where another sort was
+	// asked (conclude.LeaderboardSort); absent otherwise.
+	SortReason string              `json:"sort_reason,omitempty"`
+	Rows       []apiLeaderboardRow `json:"rows"`
 	// LeftOut are the runs a sort by speed, latency or cost does not rank
 	// with the rows, with why (their lengths; docs/history.md#leaderboard-of-a-dataset).
 	LeftOut []conclude.LeaderboardLeftOut `json:"left_out"`
@@ -291,11 +298,16 @@ type apiHistory struct {
 // apiHistoryPoint is one run of a history: its metric's value (null when
 // not measured) and the first regression it showed.
 type apiHistoryPoint struct {
-	RunID      int64             `json:"run_id"`
-	FinishedAt time.Time         `json:"finished_at"`
-	Runtime    string            `json:"runtime"`
-	Hardware   string            `json:"hardware"`
-	Engine     string            `json:"engine,omitempty"`
+	RunID      int64     `json:"run_id"`
+	FinishedAt time.Time `json:"finished_at"`
+	Runtime    string    `json:"runtime"`
+	Hardware   string    `json:"hardware"`
+	Engine     string    `json:"engine,omitempty"`
+	// Load is the run's load identity key ("" when not kept); Line the
+	// line of the chart the point is on (conclude.HistorySeries): one per
+	// target, and for throughput, latency and cost per load identity.
+	Load       string            `json:"load"`
+	Line       int               `json:"line"`
 	Value      *float64          `json:"value"`
 	Regression *store.Regression `json:"regression"`
 }
@@ -330,9 +342,10 @@ func (s *server) history(c *fiber.Ctx, api bool) (history.HistoryData, []fieldEr
 	}
 	q.DatasetID, q.Sort = d.ID, store.SortOldest
 	// A history of quality is drawn under one scorer identity: the one
-	// asked, else the one most runs were scored under.
-	if data.Metric == history.MetricQuality && q.Scorer == "" && len(data.Facets.Scorers) > 0 {
-		q.Scorer = data.Facets.Scorers[0]
+	// asked, else the one the leaderboard ranks by
+	// (docs/history.md#which-scorer).
+	if data.Metric == history.MetricQuality && q.Scorer == "" {
+		q.Scorer, _ = conclude.LeaderboardWithin(store.SortQuality, q, data.Facets)
 		data.Form.Scorer = q.Scorer
 	}
 	if p.Limit == "" {
@@ -365,31 +378,42 @@ func (s *server) apiHistory(c *fiber.Ctx) error {
 	if len(errs) > 0 {
 		return c.Status(fiber.StatusUnprocessableEntity).JSON(apiPathErrors{Errors: errs})
 	}
+	line := map[int64]int{}
+	for i, l := range conclude.HistorySeries(data.Rows, data.Metric.Criterion()) {
+		for _, r := range l.Rows {
+			line[r.RunID] = i
+		}
+	}
 	points := make([]apiHistoryPoint, 0, len(data.Rows))
 	for _, r := range data.Rows {
 		points = append(points, apiHistoryPoint{RunID: r.RunID, FinishedAt: r.FinishedAt, Runtime: r.Runtime, Hardware: r.Hardware, Engine: r.Engine,
-			Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
+			Load: r.Load, Line: line[r.RunID], Value: history.Value(r, data.Metric), Regression: store.FirstRegression(r.Regressions)})
 	}
 	return c.JSON(apiHistory{DatasetID: data.Dataset.ID, Model: data.Form.Model, Metric: data.Metric, Points: points})
 }
 
 // datasetRecommendation ranks every target benchmarked on the dataset
-// (its newest completed runs the viewer may read) with the benchmark
-// recommendation's advisor and tests.
+// (the completed runs the viewer may read) with the benchmark
+// recommendation's advisor and tests, over the candidates and scorer
+// identity the engine chooses (conclude.DatasetCandidates): each target
+// under each load from the newest benchmark that measured it, its repeats
+// there merged; the runs left out are listed with why.
 func (s *server) datasetRecommendation(c *fiber.Ctx) (recommend.Data, error) {
 	d, err := s.datasetParam(c)
 	if err != nil {
 		return recommend.Data{}, err
 	}
 	// Imported results rank on quality beside the runs measured here.
-	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, capacityRuns, true)
+	runs, err := s.Store.DatasetRuns(c.UserContext(), viewer(c), d.ID, conclude.DatasetRunsRead, true)
 	if err != nil {
 		return recommend.Data{}, err
 	}
-	rd, _, err := s.recommendOver(c, runs, conclude.SharedScorer(runs), true, false)
+	set := conclude.DatasetCandidates(runs)
+	rd, _, err := s.recommendOver(c, set.Runs, set.ScorerKey, true, true)
 	if err != nil {
 		return recommend.Data{}, err
 	}
+	set.Tell(&rd.Rec)
 	rd.Dataset = &d
 	return rd, nil
 }

@@ -87,25 +87,47 @@ type spec struct {
 // score job (scoring with exact match, then the regression check).
 func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 	t.Helper()
-	ctx := context.Background()
+	benchmarkID, runs := h.repeated(t, s, []spec{s})
+	return benchmarkID, runs[0]
+}
+
+// repeated makes a benchmark of s's target run len(reps) times (its
+// manifest's repeats), the i-th run answering, at the speed and latency,
+// as reps[i] says and finishing reps[i].day days after the fixture's
+// start, each scored and checked as it finishes.
+func (h *histFixture) repeated(t *testing.T, s spec, reps []spec) (benchmarkID int64, runIDs []int64) {
+	t.Helper()
 	e := h.e
 	load := s.load
 	if load == "" {
 		load = `{"profile":"sequential"}`
 	}
 	manifest := fmt.Sprintf(`{"name":"%s on %s, day %g","dataset":%d,"targets":[{"model":%q,"runtime":"sim","hardware":%q}],
-		"load":%s,"sampling":{"max_tokens":8},"scorer":"exact"}`, s.model, s.hw, s.day, h.ds, s.model, s.hw, load)
+		"load":%s,"sampling":{"max_tokens":8},"scorer":"exact","repeats":%d}`, s.model, s.hw, s.day, h.ds, s.model, s.hw, load, len(reps))
 	r := e.api(http.MethodPost, "/api/v1/benchmarks", h.tok, strings.NewReader(manifest), "application/json")
 	if r.status != 201 {
 		t.Fatalf("create: %d %v", r.status, r.body)
 	}
 	benchmarkID = int64(r.body["benchmark_id"].(float64))
-	runID = int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+	for i, x := range r.body["runs"].([]any) {
+		id := int64(x.(map[string]any)["run_id"].(float64))
+		h.finish(t, id, s.hw, reps[i])
+		runIDs = append(runIDs, id)
+	}
+	return benchmarkID, runIDs
+}
+
+// finish has run runID answer as s says, ends it s.day days after the
+// fixture's start and works its score job.
+func (h *histFixture) finish(t *testing.T, runID int64, hw string, s spec) {
+	t.Helper()
+	ctx := context.Background()
+	e := h.e
 	var jobID int64
 	if err := e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, runID).Scan(&jobID); err != nil {
 		t.Fatal(err)
 	}
-	claim, err := e.store.ClaimRun(ctx, runID, h.agents[s.hw], jobID, "sim")
+	claim, err := e.store.ClaimRun(ctx, runID, h.agents[hw], jobID, "sim")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +166,6 @@ func (h *histFixture) run(t *testing.T, s spec) (benchmarkID, runID int64) {
 	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
 		t.Fatal(err)
 	}
-	return benchmarkID, runID
 }
 
 // statusOf is the status of a GET with a token, whatever the body.

@@ -107,7 +107,7 @@ func TestVariantsPageInGerman(t *testing.T) {
 	if got := row(w.base, "variant-kind"); got != "Basismodell" {
 		t.Errorf("the base's kind in German: %q", got)
 	}
-	if got := row(w.ft, "variant-delta"); !strings.HasPrefix(got, "+0,250 [") || !strings.Contains(got, "· signifikant (p = 0,") {
+	if got := row(w.ft, "variant-delta"); !strings.HasPrefix(got, "+0,250 [") || !strings.Contains(got, ", signifikant (mcnemar-exact, p = 0,") {
 		t.Errorf("the fine-tune's difference in German: %q", got)
 	}
 }

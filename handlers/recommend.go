@@ -75,31 +75,45 @@ func parseRecommendForm(c *fiber.Ctx) (recommend.Form, conclude.Constraints, con
 	return f, cons, w
 }
 
-// recommendation builds the benchmark's candidates and the recommendation.
+// recommendation builds the benchmark's recommendation from the runs its
+// verdict weighs (conclude.WeighBenchmark): the succeeded runs, a target
+// repeated in the benchmark as one candidate, quality under the scorer
+// identity the verdict ranks by; the runs that did not succeed are listed
+// with their state, not ranked (docs/verdict.md#which-runs-and-which-scorer).
 func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candidate, error) {
 	b, err := s.benchmarkParam(c)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
-	ids := make([]int64, len(b.Runs))
-	for i, r := range b.Runs {
-		ids[i] = r.ID
-	}
-	runs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), ids)
+	j, err := conclude.WeighBenchmark(c.UserContext(), s.Store, viewer(c), b, false)
 	if err != nil {
 		return recommend.Data{}, nil, err
 	}
-	// Paired comparisons of quality once the runs have finished (until
-	// then their scores still change): the ranking's test of significance.
-	// A target repeated in the benchmark is one candidate, as in its
-	// verdict (conclude.MergeRepeats).
-	key, _ := conclude.Scorers(b, runs)
-	d, cands, err := s.recommendOver(c, runs, key, !b.Active(), true)
-	if err != nil {
-		return recommend.Data{}, nil, err
+	// Paired comparisons of quality between every two once the runs have
+	// finished (until then their scores still change): the ranking's
+	// test of significance.
+	var ev conclude.Evidence
+	if !b.Active() && len(j.Cands) > 1 {
+		if ev, err = conclude.GatherEvidence(c.UserContext(), s.Store, j.Cands); err != nil {
+			return recommend.Data{}, nil, err
+		}
 	}
-	d.Benchmark = b
-	return d, cands, nil
+	form, cons, w := parseRecommendForm(c)
+	rec := j.Recommend(cons, w, ev)
+	d := recommend.Data{Benchmark: b, Profiles: hardwareProfiles(j.Runs), Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), j.Cands, rec)}
+	return d, j.Cands, nil
+}
+
+// hardwareProfiles are the runs' hardware profiles, each once, in order:
+// the recommendation form's choices.
+func hardwareProfiles(runs []store.RunFigures) []string {
+	var profiles []string
+	for _, r := range runs {
+		if !slices.Contains(profiles, r.HardwareProfile) {
+			profiles = append(profiles, r.HardwareProfile)
+		}
+	}
+	return profiles
 }
 
 // recommendOver ranks runs under the constraints and weights of the
@@ -115,12 +129,6 @@ func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string
 	if repeats {
 		cands = conclude.MergeRepeats(cands)
 	}
-	var profiles []string
-	for _, r := range runs {
-		if !slices.Contains(profiles, r.HardwareProfile) {
-			profiles = append(profiles, r.HardwareProfile)
-		}
-	}
 	var ev conclude.Evidence
 	if paired && len(cands) > 1 {
 		var err error
@@ -130,7 +138,7 @@ func (s *server) recommendOver(c *fiber.Ctx, runs []store.RunFigures, key string
 	}
 	form, cons, w := parseRecommendForm(c)
 	rec := conclude.RecommendWith(cands, cons, w, ev)
-	return recommend.Data{Profiles: profiles, Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), cands, rec)}, cands, nil
+	return recommend.Data{Profiles: hardwareProfiles(runs), Form: form, Rec: rec, Charts: recommend.Charts(c.UserContext(), cands, rec)}, cands, nil
 }
 
 func (s *server) showRecommendationPage(c *fiber.Ctx) error {
@@ -176,6 +184,9 @@ func recommendationJSON(rec conclude.Recommendation) conclude.Recommendation {
 	}
 	if rec.Excluded == nil {
 		rec.Excluded = []conclude.Excluded{}
+	}
+	if rec.LeftOut == nil {
+		rec.LeftOut = []conclude.LeftOut{}
 	}
 	return rec
 }

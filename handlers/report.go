@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/compare"
 	"github.com/ruckus/ruckus/views/report"
@@ -36,31 +38,32 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(b.Runs))
 	names := map[string]bool{}
-	for i, r := range b.Runs {
-		ids[i] = r.ID
+	for _, r := range b.Runs {
 		names[r.AgentName] = true
-	}
-	runs, err := s.Store.RunFiguresByID(ctx, viewer(c), ids)
-	if err != nil {
-		return err
 	}
 	agents, hardware, err := s.reportAgents(ctx, names)
 	if err != nil {
 		return err
 	}
-	key, _ := conclude.Scorers(b, runs)
-	cands, ev, err := conclude.WeighWithEvidence(ctx, s.Store, runs, key)
+	// The runs the verdict weighs (conclude.WeighBenchmark): the succeeded
+	// ones, quality under the scorer identity the verdict ranks by; the
+	// others are listed with their state and not weighed
+	// (docs/verdict.md#which-runs-and-which-scorer).
+	j, err := conclude.WeighBenchmark(ctx, s.Store, viewer(c), b, false)
+	if err != nil {
+		return err
+	}
+	ev, err := conclude.GatherEvidence(ctx, s.Store, j.Each)
 	if err != nil {
 		return err
 	}
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
-	rec := conclude.RecommendWith(conclude.MergeRepeats(cands), conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
+	rec := j.Recommend(conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
 	var claims map[int64][]conclude.Margin
-	if len(runs) > 0 {
-		_, claims = conclude.AgainstBaseline(cands, ev, runs[0].ID)
+	if len(j.Each) > 0 {
+		_, claims = conclude.AgainstBaseline(j.Each, ev, j.Each[0].RunID)
 	}
 	if format == "json" {
 		apiRuns, err := s.apiRunsWithFigures(c, b.Runs)
@@ -76,10 +79,9 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 				"GiB", said.Fixed(ctx, float64(h.MemoryBytes)/(1<<30), 0))
 		}
 	}
-	figs := make([]compare.Figures, len(runs))
-	for i, r := range runs {
-		figs[i] = compare.NewFigures(r)
-		figs[i].GridCO2 = s.GridCO2
+	figs, compared, err := s.reportFigures(c, b, j)
+	if err != nil {
+		return err
 	}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, manifest, "", "  ") != nil {
@@ -88,11 +90,52 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	}
 	css := string(s.Assets.Body("pico.min.css")) + "\n" + string(s.Assets.Body("app.css"))
 	d := report.Data{Benchmark: b, Manifest: pretty.String(), Generated: time.Now(), Version: s.Version, Agents: agents,
-		Runs: figs, Recommend: rec, Claims: claims, GridCO2: s.GridCO2, CSS: css}
+		Runs: figs, Compared: compared, Recommend: rec, Claims: claims, ScorerKey: j.ScorerKey, GridCO2: s.GridCO2, CSS: css}
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`inline; filename="benchmark-%d-report.html"`, b.ID))
 	// The report carries its styles inline and runs nothing.
 	c.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	return render(c, fiber.StatusOK, report.Page(d))
+}
+
+// reportFigures are the figures of every run of benchmark b for the
+// report's runs table, and of the runs weighed (j) for its comparison
+// table and charts, each with the quality it is compared on
+// (conclude.Figures.AsWeighed); a run left out shows its own latest
+// scoring, in the runs table only.
+func (s *server) reportFigures(c *fiber.Ctx, b store.Benchmark, j conclude.Weighed) (all, compared []compare.Figures, err error) {
+	// The weighed runs were read by WeighBenchmark; only those left out
+	// are read here.
+	byID := map[int64]store.RunFigures{}
+	for _, r := range j.Runs {
+		byID[r.ID] = r
+	}
+	var left []int64
+	for _, r := range j.Left {
+		left = append(left, r.ID)
+	}
+	if len(left) > 0 {
+		rs, err := s.Store.RunFiguresByID(c.UserContext(), viewer(c), left)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rs {
+			byID[r.ID] = r
+		}
+	}
+	for _, br := range b.Runs {
+		r, ok := byID[br.ID]
+		if !ok {
+			continue
+		}
+		f := compare.NewFigures(r)
+		f.GridCO2 = s.GridCO2
+		if slices.ContainsFunc(j.Each, func(x conclude.Candidate) bool { return x.RunID == r.ID }) {
+			f.Figures = f.AsWeighed(j.Each)
+			compared = append(compared, f)
+		}
+		all = append(all, f)
+	}
+	return all, compared, nil
 }
 
 // reportAgents is the agents named in names as the report lists them, in

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/testkit"
 )
 
@@ -56,7 +57,13 @@ func TestMatrixAndSearchThroughTheAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want 422 at %s saying %q", matrix, res.status, got, path, msg)
 		}
 	}
-	search := `,"search":{"budget_runs":5}`
+	// The search ranks as the configurations page does: goodput per
+	// dollar under the benchmark's SLO on a priced profile.
+	search := `,"slo":{"ttft":"100ms"},"search":{"budget_runs":5}`
+	price := 1.0
+	if err := e.store.SetHardwarePrice(ctx, "l4-24gb-x1", &price); err != nil {
+		t.Fatal(err)
+	}
 	res := post(manifest(`{"max_num_seqs":[64,128,256]}`, search), true)
 	var dry struct {
 		Runs []struct {
@@ -88,8 +95,14 @@ func TestMatrixAndSearchThroughTheAPI(t *testing.T) {
 			VALUES ($1, 0, 'c0', 'ok', 16, now(), 50, 100)`, int64(r.(float64))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', measured_seconds = $2, finished_at = now() WHERE id = $1`,
-			int64(r.(float64)), 2.0/float64(i+1)); err != nil {
+		secs := 2.0 / float64(i+1)
+		summary := fmt.Sprintf(`{"requests":1,"ok":1,"good_requests":1,"measured_seconds":%g,"requests_per_s":%g,"output_tokens_per_s":%g}`, secs, 1/secs, 16/secs)
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', measured_seconds = $2, finished_at = now(), summary = $3 WHERE id = $1`,
+			int64(r.(float64)), secs, summary); err != nil {
+			t.Fatal(err)
+		}
+		// The score job keeps the run's figures, which the cut waits for.
+		if err := conclude.ComputeRunStats(ctx, e.store, int64(r.(float64))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,5 +179,58 @@ func TestMatrixFromTheForm(t *testing.T) {
 	if ok.status != 200 || ok.doc.Find(`[data-testid="plan-run"]`).Length() != 2 || !strings.Contains(ok.text(`[data-testid="plan"]`), "max_num_seqs=128") ||
 		ok.doc.Find(`[data-testid="plan-run-duration"]`).Length() != 2 {
 		t.Errorf("preview: %d %q", ok.status, ok.text(`[data-testid="plan"]`))
+	}
+}
+
+// A search on a profile without a price ranks nothing, as the
+// configurations page ranks nothing there: its page says the search chose
+// nothing and why, in English and in German, and each configuration was
+// cut with the page's reason.
+func TestSearchThatCannotRankSaysWhy(t *testing.T) {
+	t.Parallel()
+	e, c, ds := formEnv(t)
+	ctx := context.Background()
+	u, err := e.store.UserByEmail(ctx, "ada@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"name":"grid","dataset":%s,"targets":[{"model":"acme/small-1b","runtime":"vllm","hardware":"l4-24gb-x1","matrix":{"max_num_seqs":[64,128]}}],
+		"load":{"profile":"concurrency","concurrency":2},"sampling":{"max_tokens":16},"slo":{"ttft":"100ms"},"search":{"budget_runs":3}}`, ds)
+	created := e.api(http.MethodPost, "/api/v1/benchmarks", e.token(u), strings.NewReader(body), "application/json")
+	if created.status != 201 {
+		t.Fatalf("create: %d %v", created.status, created.body)
+	}
+	id := int64(created.body["benchmark_id"].(float64))
+	for _, r := range created.body["run_ids"].([]any) {
+		run := int64(r.(float64))
+		if _, err := e.store.Pool().Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, completion_tokens, sent_at, ttft_ms, e2e_ms)
+			VALUES ($1, 0, 'c0', 'ok', 16, now(), 50, 100)`, run); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', measured_seconds = 1, finished_at = now(),
+			summary = '{"requests":1,"ok":1,"good_requests":1,"measured_seconds":1,"requests_per_s":1,"output_tokens_per_s":16}' WHERE id = $1`, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := conclude.ComputeRunStats(ctx, e.store, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := testkit.Service(ctx, t, e.store, nil).DecideSearches(ctx); err != nil || n != 1 {
+		t.Fatalf("decided %d rungs: %v", n, err)
+	}
+	en := c.get(fmt.Sprintf("/benchmarks/%d", id))
+	if got := en.text(`[data-testid="search-unranked"]`); !strings.Contains(got, "The search chose nothing") || !strings.Contains(got, "l4-24gb-x1 has no price per hour") {
+		t.Errorf("the page says %q", got)
+	}
+	if n := en.doc.Find(`[data-testid="search-best"]`).Length(); n != 0 {
+		t.Errorf("the page names a choice")
+	}
+	outcomes := en.text(`[data-testid="search-outcome"]`)
+	if strings.Count(outcomes, "cut: not ranked: the hardware profile l4-24gb-x1 has no price per hour") != 2 {
+		t.Errorf("outcomes %q", outcomes)
+	}
+	de := c.getIn(fmt.Sprintf("/benchmarks/%d", id), "de")
+	if !strings.Contains(de.body, "Die Suche hat nichts gewählt") || !strings.Contains(de.body, "das Hardwareprofil l4-24gb-x1 hat keinen Stundenpreis") {
+		t.Errorf("the German page: %q", de.text(`[data-testid="search"]`))
 	}
 }

@@ -13,8 +13,13 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/regress"
 	"github.com/ruckus/ruckus/app/score"
+	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
@@ -568,7 +573,12 @@ func (s surfaces) importedAgrees(t *testing.T, e *env, tok, b string) {
 // A regression flag and the comparison of the same pair agree: every
 // regression a run is flagged with (the run API) is a claim the compare
 // API calls significant on the same metric, with the same p, the earlier
-// run leading; a target run again alike is flagged with nothing.
+// run leading; a target run again alike is flagged with nothing. And a
+// target is flagged exactly where the engine's comparison of it with the
+// same target in the previous benchmark, each with its repeats merged as
+// the verdict merges them, is significantly worse (kept by
+// Benjamini–Hochberg among the metrics compared), every one of its runs
+// alike: repeats are never checked one by one against one earlier repeat.
 func TestRegressionFlagsAgreeWithTheComparison(t *testing.T) {
 	t.Parallel()
 	h := newHistFixture(t)
@@ -576,8 +586,17 @@ func TestRegressionFlagsAgreeWithTheComparison(t *testing.T) {
 	_, first := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(40), tps: 100, e2e: 200})
 	_, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(20), tps: 100, e2e: 200})
 	_, slower := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 2, right: below(20), tps: 50, e2e: 400})
-	h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 0, right: below(30), tps: 100, e2e: 200})
+	_, other := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 0, right: below(30), tps: 100, e2e: 200})
 	_, same := h.run(t, spec{model: "m/b", hw: "cpu-2c", day: 2, right: below(30), tps: 100.5, e2e: 200})
+	// Repeats whose runs, one by one, are further apart than their targets:
+	// the previous benchmark's at 200, 260, 200 ms, this one's at 240,
+	// 200, 260 ms, its first run answering half the items.
+	testkit.Model(context.Background(), t, e.store, &testkit.ModelOpts{Name: "m/c", Quantization: "bf16"})
+	rep := func(day float64, right int, e2e float64) spec {
+		return spec{day: day, right: below(right), tps: 100, e2e: e2e}
+	}
+	_, before := h.repeated(t, spec{model: "m/c", hw: "cpu-2c", day: 3}, []spec{rep(3, 40, 200), rep(3.1, 40, 260), rep(3.2, 40, 200)})
+	_, after := h.repeated(t, spec{model: "m/c", hw: "cpu-2c", day: 4}, []spec{rep(4, 20, 240), rep(4.1, 40, 200), rep(4.2, 40, 260)})
 	metric := map[string]string{store.RegressionQuality: "quality", store.RegressionThroughput: "output_tokens_per_s", store.RegressionLatency: "e2e_p95_ms"}
 	flagged := 0
 	for _, id := range []int64{first, worse, slower, same} {
@@ -599,6 +618,82 @@ func TestRegressionFlagsAgreeWithTheComparison(t *testing.T) {
 	if flagged < 2 {
 		t.Fatalf("fixture: %d regressions flagged, want the worse run's quality and the slower run's throughput", flagged)
 	}
+	for _, c := range []struct{ prev, cur []int64 }{
+		{nil, []int64{first}}, {[]int64{first}, []int64{worse}}, {[]int64{worse}, []int64{slower}},
+		{nil, []int64{other}}, {[]int64{other}, []int64{same}}, {nil, before}, {before, after},
+	} {
+		want := mergedWorse(t, e, c.prev, c.cur)
+		for _, id := range c.cur {
+			got := map[string]any{}
+			regs, _ := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", id), h.tok, nil, "").body["regressions"].([]any)
+			for _, r := range regs {
+				g := r.(map[string]any)
+				got[g["metric"].(string)] = g["p_value"]
+				if len(c.prev) > 0 && int64(g["against_run_id"].(float64)) != c.prev[0] {
+					t.Errorf("run %d flagged against run %v, want %d, the previous target's first run", id, g["against_run_id"], c.prev[0])
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("run %d (of %v, against %v) flagged %v; the merged targets' comparison is significantly worse on %v", id, c.cur, c.prev, got, want)
+			}
+		}
+	}
+}
+
+// mergedWorse is, by metric with its p, how the target of runs cur is
+// significantly worse than that of runs prev (none without prev) in the
+// engine's comparison of the two, each weighed as the verdict weighs a
+// benchmark's runs with its repeats merged, the metrics compared kept by
+// Benjamini–Hochberg.
+func mergedWorse(t *testing.T, e *env, prev, cur []int64) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	if len(prev) == 0 {
+		return out
+	}
+	ctx := context.Background()
+	runs, err := e.store.RunFiguresByID(ctx, store.Viewer{Admin: true}, append(append([]int64{}, prev...), cur...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := conclude.SharedScorer(runs)
+	cands, err := conclude.Weigh(ctx, e.store, runs, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, c := conclude.MergeRepeats(cands[:len(prev)]), conclude.MergeRepeats(cands[len(prev):])
+	if len(p) != 1 || len(c) != 1 {
+		t.Fatalf("fixture: runs %v and %v are not one target each", prev, cur)
+	}
+	pairs, err := conclude.QualityPairs(ctx, e.store, key, []int64{p[0].RunID, c[0].RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev conclude.Evidence
+	for _, x := range pairs {
+		ev.Paired = append(ev.Paired, conclude.Diff(x))
+	}
+	var tested []string
+	var ms []conclude.Margin
+	for _, x := range []struct {
+		metric string
+		c      conclude.Criterion
+	}{{store.RegressionQuality, conclude.Quality}, {store.RegressionThroughput, conclude.Speed}, {store.RegressionLatency, conclude.Latency}} {
+		if m := conclude.Compare(c[0], p[0], x.c, ev); m.Measured && m.Comparable && m.P != nil {
+			tested, ms = append(tested, x.metric), append(ms, m)
+		}
+	}
+	ps := make([]float64, len(ms))
+	for i, m := range ms {
+		ps[i] = *m.P
+	}
+	kept := stats.BenjaminiHochberg(ps, stats.Alpha)
+	for i, m := range ms {
+		if kept[i] && !m.Tie && m.Better < 0 {
+			out[tested[i]] = *m.P
+		}
+	}
+	return out
 }
 
 // reportRanksAsTheAPI checks that the report's recommendation names the
@@ -921,4 +1016,37 @@ func claimValue(cl map[string]any, run int64) (float64, bool) {
 func sameFigure(x any, v float64) bool {
 	f, ok := x.(float64)
 	return ok && math.Abs(f-v) <= 1e-9*math.Max(1, math.Abs(v))
+}
+
+// A flag is drawn again when the run it is against is rescored: scored
+// anew under another scorer only, the earlier run's quality is no longer
+// comparable with the flagged run's, and the quality flag goes.
+func TestRegressionRedrawnWhenTheEarlierRunIsRescored(t *testing.T) {
+	t.Parallel()
+	h := newHistFixture(t)
+	e := h.e
+	ctx := context.Background()
+	_, first := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 0, right: below(40), tps: 100, e2e: 200})
+	_, worse := h.run(t, spec{model: "m/a", hw: "cpu-2c", day: 1, right: below(20), tps: 100, e2e: 200})
+	metrics := func() string {
+		regs, _ := e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", worse), h.tok, nil, "").body["regressions"].([]any)
+		var m []string
+		for _, r := range regs {
+			m = append(m, r.(map[string]any)["metric"].(string))
+		}
+		return fmt.Sprint(m)
+	}
+	if got := metrics(); got != "[quality]" {
+		t.Fatalf("fixture: run %d flagged %s, want [quality]", worse, got)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `DELETE FROM run_qualities WHERE run_id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: conclude.Keeper{Store: e.store}}
+	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: 1}, Args: jobs.ScoreRunArgs{RunID: first, Scorer: "contains"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := metrics(); got != "[]" {
+		t.Errorf("run %d is still flagged %s against run %d, rescored under another scorer", worse, got, first)
+	}
 }

@@ -32,8 +32,9 @@ type RunScorer interface {
 	ScoreRunOptions(ctx context.Context, runID int64, scorer string, options json.RawMessage) error
 }
 
-// RegressionChecker flags a scored run that is significantly worse than
-// the previous completed run of its target (regress.Checker).
+// RegressionChecker flags a scored run's target when it is significantly
+// worse than the same target in the previous comparable benchmark
+// (regress.Checker).
 type RegressionChecker interface {
 	CheckRegressions(ctx context.Context, runID int64) error
 }

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
-	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -103,8 +101,8 @@ func (p *Service) DecideSearchRung(ctx context.Context, benchmarkID int64, rung 
 		return false, err
 	}
 	sp := *m.Search.Plan
-	cut, err := cutRung(ctx, q, m, sp, rung, runs)
-	if err != nil {
+	cut, ok, err := cutRung(ctx, q, benchmarkID, sp, rung, runs)
+	if err != nil || !ok {
 		return false, err
 	}
 	raw, err := json.Marshal(cut)
@@ -175,40 +173,44 @@ func allEnded(runs []store.SearchRun) bool {
 	return true
 }
 
-// configKey names a run's configuration in a cut: its target and engine
-// settings.
-func configKey(r store.Run) string {
-	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", r.ModelName, r.Runtime, r.HardwareProfile, r.Engine.Key()))
-}
-
-// cutRung weighs rung's runs by their results under the benchmark's SLOs
-// and cuts them as the plan says: the next rung's configurations go on
-// (one, the winner, after the last rung).
-func cutRung(ctx context.Context, q *store.Queries, m Manifest, sp conclude.SearchPlan, rung int, runs []store.SearchRun) (conclude.SearchCut, error) {
+// cutRung weighs rung's runs as the configurations page weighs a
+// benchmark's (conclude.CutRung over conclude.Candidates: goodput per
+// dollar from the figures the score job keeps) and cuts them as the plan
+// says: the next rung's configurations go on (one, the winner, after the
+// last rung). ok is false while a completed run's figures are not kept
+// yet: the rung is decided on a later call.
+func cutRung(ctx context.Context, q *store.Queries, benchmarkID int64, sp conclude.SearchPlan, rung int, runs []store.SearchRun) (cut conclude.SearchCut, ok bool, err error) {
 	keep := 1
 	if rung+1 < len(sp.Rungs) {
 		keep = sp.Rungs[rung+1].Configurations
 	}
-	cands := make([]conclude.SearchCandidate, 0, len(runs))
-	for _, r := range runs {
-		// A replica is priced as everywhere a run is costed
-		// (conclude.ReplicaPrice: the GPUs its tensor parallelism holds,
-		// the whole profile without the setting or without GPUs).
-		c := conclude.SearchCandidate{Config: configKey(r.Run), RunID: r.ID, GPUs: max(conclude.ReplicaGPUs(r.GPUCount, r.Engine), 1)}
-		if r.PricePerHour != nil {
-			c.PricePerHour = conclude.ReplicaPrice(*r.PricePerHour, r.GPUCount, r.Engine)
-		}
-		if r.State != "cancelled" {
-			s, err := summary.Run(ctx, q, r.ID, m.SLO, 0)
-			if err != nil {
-				return conclude.SearchCut{}, err
-			}
-			c.Requests, c.Good, c.Seconds = s.Requests, s.GoodRequests, s.MeasuredSeconds
-			c.Measured = s.Requests > 0 && s.MeasuredSeconds > 0
-		}
-		cands = append(cands, c)
+	owner, err := q.BenchmarkOwner(ctx, benchmarkID)
+	if err != nil {
+		return cut, false, err
 	}
-	return conclude.CutRung(rung, keep, cands), nil
+	var ids []int64
+	var failed []store.Run
+	gpus := map[int64]int{}
+	for _, r := range runs {
+		// A replica holds the GPUs its tensor parallelism takes
+		// (conclude.ReplicaGPUs), the whole profile without the setting.
+		gpus[r.ID] = max(conclude.ReplicaGPUs(r.GPUCount, r.Engine), 1)
+		if r.State == "completed" {
+			ids = append(ids, r.ID)
+		} else {
+			failed = append(failed, r.Run)
+		}
+	}
+	figs, err := q.RunFiguresByID(ctx, owner, ids)
+	if err != nil {
+		return cut, false, err
+	}
+	for _, f := range figs {
+		if f.Stat == nil && f.Summary != nil {
+			return cut, false, nil
+		}
+	}
+	return conclude.CutRung(rung, keep, conclude.Candidates(figs), failed, gpus), true, nil
 }
 
 // survivors are the runs whose configurations the cut kept.
@@ -267,6 +269,11 @@ type SearchRecord struct {
 	// search without a choice).
 	Best string `json:"best,omitempty"`
 	Done bool   `json:"done"`
+	// Unranked says why a search that ended without a choice could not
+	// rank its last rung as the configurations page ranks (no SLO, no
+	// price: conclude.CutRung); "" otherwise.
+	Unranked     string         `json:"unranked,omitempty"`
+	UnrankedSaid *conclude.Said `json:"-"`
 }
 
 // SearchDecision is one decided rung.
@@ -297,7 +304,11 @@ func (p *Service) SearchRecordOf(ctx context.Context, benchmarkID int64) (*Searc
 	if n := len(rec.Cuts); n > 0 && (n == len(rec.Plan.Rungs) || rec.Cuts[n-1].Best() == "") {
 		// Done after the last rung, or when a rung kept nothing (none of
 		// its runs was measured).
-		rec.Done, rec.Best = true, rec.Cuts[n-1].Best()
+		last := rec.Cuts[n-1]
+		rec.Done, rec.Best = true, last.Best()
+		if rec.Best == "" {
+			rec.Unranked, rec.UnrankedSaid = last.Unranked, last.UnrankedSaid
+		}
 	}
 	return rec, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ruckus/ruckus/agentd/openai"
 	"github.com/ruckus/ruckus/agentd/sim"
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
@@ -97,7 +98,9 @@ func workRun(t *testing.T, st *store.Store, r store.Run, seed uint64) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
+				sent := time.Since(start)
 				results[i] = client.Do(context.Background(), req)
+				results[i].StartOffset = sent
 			}
 		})
 	}
@@ -105,20 +108,41 @@ func workRun(t *testing.T, st *store.Store, r store.Run, seed uint64) {
 	storeRun(t, st, r.ID, results, time.Since(start))
 }
 
-// storeRun writes a worked run's results and ends it, as agentd's report
-// does.
+// storeRun writes a worked run's results (each sent at its StartOffset
+// into the took the run lasted) and ends it with its summary, as agentd's
+// report does (good requests: first token within the planted SLO), then
+// keeps its figures as the score job does (conclude.ComputeRunStats),
+// which a rung's cut waits for.
 func storeRun(t *testing.T, st *store.Store, runID int64, results []jobs.Result, took time.Duration) {
 	t.Helper()
 	ctx := t.Context()
+	start := time.Now().Add(-took)
+	sum := jobs.RunSummary{Requests: len(results), MeasuredSeconds: took.Seconds()}
 	for i, res := range results {
 		if _, err := st.Pool().Exec(ctx, `INSERT INTO results (run_id, idx, custom_id, status, completion_tokens, sent_at, ttft_ms, e2e_ms, error_class)
-			VALUES ($1, $2, $3, $4, $5, now(), $6, $7, $8)`, runID, i, fmt.Sprintf("c%03d", i), res.Status, res.CompletionTokens,
-			float64(res.TTFT)/1e6, float64(res.E2E)/1e6, res.ErrorClass); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, runID, i, fmt.Sprintf("c%03d", i), res.Status, res.CompletionTokens,
+			start.Add(res.StartOffset), float64(res.TTFT)/1e6, float64(res.E2E)/1e6, res.ErrorClass); err != nil {
 			t.Fatal(err)
 		}
+		if res.Status == jobs.StatusOK {
+			sum.OK++
+			sum.OutputTokens += int64(res.CompletionTokens)
+			if res.TTFT <= time.Duration(plantedManifest(0).SLO.TTFT) {
+				sum.GoodRequests++
+			}
+		}
 	}
-	if _, err := st.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', completed = total, measured_seconds = $2, finished_at = now()
-		WHERE id = $1`, runID, took.Seconds()); err != nil {
+	sum.RequestsPerS, sum.OutputTokensPerS = float64(sum.Requests)/took.Seconds(), float64(sum.OutputTokens)/took.Seconds()
+	sum.GoodputRPS = float64(sum.GoodRequests) / took.Seconds()
+	raw, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE runs SET state = 'completed', completed = total, measured_seconds = $2, finished_at = now(), summary = $3
+		WHERE id = $1`, runID, took.Seconds(), raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := conclude.ComputeRunStats(ctx, st, runID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -186,7 +210,7 @@ func TestSearchFindsThePlantedOptimum(t *testing.T) {
 		}
 		last := rec.Cuts[len(rec.Cuts)-1]
 		t.Logf("seed %d: chose %q; last rung %s %.0f/$ vs %s %.0f/$", seed+1, rec.Best,
-			last.Verdicts[0].Config, last.Verdicts[0].PerDollar, last.Verdicts[1].Config, last.Verdicts[1].PerDollar)
+			last.Verdicts[0].Config, deref(last.Verdicts[0].PerDollar), last.Verdicts[1].Config, deref(last.Verdicts[1].PerDollar))
 	}
 	ratio := float64(sent) / float64(grid)
 	t.Logf("found the planted optimum in %d/10 seeds; requests %d of the full grid's %d (%.3f)", found, sent, grid, ratio)
@@ -196,4 +220,12 @@ func TestSearchFindsThePlantedOptimum(t *testing.T) {
 	if ratio > 0.5 {
 		t.Errorf("the search sent %.3f of the full grid's requests, want at most half", ratio)
 	}
+}
+
+// deref is *v, 0 for nil (a log line's figure).
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

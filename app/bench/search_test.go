@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/bench"
+	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
@@ -17,7 +18,7 @@ import (
 func fakeResults(n int, ttft time.Duration) []jobs.Result {
 	out := make([]jobs.Result, n)
 	for i := range out {
-		out[i] = jobs.Result{Status: jobs.StatusOK, CompletionTokens: 16, TTFT: ttft, E2E: 2 * ttft}
+		out[i] = jobs.Result{Status: jobs.StatusOK, CompletionTokens: 16, TTFT: ttft, E2E: 2 * ttft, StartOffset: time.Duration(i) * ttft}
 	}
 	return out
 }
@@ -97,7 +98,7 @@ func TestSearchRungIsDecidedOnce(t *testing.T) {
 		cut.Verdicts[5].RunID != rung0[5].ID || cut.Verdicts[5].Reason != "unmeasured" || cut.Verdicts[3].Reason != "ranked" {
 		t.Fatalf("cut %+v", cut)
 	}
-	if cut.Verdicts[0].Good != 16 || cut.Verdicts[0].PricePerHour != 2 || !cut.Verdicts[0].Priced {
+	if cut.Verdicts[0].Good != 16 || cut.Verdicts[0].PricePerHour == nil || *cut.Verdicts[0].PricePerHour != 2 || !cut.Verdicts[0].Priced {
 		t.Fatalf("evidence %+v", cut.Verdicts[0])
 	}
 	rung1 := queuedSearchRuns(t, st, v, created.BenchmarkID)
@@ -149,5 +150,85 @@ func TestSearchPlanIsKeptWithTheBenchmark(t *testing.T) {
 		"load":{"profile":"sequential"},"sampling":{"max_tokens":4},"search":{"budget_runs":3,"plan":{"eta":9}}}`
 	if _, err := bench.Decode(strings.NewReader(withPlan)); err == nil {
 		t.Fatal("a manifest set the search's plan")
+	}
+}
+
+// workRung0 creates the planted search and ends its rung 0 with fake
+// results, the i-th run's first tokens after 10−i ms (the last run the
+// fastest), and decides the rung; it returns the benchmark's id.
+func workRung0(t *testing.T, st *store.Store, svc *bench.Service, v store.Viewer, ds int64) int64 {
+	t.Helper()
+	created, err := svc.Create(t.Context(), v, plantedManifest(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range queuedSearchRuns(t, st, v, created.BenchmarkID) {
+		storeRun(t, st, r.ID, fakeResults(r.Total, time.Duration(10-i)*time.Millisecond), time.Duration(10-i)*100*time.Millisecond)
+	}
+	if _, err := svc.DecideSearches(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return created.BenchmarkID
+}
+
+// TestSearchCutsAsTheConfigurationsPageRanks: a rung's cut is the
+// configurations page's ranking of its runs (conclude.RankConfigurations
+// over the benchmark as WeighBenchmark weighs it): the same order, the
+// same goodput per dollar, its winner first.
+func TestSearchCutsAsTheConfigurationsPageRanks(t *testing.T) {
+	t.Parallel()
+	st, svc, v, ds := plantedWorld(t)
+	ctx := t.Context()
+	id := workRung0(t, st, svc, v, ds)
+	rec, err := svc.SearchRecordOf(ctx, id)
+	if err != nil || len(rec.Cuts) != 1 {
+		t.Fatalf("record %+v: %v", rec, err)
+	}
+	b, err := st.BenchmarkByID(ctx, v, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := conclude.WeighBenchmark(ctx, st, v, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := conclude.RankConfigurations(j.Cands, j.Left)
+	if len(page.Ranked) != 6 {
+		t.Fatalf("the page ranks %d configurations, want rung 0's 6", len(page.Ranked))
+	}
+	for i, c := range page.Ranked {
+		got := rec.Cuts[0].Verdicts[i]
+		if got.RunID != c.RunID || got.PerDollar == nil || *got.PerDollar != *c.GoodputPerDollar || got.Rank != c.Rank {
+			t.Errorf("rank %d: the cut has run %d at %v per $, the page run %d at %v", i+1, got.RunID, got.PerDollar, c.RunID, *c.GoodputPerDollar)
+		}
+	}
+}
+
+// TestSearchOnAnUnpricedProfileSaysWhy: on a profile without a price the
+// configurations page ranks nothing, and neither does the search: it ends
+// after rung 0 without a choice, each configuration cut with the page's
+// reason, instead of choosing one per GPU-hour.
+func TestSearchOnAnUnpricedProfileSaysWhy(t *testing.T) {
+	t.Parallel()
+	st, svc, v, ds := plantedWorld(t)
+	ctx := t.Context()
+	if err := st.SetHardwarePrice(ctx, "sim-2gpu", nil); err != nil {
+		t.Fatal(err)
+	}
+	id := workRung0(t, st, svc, v, ds)
+	rec, err := svc.SearchRecordOf(ctx, id)
+	if err != nil || len(rec.Cuts) != 1 {
+		t.Fatalf("record %+v: %v", rec, err)
+	}
+	if !rec.Done || rec.Best != "" || !strings.Contains(rec.Unranked, "sim-2gpu has no price") {
+		t.Fatalf("search on an unpriced profile: done %v, best %q, unranked %q", rec.Done, rec.Best, rec.Unranked)
+	}
+	for _, x := range rec.Cuts[0].Verdicts {
+		if x.Kept || x.Reason != "not_ranked" || x.PerDollar != nil || !strings.Contains(x.Detail, "no price") {
+			t.Errorf("verdict %+v", x)
+		}
+	}
+	if left := queuedSearchRuns(t, st, v, id); len(left) != 0 {
+		t.Errorf("rung 1 planned after a rung that ranked nothing: %d runs", len(left))
 	}
 }

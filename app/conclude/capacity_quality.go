@@ -15,8 +15,9 @@ type CapacityQuality struct {
 
 // CapacityQualities is each run's quality as the capacity planner weighs
 // it, and the identities those are under, sorted: the quality under
-// wanted (a minimum quality's scorer identity) where the run was scored
-// under it, else under the identity the runs share (SharedScorer), as
+// wanted (a minimum quality's scorer identity, else the dataset's:
+// PlannerRuns) where the run was scored under it, else under the identity
+// the runs share (SharedScorer), as
 // every conclusion ranks quality, so a rescored run keeps the quality it
 // is weighed on. A run scored under neither keeps its latest quality
 // under its own identity, which a minimum quality then excludes naming

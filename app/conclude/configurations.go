@@ -93,8 +93,8 @@ func (r ConfigurationRanking) Winner() *Configuration {
 // failed its runs that did not succeed. A configuration is ranked by its
 // goodput per dollar (GoodputPerDollar) when the benchmark set an SLO,
 // its replica has a price per hour and its requests were measured; the
-// others are listed with their reason. A search over configurations may
-// call it on the candidates it has so far.
+// others are listed with their reason. A budgeted search cuts each rung
+// by it (CutRung), so its choice is this ranking's winner.
 func RankConfigurations(cands []Candidate, failed []store.Run) ConfigurationRanking {
 	var r ConfigurationRanking
 	all := make([]Configuration, 0, len(cands))
@@ -111,8 +111,10 @@ func RankConfigurations(cands []Candidate, failed []store.Run) ConfigurationRank
 		l := configLabel(f.ModelName, f.Runtime, f.HardwareProfile, f.Engine.Key())
 		r.LeftOut = append(r.LeftOut, leftOut(f.ID, l, say("configurations.said.left_failed", "State", say(stateKey(f.State)))))
 	}
+	// Ties go to the cheaper replica (fewer GPUs), then by name, so a
+	// search's cut over them is the same whenever it is made.
 	slices.SortStableFunc(r.Ranked, func(a, b Configuration) int {
-		return cmp.Compare(*b.GoodputPerDollar, *a.GoodputPerDollar)
+		return cmp.Or(cmp.Compare(*b.GoodputPerDollar, *a.GoodputPerDollar), cmp.Compare(*a.PricePerHour, *b.PricePerHour), cmp.Compare(a.Label, b.Label))
 	})
 	for i := range r.Ranked {
 		r.Ranked[i].Rank = i + 1

@@ -49,6 +49,10 @@ type Figures struct {
 	// Steady: TokensPerS is the steady window's kept mean (steadySpeed),
 	// not the whole run's.
 	Steady bool
+	// QualityLo and QualityHi are Quality's 95 % interval and ScorerKey
+	// its scorer identity once AsWeighed set them from the run's candidate.
+	QualityLo, QualityHi *float64
+	ScorerKey            string
 }
 
 // ReadFigures reads a run's stored summaries. Cost per 1M output tokens
@@ -135,7 +139,7 @@ func Candidates(runs []store.RunFigures) []Candidate {
 			ttft, e2e := f.TTFT.P95, f.E2E.P95
 			cand.TTFTp95, cand.E2Ep95 = &ttft, &e2e
 		}
-		cand.ScorerKey = r.ScorerKey()
+		cand.ScorerKey, cand.DatasetID = r.ScorerKey(), r.DatasetID
 		cand.Requests, cand.GoodRequests, cand.SLOSet = f.Requests, f.GoodRequests, r.SLO.Set()
 		cand.Settings, cand.SLO, cand.PricePerHour = r.Engine, r.SLO, PricePerHour(r)
 		if f.RequestsPerS != nil && *f.RequestsPerS > 0 && finite(*f.RequestsPerS) {
@@ -207,7 +211,7 @@ func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Marg
 		return d
 	}
 	for _, c := range claims {
-		if tested != "" && c.Criterion == tested && c.Comparable && !c.Tie && c.P != nil {
+		if tested != "" && c.Criterion == tested && c.Comparable && !c.Tie && c.P != nil && sameWay(tested, d.Pct, c.Better) {
 			d.Shade = Worse
 			if c.Better > 0 {
 				d.Shade = Better
@@ -215,6 +219,19 @@ func FigureDelta(tested Criterion, quality bool, v, base *float64, claims []Marg
 		}
 	}
 	return d
+}
+
+// sameWay says whether a figures-table delta of pct per cent points the
+// way the claim's lead does (better > 0: the run is better). A paired
+// quality claim rests on the items both runs scored while the table shows
+// each run's mean over all it scored, so the two can point apart; such a
+// delta is shown uncoloured, as no test establishes it.
+func sameWay(c Criterion, pct float64, better int) bool {
+	up := pct > 0
+	if !c.HigherBetter() {
+		up = !up
+	}
+	return up == (better > 0)
 }
 
 // figureComparable says whether the run's claims let a figure be set

@@ -44,15 +44,22 @@ func LeaderboardWithin(sortBy string, q store.LeaderboardQuery, f store.Leaderbo
 }
 
 // LeaderboardSort is the sort a leaderboard asked to sort by sortBy
-// within load identity load ranks by: speed and cost rank nothing under an
-// open loop, where every target's tokens/s is the rate offered (the rule
-// the verdict and the comparison follow, docs/verdict.md#not-comparable),
-// so such a list is by date instead.
-func LeaderboardSort(sortBy, load string) string {
-	if (sortBy == store.SortSpeed || sortBy == store.SortCost) && openLoopKey(load) {
-		return store.SortDate
+// within scorer identity scorer and load identity load ranks by, and why
+// when it is by date instead: speed and cost rank nothing under an open
+// loop, where every target's tokens/s is the rate offered, and quality
+// ranks nothing under a scorer whose mean is not a quality where more is
+// better (a refusal rate: HigherIsBetter) — the rules the verdict and the
+// comparison follow (docs/verdict.md#not-comparable), so such a list is by
+// date, saying why.
+func LeaderboardSort(sortBy, scorer, load string) (string, Said) {
+	switch {
+	case (sortBy == store.SortSpeed || sortBy == store.SortCost) && openLoopKey(load):
+		profile, _, _ := strings.Cut(load, " ")
+		return store.SortDate, say("compare.said.not_ranked_open_loop", "Profile", profile)
+	case sortBy == store.SortQuality && scorer != "" && !HigherIsBetter(scorer):
+		return store.SortDate, say("compare.said.not_ranked_refusal", "Scorer", scorer)
 	}
-	return sortBy
+	return sortBy, Said{}
 }
 
 // openLoopKey says whether a load identity's key (jobs.LoadIdentity.Key,

@@ -53,11 +53,11 @@ func TestLeaderboardRanksNoSpeedUnderAnOpenLoop(t *testing.T) {
 		{store.SortCost, open, open, store.SortDate},
 	} {
 		_, l := LeaderboardWithin(c.sort, store.LeaderboardQuery{Load: c.load}, f)
-		if s := LeaderboardSort(c.sort, l); l != c.wantLoad || s != c.wantSort {
+		if s, _ := LeaderboardSort(c.sort, "", l); l != c.wantLoad || s != c.wantSort {
 			t.Errorf("%s under %q: within %q by %s; want %q by %s", c.sort, c.load, l, s, c.wantLoad, c.wantSort)
 		}
 	}
-	if _, l := LeaderboardWithin(store.SortSpeed, store.LeaderboardQuery{}, store.LeaderboardFacets{Loads: []string{open}}); LeaderboardSort(store.SortSpeed, l) != store.SortDate {
+	if _, l := LeaderboardWithin(store.SortSpeed, store.LeaderboardQuery{}, store.LeaderboardFacets{Loads: []string{open}}); func() string { s, _ := LeaderboardSort(store.SortSpeed, "", l); return s }() != store.SortDate {
 		t.Errorf("only open loops: ranked by speed within %q", l)
 	}
 }

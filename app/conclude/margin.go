@@ -187,23 +187,29 @@ func Diff(p store.QualityPair) QualityDiff {
 // kept in a table (QualityPairs), computed once from the runs'
 // stored item scores, never from their results on a page's request.
 func GatherEvidence(ctx context.Context, src PairSource, cands []Candidate) (Evidence, error) {
-	byKey := map[string][]int64{}
-	var keys []string
+	// Only runs of one dataset are paired: their items are the same.
+	type group struct {
+		dataset int64
+		key     string
+	}
+	byKey := map[group][]int64{}
+	var keys []group
 	for _, c := range cands {
 		if c.Quality == nil || c.ScorerKey == "" {
 			continue
 		}
-		if _, ok := byKey[c.ScorerKey]; !ok {
-			keys = append(keys, c.ScorerKey)
+		g := group{c.DatasetID, c.ScorerKey}
+		if _, ok := byKey[g]; !ok {
+			keys = append(keys, g)
 		}
-		byKey[c.ScorerKey] = append(byKey[c.ScorerKey], c.RunID)
+		byKey[g] = append(byKey[g], c.RunID)
 	}
 	var ev Evidence
 	for _, k := range keys {
 		if len(byKey[k]) < 2 {
 			continue
 		}
-		pairs, err := QualityPairs(ctx, src, k, byKey[k])
+		pairs, err := QualityPairs(ctx, src, k.key, byKey[k])
 		if err != nil {
 			return ev, err
 		}
@@ -302,6 +308,11 @@ func comparable(a, b Candidate, c Criterion) (bool, Said) {
 		a, b = b, a
 	}
 	if c == Quality {
+		// Paired by item index, scores of two datasets would pair
+		// unrelated items.
+		if a.DatasetID != b.DatasetID {
+			return false, say("compare.said.not_comparable_dataset", "A", a.RunID, "DA", a.DatasetID, "B", b.RunID, "DB", b.DatasetID)
+		}
 		if a.ScorerKey != b.ScorerKey {
 			return false, say("compare.said.not_comparable_scorer", "A", scorerSaid(a.ScorerKey), "B", scorerSaid(b.ScorerKey))
 		}
@@ -623,7 +634,7 @@ type Unranked struct {
 // groupKey is what candidates must share to be ranked together on c.
 func groupKey(x Candidate, c Criterion) string {
 	if c == Quality {
-		return "q:" + x.ScorerKey
+		return fmt.Sprintf("q:%d:%s", x.DatasetID, x.ScorerKey)
 	}
 	if x.Load == nil {
 		return fmt.Sprintf("run:%d", x.RunID)

@@ -49,6 +49,10 @@ type Candidate struct {
 	// where these agree (Comparable).
 	ScorerKey string             `json:"scorer"`
 	Load      *jobs.LoadIdentity `json:"load"`
+	// DatasetID is the dataset the run answered: quality is compared
+	// item by item, so only between runs of one dataset (0 for a
+	// candidate of no run).
+	DatasetID int64 `json:"-"`
 	// TPS is output tokens/s with the interval the speed test uses: batch
 	// means over the run's steady window, or the spread between repeats.
 	TPS stats.Estimate `json:"output_tokens_per_s_interval"`
@@ -154,6 +158,10 @@ type Recommendation struct {
 	NotComparable []Unranked `json:"not_comparable"`
 	// Tests names the tests that tell a difference from noise.
 	Tests string `json:"tests"`
+	// LeftOut are runs the recommendation does not weigh, each with why:
+	// a benchmark's runs that did not succeed (Weighed.Recommend), a
+	// dataset's runs of a target measured again later (DatasetCandidates).
+	LeftOut []LeftOut `json:"left_out"`
 }
 
 // RankingTests says, in words, how the ranking tells a difference from
@@ -200,7 +208,7 @@ func (rec *Recommendation) rankable(cs []Candidate, c Criterion) []Candidate {
 // criterion share a rank. It also finds the Pareto fronts of quality vs
 // cost and quality vs p95 E2E latency.
 func RecommendWith(cs []Candidate, c Constraints, w Weights, ev Evidence) Recommendation {
-	rec := Recommendation{Tests: RankingTests, Ranked: []Criterion{}, Notes: []string{}, NotComparable: []Unranked{}}
+	rec := Recommendation{Tests: RankingTests, Ranked: []Criterion{}, Notes: []string{}, NotComparable: []Unranked{}, LeftOut: []LeftOut{}}
 	ok := rec.feasible(cs, c)
 	if w.Quality+w.Speed+w.Cost <= 0 {
 		w = Weights{1, 1, 1}

@@ -21,62 +21,94 @@ import (
 // other targets' first runs. Targets run once stay as they are. The order
 // is the first runs' order.
 func MergeRepeats(cs []Candidate) []Candidate {
-	type key struct{ model, runtime, hardware, engine, load string }
-	groups := map[key][]Candidate{}
-	var order []key
+	groups := repeatGroups(cs)
+	out := make([]Candidate, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, mergeRepeated(g))
+	}
+	return out
+}
+
+// targetKey is what makes runs one target: model × runtime × hardware ×
+// engine settings (docs/benchmarks.md#engine-settings). Repeats merge
+// within a target under one configured load (repeatGroups); a regression
+// is drawn against the same target's previous benchmark (Regressions).
+type targetKey struct{ model, runtime, hardware, engine string }
+
+func targetOf(c Candidate) targetKey { return targetKey{c.Model, c.Runtime, c.Hardware, c.Engine} }
+
+// repeatGroups are cs as MergeRepeats merges them: by target and the
+// configured part of the load (repeatKey), in the order of each group's
+// first candidate.
+func repeatGroups(cs []Candidate) [][]Candidate {
+	groups := map[repeatGroup][]Candidate{}
+	var order []repeatGroup
 	for _, c := range cs {
-		k := key{c.Model, c.Runtime, c.Hardware, c.Engine, repeatKey(c.Load)}
+		k := repeatGroupOf(c)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], c)
 	}
-	out := make([]Candidate, 0, len(order))
-	for _, k := range order {
-		g := groups[k]
-		if len(g) == 1 {
-			out = append(out, g[0])
-			continue
-		}
-		m := g[0]
-		m.Repeats = len(g)
-		mean := func(v func(Candidate) *float64) (*float64, stats.Estimate) {
-			var xs []float64
-			for _, c := range g {
-				if x := v(c); x != nil && !math.IsNaN(*x) {
-					xs = append(xs, *x)
-				}
-			}
-			if len(xs) != len(g) {
-				return nil, stats.Estimate{}
-			}
-			e := stats.MeanInterval(xs)
-			e.Repeats = true
-			return &e.Mean, e
-		}
-		m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
-		m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
-		m.RequestsPS, m.RPS = mean(func(c Candidate) *float64 { return c.RequestsPS })
-		m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
-		var e2e stats.Estimate
-		m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })
-		// The p95 is tested on the spread between the repeats' p95s
-		// (Welch), never by an order-statistic interval: its Lo–Hi and
-		// request count belong to one run.
-		m.E2Ep95Lo, m.E2Ep95Hi, m.E2EN, m.E2ECoverage, m.E2E = nil, nil, 0, 0, nil
-		if m.E2Ep95 != nil && e2e.OK() {
-			m.E2Ep95Lo, m.E2Ep95Hi, m.E2E = &e2e.Lo, &e2e.Hi, &e2e
-		}
-		m.GPUMemGiB, _ = mean(func(c Candidate) *float64 { return c.GPUMemGiB })
-		// Goodput is a share of requests: the repeats' requests pooled.
-		m.Requests, m.GoodRequests = 0, 0
-		for _, c := range g {
-			m.Requests += c.Requests
-			m.GoodRequests += c.GoodRequests
-		}
-		out = append(out, m)
+	out := make([][]Candidate, len(order))
+	for i, k := range order {
+		out[i] = groups[k]
 	}
 	return out
+}
+
+// repeatGroup is what a target's repeats share: the target (targetKey)
+// and the load its benchmark set (repeatKey).
+type repeatGroup struct {
+	targetKey
+	load string
+}
+
+func repeatGroupOf(c Candidate) repeatGroup { return repeatGroup{targetOf(c), repeatKey(c.Load)} }
+
+// mergeRepeated is one repeat group (repeatGroups) as one candidate, the
+// first run's (MergeRepeats); a group of one stays as it is.
+func mergeRepeated(g []Candidate) Candidate {
+	if len(g) == 1 {
+		return g[0]
+	}
+	m := g[0]
+	m.Repeats = len(g)
+	mean := func(v func(Candidate) *float64) (*float64, stats.Estimate) {
+		var xs []float64
+		for _, c := range g {
+			if x := v(c); x != nil && !math.IsNaN(*x) {
+				xs = append(xs, *x)
+			}
+		}
+		if len(xs) != len(g) {
+			return nil, stats.Estimate{}
+		}
+		e := stats.MeanInterval(xs)
+		e.Repeats = true
+		return &e.Mean, e
+	}
+	m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
+	m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
+	m.RequestsPS, m.RPS = mean(func(c Candidate) *float64 { return c.RequestsPS })
+	m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
+	var e2e stats.Estimate
+	m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })
+	// The p95 is tested on the spread between the repeats' p95s
+	// (Welch), never by an order-statistic interval: its Lo–Hi and
+	// request count belong to one run.
+	m.E2Ep95Lo, m.E2Ep95Hi, m.E2EN, m.E2ECoverage, m.E2E = nil, nil, 0, 0, nil
+	if m.E2Ep95 != nil && e2e.OK() {
+		m.E2Ep95Lo, m.E2Ep95Hi, m.E2E = &e2e.Lo, &e2e.Hi, &e2e
+	}
+	m.GPUMemGiB, _ = mean(func(c Candidate) *float64 { return c.GPUMemGiB })
+	// Goodput is a share of requests: the repeats' requests pooled.
+	m.Requests, m.GoodRequests = 0, 0
+	for _, c := range g {
+		m.Requests += c.Requests
+		m.GoodRequests += c.GoodRequests
+	}
+	return m
 }
 
 // repeatKey is the part of a run's load identity its benchmark set, the

@@ -70,6 +70,14 @@ type QualityChange struct {
 	// BasisSaid says the same for a page to word.
 	Basis     string `json:"basis"`
 	BasisSaid Said   `json:"-"`
+	// Margin is the comparison the difference comes from (nil where none
+	// was made); Claim its claim in words (Margin.ClaimSaid): a difference
+	// the test does not establish is "not established", with Detectable,
+	// the smallest difference in per cent of today's quality this
+	// comparison could have detected (docs/benchmarks.md#capacity-planner).
+	Margin     *Margin  `json:"-"`
+	Claim      string   `json:"claim,omitempty"`
+	Detectable *float64 `json:"detectable_pct,omitempty"`
 }
 
 // ROIRow is one sized target against today: what it saves a month, how
@@ -305,6 +313,7 @@ func QualityAgainst(targetRun int64, target []store.Quality, today TodayMeasured
 	}
 	out.Lo, out.Hi = m.Lo, m.Hi
 	out.Significant = !m.Tie && m.P != nil && !math.IsNaN(*m.P)
+	out.Margin, out.Claim, out.Detectable = &m, English(m.ClaimSaid()), m.Detectable
 	return out
 }
 

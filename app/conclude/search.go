@@ -1,9 +1,11 @@
 package conclude
 
 import (
-	"cmp"
+	"fmt"
 	"math"
-	"slices"
+	"strings"
+
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // The budgeted search over a benchmark's configurations is successive
@@ -11,7 +13,8 @@ import (
 // Multi-Armed Bandits", ICML 2013; Jamieson & Talwalkar, "Non-stochastic
 // Best Arm Identification and Hyperparameter Optimization", AISTATS
 // 2016): rung 0 runs every configuration with a small request budget;
-// after each rung the best 1/η by goodput per dollar go on, each with η
+// after each rung the best 1/η by goodput per dollar (as the
+// configurations page ranks them, RankConfigurations) go on, each with η
 // times the requests, until one is left. Every rung spends about the same
 // requests (survivors × requests per run stays n × r₀), as in Karnin et
 // al.'s rounds. docs/benchmarks.md#budgeted-search says why the cut is by
@@ -73,102 +76,112 @@ func PlanSearch(n, budgetRuns, full, least int) (SearchPlan, bool) {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// SearchCandidate is one configuration's run in a rung, as the cut weighs
-// it.
-type SearchCandidate struct {
-	// Config is the configuration's key (model, runtime, hardware and
-	// engine settings); RunID its run in this rung.
+// SearchVerdict is one configuration's outcome of a rung's cut, with the
+// evidence it was decided on: the figures the configurations page ranks
+// by (RankConfigurations), so the search's choice is the page's winner.
+type SearchVerdict struct {
+	// Config is the configuration's key (SearchConfig); RunID its run in
+	// this rung.
 	Config string `json:"configuration"`
 	RunID  int64  `json:"run_id"`
 	// Measured is false when the run ended without figures (failed or
-	// cancelled before a request): it is cut, as unmeasured.
+	// cancelled before a request, or without a request measured): it is
+	// cut, as unmeasured.
 	Measured bool `json:"measured"`
-	// Requests sent, Good those meeting every SLO, over Seconds measured.
-	Requests int     `json:"requests"`
-	Good     int     `json:"good_requests"`
-	Seconds  float64 `json:"measured_seconds"`
-	// PricePerHour is what the configuration's GPUs cost an hour (its
-	// share of the hardware profile's price); 0 when the profile has no
-	// price, and the figure is then per GPU-hour.
-	PricePerHour float64 `json:"price_per_hour"`
-	GPUs         int     `json:"gpus"`
-}
-
-// GoodputRPS is the requests per second that met every SLO.
-func (c SearchCandidate) GoodputRPS() float64 {
-	if c.Seconds <= 0 {
-		return 0
-	}
-	return float64(c.Good) / c.Seconds
-}
-
-// PerDollar is the search's figure: requests meeting the SLOs per dollar
-// (goodput × 3600 ÷ price per hour), or per GPU-hour when unpriced.
-func (c SearchCandidate) PerDollar() float64 {
-	cost := c.PricePerHour
-	if cost <= 0 {
-		cost = float64(max(c.GPUs, 1))
-	}
-	return c.GoodputRPS() * 3600 / cost
-}
-
-// SearchVerdict is one configuration's outcome of a rung's cut, with the
-// evidence it was decided on.
-type SearchVerdict struct {
-	SearchCandidate
-	GoodputRPS float64 `json:"goodput_rps"`
-	PerDollar  float64 `json:"goodput_per_dollar"`
-	Priced     bool    `json:"priced"`
-	Rank       int     `json:"rank"`
-	Kept       bool    `json:"kept"`
-	// Reason is why it was cut: "ranked" (below the best Keep) or
-	// "unmeasured"; "" when kept.
-	Reason string `json:"reason,omitempty"`
+	// Requests measured, Good those meeting every SLO.
+	Requests int `json:"requests"`
+	Good     int `json:"good_requests"`
+	// PricePerHour is the configuration's replica's price (ReplicaPrice;
+	// nil when the profile has no price); GPUs the GPUs it holds.
+	PricePerHour *float64 `json:"price_per_hour"`
+	GPUs         int      `json:"gpus"`
+	// GoodputRPS and PerDollar are the configurations page's goodput and
+	// goodput per dollar (GoodputPerDollar); nil where it ranks nothing.
+	GoodputRPS *float64 `json:"goodput_rps"`
+	PerDollar  *float64 `json:"goodput_per_dollar"`
+	Priced     bool     `json:"priced"`
+	// Rank is its place among the ranked, 1 the best; 0 when not ranked.
+	Rank int  `json:"rank"`
+	Kept bool `json:"kept"`
+	// Reason is why it was cut: "ranked" (below the best Keep),
+	// "unmeasured" or "not_ranked" (the configurations page leaves it out:
+	// no SLO, no price, paid by the token; Detail says which); "" when
+	// kept.
+	Reason     string `json:"reason,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+	DetailSaid *Said  `json:"detail_said,omitempty"`
 }
 
 // SearchCut is a rung's decision: every candidate ranked, the best keep
-// kept.
+// kept. When none could be ranked though some were measured, Unranked
+// says why (the first such configuration's reason) and the search ends
+// without a choice.
 type SearchCut struct {
-	Rung     int             `json:"rung"`
-	Keep     int             `json:"keep"`
-	Verdicts []SearchVerdict `json:"verdicts"`
+	Rung         int             `json:"rung"`
+	Keep         int             `json:"keep"`
+	Verdicts     []SearchVerdict `json:"verdicts"`
+	Unranked     string          `json:"unranked,omitempty"`
+	UnrankedSaid *Said           `json:"unranked_said,omitempty"`
 }
 
-// CutRung ranks a rung's candidates by goodput per dollar, best first
-// (ties: fewer GPUs, then the configuration's key, so a decision is the
-// same whenever it is made), and keeps the best keep of those measured.
-func CutRung(rung, keep int, cands []SearchCandidate) SearchCut {
+// SearchConfig names a configuration in a search: its target and engine
+// settings (as jobs.Engine.Key writes them).
+func SearchConfig(model, runtime, hardware, engine string) string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", model, runtime, hardware, engine))
+}
+
+// CutRung ranks a rung's configurations as the configurations page ranks
+// a benchmark's (RankConfigurations: goodput per dollar under the
+// benchmark's SLOs, the ones it cannot rank left out with its reason)
+// and keeps the best keep of those ranked. cands are the rung's succeeded
+// runs (Candidates; one run each, a search has no repeats), failed its
+// runs that did not succeed; gpus gives each run's replica's GPUs.
+func CutRung(rung, keep int, cands []Candidate, failed []store.Run, gpus map[int64]int) SearchCut {
 	out := SearchCut{Rung: rung, Keep: keep}
+	r := RankConfigurations(cands, nil)
+	byRun := make(map[int64]Candidate, len(cands))
 	for _, c := range cands {
-		out.Verdicts = append(out.Verdicts, SearchVerdict{SearchCandidate: c, GoodputRPS: c.GoodputRPS(),
-			PerDollar: c.PerDollar(), Priced: c.PricePerHour > 0})
+		byRun[c.RunID] = c
 	}
-	slices.SortStableFunc(out.Verdicts, func(a, b SearchVerdict) int {
-		if a.Measured != b.Measured {
-			if a.Measured {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(b.PerDollar, a.PerDollar), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(a.Config, b.Config))
-	})
-	for i := range out.Verdicts {
-		v := &out.Verdicts[i]
-		v.Rank = i + 1
-		switch {
-		case !v.Measured:
-			v.Reason = "unmeasured"
-		case i < keep:
-			v.Kept = true
-		default:
+	for i, cfg := range r.Ranked {
+		v := searchVerdict(cfg.cand, gpus)
+		v.Rank, v.Kept = i+1, i < keep
+		if !v.Kept {
 			v.Reason = "ranked"
 		}
+		out.Verdicts = append(out.Verdicts, v)
+	}
+	for _, l := range r.LeftOut {
+		v := searchVerdict(byRun[l.RunID], gpus)
+		v.Reason = "unmeasured"
+		if v.Measured {
+			said := l.Said
+			v.Reason, v.Detail, v.DetailSaid = "not_ranked", l.Reason, &said
+			if len(r.Ranked) == 0 && out.UnrankedSaid == nil {
+				out.Unranked, out.UnrankedSaid = l.Reason, &said
+			}
+		}
+		out.Verdicts = append(out.Verdicts, v)
+	}
+	for _, f := range failed {
+		out.Verdicts = append(out.Verdicts, SearchVerdict{Config: SearchConfig(f.ModelName, f.Runtime, f.HardwareProfile, f.Engine.Key()),
+			RunID: f.ID, GPUs: gpus[f.ID], Reason: "unmeasured"})
 	}
 	return out
 }
 
+// searchVerdict is candidate c's figures as a cut shows them, those the
+// configurations page ranks it by (configuration).
+func searchVerdict(c Candidate, gpus map[int64]int) SearchVerdict {
+	cfg := configuration(c)
+	return SearchVerdict{Config: SearchConfig(c.Model, c.Runtime, c.Hardware, c.Engine), RunID: c.RunID,
+		Measured: c.Requests > 0 && requestsPerS(c) != nil, Requests: c.Requests, Good: c.GoodRequests,
+		PricePerHour: c.PricePerHour, GPUs: gpus[c.RunID], GoodputRPS: cfg.GoodputRPS, PerDollar: cfg.GoodputPerDollar,
+		Priced: c.PricePerHour != nil && !c.TokenPriced}
+}
+
 // Best is the cut's best configuration (its first kept), "" when none was
-// measured.
+// ranked.
 func (c SearchCut) Best() string {
 	for _, v := range c.Verdicts {
 		if v.Kept {

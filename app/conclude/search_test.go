@@ -2,7 +2,11 @@ package conclude
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 )
 
 // TestPlanSearch: six configurations within 11 runs halve (6, 3, 2: η 2),
@@ -33,30 +37,52 @@ func TestPlanSearch(t *testing.T) {
 	}
 }
 
-// TestCutRung: candidates are ranked by goodput per dollar (a pricier
-// configuration with more goodput can rank below a cheaper one), the best
-// keep kept, the unmeasured cut as such whatever keep is.
+// TestCutRung: a rung is cut as the configurations page ranks
+// (RankConfigurations): by goodput per dollar, a pricier configuration
+// with more goodput below a cheaper one, the best keep kept and the cut's
+// best the page's winner; a run that failed is cut as unmeasured; a
+// configuration the page leaves out (no price, no SLO) is cut with the
+// page's reason, never ranked per GPU-hour, and a rung none of whose
+// configurations can be ranked chooses nothing and says why.
 func TestCutRung(t *testing.T) {
 	t.Parallel()
-	cut := CutRung(0, 2, []SearchCandidate{
-		{Config: "a", RunID: 1, Measured: true, Requests: 10, Good: 10, Seconds: 10, PricePerHour: 1, GPUs: 1}, // 3600 per $
-		{Config: "b", RunID: 2, Measured: true, Requests: 10, Good: 10, Seconds: 5, PricePerHour: 4, GPUs: 2},  // 1800 per $
-		{Config: "c", RunID: 3, Measured: true, Requests: 10, Good: 5, Seconds: 2, PricePerHour: 1, GPUs: 1},   // 9000 per $
-		{Config: "d", RunID: 4},
-	})
+	a := config(1, jobs.Engine{"max_num_seqs": "2"}, 1, 10, 10, 1, 300, 100)          // 3600 per $
+	b := config(2, jobs.Engine{"max_num_seqs": "4"}, 2, 10, 10, 4, 300, 100)          // 1800 per $
+	c := config(3, jobs.Engine{"max_num_seqs": "8"}, 5, 5, 10, 1, 300, 100)           // 9000 per $
+	unpriced := config(5, jobs.Engine{"max_num_seqs": "16"}, 50, 10, 10, 1, 300, 100) // would lead per GPU-hour
+	unpriced.Hardware, unpriced.PricePerHour = "cpu", nil
+	failed := store.Run{ID: 4, ModelName: "m", Runtime: "sim", HardwareProfile: "l4", State: "failed"}
+	cands := []Candidate{a, b, c, unpriced}
+	cut := CutRung(0, 2, cands, []store.Run{failed}, map[int64]int{1: 1, 2: 2, 3: 1, 4: 1, 5: 1})
 	got := ""
 	for _, v := range cut.Verdicts {
-		got += fmt.Sprintf("%s:%d:%v:%s:%.0f ", v.Config, v.Rank, v.Kept, v.Reason, v.PerDollar)
+		pd := "nil"
+		if v.PerDollar != nil {
+			pd = fmt.Sprintf("%.0f", *v.PerDollar)
+		}
+		got += fmt.Sprintf("%d:%d:%v:%s:%s ", v.RunID, v.Rank, v.Kept, v.Reason, pd)
 	}
-	if got != "c:1:true::9000 a:2:true::3600 b:3:false:ranked:1800 d:4:false:unmeasured:0 " || cut.Best() != "c" {
+	if got != "3:1:true::9000 1:2:true::3600 2:3:false:ranked:1800 5:0:false:not_ranked:nil 4:0:false:unmeasured:nil " {
 		t.Fatalf("cut %s", got)
 	}
-	cut = CutRung(1, 3, []SearchCandidate{{Config: "x", RunID: 9}})
-	if cut.Verdicts[0].Kept || cut.Best() != "" {
-		t.Fatalf("an unmeasured run kept: %+v", cut)
+	page := RankConfigurations(cands, []store.Run{failed})
+	if w := page.Winner(); w == nil || cut.Best() != SearchConfig(w.Model, w.Runtime, w.Hardware, w.Engine.Key()) {
+		t.Fatalf("the cut's best %q, the configurations page's winner %+v", cut.Best(), w)
 	}
-	unpriced := SearchCandidate{Measured: true, Good: 36, Seconds: 36, GPUs: 2}
-	if unpriced.PerDollar() != 1800 {
-		t.Fatalf("per GPU-hour: %v", unpriced.PerDollar())
+	if v := cut.Verdicts[3]; v.DetailSaid == nil || v.DetailSaid.Code != "configurations.said.left_unpriced" || !strings.Contains(v.Detail, "cpu has no price") {
+		t.Fatalf("the unpriced configuration's reason: %+v", v)
+	}
+	if cut.UnrankedSaid != nil {
+		t.Fatalf("a ranked rung says it was not ranked: %q", cut.Unranked)
+	}
+	noSLO := []Candidate{a, b}
+	noSLO[0].SLOSet, noSLO[1].SLOSet = false, false
+	cut = CutRung(1, 1, noSLO, nil, nil)
+	if cut.Best() != "" || cut.UnrankedSaid == nil || cut.UnrankedSaid.Code != "configurations.said.left_no_slo" || !strings.Contains(cut.Unranked, "no SLO") {
+		t.Fatalf("a rung without an SLO: best %q, %+v", cut.Best(), cut)
+	}
+	cut = CutRung(1, 3, nil, []store.Run{failed}, nil)
+	if cut.Verdicts[0].Kept || cut.Best() != "" || cut.UnrankedSaid != nil {
+		t.Fatalf("an unmeasured run kept: %+v", cut)
 	}
 }

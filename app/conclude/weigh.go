@@ -166,6 +166,25 @@ func SharedScorer(runs []store.RunFigures) string {
 	return key
 }
 
+// ScorerFor is the scorer identity runs are ranked on quality by, on
+// every surface that compares them: for runs all of one benchmark, the
+// one its verdict ranks by (Scorers: the owner's choice first), so a
+// comparison reached from the verdict names its quality leader; for runs
+// of several benchmarks, the one most of them share (SharedScorer)
+// (docs/verdict.md#which-runs-and-which-scorer).
+func ScorerFor(runs []store.RunFigures) string {
+	for _, r := range runs {
+		if r.BenchmarkID != runs[0].BenchmarkID {
+			return SharedScorer(runs)
+		}
+	}
+	if len(runs) == 0 {
+		return ""
+	}
+	key, _ := Scorers(store.Benchmark{ID: runs[0].BenchmarkID, VerdictScorerKey: runs[0].VerdictScorerKey}, runs)
+	return key
+}
+
 // AgainstBaseline weighs each candidate against the baseline on every
 // criterion, only where they are comparable, by the criterion's test;
 // quality item by item where they share scored items. It gives each

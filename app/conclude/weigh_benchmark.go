@@ -28,6 +28,11 @@ type Weighed struct {
 	// (MergeRepeats); Ev the paired comparisons the leads draw on.
 	Cands []Candidate
 	Ev    Evidence
+	// Runs are the succeeded runs' figures as read, and Each their
+	// candidates before repeats were merged: a figures table and its
+	// claims set each run against a baseline.
+	Runs []store.RunFigures
+	Each []Candidate
 	// Left are the runs that did not succeed, left out.
 	Left []store.Run
 	// Unpriced are the hardware profiles of compared runs without a price.
@@ -98,10 +103,10 @@ func WeighBenchmark(ctx context.Context, src WeighSource, v store.Viewer, b stor
 	// A repeated target is one candidate, its speed, latency and cost
 	// tested on the spread between its runs, its quality on its first
 	// run's items.
-	if j.Cands, err = Weigh(ctx, src, runs, j.ScorerKey); err != nil {
+	if j.Each, err = Weigh(ctx, src, runs, j.ScorerKey); err != nil {
 		return j, err
 	}
-	j.Cands = MergeRepeats(j.Cands)
+	j.Runs, j.Cands = runs, MergeRepeats(slices.Clone(j.Each))
 	if j.Ev, err = leaderEvidence(ctx, src, j.Cands); err != nil {
 		return j, err
 	}
@@ -137,4 +142,49 @@ func leaderEvidence(ctx context.Context, src WeighSource, cands []Candidate) (Ev
 		ev.Paired = append(ev.Paired, Diff(p))
 	}
 	return ev, nil
+}
+
+// LeftOut is each run of the benchmark that did not succeed, with its
+// state, as every surface built on the weighed benchmark lists it: the
+// verdict, the recommendation and the report weigh the same runs.
+func (j Weighed) LeftOut() []LeftOut {
+	out := make([]LeftOut, 0, len(j.Left))
+	for _, r := range j.Left {
+		s := say("recommend.said.left_out_run", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime,
+			"Hardware", r.HardwareProfile, "State", say("state."+r.State))
+		if r.State == "queued" || r.State == "running" {
+			s = say("recommend.said.left_out_active", "ID", r.ID, "Model", r.ModelName, "Runtime", r.Runtime, "Hardware", r.HardwareProfile)
+		}
+		out = append(out, LeftOut{RunID: r.ID, BenchmarkID: r.BenchmarkID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile,
+			Engine: r.Engine.Key(), State: r.State, Reason: English(s), ReasonSaid: s})
+	}
+	return out
+}
+
+// LeftOut is a run a recommendation does not weigh, and why: a
+// benchmark's run that did not succeed (failed, cancelled, or still queued
+// or running; Weighed.LeftOut), or a dataset's run of a target measured
+// again later (DatasetCandidates).
+type LeftOut struct {
+	RunID       int64  `json:"run_id"`
+	BenchmarkID int64  `json:"benchmark_id"`
+	Model       string `json:"model"`
+	Runtime     string `json:"runtime"`
+	Hardware    string `json:"hardware"`
+	Engine      string `json:"engine,omitempty"`
+	// State is a benchmark's run's state where it did not succeed; empty
+	// for a dataset's run measured again later.
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason"`
+	// ReasonSaid is Reason for a page to word.
+	ReasonSaid Said `json:"-"`
+}
+
+// Recommend is the weighed benchmark's recommendation under constraints
+// c and weights w: its candidates (repeats merged) ranked with the paired
+// comparisons in ev, and the runs it leaves out listed with their state.
+func (j Weighed) Recommend(c Constraints, w Weights, ev Evidence) Recommendation {
+	rec := RecommendWith(j.Cands, c, w, ev)
+	rec.LeftOut = j.LeftOut()
+	return rec
 }

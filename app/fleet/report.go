@@ -194,8 +194,10 @@ type Row struct {
 	E2EP95Ms         *float64 `json:"e2e_p95_ms"`
 	// Cost is, for a remote provider's run created under its price, the
 	// input tokens × the input price + the output tokens × the output
-	// price per 1M (warm-up included: it is billed); else the hardware's
-	// price per hour × the measured hours, in USD. CostPer1M is the cost
+	// price per 1M (warm-up included: it is billed); else the price per
+	// hour of the run's replica (conclude.PricePerHour: a tensor-parallel
+	// replica pays its share of the profile) × the measured hours, in
+	// USD. CostPer1M is the cost
 	// per 1M output tokens: for hardware, price / (output tokens/s × 3600)
 	// × 10⁶, as on benchmark pages. Null without a price or before the
 	// run finishes.
@@ -404,7 +406,10 @@ func buildRow(r store.FleetRun, res store.FleetRunResults) Row {
 			row.Cost = ptr((float64(res.PromptTokens)*r.Price.InputPer1M + float64(res.OutputTokens)*r.Price.OutputPer1M) / 1e6)
 		}
 	case r.PricePerHour != nil && r.Summary != nil:
-		row.Cost = ptr(*r.PricePerHour * s.MeasuredSeconds / 3600)
+		// The replica's price, the one CostPer1M below rests on
+		// (docs/benchmarks.md#tensor-parallelism-and-price): the whole
+		// profile's would charge a run on one of its GPUs for all of them.
+		row.Cost = ptr(*conclude.PricePerHour(r.RunFigures) * s.MeasuredSeconds / 3600)
 	}
 	// Per 1M output tokens a run costs what its conclusions price it at
 	// (the verdict's cost), not a second computation of it.

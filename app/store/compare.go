@@ -41,6 +41,10 @@ type RunFigures struct {
 	// SLO is the run's benchmark's SLO (its manifest's "slo"; zero when
 	// it set none): goodput counts the requests that met it.
 	SLO jobs.SLO
+	// VerdictScorerKey is the scorer identity the owner of the run's
+	// benchmark chose for its verdict ("" when none was chosen): runs of
+	// that one benchmark are ranked on quality under it everywhere.
+	VerdictScorerKey string
 }
 
 // ScorerKey is the scorer identity of the run's latest quality ("" when
@@ -119,7 +123,7 @@ func (q *Queries) runTokenPrices(ctx context.Context, ids []int64) (map[int64]to
 
 // runFiguresColumns and runFiguresFrom read a RunFigures.
 const runFiguresColumns = runColumns + `, b.dataset_id, r.summary, r.gpu_summary, h.price_per_hour::float8, r.load_time_ms, r.runtime_log, h.gpu_count,
-	r.node_summary, coalesce(b.manifest -> 'slo', '{}'::jsonb)`
+	r.node_summary, coalesce(b.manifest -> 'slo', '{}'::jsonb), coalesce(b.verdict_scorer_key, '')`
 
 const runFiguresFrom = ` FROM runs r JOIN models m ON m.id = r.model_id JOIN benchmarks b ON b.id = r.benchmark_id
 	LEFT JOIN agents a ON a.id = r.agent_id JOIN hardware_profiles h ON h.slug = r.hardware_profile `
@@ -133,7 +137,7 @@ func scanRunFigures(row pgx.CollectableRow) (RunFigures, error) {
 // compareFields are the scan targets of runFiguresColumns.
 func (r *RunFigures) compareFields() []any {
 	return append(r.fields(), &r.DatasetID, &r.Summary, &r.GPUSummary, &r.PricePerHour, &r.LoadTimeMs, &r.RuntimeLog, &r.GPUCount,
-		&r.NodeSummary, &r.SLO)
+		&r.NodeSummary, &r.SLO, &r.VerdictScorerKey)
 }
 
 // DatasetRuns returns the finished runs on a dataset that the viewer may

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -13,7 +14,9 @@ import (
 
 // Engine settings are part of a target: a deployment's runs
 // (DeploymentRuns) are those of one configuration, a run's previous runs
-// (PreviousTargetRuns) are of its configuration, and the leaderboard's
+// (RegressionRuns) are rows of its model, every configuration, newest
+// benchmark first, for the engine to tell targets apart
+// (conclude.Regressions), and the leaderboard's
 // cost is the engine's (conclude.CostPer1M: k/G of the profile's price
 // under tensor parallelism k on G GPUs).
 func TestEngineSettingsSeparateTargets(t *testing.T) {
@@ -42,7 +45,7 @@ func TestEngineSettingsSeparateTargets(t *testing.T) {
 		return id
 	}
 	small1 := kept(`{"max_num_seqs":"2"}`, 100)
-	kept(`{"max_num_seqs":"2"}`, 110)
+	small2 := kept(`{"max_num_seqs":"2"}`, 110)
 	big := kept(`{"max_num_seqs":"16","tensor_parallel_size":"2"}`, 400)
 	small3 := kept(`{"max_num_seqs":"2"}`, 90)
 
@@ -58,17 +61,16 @@ func TestEngineSettingsSeparateTargets(t *testing.T) {
 			t.Errorf("deployment %q: %d runs (%v), want %d", engine, len(rs), err, want)
 		}
 	}
-	prev, err := st.PreviousTargetRuns(ctx, small3, 20)
+	prev, err := st.RegressionRuns(ctx, small3, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var got []int64
 	for _, p := range prev {
-		if p.ID == big {
-			t.Errorf("run %d (another configuration) is among run %d's previous runs", big, small3)
-		}
+		got = append(got, p.ID)
 	}
-	if len(prev) != 2 || prev[len(prev)-1].ID != small1 {
-		t.Errorf("previous runs of %d: %d, want the two of its configuration", small3, len(prev))
+	if want := []int64{small3, big, small2, small1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("regression rows of run %d: %v, want %v", small3, got, want)
 	}
 	// The leaderboard's cost: tensor parallelism 2 of 4 GPUs pays half of
 	// $8 per hour over 400 tokens/s; the others the whole $8 per hour.

@@ -345,53 +345,55 @@ func (q *Queries) LeaderboardFacets(ctx context.Context, v Viewer, datasetID int
 	return f, mapErr(err, "leaderboard loads")
 }
 
-// PreviousTargetRuns returns up to limit completed runs of the same
-// target (model, runtime, hardware profile) on the same dataset, whose
-// figures are kept for their current attempt, that finished before run
-// id did in another benchmark (repeats of one benchmark are never set
-// against each other), newest first, among the benchmarks the run's owner
-// may read (deleted benchmarks and judges' runs left out): the runs a
-// regression flag may be drawn against, of which conclude.PreviousComparable
-// chooses the one comparable with run id. None when run id is not
-// completed or its figures are not kept yet.
-func (q *Queries) PreviousTargetRuns(ctx context.Context, runID int64, limit int) ([]RunFigures, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`
-		JOIN runs cur ON cur.id = @run AND cur.state = 'completed'
-		JOIN benchmarks cb ON cb.id = cur.benchmark_id
-		WHERE r.state = 'completed' AND r.summary IS NOT NULL AND r.id <> cur.id
-			-- Repeats of one benchmark are one measurement, merged by its
-			-- conclusions, never regressions of each other.
-			AND r.benchmark_id <> cur.benchmark_id
-			AND r.model_id = cur.model_id AND r.runtime = cur.runtime AND r.hardware_profile = cur.hardware_profile
-			-- Another configuration of the model on this runtime and hardware
-			-- is another target (docs/benchmarks.md#engine-settings).
-			AND r.engine = cur.engine
-			AND b.dataset_id = cb.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
-			AND (b.owner_id = cb.owner_id OR b.visibility = 'shared')
-			AND (coalesce(r.finished_at, r.created_at), r.id) < (coalesce(cur.finished_at, cur.created_at), cur.id)
-			AND EXISTS (SELECT 1 FROM run_stats cs WHERE cs.run_id = cur.id AND cs.attempt = cur.attempt)
-			AND EXISTS (SELECT 1 FROM run_stats ps WHERE ps.run_id = r.id AND ps.attempt = r.attempt)
-		ORDER BY coalesce(r.finished_at, r.created_at) DESC, r.id DESC LIMIT @limit`, pgx.NamedArgs{"run": runID, "limit": max(limit, 1)})
+// RegressionRuns returns the rows a regression check of run id reads:
+// every run of its model in its own benchmark, whatever their state (the
+// check waits for all of a target's repeats), then the completed runs of
+// its model with figures kept for their current attempt in up to
+// benchmarks other benchmarks on its dataset created before its own,
+// newest benchmark first, each benchmark's runs in the order they were
+// planned; only benchmarks the run's owner may read (deleted benchmarks
+// and judges' runs left out). Which of them are the run's target, and
+// which target is comparable, the conclusions engine decides
+// (conclude.Regressions): the model only narrows the read. None when run
+// id does not exist.
+func (q *Queries) RegressionRuns(ctx context.Context, runID int64, benchmarks int) ([]RunFigures, error) {
+	rows, _ := q.db.Query(ctx, `WITH cur AS (
+			SELECT r.model_id, r.benchmark_id, b.dataset_id, b.owner_id, b.created_at
+			FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = @run),
+		earlier AS (
+			SELECT b.id, b.created_at FROM benchmarks b, cur
+			WHERE b.dataset_id = cur.dataset_id AND b.judges_run_id IS NULL AND b.deleted_at IS NULL
+				AND (b.owner_id = cur.owner_id OR b.visibility = 'shared')
+				AND (b.created_at, b.id) < (cur.created_at, cur.benchmark_id)
+				AND EXISTS (SELECT 1 FROM runs x JOIN run_stats xs ON xs.run_id = x.id AND xs.attempt = x.attempt
+					WHERE x.benchmark_id = b.id AND x.model_id = cur.model_id AND x.state = 'completed' AND x.summary IS NOT NULL)
+			ORDER BY b.created_at DESC, b.id DESC LIMIT @limit)
+		SELECT `+runFiguresColumns+runFiguresFrom+`
+		JOIN cur ON cur.model_id = r.model_id
+		LEFT JOIN earlier e ON e.id = r.benchmark_id
+		WHERE r.benchmark_id = cur.benchmark_id
+			OR e.id IS NOT NULL AND r.state = 'completed' AND r.summary IS NOT NULL
+				AND EXISTS (SELECT 1 FROM run_stats ps WHERE ps.run_id = r.id AND ps.attempt = r.attempt)
+		ORDER BY r.benchmark_id = cur.benchmark_id DESC, e.created_at DESC, r.benchmark_id DESC, r.id`,
+		pgx.NamedArgs{"run": runID, "limit": max(benchmarks, 1)})
 	out, err := pgx.CollectRows(rows, scanRunFigures)
 	if err != nil || len(out) == 0 {
-		return nil, mapErr(err, "previous target runs")
+		return nil, mapErr(err, "regression runs")
 	}
 	return q.withConclusions(ctx, out)
 }
 
-// RunForRegression returns a run as a comparison reads it, whoever owns
-// it (for the server's own jobs).
-func (q *Queries) RunForRegression(ctx context.Context, runID int64) (RunFigures, error) {
-	rows, _ := q.db.Query(ctx, `SELECT `+runFiguresColumns+runFiguresFrom+`WHERE r.id = @run`, pgx.NamedArgs{"run": runID})
-	r, err := pgx.CollectExactlyOneRow(rows, scanRunFigures)
-	if err != nil {
-		return r, mapErr(err, "run for regression")
+// RunsFlaggedAgainst returns the runs holding a regression flag against
+// any of runIDs, in id order: those to check again when one of runIDs is
+// rescored.
+func (q *Queries) RunsFlaggedAgainst(ctx context.Context, runIDs []int64) ([]int64, error) {
+	if len(runIDs) == 0 {
+		return nil, nil
 	}
-	out, err := q.withConclusions(ctx, []RunFigures{r})
-	if err != nil {
-		return r, err
-	}
-	return out[0], nil
+	rows, _ := q.db.Query(ctx, `SELECT DISTINCT run_id FROM run_regressions
+		WHERE against_run_id = ANY(@ids) AND NOT run_id = ANY(@ids) ORDER BY run_id`, pgx.NamedArgs{"ids": runIDs})
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return out, mapErr(err, "runs flagged against")
 }
 
 // ReplaceRegressions stores what a check of run found: its earlier

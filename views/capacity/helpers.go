@@ -196,7 +196,10 @@ func qualityBasis(ctx context.Context, q conclude.QualityChange) string {
 }
 
 // qualityChange is a target's quality against today's, with its interval
-// and whether the test finds it significant; or why it was not compared.
+// and the comparison's claim as the engine words it (Margin.ClaimSaid: a
+// lead the test does not establish is "not established", with the
+// smallest difference it could have detected); or why it was not
+// compared.
 func qualityChange(ctx context.Context, q conclude.QualityChange) string {
 	if !q.Comparable || q.Difference == nil {
 		return i18n.T(ctx, "capacity.not_compared")
@@ -209,10 +212,8 @@ func qualityChange(ctx context.Context, q conclude.QualityChange) string {
 	switch {
 	case q.Test == "none":
 		s += " " + i18n.T(ctx, "capacity.same_run")
-	case q.Significant:
-		s += " " + i18n.T(ctx, "capacity.significant", "P", said.PValue(ctx, *q.P))
-	default:
-		s += " " + i18n.T(ctx, "capacity.not_significant")
+	case q.Margin != nil:
+		s += " · " + said.Word(ctx, q.Margin.ClaimSaid())
 	}
 	return s + " · " + q.ScorerKey
 }

@@ -131,14 +131,16 @@ func (m Metric) Cell(ctx context.Context, f, base Figures, isBase bool, claims [
 	return text, said.DecimalSign(ctx, fmt.Sprintf("%+.1f%%", d.Pct)), class
 }
 
-// Charts places the runs on quality vs cost and TTFT p95 vs throughput.
-func Charts(ctx context.Context, fs []Figures) []charts.Chart {
+// Charts places the runs on quality vs cost and TTFT p95 vs throughput;
+// quality only where it is under scorer identity key, the one the claims
+// compare (a mean under another scorer is on another scale).
+func Charts(ctx context.Context, fs []Figures, key string) []charts.Chart {
 	runs := i18n.T(ctx, "compare.chart_runs")
 	qc := charts.Series{Name: runs, Dots: true}
 	tt := charts.Series{Name: runs, Dots: true}
 	for _, f := range fs {
 		name := i18n.T(ctx, "compare.chart_run", "ID", fmt.Sprint(f.Run.ID), "Model", f.Run.ModelName, "Runtime", f.Run.Runtime, "Hardware", f.Run.HardwareProfile)
-		if f.Quality != nil && f.CostPer1M != nil {
+		if f.Quality != nil && f.CostPer1M != nil && f.ScorerKey == key {
 			qc.Points = append(qc.Points, charts.Point{X: *f.CostPer1M, Y: *f.Quality, Label: i18n.T(ctx, "compare.chart_quality_cost_point",
 				"Name", name, "Quality", said.Fixed(ctx, *f.Quality, 3), "Cost", said.Fixed(ctx, *f.CostPer1M, 3))})
 		}
@@ -198,14 +200,17 @@ func pairedText(ctx context.Context, p conclude.QualityDiff) string {
 	return i18n.T(ctx, "compare.paired", args...)
 }
 
-// overlaps says whether two runs' quality intervals overlap: their
-// qualities are then not significantly different (used only for runs
-// that share no scored item to pair).
-func overlaps(a, b Figures) bool {
-	if a.Run.QualityLo == nil || a.Run.QualityHi == nil || b.Run.QualityLo == nil || b.Run.QualityHi == nil {
-		return false
+// qualityEstablished says whether run id's quality claim against the
+// baseline is significant: comparable, tested and not a tie. Without a
+// paired comparison a run's header says nothing of its own about
+// significance; its quality claim (Margin.ClaimSaid) says it.
+func qualityEstablished(d Data, id int64) bool {
+	for _, m := range d.Claims[id] {
+		if m.Criterion == conclude.Quality {
+			return m.Measured && m.Comparable && !m.Tie && m.P != nil
+		}
 	}
-	return *a.Run.QualityLo <= *b.Run.QualityHi && *b.Run.QualityLo <= *a.Run.QualityHi
+	return false
 }
 
 // Footprint is a run's cost and energy line in the reader's language:

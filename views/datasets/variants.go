@@ -8,6 +8,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/views/layout"
+	"github.com/ruckus/ruckus/views/said"
 )
 
 // variantLabel names a variant: its model and shots.
@@ -51,10 +52,10 @@ func deltaText(ctx context.Context, r conclude.VariantRow) string {
 	if m.Lo != nil && m.Hi != nil {
 		s += " " + i18n.T(ctx, "variants.interval", "Lo", signed(ctx, *m.Lo), "Hi", signed(ctx, *m.Hi))
 	}
-	if m.Tie {
-		return s + " · " + i18n.T(ctx, "variants.not_significant")
-	}
-	return s + " · " + i18n.T(ctx, "variants.significant", "P", pValue(ctx, *m.P))
+	// The claim as the engine words it (Margin.ClaimSaid): a difference
+	// the test does not establish is "not established", with the smallest
+	// difference this comparison could have detected.
+	return s + " · " + said.Word(ctx, m.ClaimSaid())
 }
 
 // categoryOf is a variant's delta on one category.

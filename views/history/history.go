@@ -25,9 +25,12 @@ type LeaderboardData struct {
 	Dataset store.Dataset
 	Form    Form
 	Sort    string
-	Errors  []string
-	Facets  store.LeaderboardFacets
-	Rows    []store.LeaderboardRow
+	// SortReason says why the list is by date where another sort was
+	// asked (conclude.LeaderboardSort); empty otherwise.
+	SortReason conclude.Said
+	Errors     []string
+	Facets     store.LeaderboardFacets
+	Rows       []store.LeaderboardRow
 	// LeftOut are the runs of the load ranked that the ranking leaves out,
 	// with why (conclude.LeaderboardLengths).
 	LeftOut []conclude.LeaderboardLeftOut
@@ -88,9 +91,24 @@ func Value(r store.LeaderboardRow, m Metric) *float64 {
 	return r.Quality
 }
 
-// Chart draws the metric over time: one series per runtime × hardware ×
-// engine settings, x
-// in days since the first run, every point a link to its run and a
+// Criterion is the conclusions engine's criterion the metric is compared
+// on.
+func (m Metric) Criterion() conclude.Criterion {
+	switch m {
+	case MetricThroughput:
+		return conclude.Speed
+	case MetricLatency:
+		return conclude.Latency
+	case MetricCost:
+		return conclude.Cost
+	}
+	return conclude.Quality
+}
+
+// Chart draws the metric over time: one series per line of the engine's
+// (conclude.HistorySeries: a runtime × hardware × engine settings, and for
+// speed, latency and cost one load identity, named in the legend), x in
+// days since the first run, every point a link to its run and a
 // regression drawn ringed. Its words are in ctx's language.
 func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Chart {
 	c := charts.Chart{ID: "history", Title: i18n.T(ctx, "history.chart_title", "Metric", m.Label(ctx)), YLabel: m.Label(ctx)}
@@ -104,34 +122,45 @@ func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Ch
 		}
 	}
 	c.XLabel = i18n.T(ctx, "history.days_since", "Date", i18n.Date(ctx, first))
-	at := map[string]int{}
-	for _, r := range rows {
-		v := Value(r, m)
-		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+	for _, line := range conclude.HistorySeries(rows, m.Criterion()) {
+		series := charts.Series{Name: lineName(ctx, line, m)}
+		for _, r := range line.Rows {
+			v := Value(r, m)
+			if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+				continue
+			}
+			label := i18n.T(ctx, "history.point", "ID", r.RunID, "When", i18n.DateTime(ctx, r.FinishedAt), "Value", format(ctx, *v, m))
+			if len(r.Regressions) > 0 {
+				label += " — " + i18n.T(ctx, "history.point_regression", "Detail", RegressionText(ctx, r.Regressions[0]))
+			}
+			series.Points = append(series.Points, charts.Point{X: r.FinishedAt.Sub(first).Hours() / 24, Y: *v,
+				Label: label, Href: fmt.Sprintf("/runs/%d", r.RunID), Flagged: len(r.Regressions) > 0})
+		}
+		if len(series.Points) == 0 {
 			continue
 		}
-		// A configuration is its own line (docs/benchmarks.md#engine-settings).
-		key := r.Runtime + " / " + r.Hardware
-		if r.Engine != "" {
-			key += " " + r.Engine
-		}
-		i, ok := at[key]
-		if !ok {
-			i = len(c.Series)
-			at[key] = i
-			c.Series = append(c.Series, charts.Series{Name: key})
-		}
-		label := i18n.T(ctx, "history.point", "ID", r.RunID, "When", i18n.DateTime(ctx, r.FinishedAt), "Value", format(ctx, *v, m))
-		if len(r.Regressions) > 0 {
-			label += " — " + i18n.T(ctx, "history.point_regression", "Detail", RegressionText(ctx, r.Regressions[0]))
-		}
-		c.Series[i].Points = append(c.Series[i].Points, charts.Point{X: r.FinishedAt.Sub(first).Hours() / 24, Y: *v,
-			Label: label, Href: fmt.Sprintf("/runs/%d", r.RunID), Flagged: len(r.Regressions) > 0})
-	}
-	for i := range c.Series {
-		sort.SliceStable(c.Series[i].Points, func(a, b int) bool { return c.Series[i].Points[a].X < c.Series[i].Points[b].X })
+		sort.SliceStable(series.Points, func(a, b int) bool { return series.Points[a].X < series.Points[b].X })
+		c.Series = append(c.Series, series)
 	}
 	return c
+}
+
+// lineName is a history line in the legend: its target (a configuration
+// is its own line, docs/benchmarks.md#engine-settings) and, for speed,
+// latency and cost, the load it was measured under.
+func lineName(ctx context.Context, l conclude.HistoryLine, m Metric) string {
+	name := l.Runtime + " / " + l.Hardware
+	if l.Engine != "" {
+		name += " " + l.Engine
+	}
+	switch {
+	case m.Criterion() == conclude.Quality:
+	case l.LoadKept:
+		name += " · " + l.Load
+	default:
+		name += " · " + i18n.T(ctx, "history.load_not_kept")
+	}
+	return name
 }
 
 func format(ctx context.Context, v float64, m Metric) string {

@@ -21,14 +21,18 @@ func simulated(fs []compare.Figures) bool {
 }
 
 func qualityText(ctx context.Context, f compare.Figures) string {
-	r := f.Run
-	switch {
-	case r.Quality == nil:
-		return i18n.T(ctx, "report.not_scored")
-	case r.QualityLo != nil && r.QualityHi != nil:
-		return fmt.Sprintf("%s [%s, %s] (%s)", said.Fixed(ctx, *r.Quality, 3), said.Fixed(ctx, *r.QualityLo, 3), said.Fixed(ctx, *r.QualityHi, 3), r.Scorer)
+	q, lo, hi, scorer := f.Quality, f.QualityLo, f.QualityHi, f.ScorerKey
+	if scorer == "" {
+		// Not weighed (a run left out): its latest scoring.
+		q, lo, hi, scorer = f.Run.Quality, f.Run.QualityLo, f.Run.QualityHi, f.Run.Scorer
 	}
-	return fmt.Sprintf("%s (%s)", said.Fixed(ctx, *r.Quality, 3), r.Scorer)
+	switch {
+	case q == nil:
+		return i18n.T(ctx, "report.not_scored")
+	case lo != nil && hi != nil:
+		return fmt.Sprintf("%s [%s, %s] (%s)", said.Fixed(ctx, *q, 3), said.Fixed(ctx, *lo, 3), said.Fixed(ctx, *hi, 3), scorer)
+	}
+	return fmt.Sprintf("%s (%s)", said.Fixed(ctx, *q, 3), scorer)
 }
 
 func opt(ctx context.Context, v *float64, places int) string {

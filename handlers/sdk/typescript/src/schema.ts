@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * Rank every target benchmarked on the dataset
-         * @description The benchmark recommendation over the newest completed runs on the dataset you may see (up to 50), across benchmarks; the same constraints and weights. Owner (of the dataset, or shared); others get 404.
+         * @description The benchmark recommendation across the benchmarks on the dataset you may see, over the candidates the conclusions engine chooses (each target under each load from the newest benchmark that measured it, its repeats there merged into one, as in that benchmark's verdict) and the scorer identity most of the dataset's runs were scored under (the leaderboard's first); every older run is in left_out with why. The same constraints and weights. Owner (of the dataset, or shared); others get 404.
          */
         get: operations["getDatasetRecommendation"];
         put?: never;
@@ -434,7 +434,10 @@ export interface paths {
          * @description Ranks the benchmark's runs by a weighted score of quality, speed and
          *     cost among those meeting the constraints, says why the others were
          *     excluded, and gives the Pareto fronts. A figure a run did not measure
-         *     is null, never 0. Owner; others get 404.
+         *     is null, never 0. It weighs the runs its verdict weighs: those that
+         *     succeeded (a repeated target as one), quality under the scorer
+         *     identity the verdict ranks by; the others are in `left_out` with
+         *     their state. Owner; others get 404.
          */
         get: operations["getRecommendation"];
         put?: never;
@@ -522,8 +525,11 @@ export interface paths {
          * @description The comparison page's claims: each run against the baseline (the first
          *     run unless `baseline` names another) on every metric both measured,
          *     with the leader, the runner-up, the margin, the test's interval and p,
-         *     and whether they are comparable at all. All runs must be yours (or of
-         *     shared benchmarks); otherwise 404.
+         *     and whether they are comparable at all. Quality is ranked under the
+         *     scorer identity the runs' benchmark's verdict ranks by (for runs of
+         *     several benchmarks, the one most of them share); runs of different
+         *     datasets are not comparable on any metric. All runs must be yours (or
+         *     of shared benchmarks); otherwise 404.
          */
         get: operations["compareRuns"];
         put?: never;
@@ -1761,16 +1767,22 @@ export interface components {
         SearchRecord: {
             budget_runs: number;
             plan: components["schemas"]["SearchPlan"];
-            /** @description The chosen configuration (model, runtime, hardware, engine settings); absent until the last rung is decided or when a rung's runs all ended unmeasured. */
+            /** @description The chosen configuration (model, runtime, hardware, engine settings), the configurations page's winner among the last rung's runs; absent until the last rung is decided, or when a rung ranked nothing. */
             best?: string;
             done: boolean;
+            /** @description Why a search that ended without a choice could not rank its last rung, in the configurations page's words (no SLO, no price); absent otherwise. */
+            unranked?: string;
             cuts: {
                 rung: number;
                 /** @description How many configurations the rung kept. */
                 keep: number;
                 /** Format: date-time */
                 decided_at: string;
-                /** @description The rung's configurations, best first. */
+                /** @description Why none of the rung's measured configurations could be ranked; absent when some were. */
+                unranked?: string;
+                /** @description That sentence as the catalogue's code and arguments. */
+                unranked_said?: Record<string, never>;
+                /** @description The rung's configurations as the configurations page ranks them, best first, then those it leaves out. */
                 verdicts: {
                     configuration: string;
                     run_id: number;
@@ -1779,21 +1791,28 @@ export interface components {
                     requests: number;
                     /** @description Requests meeting every SLO. */
                     good_requests: number;
-                    measured_seconds: number;
-                    /** @description The configuration's GPUs' share of the hardware's price; 0 when unpriced. */
-                    price_per_hour: number;
+                    /** @description Only in cuts decided before the search ranked as the configurations page does. */
+                    measured_seconds?: number;
+                    /** @description The configuration's replica's price per hour; null when unpriced. */
+                    price_per_hour: number | null;
                     gpus: number;
-                    goodput_rps: number;
-                    /** @description Requests meeting the SLOs per USD (per GPU-hour when unpriced). */
-                    goodput_per_dollar: number;
+                    /** @description Requests/s meeting the SLOs, as the configurations page measures them; null where it does not. */
+                    goodput_rps: number | null;
+                    /** @description Requests meeting the SLOs per USD (the configurations page's good_requests_per_dollar); null where that page ranks nothing (no SLO, no price, paid by the token, unmeasured). */
+                    goodput_per_dollar: number | null;
                     priced: boolean;
+                    /** @description Its place among the ranked; 0 when not ranked. */
                     rank: number;
                     kept: boolean;
                     /**
                      * @description Why it was cut; absent when kept.
                      * @enum {string}
                      */
-                    reason?: "ranked" | "unmeasured";
+                    reason?: "ranked" | "unmeasured" | "not_ranked";
+                    /** @description For not_ranked: why, in the configurations page's words. */
+                    detail?: string;
+                    /** @description That sentence as the catalogue's code and arguments. */
+                    detail_said?: Record<string, never>;
                 }[];
             }[];
         };
@@ -2148,6 +2167,18 @@ export interface components {
             })[];
             /** @description The tests that tell a difference from noise */
             tests: string;
+            /** @description Runs not weighed, each with why: a benchmark's runs that did not succeed (failed, cancelled, still queued or running; state says which), as in its verdict; a dataset's runs of a target measured again under the same load in a newer benchmark. */
+            left_out: {
+                run_id: number;
+                benchmark_id: number;
+                model: string;
+                runtime: string;
+                hardware: string;
+                engine?: string;
+                /** @enum {string} */
+                state?: "queued" | "running" | "failed" | "cancelled";
+                reason: string;
+            }[];
         };
         CandidateFigures: {
             run_id: number;
@@ -2461,6 +2492,10 @@ export interface components {
                     test: string;
                     significant: boolean;
                     basis: string;
+                    /** @description The comparison's claim in words, as the comparison words it: a difference the test does not establish is "not established", with the smallest difference this comparison could have detected (absent where nothing was compared). */
+                    claim?: string;
+                    /** @description For a difference the test does not establish: the smallest difference (in per cent of today's quality) it could have detected at α = 0.05 with 80 % power. */
+                    detectable_pct?: number;
                 };
             }[];
         };
@@ -3147,7 +3182,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         dataset_id: number;
+                        /** @description The sort the list is in: date where the sort asked ranks nothing (speed or cost under an open loop, quality under a refusal rate), sort_reason saying why. */
                         sort: string;
+                        /** @description Why the list is by date instead of the sort asked (absent otherwise). */
+                        sort_reason?: string;
                         rows: components["schemas"]["LeaderboardRow"][];
                         /** @description Sorted by speed, latency or cost: the runs of the load ranked that are not ranked with the rows, as their measured mean prompt or answer lengths are more than 2× from a ranked run's (the rule every claim follows); empty otherwise. */
                         left_out: {
@@ -3222,6 +3260,10 @@ export interface operations {
                             hardware: string;
                             /** @description The run's engine settings as name=value pairs (absent for the runtime's defaults): each configuration is its own line. */
                             engine?: string;
+                            /** @description The run's load identity key (empty when not kept): throughput, latency and cost are drawn one line per load identity. */
+                            load: string;
+                            /** @description The chart's line the point is on (0 the first): one per runtime × hardware × engine settings, and for throughput, latency and cost per load identity; a line never crosses a change of load. */
+                            line: number;
                             /** @description The metric's value; null where the run did not measure it. */
                             value: number | null;
                             regression: components["schemas"]["Regression"] | null;
