@@ -29,11 +29,16 @@ type capacityStore interface {
 	summary.StepSource
 	HardwareProfileBySlug(ctx context.Context, slug string) (store.HardwareProfile, error)
 	conclude.PairSource
+	conclude.DriftSource
 }
 
 // capacityRuns is how many of a dataset's runs the planner weighs at most
 // (the newest).
 const capacityRuns = 50
+
+// importedMode is the mode of a run whose results were imported from
+// elsewhere (store.FinishImport writes it).
+const importedMode = "imported"
 
 // capacityRequest is the planner's question, from the API's JSON body or
 // the page's query.
@@ -68,13 +73,19 @@ func (r capacityRequest) slo() jobs.SLO {
 
 // measure reads what one run says about serving under the planner's SLOs:
 // a sweep's saturation point, or the one load a run measured when the
-// SLOs held at it.
-func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conclude.Measured, error) {
+// SLOs held at it, at the rate the engine estimates for it
+// (conclude.ReplicaRate). Its speed and cost are the engine's for cand,
+// the run as every conclusion weighs it; a remote provider's run is
+// priced by its tokens, not by its agent machine's hour.
+func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candidate, slo jobs.SLO) (conclude.Measured, error) {
 	f := compare.NewFigures(r.RunFigures)
 	m := conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key(),
 		GPUs:         conclude.ReplicaGPUs(r.GPUCount, r.Engine),
 		PricePerHour: conclude.PricePerHour(r.RunFigures), Quality: r.Quality, QualityLo: r.QualityLo, QualityHi: r.QualityHi, JoulesPerToken: f.JPerToken,
-		QualityScorer: r.scorer}
+		QualityScorer: r.scorer, TokenPrice: r.TokenPrice}.WeighedBy(cand)
+	if m.TokenPrice != nil {
+		m.PricePerHour, m.GPUs = nil, 0
+	}
 	if f.GPUSimulated {
 		// Energy simulated from the load (--sim-gpu) is no measurement:
 		// it sizes nothing and is never set against a measured one.
@@ -120,6 +131,11 @@ func (s *server) measure(ctx context.Context, r capacityRun, slo jobs.SLO) (conc
 			"RPS", conclude.Dec{V: agg.RequestsPerS, Places: 2}, "Share", conclude.Dec{V: share * 100})), nil
 	}
 	rate := agg.RequestsPerS
+	if est, ok := conclude.ReplicaRate(cand); ok {
+		lo := est.Lo
+		rate, m.SLORateLo = est.Mean, &lo
+		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, rate)
+	}
 	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
 	m.SLOFrom = conclude.Say("capacity.said.from_one_load", "Run", r.ID)
 	return m, nil
@@ -146,6 +162,15 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 		return nil, nil, err
 	}
 	runs, shared := conclude.PlannerRuns(all, capacityRuns)
+	// The newest imported ones are listed as not sized, with why
+	// (conclude.ExcludedImported), not left out unsaid.
+	imported := 0
+	for _, r := range all {
+		if r.Mode == importedMode && imported < capacityRuns {
+			runs = append(runs, r)
+			imported++
+		}
+	}
 	out := make([]capacityRun, len(runs))
 	for i, r := range runs {
 		out[i].RunFigures = r
@@ -198,15 +223,34 @@ func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []c
 		// A run scored under the minimum's identity is weighed under it.
 		weighQualities(runs, q.Scorer)
 	}
+	figs := make([]store.RunFigures, len(runs))
+	for i, r := range runs {
+		figs[i] = r.RunFigures
+	}
+	// The runs as every conclusion weighs them (with their deployments'
+	// between-run spread), so the plan's figures and its cost claim are
+	// the verdict's (docs/benchmarks.md#capacity-planner).
+	cands, err := conclude.Weigh(ctx, s.Store, figs, "")
+	if err != nil {
+		return conclude.CapacityPlan{}, err
+	}
 	ms := make([]conclude.Measured, 0, len(runs))
-	for _, r := range runs {
-		m, err := s.measure(ctx, r, req.slo())
+	for i, r := range runs {
+		if r.Mode == importedMode {
+			ms = append(ms, conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Quality: r.Quality,
+				QualityLo: r.QualityLo, QualityHi: r.QualityHi, QualityScorer: r.scorer, Imported: true}.WeighedBy(cands[i]))
+			continue
+		}
+		m, err := s.measure(ctx, r, cands[i], req.slo())
 		if err != nil {
 			return conclude.CapacityPlan{}, err
 		}
 		ms = append(ms, m)
 	}
 	plan := conclude.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
+	if err := conclude.RankCapacity(ctx, s.Store, &plan, conclude.Evidence{}); err != nil {
+		return plan, err
+	}
 	plan.QualityScorers = scorers
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}

@@ -165,11 +165,17 @@ func finishedRun(t *testing.T, e *env, tok string, datasetID int64, n int, token
 }
 
 // finishRun marks a run completed after 10 measured seconds with the
-// summary an agent writes.
+// summary an agent writes, its requests sent one after another over
+// those seconds as a sequential load sends them, so the rate the engine
+// keeps from the sends (conclude.ReplicaRate) is the summary's.
 func finishRun(t *testing.T, e *env, runID int64) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET measured_seconds = 10, state = 'completed' WHERE id = $1`, runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET sent_at = now() - interval '1 minute' + (idx + 0.5) * interval '10 seconds' / n.n
+		FROM (SELECT count(*) AS n FROM results WHERE run_id = $1) n WHERE run_id = $1`, runID); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := summary.Run(ctx, e.store, runID, jobs.SLO{}, 0)

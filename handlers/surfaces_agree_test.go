@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/riverqueue/river"
@@ -18,6 +21,7 @@ import (
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/stats"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/app/testkit"
 	"github.com/ruckus/ruckus/jobs"
 )
@@ -37,6 +41,9 @@ type surfaceCase struct {
 	// "significant" lead, one "not established", "not comparable" (no
 	// leader) or "absent" (no claim).
 	fixture map[string]string
+	// provider: the pair's second run is paid by the token, and every
+	// surface costs it at $0.6375 per 1M output tokens.
+	provider bool
 }
 
 // kindOf is what a verdict claim shows, in surfaceCase.fixture's words.
@@ -78,8 +85,9 @@ func rescore(t *testing.T, e *env, runs []int64, drop bool) {
 // unpriced, repeats, a pair whose answers are too far apart in length to
 // compare, an open loop, a rescored pair (qualities kept), a run measured
 // here against results imported from elsewhere (of equal quality: one
-// leader whichever way the pair is asked) and a pair scored under
-// different scorers.
+// leader whichever way the pair is asked), a pair scored under
+// different scorers and a run on a self-hosted profile priced by the hour
+// beside a remote provider's run paid by the token.
 func surfaceCases() []surfaceCase {
 	price := 3.6
 	fast := fakeRun{model: "m/big", seconds: 12, tokens: 15, e2e: millis(180), score: func(i int) float64 { return float64(min(i%4, 1)) }}
@@ -115,6 +123,12 @@ func surfaceCases() []surfaceCase {
 			rescore(t, e, ids[1:], true)
 			return b, [2]int64{ids[0], ids[1]}
 		}, fixture: map[string]string{"quality": "not comparable"}},
+		{name: "remote provider", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
+			return providerBenchmark(t, e, tok, 60, true)
+		}, provider: true, fixture: map[string]string{"cost_per_1m_tokens": "significant"}},
+		{name: "remote runtime", build: func(t *testing.T, e *env, tok string) (string, [2]int64) {
+			return providerBenchmark(t, e, tok, 60, false)
+		}, provider: true, fixture: map[string]string{"cost_per_1m_tokens": "significant"}},
 	}
 }
 
@@ -126,7 +140,10 @@ func surfaceCases() []surfaceCase {
 // leader, the comparable flag, the test and p; a pair that cannot be
 // ranked has no leader anywhere and says why in the engine's words; no
 // figure is a delta between runs the claims call not comparable, and a
-// delta is coloured only where its test establishes it.
+// delta is coloured only where its test establishes it. A remote
+// provider's run costs the same, from its token prices, on every
+// surface; the capacity planner shows each run's speed and cost as the
+// claims weigh them and its lead on cost is the claims'.
 func TestSurfacesAgree(t *testing.T) {
 	t.Parallel()
 	for _, tc := range surfaceCases() {
@@ -149,6 +166,14 @@ func TestSurfacesAgree(t *testing.T) {
 			} else {
 				s.recommendationsAgree(t, e, tok, cl, b)
 				s.leaderboardAgrees(t, e, tok, b, tc.merged)
+			}
+			if tc.provider {
+				s.providerCostAgrees(t, e, tok, b)
+			}
+			// Where the verdict ranks the pair on cost, the planner's two
+			// cheapest targets are the pair: its lead must be set against it.
+			if !tc.apart && !s.plannerAgrees(t, e, tok, cl, b, tc.provider) && !tc.merged && leaderOf(s.verdict["cost_per_1m_tokens"]) != 0 {
+				t.Error("fixture: the planner's lead was not set against the cost claim")
 			}
 			for m, want := range tc.fixture {
 				if got := kindOf(s.verdict[m]); got != want {
@@ -531,6 +556,18 @@ func (s surfaces) importedAgrees(t *testing.T, e *env, tok, b string) {
 		t.Errorf("the dataset's recommendation ranks the pair apart %v (%v, %v), the compare API calls quality significant %v",
 			apart, ra, rb, s.fwd["quality"]["significant"])
 	}
+	// The capacity planner lists the imported run as not sized, and why.
+	plan := e.api(http.MethodPost, "/api/v1/capacity", tok, strings.NewReader(fmt.Sprintf(`{"dataset_id":%d,
+		"traffic":{"peak_rps":1,"average_rps":1,"input_tokens":5,"output_tokens":2},"slo":{"e2e_ms":100000,"goodput":0.5}}`, ds)), "application/json")
+	excluded, _ := plan.body["excluded"].([]any)
+	listed := false
+	for _, x := range excluded {
+		a := x.(map[string]any)
+		listed = listed || a["run_id"] == float64(s.pair[1]) && fmt.Sprint(a["reason_codes"]) == "[imported]"
+	}
+	if plan.status != 200 || !listed {
+		t.Errorf("the planner does not list the imported run as not sized, and why: %d %v", plan.status, plan.body)
+	}
 }
 
 // A regression flag and the comparison of the same pair agree: every
@@ -679,6 +716,306 @@ func (s surfaces) reportRanksAsTheAPI(t *testing.T, e *env, tok, b string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
 		t.Errorf("the report ranks %q, the recommendation API %q", got, want)
 	}
+}
+
+// providerBenchmark makes a benchmark of n items with two targets: m/small
+// on the simulated runtime on cpu-2c, priced $3.60 an hour, and OpenAI's
+// gpt-4o-mini, paid by the token ($0.15 in, $0.60 out per 1M) and worked
+// by a remote agent on an unpriced cpu profile. Both answer each item
+// with 5 prompt tokens, m/small in 15 output tokens over a 12 s window,
+// gpt-4o-mini in 20 over 10 s, so the provider's run costs
+// (n × 5 × 0.15 + n × 20 × 0.6) ÷ (n × 20) = $0.6375 per 1M output tokens
+// on every surface (docs/verdict.md), whatever its speed.
+func providerBenchmark(t *testing.T, e *env, tok string, n int, fleet bool) (string, [2]int64) {
+	t.Helper()
+	ctx := context.Background()
+	var ds strings.Builder
+	for i := range n {
+		fmt.Fprintf(&ds, "{\"custom_id\":\"c%02d\",\"prompt\":\"q%d\",\"reference\":\"%d\"}\n", i, i, i)
+	}
+	up := e.upload(tok, "d.jsonl", []byte(ds.String()), nil)
+	for _, name := range []string{"m/small", "gpt-4o-mini"} {
+		testkit.Model(ctx, t, e.store, &testkit.ModelOpts{Name: name, Quantization: "bf16"})
+	}
+	sim := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "cpu-1", Profile: store.HardwareProfile{Slug: "cpu-2c", CPUCores: 2}})
+	remote := testkit.Agent(ctx, t, e.store, &testkit.AgentOpts{Name: "remote-1", Runtimes: []string{"openai"}, Profile: store.HardwareProfile{Slug: "cpu", CPUCores: 4}})
+	price := 3.6
+	if err := e.store.SetHardwarePrice(ctx, "cpu-2c", &price); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetProviderPrice(ctx, store.ProviderPrice{Provider: "openai", Model: "gpt-4o-mini", InputPer1M: 0.15, OutputPer1M: 0.6}); err != nil {
+		t.Fatal(err)
+	}
+	// A "provider:model" target reaches a benchmark through a fleet
+	// (docs/fleets.md#remote-providers); a benchmark names the provider's
+	// dialect as the runtime of a target on the remote agent's hardware.
+	// Either keeps the provider's price with the run.
+	manifest := fmt.Sprintf(`{"name":"provider","scenarios":[{"name":"seq","dataset":%v,"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact"}],
+		"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},"openai:gpt-4o-mini"]}`, up.body["dataset_id"])
+	path, ids := "/api/v1/fleets", "benchmark_ids"
+	if !fleet {
+		manifest = fmt.Sprintf(`{"name":"provider","dataset":%v,"load":{"profile":"sequential"},"sampling":{"max_tokens":32},"scorer":"exact",
+			"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"},{"model":"gpt-4o-mini","runtime":"openai","hardware":"cpu"}]}`, up.body["dataset_id"])
+		path, ids = "/api/v1/benchmarks", "benchmark_id"
+	}
+	res := e.api(http.MethodPost, path, tok, strings.NewReader(manifest), "application/json")
+	if res.status != 201 {
+		t.Fatalf("create: %d %v", res.status, res.body)
+	}
+	fakes := map[string]fakeRun{"m/small": {seconds: 12, tokens: 15, e2e: millis(100), score: smallFake.score},
+		"gpt-4o-mini": {seconds: 10, tokens: 20, e2e: millis(150), score: func(i int) float64 { return float64(min(i%4, 1)) }}}
+	var pair [2]int64
+	for _, rr := range res.body["runs"].([]any) {
+		run := rr.(map[string]any)
+		id, model := int64(run["run_id"].(float64)), strings.TrimPrefix(fmt.Sprint(run["model"]), "openai:")
+		agent, k := sim.ID, 0
+		if model == "gpt-4o-mini" {
+			agent, k = remote.ID, 1
+		}
+		pair[k] = id
+		finishFake(t, e, id, agent, n, fakes[model])
+	}
+	if fleet {
+		return fmt.Sprint(res.body[ids].([]any)[0]), pair
+	}
+	return fmt.Sprint(res.body[ids]), pair
+}
+
+// finishFake works run id on agent as finishedBenchmark's runs are worked
+// (one request after another over f's window, each a little early or
+// late), each request with 5 prompt tokens, and scores it as f says.
+func finishFake(t *testing.T, e *env, id, agent int64, n int, f fakeRun) {
+	t.Helper()
+	ctx := context.Background()
+	var job int64
+	_ = e.store.Pool().QueryRow(ctx, `SELECT river_job_id FROM runs WHERE id = $1`, id).Scan(&job)
+	claim, err := e.store.ClaimRun(ctx, id, agent, job, "sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Minute)
+	var rs []store.ResultRecord
+	for i := range n {
+		jitter := 0.45 * math.Sin(float64(i*i)*1.7+float64(id))
+		at := start.Add(time.Duration((float64(i) + 0.5 + jitter) / float64(n) * f.seconds * float64(time.Second)))
+		rs = append(rs, store.ResultRecord{Result: jobs.Result{Idx: i, CustomID: fmt.Sprintf("c%02d", i), Status: jobs.StatusOK, Output: "x",
+			PromptTokens: 5, CompletionTokens: f.tokens, ContentEvents: f.tokens, TTFT: 10 * time.Millisecond, E2E: f.e2e(i)}, SentAt: at})
+	}
+	if _, err := e.store.WriteResults(ctx, claim.Lease, rs); err != nil {
+		t.Fatal(err)
+	}
+	window := time.Duration(f.seconds * float64(time.Second))
+	sum, err := summary.Run(ctx, e.store, id, jobs.SLO{}, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(sum)
+	if err := e.store.FinishRun(ctx, claim.Lease, store.Finish{State: "completed", StoppedBy: "completed", Segment: window, Summary: raw,
+		Throughput: sum.OutputTokensPerS, RequestsPerS: sum.RequestsPerS}); err != nil {
+		t.Fatal(err)
+	}
+	scores := make([]float64, n)
+	for i := range n {
+		scores[i] = f.score(i)
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET score = $3 WHERE run_id = $1 AND idx = $2`, id, i, scores[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mean, lo, hi := score.MeanCI(scores, uint64(id))
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET scorer = 'exact', scored = $2, quality = $3, quality_lo = $4, quality_hi = $5, scored_at = now() WHERE id = $1`,
+		id, n, mean, lo, hi); err != nil {
+		t.Fatal(err)
+	}
+	concludeRun(t, e, id)
+}
+
+// providerCost is what a remote provider's run costs per 1M output tokens:
+// (60 × 5 × 0.15 + 60 × 20 × 0.6) ÷ 1200 (providerBenchmark).
+const providerCost = 0.6375
+
+// providerCostAgrees checks that every surface costs the provider's run
+// (the pair's second) from its token prices: the verdict API, the compare
+// API both ways round, the run API, both recommendations, the leaderboard,
+// the verdict page and the figures tables of the comparison and the
+// report.
+func (s surfaces) providerCostAgrees(t *testing.T, e *env, tok string, b string) {
+	t.Helper()
+	run := float64(s.pair[1])
+	costs := map[string]any{}
+	for name, claims := range map[string]map[string]map[string]any{"verdict API": s.verdict, "compare API": s.fwd, "compare API reversed": s.r} {
+		for _, side := range []string{"leader", "runner_up"} {
+			if x, ok := claims["cost_per_1m_tokens"][side].(map[string]any); ok && x["run_id"] == run {
+				costs[name] = x["value"]
+			}
+		}
+	}
+	costs["run API"] = e.api(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", s.pair[1]), tok, nil, "").body["cost_per_1m_tokens"]
+	ds := datasetOf(t, e, b)
+	for name, path := range map[string]string{"benchmark recommendation": "/api/v1/benchmarks/" + b + "/recommendation",
+		"dataset recommendation": fmt.Sprintf("/api/v1/datasets/%d/recommendation", ds)} {
+		feasible, _ := e.api(http.MethodGet, path, tok, nil, "").body["feasible"].([]any)
+		for _, x := range feasible {
+			if x.(map[string]any)["run_id"] == run {
+				costs[name] = x.(map[string]any)["cost_per_1m_tokens"]
+			}
+		}
+	}
+	rows, _ := e.api(http.MethodGet, fmt.Sprintf("/api/v1/datasets/%d/leaderboard?sort=cost", ds), tok, nil, "").body["rows"].([]any)
+	for _, r := range rows {
+		if r.(map[string]any)["run_id"] == run {
+			costs["leaderboard"] = r.(map[string]any)["cost_per_1m_tokens"]
+		}
+	}
+	for _, name := range []string{"verdict API", "compare API", "compare API reversed", "run API", "benchmark recommendation", "dataset recommendation", "leaderboard"} {
+		if c, ok := costs[name].(float64); !ok || math.Abs(c-providerCost) > 1e-9 {
+			t.Errorf("the %s costs the provider's run at %v per 1M output tokens, want $%v from its token prices", name, costs[name], providerCost)
+		}
+	}
+	for name, doc := range map[string]*goquery.Document{"comparison": s.comparePage, "report": s.report} {
+		// Shown to three significant digits.
+		cell := figureText(doc, "Cost per 1M output tokens (USD)", 1)
+		if c, err := strconv.ParseFloat(strings.TrimPrefix(cell, "$"), 64); err != nil || math.Abs(c-providerCost) > 0.001 {
+			t.Errorf("the %s's figures table costs the provider's run at %q, want $%v", name, cell, providerCost)
+		}
+	}
+}
+
+// figureText is the text of row's column col (0: the baseline) in a
+// figures table, its delta left out.
+func figureText(doc *goquery.Document, row string, col int) string {
+	text := ""
+	doc.Find(`table tbody tr`).Each(func(_ int, tr *goquery.Selection) {
+		if text == "" && strings.TrimSpace(tr.Find("th").Text()) == row {
+			td := tr.Find("td").Eq(col).Clone()
+			td.Find("small").Remove()
+			text = strings.Join(strings.Fields(td.Text()), " ")
+		}
+	})
+	return text
+}
+
+// datasetOf is benchmark b's dataset.
+func datasetOf(t *testing.T, e *env, b string) int64 {
+	t.Helper()
+	var ds int64
+	if err := e.store.Pool().QueryRow(context.Background(), `SELECT dataset_id FROM benchmarks WHERE id = $1`, b).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// plannerAgrees checks the capacity planner (POST /api/v1/capacity and
+// its page) on the benchmark's dataset against the compare API's claims,
+// which the verdict's are held to above: each run of the pair shows the
+// output tokens/s and cost per 1M output tokens the claims weigh it at
+// (a provider's run from its token prices), and where the plan's two
+// cheapest sized targets are the pair, its lead names the cost claim's
+// leader (none where the claim finds the pair not comparable), test and
+// p, and ranks them apart exactly when the claim establishes that the
+// plan's cheapest is cheaper.
+//
+// It reports whether it held the plan's lead to the cost claim.
+func (s surfaces) plannerAgrees(t *testing.T, e *env, tok string, cl *client, b string, provider bool) bool {
+	t.Helper()
+	ds := datasetOf(t, e, b)
+	body := fmt.Sprintf(`{"dataset_id":%d,"traffic":{"peak_rps":1,"average_rps":1,"input_tokens":5,"output_tokens":2},
+		"slo":{"e2e_ms":100000,"goodput":0.5},"headroom":0}`, ds)
+	res := e.api(http.MethodPost, "/api/v1/capacity", tok, strings.NewReader(body), "application/json")
+	if res.status != 200 {
+		t.Fatalf("capacity: %d %v", res.status, res.body)
+	}
+	targets := map[float64]map[string]any{}
+	var sized []map[string]any
+	for _, list := range []string{"feasible", "excluded"} {
+		xs, _ := res.body[list].([]any)
+		for _, x := range xs {
+			targets[x.(map[string]any)["run_id"].(float64)] = x.(map[string]any)
+			if list == "feasible" {
+				sized = append(sized, x.(map[string]any))
+			}
+		}
+	}
+	for _, run := range s.pair {
+		a := targets[float64(run)]
+		if a == nil {
+			t.Errorf("the planner leaves out run %d: %v", run, res.body)
+			continue
+		}
+		for metric, field := range map[string]string{"output_tokens_per_s": "output_tokens_per_s", "cost_per_1m_tokens": "run_cost_per_1m_output_tokens"} {
+			if v, ok := claimValue(s.fwd[metric], run); ok && !sameFigure(a[field], v) {
+				t.Errorf("run %d: the planner's %s is %v, the compare API's %s %v", run, field, a[field], metric, v)
+			}
+		}
+	}
+	if provider {
+		if a := targets[float64(s.pair[1])]; a["token_priced"] != true || !sameFigure(a["run_cost_per_1m_output_tokens"], providerCost) || a["replicas"] != 0.0 {
+			t.Errorf("the planner does not price the provider's run by its tokens: %v", a)
+		}
+	}
+	compared := s.plannerLeadAgrees(t, res.body, sized)
+	page := cl.get(fmt.Sprintf("/capacity?dataset=%d&peak_rps=1&average_rps=1&input_tokens=5&output_tokens=2&ttft_ms=&tpot_ms=&e2e_ms=100000&goodput=0.5&headroom=0", ds))
+	lead, _ := res.body["lead"].(map[string]any)
+	text := strings.Join(strings.Fields(page.text(`[data-testid="capacity-lead"]`)), " ")
+	if lead != nil {
+		m := lead["margin"].(map[string]any)
+		if page.status != 200 || m["test"] != "none" && !strings.Contains(text, fmt.Sprint(m["test"])) ||
+			m["comparable"] == false && !strings.Contains(text, strings.TrimPrefix(fmt.Sprint(m["reason"]), "not comparable: ")) {
+			t.Errorf("the planner's page says %q (%d); its API's lead %v", text, page.status, m)
+		}
+	}
+	return compared
+}
+
+// plannerLeadAgrees checks the plan's lead and ranks against the compare
+// API's cost claim, where the plan's two cheapest sized targets are the
+// pair; it reports whether they were.
+func (s surfaces) plannerLeadAgrees(t *testing.T, plan map[string]any, sized []map[string]any) bool {
+	t.Helper()
+	if len(sized) < 2 {
+		return false
+	}
+	first, second := sized[0]["run_id"].(float64), sized[1]["run_id"].(float64)
+	pair := map[float64]bool{float64(s.pair[0]): true, float64(s.pair[1]): true}
+	if !pair[first] || !pair[second] {
+		return false
+	}
+	lead, _ := plan["lead"].(map[string]any)
+	claim := s.fwd["cost_per_1m_tokens"]
+	if lead == nil || claim == nil {
+		t.Fatalf("the plan's lead %v, the compare API's cost claim %v", lead, claim)
+	}
+	got, _ := lead["leader_run_id"].(float64)
+	if got != leaderOf(claim) {
+		t.Errorf("the planner names run %v cheaper, the compare API run %v", got, leaderOf(claim))
+	}
+	m := lead["margin"].(map[string]any)
+	for k, v := range map[string]any{"test": m["test"], "p": m["p"], "comparable": m["comparable"], "significant": lead["significant"]} {
+		if fmt.Sprint(v) != fmt.Sprint(claim[k]) {
+			t.Errorf("cost %s: the planner %v, the compare API %v", k, v, claim[k])
+		}
+	}
+	apart := sized[0]["rank"] != sized[1]["rank"]
+	if want := claim["significant"] == true && leaderOf(claim) == first; apart != want {
+		t.Errorf("the planner ranks the pair apart %v (%v, %v); the compare API's cost claim %v", apart, sized[0]["rank"], sized[1]["rank"], claim)
+	}
+	return true
+}
+
+// claimValue is run's figure in a claim (as its leader or runner-up).
+func claimValue(cl map[string]any, run int64) (float64, bool) {
+	for _, side := range []string{"leader", "runner_up"} {
+		if x, ok := cl[side].(map[string]any); ok && x["run_id"] == float64(run) {
+			v, ok := x["value"].(float64)
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// sameFigure says whether a JSON number is v (to a part in 10⁹).
+func sameFigure(x any, v float64) bool {
+	f, ok := x.(float64)
+	return ok && math.Abs(f-v) <= 1e-9*math.Max(1, math.Abs(v))
 }
 
 // A flag is drawn again when the run it is against is rescored: scored

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -336,6 +337,15 @@ func (p *Service) insertRun(ctx context.Context, tx pgx.Tx, q *store.Queries, pl
 		FewShotExemplars: r.FewShotExemplars, Engine: r.Engine, SearchRung: r.SearchRung})
 	if err != nil {
 		return r, err
+	}
+	// A target on a remote API's runtime is the provider's model, paid
+	// by the token: the run keeps the provider's price as a fleet's
+	// "provider:model" run does (the fleet records those itself), so every
+	// surface costs it from its token prices (docs/fleets.md#remote-providers).
+	if slices.Contains(jobs.Dialects, r.Runtime) && (r.Target >= len(m.Targets) || !m.Targets[r.Target].Remote) {
+		if _, err := q.RecordRunProvider(ctx, runID, r.Runtime, r.Model); err != nil {
+			return r, fmt.Errorf("provider of run %d: %w", runID, err)
+		}
 	}
 	if r.FewShotK > 0 {
 		if plan.fewShot == nil {

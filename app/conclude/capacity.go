@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/ruckus/ruckus/app/store"
 )
 
 // Traffic is the load a deployment must serve.
@@ -66,8 +68,32 @@ type Measured struct {
 	// says the same for a page to word.
 	SLORateFrom string `json:"slo_rate_from"`
 	SLOFrom     Said   `json:"-"`
+	// SLORateLo is the low end of SLORate's 95 % interval where the rate
+	// is the engine's estimate of one measured load (ReplicaRate): the
+	// replicas are sized on it, so that the run's own noise and the
+	// between-run spread are in the claim that they serve the peak. Nil
+	// for a sweep's step, which keeps no interval.
+	SLORateLo *float64 `json:"slo_rate_lo_rps"`
 	// MaxMeasuredRPS is the busiest load measured at all.
 	MaxMeasuredRPS float64 `json:"max_measured_rps"`
+	// TokensPerS and RunCostPer1M are the run's output tokens/s and cost
+	// per 1M output tokens as every conclusion weighs them (Speed.Value,
+	// Cost.Value of its Candidate: the steady window's estimate the speed
+	// test uses, a remote provider's run priced from its token prices),
+	// so the plan shows a run as the verdict does; nil when not measured.
+	TokensPerS   *float64 `json:"output_tokens_per_s"`
+	RunCostPer1M *float64 `json:"run_cost_per_1m_output_tokens"`
+	// TokenPrice is a remote provider's price by the token the run was
+	// made under (TokenPriced): it is paid per token, with no replicas to
+	// size and no hourly price.
+	TokenPrice  *store.ProviderPrice `json:"-"`
+	TokenPriced bool                 `json:"token_priced,omitempty"`
+	// Candidate is the run as the engine weighs it (nil when not given):
+	// what RankCapacity compares.
+	Candidate *Candidate `json:"-"`
+	// Imported: results made elsewhere and imported, which measured no
+	// speed to size replicas from (ExcludedImported).
+	Imported bool `json:"imported,omitempty"`
 	// QualityScorer is the scorer identity Quality was measured under
 	// (store.ScorerIdentity); "" when the run has no quality.
 	QualityScorer string `json:"quality_scorer"`
@@ -107,7 +133,14 @@ type Capacity struct {
 	MonthlyCost     *float64 `json:"monthly_cost"`
 	MonthlyHardware *float64 `json:"monthly_hardware"`
 	MonthlyEnergy   *float64 `json:"monthly_energy"`
-	MonthlyLicence  float64  `json:"monthly_licence"`
+	// MonthlyTokens is what a remote provider's run costs a month by its
+	// token prices (nil for a run priced by the hour).
+	MonthlyTokens  *float64 `json:"monthly_tokens,omitempty"`
+	MonthlyLicence float64  `json:"monthly_licence"`
+	// Rank is the target's place, cheapest per month first; a target
+	// shares the rank of the one before it unless the engine's cost test
+	// establishes that one as cheaper (RankCapacity).
+	Rank int `json:"rank"`
 	// Sources says, per figure, the measurement or input it comes from.
 	Sources map[string]string `json:"sources"`
 	// Extrapolated lists where the traffic leaves what was measured.
@@ -148,13 +181,19 @@ const (
 	ExcludedSLOs Exclusion = "slos"
 	// ExcludedNoPrice: the hardware has no price per hour.
 	ExcludedNoPrice Exclusion = "no_price"
+	// ExcludedImported: the run's results were imported from elsewhere:
+	// they have a quality and no speed to size replicas from.
+	ExcludedImported Exclusion = "imported"
+	// ExcludedRateNotBounded: the 95 % interval of the rate one replica
+	// served reaches 0, so no replica count is known to serve the peak.
+	ExcludedRateNotBounded Exclusion = "rate_not_bounded"
 )
 
 // Exclusions lists every Exclusion, in the order PlanCapacity checks
 // them.
 func Exclusions() []Exclusion {
 	return []Exclusion{ExcludedShortAnswers, ExcludedNotMeasuredAtLength, ExcludedQualityNotMeasured, ExcludedOtherScorer,
-		ExcludedBelowMinQuality, ExcludedSLOs, ExcludedNoPrice}
+		ExcludedBelowMinQuality, ExcludedImported, ExcludedSLOs, ExcludedRateNotBounded, ExcludedNoPrice}
 }
 
 // MinMedianOutputTokens is the shortest median answer, in output tokens,
@@ -238,6 +277,9 @@ type CapacityPlan struct {
 	// ROI weighs the feasible targets against what the user runs today;
 	// absent when the question named nothing run today.
 	ROI *ROI `json:"roi,omitempty"`
+	// Lead is the engine's cost claim between the two cheapest sized
+	// targets (RankCapacity); nil with fewer than two.
+	Lead *CapacityLead `json:"lead"`
 }
 
 // lengthTolerance is how far the traffic's request lengths may be from the
@@ -269,22 +311,30 @@ func (a *Capacity) noteExtrapolation(t Traffic, m Measured) {
 // floor q, whose quality under q's scorer identity is at least q's
 // minimum; the others are excluded with every reason that applies. A
 // sized target's figures:
-//   - replicas = ⌈peak ÷ (SLO rate × (1 − headroom))⌉, GPUs = replicas × GPUs
+//   - replicas = ⌈peak ÷ (SLO rate × (1 − headroom))⌉, the SLO rate being
+//     the low end of its 95 % interval where the engine estimated it
+//     (SLORateLo; excluded when that reaches 0), GPUs = replicas × GPUs
 //     per replica;
 //   - cost per hour = replicas × the hardware's price per hour;
 //   - monthly = hardware (cost per hour × hours × utilisation) + energy
 //     (measured J per output token × the month's output tokens at the
 //     average rate, in kWh × the energy price) + licence;
+//   - a remote provider's run has no replicas: monthly = the month's
+//     input and output tokens at its token prices + licence;
 //   - cost per 1M output tokens = monthly ÷ the month's output tokens × 10⁶.
+//
+// Targets are listed cheapest per month first; RankCapacity says which
+// places the engine's cost test establishes.
 func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Measured) CapacityPlan {
 	hours, util := c.month()
-	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
 	plan := CapacityPlan{MinQuality: q, OutputCoverage: OutputCoverageRule}
 	for _, m := range ms {
 		a := Capacity{Measured: m, MonthlyLicence: c.LicencePerMonth, Sources: map[string]string{}, Extrapolated: []string{},
 			SourcesSaid: map[string]Said{}}
 		a.screen(t, q)
-		if m.SLORate == nil || !(*m.SLORate > 0) {
+		if m.Imported {
+			a.exclude(ExcludedImported, say("capacity.said.imported"))
+		} else if m.SLORate == nil || !(*m.SLORate > 0) {
 			said := m.ProblemSaid
 			if said.Code == "" {
 				said = say("capacity.said.slos_nowhere")
@@ -295,55 +345,30 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
-		perReplica := *m.SLORate * (1 - headroom)
-		a.Replicas = int(math.Ceil(t.PeakRPS/perReplica - 1e-9))
-		a.Replicas = max(a.Replicas, 1)
-		a.TotalGPUs = a.Replicas * m.GPUs
-		a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
-			t.PeakRPS, *m.SLORate, m.SLORateFrom, (1-headroom)*100)
-		a.SourcesSaid["replicas"] = say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(*m.SLORate, 2),
-			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
+		if m.TokenPrice != nil {
+			a.priceByToken(t, c, hours)
+			plan.Feasible = append(plan.Feasible, a)
+			continue
+		}
+		if !a.size(t, headroom) {
+			plan.Excluded = append(plan.Excluded, a)
+			continue
+		}
 		a.noteExtrapolation(t, m)
 		if m.PricePerHour == nil {
 			a.exclude(ExcludedNoPrice, say("capacity.said.no_price", "Hardware", m.Hardware))
 			plan.Excluded = append(plan.Excluded, a)
 			continue
 		}
-		perHour := float64(a.Replicas) * *m.PricePerHour
-		hw := perHour * hours * util
-		a.CostPerHour, a.MonthlyHardware = &perHour, &hw
-		a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
-		a.SourcesSaid["cost_per_hour"] = say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
-		monthly := hw + c.LicencePerMonth
-		if m.JoulesPerToken != nil {
-			e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
-			a.MonthlyEnergy = &e
-			monthly += e
-			a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
-				*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
-			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
-				"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
-		} else {
-			a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
-			a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy_none")
-		}
-		a.MonthlyCost = &monthly
-		a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
-		a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
-			"Licence", dec(c.LicencePerMonth, 2))
-		if monthTokens > 0 {
-			per1M := monthly / monthTokens * 1e6
-			a.CostPer1MTokens = &per1M
-			a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
-				monthTokens, t.AverageRPS, t.OutputTokens)
-			a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
-				"Output", dec(t.OutputTokens, 0))
-		}
+		a.priceByHour(t, c, hours, util)
 		plan.Feasible = append(plan.Feasible, a)
 	}
 	sort.SliceStable(plan.Feasible, func(i, j int) bool {
 		return *plan.Feasible[i].MonthlyCost < *plan.Feasible[j].MonthlyCost
 	})
+	for i := range plan.Feasible {
+		plan.Feasible[i].Rank = i + 1
+	}
 	if plan.Feasible == nil {
 		plan.Feasible = []Capacity{}
 	}
@@ -351,4 +376,102 @@ func PlanCapacity(t Traffic, headroom float64, c Costs, q *QualityFloor, ms []Me
 		plan.Excluded = []Capacity{}
 	}
 	return plan
+}
+
+// size sets the replicas and GPUs that serve t's peak with headroom: on
+// the low end of the rate's interval where the engine estimated one
+// (SLORateLo), else on the rate measured. It reports false, the target
+// excluded, when that interval reaches 0.
+func (a *Capacity) size(t Traffic, headroom float64) bool {
+	m := a.Measured
+	rate := *m.SLORate
+	if m.SLORateLo != nil {
+		if !(*m.SLORateLo > 0) {
+			a.exclude(ExcludedRateNotBounded, say("capacity.said.rate_not_bounded", "Rate", dec(*m.SLORate, 2), "From", m.SLOFrom))
+			return false
+		}
+		rate = *m.SLORateLo
+	}
+	perReplica := rate * (1 - headroom)
+	a.Replicas = max(int(math.Ceil(t.PeakRPS/perReplica-1e-9)), 1)
+	a.TotalGPUs = a.Replicas * m.GPUs
+	a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
+		t.PeakRPS, rate, m.SLORateFrom, (1-headroom)*100)
+	a.SourcesSaid["replicas"] = say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
+		"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
+	if m.SLORateLo != nil {
+		a.SourcesSaid["replicas"] = say("capacity.said.source_replicas_lo", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
+			"Mean", dec(*m.SLORate, 2), "From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
+		a.Sources["replicas"] = English(a.SourcesSaid["replicas"])
+	}
+	return true
+}
+
+// priceByHour costs a sized target by its replicas' price per hour:
+// hardware, energy and licence a month, and per 1M output tokens of the
+// month's traffic.
+func (a *Capacity) priceByHour(t Traffic, c Costs, hours, util float64) {
+	m := a.Measured
+	monthTokens := t.AverageRPS * t.OutputTokens * 3600 * hours
+	perHour := float64(a.Replicas) * *m.PricePerHour
+	hw := perHour * hours * util
+	a.CostPerHour, a.MonthlyHardware = &perHour, &hw
+	a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
+	a.SourcesSaid["cost_per_hour"] = say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
+	monthly := hw + c.LicencePerMonth
+	if m.JoulesPerToken != nil {
+		e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
+		a.MonthlyEnergy = &e
+		monthly += e
+		a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
+			*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
+		a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
+			"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
+	} else {
+		a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
+		a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy_none")
+	}
+	a.MonthlyCost = &monthly
+	a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
+	a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
+		"Licence", dec(c.LicencePerMonth, 2))
+	a.per1M(t, monthTokens)
+}
+
+// per1M sets the cost per 1M output tokens of the month's traffic.
+func (a *Capacity) per1M(t Traffic, monthTokens float64) {
+	if monthTokens <= 0 {
+		return
+	}
+	per1M := *a.MonthlyCost / monthTokens * 1e6
+	a.CostPer1MTokens = &per1M
+	a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
+		monthTokens, t.AverageRPS, t.OutputTokens)
+	a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
+		"Output", dec(t.OutputTokens, 0))
+}
+
+// priceByToken costs a remote provider's run by its token prices: the
+// month's input and output tokens at the average rate, whatever hours
+// or share of them a replica would be up, plus the licence. A provider
+// has no replicas to size (0, no GPUs, no price per hour); a peak above
+// the busiest load it was measured at is extrapolated.
+func (a *Capacity) priceByToken(t Traffic, c Costs, hours float64) {
+	m, p := a.Measured, a.Measured.TokenPrice
+	monthIn := t.AverageRPS * t.InputTokens * 3600 * hours
+	monthOut := t.AverageRPS * t.OutputTokens * 3600 * hours
+	tokens := (monthIn*p.InputPer1M + monthOut*p.OutputPer1M) / 1e6
+	monthly := tokens + c.LicencePerMonth
+	a.MonthlyTokens, a.MonthlyCost = &tokens, &monthly
+	a.SourcesSaid["replicas"] = say("capacity.said.source_replicas_tokens")
+	a.SourcesSaid["monthly_tokens"] = say("capacity.said.source_tokens", "In", dec(monthIn, 0), "InPrice", dec(p.InputPer1M, 4),
+		"Out", dec(monthOut, 0), "OutPrice", dec(p.OutputPer1M, 4), "Provider", p.Provider, "Model", p.Model)
+	a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly_tokens", "Tokens", dec(tokens, 2), "Licence", dec(c.LicencePerMonth, 2))
+	for _, k := range []string{"replicas", "monthly_tokens", "monthly_cost"} {
+		a.Sources[k] = English(a.SourcesSaid[k])
+	}
+	if t.PeakRPS > m.MaxMeasuredRPS*(1+1e-9) {
+		a.extrapolated(say("capacity.said.above_busiest_provider", "Peak", dec(t.PeakRPS, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
+	}
+	a.per1M(t, monthOut)
 }

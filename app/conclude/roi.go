@@ -135,12 +135,18 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 	tc := todayCost(today, c, hours, util, monthTokens)
 	roi := ROI{Today: tc, Rows: []ROIRow{}}
 	for _, a := range plan.Feasible {
-		if a.MonthlyHardware == nil {
+		// A remote provider's run costs its tokens a month, in place of
+		// hardware (docs/benchmarks.md#capacity-planner).
+		monthly := a.MonthlyHardware
+		if monthly == nil {
+			monthly = a.MonthlyTokens
+		}
+		if monthly == nil {
 			continue
 		}
 		row := ROIRow{RunID: a.RunID, Model: a.Model, Runtime: a.Runtime, Hardware: a.Hardware, Replicas: a.Replicas,
 			SameAsToday: a.Model == today.Model && a.Hardware == today.Hardware}
-		row.MonthlyCost = *a.MonthlyHardware
+		row.MonthlyCost = *monthly
 		var todayMonthly *float64
 		if tc.MonthlyHardware != nil {
 			v := *tc.MonthlyHardware

@@ -12,7 +12,39 @@ import (
 )
 
 // sourceKeys are the planned figures in the order they are explained.
-var sourceKeys = []string{"replicas", "cost_per_hour", "monthly_energy", "monthly_cost", "cost_per_1m_output_tokens"}
+var sourceKeys = []string{"replicas", "cost_per_hour", "monthly_energy", "monthly_tokens", "monthly_cost", "cost_per_1m_output_tokens"}
+
+// leadText is the engine's cost claim between the plan's two cheapest
+// targets (conclude.RankCapacity), with the runs it names.
+func leadText(ctx context.Context, l conclude.CapacityLead) string {
+	name := func(model string, run int64) string {
+		return model + " (" + i18n.T(ctx, "capacity.run_lower", "ID", fmt.Sprint(run)) + ")"
+	}
+	leader, other := name(l.Models[0], l.Runs[0]), name(l.Models[1], l.Runs[1])
+	key := "capacity.lead_none"
+	if l.Leader != nil {
+		key = "capacity.lead"
+		leader, other = name(l.LeaderModel, *l.Leader), name(l.RunnerUpModel, *l.RunnerUp)
+	}
+	return i18n.T(ctx, key, "Leader", leader, "Other", other, "Claim", said.Word(ctx, l.Claim()))
+}
+
+// replicas is a sized target's replicas; a remote provider's run is paid
+// by the token and has none to size.
+func replicas(ctx context.Context, a conclude.Capacity) string {
+	if a.TokenPriced && a.MonthlyTokens != nil {
+		return i18n.T(ctx, "capacity.by_token")
+	}
+	return fmt.Sprint(a.Replicas)
+}
+
+// tokensPerS is the run's output tokens/s as the engine tests it.
+func tokensPerS(ctx context.Context, a conclude.Capacity) string {
+	if a.TokensPerS == nil {
+		return i18n.T(ctx, "capacity.not_measured")
+	}
+	return fixed(ctx, *a.TokensPerS, 1)
+}
 
 func fixed(ctx context.Context, v float64, places int) string { return said.Fixed(ctx, v, places) }
 

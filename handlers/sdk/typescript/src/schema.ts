@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * Rank every target benchmarked on the dataset
-         * @description The benchmark recommendation over the newest completed runs on the dataset you may see (up to 50), across benchmarks; the same constraints and weights. Owner (of the dataset, or shared); others get 404.
+         * @description The benchmark recommendation across the benchmarks on the dataset you may see, over the candidates the conclusions engine chooses (each target under each load from the newest benchmark that measured it, its repeats there merged into one, as in that benchmark's verdict) and the scorer identity most of the dataset's runs were scored under (the leaderboard's first); every older run is in left_out with why. The same constraints and weights. Owner (of the dataset, or shared); others get 404.
          */
         get: operations["getDatasetRecommendation"];
         put?: never;
@@ -434,7 +434,10 @@ export interface paths {
          * @description Ranks the benchmark's runs by a weighted score of quality, speed and
          *     cost among those meeting the constraints, says why the others were
          *     excluded, and gives the Pareto fronts. A figure a run did not measure
-         *     is null, never 0. Owner; others get 404.
+         *     is null, never 0. It weighs the runs its verdict weighs: those that
+         *     succeeded (a repeated target as one), quality under the scorer
+         *     identity the verdict ranks by; the others are in `left_out` with
+         *     their state. Owner; others get 404.
          */
         get: operations["getRecommendation"];
         put?: never;
@@ -522,8 +525,11 @@ export interface paths {
          * @description The comparison page's claims: each run against the baseline (the first
          *     run unless `baseline` names another) on every metric both measured,
          *     with the leader, the runner-up, the margin, the test's interval and p,
-         *     and whether they are comparable at all. All runs must be yours (or of
-         *     shared benchmarks); otherwise 404.
+         *     and whether they are comparable at all. Quality is ranked under the
+         *     scorer identity the runs' benchmark's verdict ranks by (for runs of
+         *     several benchmarks, the one most of them share); runs of different
+         *     datasets are not comparable on any metric. All runs must be yours (or
+         *     of shared benchmarks); otherwise 404.
          */
         get: operations["compareRuns"];
         put?: never;
@@ -1761,16 +1767,22 @@ export interface components {
         SearchRecord: {
             budget_runs: number;
             plan: components["schemas"]["SearchPlan"];
-            /** @description The chosen configuration (model, runtime, hardware, engine settings); absent until the last rung is decided or when a rung's runs all ended unmeasured. */
+            /** @description The chosen configuration (model, runtime, hardware, engine settings), the configurations page's winner among the last rung's runs; absent until the last rung is decided, or when a rung ranked nothing. */
             best?: string;
             done: boolean;
+            /** @description Why a search that ended without a choice could not rank its last rung, in the configurations page's words (no SLO, no price); absent otherwise. */
+            unranked?: string;
             cuts: {
                 rung: number;
                 /** @description How many configurations the rung kept. */
                 keep: number;
                 /** Format: date-time */
                 decided_at: string;
-                /** @description The rung's configurations, best first. */
+                /** @description Why none of the rung's measured configurations could be ranked; absent when some were. */
+                unranked?: string;
+                /** @description That sentence as the catalogue's code and arguments. */
+                unranked_said?: Record<string, never>;
+                /** @description The rung's configurations as the configurations page ranks them, best first, then those it leaves out. */
                 verdicts: {
                     configuration: string;
                     run_id: number;
@@ -1779,21 +1791,28 @@ export interface components {
                     requests: number;
                     /** @description Requests meeting every SLO. */
                     good_requests: number;
-                    measured_seconds: number;
-                    /** @description The configuration's GPUs' share of the hardware's price; 0 when unpriced. */
-                    price_per_hour: number;
+                    /** @description Only in cuts decided before the search ranked as the configurations page does. */
+                    measured_seconds?: number;
+                    /** @description The configuration's replica's price per hour; null when unpriced. */
+                    price_per_hour: number | null;
                     gpus: number;
-                    goodput_rps: number;
-                    /** @description Requests meeting the SLOs per USD (per GPU-hour when unpriced). */
-                    goodput_per_dollar: number;
+                    /** @description Requests/s meeting the SLOs, as the configurations page measures them; null where it does not. */
+                    goodput_rps: number | null;
+                    /** @description Requests meeting the SLOs per USD (the configurations page's good_requests_per_dollar); null where that page ranks nothing (no SLO, no price, paid by the token, unmeasured). */
+                    goodput_per_dollar: number | null;
                     priced: boolean;
+                    /** @description Its place among the ranked; 0 when not ranked. */
                     rank: number;
                     kept: boolean;
                     /**
                      * @description Why it was cut; absent when kept.
                      * @enum {string}
                      */
-                    reason?: "ranked" | "unmeasured";
+                    reason?: "ranked" | "unmeasured" | "not_ranked";
+                    /** @description For not_ranked: why, in the configurations page's words. */
+                    detail?: string;
+                    /** @description That sentence as the catalogue's code and arguments. */
+                    detail_said?: Record<string, never>;
                 }[];
             }[];
         };
@@ -2148,6 +2167,18 @@ export interface components {
             })[];
             /** @description The tests that tell a difference from noise */
             tests: string;
+            /** @description Runs not weighed, each with why: a benchmark's runs that did not succeed (failed, cancelled, still queued or running; state says which), as in its verdict; a dataset's runs of a target measured again under the same load in a newer benchmark. */
+            left_out: {
+                run_id: number;
+                benchmark_id: number;
+                model: string;
+                runtime: string;
+                hardware: string;
+                engine?: string;
+                /** @enum {string} */
+                state?: "queued" | "running" | "failed" | "cancelled";
+                reason: string;
+            }[];
         };
         CandidateFigures: {
             run_id: number;
@@ -2184,6 +2215,8 @@ export interface components {
             };
             output_tokens_per_s: number | null;
             cost_per_1m_tokens: number | null;
+            /** @description cost_per_1m_tokens is a remote provider's price by the token (its input and output tokens at the provider's prices), which no speed moves; absent for a run priced by its hardware's hour. */
+            token_priced?: boolean;
             peak_gpu_mem_gib: number | null;
             /** @description The scorer identity quality was measured under ("" when unscored). */
             scorer?: string;
@@ -2376,6 +2409,48 @@ export interface components {
             /** @description The scorer identities the candidates' qualities were measured under. */
             quality_scorers: string[] | null;
             roi?: components["schemas"]["ROI"];
+            /** @description The engine's cost claim between the two cheapest sized targets, as the verdict and the comparison make it (cost per 1M output tokens tested on ln cost, t-log-cost; a remote provider's run priced from its token prices): the leader the test finds cheaper, or no leader when the pair is not comparable; null with fewer than two sized. */
+            lead?: {
+                leader_run_id: number | null;
+                runner_up_run_id: number | null;
+                /** @description The two runs compared */
+                runs: number[];
+                /** @description The test establishes the leader as cheaper at α = 0.05. */
+                significant: boolean;
+                margin: {
+                    /** @enum {string} */
+                    criterion: "cost";
+                    measured: boolean;
+                    a_not_measured?: boolean;
+                    b_not_measured?: boolean;
+                    a: number;
+                    b: number;
+                    abs?: number;
+                    /** @description The leader's lead in per cent of the runner-up's cost. */
+                    pct: number;
+                    relative?: boolean;
+                    better: number;
+                    comparable: boolean;
+                    /** @description What differs when the pair is not comparable. */
+                    reason?: string;
+                    /** @description The test does not establish the lead at α = 0.05. */
+                    tie: boolean;
+                    /** @description The test and its figures in words. */
+                    basis: string;
+                    /** @description t-log-cost, or none when untested. */
+                    test: string;
+                    p: number | null;
+                    interval_lo?: number | null;
+                    interval_hi?: number | null;
+                    /** @description The smallest difference this comparison could detect (80 % power at α = 0.05) when the lead is not established. */
+                    detectable_pct?: number;
+                    to_detect_5pct?: {
+                        requests?: number;
+                        repeats?: number;
+                        items?: number;
+                    };
+                };
+            } | null;
         };
         /** @description Each sized target against what runs today (present when the request had today). Today's monthly cost is its replicas × its hardware's price × hours × utilisation, plus energy when a run of today's model on today's hardware measured it; a row's saving is today's cost less the target's (energy counted on both sides or neither, the licence on neither); payback is the migration cost ÷ the saving, in months (null: never, it saves nothing). The quality difference (target − today) is tested only under a scorer identity both runs were scored with: the paired test over the items both scored (McNemar, paired permutation test), else a z-test from their intervals. */
         ROI: {
@@ -2417,6 +2492,10 @@ export interface components {
                     test: string;
                     significant: boolean;
                     basis: string;
+                    /** @description The comparison's claim in words, as the comparison words it: a difference the test does not establish is "not established", with the smallest difference this comparison could have detected (absent where nothing was compared). */
+                    claim?: string;
+                    /** @description For a difference the test does not establish: the smallest difference (in per cent of today's quality) it could have detected at α = 0.05 with 80 % power. */
+                    detectable_pct?: number;
                 };
             }[];
         };
@@ -2433,11 +2512,25 @@ export interface components {
             quality: number | null;
             quality_lo: number | null;
             quality_hi: number | null;
-            /** @description The highest rate one replica served within the SLOs. */
+            /** @description The highest rate one replica served within the SLOs: a sweep's saturation step, or at one measured load the engine's estimate (the steady window's batch means). */
             slo_rate_rps: number | null;
+            /** @description The low end of that rate's 95 % interval, between-run spread included, which the replicas are sized on; null for a sweep's step. */
+            slo_rate_lo_rps?: number | null;
             /** @description Where that rate was measured. */
             slo_rate_from: string;
             max_measured_rps: number;
+            /** @description The run's output tokens/s as the verdict shows and tests it. */
+            output_tokens_per_s?: number | null;
+            /** @description The run's cost per 1M output tokens as the verdict shows it: its replica's price per hour over that speed, or a remote provider's run from its token prices. */
+            run_cost_per_1m_output_tokens?: number | null;
+            /** @description A remote provider's run, paid by the token: no replicas (0), GPUs or price per hour; its monthly cost is the traffic's tokens at its prices. */
+            token_priced?: boolean;
+            /** @description Place by monthly cost; a target shares the rank of the one before it unless the engine's cost test establishes that one as cheaper (0 when not sized). */
+            rank?: number;
+            /** @description A remote provider's run: the month's input and output tokens at its prices. */
+            monthly_tokens?: number | null;
+            /** @description Results imported from elsewhere: a quality and no speed, so never sized (reason code imported). */
+            imported?: boolean;
             measured_input_tokens: number;
             measured_output_tokens: number;
             /** @description The median output tokens per successful request, from the run's summary; null when the summary does not have it. */
@@ -2463,7 +2556,7 @@ export interface components {
             extrapolated: string[] | null;
             reasons?: string[] | null;
             /** @description One code per reason, in the same order. */
-            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "slos" | "no_price")[] | null;
+            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "imported" | "slos" | "rate_not_bounded" | "no_price")[] | null;
         };
         Model: {
             model_id: number;
@@ -3089,7 +3182,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         dataset_id: number;
+                        /** @description The sort the list is in: date where the sort asked ranks nothing (speed or cost under an open loop, quality under a refusal rate), sort_reason saying why. */
                         sort: string;
+                        /** @description Why the list is by date instead of the sort asked (absent otherwise). */
+                        sort_reason?: string;
                         rows: components["schemas"]["LeaderboardRow"][];
                         /** @description Sorted by speed, latency or cost: the runs of the load ranked that are not ranked with the rows, as their measured mean prompt or answer lengths are more than 2× from a ranked run's (the rule every claim follows); empty otherwise. */
                         left_out: {
@@ -3164,6 +3260,10 @@ export interface operations {
                             hardware: string;
                             /** @description The run's engine settings as name=value pairs (absent for the runtime's defaults): each configuration is its own line. */
                             engine?: string;
+                            /** @description The run's load identity key (empty when not kept): throughput, latency and cost are drawn one line per load identity. */
+                            load: string;
+                            /** @description The chart's line the point is on (0 the first): one per runtime × hardware × engine settings, and for throughput, latency and cost per load identity; a line never crosses a change of load. */
+                            line: number;
                             /** @description The metric's value; null where the run did not measure it. */
                             value: number | null;
                             regression: components["schemas"]["Regression"] | null;
