@@ -466,7 +466,11 @@ export interface paths {
          *     identity for the others), the margin, the test's interval and p, and
          *     whether it is significant at α = 0.05. Runs measured otherwise are
          *     listed under `not_comparable` with what differs; runs that did not
-         *     complete under `left_out`. While runs are active, `pending` is true.
+         *     complete under `left_out`. Until the benchmark's conclusions are
+         *     complete — runs active, a budgeted search's rung not cut, a run's
+         *     figures, scoring, execution or judging still to come — `pending` is
+         *     true and `reason` says what it waits for; once complete, `reason`
+         *     names any run whose scoring failed (docs/verdict.md#when-a-verdict-is-final).
          *     Owner (or a reader of a shared benchmark); others get 404.
          */
         get: operations["getBenchmarkVerdict"];
@@ -1941,6 +1945,9 @@ export interface components {
         };
         Report: {
             benchmark_id: number;
+            /** @description The benchmark's conclusions are not complete yet; pending_reason says what they wait for. */
+            pending: boolean;
+            pending_reason?: string;
             name: string;
             dataset_id: number;
             dataset: string;
@@ -2152,6 +2159,9 @@ export interface components {
             };
         };
         Recommendation: {
+            /** @description A benchmark's recommendation only: its conclusions are not complete yet; pending_reason says what they wait for. */
+            pending?: boolean;
+            pending_reason?: string;
             /** @description The runs meeting the constraints */
             feasible: components["schemas"]["Ranked"][];
             excluded: components["schemas"]["Excluded"][];
@@ -2315,7 +2325,7 @@ export interface components {
         };
         ConfigurationRanking: {
             benchmark_id: number;
-            /** @description Runs are still queued or running; the ranking weighs those that finished. */
+            /** @description The benchmark's conclusions are not complete yet (runs active, a search rung not cut, scoring to come); the ranking weighs those that finished. */
             pending: boolean;
             /** @description Best first. */
             ranked: components["schemas"]["Configuration"][];
