@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -14,6 +15,9 @@ type ConclusionFacts struct {
 	// UndecidedRungs are the budgeted search's rungs that have runs and
 	// no cut yet, in order.
 	UndecidedRungs []int
+	// Scorer is the scorer the benchmark names, else its dataset's
+	// default ('' for none: its runs get no quality).
+	Scorer string
 }
 
 // ConclusionRun is one run of a benchmark as its conclusions stand.
@@ -75,7 +79,15 @@ func (q *Queries) ConclusionFacts(ctx context.Context, benchmarkID int64) (Concl
 			AND NOT EXISTS (SELECT 1 FROM search_cuts c WHERE c.benchmark_id = r.benchmark_id AND c.rung = r.search_rung)
 		ORDER BY 1`, pgx.NamedArgs{"b": benchmarkID})
 	f.UndecidedRungs, err = pgx.CollectRows(rows, pgx.RowTo[int])
-	return f, mapErr(err, "undecided search rungs")
+	if err != nil {
+		return f, mapErr(err, "undecided search rungs")
+	}
+	err = q.db.QueryRow(ctx, `SELECT coalesce(nullif(b.manifest->>'scorer', ''), d.default_scorer, '')
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.id = @b`, pgx.NamedArgs{"b": benchmarkID}).Scan(&f.Scorer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, nil
+	}
+	return f, mapErr(err, "benchmark scorer")
 }
 
 // MarkRunConcluded records that runID's conclusions are drawn for its
