@@ -344,3 +344,32 @@ func (p *Service) SearchRecordOf(ctx context.Context, benchmarkID int64) (*Searc
 	}
 	return rec, nil
 }
+
+// GivenUpWithin is how long after River gave a run's concluding job up the
+// reaper still tells its benchmark finished: long enough for the rest of
+// its runs to end, short enough that each tick reads little.
+const GivenUpWithin = 24 * time.Hour
+
+// TellGivenUp tells the owner of each benchmark that a job given up for
+// good (a score, an execution, a judging's scoring) left concluded and
+// untold (store.GivenUpUntold): the notifier decides, as for any run that
+// ends, whether the benchmark's conclusions are complete
+// (conclude.StatusOf: the run is listed as failed scoring) and records
+// benchmark.finished once per webhook under its own key. It returns how
+// many runs it looked at.
+func (p *Service) TellGivenUp(ctx context.Context) (int, error) {
+	if p.Notifier == nil {
+		return 0, nil
+	}
+	runs, err := p.Store.GivenUpUntold(ctx, GivenUpWithin)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, id := range runs {
+		if err := p.Notifier.RunEnded(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("tell run %d's benchmark: %w", id, err))
+		}
+	}
+	return len(runs), errors.Join(errs...)
+}
