@@ -121,6 +121,17 @@ func (h *histFixture) repeated(t *testing.T, s spec, reps []spec) (benchmarkID i
 // fixture's start and works its score job.
 func (h *histFixture) finish(t *testing.T, runID int64, hw string, s spec) {
 	t.Helper()
+	jobID := h.end(t, runID, hw, s)
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: h.e.store}, Regressions: &regress.Checker{Store: h.e.store}, Stats: conclude.Keeper{Store: h.e.store}}
+	if err := w.Work(context.Background(), &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// end has run runID answer as s says and ends it s.day days after the
+// fixture's start, unscored; it returns the River job that worked the run.
+func (h *histFixture) end(t *testing.T, runID int64, hw string, s spec) int64 {
+	t.Helper()
 	ctx := context.Background()
 	e := h.e
 	var jobID int64
@@ -162,10 +173,7 @@ func (h *histFixture) finish(t *testing.T, runID int64, hw string, s spec) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET finished_at = $2 WHERE id = $1`, runID, at); err != nil {
 		t.Fatal(err)
 	}
-	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store}, Regressions: &regress.Checker{Store: e.store}, Stats: conclude.Keeper{Store: e.store}}
-	if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: jobID}, Args: jobs.ScoreRunArgs{RunID: runID}}); err != nil {
-		t.Fatal(err)
-	}
+	return jobID
 }
 
 // statusOf is the status of a GET with a token, whatever the body.

@@ -127,13 +127,29 @@ func TestCheckProtocol(t *testing.T) {
 	}
 }
 
-type fakeReaper struct{ decided int }
+type fakeReaper struct{ decided, told int }
 
 func (f *fakeReaper) ReassignStaleRuns(context.Context) (int, error)  { return 0, nil }
 func (f *fakeReaper) SweepStalledAgents(context.Context) (int, error) { return 0, nil }
 func (f *fakeReaper) DecideSearches(context.Context) (int, error) {
 	f.decided++
 	return 1, errors.New("rung 0 of benchmark 1: no plan")
+}
+
+func (f *fakeReaper) TellGivenUp(context.Context) (int, error) {
+	f.told++
+	return 0, nil
+}
+
+// TestReaperTellsGivenUp: each period the reaper also tells the
+// benchmarks a job given up left concluded (docs/verdict.md#when-a-verdict-is-final),
+// whatever the search decider said.
+func TestReaperTellsGivenUp(t *testing.T) {
+	f := &fakeReaper{}
+	err := (&jobs.ReaperWorker{Reaper: f, Searches: f, GivenUp: f}).Work(context.Background(), &river.Job[jobs.ReaperArgs]{})
+	if f.told != 1 || err == nil {
+		t.Fatalf("told %d times, error %v", f.told, err)
+	}
 }
 
 // TestReaperDecidesSearches: each period the reaper also decides the

@@ -182,8 +182,11 @@ func allEnded(runs []store.SearchRun) bool {
 // benchmark's (conclude.CutRung over conclude.Candidates: goodput per
 // dollar from the figures the score job keeps) and cuts them as the plan
 // says: the next rung's configurations go on (one, the winner, after the
-// last rung). ok is false while a completed run's figures are not kept
-// yet: the rung is decided on a later call.
+// last rung). ok is false while a completed run's figures are still to
+// be kept (conclude.FiguresToCome): the rung is decided on a later call.
+// A completed run whose score job was given up before keeping them is
+// unmeasured and cut as a failed run is; waiting for it would leave the
+// search, and its benchmark's verdict, pending for ever.
 func cutRung(ctx context.Context, q *store.Queries, benchmarkID int64, sp conclude.SearchPlan, rung int, runs []store.SearchRun) (cut conclude.SearchCut, ok bool, err error) {
 	keep := 1
 	if rung+1 < len(sp.Rungs) {
@@ -192,6 +195,14 @@ func cutRung(ctx context.Context, q *store.Queries, benchmarkID int64, sp conclu
 	owner, err := q.BenchmarkOwner(ctx, benchmarkID)
 	if err != nil {
 		return cut, false, err
+	}
+	facts, err := q.ConclusionFacts(ctx, benchmarkID)
+	if err != nil {
+		return cut, false, err
+	}
+	byRun := make(map[int64]store.ConclusionRun, len(facts.Runs))
+	for _, f := range facts.Runs {
+		byRun[f.RunID] = f
 	}
 	var ids []int64
 	var failed []store.Run
@@ -210,12 +221,28 @@ func cutRung(ctx context.Context, q *store.Queries, benchmarkID int64, sp conclu
 	if err != nil {
 		return cut, false, err
 	}
+	measured := figs[:0:0]
 	for _, f := range figs {
-		if f.Stat == nil && f.Summary != nil {
+		switch {
+		case f.Stat != nil || f.Summary == nil:
+			measured = append(measured, f)
+		case conclude.FiguresToCome(byRun[f.ID]):
 			return cut, false, nil
+		default:
+			failed = append(failed, runOf(runs, f.ID))
 		}
 	}
-	return conclude.CutRung(rung, keep, conclude.Candidates(figs), failed, gpus), true, nil
+	return conclude.CutRung(rung, keep, conclude.Candidates(measured), failed, gpus), true, nil
+}
+
+// runOf is run id among runs.
+func runOf(runs []store.SearchRun, id int64) store.Run {
+	for _, r := range runs {
+		if r.ID == id {
+			return r.Run
+		}
+	}
+	return store.Run{}
 }
 
 // survivors are the runs whose configurations the cut kept.
@@ -316,4 +343,33 @@ func (p *Service) SearchRecordOf(ctx context.Context, benchmarkID int64) (*Searc
 		}
 	}
 	return rec, nil
+}
+
+// GivenUpWithin is how long after River gave a run's concluding job up the
+// reaper still tells its benchmark finished: long enough for the rest of
+// its runs to end, short enough that each tick reads little.
+const GivenUpWithin = 24 * time.Hour
+
+// TellGivenUp tells the owner of each benchmark that a job given up for
+// good (a score, an execution, a judging's scoring) left concluded and
+// untold (store.GivenUpUntold): the notifier decides, as for any run that
+// ends, whether the benchmark's conclusions are complete
+// (conclude.StatusOf: the run is listed as failed scoring) and records
+// benchmark.finished once per webhook under its own key. It returns how
+// many runs it looked at.
+func (p *Service) TellGivenUp(ctx context.Context) (int, error) {
+	if p.Notifier == nil {
+		return 0, nil
+	}
+	runs, err := p.Store.GivenUpUntold(ctx, GivenUpWithin)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, id := range runs {
+		if err := p.Notifier.RunEnded(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("tell run %d's benchmark: %w", id, err))
+		}
+	}
+	return len(runs), errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ const RegressionBenchmarks = 20
 // RegressionSource is what a regression check reads (*store.Store).
 type RegressionSource interface {
 	RegressionRuns(ctx context.Context, runID int64, benchmarks int) ([]store.RunFigures, error)
+	StatusSource
 	DriftSource
 	PairSource
 }
@@ -35,11 +36,14 @@ type TargetRegressions struct {
 }
 
 // Regressions checks the target of run runID in its benchmark. A target
-// whose repeats have not all ended, or ended without their figures kept
-// (the score job keeps them before it checks), is not decided yet: the
-// check of its last run decides for all, and until then run runID alone
-// carries no flag. A benchmark may measure one target under several loads
-// (few-shot settings, a length sweep): each is decided.
+// is not decided while one of its repeats is still to end, or has ended
+// and its figures or its quality are still to come (repeatAwaited): the
+// check of the run that brings the last of them decides for all, and
+// until then run runID alone carries no flag. A repeat whose figures are
+// given up (its score job failed for good) is left out, unmeasured; one
+// whose quality is given up is merged without it. A benchmark may measure
+// one target under several loads (few-shot settings, a length sweep):
+// each is decided.
 func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]TargetRegressions, error) {
 	rows, err := src.RegressionRuns(ctx, runID, RegressionBenchmarks)
 	if err != nil {
@@ -49,13 +53,21 @@ func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]Targ
 	if !ok {
 		return nil, nil
 	}
+	facts, err := src.ConclusionFacts(ctx, cur.BenchmarkID)
+	if err != nil {
+		return nil, err
+	}
+	byRun := make(map[int64]store.ConclusionRun, len(facts.Runs))
+	for _, f := range facts.Runs {
+		byRun[f.RunID] = f
+	}
 	t := targetOf(Candidates([]store.RunFigures{cur})[0])
 	var ended []store.RunFigures
 	var left []int64
 	for _, r := range own {
 		switch {
 		case targetOf(Candidates([]store.RunFigures{r})[0]) != t:
-		case r.State == "queued" || r.State == "running" || r.State == "completed" && r.Stat == nil && r.Summary != nil:
+		case repeatAwaited(r, byRun[r.ID], facts.Scorer):
 			return []TargetRegressions{{Runs: []int64{runID}}}, nil
 		case r.State == "completed" && r.Stat != nil:
 			ended = append(ended, r)
@@ -75,6 +87,24 @@ func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]Targ
 		out = append(out, tr)
 	}
 	return out, nil
+}
+
+// repeatAwaited says whether a target waits for repeat r (f its facts, of
+// a benchmark scored by scorer): it is still to end, or it ended and its
+// figures (FiguresToCome) or its quality (QualityToCome) are still to
+// come. Deciding without a quality still to come would test the target
+// without it and decide it again when it comes, telling run.regression
+// twice.
+func repeatAwaited(r store.RunFigures, f store.ConclusionRun, scorer string) bool {
+	switch {
+	case r.State == "queued" || r.State == "running":
+		return true
+	case r.State != "completed":
+		return false
+	case r.Stat == nil:
+		return r.Summary != nil && FiguresToCome(f)
+	}
+	return QualityToCome(f, scorer)
 }
 
 // splitRegressionRows parts store.RegressionRuns' rows into run runID's

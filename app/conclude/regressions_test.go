@@ -49,3 +49,46 @@ func ids(rs []store.RunFigures) []int64 {
 	}
 	return out
 }
+
+// A target waits for a repeat only while something that would change its
+// decision is still to come, keyed on the repeat's figures and quality:
+// a repeat's execution or judging under way holds it; one that failed, a
+// scoring given up, or a benchmark without a scorer does not; a repeat
+// without figures is awaited while its score job is to run, and left out
+// unmeasured once that job is given up.
+func TestRepeatAwaitedOnlyWhileSomethingIsToCome(t *testing.T) {
+	t.Parallel()
+	kept := store.RunFigures{Stat: &store.RunStat{}, Summary: []byte(`{}`)}
+	kept.State = "completed"
+	bare := store.RunFigures{Summary: []byte(`{}`)}
+	bare.State = "completed"
+	running := store.RunFigures{}
+	running.State = "running"
+	fact := func(f store.ConclusionRun) store.ConclusionRun {
+		f.State = "completed"
+		return f
+	}
+	for _, c := range []struct {
+		name   string
+		r      store.RunFigures
+		f      store.ConclusionRun
+		scorer string
+		want   bool
+	}{
+		{"still running", running, store.ConclusionRun{State: "running"}, "exact", true},
+		{"scored", kept, fact(store.ConclusionRun{StatsKept: true, Scored: true}), "exact", false},
+		{"being scored", kept, fact(store.ConclusionRun{StatsKept: true, LiveJobs: []string{"score_run"}}), "exact", true},
+		{"in the sandbox", kept, fact(store.ConclusionRun{StatsKept: true, ExecState: "running", LiveJobs: []string{"execute_run"}}), "humaneval", true},
+		{"execution failed", kept, fact(store.ConclusionRun{StatsKept: true, ExecState: "failed", LiveJobs: []string{"conclude_run"}}), "humaneval", false},
+		{"execution given up", kept, fact(store.ConclusionRun{StatsKept: true, ExecState: "running", LastJobFailed: true}), "humaneval", false},
+		{"being judged", kept, fact(store.ConclusionRun{StatsKept: true, Judging: true, JudgeState: "judging"}), "judge", true},
+		{"judging failed", kept, fact(store.ConclusionRun{StatsKept: true, JudgeState: "failed"}), "judge", false},
+		{"no scorer, still concluding", kept, fact(store.ConclusionRun{StatsKept: true, LiveJobs: []string{"score_run"}}), "", false},
+		{"figures to come", bare, fact(store.ConclusionRun{LiveJobs: []string{"score_run"}}), "exact", true},
+		{"figures given up", bare, fact(store.ConclusionRun{LastJobFailed: true}), "exact", false},
+	} {
+		if got := repeatAwaited(c.r, c.f, c.scorer); got != c.want {
+			t.Errorf("%s: awaited %v, want %v", c.name, got, c.want)
+		}
+	}
+}

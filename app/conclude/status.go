@@ -104,6 +104,29 @@ func failedScoring(r store.ConclusionRun) bool {
 	return r.LastJobFailed || r.ExecState == "queued" || r.ExecState == "running" || r.JudgeState == "judging"
 }
 
+// FiguresToCome says whether completed run r's figures (run_stats) are
+// still to be kept: it has none for its attempt and a job that keeps them
+// (its score job) is still to run or running. A run without them whose
+// last such job was given up is unmeasured, not awaited: a search's rung
+// is cut and its target's regressions decided without it
+// (docs/verdict.md#when-a-verdict-is-final).
+func FiguresToCome(r store.ConclusionRun) bool {
+	return r.State == "completed" && !r.StatsKept && len(r.LiveJobs) > 0
+}
+
+// QualityToCome says whether completed run r of a benchmark scored by
+// scorer (empty for none) has no quality yet but will: its scoring, its
+// execution in the sandbox or its judging is still to run or running and
+// has not failed. It keys on the run's quality, not on its jobs alone:
+// a run being concluded is scored already, so two runs concluding at once
+// never wait for each other (docs/verdict.md#regression-flags).
+func QualityToCome(r store.ConclusionRun, scorer string) bool {
+	if scorer == "" || r.State != "completed" || r.Scored || r.ExecState == "failed" || r.JudgeState == "failed" {
+		return false
+	}
+	return len(r.LiveJobs) > 0 || r.Judging
+}
+
 // runList is run ids as the catalogue lists them ("12, 13").
 func runList(ids []int64) string {
 	out := ""

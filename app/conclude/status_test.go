@@ -35,6 +35,7 @@ func TestStatusOfWaitsForWhatIsStillToCome(t *testing.T) {
 		{"in the sandbox", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{StatsKept: true, ExecState: "running", LiveJobs: []string{"execute_run"}})}}, true, "sandbox", 0},
 		{"being judged", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{StatsKept: true, Judging: true, JudgeState: "judging"})}}, true, "judged", 0},
 		{"concluded while its job is still marked running", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{Concluded: true, LiveJobs: []string{"score_run"}})}}, false, "", 0},
+		{"figures given up", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{LastJobFailed: true})}}, false, "scoring failed for run 2", 1},
 		{"a scoring given up", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{StatsKept: true, LastJobFailed: true})}}, false, "scoring failed for run 2", 1},
 		{"a judge run that ended unread", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{StatsKept: true, JudgeState: "judging"})}}, false, "scoring failed for run 2", 1},
 		{"an execution that failed", store.ConclusionFacts{Runs: []store.ConclusionRun{done, run(store.ConclusionRun{Concluded: true, ExecState: "failed"})}}, false, "scoring failed for run 2", 1},

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,7 +112,7 @@ func (n *Notifier) RunEnded(ctx context.Context, runID int64) error {
 		events = append(events, struct {
 			key string
 			ev  Event
-		}{fmt.Sprintf("%s:%d:%s", EventRunRegression, rn.RunID, rn.FinishedAt.UTC().Format(time.RFC3339Nano)), ev})
+		}{regressionKey(rn), ev})
 	}
 	concluded, err := n.concluded(ctx, rn)
 	if err != nil {
@@ -161,6 +162,21 @@ func (n *Notifier) concluded(ctx context.Context, rn store.RunNotice) (bool, err
 	}
 	st, err := conclude.BenchmarkStatus(ctx, n.Store, rn.BenchmarkID)
 	return err == nil && !st.Pending, err
+}
+
+// regressionKey names a run.regression event by its target, not its run:
+// every repeat of a target carries the same flags (conclude.Regressions),
+// and two of them concluding at once both find them, so the target's
+// event goes out once — keyed by its benchmark, the run it is flagged
+// against and the metrics flagged. A target decided again with other
+// flags (a rescoring) is told again.
+func regressionKey(rn store.RunNotice) string {
+	metrics := make([]string, len(rn.Regressions))
+	for i, g := range rn.Regressions {
+		metrics[i] = g.Metric
+	}
+	slices.Sort(metrics)
+	return fmt.Sprintf("%s:%d:%d:%s", EventRunRegression, rn.BenchmarkID, rn.Regressions[0].AgainstRunID, strings.Join(metrics, ","))
 }
 
 // benchmarkText is the event in a sentence, in the owner's language (the

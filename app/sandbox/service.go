@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/ruckus/ruckus/app/score"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
@@ -208,11 +210,23 @@ func (o *outcomes) close() error {
 	return o.saveErr
 }
 
+// fail records that runID's execution failed for good and queues the
+// run's conclusion: its score job returned when it queued the execution
+// (its quality was to come from here), so nothing else would check its
+// target for a regression or tell its owner; concluding a run without a
+// quality draws its conclusions without it (docs/verdict.md#when-a-verdict-is-final).
+// The job is cancelled: another attempt would fail alike.
 func (e *Executor) fail(ctx context.Context, runID int64, err error) error {
-	if serr := e.Store.SetExecState(context.WithoutCancel(ctx), runID, "failed", err.Error()); serr != nil {
+	ctx = context.WithoutCancel(ctx)
+	if serr := e.Store.SetExecState(ctx, runID, "failed", err.Error()); serr != nil {
 		return serr
 	}
-	return err
+	if e.Conclusions != nil {
+		if qerr := e.Conclusions.QueueConclusion(ctx, runID); qerr != nil {
+			return qerr
+		}
+	}
+	return river.JobCancel(err)
 }
 
 // Summarise computes a run's pass@k (k in ReportedK, where every item has

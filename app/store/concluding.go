@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -14,6 +16,9 @@ type ConclusionFacts struct {
 	// UndecidedRungs are the budgeted search's rungs that have runs and
 	// no cut yet, in order.
 	UndecidedRungs []int
+	// Scorer is the scorer the benchmark names, else its dataset's
+	// default ('' for none: its runs get no quality).
+	Scorer string
 }
 
 // ConclusionRun is one run of a benchmark as its conclusions stand.
@@ -75,7 +80,15 @@ func (q *Queries) ConclusionFacts(ctx context.Context, benchmarkID int64) (Concl
 			AND NOT EXISTS (SELECT 1 FROM search_cuts c WHERE c.benchmark_id = r.benchmark_id AND c.rung = r.search_rung)
 		ORDER BY 1`, pgx.NamedArgs{"b": benchmarkID})
 	f.UndecidedRungs, err = pgx.CollectRows(rows, pgx.RowTo[int])
-	return f, mapErr(err, "undecided search rungs")
+	if err != nil {
+		return f, mapErr(err, "undecided search rungs")
+	}
+	err = q.db.QueryRow(ctx, `SELECT coalesce(nullif(b.manifest->>'scorer', ''), d.default_scorer, '')
+		FROM benchmarks b JOIN datasets d ON d.id = b.dataset_id WHERE b.id = @b`, pgx.NamedArgs{"b": benchmarkID}).Scan(&f.Scorer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return f, nil
+	}
+	return f, mapErr(err, "benchmark scorer")
 }
 
 // MarkRunConcluded records that runID's conclusions are drawn for its
@@ -93,4 +106,39 @@ func (q *Queries) MarkRunConcluded(ctx context.Context, runID int64) error {
 // that queues its rescoring.
 func (q *Queries) UnconcludeRun(ctx context.Context, runID int64) error {
 	return q.AddRunEvent(ctx, runID, nil, "rescoring", "conclusions are drawn again once it is rescored")
+}
+
+// GivenUpUntold returns, one per benchmark, a completed run whose newest
+// job that would conclude it (its score_run, execute_run or conclude_run,
+// or for a run judged by its benchmark's scorer the judge run's
+// score_run) was discarded or cancelled within the last `within`, in a
+// benchmark with no run queued or running whose owner subscribed to
+// benchmark.finished before then and was not told it since the
+// benchmark's last run ended (the notifier's key). Such
+// a run is concluded without what the job would have given
+// (conclude.StatusOf), but no step that tells its owner runs: River runs
+// nothing when it gives a job up. The reaper tells them
+// (docs/verdict.md#when-a-verdict-is-final).
+func (q *Queries) GivenUpUntold(ctx context.Context, within time.Duration) ([]int64, error) {
+	rows, _ := q.db.Query(ctx, `SELECT DISTINCT ON (r.benchmark_id) r.id
+		FROM river_job k
+		JOIN LATERAL (SELECT (k.args->>'run_id')::bigint AS id) a ON true
+		LEFT JOIN judge_runs j ON j.run_id = a.id AND j.origin = 'manifest'
+		JOIN runs r ON r.id = coalesce(j.run_a, a.id)
+		JOIN benchmarks b ON b.id = r.benchmark_id
+		WHERE k.state IN ('discarded', 'cancelled') AND k.finalized_at > now() - make_interval(secs => @within)
+			AND k.kind IN ('score_run', 'conclude_run', 'execute_run') AND k.args ? 'run_id'
+			AND r.state = 'completed' AND b.deleted_at IS NULL AND b.judges_run_id IS NULL
+			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.id > k.id AND n.kind IN ('score_run', 'conclude_run', 'execute_run')
+				AND n.args @> jsonb_build_object('run_id', a.id))
+			AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.benchmark_id = b.id AND x.state IN ('queued', 'running'))
+			AND EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = b.owner_id AND 'benchmark.finished' = ANY(w.events)
+				AND w.created_at <= k.finalized_at)
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+				WHERE w.user_id = b.owner_id AND d.event = 'benchmark.finished' AND d.event_key LIKE 'benchmark.finished:' || b.id || ':%'
+					AND d.created_at >= (SELECT max(x.finished_at) FROM runs x WHERE x.benchmark_id = b.id))
+		ORDER BY r.benchmark_id, r.id DESC
+		LIMIT 100`, pgx.NamedArgs{"within": within.Seconds()})
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return out, mapErr(err, "runs given up and not told")
 }

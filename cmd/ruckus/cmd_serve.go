@@ -315,7 +315,7 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
-	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: benchmarks, Searches: benchmarks})
+	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: benchmarks, Searches: benchmarks, GivenUp: benchmarks})
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
