@@ -1153,7 +1153,11 @@ export interface paths {
          *     tokens per successful request is at least the traffic's output
          *     tokens, and (with min_quality) whose quality under quality_scorer is
          *     at least the minimum is sized; the others are excluded with their
-         *     reasons and reason codes. Unknown fields are refused. Any signed-in
+         *     reasons and reason codes. The targets are the dataset
+         *     recommendation's candidates: a target's repeats in one benchmark are
+         *     one row (repeats, repeat_run_ids), and a run of a target measured
+         *     again later is listed as not sized (measured_again_later).
+         *     Unknown fields are refused. Any signed-in
          *     user (on datasets they can see).
          */
         post: operations["planCapacity"];
