@@ -142,13 +142,18 @@ func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candi
 }
 
 // capacityRun is a candidate run with the scorer identity of its quality
-// ("" when it has none).
+// ("" when it has none) and the one the planner weighs quality under
+// (weighQualities); left says why the planner lists it as not sized
+// without weighing it (nil: it is weighed).
 type capacityRun struct {
 	store.RunFigures
-	scorer string
+	scorer, key string
+	left        *conclude.PlannerLeft
 }
 
-// capacityCandidates returns the dataset's runs the planner weighs, and
+// capacityCandidates returns the dataset's runs the planner weighs and
+// those it lists as not sized (conclude.PlannerRuns: the dataset
+// recommendation's candidates, repeats of a target kept for merging), and
 // the scorer identities their qualities were measured under, sorted.
 func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, datasetID int64) ([]capacityRun, []string, error) {
 	if _, err := s.Store.DatasetByID(ctx, v, datasetID); err != nil {
@@ -156,32 +161,28 @@ func (s *server) capacityCandidates(ctx context.Context, v store.Viewer, dataset
 	}
 	// Imported results have no speed to size replicas from, but their
 	// scores count towards the scorer identity the dataset's surfaces
-	// share (conclude.DatasetScorer).
+	// share (conclude.DatasetScorer), and they are listed as not sized,
+	// with why (conclude.ExcludedImported), not left out unsaid.
 	all, err := s.Store.DatasetRuns(ctx, v, datasetID, conclude.DatasetRunsRead, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	runs, shared := conclude.PlannerRuns(all, capacityRuns)
-	// The newest imported ones are listed as not sized, with why
-	// (conclude.ExcludedImported), not left out unsaid.
-	imported := 0
-	for _, r := range all {
-		if r.Mode == importedMode && imported < capacityRuns {
-			runs = append(runs, r)
-			imported++
-		}
-	}
-	out := make([]capacityRun, len(runs))
-	for i, r := range runs {
+	set := conclude.PlannerRuns(all, capacityRuns)
+	out := make([]capacityRun, len(set.Runs), len(set.Runs)+len(set.Left))
+	for i, r := range set.Runs {
 		out[i].RunFigures = r
 	}
-	scorers := weighQualities(out, shared)
+	scorers := weighQualities(out, set.ScorerKey)
+	for i := range set.Left {
+		out = append(out, capacityRun{RunFigures: set.Left[i].Run, left: &set.Left[i]})
+	}
 	return out, scorers, nil
 }
 
 // weighQualities sets each run's quality as the planner weighs it under
-// scorer identity wanted ("" for the one the runs share;
-// conclude.CapacityQualities) and returns the identities those are under.
+// scorer identity wanted (the one the dataset's runs share, or a minimum
+// quality's; conclude.CapacityQualities) and returns the identities those
+// are under.
 func weighQualities(runs []capacityRun, wanted string) []string {
 	figs := make([]store.RunFigures, len(runs))
 	for i, r := range runs {
@@ -189,7 +190,7 @@ func weighQualities(runs []capacityRun, wanted string) []string {
 	}
 	qs, scorers := conclude.CapacityQualities(figs, wanted)
 	for i, q := range qs {
-		runs[i].scorer = q.Scorer
+		runs[i].scorer, runs[i].key = q.Scorer, wanted
 		runs[i].Quality, runs[i].QualityLo, runs[i].QualityHi = q.Mean, q.Lo, q.Hi
 	}
 	return scorers
@@ -217,52 +218,85 @@ func (req capacityRequest) qualityFloor(loc *i18n.Localizer, scorers []string) (
 }
 
 // planCapacity answers a checked request over the dataset's candidate
-// runs.
+// runs, listing those the planner leaves out as not sized.
 func (s *server) planCapacity(ctx context.Context, req capacityRequest, runs []capacityRun, scorers []string, q *conclude.QualityFloor) (conclude.CapacityPlan, error) {
-	if q != nil && q.Scorer != "" {
-		// A run scored under the minimum's identity is weighed under it.
-		weighQualities(runs, q.Scorer)
-	}
-	figs := make([]store.RunFigures, len(runs))
-	for i, r := range runs {
-		figs[i] = r.RunFigures
-	}
-	// The runs as every conclusion weighs them (with their deployments'
-	// between-run spread), so the plan's figures and its cost claim are
-	// the verdict's (docs/benchmarks.md#capacity-planner).
-	cands, err := conclude.Weigh(ctx, s.Store, figs, "")
-	if err != nil {
-		return conclude.CapacityPlan{}, err
-	}
-	ms := make([]conclude.Measured, 0, len(runs))
-	for i, r := range runs {
-		if r.Mode == importedMode {
-			ms = append(ms, conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Quality: r.Quality,
-				QualityLo: r.QualityLo, QualityHi: r.QualityHi, QualityScorer: r.scorer, Imported: true}.WeighedBy(cands[i]))
+	var weighed []capacityRun
+	var left []conclude.PlannerLeft
+	for _, r := range runs {
+		if r.left != nil {
+			left = append(left, *r.left)
 			continue
 		}
-		m, err := s.measure(ctx, r, cands[i], req.slo())
-		if err != nil {
-			return conclude.CapacityPlan{}, err
-		}
-		ms = append(ms, m)
+		weighed = append(weighed, r)
+	}
+	if q != nil && q.Scorer != "" {
+		// A run scored under the minimum's identity is weighed under it.
+		weighQualities(weighed, q.Scorer)
+	}
+	ms, err := s.measureTargets(ctx, req.slo(), weighed)
+	if err != nil {
+		return conclude.CapacityPlan{}, err
 	}
 	plan := conclude.PlanCapacity(req.Traffic, req.Headroom, req.Costs, q, ms)
 	if err := conclude.RankCapacity(ctx, s.Store, &plan, conclude.Evidence{}); err != nil {
 		return plan, err
 	}
+	plan.ListLeft(left)
 	plan.QualityScorers = scorers
 	if plan.QualityScorers == nil {
 		plan.QualityScorers = []string{}
 	}
 	if req.Today != nil {
-		roi, err := s.planROI(ctx, req, runs, plan)
+		// planROI reads the newest runs first.
+		newest := slices.Clone(weighed)
+		slices.Reverse(newest)
+		roi, err := s.planROI(ctx, req, newest, plan)
 		if err != nil {
 			return plan, err
 		}
 		plan.ROI = &roi
 	}
 	return plan, nil
+}
+
+// measureTargets is what each target among runs (oldest first, a
+// target's first run first) says about serving under
+// slo: the runs as every conclusion weighs them (with their deployments'
+// between-run spread and their quality under the identity the planner
+// weighs quality by), so the plan's figures and its cost claim are the
+// verdict's (docs/benchmarks.md#capacity-planner); a target's repeats in
+// one benchmark measured each and sized once (conclude.MergeMeasured).
+func (s *server) measureTargets(ctx context.Context, slo jobs.SLO, runs []capacityRun) ([]conclude.Measured, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	figs := make([]store.RunFigures, len(runs))
+	for i, r := range runs {
+		figs[i] = r.RunFigures
+	}
+	cands, err := conclude.Weigh(ctx, s.Store, figs, runs[0].key)
+	if err != nil {
+		return nil, err
+	}
+	merged, members := conclude.RepeatsOf(cands)
+	ms := make([]conclude.Measured, 0, len(merged))
+	for k, idx := range members {
+		if r := runs[idx[0]]; r.Mode == importedMode {
+			ms = append(ms, conclude.Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Quality: r.Quality,
+				QualityLo: r.QualityLo, QualityHi: r.QualityHi, QualityScorer: r.scorer, Imported: true}.WeighedBy(merged[k]))
+			continue
+		}
+		each := make([]conclude.Measured, len(idx))
+		for j, i := range idx {
+			if each[j], err = s.measure(ctx, runs[i], cands[i], slo); err != nil {
+				return nil, err
+			}
+		}
+		ms = append(ms, conclude.MergeMeasured(each, merged[k]))
+	}
+	// The newest target first, as the plan lists targets of equal cost.
+	slices.Reverse(ms)
+	return ms, nil
 }
 
 // checkToday refuses today's hardware when there is no such profile; its

@@ -220,6 +220,11 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	oneToken := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 1 })
 	short := finishedRun(t, e, tok, datasetID, 30, func(i int) int { return 2 + i%2 }) // p90 3
 	other := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	// Each another model: runs of one target under one load would be one
+	// candidate, the newest (conclude.PlannerRuns).
+	for run, model := range map[int64]string{oneToken: "m/one-token", short: "m/short", other: "m/other"} {
+		moveRun(t, e, run, model, "cpu-2c", price)
+	}
 	scoreRun(t, e, good, "rougeL", 0.8)
 	scoreRun(t, e, oneToken, "rougeL", 0)
 	scoreRun(t, e, short, "rougeL", 0.9)
@@ -357,6 +362,7 @@ func TestCapacityExcludesUnmeasuredLengthsAndOtherScorers(t *testing.T) {
 	// mode, rubric, scale and template, as the judging keeps it with the
 	// quality (store.SaveJudging through bench's judge identity).
 	judged := finishedRun(t, e, tok, datasetID, 30, func(int) int { return 6 })
+	moveRun(t, e, judged, "m/judged", "cpu-2c", price)
 	judge := store.JudgeIdentity{Model: "m/small", Mode: "single", Rubric: "correctness", Template: "Rate {{answer}}", ScaleMin: 1, ScaleMax: 10}
 	graded := 0.7
 	if err := e.store.SaveScores(ctx, judged, nil, nil, nil, store.RunQuality{Scorer: "judge", Scored: 27, Mean: &graded, Judge: &judge}); err != nil {

@@ -91,11 +91,8 @@ func (s *server) recommendation(c *fiber.Ctx) (recommend.Data, []conclude.Candid
 	}
 	// Paired comparisons of quality between every two once the runs have
 	// finished (until then their scores still change): the ranking's
-	// test of significance.
-	st, err := conclude.BenchmarkStatus(c.UserContext(), s.Store, b.ID)
-	if err != nil {
-		return recommend.Data{}, nil, err
-	}
+	// test of significance. WeighBenchmark read the status.
+	st := j.Status
 	var ev conclude.Evidence
 	if !st.Pending && len(j.Cands) > 1 {
 		if ev, err = conclude.GatherEvidence(c.UserContext(), s.Store, j.Cands); err != nil {

@@ -54,17 +54,20 @@ func (s *server) benchmarkReport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ev, err := conclude.GatherEvidence(ctx, s.Store, j.Each)
-	if err != nil {
-		return err
+	// Paired comparisons of quality only once the conclusions are
+	// complete: until then the scores still change, and the report
+	// withholds their significance as the recommendation page does
+	// (docs/verdict.md#when-a-verdict-is-final).
+	st := j.Status
+	var ev conclude.Evidence
+	if !st.Pending {
+		if ev, err = conclude.GatherEvidence(ctx, s.Store, j.Each); err != nil {
+			return err
+		}
 	}
 	// A target repeated in the benchmark is one candidate, as in its
 	// verdict and recommendation.
 	rec := j.Recommend(conclude.Constraints{}, conclude.Weights{Quality: 1, Speed: 1, Cost: 1}, ev)
-	st, err := conclude.BenchmarkStatus(ctx, s.Store, b.ID)
-	if err != nil {
-		return err
-	}
 	var claims map[int64][]conclude.Margin
 	if len(j.Each) > 0 {
 		_, claims = conclude.AgainstBaseline(j.Each, ev, j.Each[0].RunID)

@@ -91,6 +91,11 @@ type Measured struct {
 	// Candidate is the run as the engine weighs it (nil when not given):
 	// what RankCapacity compares.
 	Candidate *Candidate `json:"-"`
+	// Repeats is how many runs of one benchmark the target was measured
+	// in (MergeMeasured; 0 for one run), RepeatRuns those runs, the
+	// first (RunID) first.
+	Repeats    int     `json:"repeats,omitempty"`
+	RepeatRuns []int64 `json:"repeat_run_ids,omitempty"`
 	// Imported: results made elsewhere and imported, which measured no
 	// speed to size replicas from (ExcludedImported).
 	Imported bool `json:"imported,omitempty"`
@@ -187,13 +192,21 @@ const (
 	// ExcludedRateNotBounded: the 95 % interval of the rate one replica
 	// served reaches 0, so no replica count is known to serve the peak.
 	ExcludedRateNotBounded Exclusion = "rate_not_bounded"
+	// ExcludedMeasuredAgain: the same target under the same load was
+	// measured again in a later benchmark, which is sized instead
+	// (DatasetCandidates), as the dataset's recommendation weighs it.
+	ExcludedMeasuredAgain Exclusion = "measured_again_later"
+	// ExcludedNotNewest: the target is older than the newest targets the
+	// planner sizes (PlannerRuns).
+	ExcludedNotNewest Exclusion = "not_among_newest"
 )
 
 // Exclusions lists every Exclusion, in the order PlanCapacity checks
-// them.
+// them, then those of the runs PlannerRuns leaves out (ListLeft).
 func Exclusions() []Exclusion {
 	return []Exclusion{ExcludedShortAnswers, ExcludedNotMeasuredAtLength, ExcludedQualityNotMeasured, ExcludedOtherScorer,
-		ExcludedBelowMinQuality, ExcludedImported, ExcludedSLOs, ExcludedRateNotBounded, ExcludedNoPrice}
+		ExcludedBelowMinQuality, ExcludedImported, ExcludedSLOs, ExcludedRateNotBounded, ExcludedNoPrice,
+		ExcludedMeasuredAgain, ExcludedNotNewest}
 }
 
 // MinMedianOutputTokens is the shortest median answer, in output tokens,

@@ -89,18 +89,64 @@ func (set DatasetSet) Tell(rec *Recommendation) {
 	}
 }
 
-// PlannerRuns are, of a dataset's runs as read for its surfaces (newest
-// first, imported ones among them), those the capacity planner sizes
-// replicas from — the newest limit measured here, as an import has no
-// speed — and the scorer identity it weighs their quality under: the one
-// every surface of the dataset ranks quality by (DatasetScorer over all
-// the runs read, imports included), not one of its own.
-func PlannerRuns(runs []store.RunFigures, limit int) ([]store.RunFigures, string) {
-	var measured []store.RunFigures
+// PlannerSet is what the capacity planner weighs of a dataset: the runs
+// its recommendation weighs (DatasetCandidates: each target under each
+// load from the newest benchmark that measured it, a benchmark's repeats
+// of it all kept, for MergeRepeats to fold into one), those of the newest
+// targets, oldest first; the runs it lists as not sized with why; and the
+// scorer identity it weighs quality under (DatasetScorer over every run
+// read, imports included), so the planner and the dataset's
+// recommendation weigh one set of candidates alike
+// (docs/benchmarks.md#capacity-planner).
+type PlannerSet struct {
+	Runs      []store.RunFigures
+	Left      []PlannerLeft
+	ScorerKey string
+}
+
+// PlannerLeft is a run the planner lists as not sized, with the code and
+// words of why.
+type PlannerLeft struct {
+	Run  store.RunFigures
+	Code Exclusion
+	Said Said
+}
+
+// PlannerRuns chooses, of a dataset's runs as read for its surfaces
+// (newest first, imported ones among them), the planner's set: the runs
+// DatasetCandidates chooses, of its newest limit measured targets (repeat
+// groups, MergeRepeats' grouping, so a target's repeats are never split)
+// and every import among them. A run
+// measured again later is left out with DatasetCandidates' reason
+// (ExcludedMeasuredAgain), one of an older target with
+// ExcludedNotNewest.
+func PlannerRuns(runs []store.RunFigures, limit int) PlannerSet {
+	set := DatasetCandidates(runs)
+	out := PlannerSet{ScorerKey: set.ScorerKey}
+	byID := make(map[int64]store.RunFigures, len(runs))
 	for _, r := range runs {
-		if r.Summary != nil && len(measured) < limit {
-			measured = append(measured, r)
-		}
+		byID[r.ID] = r
 	}
-	return measured, DatasetScorer(runs)
+	for _, l := range set.Left {
+		out.Left = append(out.Left, PlannerLeft{Run: byID[l.RunID], Code: ExcludedMeasuredAgain, Said: l.ReasonSaid})
+	}
+	cands := Candidates(set.Runs)
+	groups := map[repeatGroup]bool{}
+	var older []PlannerLeft
+	for i := len(set.Runs) - 1; i >= 0; i-- { // newest first
+		g := repeatGroupOf(cands[i])
+		// Only a measured target is sized, at the cost of reading its
+		// figures; an import (no summary) is listed as such.
+		if set.Runs[i].Summary != nil && !groups[g] && len(groups) >= limit {
+			older = append(older, PlannerLeft{Run: set.Runs[i], Code: ExcludedNotNewest, Said: say("capacity.said.not_newest", "N", limit)})
+			continue
+		}
+		if set.Runs[i].Summary != nil {
+			groups[g] = true
+		}
+		out.Runs = append(out.Runs, set.Runs[i])
+	}
+	slices.Reverse(out.Runs)
+	out.Left = append(out.Left, older...)
+	return out
 }

@@ -2,6 +2,7 @@ package conclude
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,9 +87,16 @@ func TestDatasetScorerAndPlannerRuns(t *testing.T) {
 	if k := DatasetScorer(runs); k != "contains" {
 		t.Errorf("dataset scorer %q, want contains (3 runs against 2)", k)
 	}
-	planned, key := PlannerRuns(runs, 1)
-	if len(planned) != 1 || planned[0].ID != 2 || key != "contains" {
-		t.Errorf("planner runs %v under %q, want run 2 under contains", planned, key)
+	planned := PlannerRuns(runs, 1)
+	var ids []int64
+	for _, r := range planned.Runs {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, []int64{2, 3, 4}) || planned.ScorerKey != "contains" {
+		t.Errorf("planner runs %v under %q, want runs 2, 3 and 4 under contains", ids, planned.ScorerKey)
+	}
+	if len(planned.Left) != 1 || planned.Left[0].Run.ID != 1 || planned.Left[0].Code != ExcludedMeasuredAgain {
+		t.Errorf("left out %+v, want run 1, measured again later", planned.Left)
 	}
 	if tie := DatasetScorer(runs[2:]); tie != "exact" {
 		t.Errorf("a tie goes to %q, want exact (scored first)", tie)
@@ -102,5 +110,34 @@ func TestDatasetScorerAndPlannerRuns(t *testing.T) {
 	set.Tell(&rec)
 	if !set.Truncated || len(rec.Notes) != 1 || !strings.Contains(rec.Notes[0], fmt.Sprintf("Only the newest %d completed runs", DatasetRunsRead)) {
 		t.Errorf("read to the limit: truncated %v, notes %q", set.Truncated, rec.Notes)
+	}
+}
+
+// The planner sizes the newest limit targets measured here, a target's
+// repeats together: an older target is listed as not sized with why,
+// never dropped unsaid, and an import does not count towards the limit.
+func TestPlannerRunsKeepsTheNewestTargetsWhole(t *testing.T) {
+	runs := []store.RunFigures{
+		datasetRun(5, 3, "m/c", false, "exact"),
+		datasetRun(4, 2, "m/b", false, "exact"), datasetRun(3, 2, "m/b", false, "exact"), // repeats
+		datasetRun(2, 9, "outside/x", false, "exact"), // imported
+		datasetRun(1, 1, "m/a", false, "exact"),
+	}
+	for i := range runs {
+		if runs[i].ModelName != "outside/x" {
+			runs[i].Summary = []byte(`{}`)
+		}
+	}
+	set := PlannerRuns(runs, 2)
+	var ids []int64
+	for _, r := range set.Runs {
+		ids = append(ids, r.ID)
+	}
+	if !slices.Equal(ids, []int64{2, 3, 4, 5}) {
+		t.Errorf("planner runs %v, want 2, 3, 4 and 5 (oldest first)", ids)
+	}
+	if len(set.Left) != 1 || set.Left[0].Run.ID != 1 || set.Left[0].Code != ExcludedNotNewest ||
+		!strings.Contains(English(set.Left[0].Said), "newest 2 targets") {
+		t.Errorf("left out %+v, want run 1, older than the newest 2 targets", set.Left)
 	}
 }

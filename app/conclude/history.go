@@ -2,6 +2,7 @@ package conclude
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/ruckus/ruckus/app/store"
 )
@@ -20,8 +21,18 @@ type HistoryLine struct {
 	// LoadKept is false on a speed, latency or cost line of a run whose
 	// load identity was not kept.
 	LoadKept bool
-	Rows     []store.LeaderboardRow
+	// Lengths, on a speed, latency or cost line, is set when its target's
+	// runs under its load were split by their measured lengths (the
+	// leaderboard's rule, LeaderboardLengths): the mean prompt and answer
+	// lengths of the line's runs, for the legend to say why it is a line
+	// of its own; nil when the load's runs are all one line.
+	Lengths *LineLengths
+	Rows    []store.LeaderboardRow
 }
+
+// LineLengths are the mean prompt and answer lengths, in tokens, of a
+// history line's runs.
+type LineLengths struct{ In, Out float64 }
 
 // HistorySeries splits a model's history rows (oldest first) into its
 // lines on criterion c, in the order each line's first run finished:
@@ -31,7 +42,10 @@ type HistoryLine struct {
 // instead of reading as a change of the target; quality is compared
 // within one scorer identity whatever the load. A line is never drawn
 // across a change of target or load, so a step along it is the target's
-// own (docs/history.md#history-of-a-model).
+// own (docs/history.md#history-of-a-model). Nor is it drawn between runs
+// the leaderboard refuses to rank together: within one load, runs whose
+// measured mean prompt or answer lengths are more than jobs.LengthRatio
+// apart are lines of their own (splitByLengths).
 func HistorySeries(rows []store.LeaderboardRow, c Criterion) []HistoryLine {
 	var lines []HistoryLine
 	at := map[string]int{}
@@ -54,5 +68,64 @@ func HistorySeries(rows []store.LeaderboardRow, c Criterion) []HistoryLine {
 		}
 		lines[i].Rows = append(lines[i].Rows, r)
 	}
-	return lines
+	if c == Quality {
+		return lines
+	}
+	var out []HistoryLine
+	for _, l := range lines {
+		out = append(out, splitByLengths(l)...)
+	}
+	// In the order each line's first run finished, as before the split.
+	pos := make(map[int64]int, len(rows))
+	for i, r := range rows {
+		pos[r.RunID] = i
+	}
+	sort.SliceStable(out, func(a, b int) bool { return pos[out[a].Rows[0].RunID] < pos[out[b].Rows[0].RunID] })
+	return out
+}
+
+// splitByLengths splits one target's line under one load as the
+// leaderboard ranks such runs (comparableLengths, LeaderboardLengths'
+// choice): the largest set of runs every two of which have comparable
+// measured lengths is one line, the largest such set of the rest the
+// next, and so on; each line of a split names its lengths.
+func splitByLengths(l HistoryLine) []HistoryLine {
+	if !l.LoadKept || len(l.Rows) < 2 {
+		return []HistoryLine{l}
+	}
+	var out []HistoryLine
+	rest := l.Rows
+	for len(rest) > 0 {
+		lens := make([]store.RunLengths, len(rest))
+		for i, r := range rest {
+			lens[i] = store.RunLengths{RunID: r.RunID, Model: r.Model, MeanIn: r.MeanIn, MeanOut: r.MeanOut}
+		}
+		kept := comparableLengths(lens)
+		part, next := l, []store.LeaderboardRow(nil)
+		part.Rows = nil
+		for i, r := range rest {
+			if kept[i] {
+				part.Rows = append(part.Rows, r)
+			} else {
+				next = append(next, r)
+			}
+		}
+		if len(part.Rows) == 0 { // no comparable set: cannot happen, never loops
+			part.Rows, next = rest, nil
+		}
+		out = append(out, part)
+		rest = next
+	}
+	if len(out) == 1 {
+		return out
+	}
+	for i := range out {
+		var in, o float64
+		for _, r := range out[i].Rows {
+			in, o = in+r.MeanIn, o+r.MeanOut
+		}
+		n := float64(len(out[i].Rows))
+		out[i].Lengths = &LineLengths{In: in / n, Out: o / n}
+	}
+	return out
 }

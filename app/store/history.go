@@ -157,10 +157,14 @@ type LeaderboardRow struct {
 	FinishedAt time.Time
 	Scorer     string
 	// Load is the run's load identity key ("" when none was kept).
-	Load      string
-	Quality   *float64
-	QualityLo *float64
-	QualityHi *float64
+	Load string
+	// MeanIn and MeanOut are the run's measured mean prompt and answer
+	// lengths in tokens, as its load identity keeps them (0 when not
+	// measured; RunLengths).
+	MeanIn, MeanOut float64
+	Quality         *float64
+	QualityLo       *float64
+	QualityHi       *float64
 	// TokensPerS is the output tokens/s the run's conclusions test: the
 	// kept steady window's mean where kept (steadySpeed), else the whole
 	// run's.
@@ -265,13 +269,15 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		args["amissing"], args["akey"], args["arun"] = q.After.Missing, q.After.Key, q.After.RunID
 	}
 	rows, _ := qq.db.Query(ctx, `SELECT y.run_id, y.benchmark_id, y.benchmark_name, y.model, y.runtime, y.hardware_profile, y.engine, y.finished_at,
-			y.scorer, y.load_key, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
+			y.scorer, y.load_key, y.mean_in, y.mean_out, y.quality, y.quality_lo, y.quality_hi, y.tokens_per_s, y.requests_per_s, y.ttft_p50, y.ttft_p95,
 			y.e2e_p50, y.e2e_p95, y.cost_per_1m, y.regressions, y.k IS NULL, coalesce(y.k, 0)
 		FROM (SELECT x.*, `+key+` AS k FROM (
 			SELECT r.id AS run_id, b.id AS benchmark_id, b.name AS benchmark_name, m.name AS model, r.runtime, r.hardware_profile,
 				(SELECT coalesce(string_agg(e.key || '=' || e.value, ' ' ORDER BY e.key), '') FROM jsonb_each_text(r.engine) e) AS engine,
 				coalesce(r.finished_at, r.created_at) AS finished_at, coalesce(rq.scorer_key, '') AS scorer,
 				coalesce(rs.load_key, '') AS load_key,
+				coalesce((rs.load_identity->>'mean_input_tokens')::float8, 0) AS mean_in,
+				coalesce((rs.load_identity->>'mean_output_tokens')::float8, 0) AS mean_out,
 				rq.quality, rq.quality_lo, rq.quality_hi,
 				sp.tps AS tokens_per_s,
 				nullif((r.summary->>'requests_per_s')::float8, 0) AS requests_per_s,
@@ -290,7 +296,7 @@ func (qq *Queries) Leaderboard(ctx context.Context, v Viewer, q LeaderboardQuery
 		var l LeaderboardRow
 		var regs []byte
 		err := row.Scan(&l.RunID, &l.BenchmarkID, &l.BenchmarkName, &l.Model, &l.Runtime, &l.Hardware, &l.Engine, &l.FinishedAt,
-			&l.Scorer, &l.Load, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
+			&l.Scorer, &l.Load, &l.MeanIn, &l.MeanOut, &l.Quality, &l.QualityLo, &l.QualityHi, &l.TokensPerS, &l.RequestsPerS, &l.TTFTp50, &l.TTFTp95,
 			&l.E2Ep50, &l.E2Ep95, &l.CostPer1M, &regs, &l.Cursor.Missing, &l.Cursor.Key)
 		if err != nil {
 			return l, err

@@ -12,6 +12,7 @@ import (
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
+	"github.com/ruckus/ruckus/jobs"
 	"github.com/ruckus/ruckus/views/charts"
 )
 
@@ -147,7 +148,8 @@ func Chart(ctx context.Context, rows []store.LeaderboardRow, m Metric) charts.Ch
 
 // lineName is a history line in the legend: its target (a configuration
 // is its own line, docs/benchmarks.md#engine-settings) and, for speed,
-// latency and cost, the load it was measured under.
+// latency and cost, the load it was measured under and, where the load's
+// runs were split by their lengths, the line's lengths and why.
 func lineName(ctx context.Context, l conclude.HistoryLine, m Metric) string {
 	name := l.Runtime + " / " + l.Hardware
 	if l.Engine != "" {
@@ -159,6 +161,10 @@ func lineName(ctx context.Context, l conclude.HistoryLine, m Metric) string {
 		name += " · " + l.Load
 	default:
 		name += " · " + i18n.T(ctx, "history.load_not_kept")
+	}
+	if l.Lengths != nil && m.Criterion() != conclude.Quality {
+		name += " · " + i18n.T(ctx, "history.line_lengths", "In", i18n.Num(ctx, l.Lengths.In, 0), "Out", i18n.Num(ctx, l.Lengths.Out, 0),
+			"Ratio", i18n.Num(ctx, jobs.LengthRatio, 0))
 	}
 	return name
 }

@@ -1153,7 +1153,11 @@ export interface paths {
          *     tokens per successful request is at least the traffic's output
          *     tokens, and (with min_quality) whose quality under quality_scorer is
          *     at least the minimum is sized; the others are excluded with their
-         *     reasons and reason codes. Unknown fields are refused. Any signed-in
+         *     reasons and reason codes. The targets are the dataset
+         *     recommendation's candidates: a target's repeats in one benchmark are
+         *     one row (repeats, repeat_run_ids), and a run of a target measured
+         *     again later is listed as not sized (measured_again_later).
+         *     Unknown fields are refused. Any signed-in
          *     user (on datasets they can see).
          */
         post: operations["planCapacity"];
@@ -2541,6 +2545,10 @@ export interface components {
             monthly_tokens?: number | null;
             /** @description Results imported from elsewhere: a quality and no speed, so never sized (reason code imported). */
             imported?: boolean;
+            /** @description How many runs of one benchmark the target was measured in, sized once from all of them (their mean rate, its interval from the spread between them); absent for one run. */
+            repeats?: number;
+            /** @description The runs of the target's repeats, the first (run_id) first; absent for one run. */
+            repeat_run_ids?: number[];
             measured_input_tokens: number;
             measured_output_tokens: number;
             /** @description The median output tokens per successful request, from the run's summary; null when the summary does not have it. */
@@ -2566,7 +2574,7 @@ export interface components {
             extrapolated: string[] | null;
             reasons?: string[] | null;
             /** @description One code per reason, in the same order. */
-            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "imported" | "slos" | "rate_not_bounded" | "no_price")[] | null;
+            reason_codes?: ("short_answers" | "not_measured_at_length" | "quality_not_measured" | "quality_other_scorer" | "quality_below_minimum" | "imported" | "slos" | "rate_not_bounded" | "no_price" | "measured_again_later" | "not_among_newest")[] | null;
         };
         Model: {
             model_id: number;

@@ -1,0 +1,97 @@
+package conclude
+
+import (
+	"fmt"
+)
+
+// RepeatsOf is cs as MergeRepeats merges them (repeatGroups), each merged
+// candidate beside the indices in cs of the runs it folds, the first run
+// first: what the capacity planner needs to measure each repeat and size
+// the target once (MergeMeasured).
+func RepeatsOf(cs []Candidate) ([]Candidate, [][]int) {
+	order := map[repeatGroup]int{}
+	var members [][]int
+	for i, c := range cs {
+		g := repeatGroupOf(c)
+		k, ok := order[g]
+		if !ok {
+			k = len(members)
+			order[g] = k
+			members = append(members, nil)
+		}
+		members[k] = append(members[k], i)
+	}
+	merged := make([]Candidate, len(members))
+	for k, idx := range members {
+		g := make([]Candidate, len(idx))
+		for j, i := range idx {
+			g[j] = cs[i]
+		}
+		merged[k] = mergeRepeated(g)
+	}
+	return merged, members
+}
+
+// MergeMeasured is one target's repeats in one benchmark (ms, each
+// measured on its own, the first run first) as one target the planner
+// sizes, named by its first run and weighed as the merged candidate c
+// (MergeRepeats: speed and cost the repeats' means, tested on the spread
+// between them), so the plan never sets repeats of one target against
+// each other (docs/benchmarks.md#capacity-planner). The rate one replica
+// serves within the SLOs:
+//   - when the SLOs held in no load of one repeat, the target is not
+//     sized, with that repeat's reason: they did not hold every time;
+//   - when each repeat measured one load, the engine's estimate over the
+//     repeats (ReplicaRate of c: the mean of their rates, its 95 %
+//     interval from the spread between them, Student t on n − 1 degrees
+//     of freedom), sized on its low end as a single run is;
+//   - otherwise (sweeps, which keep no interval) the lowest rate any
+//     repeat held the SLOs at.
+//
+// Quality, lengths and energy stay the first run's, as MergeRepeats keeps
+// its quality; the busiest load measured is the busiest of any repeat.
+func MergeMeasured(ms []Measured, c Candidate) Measured {
+	if len(ms) == 1 {
+		return ms[0]
+	}
+	m := ms[0].WeighedBy(c)
+	m.Repeats = len(ms)
+	m.RepeatRuns = make([]int64, len(ms))
+	lowest, oneLoad := 0, true
+	for i, x := range ms {
+		m.RepeatRuns[i] = x.RunID
+		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, x.MaxMeasuredRPS)
+		if x.SLORate == nil {
+			m.SLORate, m.SLORateLo, m.SLORateFrom, m.SLOFrom = nil, nil, "", Said{}
+			m.Problem, m.ProblemSaid = x.Problem, x.ProblemSaid
+			return m
+		}
+		if *x.SLORate < *ms[lowest].SLORate {
+			lowest = i
+		}
+		oneLoad = oneLoad && x.SLORateLo != nil
+	}
+	if est, ok := ReplicaRate(c); oneLoad && ok {
+		rate, lo := est.Mean, est.Lo
+		m.SLORate, m.SLORateLo = &rate, &lo
+		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, rate)
+		m.SLOFrom = say("capacity.said.from_repeats", "Run", m.RunID, "N", len(ms))
+		m.SLORateFrom = fmt.Sprintf("the %d repeats of run %d at their one measured load (the mean of their rates; a lower bound: no sweep)", len(ms), m.RunID)
+		return m
+	}
+	l := ms[lowest]
+	m.SLORate, m.SLORateLo, m.SLORateFrom, m.SLOFrom = l.SLORate, nil, l.SLORateFrom, l.SLOFrom
+	return m
+}
+
+// ListLeft lists on the plan, as not sized, the runs PlannerRuns left
+// out, each with its reason, after the targets PlanCapacity excluded.
+func (p *CapacityPlan) ListLeft(left []PlannerLeft) {
+	for _, l := range left {
+		r := l.Run
+		a := Capacity{Measured: Measured{RunID: r.ID, Model: r.ModelName, Runtime: r.Runtime, Hardware: r.HardwareProfile, Engine: r.Engine.Key()},
+			Sources: map[string]string{}, Extrapolated: []string{}, SourcesSaid: map[string]Said{}}
+		a.exclude(l.Code, l.Said)
+		p.Excluded = append(p.Excluded, a)
+	}
+}
