@@ -82,7 +82,9 @@ func tooLong(err error, constraint string) bool {
 // summary and runtime log once made its owner's pages take seconds and
 // the server grow by gigabytes) is refused by the database, value by
 // value, with the limit named; the owner's run keeps what it had. A
-// legitimately long output (1 MiB) still goes in.
+// legitimately long output (1 MiB) still goes in. So is a figure no
+// measurement gives (NaN, an infinity, a negative time), which would make
+// the run's summary and conclusions unwritable.
 func TestAgentWritesAreBounded(t *testing.T) {
 	bothWays(t, func(t *testing.T, pooled bool) {
 		ctx := context.Background()
@@ -115,6 +117,25 @@ func TestAgentWritesAreBounded(t *testing.T) {
 				VALUES ($1, 0, 'q0', 'ok', repeat('a', 257), now(), $2)`},
 			{"results_itl_gaps_length", `INSERT INTO results (run_id, idx, custom_id, status, itl_gaps_us, sent_at, agent_id)
 				VALUES ($1, 0, 'q0', 'ok', array_fill(1, ARRAY[1048577]), now(), $2)`},
+			// Figures no measurement gives: NaN, an infinity, a negative
+			// time or count, a send time at infinity (migration 0041).
+			{"results_timings_bounds", `INSERT INTO results (run_id, idx, custom_id, status, ttft_ms, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', 'NaN', now(), $2)`},
+			{"results_timings_bounds", `INSERT INTO results (run_id, idx, custom_id, status, e2e_ms, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', 'Infinity', now(), $2)`},
+			{"results_timings_bounds", `INSERT INTO results (run_id, idx, custom_id, status, tpot_ms, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', -1, now(), $2)`},
+			{"results_timings_bounds", `INSERT INTO results (run_id, idx, custom_id, status, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', 'infinity', $2)`},
+			{"results_counts_bounds", `INSERT INTO results (run_id, idx, custom_id, status, completion_tokens, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', -5, now(), $2)`},
+			{"results_counts_bounds", `INSERT INTO results (run_id, idx, custom_id, status, itl_gaps_us, itl_tokens, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', '{10,-3}', '{1,1}', now(), $2)`},
+			{"results_counts_bounds", `INSERT INTO results (run_id, idx, custom_id, status, itl_gaps_us, itl_tokens, sent_at, agent_id)
+				VALUES ($1, 0, 'q0', 'ok', '{10,3}', '{1,0}', now(), $2)`},
+			{"runs_rates_bounds", `UPDATE runs SET throughput = 'NaN' WHERE id = $1 AND $2::bigint > 0`},
+			{"runs_rates_bounds", `UPDATE runs SET measured_seconds = -1 WHERE id = $1 AND $2::bigint > 0`},
+			{"runs_rates_bounds", `UPDATE runs SET eta_seconds = 'Infinity' WHERE id = $1 AND $2::bigint > 0`},
 			{"run_events_message_length", `INSERT INTO run_events (run_id, agent_id, kind, message) VALUES ($1, $2, 'x', repeat('a', 4097))`},
 			{"run_events_kind_length", `INSERT INTO run_events (run_id, agent_id, kind, message) VALUES ($1, $2, repeat('a', 65), '')`},
 			{"agents_capabilities_length", `UPDATE agents SET capabilities = jsonb_build_object('x', repeat('a', 62914560)) WHERE id = $2 AND $1::bigint > 0`},
@@ -149,6 +170,11 @@ func TestAgentWritesAreBounded(t *testing.T) {
 		if _, err := x.WriteResults(ctx, x.claim.Lease, res(1, long+"a")); !errors.Is(err, store.ErrTooLarge) ||
 			!strings.Contains(err.Error(), "output is at most 1 MiB") {
 			t.Errorf("an output over 1 MiB: %v, want ErrTooLarge naming the output", err)
+		}
+		neg := res(2, "x")
+		neg[0].ITLGapsMicros = []int32{10, -3}
+		if _, err := x.WriteResults(ctx, x.claim.Lease, neg); !errors.Is(err, store.ErrTooLarge) || !strings.Contains(err.Error(), "inter-token gaps are not negative") {
+			t.Errorf("a negative inter-token gap: %v, want ErrTooLarge naming the gaps", err)
 		}
 		if n, err := x.WriteResults(ctx, x.claim.Lease, res(1, long)); err != nil || n != 1 {
 			t.Errorf("an output of 1 MiB: %d %v, want it stored", n, err)

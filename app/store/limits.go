@@ -8,12 +8,12 @@ import (
 )
 
 // ErrTooLarge is returned when a value is longer than the database keeps
-// (jobs/limits.go, migration 0024): the error says which value and the
-// most kept.
+// (jobs/limits.go, migration 0024) or a figure is out of its bounds
+// (migration 0041): the error says which value and its bounds.
 var ErrTooLarge = errors.New("a value is longer than the database keeps")
 
-// tooLarge names, for each length constraint of migration 0024, what it
-// bounds.
+// tooLarge names, for each length and bounds constraint of migrations 0024
+// and 0041, what it bounds.
 var tooLarge = map[string]string{
 	"runs_error_length":                  "a run's error is at most 64 KiB",
 	"runs_stopped_by_length":             "a run's stopped_by is at most 256 bytes",
@@ -43,10 +43,13 @@ var tooLarge = map[string]string{
 	"runs_node_summary_length":           "a run's node summary is at most 64 KiB of JSON",
 	"run_samples_node_bounds":            "a sample's CPU shares are within 0–100 % and its memory within 0–2^60 bytes",
 	"run_samples_gpu_bounds":             "a sample's GPU utilisation is within 0–100 %, its power, memory, energy and runtime figures within their bounds",
+	"results_timings_bounds":             "a result's times (ttft_ms, e2e_ms, tpot_ms, itl_*_ms) are finite, from 0 to 10^10 ms, and its sent_at a finite time",
+	"results_counts_bounds":              "a result's token counts, content events and inter-token gaps are not negative, and each event carries at least one token",
+	"runs_rates_bounds":                  "a run's measured seconds, throughput, requests/s, ETA and load time are finite and not negative",
 }
 
 // tooLargeErr is ErrTooLarge with what was too long, for a check
-// violation of one of migration 0024's constraints; nil otherwise.
+// violation of one of migrations 0024 and 0041 constraints; nil otherwise.
 func tooLargeErr(pgErr *pgconn.PgError) error {
 	if pgErr.Code != "23514" {
 		return nil
