@@ -64,8 +64,10 @@ type Measured struct {
 	// SLORate is the highest measured rate (req/s per replica) at which
 	// the SLOs held; nil when they held at no measured load.
 	SLORate *float64 `json:"slo_rate_rps"`
-	// SLORateFrom names the measurement: the run and sweep step; SLOFrom
-	// says the same for a page to word.
+	// SLOFrom names the measurement (the run and sweep step, the one
+	// load, or the repeats) for a page to word; SLORateFrom is its
+	// English (English(SLOFrom)), the API's, so the sentence is the
+	// catalogue's and never written twice.
 	SLORateFrom string `json:"slo_rate_from"`
 	SLOFrom     Said   `json:"-"`
 	// SLORateLo is the low end of SLORate's 95 % interval where the rate
