@@ -47,7 +47,9 @@ func TestMergeMeasuredSizesRepeatsOnce(t *testing.T) {
 // rates 3.0, 3.1 and 2.9 req/s have the interval 3.0 ± t(0.975, 2) ×
 // 0.1 ÷ √3 (low end 2.752), so a peak of 10 req/s at 20 % headroom takes
 // ⌈10 ÷ (2.752 × 0.8)⌉ = 5 replicas; the whole-run rates 2.0, 2.2 and 1.8
-// (low end 1.503) would take 9. The source's English is the catalogue's.
+// (low end 1.503) would take 9. The merged candidate's requests/s (goodput
+// per dollar's) is the same steady mean; the source's English is the
+// catalogue's.
 func TestMergeMeasuredSizesRepeatsOnTheirSteadyRates(t *testing.T) {
 	t.Parallel()
 	steady, whole := []float64{3.0, 3.1, 2.9}, []float64{2.0, 2.2, 1.8}
@@ -66,6 +68,11 @@ func TestMergeMeasuredSizesRepeatsOnTheirSteadyRates(t *testing.T) {
 	merged, members := RepeatsOf(cands)
 	if len(merged) != 1 || len(members[0]) != 3 {
 		t.Fatalf("merged %d targets from %v", len(merged), members)
+	}
+	// The merged candidate's requests/s, which goodput per dollar rests
+	// on, is the same estimator's: the steady rates' mean.
+	if rps := requestsPerS(merged[0]); rps == nil || math.Abs(*rps-3) > 1e-12 || !merged[0].RPS.Repeats {
+		t.Errorf("merged requests/s %v (%+v), want the steady rates' mean 3 with the spread between them", rps, merged[0].RPS)
 	}
 	m := MergeMeasured(ms, merged[0])
 	want := stats.MeanInterval(steady)
