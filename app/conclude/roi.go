@@ -159,11 +159,11 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 				*todayMonthly += *tc.MonthlyEnergy
 			}
 		case a.MonthlyEnergy != nil:
-			row.EnergyLeftOut = "energy left out on both sides: not measured for today's deployment"
 			row.EnergyLeftOutSaid = say("capacity.said.roi_energy_left_out_today")
+			row.EnergyLeftOut = English(row.EnergyLeftOutSaid)
 		case tc.MonthlyEnergy != nil:
-			row.EnergyLeftOut = fmt.Sprintf("energy left out on both sides: not measured for run %d", a.RunID)
 			row.EnergyLeftOutSaid = say("capacity.said.roi_energy_left_out_run", "Run", a.RunID)
+			row.EnergyLeftOut = English(row.EnergyLeftOutSaid)
 		}
 		row.TodayMonthly = todayMonthly
 		if todayMonthly != nil {
@@ -205,23 +205,31 @@ func todayCost(today TodayMeasured, c Costs, hours, util, monthTokens float64) T
 	} else {
 		hw := float64(today.Replicas) * *today.PricePerHour * hours * util
 		tc.MonthlyHardware = &hw
-		tc.Sources["monthly_hardware"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price) × %.0f h × %.0f %% up",
-			today.Replicas, *today.PricePerHour, today.Hardware, hours, util*100)
-		tc.SourcesSaid["monthly_hardware"] = say("capacity.said.roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
-			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0))
+		tc.source("monthly_hardware", say("capacity.said.roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
+			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0)))
 	}
 	if today.JoulesPerToken != nil {
 		e := *today.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
 		tc.MonthlyEnergy = &e
-		tc.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d, %s on %s) × %.0f output tokens a month × $%.4f per kWh",
-			*today.JoulesPerToken, today.EnergyRun, today.Model, today.Hardware, monthTokens, c.EnergyPricePerKWh)
-		tc.SourcesSaid["monthly_energy"] = say("capacity.said.roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
-			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
+		tc.source("monthly_energy", say("capacity.said.roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
+			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4)))
 	} else {
-		tc.Sources["monthly_energy"] = fmt.Sprintf("not measured (no run of %s on %s with GPU readings)", today.Model, today.Hardware)
-		tc.SourcesSaid["monthly_energy"] = say("capacity.said.roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware)
+		tc.source("monthly_energy", say("capacity.said.roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware))
 	}
 	return tc
+}
+
+// source says where today's figure k comes from: the message for a page
+// to word and, for the API, its English from the catalogue.
+func (tc *TodayCost) source(k string, s Said) {
+	tc.SourcesSaid[k], tc.Sources[k] = s, English(s)
+}
+
+// qualityBasis is q with its basis said, the API's English from the
+// catalogue.
+func qualityBasis(q QualityChange, s Said) QualityChange {
+	q.BasisSaid, q.Basis = s, English(s)
+	return q
 }
 
 func cmpFloat(a, b float64) int {
@@ -288,16 +296,14 @@ func candidateUnder(runID int64, qs []store.Quality, key string) Candidate {
 func QualityAgainst(targetRun int64, target []store.Quality, today TodayMeasured, key string, ev Evidence) QualityChange {
 	switch {
 	case today.QualityRun == 0:
-		return QualityChange{Basis: fmt.Sprintf("not compared: no run of %s on this dataset was scored", today.Model),
-			BasisSaid: say("capacity.said.roi_no_scored_run", "Model", today.Model)}
+		return qualityBasis(QualityChange{}, say("capacity.said.roi_no_scored_run", "Model", today.Model))
 	case targetRun == today.QualityRun:
 		zero := 0.0
-		return QualityChange{Comparable: true, ScorerKey: key, Difference: &zero, Lo: &zero, Hi: &zero, Test: "none",
-			Basis: fmt.Sprintf("the same run as today's (run %d)", targetRun), BasisSaid: say("capacity.said.roi_same_run", "Run", targetRun)}
+		return qualityBasis(QualityChange{Comparable: true, ScorerKey: key, Difference: &zero, Lo: &zero, Hi: &zero, Test: "none"},
+			say("capacity.said.roi_same_run", "Run", targetRun))
 	case key == "":
-		return QualityChange{Basis: fmt.Sprintf("not comparable: run %d was scored with %s, today's run %d with %s",
-			targetRun, keysOf(target), today.QualityRun, keysOf(today.Qualities)),
-			BasisSaid: say("capacity.said.roi_no_common_scorer", "Run", targetRun, "Scorers", keysSaid(target), "Today", today.QualityRun, "TodayScorers", keysSaid(today.Qualities))}
+		return qualityBasis(QualityChange{}, say("capacity.said.roi_no_common_scorer", "Run", targetRun, "Scorers", keysSaid(target),
+			"Today", today.QualityRun, "TodayScorers", keysSaid(today.Qualities)))
 	}
 	m := Compare(candidateUnder(targetRun, target, key), candidateUnder(today.QualityRun, today.Qualities, key), Quality, ev)
 	out := QualityChange{Comparable: m.Comparable, ScorerKey: key, Test: m.Test, Basis: m.Basis, BasisSaid: m.BasisSaid, P: m.P}
