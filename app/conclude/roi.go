@@ -1,7 +1,6 @@
 package conclude
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -49,8 +48,9 @@ type TodayCost struct {
 	// SourcesSaid is Sources for a page to word.
 	SourcesSaid map[string]Said `json:"-"`
 	// Problem says why no saving can be worked out (no price for today's
-	// hardware).
-	Problem string `json:"problem,omitempty"`
+	// hardware): ProblemSaid's English, for the API.
+	Problem     string `json:"problem,omitempty"`
+	ProblemSaid Said   `json:"-"`
 }
 
 // QualityChange is a target's quality against today's: the difference
@@ -102,8 +102,10 @@ type ROIRow struct {
 	MonthlySaving *float64 `json:"monthly_saving"`
 	// PaybackMonths is the migration cost ÷ the monthly saving; nil when
 	// the move never pays back (no saving) or cannot be worked out.
+	// Payback says the same in words: PaybackSaid's English, for the API.
 	PaybackMonths *float64 `json:"payback_months"`
 	Payback       string   `json:"payback"`
+	PaybackSaid   Said     `json:"-"`
 	// SameAsToday: the target is today's model on today's hardware (only
 	// the replicas may differ).
 	SameAsToday bool          `json:"same_as_today"`
@@ -169,10 +171,11 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 		if todayMonthly != nil {
 			saving := *todayMonthly - row.MonthlyCost
 			row.MonthlySaving = &saving
-			row.PaybackMonths, row.Payback = payback(today.MigrationCost, saving)
+			row.PaybackMonths, row.PaybackSaid = payback(today.MigrationCost, saving)
 		} else {
-			row.Payback = "unknown: " + tc.Problem
+			row.PaybackSaid = say("capacity.payback_unknown", "Problem", tc.ProblemSaid)
 		}
+		row.Payback = English(row.PaybackSaid)
 		row.Quality = quality(a)
 		roi.Rows = append(roi.Rows, row)
 	}
@@ -201,7 +204,8 @@ func todayCost(today TodayMeasured, c Costs, hours, util, monthTokens float64) T
 		tc.QualityRun = &id
 	}
 	if today.PricePerHour == nil {
-		tc.Problem = "no price per hour for " + today.Hardware + " (an administrator sets it on the Hardware page): no saving can be worked out"
+		tc.ProblemSaid = say("capacity.today_no_price", "Hardware", today.Hardware)
+		tc.Problem = English(tc.ProblemSaid)
 	} else {
 		hw := float64(today.Replicas) * *today.PricePerHour * hours * util
 		tc.MonthlyHardware = &hw
@@ -244,18 +248,18 @@ func cmpFloat(a, b float64) int {
 
 // payback is the months a migration costing cost takes to pay back at
 // saving a month, and the same in words.
-func payback(cost, saving float64) (*float64, string) {
+func payback(cost, saving float64) (*float64, Said) {
 	switch {
 	case saving == 0:
-		return nil, "never: it saves nothing"
+		return nil, say("capacity.payback_never")
 	case saving < 0:
-		return nil, fmt.Sprintf("never: it costs $%.2f a month more than today", -saving)
+		return nil, say("capacity.payback_never_more", "USD", dec(-saving, 2))
 	case cost == 0:
 		zero := 0.0
-		return &zero, "at once: no migration cost"
+		return &zero, say("capacity.payback_at_once")
 	}
 	months := cost / saving
-	return &months, fmt.Sprintf("%.1f months ($%.2f ÷ $%.2f a month)", months, cost, saving)
+	return &months, say("capacity.payback_months", "Months", dec(months, 1), "Cost", dec(cost, 2), "Saving", dec(saving, 2))
 }
 
 // ScorerInCommon is the scorer identity a target's quality is compared

@@ -21,7 +21,11 @@ func TestPayback(t *testing.T) {
 		{5000, 0, nil, "never: it saves nothing"},
 		{5000, -250, nil, "never: it costs $250.00 a month more than today"},
 	} {
-		m, w := payback(c.cost, c.saving)
+		m, said := payback(c.cost, c.saving)
+		w := English(said)
+		if c.cost == 20000 && said.In(i18n.Default().Lang("de")) != "2,3 Monate (20000,00 $ ÷ 8766,00 $ im Monat)" {
+			t.Errorf("German payback %q", said.In(i18n.Default().Lang("de")))
+		}
 		if w != c.words || (m == nil) != (c.months == nil) || (m != nil && math.Abs(*m-*c.months) > 1e-12) {
 			t.Errorf("payback(%v, %v) = %v %q, want %v %q", c.cost, c.saving, m, w, c.months, c.words)
 		}
@@ -78,6 +82,11 @@ func TestPlanROIEnergyOnBothSidesOrNeither(t *testing.T) {
 	roi = PlanROI(today, tr, costs, plan, none)
 	if r := roi.Rows[0]; r.MonthlySaving != nil || !strings.HasPrefix(r.Payback, "unknown: no price per hour for h0") {
 		t.Errorf("no price today: %+v", r)
+	}
+	// The page words the same message: in German too.
+	de := i18n.Default().Lang("de")
+	if got, want := roi.Rows[0].PaybackSaid.In(de), "unbekannt: kein Preis pro Stunde für h0"; !strings.HasPrefix(got, want) || roi.Rows[0].Payback != roi.Rows[0].PaybackSaid.In(en) {
+		t.Errorf("no price today in German %q, want %q…", got, want)
 	}
 }
 
