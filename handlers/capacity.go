@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -117,8 +116,8 @@ func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candi
 		if sat.HoldsAtRPS == nil {
 			return m.WithProblem(conclude.Say("capacity.said.slos_no_step", "Run", r.ID, "RPS", conclude.Dec{V: *sat.FailsAtRPS, Places: 2})), nil
 		}
-		m.SLORate, m.SLORateFrom = sat.HoldsAtRPS, fmt.Sprintf("run %d, sweep step %q", r.ID, sat.HoldsStep)
-		m.SLOFrom = conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
+		m.SLORate, m.SLOFrom = sat.HoldsAtRPS, conclude.Say("capacity.said.from_step", "Run", r.ID, "Step", sat.HoldsStep)
+		m.SLORateFrom = conclude.English(m.SLOFrom)
 		return m, nil
 	}
 	agg, err := summary.Run(ctx, s.Store, r.ID, slo, 0)
@@ -136,8 +135,8 @@ func (s *server) measure(ctx context.Context, r capacityRun, cand conclude.Candi
 		rate, m.SLORateLo = est.Mean, &lo
 		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, rate)
 	}
-	m.SLORate, m.SLORateFrom = &rate, fmt.Sprintf("run %d at its one measured load (a lower bound: no sweep)", r.ID)
-	m.SLOFrom = conclude.Say("capacity.said.from_one_load", "Run", r.ID)
+	m.SLORate, m.SLOFrom = &rate, conclude.Say("capacity.said.from_one_load", "Run", r.ID)
+	m.SLORateFrom = conclude.English(m.SLOFrom)
 	return m, nil
 }
 

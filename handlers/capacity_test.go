@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ruckus/ruckus/app/conclude"
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/app/summary"
 	"github.com/ruckus/ruckus/jobs"
@@ -78,8 +79,13 @@ func TestCapacityPlanner(t *testing.T) {
 	// ⌈10 ÷ (3 × 0.8)⌉ = 5 replicas × $3.6 = $18/h; 730.5 h a month.
 	monthly := 18 * 730.5
 	if a["replicas"] != 5.0 || a["cost_per_hour"] != 18.0 || math.Abs(a["monthly_cost"].(float64)-monthly) > 1e-6 || a["gpus"] != 0.0 ||
-		a["monthly_energy"] != nil || !strings.Contains(a["slo_rate_from"].(string), fmt.Sprintf("run %d at its one measured load", runID)) {
+		a["monthly_energy"] != nil {
 		t.Fatalf("answer %v", a)
+	}
+	// The API's English is the catalogue's, never a second sentence.
+	if from, want := a["slo_rate_from"], i18n.Default().Lang("en").T("capacity.said.from_one_load", "Run", runID); from != want ||
+		!strings.Contains(want, fmt.Sprintf("run %d at its one measured load", runID)) {
+		t.Fatalf("rate from %q, want the catalogue's %q", from, want)
 	}
 	// Energy simulated from the load (--sim-gpu) sizes nothing; measured
 	// energy is costed.

@@ -1,7 +1,6 @@
 package conclude
 
 import (
-	"fmt"
 	"math"
 	"sort"
 
@@ -64,8 +63,10 @@ type Measured struct {
 	// SLORate is the highest measured rate (req/s per replica) at which
 	// the SLOs held; nil when they held at no measured load.
 	SLORate *float64 `json:"slo_rate_rps"`
-	// SLORateFrom names the measurement: the run and sweep step; SLOFrom
-	// says the same for a page to word.
+	// SLOFrom names the measurement (the run and sweep step, the one
+	// load, or the repeats) for a page to word; SLORateFrom is its
+	// English (English(SLOFrom)), the API's, so the sentence is the
+	// catalogue's and never written twice.
 	SLORateFrom string `json:"slo_rate_from"`
 	SLOFrom     Said   `json:"-"`
 	// SLORateLo is the low end of SLORate's 95 % interval where the rate
@@ -408,16 +409,21 @@ func (a *Capacity) size(t Traffic, headroom float64) bool {
 	perReplica := rate * (1 - headroom)
 	a.Replicas = max(int(math.Ceil(t.PeakRPS/perReplica-1e-9)), 1)
 	a.TotalGPUs = a.Replicas * m.GPUs
-	a.Sources["replicas"] = fmt.Sprintf("peak %.2f req/s ÷ (%.2f req/s within the SLOs, %s, × %.0f %% after headroom)",
-		t.PeakRPS, rate, m.SLORateFrom, (1-headroom)*100)
-	a.SourcesSaid["replicas"] = say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
-		"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
 	if m.SLORateLo != nil {
-		a.SourcesSaid["replicas"] = say("capacity.said.source_replicas_lo", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
-			"Mean", dec(*m.SLORate, 2), "From", m.SLOFrom, "Share", dec((1-headroom)*100, 0))
-		a.Sources["replicas"] = English(a.SourcesSaid["replicas"])
+		a.source("replicas", say("capacity.said.source_replicas_lo", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
+			"Mean", dec(*m.SLORate, 2), "From", m.SLOFrom, "Share", dec((1-headroom)*100, 0)))
+	} else {
+		a.source("replicas", say("capacity.said.source_replicas", "Peak", dec(t.PeakRPS, 2), "Rate", dec(rate, 2),
+			"From", m.SLOFrom, "Share", dec((1-headroom)*100, 0)))
 	}
 	return true
+}
+
+// source says where figure k comes from: the message for a page to word
+// and, for the API, its English from the catalogue (one sentence, never
+// written twice).
+func (a *Capacity) source(k string, s Said) {
+	a.SourcesSaid[k], a.Sources[k] = s, English(s)
 }
 
 // priceByHour costs a sized target by its replicas' price per hour:
@@ -429,25 +435,20 @@ func (a *Capacity) priceByHour(t Traffic, c Costs, hours, util float64) {
 	perHour := float64(a.Replicas) * *m.PricePerHour
 	hw := perHour * hours * util
 	a.CostPerHour, a.MonthlyHardware = &perHour, &hw
-	a.Sources["cost_per_hour"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price)", a.Replicas, *m.PricePerHour, m.Hardware)
-	a.SourcesSaid["cost_per_hour"] = say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware)
+	a.source("cost_per_hour", say("capacity.said.source_cost_per_hour", "Replicas", a.Replicas, "Price", dec(*m.PricePerHour, 4), "Hardware", m.Hardware))
 	monthly := hw + c.LicencePerMonth
 	if m.JoulesPerToken != nil {
 		e := *m.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
 		a.MonthlyEnergy = &e
 		monthly += e
-		a.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d's GPU readings) × %.0f output tokens a month × $%.4f per kWh",
-			*m.JoulesPerToken, m.RunID, monthTokens, c.EnergyPricePerKWh)
-		a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
-			"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
+		a.source("monthly_energy", say("capacity.said.source_energy", "J", dec(*m.JoulesPerToken, 3), "Run", m.RunID,
+			"Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4)))
 	} else {
-		a.Sources["monthly_energy"] = "not measured (no GPU readings): left out"
-		a.SourcesSaid["monthly_energy"] = say("capacity.said.source_energy_none")
+		a.source("monthly_energy", say("capacity.said.source_energy_none"))
 	}
 	a.MonthlyCost = &monthly
-	a.Sources["monthly_cost"] = fmt.Sprintf("hardware $%.2f (%.0f h × %.0f %% up) + energy + licence $%.2f", hw, hours, util*100, c.LicencePerMonth)
-	a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
-		"Licence", dec(c.LicencePerMonth, 2))
+	a.source("monthly_cost", say("capacity.said.source_monthly", "Hardware", dec(hw, 2), "Hours", dec(hours, 0), "Up", dec(util*100, 0),
+		"Licence", dec(c.LicencePerMonth, 2)))
 	a.per1M(t, monthTokens)
 }
 
@@ -458,10 +459,8 @@ func (a *Capacity) per1M(t Traffic, monthTokens float64) {
 	}
 	per1M := *a.MonthlyCost / monthTokens * 1e6
 	a.CostPer1MTokens = &per1M
-	a.Sources["cost_per_1m_output_tokens"] = fmt.Sprintf("monthly cost ÷ %.0f output tokens a month (%.2f req/s on average × %.0f tokens)",
-		monthTokens, t.AverageRPS, t.OutputTokens)
-	a.SourcesSaid["cost_per_1m_output_tokens"] = say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
-		"Output", dec(t.OutputTokens, 0))
+	a.source("cost_per_1m_output_tokens", say("capacity.said.source_per_1m", "Tokens", dec(monthTokens, 0), "Average", dec(t.AverageRPS, 2),
+		"Output", dec(t.OutputTokens, 0)))
 }
 
 // priceByToken costs a remote provider's run by its token prices: the
@@ -476,13 +475,10 @@ func (a *Capacity) priceByToken(t Traffic, c Costs, hours float64) {
 	tokens := (monthIn*p.InputPer1M + monthOut*p.OutputPer1M) / 1e6
 	monthly := tokens + c.LicencePerMonth
 	a.MonthlyTokens, a.MonthlyCost = &tokens, &monthly
-	a.SourcesSaid["replicas"] = say("capacity.said.source_replicas_tokens")
-	a.SourcesSaid["monthly_tokens"] = say("capacity.said.source_tokens", "In", dec(monthIn, 0), "InPrice", dec(p.InputPer1M, 4),
-		"Out", dec(monthOut, 0), "OutPrice", dec(p.OutputPer1M, 4), "Provider", p.Provider, "Model", p.Model)
-	a.SourcesSaid["monthly_cost"] = say("capacity.said.source_monthly_tokens", "Tokens", dec(tokens, 2), "Licence", dec(c.LicencePerMonth, 2))
-	for _, k := range []string{"replicas", "monthly_tokens", "monthly_cost"} {
-		a.Sources[k] = English(a.SourcesSaid[k])
-	}
+	a.source("replicas", say("capacity.said.source_replicas_tokens"))
+	a.source("monthly_tokens", say("capacity.said.source_tokens", "In", dec(monthIn, 0), "InPrice", dec(p.InputPer1M, 4),
+		"Out", dec(monthOut, 0), "OutPrice", dec(p.OutputPer1M, 4), "Provider", p.Provider, "Model", p.Model))
+	a.source("monthly_cost", say("capacity.said.source_monthly_tokens", "Tokens", dec(tokens, 2), "Licence", dec(c.LicencePerMonth, 2)))
 	if t.PeakRPS > m.MaxMeasuredRPS*(1+1e-9) {
 		a.extrapolated(say("capacity.said.above_busiest_provider", "Peak", dec(t.PeakRPS, 2), "Max", dec(m.MaxMeasuredRPS, 2)))
 	}

@@ -17,7 +17,7 @@ import (
 // hour, its answers 200 tokens long.
 func sizedAt(id int64, rate, lo, price float64) Measured {
 	m := answered(Measured{RunID: id, Model: "m", Hardware: "h", PricePerHour: f64(price), SLORate: f64(rate), SLORateFrom: "run",
-		MaxMeasuredRPS: rate, InputTokens: 500, OutputTokens: 200}, 200, 200, 200)
+		SLOFrom: say("capacity.said.from_one_load", "Run", id), MaxMeasuredRPS: rate, InputTokens: 500, OutputTokens: 200}, 200, 200, 200)
 	if lo != 0 {
 		m.SLORateLo = &lo
 	}

@@ -1,7 +1,7 @@
 package conclude
 
 import (
-	"fmt"
+	"github.com/ruckus/ruckus/app/stats"
 )
 
 // RepeatsOf is cs as MergeRepeats merges them (repeatGroups), each merged
@@ -42,9 +42,10 @@ func RepeatsOf(cs []Candidate) ([]Candidate, [][]int) {
 //   - when the SLOs held in no load of one repeat, the target is not
 //     sized, with that repeat's reason: they did not hold every time;
 //   - when each repeat measured one load, the engine's estimate over the
-//     repeats (ReplicaRate of c: the mean of their rates, its 95 %
-//     interval from the spread between them, Student t on n − 1 degrees
-//     of freedom), sized on its low end as a single run is;
+//     repeats (repeatsRate: the mean of the rates each repeat's steady
+//     window gives, ReplicaRate's, its 95 % interval from the spread
+//     between them, Student t on n − 1 degrees of freedom), sized on its
+//     low end as a single run is;
 //   - otherwise (sweeps, which keep no interval) the lowest rate any
 //     repeat held the SLOs at.
 //
@@ -71,17 +72,42 @@ func MergeMeasured(ms []Measured, c Candidate) Measured {
 		}
 		oneLoad = oneLoad && x.SLORateLo != nil
 	}
-	if est, ok := ReplicaRate(c); oneLoad && ok {
+	if est, ok := repeatsRate(ms); oneLoad && ok {
 		rate, lo := est.Mean, est.Lo
 		m.SLORate, m.SLORateLo = &rate, &lo
 		m.MaxMeasuredRPS = max(m.MaxMeasuredRPS, rate)
 		m.SLOFrom = say("capacity.said.from_repeats", "Run", m.RunID, "N", len(ms))
-		m.SLORateFrom = fmt.Sprintf("the %d repeats of run %d at their one measured load (the mean of their rates; a lower bound: no sweep)", len(ms), m.RunID)
+		m.SLORateFrom = English(m.SLOFrom)
 		return m
 	}
 	l := ms[lowest]
 	m.SLORate, m.SLORateLo, m.SLORateFrom, m.SLOFrom = l.SLORate, nil, l.SLORateFrom, l.SLOFrom
 	return m
+}
+
+// repeatsRate is the rate one replica serves over a target's repeats
+// that each measured one load: the mean of their own rates (each the
+// steady window's batch mean, ReplicaRate of the run, the estimator a
+// single run is sized with) with the Student t interval of the spread
+// between them (stats.MeanInterval), so a target run with repeats is
+// sized as its repeats measured it, never on whole-run rates that warm-up
+// and a straggling drain pull down (docs/benchmarks.md#capacity-planner).
+// Not ok when the interval is not bounded away from +Inf or the mean is
+// not positive.
+func repeatsRate(ms []Measured) (stats.Estimate, bool) {
+	xs := make([]float64, len(ms))
+	for i, x := range ms {
+		if x.SLORate == nil {
+			return stats.Estimate{}, false
+		}
+		xs[i] = *x.SLORate
+	}
+	e := stats.MeanInterval(xs)
+	e.Repeats = true
+	if !e.OK() || !(e.Mean > 0) || !finite(e.Lo) {
+		return stats.Estimate{}, false
+	}
+	return e, true
 }
 
 // ListLeft lists on the plan, as not sized, the runs PlannerRuns left

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ruckus/ruckus/app/i18n"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -23,11 +25,11 @@ func TestPlanCapacity(t *testing.T) {
 	ms := []Measured{
 		// 3 req/s within the SLOs, 20 % headroom → 2.4 per replica → ⌈10/2.4⌉ = 5 replicas × 2 GPUs.
 		answered(Measured{RunID: 1, Model: "big", Hardware: "h100-80gb-x2", GPUs: 2, PricePerHour: f64(8), SLORate: f64(3), SLORateFrom: `run 1, sweep step "rate 3.00/s"`,
-			MaxMeasuredRPS: 4, InputTokens: 480, OutputTokens: 210, JoulesPerToken: f64(0.5)}, 205, 250, 256),
+			SLOFrom: say("capacity.said.from_step", "Run", int64(1), "Step", "rate 3.00/s"), MaxMeasuredRPS: 4, InputTokens: 480, OutputTokens: 210, JoulesPerToken: f64(0.5)}, 205, 250, 256),
 		// 12 req/s × 0.8 = 9.6 per replica → 2 replicas; measured with 100
 		// output tokens: extrapolated.
 		answered(Measured{RunID: 2, Model: "small", Hardware: "l4-24gb-x1", GPUs: 1, PricePerHour: f64(1), SLORate: f64(12), SLORateFrom: "run 2",
-			MaxMeasuredRPS: 12, InputTokens: 500, OutputTokens: 100}, 80, 200, 256),
+			SLOFrom: say("capacity.said.from_one_load", "Run", int64(2)), MaxMeasuredRPS: 12, InputTokens: 500, OutputTokens: 100}, 80, 200, 256),
 		Measured{RunID: 3, Model: "slow", Hardware: "cpu", SLORate: nil}.WithProblem(say("capacity.said.slos_no_step", "Run", 3, "RPS", Dec{V: 1.5, Places: 2})),
 		answered(Measured{RunID: 4, Model: "unpriced", Hardware: "a10-24gb-x1", GPUs: 1, SLORate: f64(20), MaxMeasuredRPS: 20, InputTokens: 500, OutputTokens: 200}, 200, 200, 200),
 	}
@@ -50,6 +52,22 @@ func TestPlanCapacity(t *testing.T) {
 	// Each replica of the big target takes 2 req/s, within what was measured.
 	if len(big.Extrapolated) != 0 || !strings.Contains(big.Sources["replicas"], "rate 3.00/s") {
 		t.Errorf("big: extrapolated %v, sources %v", big.Extrapolated, big.Sources)
+	}
+	// Every source in the API is its message's English from the
+	// catalogue: one sentence, never a second one written beside it.
+	en := i18n.Default().Lang("en")
+	for _, a := range []Capacity{big, small} {
+		if len(a.Sources) != len(a.SourcesSaid) || len(a.Sources) < 5 {
+			t.Errorf("run %d: sources %v, said %v", a.RunID, a.Sources, a.SourcesSaid)
+		}
+		for k, said := range a.SourcesSaid {
+			if got, want := a.Sources[k], said.In(en); got != want || want == "" {
+				t.Errorf("run %d's %s: %q, want the catalogue's %q", a.RunID, k, got, want)
+			}
+		}
+	}
+	if want := `peak 10.00 req/s ÷ (3.00 req/s within the SLOs, run 1, sweep step "rate 3.00/s", × 80 % after headroom)`; big.Sources["replicas"] != want {
+		t.Errorf("big's replicas: %q, want %q", big.Sources["replicas"], want)
 	}
 	if len(small.Extrapolated) != 1 || !strings.Contains(small.Extrapolated[0], "measured with 100 output tokens") {
 		t.Errorf("small: extrapolated %v", small.Extrapolated)

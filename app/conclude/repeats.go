@@ -90,7 +90,11 @@ func mergeRepeated(g []Candidate) Candidate {
 	}
 	m.TokensPS, m.TPS = mean(func(c Candidate) *float64 { return c.TokensPS })
 	m.CostPer1M, _ = mean(func(c Candidate) *float64 { return c.CostPer1M })
-	m.RequestsPS, m.RPS = mean(func(c Candidate) *float64 { return c.RequestsPS })
+	// Requests/s is each repeat's as goodput per dollar takes a single
+	// run's (requestsPerS: the steady window's batch mean where it was
+	// kept, else the whole run's), so a repeated target's rate is not
+	// pulled down by warm-up and straggling drains a single run's is not.
+	m.RequestsPS, m.RPS = mean(requestsPerS)
 	m.TTFTp95, _ = mean(func(c Candidate) *float64 { return c.TTFTp95 })
 	var e2e stats.Estimate
 	m.E2Ep95, e2e = mean(func(c Candidate) *float64 { return c.E2Ep95 })

@@ -1,7 +1,6 @@
 package conclude
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -49,8 +48,9 @@ type TodayCost struct {
 	// SourcesSaid is Sources for a page to word.
 	SourcesSaid map[string]Said `json:"-"`
 	// Problem says why no saving can be worked out (no price for today's
-	// hardware).
-	Problem string `json:"problem,omitempty"`
+	// hardware): ProblemSaid's English, for the API.
+	Problem     string `json:"problem,omitempty"`
+	ProblemSaid Said   `json:"-"`
 }
 
 // QualityChange is a target's quality against today's: the difference
@@ -102,8 +102,10 @@ type ROIRow struct {
 	MonthlySaving *float64 `json:"monthly_saving"`
 	// PaybackMonths is the migration cost ÷ the monthly saving; nil when
 	// the move never pays back (no saving) or cannot be worked out.
+	// Payback says the same in words: PaybackSaid's English, for the API.
 	PaybackMonths *float64 `json:"payback_months"`
 	Payback       string   `json:"payback"`
+	PaybackSaid   Said     `json:"-"`
 	// SameAsToday: the target is today's model on today's hardware (only
 	// the replicas may differ).
 	SameAsToday bool          `json:"same_as_today"`
@@ -159,20 +161,21 @@ func PlanROI(today TodayMeasured, t Traffic, c Costs, plan CapacityPlan, quality
 				*todayMonthly += *tc.MonthlyEnergy
 			}
 		case a.MonthlyEnergy != nil:
-			row.EnergyLeftOut = "energy left out on both sides: not measured for today's deployment"
 			row.EnergyLeftOutSaid = say("capacity.said.roi_energy_left_out_today")
+			row.EnergyLeftOut = English(row.EnergyLeftOutSaid)
 		case tc.MonthlyEnergy != nil:
-			row.EnergyLeftOut = fmt.Sprintf("energy left out on both sides: not measured for run %d", a.RunID)
 			row.EnergyLeftOutSaid = say("capacity.said.roi_energy_left_out_run", "Run", a.RunID)
+			row.EnergyLeftOut = English(row.EnergyLeftOutSaid)
 		}
 		row.TodayMonthly = todayMonthly
 		if todayMonthly != nil {
 			saving := *todayMonthly - row.MonthlyCost
 			row.MonthlySaving = &saving
-			row.PaybackMonths, row.Payback = payback(today.MigrationCost, saving)
+			row.PaybackMonths, row.PaybackSaid = payback(today.MigrationCost, saving)
 		} else {
-			row.Payback = "unknown: " + tc.Problem
+			row.PaybackSaid = say("capacity.payback_unknown", "Problem", tc.ProblemSaid)
 		}
+		row.Payback = English(row.PaybackSaid)
 		row.Quality = quality(a)
 		roi.Rows = append(roi.Rows, row)
 	}
@@ -201,27 +204,36 @@ func todayCost(today TodayMeasured, c Costs, hours, util, monthTokens float64) T
 		tc.QualityRun = &id
 	}
 	if today.PricePerHour == nil {
-		tc.Problem = "no price per hour for " + today.Hardware + " (an administrator sets it on the Hardware page): no saving can be worked out"
+		tc.ProblemSaid = say("capacity.today_no_price", "Hardware", today.Hardware)
+		tc.Problem = English(tc.ProblemSaid)
 	} else {
 		hw := float64(today.Replicas) * *today.PricePerHour * hours * util
 		tc.MonthlyHardware = &hw
-		tc.Sources["monthly_hardware"] = fmt.Sprintf("%d replicas × $%.4f per hour (%s's price) × %.0f h × %.0f %% up",
-			today.Replicas, *today.PricePerHour, today.Hardware, hours, util*100)
-		tc.SourcesSaid["monthly_hardware"] = say("capacity.said.roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
-			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0))
+		tc.source("monthly_hardware", say("capacity.said.roi_source_hardware", "Replicas", today.Replicas, "Price", dec(*today.PricePerHour, 4),
+			"Hardware", today.Hardware, "Hours", dec(hours, 0), "Up", dec(util*100, 0)))
 	}
 	if today.JoulesPerToken != nil {
 		e := *today.JoulesPerToken * monthTokens / 3.6e6 * c.EnergyPricePerKWh
 		tc.MonthlyEnergy = &e
-		tc.Sources["monthly_energy"] = fmt.Sprintf("%.3f J per output token (run %d, %s on %s) × %.0f output tokens a month × $%.4f per kWh",
-			*today.JoulesPerToken, today.EnergyRun, today.Model, today.Hardware, monthTokens, c.EnergyPricePerKWh)
-		tc.SourcesSaid["monthly_energy"] = say("capacity.said.roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
-			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4))
+		tc.source("monthly_energy", say("capacity.said.roi_source_energy", "J", dec(*today.JoulesPerToken, 3), "Run", today.EnergyRun,
+			"Model", today.Model, "Hardware", today.Hardware, "Tokens", dec(monthTokens, 0), "Price", dec(c.EnergyPricePerKWh, 4)))
 	} else {
-		tc.Sources["monthly_energy"] = fmt.Sprintf("not measured (no run of %s on %s with GPU readings)", today.Model, today.Hardware)
-		tc.SourcesSaid["monthly_energy"] = say("capacity.said.roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware)
+		tc.source("monthly_energy", say("capacity.said.roi_source_energy_none", "Model", today.Model, "Hardware", today.Hardware))
 	}
 	return tc
+}
+
+// source says where today's figure k comes from: the message for a page
+// to word and, for the API, its English from the catalogue.
+func (tc *TodayCost) source(k string, s Said) {
+	tc.SourcesSaid[k], tc.Sources[k] = s, English(s)
+}
+
+// qualityBasis is q with its basis said, the API's English from the
+// catalogue.
+func qualityBasis(q QualityChange, s Said) QualityChange {
+	q.BasisSaid, q.Basis = s, English(s)
+	return q
 }
 
 func cmpFloat(a, b float64) int {
@@ -236,18 +248,18 @@ func cmpFloat(a, b float64) int {
 
 // payback is the months a migration costing cost takes to pay back at
 // saving a month, and the same in words.
-func payback(cost, saving float64) (*float64, string) {
+func payback(cost, saving float64) (*float64, Said) {
 	switch {
 	case saving == 0:
-		return nil, "never: it saves nothing"
+		return nil, say("capacity.payback_never")
 	case saving < 0:
-		return nil, fmt.Sprintf("never: it costs $%.2f a month more than today", -saving)
+		return nil, say("capacity.payback_never_more", "USD", dec(-saving, 2))
 	case cost == 0:
 		zero := 0.0
-		return &zero, "at once: no migration cost"
+		return &zero, say("capacity.payback_at_once")
 	}
 	months := cost / saving
-	return &months, fmt.Sprintf("%.1f months ($%.2f ÷ $%.2f a month)", months, cost, saving)
+	return &months, say("capacity.payback_months", "Months", dec(months, 1), "Cost", dec(cost, 2), "Saving", dec(saving, 2))
 }
 
 // ScorerInCommon is the scorer identity a target's quality is compared
@@ -288,16 +300,14 @@ func candidateUnder(runID int64, qs []store.Quality, key string) Candidate {
 func QualityAgainst(targetRun int64, target []store.Quality, today TodayMeasured, key string, ev Evidence) QualityChange {
 	switch {
 	case today.QualityRun == 0:
-		return QualityChange{Basis: fmt.Sprintf("not compared: no run of %s on this dataset was scored", today.Model),
-			BasisSaid: say("capacity.said.roi_no_scored_run", "Model", today.Model)}
+		return qualityBasis(QualityChange{}, say("capacity.said.roi_no_scored_run", "Model", today.Model))
 	case targetRun == today.QualityRun:
 		zero := 0.0
-		return QualityChange{Comparable: true, ScorerKey: key, Difference: &zero, Lo: &zero, Hi: &zero, Test: "none",
-			Basis: fmt.Sprintf("the same run as today's (run %d)", targetRun), BasisSaid: say("capacity.said.roi_same_run", "Run", targetRun)}
+		return qualityBasis(QualityChange{Comparable: true, ScorerKey: key, Difference: &zero, Lo: &zero, Hi: &zero, Test: "none"},
+			say("capacity.said.roi_same_run", "Run", targetRun))
 	case key == "":
-		return QualityChange{Basis: fmt.Sprintf("not comparable: run %d was scored with %s, today's run %d with %s",
-			targetRun, keysOf(target), today.QualityRun, keysOf(today.Qualities)),
-			BasisSaid: say("capacity.said.roi_no_common_scorer", "Run", targetRun, "Scorers", keysSaid(target), "Today", today.QualityRun, "TodayScorers", keysSaid(today.Qualities))}
+		return qualityBasis(QualityChange{}, say("capacity.said.roi_no_common_scorer", "Run", targetRun, "Scorers", keysSaid(target),
+			"Today", today.QualityRun, "TodayScorers", keysSaid(today.Qualities)))
 	}
 	m := Compare(candidateUnder(targetRun, target, key), candidateUnder(today.QualityRun, today.Qualities, key), Quality, ev)
 	out := QualityChange{Comparable: m.Comparable, ScorerKey: key, Test: m.Test, Basis: m.Basis, BasisSaid: m.BasisSaid, P: m.P}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruckus/ruckus/app/i18n"
 	"github.com/ruckus/ruckus/app/store"
 )
 
@@ -20,7 +21,11 @@ func TestPayback(t *testing.T) {
 		{5000, 0, nil, "never: it saves nothing"},
 		{5000, -250, nil, "never: it costs $250.00 a month more than today"},
 	} {
-		m, w := payback(c.cost, c.saving)
+		m, said := payback(c.cost, c.saving)
+		w := English(said)
+		if c.cost == 20000 && said.In(i18n.Default().Lang("de")) != "2,3 Monate (20000,00 $ ÷ 8766,00 $ im Monat)" {
+			t.Errorf("German payback %q", said.In(i18n.Default().Lang("de")))
+		}
 		if w != c.words || (m == nil) != (c.months == nil) || (m != nil && math.Abs(*m-*c.months) > 1e-12) {
 			t.Errorf("payback(%v, %v) = %v %q, want %v %q", c.cost, c.saving, m, w, c.months, c.words)
 		}
@@ -60,10 +65,28 @@ func TestPlanROIEnergyOnBothSidesOrNeither(t *testing.T) {
 	if r := byRun[1]; math.Abs(*r.MonthlySaving-103.6) > 1e-9 || r.EnergyLeftOut != "" || math.Abs(*r.PaybackMonths-100/103.6) > 1e-12 {
 		t.Errorf("run 1: %+v", r)
 	}
+	// What the API says is each message's English from the catalogue.
+	en := i18n.Default().Lang("en")
+	if r := byRun[2]; r.EnergyLeftOut != r.EnergyLeftOutSaid.In(en) || r.EnergyLeftOut != en.T("capacity.said.roi_energy_left_out_run", "Run", int64(2)) {
+		t.Errorf("run 2's energy left out: %q", r.EnergyLeftOut)
+	}
+	if len(roi.Today.Sources) != 2 || len(roi.Today.SourcesSaid) != 2 {
+		t.Errorf("today's sources %v", roi.Today.Sources)
+	}
+	for k, said := range roi.Today.SourcesSaid {
+		if got, want := roi.Today.Sources[k], said.In(en); got != want || want == "" {
+			t.Errorf("today's %s: %q, want the catalogue's %q", k, got, want)
+		}
+	}
 	today.PricePerHour = nil
 	roi = PlanROI(today, tr, costs, plan, none)
 	if r := roi.Rows[0]; r.MonthlySaving != nil || !strings.HasPrefix(r.Payback, "unknown: no price per hour for h0") {
 		t.Errorf("no price today: %+v", r)
+	}
+	// The page words the same message: in German too.
+	de := i18n.Default().Lang("de")
+	if got, want := roi.Rows[0].PaybackSaid.In(de), "unbekannt: kein Preis pro Stunde für h0"; !strings.HasPrefix(got, want) || roi.Rows[0].Payback != roi.Rows[0].PaybackSaid.In(en) {
+		t.Errorf("no price today in German %q, want %q…", got, want)
 	}
 }
 
@@ -96,5 +119,12 @@ func TestScorerInCommon(t *testing.T) {
 	got := QualityAgainst(2, q("bleu"), TodayMeasured{Today: Today{Model: "t"}, QualityRun: 1, Qualities: q("exact")}, "", Evidence{})
 	if got.Comparable || got.Difference != nil || !strings.Contains(got.Basis, "not comparable: run 2 was scored with bleu, today's run 1 with exact") {
 		t.Errorf("across identities: %+v", got)
+	}
+	for _, c := range []QualityChange{got,
+		QualityAgainst(2, q("bleu"), TodayMeasured{Today: Today{Model: "t"}, QualityRun: 2, Qualities: q("bleu")}, "bleu", Evidence{}),
+		QualityAgainst(2, q("bleu"), TodayMeasured{Today: Today{Model: "t"}}, "", Evidence{})} {
+		if want := c.BasisSaid.In(i18n.Default().Lang("en")); c.Basis != want || want == "" {
+			t.Errorf("basis %q, want the catalogue's %q", c.Basis, want)
+		}
 	}
 }

@@ -161,20 +161,10 @@ func saving(ctx context.Context, v *float64) string {
 }
 
 // payback is how soon moving to a row's target pays for itself, as
-// conclude.PlanROI works it out.
-func payback(ctx context.Context, today conclude.TodayCost, row conclude.ROIRow) string {
-	switch {
-	case row.MonthlySaving == nil:
-		return i18n.T(ctx, "capacity.payback_unknown", "Problem", noPrice(ctx, today.Hardware))
-	case *row.MonthlySaving == 0:
-		return i18n.T(ctx, "capacity.payback_never")
-	case *row.MonthlySaving < 0:
-		return i18n.T(ctx, "capacity.payback_never_more", "USD", fixed(ctx, -*row.MonthlySaving, 2))
-	case today.MigrationCost == 0 || row.PaybackMonths == nil:
-		return i18n.T(ctx, "capacity.payback_at_once")
-	}
-	return i18n.T(ctx, "capacity.payback_months", "Months", fixed(ctx, *row.PaybackMonths, 1),
-		"Cost", fixed(ctx, today.MigrationCost, 2), "Saving", fixed(ctx, *row.MonthlySaving, 2))
+// conclude.PlanROI works it out and says it (the API's English is the
+// same message's).
+func payback(ctx context.Context, row conclude.ROIRow) string {
+	return said.Word(ctx, row.PaybackSaid)
 }
 
 // energyLeftOut says why energy is left out of a row's comparison; "" when
