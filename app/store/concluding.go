@@ -123,20 +123,27 @@ func (q *Queries) UnconcludeRun(ctx context.Context, runID int64) error {
 // The run id is read only from a job of a concluding kind whose run_id
 // is a number: another kind's args may hold anything under that name.
 func (q *Queries) GivenUpUnconcluded(ctx context.Context, within time.Duration, tag string) ([]int64, error) {
-	rows, _ := q.db.Query(ctx, `SELECT r.id
-		FROM river_job k
-		JOIN LATERAL (SELECT CASE WHEN k.kind IN ('score_run', 'conclude_run', 'execute_run') AND k.args->>'run_id' ~ '^[0-9]{1,18}$'
-			THEN (k.args->>'run_id')::bigint END AS id) a ON a.id IS NOT NULL
-		LEFT JOIN judge_runs j ON j.run_id = a.id AND j.origin = 'manifest'
-		JOIN runs r ON r.id = coalesce(j.run_a, a.id)
+	rows, _ := q.db.Query(ctx, `WITH given AS MATERIALIZED (
+			SELECT DISTINCT ON (a.id) k.id AS job, k.finalized_at, a.id AS run
+			FROM river_job k
+			JOIN LATERAL (SELECT CASE WHEN k.kind IN ('score_run', 'conclude_run', 'execute_run') AND k.args->>'run_id' ~ '^[0-9]{1,18}$'
+				THEN (k.args->>'run_id')::bigint END AS id) a ON a.id IS NOT NULL
+			WHERE k.state IN ('discarded', 'cancelled') AND k.finalized_at > now() - make_interval(secs => @within)
+				AND k.kind IN ('score_run', 'conclude_run', 'execute_run')
+				AND NOT (k.kind = 'conclude_run' AND @tag = ANY(k.tags))
+			ORDER BY a.id, k.id DESC),
+		newer AS (
+			SELECT g.job, g.finalized_at, g.run AS job_run, coalesce(j.run_a, g.run) AS run
+			FROM given g LEFT JOIN judge_runs j ON j.run_id = g.run AND j.origin = 'manifest')
+		SELECT r.id
+		FROM newer g
+		JOIN runs r ON r.id = g.run
 		JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE k.state IN ('discarded', 'cancelled') AND k.finalized_at > now() - make_interval(secs => @within)
-			AND k.kind IN ('score_run', 'conclude_run', 'execute_run')
-			AND NOT (k.kind = 'conclude_run' AND @tag = ANY(k.tags))
-			AND r.state = 'completed' AND b.deleted_at IS NULL AND b.judges_run_id IS NULL
-			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.id > k.id AND n.kind IN ('score_run', 'conclude_run', 'execute_run')
-				AND (n.args @> jsonb_build_object('run_id', a.id) OR n.args @> jsonb_build_object('run_id', r.id)))
-		ORDER BY k.finalized_at DESC, k.id DESC
+		WHERE r.state = 'completed' AND b.deleted_at IS NULL AND b.judges_run_id IS NULL
+			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.kind = 'score_run' AND n.args->>'run_id' IN (g.job_run::text, g.run::text) AND n.id > g.job)
+			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.kind IN ('conclude_run', 'execute_run')
+				AND n.args->>'run_id' IN (g.job_run::text, g.run::text) AND n.id > g.job)
+		ORDER BY g.finalized_at DESC, g.job DESC
 		LIMIT 100`, pgx.NamedArgs{"within": within.Seconds(), "tag": tag})
 	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	return out, mapErr(err, "runs given up and not concluded")
