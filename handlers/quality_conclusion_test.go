@@ -136,6 +136,90 @@ func TestJudgeScoredRegressionIsFlaggedAfterTheJudging(t *testing.T) {
 	}
 }
 
+// A judge-scored run that cannot be judged (here its judge model was
+// retired; as well when no answer succeeded or no judge is named) is
+// concluded inside its own score job, which is still live: the check must
+// not wait for the run it is checking, or its target is never decided and
+// a model version slower than the last is never flagged
+// (docs/verdict.md#regression-flags).
+func TestUnjudgedRunIsCheckedForRegressions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ada := e.createUser("ada@example.com", "correct horse", store.RoleUser)
+	tok := e.token(ada)
+	_, a := runWithResults(t, e, tok, 80, func(i int) string { return fmt.Sprint(i) })
+	var ds int64
+	if err := e.store.Pool().QueryRow(ctx, `SELECT b.dataset_id FROM runs r JOIN benchmarks b ON b.id = r.benchmark_id WHERE r.id = $1`, a).Scan(&ds); err != nil {
+		t.Fatal(err)
+	}
+	rc := insertOnly(t, e)
+	svc := testkit.Service(ctx, t, e.store, &testkit.ServiceOpts{StaleAfter: 15 * time.Second})
+	w := &jobs.ScoreRunWorker{Scorer: &score.Service{Store: e.store, Judge: svc}, Regressions: &regress.Checker{Store: e.store},
+		Stats: conclude.Keeper{Store: e.store}, Notifier: &notify.Notifier{Store: e.store, River: rc}}
+	score := func(run int64) {
+		t.Helper()
+		res, err := rc.Insert(ctx, jobs.ScoreRunArgs{RunID: run}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Work(ctx, &river.Job[jobs.ScoreRunArgs]{JobRow: &rivertype.JobRow{ID: res.Job.ID}, Args: jobs.ScoreRunArgs{RunID: run}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	judged := func(slower float64) int64 {
+		t.Helper()
+		r := e.api(http.MethodPost, "/api/v1/benchmarks", tok, strings.NewReader(fmt.Sprintf(`{"name":"judged","dataset":%d,
+			"targets":[{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}],"load":{"profile":"sequential"},"sampling":{"max_tokens":8},
+			"scorer":"judge","scorer_options":{"judge":{"model":"m/small","runtime":"sim","hardware":"cpu-2c"}}}`, ds)), "application/json")
+		if r.status != 201 {
+			t.Fatalf("judged benchmark: %d %v", r.status, r.body)
+		}
+		run := int64(r.body["runs"].([]any)[0].(map[string]any)["run_id"].(float64))
+		finishAsAgent(t, e, run, func(i int, _ string) string { return fmt.Sprint(i) })
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE results SET ttft_ms = ttft_ms * $2 + idx % 3, e2e_ms = e2e_ms * $2 + idx % 3
+			WHERE run_id = $1`, run, slower); err != nil {
+			t.Fatal(err)
+		}
+		if slower > 1 {
+			// Its judge is retired before its score job starts the judging.
+			if _, err := e.store.Pool().Exec(ctx, `UPDATE models SET retired_at = now() WHERE name = 'm/small'`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sum, err := summary.Run(ctx, e.store, run, jobs.SLO{}, 6*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(sum)
+		if _, err := e.store.Pool().Exec(ctx, `UPDATE runs SET summary = $2 WHERE id = $1`, run, raw); err != nil {
+			t.Fatal(err)
+		}
+		score(run)
+		return run
+	}
+	first := judged(1)
+	judgeRun, _ := judgeRunOf(t, e, first, "single")
+	finishAsAgent(t, e, judgeRun, func(_ int, _ string) string { return "Rating: [[9]]" })
+	score(judgeRun)
+	second := judged(20)
+	var flags []string
+	rows, err := e.store.Pool().Query(ctx, `SELECT metric FROM run_regressions WHERE run_id = $1 ORDER BY metric`, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		flags = append(flags, m)
+	}
+	if rows.Err() != nil || len(flags) == 0 {
+		t.Fatalf("run %d, slower than run %d and not judged: flags %v (%v)", second, first, flags, rows.Err())
+	}
+}
+
 // A run scored in the sandbox is concluded when its execution is done:
 // its score job only queues the execution, the sandbox worker queues the
 // conclusion once the quality is stored, and benchmark.finished goes out

@@ -136,19 +136,22 @@ func (f *fakeReaper) DecideSearches(context.Context) (int, error) {
 	return 1, errors.New("rung 0 of benchmark 1: no plan")
 }
 
-func (f *fakeReaper) TellGivenUp(context.Context) (int, error) {
+func (f *fakeReaper) ConcludeGivenUp(context.Context) (int, error) {
 	f.told++
-	return 0, nil
+	return 0, errors.New("runs given up: no database")
 }
 
-// TestReaperTellsGivenUp: each period the reaper also tells the
-// benchmarks a job given up left concluded (docs/verdict.md#when-a-verdict-is-final),
-// whatever the search decider said.
-func TestReaperTellsGivenUp(t *testing.T) {
+// TestConcludeGivenUpWorker: the periodic job queues the conclusions of
+// runs given up (docs/verdict.md#when-a-verdict-is-final) and fails with
+// the look's error; it runs less often than the reaper.
+func TestConcludeGivenUpWorker(t *testing.T) {
 	f := &fakeReaper{}
-	err := (&jobs.ReaperWorker{Reaper: f, Searches: f, GivenUp: f}).Work(context.Background(), &river.Job[jobs.ReaperArgs]{})
+	err := (&jobs.ConcludeGivenUpWorker{GivenUp: f}).Work(context.Background(), &river.Job[jobs.ConcludeGivenUpArgs]{})
 	if f.told != 1 || err == nil {
-		t.Fatalf("told %d times, error %v", f.told, err)
+		t.Fatalf("looked %d times, error %v", f.told, err)
+	}
+	if opts := (jobs.ConcludeGivenUpArgs{}).InsertOpts(); opts.Queue != jobs.ReaperQueue || opts.UniqueOpts.ByPeriod < jobs.ReaperInterval(time.Hour) {
+		t.Fatalf("insert options %+v", opts)
 	}
 }
 

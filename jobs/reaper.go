@@ -43,16 +43,6 @@ type ReaperWorker struct {
 	// have all ended (docs/benchmarks.md#budgeted-search): periodic, so a
 	// rung is decided after a restart or an agent's death as well.
 	Searches SearchDecider
-	// GivenUp, when set, tells the owners of benchmarks that a job given
-	// up for good left concluded and untold (docs/verdict.md#when-a-verdict-is-final).
-	GivenUp GivenUpTeller
-}
-
-// GivenUpTeller tells benchmark.finished for benchmarks concluded by a
-// job River gave up (bench.Service.TellGivenUp): nothing runs when it
-// does, so no step would tell it.
-type GivenUpTeller interface {
-	TellGivenUp(ctx context.Context) (int, error)
 }
 
 // SearchDecider decides the search rungs that are ready
@@ -62,8 +52,7 @@ type SearchDecider interface {
 }
 
 // Work reassigns every stale agent's runs, ends agent sessions that
-// stall the others, decides search rungs and tells benchmarks concluded
-// by a job given up; a sweep that ended sessions is logged, as the trace
+// stall the others and decides search rungs; a sweep that ended sessions is logged, as the trace
 // of an agent's attack.
 func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error {
 	_, err := w.Reaper.ReassignStaleRuns(ctx)
@@ -71,14 +60,11 @@ func (w *ReaperWorker) Work(ctx context.Context, _ *river.Job[ReaperArgs]) error
 	if n > 0 {
 		slog.WarnContext(ctx, "ended agent sessions idle in a transaction or in one statement past their bounds", "sessions", n)
 	}
-	var derr, terr error
+	var derr error
 	if w.Searches != nil {
 		_, derr = w.Searches.DecideSearches(ctx)
 	}
-	if w.GivenUp != nil {
-		_, terr = w.GivenUp.TellGivenUp(ctx)
-	}
-	return errors.Join(err, serr, derr, terr)
+	return errors.Join(err, serr, derr)
 }
 
 // ReaperInterval is how often the server looks for stale agents' runs: a

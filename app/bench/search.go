@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"github.com/ruckus/ruckus/app/conclude"
 	"github.com/ruckus/ruckus/app/store"
@@ -345,31 +347,37 @@ func (p *Service) SearchRecordOf(ctx context.Context, benchmarkID int64) (*Searc
 	return rec, nil
 }
 
-// GivenUpWithin is how long after River gave a run's concluding job up the
-// reaper still tells its benchmark finished: long enough for the rest of
-// its runs to end, short enough that each tick reads little.
+// GivenUpWithin is how long after River gave a run's concluding job up
+// the run is still concluded for it: long enough for a server that was
+// down to catch up, short enough that each look reads little.
 const GivenUpWithin = 24 * time.Hour
 
-// TellGivenUp tells the owner of each benchmark that a job given up for
-// good (a score, an execution, a judging's scoring) left concluded and
-// untold (store.GivenUpUntold): the notifier decides, as for any run that
-// ends, whether the benchmark's conclusions are complete
-// (conclude.StatusOf: the run is listed as failed scoring) and records
-// benchmark.finished once per webhook under its own key. It returns how
-// many runs it looked at.
-func (p *Service) TellGivenUp(ctx context.Context) (int, error) {
-	if p.Notifier == nil {
-		return 0, nil
+// ConcludeGivenUp queues the conclusion (jobs.ConcludeRunArgs) of each run
+// whose concluding job River gave up for good (a score, an execution, a
+// judging's scoring; store.GivenUpUnconcluded): River runs nothing when it
+// gives a job up, so without it the run's target would never be checked
+// for regressions and its owner never told. The conclusion decides the
+// target as conclude.StatusOf and conclude.Regressions see the run (its
+// figures or quality given up), marks the run concluded, then lets the
+// notifier decide whether the benchmark is finished
+// (docs/verdict.md#when-a-verdict-is-final). It returns how many it
+// queued.
+func (p *Service) ConcludeGivenUp(ctx context.Context) (int, error) {
+	runs, err := p.Store.GivenUpUnconcluded(ctx, GivenUpWithin, jobs.GivenUpTag)
+	if err != nil || len(runs) == 0 {
+		return 0, err
 	}
-	runs, err := p.Store.GivenUpUntold(ctx, GivenUpWithin)
+	runs = slices.Compact(slices.Sorted(slices.Values(runs)))
+	err = p.Store.InTxWith(ctx, func(tx pgx.Tx, _ *store.Queries) error {
+		for _, id := range runs {
+			if _, err := p.River.InsertTx(ctx, tx, jobs.ConcludeRunArgs{RunID: id}, &river.InsertOpts{Tags: []string{jobs.GivenUpTag}}); err != nil {
+				return fmt.Errorf("conclude run %d given up: %w", id, err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
-	var errs []error
-	for _, id := range runs {
-		if err := p.Notifier.RunEnded(ctx, id); err != nil {
-			errs = append(errs, fmt.Errorf("tell run %d's benchmark: %w", id, err))
-		}
-	}
-	return len(runs), errors.Join(errs...)
+	return len(runs), nil
 }

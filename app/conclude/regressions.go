@@ -39,9 +39,11 @@ type TargetRegressions struct {
 // is not decided while one of its repeats is still to end, or has ended
 // and its figures or its quality are still to come (repeatAwaited): the
 // check of the run that brings the last of them decides for all, and
-// until then run runID alone carries no flag. A repeat whose figures are
-// given up (its score job failed for good) is left out, unmeasured; one
-// whose quality is given up is merged without it. A benchmark may measure
+// until then run runID alone carries no flag. Run runID itself is never
+// awaited: it is being concluded, so nothing more of it is to come. A
+// repeat whose figures are given up (its score job failed for good) is
+// left out, unmeasured; one whose quality is given up is merged without
+// it. A benchmark may measure
 // one target under several loads (few-shot settings, a length sweep):
 // each is decided.
 func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]TargetRegressions, error) {
@@ -67,7 +69,10 @@ func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]Targ
 	for _, r := range own {
 		switch {
 		case targetOf(Candidates([]store.RunFigures{r})[0]) != t:
-		case repeatAwaited(r, byRun[r.ID], facts.Scorer):
+		case r.ID != runID && repeatAwaited(r, byRun[r.ID], facts.Scorer):
+			// Run runID has nothing more to come: it is being concluded,
+			// maybe inside its own score job (a judge-scored run not
+			// judged), whose being live must not hold its own decision.
 			return []TargetRegressions{{Runs: []int64{runID}}}, nil
 		case r.State == "completed" && r.Stat != nil:
 			ended = append(ended, r)

@@ -108,37 +108,43 @@ func (q *Queries) UnconcludeRun(ctx context.Context, runID int64) error {
 	return q.AddRunEvent(ctx, runID, nil, "rescoring", "conclusions are drawn again once it is rescored")
 }
 
-// GivenUpUntold returns, one per benchmark, a completed run whose newest
-// job that would conclude it (its score_run, execute_run or conclude_run,
-// or for a run judged by its benchmark's scorer the judge run's
-// score_run) was discarded or cancelled within the last `within`, in a
-// benchmark with no run queued or running whose owner subscribed to
-// benchmark.finished before then and was not told it since the
-// benchmark's last run ended (the notifier's key). Such
-// a run is concluded without what the job would have given
-// (conclude.StatusOf), but no step that tells its owner runs: River runs
-// nothing when it gives a job up. The reaper tells them
+// GivenUpUnconcluded returns the completed runs whose newest job that
+// would conclude them (a score_run, execute_run or conclude_run, or for a
+// run judged by its benchmark's scorer the judge run's score_run) was
+// discarded or cancelled within the last `within`, newest first, at most
+// 100. River runs nothing when it gives a job up, so no step would check
+// such a run's target for regressions or tell its owner; the caller
+// queues a conclude_run tagged tag for each, and that job, newer than the
+// one given up, takes the run out of this list: it is returned once. A
+// conclude_run tagged tag that is itself given up is not returned again,
+// so a conclusion that fails for good is not queued for ever
 // (docs/verdict.md#when-a-verdict-is-final).
-func (q *Queries) GivenUpUntold(ctx context.Context, within time.Duration) ([]int64, error) {
-	rows, _ := q.db.Query(ctx, `SELECT DISTINCT ON (r.benchmark_id) r.id
-		FROM river_job k
-		JOIN LATERAL (SELECT (k.args->>'run_id')::bigint AS id) a ON true
-		LEFT JOIN judge_runs j ON j.run_id = a.id AND j.origin = 'manifest'
-		JOIN runs r ON r.id = coalesce(j.run_a, a.id)
+//
+// The run id is read only from a job of a concluding kind whose run_id
+// is a number: another kind's args may hold anything under that name.
+func (q *Queries) GivenUpUnconcluded(ctx context.Context, within time.Duration, tag string) ([]int64, error) {
+	rows, _ := q.db.Query(ctx, `WITH given AS MATERIALIZED (
+			SELECT DISTINCT ON (a.id) k.id AS job, k.finalized_at, a.id AS run
+			FROM river_job k
+			JOIN LATERAL (SELECT CASE WHEN k.kind IN ('score_run', 'conclude_run', 'execute_run') AND k.args->>'run_id' ~ '^[0-9]{1,18}$'
+				THEN (k.args->>'run_id')::bigint END AS id) a ON a.id IS NOT NULL
+			WHERE k.state IN ('discarded', 'cancelled') AND k.finalized_at > now() - make_interval(secs => @within)
+				AND k.kind IN ('score_run', 'conclude_run', 'execute_run')
+				AND NOT (k.kind = 'conclude_run' AND @tag = ANY(k.tags))
+			ORDER BY a.id, k.id DESC),
+		newer AS (
+			SELECT g.job, g.finalized_at, g.run AS job_run, coalesce(j.run_a, g.run) AS run
+			FROM given g LEFT JOIN judge_runs j ON j.run_id = g.run AND j.origin = 'manifest')
+		SELECT r.id
+		FROM newer g
+		JOIN runs r ON r.id = g.run
 		JOIN benchmarks b ON b.id = r.benchmark_id
-		WHERE k.state IN ('discarded', 'cancelled') AND k.finalized_at > now() - make_interval(secs => @within)
-			AND k.kind IN ('score_run', 'conclude_run', 'execute_run') AND k.args ? 'run_id'
-			AND r.state = 'completed' AND b.deleted_at IS NULL AND b.judges_run_id IS NULL
-			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.id > k.id AND n.kind IN ('score_run', 'conclude_run', 'execute_run')
-				AND n.args @> jsonb_build_object('run_id', a.id))
-			AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.benchmark_id = b.id AND x.state IN ('queued', 'running'))
-			AND EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = b.owner_id AND 'benchmark.finished' = ANY(w.events)
-				AND w.created_at <= k.finalized_at)
-			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE w.user_id = b.owner_id AND d.event = 'benchmark.finished' AND d.event_key LIKE 'benchmark.finished:' || b.id || ':%'
-					AND d.created_at >= (SELECT max(x.finished_at) FROM runs x WHERE x.benchmark_id = b.id))
-		ORDER BY r.benchmark_id, r.id DESC
-		LIMIT 100`, pgx.NamedArgs{"within": within.Seconds()})
+		WHERE r.state = 'completed' AND b.deleted_at IS NULL AND b.judges_run_id IS NULL
+			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.kind = 'score_run' AND n.args->>'run_id' IN (g.job_run::text, g.run::text) AND n.id > g.job)
+			AND NOT EXISTS (SELECT 1 FROM river_job n WHERE n.kind IN ('conclude_run', 'execute_run')
+				AND n.args->>'run_id' IN (g.job_run::text, g.run::text) AND n.id > g.job)
+		ORDER BY g.finalized_at DESC, g.job DESC
+		LIMIT 100`, pgx.NamedArgs{"within": within.Seconds(), "tag": tag})
 	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return out, mapErr(err, "runs given up and not told")
+	return out, mapErr(err, "runs given up and not concluded")
 }

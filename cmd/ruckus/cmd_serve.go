@@ -315,7 +315,8 @@ func startJobs(ctx context.Context, pool *pgxpool.Pool, st *store.Store, cfg con
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.SessionCleanupWorker{Store: st})
 	river.AddWorker(workers, &jobs.ServerRunWorker{})
-	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: benchmarks, Searches: benchmarks, GivenUp: benchmarks})
+	river.AddWorker(workers, &jobs.ReaperWorker{Reaper: benchmarks, Searches: benchmarks})
+	river.AddWorker(workers, &jobs.ConcludeGivenUpWorker{GivenUp: benchmarks})
 	// Scoring queues code execution for the sandbox workers (ruckus
 	// sandbox); the server registers the kind but never works it.
 	execQueue := &sandbox.Queue{Store: st}
@@ -377,6 +378,9 @@ func serverRiverConfig(cfg config.Config, workers *river.Workers, logger *slog.L
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(jobs.ReaperInterval(cfg.AgentStaleAfter)),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.ReaperArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(jobs.GivenUpInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.ConcludeGivenUpArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.SessionCleanupArgs{}, nil },
