@@ -1,0 +1,1 @@
+DROP INDEX river_job_conclude_exec_run_idx;
