@@ -63,12 +63,12 @@ func Regressions(ctx context.Context, src RegressionSource, runID int64) ([]Targ
 	for _, f := range facts.Runs {
 		byRun[f.RunID] = f
 	}
-	t := targetOf(Candidates([]store.RunFigures{cur})[0])
+	t := targetOfRun(cur)
 	var ended []store.RunFigures
 	var left []int64
 	for _, r := range own {
 		switch {
-		case targetOf(Candidates([]store.RunFigures{r})[0]) != t:
+		case targetOfRun(r) != t:
 		case r.ID != runID && repeatAwaited(r, byRun[r.ID], facts.Scorer):
 			// Run runID has nothing more to come: it is being concluded,
 			// maybe inside its own score job (a judge-scored run not

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ruckus/ruckus/app/stats"
+	"github.com/ruckus/ruckus/app/store"
 	"github.com/ruckus/ruckus/jobs"
 )
 
@@ -36,6 +37,12 @@ func MergeRepeats(cs []Candidate) []Candidate {
 type targetKey struct{ model, runtime, hardware, engine string }
 
 func targetOf(c Candidate) targetKey { return targetKey{c.Model, c.Runtime, c.Hardware, c.Engine} }
+
+// targetOfRun is a stored run's target, as targetOf is its candidate's
+// (Candidates takes the same four fields), without weighing the run.
+func targetOfRun(r store.RunFigures) targetKey {
+	return targetKey{r.ModelName, r.Runtime, r.HardwareProfile, r.Engine.Key()}
+}
 
 // repeatGroups are cs as MergeRepeats merges them: by target and the
 // configured part of the load (repeatKey), in the order of each group's
