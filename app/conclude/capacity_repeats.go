@@ -9,24 +9,9 @@ import (
 // first: what the capacity planner needs to measure each repeat and size
 // the target once (MergeMeasured).
 func RepeatsOf(cs []Candidate) ([]Candidate, [][]int) {
-	order := map[repeatGroup]int{}
-	var members [][]int
-	for i, c := range cs {
-		g := repeatGroupOf(c)
-		k, ok := order[g]
-		if !ok {
-			k = len(members)
-			order[g] = k
-			members = append(members, nil)
-		}
-		members[k] = append(members[k], i)
-	}
+	members := repeatIndices(cs)
 	merged := make([]Candidate, len(members))
-	for k, idx := range members {
-		g := make([]Candidate, len(idx))
-		for j, i := range idx {
-			g[j] = cs[i]
-		}
+	for k, g := range repeatGroups(cs) {
 		merged[k] = mergeRepeated(g)
 	}
 	return merged, members

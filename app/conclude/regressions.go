@@ -140,15 +140,11 @@ func splitRegressionRows(rows []store.RunFigures, runID int64) (own []store.RunF
 // groupRuns are runs grouped as MergeRepeats merges them (repeatGroups),
 // each group in the runs' order.
 func groupRuns(runs []store.RunFigures) [][]store.RunFigures {
-	byID := make(map[int64]store.RunFigures, len(runs))
-	for _, r := range runs {
-		byID[r.ID] = r
-	}
 	var out [][]store.RunFigures
-	for _, g := range repeatGroups(Candidates(runs)) {
-		rs := make([]store.RunFigures, len(g))
-		for i, c := range g {
-			rs[i] = byID[c.RunID]
+	for _, is := range repeatIndices(Candidates(runs)) {
+		rs := make([]store.RunFigures, len(is))
+		for j, i := range is {
+			rs[j] = runs[i]
 		}
 		out = append(out, rs)
 	}

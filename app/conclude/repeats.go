@@ -48,18 +48,31 @@ func targetOfRun(r store.RunFigures) targetKey {
 // configured part of the load (repeatKey), in the order of each group's
 // first candidate.
 func repeatGroups(cs []Candidate) [][]Candidate {
-	groups := map[repeatGroup][]Candidate{}
-	var order []repeatGroup
-	for _, c := range cs {
-		k := repeatGroupOf(c)
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+	idx := repeatIndices(cs)
+	out := make([][]Candidate, len(idx))
+	for k, is := range idx {
+		out[k] = make([]Candidate, len(is))
+		for j, i := range is {
+			out[k][j] = cs[i]
 		}
-		groups[k] = append(groups[k], c)
 	}
-	out := make([][]Candidate, len(order))
-	for i, k := range order {
-		out[i] = groups[k]
+	return out
+}
+
+// repeatIndices are repeatGroups as indices into cs, for a caller that
+// keeps something beside each candidate (its run, its measurement).
+func repeatIndices(cs []Candidate) [][]int {
+	at := map[repeatGroup]int{}
+	var out [][]int
+	for i, c := range cs {
+		g := repeatGroupOf(c)
+		k, ok := at[g]
+		if !ok {
+			k = len(out)
+			at[g] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], i)
 	}
 	return out
 }
