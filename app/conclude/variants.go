@@ -2,7 +2,6 @@ package conclude
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/ruckus/ruckus/app/stats"
@@ -44,8 +43,9 @@ type VariantRow struct {
 	// Benjamini–Hochberg over the row's categories.
 	Categories []CategoryDelta `json:"categories,omitempty"`
 	// Reason says why a variant is not compared (no quality under the
-	// family's scorer identity).
-	Reason string `json:"reason,omitempty"`
+	// family's scorer identity): ReasonSaid's English, for the API.
+	Reason     string `json:"reason,omitempty"`
+	ReasonSaid Said   `json:"-"`
 }
 
 // CategoryDelta is a variant's difference from the baseline on one
@@ -193,7 +193,8 @@ func (f *VariantFamily) variantRows(fr []store.VariantRun, qualities map[int64][
 		row := VariantRow{RunID: r.RunID, Model: r.Model, Kind: kindOf(r), BaseModel: r.BaseModel, Shots: r.Shots,
 			Runtime: r.Runtime, Hardware: r.Hardware, Simulated: r.Mode == "sim"}
 		if !ok {
-			row.Reason = fmt.Sprintf("not comparable: scored with %s, not %s", keysOf(qualities[r.RunID]), f.ScorerKey)
+			row.ReasonSaid = say("variants.not_comparable_scorer", "Keys", keysOf(qualities[r.RunID]), "Key", f.ScorerKey)
+			row.Reason = English(row.ReasonSaid)
 			f.NotComparable = append(f.NotComparable, row)
 			continue
 		}
